@@ -1,0 +1,29 @@
+#pragma once
+// ELLPACK: every row padded to the longest row. Padding slots hold value 0 and the row's last
+// valid column index, so padded loads of x hit a cache line the row already touched.
+#include <spmv/formats/limits.hpp>
+
+namespace spmv {
+
+struct Ell {
+  index_t rows = 0, cols = 0;
+  index_t width = 0;          // max nonzeros per row
+  offset_t nnz = 0;           // real entries (without padding)
+  Layout layout = Layout::RowMajor;  // RowMajor: slot (r,j) at r*width+j (CPU);
+                                     // ColMajor: at j*rows+r (GPU, coalesced)
+  std::vector<index_t> col;   // rows*width
+  std::vector<double> val;    // rows*width
+  std::vector<index_t> row_len;  // real length of each row (the ell-rowlen kernels skip padding)
+
+  offset_t slots() const { return static_cast<offset_t>(rows) * width; }
+  offset_t at(index_t r, index_t j) const {
+    return layout == Layout::RowMajor ? static_cast<offset_t>(r) * width + j
+                                      : static_cast<offset_t>(j) * rows + r;
+  }
+};
+
+// Bytes csr_to_ell would allocate (computed in 64 bits from the row pointer only).
+double ell_bytes(const Csr& a);
+Ell csr_to_ell(const Csr& a, Layout layout, const PlanOptions& opt = {});
+
+}  // namespace spmv

@@ -1,0 +1,31 @@
+#pragma once
+// Hacked ELLPACK: rows cut into hacks of `hack` rows, each an ELL block padded to its own longest
+// row and stored column-major inside the hack, all in one flat buffer addressed by hack_offset.
+#include <spmv/formats/limits.hpp>
+
+#include <algorithm>
+
+namespace spmv {
+
+struct Hll {
+  index_t rows = 0, cols = 0;
+  int hack = 32;
+  offset_t nnz = 0;
+  std::vector<offset_t> hack_offset;  // n_hacks + 1; slot offset of each hack
+  std::vector<index_t> hack_width;    // n_hacks; padded row length of each hack
+  std::vector<index_t> col;           // slot (local row r, j) of hack h at
+  std::vector<double> val;            //   hack_offset[h] + j * hack_rows(h) + r
+
+  index_t n_hacks() const { return static_cast<index_t>(hack_width.size()); }
+  index_t hack_rows(index_t h) const {
+    const offset_t first = static_cast<offset_t>(h) * hack;
+    return static_cast<index_t>(std::min<offset_t>(hack, rows - first));
+  }
+  offset_t slots() const { return hack_offset.empty() ? 0 : hack_offset.back(); }
+};
+
+double hll_bytes(const Csr& a, int hack);
+offset_t hll_slots(const Csr& a, int hack);
+Hll csr_to_hll(const Csr& a, int hack, const PlanOptions& opt = {});
+
+}  // namespace spmv

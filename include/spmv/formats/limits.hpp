@@ -1,0 +1,12 @@
+#pragma once
+#include <spmv/plan.hpp>
+
+namespace spmv {
+
+// Checks the bytes a format would need *before* allocating it. Throws Unsupported with
+// "<FORMAT> would need X GiB, N times CSR; limit is Y GiB (and M times CSR)" when over budget.
+void check_format_memory(const std::string& format, double bytes_needed, const Csr& a,
+                         const PlanOptions& opt);
+double csr_storage_bytes(const Csr& a);
+
+}  // namespace spmv

@@ -1,0 +1,95 @@
+#pragma once
+// One kernel interface, many implementations chosen at run time.
+//
+// A Plan is made once per (matrix, kernel, options) and applied many times, like an FFTW plan or
+// cuSPARSE's preprocess: format conversion, partitioning and device upload happen when the plan is
+// made (and are timed there); run() does only the product. Every kernel is listed once in the
+// registry; the CLI, the tests and the benchmark enumerate it.
+#include <spmv/matrix.hpp>
+#include <spmv/reference.hpp>
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spmv {
+
+enum class Backend { Serial, Omp, Cuda };
+const char* to_string(Backend b);
+Backend parse_backend(std::string_view s);  // throws Unsupported on an unknown name
+
+struct PlanOptions {
+  int threads = 1;              // CPU backends (omp); never a global setting
+  int block_size = 256;         // CUDA threads per block, 128..1024
+  int hack = 32;                // HLL rows per hack
+  int k = 1;                    // right-hand sides: 1 = SpMV, > 1 = SpMM
+  Layout layout = Layout::RowMajor;  // of X and Y when k > 1
+  int subwarp = 0;              // CSR-vector threads per row; 0 = chosen from the matrix
+  offset_t nz_per_chunk = 0;    // OpenMP dynamic chunk size in nonzeros; 0 = default
+  offset_t nz_per_block = 0;    // CSR-adaptive row-block size in nonzeros; 0 = default
+  int csr5_omega = 0;           // CSR5 tile width; 0 = the backend's SIMD/warp width
+  int csr5_sigma = 0;           // CSR5 tile height; 0 = chosen from nonzeros per row
+  bool deterministic = true;    // kernels with atomics use their two-pass variant
+  std::string variant = "auto"; // kernel-specific sub-choice; "auto" = picked per matrix
+  // Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
+  // max_ratio_to_csr times the CSR size (0 = the default: 20).
+  double memory_budget_bytes = 0;
+  double max_ratio_to_csr = 0;
+};
+
+class Plan {
+ public:
+  virtual ~Plan() = default;
+  // x holds cols*k values, y rows*k (layout from the options). GPU plans copy to/from the device.
+  virtual void set_x(std::span<const double> x) = 0;
+  // `times` back-to-back products on the resident x; nothing is copied.
+  virtual void run(int times = 1) = 0;
+  virtual void get_y(std::span<double> y) = 0;
+  // Wall seconds of `times` back-to-back products on the resident x. CPU: steady clock;
+  // GPU plans override this with device events around the kernels only.
+  virtual double time_runs(int times);
+
+  void multiply(std::span<const double> x, std::span<double> y) {
+    set_x(x);
+    run(1);
+    get_y(y);
+  }
+
+  double convert_seconds = 0;   // CSR -> this plan's format
+  double setup_seconds = 0;     // partitioning, upload, library preprocessing
+  offset_t bytes_per_product = 0;  // the fewest bytes one product must move (matrix, x, y)
+  offset_t stored_entries = 0;     // slots stored including padding (= nnz for CSR)
+  std::string detail;              // what "auto" chose, e.g. "subwarp=8" or "variant=balanced"
+};
+
+struct KernelSpec {
+  std::string name;         // "csr", "csr-balanced", "ell", "hll", "csr-vector", "cusparse-alg2", ...
+  Backend backend;
+  std::string format;       // storage it needs: "csr", "ell", "ell-rowlen", "hll", "csr5", ...
+  std::string description;
+  bool baseline = false;    // a third-party library we compare against (Eigen, cuSPARSE)
+  bool spmm = false;        // accepts k > 1
+  std::vector<std::string> params;  // options that matter: "threads", "block_size", "hack", ...
+  std::function<std::unique_ptr<Plan>(const Csr&, const PlanOptions&)> make;
+};
+
+// All kernels built into this binary (CUDA ones only when the CUDA backend is built).
+const std::vector<KernelSpec>& kernels();
+const KernelSpec* find_kernel(Backend b, std::string_view name);
+// Like find_kernel but throws Unsupported listing the kernels that do exist for the backend.
+const KernelSpec& get_kernel(Backend b, std::string_view name);
+// Looks the kernel up, refuses complex matrices, makes the plan.
+std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel,
+                                const PlanOptions& opt = {});
+
+// Effective bytes of one CSR product with this library's index widths:
+// 12*nnz + 8*(rows+1) + 8*cols*k + 8*rows*k.
+offset_t csr_product_bytes(const Csr& a, int k = 1);
+
+// Registration, one call per backend file; defined in src/core/registry.cpp's list.
+void add_kernel(KernelSpec spec);
+
+}  // namespace spmv

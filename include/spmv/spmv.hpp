@@ -1,0 +1,11 @@
+#pragma once
+// Umbrella header.
+#include <spmv/device.hpp>
+#include <spmv/formats/ell.hpp>
+#include <spmv/formats/hll.hpp>
+#include <spmv/io.hpp>
+#include <spmv/matrix.hpp>
+#include <spmv/plan.hpp>
+#include <spmv/reference.hpp>
+#include <spmv/stats.hpp>
+#include <spmv/types.hpp>

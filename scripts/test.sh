@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, runs every CPU test (label cpu).
+# GPU tests (label gpu) run on a machine with a GPU: scripts/test.sh -L gpu
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+label=(-L cpu)
+[ $# -gt 0 ] && label=("$@")
+ctest --test-dir "${BUILD_DIR:-build}" "${label[@]}" --output-on-failure -j "$(nproc)"

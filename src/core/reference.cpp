@@ -1,0 +1,142 @@
+// The accurate reference product and the tolerance check.
+#include <spmv/reference.hpp>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <random>
+
+namespace spmv {
+
+namespace {
+
+// Index of component (i, c) of a rows x k multivector.
+inline std::size_t at(std::size_t i, int c, std::size_t n, int k, Layout layout) {
+  return layout == Layout::RowMajor ? i * k + c : static_cast<std::size_t>(c) * n + i;
+}
+
+}  // namespace
+
+Reference reference_product(const Csr& a, std::span<const double> x) {
+  return reference_product(a, x, 1, Layout::RowMajor);
+}
+
+Reference reference_product(const Csr& a, std::span<const double> x, int k, Layout layout) {
+  require_real(a, "the reference product");
+  if (x.size() != static_cast<std::size_t>(a.cols) * k)
+    throw Error(fmt::format("x has {} values, expected {} (cols {} x k {})", x.size(),
+                            static_cast<std::size_t>(a.cols) * k, a.cols, k));
+  Reference ref;
+  ref.y.assign(static_cast<std::size_t>(a.rows) * k, 0.0);
+  ref.bound.assign(ref.y.size(), 0.0);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (index_t r = 0; r < a.rows; ++r) {
+    for (int c = 0; c < k; ++c) {
+      // Neumaier-compensated summation in long double: exact enough that the reference error is
+      // far below any kernel's double-precision rounding.
+      long double s = 0, comp = 0, b = 0;
+      for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+        const long double t = static_cast<long double>(a.val[p]) *
+                              static_cast<long double>(x[at(a.col[p], c, a.cols, k, layout)]);
+        const long double u = s + t;
+        if (std::fabs(s) >= std::fabs(t)) comp += (s - u) + t;
+        else comp += (t - u) + s;
+        s = u;
+        b += std::fabs(t);
+      }
+      const std::size_t o = at(r, c, a.rows, k, layout);
+      ref.y[o] = static_cast<double>(s + comp);
+      ref.bound[o] = static_cast<double>(b);
+    }
+  }
+  return ref;
+}
+
+CheckResult check_product(const Csr& a, const Reference& ref, std::span<const double> y, int k,
+                          Layout layout) {
+  CheckResult res;
+  if (y.size() != ref.y.size()) {
+    res.passed = false;
+    res.failures = 1;
+    res.message = fmt::format("result has {} values, expected {}", y.size(), ref.y.size());
+    return res;
+  }
+  constexpr double eps = std::numeric_limits<double>::epsilon();
+  double sum_rel = 0;
+  offset_t n_rel = 0;
+  for (index_t r = 0; r < a.rows; ++r) {
+    const offset_t len = a.row_length(r);
+    for (int c = 0; c < k; ++c) {
+      const std::size_t o = at(r, c, a.rows, k, layout);
+      const double want = ref.y[o], got = y[o];
+      bool ok;
+      double scaled = 0;
+      if (!std::isfinite(want) || !std::isfinite(ref.bound[o])) {
+        // NaN must stay NaN; an infinity must keep its sign. A finite result whose bound
+        // overflowed can only be compared loosely, so accept any finite value then.
+        if (std::isnan(want)) ok = std::isnan(got);
+        else if (std::isinf(want)) ok = got == want;
+        else ok = std::isfinite(got);
+      } else {
+        // Any summation order in double is within about len*eps*sum|a_ij x_j| of the exact sum
+        // (Higham, ch. 3); allow 2x that plus a floor for denormal results.
+        const double tol = 2.0 * eps * static_cast<double>(len + 1) * ref.bound[o] +
+                           std::numeric_limits<double>::min();
+        const double err = std::fabs(got - want);
+        ok = err <= tol;  // false for NaN got
+        scaled = err / tol;
+        if (want != 0) {
+          const double rel = err / std::fabs(want);
+          if (std::isfinite(rel)) {
+            res.max_rel_error = std::max(res.max_rel_error, rel);
+            sum_rel += rel;
+            ++n_rel;
+          }
+        }
+      }
+      if (!std::isfinite(scaled)) scaled = std::numeric_limits<double>::infinity();
+      if (!ok) {
+        if (res.failures == 0) {
+          res.worst_index = static_cast<offset_t>(o);
+          res.message = fmt::format("row {} (rhs {}): got {:.17g}, reference {:.17g}, "
+                                    "row bound {:.3g}, row length {}",
+                                    r, c, got, want, ref.bound[o], len);
+        }
+        ++res.failures;
+        res.passed = false;
+      }
+      res.max_scaled_error = std::max(res.max_scaled_error, scaled);
+    }
+  }
+  res.mean_rel_error = n_rel ? sum_rel / static_cast<double>(n_rel) : 0.0;
+  return res;
+}
+
+std::vector<double> make_vector(const std::string& spec, std::size_t n) {
+  std::vector<double> v(n);
+  if (spec == "ones") {
+    std::fill(v.begin(), v.end(), 1.0);
+    return v;
+  }
+  if (spec == "random" || spec.rfind("random:", 0) == 0) {
+    std::uint64_t seed = 42;
+    if (spec.size() > 7) {
+      try {
+        std::size_t used = 0;
+        seed = std::stoull(spec.substr(7), &used);
+        if (used != spec.size() - 7) throw std::invalid_argument("trailing");
+      } catch (const std::exception&) {
+        throw Error(fmt::format("bad vector spec '{}': expected random:SEED with an integer seed",
+                                spec));
+      }
+    }
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (auto& e : v) e = dist(gen);
+    return v;
+  }
+  throw Error(fmt::format("bad vector spec '{}': expected ones, random, random:SEED or a file",
+                          spec));
+}
+
+}  // namespace spmv

@@ -1,0 +1,11 @@
+#pragma once
+// Internal: one registration function per backend, each defined in that backend's folder.
+// (Explicit calls rather than static self-registration: a static library drops unreferenced
+// objects, and their registrars with them.)
+namespace spmv::detail {
+void register_serial_kernels();  // src/cpu/serial_*.cpp via src/cpu/register_cpu.cpp
+void register_omp_kernels();     // src/cpu/omp_*.cpp via src/cpu/register_cpu.cpp
+#ifdef SPMV_HAVE_CUDA
+void register_cuda_kernels();    // src/cuda/register_cuda.cu
+#endif
+}  // namespace spmv::detail

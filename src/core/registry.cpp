@@ -1,0 +1,78 @@
+// The kernel registry. Each backend file provides one register_* function; this list is the only
+// place that names them.
+#include <spmv/plan.hpp>
+
+#include <chrono>
+#include <fmt/format.h>
+#include <mutex>
+
+#include "core/register.hpp"
+
+namespace spmv {
+
+namespace {
+
+std::vector<KernelSpec>& storage() {
+  static std::vector<KernelSpec> v;
+  return v;
+}
+
+void register_all() {
+  detail::register_serial_kernels();
+  detail::register_omp_kernels();
+#ifdef SPMV_HAVE_CUDA
+  detail::register_cuda_kernels();
+#endif
+}
+
+}  // namespace
+
+void add_kernel(KernelSpec spec) { storage().push_back(std::move(spec)); }
+
+const std::vector<KernelSpec>& kernels() {
+  static std::once_flag once;
+  std::call_once(once, register_all);
+  return storage();
+}
+
+const KernelSpec* find_kernel(Backend b, std::string_view name) {
+  for (const auto& k : kernels())
+    if (k.backend == b && k.name == name) return &k;
+  return nullptr;
+}
+
+const KernelSpec& get_kernel(Backend b, std::string_view name) {
+  if (const KernelSpec* k = find_kernel(b, name)) return *k;
+  std::string known;
+  for (const auto& k : kernels())
+    if (k.backend == b) known += (known.empty() ? "" : ", ") + k.name;
+  if (known.empty())
+    throw Unsupported(fmt::format("backend '{}' is not available in this build", to_string(b)));
+  throw Unsupported(fmt::format("no kernel '{}' on backend '{}' (available: {})", name,
+                                to_string(b), known));
+}
+
+std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel,
+                                const PlanOptions& opt) {
+  const KernelSpec& spec = get_kernel(b, kernel);
+  require_real(a, fmt::format("kernel '{}' ({})", spec.name, to_string(b)));
+  if (opt.k < 1) throw Unsupported("the number of right-hand sides k must be at least 1");
+  if (opt.k > 1 && !spec.spmm)
+    throw Unsupported(fmt::format("kernel '{}' ({}) computes one right-hand side only",
+                                  spec.name, to_string(b)));
+  return spec.make(a, opt);
+}
+
+double Plan::time_runs(int times) {
+  const auto t0 = std::chrono::steady_clock::now();
+  run(times);
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+offset_t csr_product_bytes(const Csr& a, int k) {
+  return 12 * a.nnz() + 8 * (static_cast<offset_t>(a.rows) + 1) +
+         8 * static_cast<offset_t>(a.cols) * k + 8 * static_cast<offset_t>(a.rows) * k;
+}
+
+}  // namespace spmv

@@ -1,0 +1,49 @@
+#include <spmv/formats/ell.hpp>
+
+namespace spmv {
+
+namespace {
+index_t max_row_length(const Csr& a) {
+  offset_t w = 0;
+  for (index_t r = 0; r < a.rows; ++r) w = std::max(w, a.row_length(r));
+  return static_cast<index_t>(w);
+}
+}  // namespace
+
+double ell_bytes(const Csr& a) {
+  const double slots = static_cast<double>(a.rows) * static_cast<double>(max_row_length(a));
+  return slots * 12.0 + 4.0 * static_cast<double>(a.rows);
+}
+
+Ell csr_to_ell(const Csr& a, Layout layout, const PlanOptions& opt) {
+  check_format_memory("ELL", ell_bytes(a), a, opt);
+  Ell e;
+  e.rows = a.rows;
+  e.cols = a.cols;
+  e.width = max_row_length(a);
+  e.nnz = a.nnz();
+  e.layout = layout;
+  e.col.resize(e.slots());
+  e.val.resize(e.slots());
+  e.row_len.resize(a.rows);
+#pragma omp parallel for schedule(static) if (e.slots() > (1 << 20))
+  for (index_t r = 0; r < a.rows; ++r) {
+    const offset_t b = a.row_ptr[r];
+    const index_t len = static_cast<index_t>(a.row_length(r));
+    e.row_len[r] = len;
+    const index_t pad_col = len > 0 ? a.col[b + len - 1] : 0;
+    for (index_t j = 0; j < e.width; ++j) {
+      const offset_t s = e.at(r, j);
+      if (j < len) {
+        e.col[s] = a.col[b + j];
+        e.val[s] = a.val[b + j];
+      } else {
+        e.col[s] = pad_col;
+        e.val[s] = 0.0;
+      }
+    }
+  }
+  return e;
+}
+
+}  // namespace spmv

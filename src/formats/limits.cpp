@@ -1,0 +1,26 @@
+#include <spmv/formats/limits.hpp>
+
+#include <fmt/format.h>
+
+namespace spmv {
+
+double csr_storage_bytes(const Csr& a) {
+  return 12.0 * static_cast<double>(a.nnz()) + 8.0 * (static_cast<double>(a.rows) + 1);
+}
+
+void check_format_memory(const std::string& format, double bytes_needed, const Csr& a,
+                         const PlanOptions& opt) {
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  const double budget = opt.memory_budget_bytes > 0 ? opt.memory_budget_bytes : 16.0 * GiB;
+  const double max_ratio = opt.max_ratio_to_csr > 0 ? opt.max_ratio_to_csr : 20.0;
+  const double csr = std::max(csr_storage_bytes(a), 1.0);
+  const double ratio = bytes_needed / csr;
+  // Small matrices never hit the ratio limit: padding a 10 KB matrix 50x is harmless.
+  const bool too_big = bytes_needed > budget || (ratio > max_ratio && bytes_needed > 64.0 * 1024 * 1024);
+  if (too_big)
+    throw Unsupported(fmt::format(
+        "{} would need {:.2f} GiB, {:.1f} times CSR; limit is {:.2f} GiB and {:.0f} times CSR",
+        format, bytes_needed / GiB, ratio, budget / GiB, max_ratio));
+}
+
+}  // namespace spmv

@@ -1,0 +1,195 @@
+#include <gtest/gtest.h>
+#include <spmv/spmv.hpp>
+
+#include "test_util.hpp"
+
+using namespace spmv;
+
+TEST(CooToCsr, RandomWithDuplicatesMatchesDense) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const index_t rows = 1 + seed * 13 % 97, cols = 1 + seed * 29 % 83;
+    const Coo coo = test::random_coo(rows, cols, 0.08, seed);
+    const Csr csr = coo_to_csr(coo);
+    ASSERT_EQ(csr.rows, rows);
+    ASSERT_EQ(csr.row_ptr.size(), static_cast<std::size_t>(rows) + 1);
+    const auto d = test::dense(coo);
+    std::vector<double> got(d.size(), 0.0);
+    offset_t stored = 0;
+    for (index_t r = 0; r < rows; ++r)
+      for (offset_t p = csr.row_ptr[r]; p < csr.row_ptr[r + 1]; ++p) {
+        if (p > csr.row_ptr[r]) ASSERT_LT(csr.col[p - 1], csr.col[p]) << "columns sorted, unique";
+        got[static_cast<std::size_t>(r) * cols + csr.col[p]] = csr.val[p];
+        ++stored;
+      }
+    for (std::size_t i = 0; i < d.size(); ++i) ASSERT_NEAR(got[i], d[i], 1e-12) << "seed " << seed;
+    // Distinct coordinates of the COO = stored entries of the CSR.
+    std::set<std::pair<index_t, index_t>> distinct;
+    for (offset_t e = 0; e < coo.nnz(); ++e) distinct.insert({coo.row[e], coo.col[e]});
+    EXPECT_EQ(stored, static_cast<offset_t>(distinct.size()));
+  }
+}
+
+TEST(CooToCsr, ExplicitZeroIsKept) {
+  Coo c;
+  c.rows = c.cols = 2;
+  c.row = {0, 1};
+  c.col = {1, 0};
+  c.val = {0.0, 3.0};
+  const Csr a = coo_to_csr(c);
+  EXPECT_EQ(a.nnz(), 2);
+  EXPECT_EQ(a.col[0], 1);
+  EXPECT_EQ(a.val[0], 0.0);
+}
+
+TEST(CooToCsr, RoundTripThroughCoo) {
+  const Csr a = coo_to_csr(test::random_coo(50, 40, 0.1, 9));
+  const Csr b = coo_to_csr(csr_to_coo(a));
+  EXPECT_EQ(a.row_ptr, b.row_ptr);
+  EXPECT_EQ(a.col, b.col);
+  EXPECT_EQ(a.val, b.val);
+}
+
+TEST(Reference, MatchesDenseProduct) {
+  const Coo coo = test::random_coo(60, 70, 0.1, 3);
+  const Csr a = coo_to_csr(coo);
+  const auto x = make_vector("random:5", a.cols);
+  const Reference ref = reference_product(a, x);
+  const auto want = test::dense_product(test::dense(coo), a.rows, a.cols, x);
+  for (index_t r = 0; r < a.rows; ++r) EXPECT_NEAR(ref.y[r], want[r], 1e-13 * (1 + std::fabs(want[r])));
+}
+
+TEST(Reference, CheckCatchesAWrongComponentAndAcceptsRounding) {
+  const Csr a = coo_to_csr(test::random_coo(100, 100, 0.2, 4));
+  const auto x = make_vector("random:1", a.cols);
+  const Reference ref = reference_product(a, x);
+  std::vector<double> y = ref.y;
+  // A last-bit change on every component is within tolerance.
+  for (auto& v : y) v = std::nextafter(v, 1e300);
+  EXPECT_TRUE(check_product(a, ref, y).passed);
+  y[17] += 1e-6 * (1 + std::fabs(y[17]));
+  const CheckResult bad = check_product(a, ref, y);
+  EXPECT_FALSE(bad.passed);
+  EXPECT_EQ(bad.worst_index, 17);
+  EXPECT_EQ(bad.failures, 1);
+  EXPECT_GT(bad.max_rel_error, 1e-7);
+}
+
+TEST(Reference, NanMustStayNan) {
+  Coo c;
+  c.rows = c.cols = 1;
+  c.row = {0};
+  c.col = {0};
+  c.val = {std::nan("")};
+  const Csr a = coo_to_csr(c);
+  const std::vector<double> x{1.0};
+  const Reference ref = reference_product(a, x);
+  EXPECT_TRUE(std::isnan(ref.y[0]));
+  EXPECT_FALSE(check_product(a, ref, std::vector<double>{0.0}).passed);
+  EXPECT_TRUE(check_product(a, ref, std::vector<double>{std::nan("")}).passed);
+}
+
+TEST(Reference, ComplexIsRefusedClearly) {
+  Csr a;
+  a.rows = a.cols = 1;
+  a.field = Field::Complex;
+  a.row_ptr = {0, 1};
+  a.col = {0};
+  a.val = {1.0};
+  a.imag = {2.0};
+  try {
+    make_plan(a, Backend::Serial, "csr");
+    FAIL() << "complex matrix accepted";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("complex"), std::string::npos);
+  }
+}
+
+TEST(Stats, KnownSmallMatrix) {
+  // rows: [2 entries], [], [3 entries]; 3x4
+  Csr a;
+  a.rows = 3;
+  a.cols = 4;
+  a.row_ptr = {0, 2, 2, 5};
+  a.col = {0, 3, 0, 1, 2};
+  a.val = {1, 1, 1, 1, 1};
+  const MatrixStats s = compute_stats(a);
+  EXPECT_EQ(s.nnz, 5);
+  EXPECT_EQ(s.row_nnz_min, 0);
+  EXPECT_EQ(s.row_nnz_max, 3);
+  EXPECT_EQ(s.empty_rows, 1);
+  EXPECT_DOUBLE_EQ(s.row_nnz_mean, 5.0 / 3);
+  EXPECT_NEAR(s.row_nnz_std, std::sqrt((4.0 + 0 + 9) / 3 - 25.0 / 9), 1e-12);
+  EXPECT_EQ(s.bandwidth, 3);  // (0,3)
+  EXPECT_FALSE(s.pattern_symmetric);
+  EXPECT_DOUBLE_EQ(s.ell_padding_ratio, 9.0 / 5);
+  EXPECT_DOUBLE_EQ(s.hll_padding_ratio[0], 9.0 / 5);  // one hack of 3 rows, width 3
+}
+
+TEST(Formats, EllAndHllHoldTheMatrix) {
+  for (const auto& [name, a] : test::edge_cases()) {
+    PlanOptions roomy;  // the dominant-row case pads 1200x: allowed here on purpose
+    roomy.max_ratio_to_csr = 1e9;
+    for (Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+      const Ell e = csr_to_ell(a, lay, roomy);
+      for (index_t r = 0; r < a.rows; ++r) {
+        ASSERT_EQ(e.row_len[r], a.row_length(r)) << name;
+        for (index_t j = 0; j < e.width; ++j) {
+          const offset_t s = e.at(r, j);
+          if (j < e.row_len[r]) {
+            ASSERT_EQ(e.col[s], a.col[a.row_ptr[r] + j]) << name;
+            ASSERT_EQ(e.val[s], a.val[a.row_ptr[r] + j]) << name;
+          } else {
+            ASSERT_EQ(e.val[s], 0.0) << name;
+          }
+        }
+      }
+    }
+    for (int hack : {1, 16, 32, 64}) {
+      const Hll h = csr_to_hll(a, hack);
+      ASSERT_EQ(h.slots(), hll_slots(a, hack));
+      for (index_t k = 0; k < h.n_hacks(); ++k)
+        for (index_t lr = 0; lr < h.hack_rows(k); ++lr) {
+          const index_t r = k * hack + lr;
+          for (offset_t j = 0; j < a.row_length(r); ++j) {
+            const offset_t s = h.hack_offset[k] + j * h.hack_rows(k) + lr;
+            ASSERT_EQ(h.col[s], a.col[a.row_ptr[r] + j]) << name << " hack " << hack;
+            ASSERT_EQ(h.val[s], a.val[a.row_ptr[r] + j]) << name << " hack " << hack;
+          }
+        }
+    }
+  }
+}
+
+TEST(Formats, EllRefusesAHugePaddingWithAClearMessage) {
+  // 2M rows, one row of 100k entries: ELL would need 2M*100k*12 bytes = 2.2 TiB.
+  std::vector<offset_t> l(2'000'000, 1);
+  l[5] = 100'000;
+  const Csr a = test::csr_from_lengths(l, 200'000, 1);
+  try {
+    csr_to_ell(a, Layout::RowMajor);
+    FAIL() << "ELL accepted";
+  } catch (const Unsupported& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("ELL would need"), std::string::npos) << m;
+    EXPECT_NE(m.find("times CSR"), std::string::npos) << m;
+    EXPECT_NE(m.find("limit is"), std::string::npos) << m;
+  }
+}
+
+TEST(SerialCsr, SpmvAndSpmmMatchTheReference) {
+  for (const auto& [name, a] : test::edge_cases()) {
+    for (int k : {1, 3}) {
+      for (Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+        PlanOptions o;
+        o.k = k;
+        o.layout = lay;
+        auto plan = make_plan(a, Backend::Serial, "csr", o);
+        const auto x = make_vector("random:7", static_cast<std::size_t>(a.cols) * k);
+        std::vector<double> y(static_cast<std::size_t>(a.rows) * k, std::nan(""));
+        plan->multiply(x, y);
+        const auto res = check_product(a, reference_product(a, x, k, lay), y, k, lay);
+        EXPECT_TRUE(res.passed) << name << " k=" << k << ": " << res.message;
+      }
+    }
+  }
+}

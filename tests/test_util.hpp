@@ -1,0 +1,112 @@
+#pragma once
+// Helpers shared by the tests: random and edge-case matrices, and a dense reference.
+#include <spmv/matrix.hpp>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace spmv::test {
+
+// Random COO with duplicates and empty rows (about `density` of the entries filled).
+inline Coo random_coo(index_t rows, index_t cols, double density, std::uint64_t seed,
+                      bool with_duplicates = true) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> v(-2.0, 2.0);
+  std::uniform_int_distribution<index_t> ri(0, std::max(rows - 1, 0)), ci(0, std::max(cols - 1, 0));
+  Coo c;
+  c.rows = rows;
+  c.cols = cols;
+  const offset_t n = rows && cols ? static_cast<offset_t>(density * rows * cols) : 0;
+  for (offset_t e = 0; e < n; ++e) {
+    c.row.push_back(ri(g));
+    c.col.push_back(ci(g));
+    c.val.push_back(v(g));
+    if (with_duplicates && e % 7 == 3) {  // a repeated coordinate, to be summed
+      c.row.push_back(c.row.back());
+      c.col.push_back(c.col.back());
+      c.val.push_back(v(g));
+    }
+  }
+  return c;
+}
+
+// Dense rows x cols image of a COO with duplicates summed.
+inline std::vector<double> dense(const Coo& c) {
+  std::vector<double> d(static_cast<std::size_t>(c.rows) * c.cols, 0.0);
+  for (offset_t e = 0; e < c.nnz(); ++e) d[static_cast<std::size_t>(c.row[e]) * c.cols + c.col[e]] += c.val[e];
+  return d;
+}
+
+inline std::vector<double> dense_product(const std::vector<double>& d, index_t rows, index_t cols,
+                                         const std::vector<double>& x) {
+  std::vector<double> y(rows, 0.0);
+  for (index_t r = 0; r < rows; ++r) {
+    long double s = 0;
+    for (index_t c = 0; c < cols; ++c) s += static_cast<long double>(d[static_cast<std::size_t>(r) * cols + c]) * x[c];
+    y[r] = static_cast<double>(s);
+  }
+  return y;
+}
+
+// Builds CSR from explicit row lengths (columns spread deterministically, values random).
+inline Csr csr_from_lengths(const std::vector<offset_t>& lengths, index_t cols, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> v(-1.0, 1.0);
+  Csr a;
+  a.rows = static_cast<index_t>(lengths.size());
+  a.cols = cols;
+  a.row_ptr.assign(lengths.size() + 1, 0);
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    const offset_t len = std::min<offset_t>(lengths[r], cols);
+    a.row_ptr[r + 1] = a.row_ptr[r] + len;
+    // len distinct sorted columns: a stride walk starting at a row-dependent offset.
+    std::vector<index_t> cs;
+    for (offset_t j = 0; j < len; ++j) cs.push_back(static_cast<index_t>((r * 7 + j * (cols / std::max<offset_t>(len, 1))) % cols));
+    std::sort(cs.begin(), cs.end());
+    cs.erase(std::unique(cs.begin(), cs.end()), cs.end());
+    for (index_t c = 0; static_cast<offset_t>(cs.size()) < len; ++c)
+      if (!std::binary_search(cs.begin(), cs.end(), c)) {
+        cs.insert(std::lower_bound(cs.begin(), cs.end(), c), c);
+      }
+    for (index_t c : cs) {
+      a.col.push_back(c);
+      a.val.push_back(v(g));
+    }
+  }
+  return a;
+}
+
+// The edge cases every kernel must survive (name, matrix).
+inline std::vector<std::pair<std::string, Csr>> edge_cases() {
+  std::vector<std::pair<std::string, Csr>> v;
+  v.emplace_back("empty_0nnz", csr_from_lengths({0, 0, 0, 0, 0}, 5, 1));
+  v.emplace_back("zero_rows", csr_from_lengths({}, 3, 1));
+  v.emplace_back("one_by_one", csr_from_lengths({1}, 1, 2));
+  v.emplace_back("wide_3x50", csr_from_lengths({10, 50, 3}, 50, 3));
+  v.emplace_back("tall_200x3", csr_from_lengths(std::vector<offset_t>(200, 2), 3, 4));
+  {
+    std::vector<offset_t> l(300, 3);
+    for (int i = 0; i < 5; ++i) l[i] = 0;           // empty at the start
+    for (int i = 140; i < 160; ++i) l[i] = 0;       // in the middle
+    for (int i = 290; i < 300; ++i) l[i] = 0;       // at the end
+    v.emplace_back("empty_rows_everywhere", csr_from_lengths(l, 300, 5));
+  }
+  {
+    std::vector<offset_t> l(2000, 1);
+    l[1234] = 5000;  // one row holds most of the nonzeros (and is longer than any block)
+    v.emplace_back("one_dominant_row", csr_from_lengths(l, 6000, 6));
+  }
+  v.emplace_back("equal_rows", csr_from_lengths(std::vector<offset_t>(1000, 16), 1000, 7));
+  {
+    std::vector<offset_t> l(5000);
+    std::mt19937 g(8);
+    for (auto& x : l) x = g() % 3 == 0 ? 0 : 1 + g() % 40;
+    v.emplace_back("irregular_5000", csr_from_lengths(l, 5000, 8));
+  }
+  return v;
+}
+
+}  // namespace spmv::test

@@ -1,0 +1,40 @@
+#include <spmv/io.hpp>
+#include <spmv/plan.hpp>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+
+namespace spmv::cli {
+
+void add_convert(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "convert", "Convert between Matrix Market and the binary cache (by the output's extension)");
+  auto in = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("INPUT", *in, "Matrix Market file or binary cache")->required();
+  cmd->add_option("OUTPUT", *out, "*.spmvbin for the binary cache, otherwise Matrix Market")->required();
+  cmd->callback([&action, in, out] {
+    action = [in, out] {
+      const Csr a = io::load_csr(*in);
+      if (out->ends_with(".spmvbin")) io::write_binary(*out, a);
+      else io::write_matrix_market(*out, a);
+      fmt::print("wrote {} ({} x {}, {} nonzeros)\n", *out, a.rows, a.cols, a.nnz());
+      return 0;
+    };
+  });
+}
+
+void add_kernels(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("kernels", "List the kernels built into this binary");
+  cmd->callback([&action] {
+    action = [] {
+      for (const auto& k : kernels())
+        fmt::print("{:<7} {:<18} {:<11} {}{}{}\n", to_string(k.backend), k.name, k.format,
+                   k.description, k.spmm ? " [spmm]" : "", k.baseline ? " [baseline]" : "");
+      return 0;
+    };
+  });
+}
+
+}  // namespace spmv::cli

@@ -1,0 +1,93 @@
+#include <spmv/io.hpp>
+#include <spmv/plan.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+
+namespace spmv::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string file, format = "csr", backend = "serial", kernel, x = "ones", output, layout = "row";
+  int threads = 1, repeat = 10, block_size = 256, hack = 32, k = 1;
+};
+
+int run(const RunArgs& args) {
+  const Backend backend = parse_backend(args.backend);
+  const std::string kernel = args.kernel.empty() ? args.format : args.kernel;
+  const KernelSpec& spec = get_kernel(backend, kernel);  // fail fast, before reading the file
+  const Csr a = io::load_csr(args.file);
+
+  PlanOptions opt;
+  opt.threads = args.threads;
+  opt.block_size = args.block_size;
+  opt.hack = args.hack;
+  opt.k = args.k;
+  opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
+
+  const std::size_t nx = static_cast<std::size_t>(a.cols) * args.k;
+  std::vector<double> x;
+  if (std::filesystem::exists(args.x)) {
+    x = io::read_dense_vector(args.x);
+    if (x.size() != nx)
+      throw Error(fmt::format("{}: vector has {} values, the matrix needs {}", args.x, x.size(), nx));
+  } else {
+    x = make_vector(args.x, nx);
+  }
+
+  auto plan = make_plan(a, backend, spec.name, opt);
+  std::vector<double> y(static_cast<std::size_t>(a.rows) * args.k);
+  plan->multiply(x, y);
+  const Reference ref = reference_product(a, x, args.k, opt.layout);
+  const CheckResult chk = check_product(a, ref, y, args.k, opt.layout);
+
+  std::vector<double> t(std::max(1, args.repeat));
+  plan->run(1);  // warm-up
+  for (double& s : t) s = plan->time_runs(1);
+  std::sort(t.begin(), t.end());
+  const double med = t[t.size() / 2];
+  const double flops = 2.0 * static_cast<double>(a.nnz()) * args.k;
+
+  fmt::print("matrix: {}\nrows: {}\ncols: {}\nnnz: {}\n", args.file, a.rows, a.cols, a.nnz());
+  fmt::print("backend: {}\nkernel: {}\nformat: {}\n", to_string(backend), spec.name, spec.format);
+  if (!plan->detail.empty()) fmt::print("detail: {}\n", plan->detail);
+  fmt::print("threads: {}\nk: {}\nrepeat: {}\n", args.threads, args.k, t.size());
+  fmt::print("convert_s: {:.6g}\nsetup_s: {:.6g}\n", plan->convert_seconds, plan->setup_seconds);
+  fmt::print("time_s: {:.6g}\ntime_min_s: {:.6g}\n", med, t.front());
+  fmt::print("gflops: {:.4f}\n", med > 0 ? flops / med * 1e-9 : 0.0);
+  fmt::print("bandwidth_gbs: {:.4f}\n", med > 0 ? plan->bytes_per_product / med * 1e-9 : 0.0);
+  fmt::print("max_rel_error: {:.3e}\nmean_rel_error: {:.3e}\n", chk.max_rel_error, chk.mean_rel_error);
+  fmt::print("check: {}\n", chk.passed ? "passed" : "FAILED");
+  if (!args.output.empty()) io::write_dense_vector(args.output, y);
+  if (!chk.passed) {
+    fmt::print(stderr, "{}: check against the reference failed: {}\n", args.file, chk.message);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("run", "Compute y = A*x with one kernel, check it and time it");
+  auto args = std::make_shared<RunArgs>();
+  cmd->add_option("FILE", args->file, "Matrix Market file (.mtx, .mtx.gz) or binary cache")->required();
+  cmd->add_option("--format", args->format, "Storage format (csr, ell, ell-rowlen, hll, csr5, ...)");
+  cmd->add_option("--backend", args->backend, "serial, omp or cuda");
+  cmd->add_option("--kernel", args->kernel, "Kernel name (default: the format's kernel); see `spmv kernels`");
+  cmd->add_option("--threads", args->threads, "OpenMP threads")->check(CLI::PositiveNumber);
+  cmd->add_option("--x", args->x, "ones, random, random:SEED or a Matrix Market array file");
+  cmd->add_option("--output", args->output, "Write y as a Matrix Market array vector");
+  cmd->add_option("--repeat", args->repeat, "Timed repetitions (median reported)")->check(CLI::PositiveNumber);
+  cmd->add_option("--block-size", args->block_size, "CUDA threads per block")->check(CLI::Range(32, 1024));
+  cmd->add_option("--hack", args->hack, "HLL hack size (rows per hack)")->check(CLI::PositiveNumber);
+  cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")->check(CLI::IsMember({"row", "col"}));
+  cmd->callback([&action, args] { action = [args] { return run(*args); }; });
+}
+
+}  // namespace spmv::cli

@@ -1,0 +1,36 @@
+// spmv: a thin command line over the library. Exit status: 0 success, 1 bad input or a failed
+// check, 2 bad usage.
+#include <spmv/types.hpp>
+
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"spmv: sparse matrix-vector products on CPUs and GPUs, checked and measured"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "spmv 0.1.0");
+  spmv::cli::Action action;
+  spmv::cli::add_info(app, action);
+  spmv::cli::add_run(app, action);
+  spmv::cli::add_convert(app, action);
+  spmv::cli::add_kernels(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    return action ? action() : 2;
+  } catch (const spmv::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "out of memory\n");
+    return 1;
+  }
+}
