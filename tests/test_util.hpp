@@ -3,12 +3,20 @@
 #include <spmv/matrix.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace spmv::test {
+
+// The shared SuiteSparse folder: $SPMV_SHARED_MATRICES if set (the GPU machine carries a copy),
+// else the path CMake compiled in (../shared/matrices beside the checkout).
+inline std::string shared_matrices_dir() {
+  if (const char* e = std::getenv("SPMV_SHARED_MATRICES"); e && *e) return e;
+  return SPMV_SHARED_MATRICES;
+}
 
 // Random COO with duplicates and empty rows (about `density` of the entries filled).
 inline Coo random_coo(index_t rows, index_t cols, double density, std::uint64_t seed,
