@@ -1,9 +1,12 @@
 #pragma once
 // Checked CUDA calls and RAII device memory, shared by every CUDA file.
+// CUDA files do not include fmt: nvcc rejects its compile-time format checks.
 #include <spmv/types.hpp>
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
+
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>

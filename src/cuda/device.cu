@@ -1,17 +1,9 @@
 // Device queries for host code (spmv/device.hpp) and the error helper.
 #include <spmv/device.hpp>
 
-#include <fmt/format.h>
+#include <algorithm>
 
 #include "cuda/cuda_check.cuh"
-
-namespace spmv::cuda {
-
-void fail(const char* what, const char* file, int line, const std::string& detail) {
-  throw Error(fmt::format("CUDA error: {} failed at {}:{}: {}", what, file, line, detail));
-}
-
-}  // namespace spmv::cuda
 
 namespace spmv::device {
 
