@@ -23,10 +23,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Rows in order, a few columns per row, values with 17 significant digits: what SuiteSparse
-// files look like, at about 40 bytes a line.
+// files look like, at about 33 bytes a line.
 void generate(const std::string& path, double mb) {
   const auto target = static_cast<std::int64_t>(mb * 1e6);
-  const std::int64_t nnz = target / 40;
+  const std::int64_t nnz = target / 33;
   const std::int32_t n = static_cast<std::int32_t>(std::max<std::int64_t>(1000, nnz / 12));
   std::mt19937_64 g(42);
   std::uniform_int_distribution<std::int32_t> col(1, n);
