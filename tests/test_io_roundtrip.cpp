@@ -1,0 +1,319 @@
+// gzip input, the parallel parser against the serial one (same COO, same error lines), write/read
+// round trips (bit-identical values) and the binary cache (round trip and corruption).
+#include <gtest/gtest.h>
+#include <spmv/io.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "test_util.hpp"
+
+using namespace spmv;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kDir = std::string(SPMV_TEST_DATA) + "/mm";
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path = fs::temp_directory_path() / fmt::format("spmv_io_{}_{}_{}", ::getpid(), info->test_suite_name(), info->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+void dump(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f << bytes;
+}
+
+void gzip_file(const std::string& text, const std::string& path) {
+  gzFile gz = gzopen(path.c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  ASSERT_EQ(gzclose(gz), Z_OK);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+void expect_same_coo(const Coo& a, const Coo& b) {
+  EXPECT_EQ(a.rows, b.rows);
+  EXPECT_EQ(a.cols, b.cols);
+  EXPECT_EQ(a.field, b.field);
+  EXPECT_EQ(a.symmetry, b.symmetry);
+  EXPECT_EQ(a.row, b.row);
+  EXPECT_EQ(a.col, b.col);
+  ASSERT_EQ(a.val.size(), b.val.size());
+  EXPECT_EQ(std::memcmp(a.val.data(), b.val.data(), a.val.size() * sizeof(double)), 0);
+  EXPECT_EQ(a.imag, b.imag);
+}
+
+void expect_bit_identical(const Csr& a, const Csr& b) {
+  EXPECT_EQ(a.rows, b.rows);
+  EXPECT_EQ(a.cols, b.cols);
+  EXPECT_EQ(a.row_ptr, b.row_ptr);
+  EXPECT_EQ(a.col, b.col);
+  ASSERT_EQ(a.val.size(), b.val.size());
+  EXPECT_EQ(std::memcmp(a.val.data(), b.val.data(), a.val.size() * sizeof(double)), 0) << "values differ in bits";
+  ASSERT_EQ(a.imag.size(), b.imag.size());
+  if (!a.imag.empty()) EXPECT_EQ(std::memcmp(a.imag.data(), b.imag.data(), a.imag.size() * sizeof(double)), 0);
+}
+
+// A ~5 MB coordinate file with comments and blank lines sprinkled in; line_of[k] is the line
+// number of entry k.
+struct BigFile {
+  std::string header, body;
+  std::vector<std::int64_t> line_of;
+  std::vector<std::string> lines;  // the entry lines, to plant errors
+  std::string text() const { return header + body; }
+};
+
+BigFile big_file(const char* symmetry, std::int64_t n_entries, index_t n) {
+  BigFile f;
+  std::mt19937_64 g(7);
+  std::uniform_int_distribution<index_t> idx(1, n);
+  std::uniform_real_distribution<double> v(-1e3, 1e3);
+  f.header = fmt::format("%%MatrixMarket matrix coordinate real {}\n% generated\n{} {} {}\n", symmetry, n, n, n_entries);
+  std::int64_t line = 4;
+  for (std::int64_t k = 0; k < n_entries; ++k) {
+    if (k % 9973 == 5) {
+      f.body += "% a comment in the data\n\n";
+      line += 2;
+    }
+    index_t r = idx(g), c = idx(g);
+    if (std::string_view(symmetry) != "general" && r < c) std::swap(r, c);  // lower triangle
+    f.lines.push_back(fmt::format("{} {} {:.17g}", r, c, v(g)));
+    f.body += f.lines.back() + (k % 5 == 0 ? "\r\n" : "\n");
+    f.line_of.push_back(line++);
+  }
+  return f;
+}
+
+}  // namespace
+
+TEST(Gzip, ReadsGzipByMagicWhateverTheName) {
+  TempDir dir;
+  const std::string text = slurp(kDir + "/coord_real_symmetric.mtx");
+  gzip_file(text, dir / "a.mtx.gz");
+  gzip_file(text, dir / "no_gz_suffix.mtx");
+  const Coo plain = io::read_matrix(kDir + "/coord_real_symmetric.mtx");
+  ASSERT_EQ(plain.nnz(), 6);
+  expect_same_coo(io::read_matrix(dir / "a.mtx.gz"), plain);
+  expect_same_coo(io::read_matrix(dir / "no_gz_suffix.mtx"), plain);
+}
+
+TEST(Gzip, ErrorsNameTheFileAndLine) {
+  TempDir dir;
+  gzip_file(slurp(kDir + "/bad_index_zero.mtx"), dir / "bad.mtx.gz");
+  EXPECT_EQ(error_of([&] { io::read_matrix(dir / "bad.mtx.gz"); }), dir / "bad.mtx.gz" + ":4: row index 0 out of range 1..3");
+}
+
+TEST(Gzip, TruncatedStreamIsAnError) {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += fmt::format("{} {} {}\n", i % 50 + 1, i % 40 + 1, i * 0.37);
+  gzip_file("%%MatrixMarket matrix coordinate real general\n50 40 2000\n" + text, dir / "full.mtx.gz");
+  const std::string gz = slurp(dir / "full.mtx.gz");
+  dump(dir / "cut.mtx.gz", gz.substr(0, gz.size() / 2));
+  const std::string msg = error_of([&] { io::read_matrix(dir / "cut.mtx.gz"); });
+  EXPECT_EQ(msg.rfind(dir / "cut.mtx.gz" + ": corrupt gzip data: ", 0), 0u) << msg;
+}
+
+TEST(ParallelParse, SameCooWithOneAndFourThreads) {
+  const BigFile f = big_file("general", 160000, 50000);
+  const std::string text = f.text();
+  ASSERT_GT(text.size(), 4u << 20);
+  const Coo one = io::parse_matrix_market(text, "big.mtx", {.threads = 1});
+  const Coo four = io::parse_matrix_market(text, "big.mtx", {.threads = 4});
+  ASSERT_EQ(one.nnz(), 160000);
+  expect_same_coo(one, four);
+  // Spot-check against the generated lines (file order is kept).
+  for (std::int64_t k : {0L, 1L, 77777L, 159999L}) {
+    EXPECT_EQ(fmt::format("{} {} {:.17g}", one.row[k] + 1, one.col[k] + 1, one.val[k]), f.lines[k]);
+  }
+}
+
+TEST(ParallelParse, SymmetricExpansionSameWithOneAndFourThreads) {
+  const BigFile f = big_file("symmetric", 120000, 40000);
+  const std::string text = f.text();
+  const Coo one = io::parse_matrix_market(text, "sym.mtx", {.threads = 1});
+  const Coo four = io::parse_matrix_market(text, "sym.mtx", {.threads = 4});
+  std::int64_t diag = 0;
+  for (std::int64_t k = 0; k < 120000; ++k) diag += one.row[k] == one.col[k];
+  EXPECT_EQ(one.nnz(), 2 * 120000 - diag);
+  expect_same_coo(one, four);
+}
+
+TEST(ParallelParse, ErrorDeepInTheFileHasTheExactLine) {
+  BigFile f = big_file("general", 160000, 50000);
+  const std::int64_t k = 151234;
+  const std::string bad = f.lines[k] + " 42";
+  const std::size_t at = f.body.find("\n" + f.lines[k] + "\n");  // whole line (k % 5 != 0: LF)
+  ASSERT_NE(at, std::string::npos);
+  f.body.replace(at + 1, f.lines[k].size(), bad);
+  const std::string want = fmt::format("big.mtx:{}: unexpected '42' after the entry", f.line_of[k]);
+  for (int t : {1, 4})
+    EXPECT_EQ(error_of([&] { io::parse_matrix_market(f.text(), "big.mtx", {.threads = t}); }), want) << t;
+  // Two errors: the earlier line wins whatever chunk finishes first.
+  const std::size_t at2 = f.body.find("\n" + f.lines[2001] + "\n");
+  ASSERT_NE(at2, std::string::npos);
+  f.body.replace(at2 + 1, f.lines[2001].size(), "1 0 1");
+  EXPECT_EQ(error_of([&] { io::parse_matrix_market(f.text(), "big.mtx", {.threads = 4}); }),
+            fmt::format("big.mtx:{}: column index 0 out of range 1..50000", f.line_of[2001]));
+}
+
+TEST(ParallelParse, WrongCountsHaveExactLines) {
+  BigFile f = big_file("general", 160000, 50000);
+  const std::string body = f.body;
+  f.header = "%%MatrixMarket matrix coordinate real general\n% generated\n50000 50000 140000\n";
+  EXPECT_EQ(error_of([&] { io::parse_matrix_market(f.text(), "big.mtx", {.threads = 4}); }),
+            fmt::format("big.mtx:{}: too many entries: the size line says 140000", f.line_of[140000]));
+  f.header = "%%MatrixMarket matrix coordinate real general\n% generated\n50000 50000 160001\n";
+  EXPECT_EQ(error_of([&] { io::parse_matrix_market(f.text(), "big.mtx", {.threads = 4}); }),
+            fmt::format("big.mtx:{}: unexpected end of file: 160000 of 160001 entries", f.line_of.back()));
+}
+
+TEST(ParallelParse, MirroredPairInASymmetricFileHasExactLines) {
+  BigFile f = big_file("symmetric", 120000, 40000);
+  // Append the transpose of an early off-diagonal entry at the very end.
+  std::int64_t k = 10;
+  while (true) {
+    index_t r, c;
+    std::sscanf(f.lines[k].c_str(), "%d %d", &r, &c);
+    if (r != c) {
+      f.body += fmt::format("{} {} 1.0\n", c, r);
+      f.header = "%%MatrixMarket matrix coordinate real symmetric\n% generated\n40000 40000 120001\n";
+      const std::string want = fmt::format(
+          "sym.mtx:{}: entry ({},{}) mirrors the entry ({},{}) on line {}: a symmetric file must store each "
+          "off-diagonal pair once", f.line_of.back() + 1, c, r, r, c, f.line_of[k]);
+      for (int t : {1, 4})
+        EXPECT_EQ(error_of([&] { io::parse_matrix_market(f.text(), "sym.mtx", {.threads = t}); }), want);
+      break;
+    }
+    ++k;
+  }
+}
+
+TEST(RoundTrip, WriteReadIsBitIdentical) {
+  TempDir dir;
+  std::vector<std::pair<std::string, Csr>> cases = test::edge_cases();
+  for (std::uint64_t seed = 1; seed <= 6; ++seed)
+    cases.emplace_back(fmt::format("random{}", seed),
+                       coo_to_csr(test::random_coo(static_cast<index_t>(20 + seed * 37), static_cast<index_t>(15 + seed * 23), 0.05, seed)));
+  {  // values that stress 17-digit printing
+    Coo c;
+    c.rows = c.cols = 4;
+    const double v[] = {1e-300, 4.9e-324, -0.0, 1.0 / 3.0, 0.1, 1.7976931348623157e308, INFINITY, -2.5e-7};
+    for (int i = 0; i < 8; ++i) {
+      c.row.push_back(i / 2);
+      c.col.push_back(i % 4);
+      c.val.push_back(v[i]);
+    }
+    cases.emplace_back("special_values", coo_to_csr(c));
+  }
+  for (const auto& [name, a] : cases) {
+    SCOPED_TRACE(name);
+    const std::string path = dir / (name + ".mtx");
+    io::write_matrix_market(path, a);
+    EXPECT_EQ(slurp(path).rfind("%%MatrixMarket matrix coordinate real general\n", 0), 0u);
+    expect_bit_identical(io::load_csr(path), a);
+  }
+}
+
+TEST(RoundTrip, DenseVectorIsBitIdentical) {
+  TempDir dir;
+  std::mt19937_64 g(3);
+  std::uniform_real_distribution<double> u(-1e6, 1e6);
+  std::vector<double> v(1000);
+  for (double& x : v) x = u(g) * std::pow(10.0, static_cast<int>(g() % 40) - 20);
+  v[5] = -0.0;
+  io::write_dense_vector(dir / "v.mtx", v);
+  EXPECT_EQ(slurp(dir / "v.mtx").rfind("%%MatrixMarket matrix array real general\n1000 1\n", 0), 0u);
+  const auto back = io::read_dense_vector(dir / "v.mtx");
+  ASSERT_EQ(back.size(), v.size());
+  EXPECT_EQ(std::memcmp(back.data(), v.data(), v.size() * sizeof(double)), 0);
+}
+
+TEST(BinaryCache, RoundTripRealAndComplexWhateverTheName) {
+  TempDir dir;
+  for (const char* file : {"coord_real_symmetric.mtx", "coord_complex_hermitian.mtx", "coord_empty.mtx",
+                           "coord_pattern_general.mtx"}) {
+    SCOPED_TRACE(file);
+    const Csr a = io::load_csr(kDir + "/" + file);
+    const std::string cache = dir / "cache.mtx";  // the name says .mtx: the magic decides
+    io::write_binary(cache, a);
+    EXPECT_TRUE(io::is_binary_cache(cache));
+    const Csr b = io::load_csr(cache);
+    expect_bit_identical(b, a);
+    EXPECT_EQ(b.field, a.field);
+    EXPECT_EQ(b.symmetry, a.symmetry);
+    expect_bit_identical(coo_to_csr(io::read_matrix(cache)), a);
+  }
+  EXPECT_FALSE(io::is_binary_cache(kDir + "/coord_real_general.mtx"));
+  EXPECT_FALSE(io::is_binary_cache(kDir + "/no_such_file"));
+}
+
+TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
+  TempDir dir;
+  const Csr a = coo_to_csr(test::random_coo(300, 200, 0.05, 11));
+  const std::string good = dir / "a.spmvbin";
+  io::write_binary(good, a);
+  const std::string bytes = slurp(good);
+  const std::size_t expected_size = 64 + 8 * 301 + 12 * static_cast<std::size_t>(a.nnz()) + (a.nnz() % 2) * 4;
+  ASSERT_EQ(bytes.size(), expected_size);
+
+  const std::string p = dir / "bad.spmvbin";
+  dump(p, bytes.substr(0, bytes.size() - 10));
+  EXPECT_EQ(error_of([&] { io::read_binary(p); }),
+            fmt::format("{}: truncated binary cache: {} bytes, expected {}", p, bytes.size() - 10, bytes.size()));
+  dump(p, bytes.substr(0, 20));
+  EXPECT_EQ(error_of([&] { io::read_binary(p); }), p + ": truncated binary cache: 20 bytes, the header alone has 64");
+
+  std::string flipped = bytes;
+  flipped[bytes.size() - 3] ^= 0x10;  // a value bit
+  dump(p, flipped);
+  EXPECT_EQ(error_of([&] { io::load_csr(p); }), p + ": binary cache checksum mismatch: the file is corrupted");
+  flipped = bytes;
+  flipped[64 + 8 * 301 + 5] ^= 0x01;  // a column index
+  dump(p, flipped);
+  EXPECT_EQ(error_of([&] { io::read_matrix(p); }), p + ": binary cache checksum mismatch: the file is corrupted");
+  flipped = bytes;
+  flipped[32] = 3;  // field: real -> complex; the sizes no longer add up
+  dump(p, flipped);
+  EXPECT_EQ(error_of([&] { io::read_binary(p); }),
+            p + ": corrupt binary cache header: the sizes do not add up to the payload size");
+  flipped = bytes;
+  flipped[36] = 1;  // symmetry: sizes still add up, the checksum covers the header
+  dump(p, flipped);
+  EXPECT_EQ(error_of([&] { io::read_binary(p); }), p + ": binary cache checksum mismatch: the file is corrupted");
+  flipped = bytes;
+  flipped[8] = 9;  // version
+  dump(p, flipped);
+  EXPECT_EQ(error_of([&] { io::read_binary(p); }),
+            p + ": binary cache version 9 is not supported (this build reads version 1)");
+  EXPECT_EQ(error_of([&] { io::read_binary(kDir + "/coord_real_general.mtx"); }),
+            kDir + "/coord_real_general.mtx: not an spmv binary cache (bad magic number)");
+}
