@@ -2,7 +2,7 @@
 // cut into equal tiles of rows+nnz items, so a row of 100k entries next to rows of 2 costs the same
 // per item. Tile coordinates are found once on the host. A block stages its tile (products val*x
 // and row ends) in shared memory with coalesced loads, each thread walks IPT items of the path,
-// partial sums of rows cut between threads are joined by a segmented scan in a fixed order, and
+// partial sums of rows cut between threads are joined by a warp-shuffle segmented scan in a fixed order, and
 // each block's carry-out (the row still open at its end) is added by a second small kernel that
 // sums each row's carries in block order: no atomics, the same bits on every run.
 #include "cuda/csr_device.cuh"
@@ -23,9 +23,9 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
   extern __shared__ double smem[];
   const int nt = blockDim.x, tid = threadIdx.x, tile = nt * ipt;
   double* s_prod = smem;            // tile
-  double* s_cval = s_prod + tile;   // nt
-  int* s_rend = reinterpret_cast<int*>(s_cval + nt);  // tile: row ends relative to the tile's first entry
-  int* s_crow = s_rend + tile;      // nt
+  double* s_cval = s_prod + tile;   // 32: per-warp carries
+  int* s_rend = reinterpret_cast<int*>(s_cval + 32);  // tile: row ends relative to the tile's first entry
+  int* s_crow = s_rend + tile;      // 32
   const index_t r0 = tile_row[blockIdx.x], r1 = tile_row[blockIdx.x + 1];
   const OffT z0 = tile_nz[blockIdx.x], z1 = tile_nz[blockIdx.x + 1];
   const int nr = r1 - r0, nz = static_cast<int>(z1 - z0), len = nr + nz;
@@ -60,28 +60,46 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
       acc += s_prod[k++];
     }
   }
-  s_crow[tid] = row;  // the row still open at this thread's end and its partial sum
-  s_cval[tid] = acc;
+  // Inclusive segmented scan of the (open row, partial) carries keyed by row; rows never decrease
+  // with tid, so equal keys are contiguous. Warps scan with shuffles, then warp 0 scans the warp
+  // totals: two barriers, a fixed order of additions.
+  const int lane = tid & 31, warp = tid >> 5, n_warps = nt >> 5;
+  double v = acc;
+  for (int off = 1; off < 32; off *= 2) {
+    const int pr = __shfl_up_sync(0xffffffffu, row, off);
+    const double pv = __shfl_up_sync(0xffffffffu, v, off);
+    if (lane >= off && pr == row) v += pv;
+  }
+  if (lane == 31) {
+    s_crow[warp] = row;
+    s_cval[warp] = v;
+  }
   __syncthreads();
-  // Inclusive segmented scan of the carries keyed by row (rows never decrease with tid).
-  for (int off = 1; off < nt; off *= 2) {
-    int pr = -1;
-    double pv = 0;
-    if (tid >= off) {
-      pr = s_crow[tid - off];
-      pv = s_cval[tid - off];
+  if (warp == 0) {
+    int wr = lane < n_warps ? s_crow[lane] : 0x7fffffff;
+    double wv = lane < n_warps ? s_cval[lane] : 0.0;
+    for (int off = 1; off < 32; off *= 2) {
+      const int pr = __shfl_up_sync(0xffffffffu, wr, off);
+      const double pv = __shfl_up_sync(0xffffffffu, wv, off);
+      if (lane >= off && pr == wr) wv += pv;
     }
-    __syncthreads();
-    if (tid >= off && pr == s_crow[tid]) s_cval[tid] += pv;
-    __syncthreads();
+    if (lane < n_warps) s_cval[lane] = wv;
   }
-  if (first_row >= 0) {
-    const double prefix = (tid > 0 && s_crow[tid - 1] == first_row) ? s_cval[tid - 1] : 0.0;
-    y[r0 + first_row] = first_val + prefix;
+  __syncthreads();
+  // Full inclusive value of this thread: its warp's scan plus the earlier warps' carry of the
+  // same row (if this thread's row equals it, every earlier lane of the warp has that row too).
+  if (warp > 0 && s_crow[warp - 1] == row) v += s_cval[warp - 1];
+  // The carry into this thread is the full inclusive value of the thread before it.
+  int prev_row = __shfl_up_sync(0xffffffffu, row, 1);
+  double prev_val = __shfl_up_sync(0xffffffffu, v, 1);
+  if (lane == 0) {
+    prev_row = warp > 0 ? s_crow[warp - 1] : -1;
+    prev_val = warp > 0 ? s_cval[warp - 1] : 0.0;
   }
+  if (first_row >= 0) y[r0 + first_row] = first_val + (prev_row == first_row ? prev_val : 0.0);
   if (tid == nt - 1) {
-    carry_row[blockIdx.x] = r0 + s_crow[tid];
-    carry_val[blockIdx.x] = s_cval[tid];
+    carry_row[blockIdx.x] = r0 + row;
+    carry_val[blockIdx.x] = v;
   }
 }
 
@@ -102,7 +120,7 @@ class CsrMerge final : public CsrDevicePlan {
   CsrMerge(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
     const auto t0 = std::chrono::steady_clock::now();
     // Items per thread: as many as fit comfortably in 48 KiB of shared memory.
-    ipt_ = std::clamp(2560 / block_, 2, 7);
+    ipt_ = std::clamp(3072 / block_, 3, 11);
     const offset_t tile = static_cast<offset_t>(block_) * ipt_;
     const offset_t nnz = a.nnz(), total = a.rows + nnz;
     const offset_t n_blocks = (total + tile - 1) / tile;
@@ -138,7 +156,7 @@ class CsrMerge final : public CsrDevicePlan {
  protected:
   void launch() override {
     if (trivial()) return zero_async(y_);
-    const std::size_t shmem = static_cast<std::size_t>(block_) * ipt_ * 12 + static_cast<std::size_t>(block_) * 12;
+    const std::size_t shmem = static_cast<std::size_t>(block_) * ipt_ * 12 + 32 * 12;
     if (m_.wide)
       csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz64_.data(), m_.rp64.data(),
                                                      m_.col.data(), m_.val.data(), x_.data(), y_.data(),
