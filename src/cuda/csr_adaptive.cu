@@ -1,0 +1,165 @@
+// CSR-adaptive (Greathouse & Daga, SC'14). Row blocks are built once on the host: consecutive rows
+// whose entries fit in NZ_PER_BLOCK (and at most one row per thread) share a block, which runs
+// CSR-stream: all threads stream the block's products val*x into shared memory with coalesced
+// loads, then a group of lanes per row sums that row's slice. A row longer than NZ_PER_BLOCK gets a
+// block of its own that runs CSR-vector over the whole block; a row longer than a piece (the larger
+// of NZ_PER_BLOCK and 8 entries per thread) is cut into pieces of a block each, and the last piece
+// to finish adds the partials in piece order: one launch, the same bits on every run.
+// Empty rows inside a block sum an empty slice: y = 0.
+#include "cuda/csr_device.cuh"
+#include "cuda/cuda_kernels.hpp"
+
+#include <algorithm>
+
+namespace spmv::cuda {
+
+namespace {
+
+constexpr int kMaxSharedDoubles = 6144;  // 48 KiB, the default dynamic shared memory limit
+
+// Block descriptor (int4): rows [x, y); a long row is cut into w pieces of `piece_len` entries,
+// this block computing piece number z.
+
+template <typename OffT>
+__global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long piece_len, const OffT* __restrict__ rp,
+                                    const index_t* __restrict__ col, const double* __restrict__ val,
+                                    const double* __restrict__ x, double* __restrict__ y,
+                                    double* __restrict__ partial, int* __restrict__ arrived) {
+  extern __shared__ double prod[];
+  __shared__ bool last;
+  const int4 d = blocks[blockIdx.x];
+  const index_t r0 = d.x, r1 = d.y;
+  const int nr = r1 - r0;
+  const int tid = threadIdx.x, nt = blockDim.x;
+  const OffT s = rp[r0], e = rp[r1];
+  if (nr == 1) {
+    // One (long) row, or one piece of it: the whole block strides over it, then a fixed tree.
+    const OffT ps = s + static_cast<OffT>(d.z * piece_len);
+    const OffT pe = d.w == 1 ? e : min(e, static_cast<OffT>(ps + piece_len));
+    double sum = 0;
+#pragma unroll 4
+    for (OffT p = ps + tid; p < pe; p += nt) sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
+    sum = group_sum(sum, 32);
+    if ((tid & 31) == 0) prod[tid >> 5] = sum;
+    __syncthreads();
+    double w = 0;
+    if (tid < 32) {
+      w = tid < (nt >> 5) ? prod[tid] : 0.0;
+      w = group_sum(w, 32);
+    }
+    if (d.w == 1) {
+      if (tid == 0) y[r0] = w;
+      return;
+    }
+    // Pieces of a long row: the last piece to finish adds all partials in piece order, so the
+    // result does not depend on which block finished last.
+    const unsigned first = blockIdx.x - d.z;
+    if (tid == 0) {
+      partial[blockIdx.x] = w;
+      __threadfence();
+      last = atomicAdd(arrived + first, 1) == d.w - 1;
+    }
+    __syncthreads();
+    if (last && tid < 32) {
+      double t = 0;
+      for (int j = tid; j < d.w; j += 32) t += __ldcg(partial + first + j);
+      t = group_sum(t, 32);
+      if (tid == 0) {
+        y[r0] = t;
+        arrived[first] = 0;  // ready for the next product
+      }
+    }
+    return;
+  }
+  // CSR-stream: products into shared memory, coalesced over the block's contiguous entries.
+  const int n = static_cast<int>(e - s);
+#pragma unroll 4
+  for (int i = tid; i < n; i += nt) prod[i] = __ldg(val + s + i) * __ldg(x + __ldg(col + s + i));
+  __syncthreads();
+  // As many lanes per row as the block allows (a power of two, at most a warp).
+  int tpr = 1;
+  while (tpr < 32 && tpr * 2 * nr <= nt) tpr *= 2;
+  const int g = tid / tpr, l = tid % tpr;
+  double sum = 0;
+  if (g < nr) {
+    const int b = static_cast<int>(rp[r0 + g] - s), en = static_cast<int>(rp[r0 + g + 1] - s);
+    for (int i = b + l; i < en; i += tpr) sum += prod[i];
+  }
+  sum = group_sum(sum, tpr);
+  if (g < nr && l == 0) y[r0 + g] = sum;
+}
+
+class CsrAdaptive final : public CsrDevicePlan {
+ public:
+  CsrAdaptive(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    nz_per_block_ = opt.nz_per_block ? opt.nz_per_block : std::min(4 * block_, kMaxSharedDoubles);
+    if (nz_per_block_ < 1 || nz_per_block_ > kMaxSharedDoubles)
+      throw Unsupported("CSR-adaptive nz_per_block must be in [1, " + std::to_string(kMaxSharedDoubles) +
+                        "], got " + std::to_string(nz_per_block_));
+    // Long rows are cut into pieces big enough to keep a block busy, small enough to spread.
+    piece_len_ = std::max<offset_t>(nz_per_block_, 8 * block_);
+    std::vector<int> blocks;
+    index_t r = 0;
+    while (r < a.rows) {
+      const index_t start = r;
+      if (a.row_length(r) > nz_per_block_) {  // a long row: blocks of its own
+        const offset_t pieces = (a.row_length(r) + piece_len_ - 1) / piece_len_;
+        for (offset_t p = 0; p < pieces; ++p)
+          blocks.insert(blocks.end(), {r, r + 1, static_cast<int>(p), static_cast<int>(pieces)});
+        ++r;
+        continue;
+      }
+      offset_t nz = 0;
+      while (r < a.rows && r - start < block_ && nz + a.row_length(r) <= nz_per_block_) nz += a.row_length(r++);
+      blocks.insert(blocks.end(), {start, r, 0, 1});
+    }
+    n_blocks_ = static_cast<unsigned>(blocks.size() / 4);
+    blocks_.upload(blocks);
+    partial_.resize(n_blocks_);
+    arrived_.resize(n_blocks_);
+    SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, std::max(n_blocks_, 1u) * sizeof(int)));
+    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+    setup_seconds += seconds_since(t0);
+    bytes_per_product += 4 * static_cast<offset_t>(blocks.size());  // the descriptors
+    detail = "nz_per_block=" + std::to_string(nz_per_block_) + " row_blocks=" + std::to_string(n_blocks_);
+  }
+
+ protected:
+  void launch() override {
+    if (trivial()) return zero_async(y_);
+    const std::size_t shmem = std::max<std::size_t>(nz_per_block_, 32) * sizeof(double);
+    if (m_.wide)
+      csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(desc(), piece_len_, m_.rp64.data(), m_.col.data(),
+                                                        m_.val.data(), x_.data(), y_.data(), partial_.data(),
+                                                        arrived_.data());
+    else
+      csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(desc(), piece_len_, m_.rp32.data(), m_.col.data(),
+                                                        m_.val.data(), x_.data(), y_.data(), partial_.data(),
+                                                        arrived_.data());
+    SPMV_CUDA_CHECK_LAUNCH();
+  }
+  const int4* desc() const { return reinterpret_cast<const int4*>(blocks_.data()); }
+  offset_t nz_per_block_ = 0, piece_len_ = 0;
+  unsigned n_blocks_ = 0;
+  DeviceBuffer<int> blocks_;  // 4 ints per block: r0, r1, piece, pieces
+  DeviceBuffer<double> partial_;
+  DeviceBuffer<int> arrived_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt) {
+  return std::make_unique<CsrAdaptive>(a, opt);
+}
+
+void register_csr_adaptive() {
+  add_kernel({.name = "csr-adaptive",
+              .backend = Backend::Cuda,
+              .format = "csr",
+              .description = "CSR-adaptive: CSR-stream row blocks of NZ_PER_BLOCK entries, CSR-vector for long rows",
+              .params = {"block_size", "nz_per_block"},
+              .make = make_csr_adaptive});
+}
+
+}  // namespace spmv::cuda
