@@ -5,6 +5,8 @@ namespace spmv::detail {
 
 void register_serial_kernels() { cpu::register_serial_csr(); }
 
-void register_omp_kernels() {}
+void register_omp_kernels() {
+  cpu::register_csr5();
+}
 
 }  // namespace spmv::detail
