@@ -1,0 +1,118 @@
+// CSR-adaptive (Greathouse & Daga, SC'14). Row blocks are built once on the host: consecutive rows
+// whose entries fit in NZ_PER_BLOCK (and at most one row per thread) share a block, which runs
+// CSR-stream: all threads stream the block's products val*x into shared memory with coalesced
+// loads, then a group of lanes per row sums that row's slice. A row longer than NZ_PER_BLOCK gets a
+// block of its own that runs CSR-vector over the whole block (any length, tree-reduced, so the
+// bits are the same on every run). Empty rows inside a block sum an empty slice: y = 0.
+#include "cuda/csr_device.cuh"
+#include "cuda/cuda_kernels.hpp"
+
+#include <algorithm>
+
+namespace spmv::cuda {
+
+namespace {
+
+constexpr int kMaxSharedDoubles = 6144;  // 48 KiB, the default dynamic shared memory limit
+
+template <typename OffT>
+__global__ void csr_adaptive_kernel(const index_t* __restrict__ blocks, const OffT* __restrict__ rp,
+                                    const index_t* __restrict__ col, const double* __restrict__ val,
+                                    const double* __restrict__ x, double* __restrict__ y) {
+  extern __shared__ double prod[];
+  const index_t r0 = blocks[blockIdx.x], r1 = blocks[blockIdx.x + 1];
+  const int nr = r1 - r0;
+  const int tid = threadIdx.x, nt = blockDim.x;
+  const OffT s = rp[r0], e = rp[r1];
+  if (nr == 1) {
+    // One (long) row: the whole block strides over it, then a two-level tree reduction.
+    double sum = 0;
+    for (OffT p = s + tid; p < e; p += nt) sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
+    sum = group_sum(sum, 32);
+    if ((tid & 31) == 0) prod[tid >> 5] = sum;
+    __syncthreads();
+    if (tid < 32) {
+      double w = tid < (nt >> 5) ? prod[tid] : 0.0;
+      w = group_sum(w, 32);
+      if (tid == 0) y[r0] = w;
+    }
+    return;
+  }
+  // CSR-stream: products into shared memory, coalesced over the block's contiguous entries.
+  const int n = static_cast<int>(e - s);
+  for (int i = tid; i < n; i += nt) prod[i] = __ldg(val + s + i) * __ldg(x + __ldg(col + s + i));
+  __syncthreads();
+  // As many lanes per row as the block allows (a power of two, at most a warp).
+  int tpr = 1;
+  while (tpr < 32 && tpr * 2 * nr <= nt) tpr *= 2;
+  const int g = tid / tpr, l = tid % tpr;
+  double sum = 0;
+  if (g < nr) {
+    const int b = static_cast<int>(rp[r0 + g] - s), en = static_cast<int>(rp[r0 + g + 1] - s);
+    for (int i = b + l; i < en; i += tpr) sum += prod[i];
+  }
+  sum = group_sum(sum, tpr);
+  if (g < nr && l == 0) y[r0 + g] = sum;
+}
+
+class CsrAdaptive final : public CsrDevicePlan {
+ public:
+  CsrAdaptive(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    nz_per_block_ = opt.nz_per_block ? opt.nz_per_block : std::min(4 * block_, kMaxSharedDoubles);
+    if (nz_per_block_ < 1 || nz_per_block_ > kMaxSharedDoubles)
+      throw Unsupported("CSR-adaptive nz_per_block must be in [1, " + std::to_string(kMaxSharedDoubles) +
+                        "], got " + std::to_string(nz_per_block_));
+    std::vector<index_t> blocks{0};
+    index_t r = 0;
+    while (r < a.rows) {
+      const index_t start = r;
+      if (a.row_length(r) > nz_per_block_) {
+        ++r;  // a long row: a block of its own
+      } else {
+        offset_t nz = 0;
+        while (r < a.rows && r - start < block_ && nz + a.row_length(r) <= nz_per_block_) nz += a.row_length(r++);
+      }
+      blocks.push_back(r);
+    }
+    n_blocks_ = static_cast<unsigned>(blocks.size() - 1);
+    blocks_.upload(blocks);
+    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+    setup_seconds += seconds_since(t0);
+    bytes_per_product += 4 * static_cast<offset_t>(blocks.size());
+    detail = "nz_per_block=" + std::to_string(nz_per_block_) + " row_blocks=" + std::to_string(n_blocks_);
+  }
+
+ protected:
+  void launch() override {
+    if (trivial()) return zero_async(y_);
+    const std::size_t shmem = std::max<std::size_t>(nz_per_block_, 32) * sizeof(double);
+    if (m_.wide)
+      csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(blocks_.data(), m_.rp64.data(), m_.col.data(),
+                                                        m_.val.data(), x_.data(), y_.data());
+    else
+      csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(blocks_.data(), m_.rp32.data(), m_.col.data(),
+                                                        m_.val.data(), x_.data(), y_.data());
+    SPMV_CUDA_CHECK_LAUNCH();
+  }
+  offset_t nz_per_block_ = 0;
+  unsigned n_blocks_ = 0;
+  DeviceBuffer<index_t> blocks_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt) {
+  return std::make_unique<CsrAdaptive>(a, opt);
+}
+
+void register_csr_adaptive() {
+  add_kernel({.name = "csr-adaptive",
+              .backend = Backend::Cuda,
+              .format = "csr",
+              .description = "CSR-adaptive: CSR-stream row blocks of NZ_PER_BLOCK entries, CSR-vector for long rows",
+              .params = {"block_size", "nz_per_block"},
+              .make = make_csr_adaptive});
+}
+
+}  // namespace spmv::cuda

@@ -1,0 +1,104 @@
+#pragma once
+// Device CSR shared by the CSR kernels, plus small helpers every CUDA plan file uses.
+// Row offsets go to the device as int32 when nnz < 2^31 (4 fewer bytes per row to move) and as
+// int64 otherwise; kernels are templates on the offset type and plans dispatch on `wide`.
+#include <spmv/matrix.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+
+#include "cuda/cuda_plan.cuh"
+
+namespace spmv::cuda {
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Threads per block must be a whole number of warps in [32, 1024] (the shuffles and the
+// per-warp reductions assume it); anything else is refused rather than silently changed.
+inline int checked_block_size(const PlanOptions& opt) {
+  const int b = opt.block_size;
+  if (b < 32 || b > 1024 || b % 32 != 0)
+    throw Unsupported("CUDA block size must be a multiple of 32 in [32, 1024], got " + std::to_string(b));
+  return b;
+}
+
+inline unsigned grid_for(offset_t work_items, int per_block) {
+  return static_cast<unsigned>((work_items + per_block - 1) / per_block);
+}
+
+// SpMM kernels of this backend read X and write Y row-major only.
+inline void require_row_major(const PlanOptions& opt, const std::string& kernel) {
+  if (opt.k > 1 && opt.layout != Layout::RowMajor)
+    throw Unsupported("CUDA kernel '" + kernel + "' supports only row-major X and Y for k > 1");
+}
+
+struct DeviceCsr {
+  index_t rows = 0, cols = 0;
+  offset_t nnz = 0;
+  bool wide = false;  // int64 row offsets on the device
+  DeviceBuffer<int> rp32;
+  DeviceBuffer<long long> rp64;
+  DeviceBuffer<index_t> col;
+  DeviceBuffer<double> val;
+
+  explicit DeviceCsr(const Csr& a) : rows(a.rows), cols(a.cols), nnz(a.nnz()) {
+    wide = nnz >= std::numeric_limits<int>::max();
+    if (wide) {
+      std::vector<long long> rp(a.row_ptr.begin(), a.row_ptr.end());
+      rp64.upload(rp);
+    } else {
+      std::vector<int> rp(a.row_ptr.size());
+      for (std::size_t i = 0; i < rp.size(); ++i) rp[i] = static_cast<int>(a.row_ptr[i]);
+      rp32.upload(rp);
+    }
+    col.upload(a.col);
+    val.upload(a.val);
+  }
+  offset_t offset_bytes() const { return wide ? 8 : 4; }
+  // What one product must move: values + columns once, row offsets once, x and y once.
+  offset_t product_bytes(int k) const {
+    return 12 * nnz + offset_bytes() * (static_cast<offset_t>(rows) + 1) +
+           8 * static_cast<offset_t>(cols) * k + 8 * static_cast<offset_t>(rows) * k;
+  }
+};
+
+// Base of the CSR plans: the matrix uploaded once; setup_seconds covers the upload (host clock
+// after a device synchronisation); subclasses add their own preprocessing to it.
+class CsrDevicePlan : public CudaPlan {
+ public:
+  CsrDevicePlan(const Csr& a, const PlanOptions& opt)
+      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), m_(upload_timed(a)) {
+    bytes_per_product = m_.product_bytes(opt.k);
+    stored_entries = a.nnz();
+  }
+
+ protected:
+  // Nothing to launch: y is empty or all zeros.
+  bool trivial() const { return rows_ == 0 || m_.nnz == 0; }
+  DeviceCsr upload_timed(const Csr& a) {
+    const auto t0 = std::chrono::steady_clock::now();
+    DeviceCsr m(a);
+    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+    setup_seconds += seconds_since(t0);
+    return m;
+  }
+  int block_;
+  DeviceCsr m_;
+};
+
+// Sets y = 0 without a kernel (matrices with no stored entries).
+inline void zero_async(DeviceBuffer<double>& y) {
+  if (y.size()) SPMV_CUDA_CHECK(cudaMemsetAsync(y.data(), 0, y.size() * sizeof(double)));
+}
+
+// Warp-level sum over aligned groups of `width` lanes (a power of two <= 32); every lane of the
+// warp must call it.
+__device__ __forceinline__ double group_sum(double v, int width) {
+  for (int off = width / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
+
+}  // namespace spmv::cuda

@@ -1,0 +1,178 @@
+// CSR merge-path (Merrill & Garland, SC'16): the merge of the row ends with the nonzero indices is
+// cut into equal tiles of rows+nnz items, so a row of 100k entries next to rows of 2 costs the same
+// per item. Tile coordinates are found once on the host. A block stages its tile (products val*x
+// and row ends) in shared memory with coalesced loads, each thread walks IPT items of the path,
+// partial sums of rows cut between threads are joined by a segmented scan in a fixed order, and
+// each block's carry-out (the row still open at its end) is added by a second small kernel that
+// sums each row's carries in block order: no atomics, the same bits on every run.
+#include "cuda/csr_device.cuh"
+#include "cuda/cuda_kernels.hpp"
+
+#include <algorithm>
+
+namespace spmv::cuda {
+
+namespace {
+
+template <typename OffT>
+__global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, const OffT* __restrict__ tile_nz,
+                                 const OffT* __restrict__ rp, const index_t* __restrict__ col,
+                                 const double* __restrict__ val, const double* __restrict__ x,
+                                 double* __restrict__ y, index_t* __restrict__ carry_row,
+                                 double* __restrict__ carry_val) {
+  extern __shared__ double smem[];
+  const int nt = blockDim.x, tid = threadIdx.x, tile = nt * ipt;
+  double* s_prod = smem;            // tile
+  double* s_cval = s_prod + tile;   // nt
+  int* s_rend = reinterpret_cast<int*>(s_cval + nt);  // tile: row ends relative to the tile's first entry
+  int* s_crow = s_rend + tile;      // nt
+  const index_t r0 = tile_row[blockIdx.x], r1 = tile_row[blockIdx.x + 1];
+  const OffT z0 = tile_nz[blockIdx.x], z1 = tile_nz[blockIdx.x + 1];
+  const int nr = r1 - r0, nz = static_cast<int>(z1 - z0), len = nr + nz;
+  for (int i = tid; i < nr; i += nt) s_rend[i] = static_cast<int>(rp[r0 + i + 1] - z0);
+#pragma unroll 4
+  for (int i = tid; i < nz; i += nt) s_prod[i] = __ldg(val + z0 + i) * __ldg(x + __ldg(col + z0 + i));
+  __syncthreads();
+
+  // This thread's start on the block's path: rows consumed + entries consumed = dl.
+  const int dl = min(tid * ipt, len);
+  int lo = max(dl - nz, 0), hi = min(dl, nr);
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (s_rend[mid] <= dl - mid - 1) lo = mid + 1;
+    else hi = mid;
+  }
+  int row = lo, k = dl - lo;
+  const int end = min(dl + ipt, len);
+  double acc = 0, first_val = 0;
+  int first_row = -1;
+  for (int d = dl; d < end; ++d) {
+    if (row < nr && k >= s_rend[row]) {  // the row ends here
+      if (first_row < 0) {  // may have started in an earlier thread: written after the scan
+        first_row = row;
+        first_val = acc;
+      } else {
+        y[r0 + row] = acc;
+      }
+      acc = 0;
+      ++row;
+    } else {
+      acc += s_prod[k++];
+    }
+  }
+  s_crow[tid] = row;  // the row still open at this thread's end and its partial sum
+  s_cval[tid] = acc;
+  __syncthreads();
+  // Inclusive segmented scan of the carries keyed by row (rows never decrease with tid).
+  for (int off = 1; off < nt; off *= 2) {
+    int pr = -1;
+    double pv = 0;
+    if (tid >= off) {
+      pr = s_crow[tid - off];
+      pv = s_cval[tid - off];
+    }
+    __syncthreads();
+    if (tid >= off && pr == s_crow[tid]) s_cval[tid] += pv;
+    __syncthreads();
+  }
+  if (first_row >= 0) {
+    const double prefix = (tid > 0 && s_crow[tid - 1] == first_row) ? s_cval[tid - 1] : 0.0;
+    y[r0 + first_row] = first_val + prefix;
+  }
+  if (tid == nt - 1) {
+    carry_row[blockIdx.x] = r0 + s_crow[tid];
+    carry_val[blockIdx.x] = s_cval[tid];
+  }
+}
+
+// Adds each row's block carries, in block order, once per row (the first block of a run does it).
+__global__ void csr_merge_fixup(int n_blocks, index_t rows, const index_t* __restrict__ carry_row,
+                                const double* __restrict__ carry_val, double* __restrict__ y) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= n_blocks) return;
+  const index_t r = carry_row[b];
+  if (r >= rows || (b > 0 && carry_row[b - 1] == r)) return;
+  double s = 0;
+  for (int j = b; j < n_blocks && carry_row[j] == r; ++j) s += carry_val[j];
+  y[r] += s;
+}
+
+class CsrMerge final : public CsrDevicePlan {
+ public:
+  CsrMerge(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // Items per thread: as many as fit comfortably in 48 KiB of shared memory.
+    ipt_ = std::clamp(2560 / block_, 2, 7);
+    const offset_t tile = static_cast<offset_t>(block_) * ipt_;
+    const offset_t nnz = a.nnz(), total = a.rows + nnz;
+    const offset_t n_blocks = (total + tile - 1) / tile;
+    if (n_blocks >= std::numeric_limits<int>::max()) throw Unsupported("csr-merge: too many tiles");
+    n_blocks_ = static_cast<int>(n_blocks);
+    std::vector<index_t> tr(n_blocks + 1);
+    std::vector<offset_t> tz(n_blocks + 1);
+    for (offset_t b = 0; b <= n_blocks; ++b) {
+      const offset_t diag = std::min(b * tile, total);
+      offset_t lo = std::max<offset_t>(diag - nnz, 0), hi = std::min<offset_t>(diag, a.rows);
+      while (lo < hi) {
+        const offset_t mid = (lo + hi) / 2;
+        if (a.row_ptr[mid + 1] <= diag - mid - 1) lo = mid + 1;
+        else hi = mid;
+      }
+      tr[b] = static_cast<index_t>(lo);
+      tz[b] = diag - lo;
+    }
+    tile_row_.upload(tr);
+    if (m_.wide) {
+      tile_nz64_.upload(std::vector<long long>(tz.begin(), tz.end()));
+    } else {
+      tile_nz32_.upload(std::vector<int>(tz.begin(), tz.end()));
+    }
+    carry_row_.resize(n_blocks_);
+    carry_val_.resize(n_blocks_);
+    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+    setup_seconds += seconds_since(t0);
+    bytes_per_product += (4 + m_.offset_bytes()) * (n_blocks + 1);
+    detail = "items_per_thread=" + std::to_string(ipt_) + " tiles=" + std::to_string(n_blocks_);
+  }
+
+ protected:
+  void launch() override {
+    if (trivial()) return zero_async(y_);
+    const std::size_t shmem = static_cast<std::size_t>(block_) * ipt_ * 12 + static_cast<std::size_t>(block_) * 12;
+    if (m_.wide)
+      csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz64_.data(), m_.rp64.data(),
+                                                     m_.col.data(), m_.val.data(), x_.data(), y_.data(),
+                                                     carry_row_.data(), carry_val_.data());
+    else
+      csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz32_.data(), m_.rp32.data(),
+                                                     m_.col.data(), m_.val.data(), x_.data(), y_.data(),
+                                                     carry_row_.data(), carry_val_.data());
+    SPMV_CUDA_CHECK_LAUNCH();
+    csr_merge_fixup<<<grid_for(n_blocks_, 256), 256>>>(n_blocks_, rows_, carry_row_.data(), carry_val_.data(),
+                                                       y_.data());
+    SPMV_CUDA_CHECK_LAUNCH();
+  }
+  int ipt_ = 7, n_blocks_ = 0;
+  DeviceBuffer<index_t> tile_row_;
+  DeviceBuffer<int> tile_nz32_;
+  DeviceBuffer<long long> tile_nz64_;
+  DeviceBuffer<index_t> carry_row_;
+  DeviceBuffer<double> carry_val_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt) {
+  return std::make_unique<CsrMerge>(a, opt);
+}
+
+void register_csr_merge() {
+  add_kernel({.name = "csr-merge",
+              .backend = Backend::Cuda,
+              .format = "csr",
+              .description = "CSR merge-path: equal rows+nnz tiles, deterministic carry fix-up",
+              .params = {"block_size"},
+              .make = make_csr_merge});
+}
+
+}  // namespace spmv::cuda

@@ -1,0 +1,87 @@
+// CSR-vector: a sub-warp of S = 2..32 lanes per row, S chosen from the mean row length, partial
+// sums reduced with warp shuffles. Lanes of a sub-warp read consecutive entries (coalesced).
+#include "cuda/csr_device.cuh"
+#include "cuda/cuda_kernels.hpp"
+
+#include <bit>
+
+namespace spmv::cuda {
+
+namespace {
+
+template <int S, typename OffT>
+__global__ void csr_vector_kernel(index_t rows, const OffT* __restrict__ rp, const index_t* __restrict__ col,
+                                  const double* __restrict__ val, const double* __restrict__ x,
+                                  double* __restrict__ y) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long r = t / S;
+  const int lane = static_cast<int>(t % S);
+  double s = 0;
+  if (r < rows) {
+    const OffT e = rp[r + 1];
+    for (OffT p = rp[r] + lane; p < e; p += S) s += __ldg(val + p) * __ldg(x + __ldg(col + p));
+  }
+  // Every lane takes part in the shuffles, including those past the last row.
+  s = group_sum(s, S);
+  if (r < rows && lane == 0) y[r] = s;
+}
+
+class CsrVector final : public CsrDevicePlan {
+ public:
+  CsrVector(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
+    subwarp_ = opt.subwarp ? opt.subwarp : choose_subwarp(a);
+    if (subwarp_ < 2 || subwarp_ > 32 || !std::has_single_bit(static_cast<unsigned>(subwarp_)))
+      throw Unsupported("CSR-vector sub-warp must be 2, 4, 8, 16 or 32, got " + std::to_string(subwarp_));
+    detail = "subwarp=" + std::to_string(subwarp_);
+  }
+
+ protected:
+  template <int S, typename OffT>
+  void go(const OffT* rp) {
+    const unsigned grid = grid_for(static_cast<offset_t>(rows_) * S, block_);
+    csr_vector_kernel<S><<<grid, block_>>>(rows_, rp, m_.col.data(), m_.val.data(), x_.data(), y_.data());
+  }
+  template <typename OffT>
+  void dispatch(const OffT* rp) {
+    switch (subwarp_) {
+      case 2: go<2>(rp); break;
+      case 4: go<4>(rp); break;
+      case 8: go<8>(rp); break;
+      case 16: go<16>(rp); break;
+      default: go<32>(rp); break;
+    }
+  }
+  void launch() override {
+    if (trivial()) return zero_async(y_);
+    if (m_.wide) dispatch(m_.rp64.data());
+    else dispatch(m_.rp32.data());
+    SPMV_CUDA_CHECK_LAUNCH();
+  }
+  int subwarp_ = 32;
+};
+
+}  // namespace
+
+// The largest power of two not above the mean row length, in [2, 32]: each lane then handles
+// about one entry per row, and few lanes idle on rows near the mean.
+int choose_subwarp(const Csr& a) {
+  const double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+  int s = 2;
+  while (s < 32 && 2.0 * s <= mean) s *= 2;
+  return s;
+}
+
+std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt) {
+  return std::make_unique<CsrVector>(a, opt);
+}
+
+void register_csr_vector() {
+  add_kernel({.name = "csr-vector",
+              .backend = Backend::Cuda,
+              .format = "csr",
+              .description = "CSR, a sub-warp of 2..32 lanes per row (width from the mean row length)",
+              .params = {"block_size", "subwarp"},
+              .make = make_csr_vector});
+}
+
+}  // namespace spmv::cuda

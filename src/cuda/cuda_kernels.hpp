@@ -1,0 +1,27 @@
+#pragma once
+// Internal to the CUDA backend: one register_* per kernel file (called by register_cuda.cu) and
+// the plan factories the automatic "csr" kernel chooses among.
+#include <spmv/plan.hpp>
+
+#include <memory>
+
+namespace spmv::cuda {
+
+void register_csr_scalar();
+void register_csr_vector();
+void register_csr_adaptive();
+void register_csr_merge();
+void register_ell();
+void register_hll();
+void register_cusparse();
+void register_csr_auto();
+
+std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt);
+std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt);
+std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt);
+std::unique_ptr<Plan> make_csr_spmm(const Csr& a, const PlanOptions& opt);
+
+// Sub-warp width CSR-vector uses for this matrix when the options leave it open.
+int choose_subwarp(const Csr& a);
+
+}  // namespace spmv::cuda

@@ -1,0 +1,118 @@
+// Hacked ELLPACK on the GPU: each hack is a column-major ELL block of `hack` rows (32 by default:
+// one warp per hack, a thread per row, coalesced), addressed through the hack offsets, so a long
+// row pads only its own hack. SpMM (row-major X, Y): a thread per (row, right-hand side), the K
+// threads of a row sharing each value and column and reading K consecutive entries of X.
+#include <spmv/formats/hll.hpp>
+
+#include "cuda/csr_device.cuh"
+#include "cuda/cuda_kernels.hpp"
+
+namespace spmv::cuda {
+
+namespace {
+
+template <typename OffT>
+__global__ void hll_kernel(index_t rows, int hack, const OffT* __restrict__ hack_offset,
+                           const index_t* __restrict__ hack_width, const index_t* __restrict__ col,
+                           const double* __restrict__ val, const double* __restrict__ x,
+                           double* __restrict__ y) {
+  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const index_t h = r / hack, lr = r - h * hack;
+  const index_t hr = min(hack, rows - h * hack);
+  const index_t w = hack_width[h];
+  const OffT base = hack_offset[h] + lr;
+  double s = 0;
+  for (index_t j = 0; j < w; ++j) {
+    const OffT p = base + static_cast<OffT>(j) * hr;
+    s += __ldg(val + p) * __ldg(x + __ldg(col + p));
+  }
+  y[r] = s;
+}
+
+template <typename OffT>
+__global__ void hll_spmm_kernel(index_t rows, int k, int hack, const OffT* __restrict__ hack_offset,
+                                const index_t* __restrict__ hack_width, const index_t* __restrict__ col,
+                                const double* __restrict__ val, const double* __restrict__ x,
+                                double* __restrict__ y) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long r = t / k;
+  const int c = static_cast<int>(t - r * k);
+  if (r >= rows) return;
+  const index_t h = static_cast<index_t>(r / hack), lr = static_cast<index_t>(r - static_cast<long long>(h) * hack);
+  const index_t hr = min(hack, rows - h * hack);
+  const index_t w = hack_width[h];
+  const OffT base = hack_offset[h] + lr;
+  double s = 0;
+  for (index_t j = 0; j < w; ++j) {
+    const OffT p = base + static_cast<OffT>(j) * hr;
+    s += __ldg(val + p) * __ldg(x + static_cast<long long>(__ldg(col + p)) * k + c);
+  }
+  y[r * k + c] = s;
+}
+
+class HllPlan final : public CudaPlan {
+ public:
+  HllPlan(const Csr& a, const PlanOptions& opt) : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
+    require_row_major(opt, "hll");
+    auto t0 = std::chrono::steady_clock::now();
+    const Hll h = csr_to_hll(a, opt.hack, opt);
+    convert_seconds = seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    hack_ = h.hack;
+    wide_ = h.slots() >= std::numeric_limits<int>::max();
+    if (wide_) off64_.upload(std::vector<long long>(h.hack_offset.begin(), h.hack_offset.end()));
+    else off32_.upload(std::vector<int>(h.hack_offset.begin(), h.hack_offset.end()));
+    width_.upload(h.hack_width);
+    col_.upload(h.col);
+    val_.upload(h.val);
+    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+    setup_seconds = seconds_since(t0);
+    slots_ = h.slots();
+    stored_entries = slots_;
+    bytes_per_product = 12 * slots_ + (4 + (wide_ ? 8 : 4)) * static_cast<offset_t>(h.n_hacks()) +
+                        8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
+    detail = "hack=" + std::to_string(hack_);
+  }
+
+ protected:
+  template <typename OffT>
+  void go(const OffT* off) {
+    if (k_ == 1)
+      hll_kernel<<<grid_for(rows_, block_), block_>>>(rows_, hack_, off, width_.data(), col_.data(), val_.data(),
+                                                      x_.data(), y_.data());
+    else
+      hll_spmm_kernel<<<grid_for(static_cast<offset_t>(rows_) * k_, block_), block_>>>(
+          rows_, k_, hack_, off, width_.data(), col_.data(), val_.data(), x_.data(), y_.data());
+  }
+  void launch() override {
+    if (rows_ == 0) return;
+    if (slots_ == 0) return zero_async(y_);
+    if (wide_) go(off64_.data());
+    else go(off32_.data());
+    SPMV_CUDA_CHECK_LAUNCH();
+  }
+  int block_, hack_ = 32;
+  bool wide_ = false;
+  offset_t slots_ = 0;
+  DeviceBuffer<int> off32_;
+  DeviceBuffer<long long> off64_;
+  DeviceBuffer<index_t> width_, col_;
+  DeviceBuffer<double> val_;
+};
+
+}  // namespace
+
+void register_hll() {
+  add_kernel({.name = "hll",
+              .backend = Backend::Cuda,
+              .format = "hll",
+              .description = "Hacked ELLPACK, column-major hacks, a warp per 32-row hack; SpMM row-major",
+              .spmm = true,
+              .params = {"block_size", "hack"},
+              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                return std::make_unique<HllPlan>(a, o);
+              }});
+}
+
+}  // namespace spmv::cuda
