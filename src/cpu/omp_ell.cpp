@@ -1,0 +1,75 @@
+// OpenMP ELLPACK (row-major): every row has the same padded width, so a static split into equal
+// row ranges balances "ell"; "ell-rowlen" uses the same split and skips each row's padding.
+#include <spmv/formats/ell.hpp>
+
+#include <omp.h>
+
+#include "cpu/cpu_plan.hpp"
+#include "cpu/register_cpu.hpp"
+#include "cpu/row_kernels.hpp"
+
+namespace spmv::cpu {
+
+namespace {
+
+class OmpEll final : public CpuPlan {
+ public:
+  OmpEll(const Csr& a, const PlanOptions& opt, bool skip_padding)
+      : CpuPlan(a.rows, a.cols, opt), skip_padding_(skip_padding), threads_(std::max(1, opt.threads)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    e_ = csr_to_ell(a, Layout::RowMajor, opt);
+    convert_seconds = seconds_since(t0);
+    stored_entries = e_.slots();
+    bytes_per_product = ell_product_bytes(e_, skip_padding, opt.k);
+  }
+
+ protected:
+  void product() override {
+    if (skip_padding_)
+      product_with(EllRowLenRows{e_.col.data(), e_.val.data(), e_.row_len.data(), e_.width});
+    else
+      product_with(EllRows{e_.col.data(), e_.val.data(), e_.width});
+  }
+
+ private:
+  template <class Rows>
+  void product_with(const Rows& rows) {
+    const double* x = x_.data();
+    double* y = y_.data();
+    if (threads_ == 1) {
+      rows_product(rows, 0, rows_, x, y, rows_, cols_, k_, layout_);
+      return;
+    }
+    const int parts = threads_;
+    const offset_t n = rows_;
+#pragma omp parallel num_threads(parts)
+    {
+      const int nt = omp_get_num_threads();
+      for (int p = omp_get_thread_num(); p < parts; p += nt)  // schedule(static), one block each
+        rows_product(rows, static_cast<index_t>(n * p / parts), static_cast<index_t>(n * (p + 1) / parts), x,
+                     y, rows_, cols_, k_, layout_);
+    }
+  }
+
+  Ell e_;
+  bool skip_padding_;
+  int threads_;
+};
+
+}  // namespace
+
+void register_omp_ell() {
+  for (const bool skip : {false, true})
+    add_kernel({.name = skip ? "ell-rowlen" : "ell",
+                .backend = Backend::Omp,
+                .format = skip ? "ell-rowlen" : "ell",
+                .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length"
+                                    : "OpenMP row-major ELLPACK, static rows, padded slots multiplied",
+                .spmm = true,
+                .params = {"threads"},
+                .make = [skip](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                  return std::make_unique<OmpEll>(a, o, skip);
+                }});
+}
+
+}  // namespace spmv::cpu

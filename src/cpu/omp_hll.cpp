@@ -1,0 +1,76 @@
+// OpenMP hacked ELLPACK: hacks are split into one contiguous range per thread holding about the
+// same number of stored (padded) slots; the split is computed once when the plan is made.
+#include <spmv/formats/hll.hpp>
+
+#include <omp.h>
+
+#include "cpu/cpu_plan.hpp"
+#include "cpu/register_cpu.hpp"
+#include "cpu/row_kernels.hpp"
+
+namespace spmv::cpu {
+
+namespace {
+
+class OmpHll final : public CpuPlan {
+ public:
+  OmpHll(const Csr& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt) {
+    const int threads = std::max(1, opt.threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    h_ = csr_to_hll(a, opt.hack, opt);
+    convert_seconds = seconds_since(t0);
+    stored_entries = h_.slots();
+    bytes_per_product = hll_product_bytes(h_, opt.k);
+
+    const auto t1 = std::chrono::steady_clock::now();
+    // A hack costs its slots plus one unit per row (the y stores), so empty hacks are not free.
+    const offset_t* off = h_.hack_offset.data();
+    const offset_t hack = h_.hack;
+    bounds_ = balanced_bounds(h_.n_hacks(), threads, [off, hack](index_t i) { return off[i] + hack * i; });
+    scratch_stride_ = static_cast<std::size_t>(h_.hack) * 16 + 8;  // +8: no false sharing between threads
+    scratch_.resize(scratch_stride_ * threads);
+    setup_seconds = seconds_since(t1);
+    detail = fmt::format("hack={} padding_ratio={:.3f}", h_.hack,
+                         h_.nnz > 0 ? static_cast<double>(h_.slots()) / h_.nnz : 1.0);
+  }
+
+ protected:
+  void product() override {
+    const HllView m = hll_view(h_);
+    const double* x = x_.data();
+    double* y = y_.data();
+    const int parts = static_cast<int>(bounds_.size()) - 1;
+    if (parts == 1) {
+      hll_product(m, 0, h_.n_hacks(), x, y, cols_, k_, layout_, scratch_.data());
+      return;
+    }
+#pragma omp parallel num_threads(parts)
+    {
+      const int nt = omp_get_num_threads(), me = omp_get_thread_num();
+      for (int p = me; p < parts; p += nt)
+        hll_product(m, bounds_[p], bounds_[p + 1], x, y, cols_, k_, layout_, scratch_.data() + scratch_stride_ * me);
+    }
+  }
+
+ private:
+  Hll h_;
+  std::vector<index_t> bounds_;
+  std::vector<double> scratch_;
+  std::size_t scratch_stride_ = 0;
+};
+
+}  // namespace
+
+void register_omp_hll() {
+  add_kernel({.name = "hll",
+              .backend = Backend::Omp,
+              .format = "hll",
+              .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots",
+              .spmm = true,
+              .params = {"threads", "hack"},
+              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                return std::make_unique<OmpHll>(a, o);
+              }});
+}
+
+}  // namespace spmv::cpu
