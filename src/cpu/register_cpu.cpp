@@ -14,6 +14,7 @@ void register_omp_kernels() {
   cpu::register_omp_ell();
   cpu::register_omp_hll();
   cpu::register_eigen_baseline();
+  cpu::register_csr5();
 }
 
 }  // namespace spmv::detail

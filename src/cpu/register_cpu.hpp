@@ -8,4 +8,5 @@ void register_omp_csr();
 void register_omp_ell();
 void register_omp_hll();
 void register_eigen_baseline();
+void register_csr5();  // serial + omp, src/cpu/omp_csr5.cpp
 }  // namespace spmv::cpu

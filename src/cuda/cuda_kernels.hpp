@@ -15,6 +15,7 @@ void register_ell();
 void register_hll();
 void register_cusparse();
 void register_csr_auto();
+void register_csr5();  // src/cuda/csr5.cu
 
 std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt);
 std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt);

@@ -1,0 +1,307 @@
+// CSR5 against the CSR kernels of the same backend (and cuSPARSE when built), on generated
+// irregular and regular matrices and on files given on the command line.
+//
+// For each matrix and backend: the time of one product of every kernel (median of batches),
+// GFLOPS, CSR5's conversion cost in units of one SpMV of the fastest CSR kernel of that backend,
+// and the paper's iterative scenario: total = conversion + setup + N products for N = 50, 500
+// (computed from the measured product time), so one sees when a format pays back its conversion.
+//
+//   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [matrix files...]
+#include <spmv/device.hpp>
+#include <spmv/formats/csr5.hpp>
+#include <spmv/spmv.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace spmv;
+
+namespace {
+
+// CSR from per-row column lists (sorted, unique) with values in [-1, 1).
+struct Builder {
+  Csr a;
+  std::mt19937_64 g;
+  std::vector<index_t> cols_buf;
+  Builder(index_t rows, index_t cols, std::uint64_t seed) : g(seed) {
+    a.rows = rows;
+    a.cols = cols;
+    a.row_ptr.assign(1, 0);
+  }
+  void row(std::vector<index_t>& c) {
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    std::uniform_real_distribution<double> v(-1.0, 1.0);
+    for (index_t j : c) {
+      a.col.push_back(j);
+      a.val.push_back(v(g));
+    }
+    a.row_ptr.push_back(static_cast<offset_t>(a.col.size()));
+  }
+  // `len` distinct columns: half near the diagonal, half uniformly random.
+  void random_row(index_t r, offset_t len) {
+    cols_buf.clear();
+    len = std::min<offset_t>(len, a.cols);
+    std::uniform_int_distribution<index_t> any(0, a.cols - 1);
+    if (len > a.cols / 2) {  // dense-ish row: a random subset by rejection would be slow
+      for (index_t j = 0; j < a.cols && static_cast<offset_t>(cols_buf.size()) < len; ++j)
+        if (std::uniform_real_distribution<double>(0, 1)(g) < double(len) / a.cols * 1.05) cols_buf.push_back(j);
+    } else {
+      while (static_cast<offset_t>(cols_buf.size()) < len) {
+        const index_t j = cols_buf.size() % 2 == 0 ? std::clamp<index_t>(r + static_cast<index_t>(cols_buf.size() / 2), 0, a.cols - 1)
+                                                   : any(g);
+        cols_buf.push_back(j);
+        if (cols_buf.size() == static_cast<std::size_t>(len)) {
+          std::sort(cols_buf.begin(), cols_buf.end());
+          cols_buf.erase(std::unique(cols_buf.begin(), cols_buf.end()), cols_buf.end());
+        }
+      }
+    }
+    row(cols_buf);
+  }
+};
+
+// dc1-like: 116835 rows of a few entries and a few rows of ~100k entries (dc1: 766k nnz,
+// longest row 114k).
+Csr gen_dc1_like(double scale) {
+  const index_t n = static_cast<index_t>(116835 * scale);
+  Builder b(n, n, 1);
+  std::uniform_int_distribution<int> len(1, 7);
+  for (index_t r = 0; r < n; ++r) {
+    offset_t l = len(b.g);
+    if (r == n / 7 || r == n / 2 || r == n - 5) l = static_cast<offset_t>(100000 * scale);
+    b.random_row(r, l);
+  }
+  return std::move(b.a);
+}
+
+// webbase-like: 1M rows, power-law row lengths (mean ~3.1, std ~25, longest ~4700), some empty.
+Csr gen_webbase_like(double scale) {
+  const index_t n = static_cast<index_t>(1000000 * scale);
+  Builder b(n, n, 2);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (index_t r = 0; r < n; ++r) {
+    offset_t l;
+    if (u(b.g) < 0.02)
+      l = std::min<offset_t>(static_cast<offset_t>(10.0 * std::pow(1.0 - u(b.g), -1.0 / 1.15)), 4700);
+    else
+      l = static_cast<offset_t>(u(b.g) * 4.4);  // 0..4
+    b.random_row(r, l);
+  }
+  return std::move(b.a);
+}
+
+// adder_dcop_32-like: 1813 rows, ~11k nnz, a couple of almost dense rows and columns.
+Csr gen_adder_like(double) {
+  const index_t n = 1813;
+  Builder b(n, n, 3);
+  std::uniform_int_distribution<int> len(2, 6);
+  std::vector<index_t> c;
+  for (index_t r = 0; r < n; ++r) {
+    if (r == 0 || r == 1) {
+      b.random_row(r, 1500);
+      continue;
+    }
+    c.clear();
+    c.push_back(r);
+    c.push_back(0);  // dense columns 0 and 1
+    if (r % 2) c.push_back(1);
+    const int l = len(b.g);
+    for (int k = 0; k < l; ++k) c.push_back(std::uniform_int_distribution<index_t>(0, n - 1)(b.g));
+    b.row(c);
+  }
+  return std::move(b.a);
+}
+
+// 3D stencils on an m^3 grid: 7-point (thermal-like) or 27-point.
+Csr gen_stencil(index_t m, bool full27) {
+  const index_t n = m * m * m;
+  Builder b(n, n, 4);
+  std::vector<index_t> c;
+  for (index_t z = 0; z < m; ++z)
+    for (index_t y = 0; y < m; ++y)
+      for (index_t x = 0; x < m; ++x) {
+        c.clear();
+        for (int dz = -1; dz <= 1; ++dz)
+          for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+              if (!full27 && std::abs(dx) + std::abs(dy) + std::abs(dz) > 1) continue;
+              const index_t X = x + dx, Y = y + dy, Z = z + dz;
+              if (X < 0 || Y < 0 || Z < 0 || X >= m || Y >= m || Z >= m) continue;
+              c.push_back((Z * m + Y) * m + X);
+            }
+        b.row(c);
+      }
+  return std::move(b.a);
+}
+
+struct Measured {
+  std::string kernel;
+  bool ok = false;
+  std::string error;
+  double convert = 0, setup = 0, t = 0;  // seconds; t = one product
+};
+
+Measured measure(const Csr& a, Backend be, const std::string& kernel, const PlanOptions& o,
+                 const std::vector<double>& x, const Reference& ref, double min_seconds) {
+  Measured m;
+  m.kernel = kernel;
+  try {
+    auto plan = make_plan(a, be, kernel, o);
+    m.convert = plan->convert_seconds;
+    m.setup = plan->setup_seconds;
+    std::vector<double> y(a.rows);
+    plan->multiply(x, y);
+    const auto chk = check_product(a, ref, y);
+    if (!chk.passed) {
+      m.error = "WRONG: " + chk.message;
+      return m;
+    }
+    // Batches of `reps` products lasting about min_seconds/5 each; the median batch counts.
+    int reps = 1;
+    while (reps < (1 << 20)) {
+      const double t = plan->time_runs(reps);
+      if (t > min_seconds / 5) break;
+      reps *= 2;
+    }
+    std::vector<double> ts;
+    for (int b = 0; b < 5; ++b) ts.push_back(plan->time_runs(reps) / reps);
+    std::sort(ts.begin(), ts.end());
+    m.t = ts[2];
+    m.ok = true;
+  } catch (const std::exception& e) {
+    m.error = e.what();
+  }
+  return m;
+}
+
+double row_std(const Csr& a, double& mean) {
+  mean = a.rows ? double(a.nnz()) / a.rows : 0;
+  double s = 0;
+  for (index_t r = 0; r < a.rows; ++r) s += (a.row_length(r) - mean) * (a.row_length(r) - mean);
+  return a.rows ? std::sqrt(s / a.rows) : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = omp_get_max_threads();
+  double min_seconds = 0.5, scale = 1.0;
+  bool gen = true;
+  std::string csv_path;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (s == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
+    else if (s == "--min-seconds" && i + 1 < argc) min_seconds = std::stod(argv[++i]);
+    else if (s == "--csv" && i + 1 < argc) csv_path = argv[++i];
+    else if (s == "--no-gen") gen = false;
+    else if (s == "--small") scale = 0.1;
+    else if (s == "-h" || s == "--help") {
+      std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [files...]");
+      return 0;
+    } else files.push_back(s);
+  }
+
+  std::vector<std::pair<std::string, std::function<Csr()>>> mats;
+  if (gen) {
+    mats.emplace_back("dc1-like", [=] { return gen_dc1_like(scale); });
+    mats.emplace_back("webbase-like", [=] { return gen_webbase_like(scale); });
+    mats.emplace_back("adder_dcop_32-like", [=] { return gen_adder_like(scale); });
+    mats.emplace_back("stencil27", [=] { return gen_stencil(static_cast<index_t>(60 * std::cbrt(scale)), true); });
+    mats.emplace_back("thermal-like7", [=] { return gen_stencil(static_cast<index_t>(100 * std::cbrt(scale)), false); });
+  }
+  for (const auto& f : files) mats.emplace_back(f, [f] { return io::load_csr(f); });
+
+  std::vector<Backend> backends = {Backend::Omp};
+  if (device::cuda_device_count() > 0) backends.push_back(Backend::Cuda);
+  fmt::print("csr5_bench: {} OpenMP threads, GPU: {}\n", threads,
+             device::cuda_device_count() > 0 ? device::cuda_device_name() : std::string("none"));
+
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    csv.open(csv_path);
+    csv << "matrix,rows,nnz,row_mean,row_std,backend,kernel,convert_s,setup_s,spmv_s,gflops,"
+           "convert_in_csr_spmvs,total_50_s,total_500_s,error\n";
+  }
+
+  for (const auto& [name, make] : mats) {
+    Csr a;
+    try {
+      a = make();
+    } catch (const std::exception& e) {
+      fmt::print("\n{}: cannot load: {}\n", name, e.what());
+      continue;
+    }
+    if (a.is_complex()) continue;
+    double mean = 0;
+    const double sd = row_std(a, mean);
+    offset_t longest = 0;
+    for (index_t r = 0; r < a.rows; ++r) longest = std::max(longest, a.row_length(r));
+    fmt::print("\n== {}: {} rows, {} nnz, row length mean {:.2f} std {:.2f} max {} ({})\n", name, a.rows,
+               a.nnz(), mean, sd, longest, sd > mean ? "irregular" : "regular");
+    const auto x = make_vector("random:1", a.cols);
+    const Reference ref = reference_product(a, x);
+
+    for (Backend be : backends) {
+      std::vector<std::string> names;
+      for (const auto& k : kernels())
+        if (k.backend == be && (k.format == "csr" || k.name == "csr5")) names.push_back(k.name);
+      if (be == Backend::Omp && std::find(names.begin(), names.end(), "csr") == names.end())
+        names.insert(names.begin(), "serial:csr");  // no OpenMP CSR registered: compare to serial
+      PlanOptions o;
+      o.threads = threads;
+      std::vector<Measured> res;
+      for (const auto& k : names) {
+        if (k == "serial:csr") {
+          res.push_back(measure(a, Backend::Serial, "csr", o, x, ref, min_seconds));
+          res.back().kernel = "serial:csr";
+        } else {
+          res.push_back(measure(a, be, k, o, x, ref, min_seconds));
+        }
+      }
+      // The unit of conversion cost: one product of the fastest CSR kernel of ours (not a baseline).
+      double t_csr = 0, t_best_other = 0;
+      for (const auto& m : res) {
+        if (!m.ok || m.kernel == "csr5") continue;
+        const KernelSpec* spec = m.kernel == "serial:csr" ? find_kernel(Backend::Serial, "csr") : find_kernel(be, m.kernel);
+        if (spec && !spec->baseline && (t_csr == 0 || m.t < t_csr)) t_csr = m.t;
+        if (t_best_other == 0 || m.t < t_best_other) t_best_other = m.t;
+      }
+      fmt::print("  [{}]  {:<16} {:>10} {:>8} {:>11} {:>10} {:>12} {:>12}\n", to_string(be), "kernel", "spmv_us",
+                 "GFLOPS", "convert_ms", "setup_ms", "total50_ms", "total500_ms");
+      for (const auto& m : res) {
+        if (!m.ok) {
+          fmt::print("  [{}]  {:<16} failed: {}\n", to_string(be), m.kernel, m.error);
+          if (csv.is_open())
+            csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},,,,,,,,\"{}\"\n", name, a.rows, a.nnz(), mean, sd,
+                               to_string(be), m.kernel, m.error);
+          continue;
+        }
+        const double gflops = 2.0 * a.nnz() / m.t * 1e-9;
+        const double pre = m.convert + m.setup;
+        const double conv_units = t_csr > 0 ? m.convert / t_csr : 0;
+        fmt::print("  [{}]  {:<16} {:>10.2f} {:>8.2f} {:>11.3f} {:>10.3f} {:>12.3f} {:>12.3f}{}\n", to_string(be),
+                   m.kernel, m.t * 1e6, gflops, m.convert * 1e3, m.setup * 1e3, (pre + 50 * m.t) * 1e3,
+                   (pre + 500 * m.t) * 1e3,
+                   m.kernel == "csr5" ? fmt::format("   conversion = {:.1f} CSR SpMVs; vs best other {:+.1f}%",
+                                                    conv_units, t_best_other > 0 ? (t_best_other / m.t - 1) * 100 : 0.0)
+                                      : "");
+        if (csv.is_open())
+          csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},{:.6g},{:.6g},{:.6g},{:.4f},{:.3f},{:.6g},{:.6g},\n", name,
+                             a.rows, a.nnz(), mean, sd, to_string(be), m.kernel, m.convert, m.setup, m.t, gflops,
+                             conv_units, pre + 50 * m.t, pre + 500 * m.t);
+      }
+    }
+  }
+  return 0;
+}

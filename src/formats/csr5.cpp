@@ -1,0 +1,188 @@
+// CSR <-> CSR5 conversion (layout described in include/spmv/formats/csr5.hpp).
+#include <spmv/formats/csr5.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace spmv {
+
+namespace {
+
+int ceil_log2(std::int64_t v) {
+  int b = 0;
+  while ((std::int64_t{1} << b) < v) ++b;
+  return b;
+}
+
+// First row r with row_ptr[r] >= p (rows + 1 when none).
+index_t first_row_at_or_after(const std::vector<offset_t>& rp, offset_t p) {
+  return static_cast<index_t>(std::lower_bound(rp.begin(), rp.end(), p) - rp.begin());
+}
+
+}  // namespace
+
+int csr5_descriptor_bits(int omega, int sigma) {
+  return sigma + ceil_log2(static_cast<std::int64_t>(omega) * sigma) + ceil_log2(omega);
+}
+
+int csr5_omega_for(Backend backend) { return backend == Backend::Cuda ? 32 : 4; }
+
+int csr5_sigma_for(double nnz_per_row, Backend backend) {
+  if (backend != Backend::Cuda) return 16;
+  constexpr int r = 4, s = 32, t = 256, u = 4;
+  if (!(nnz_per_row > r)) return r;  // also NaN (0 rows)
+  if (nnz_per_row <= s) return static_cast<int>(nnz_per_row);
+  if (nnz_per_row <= t) return s;
+  return u;
+}
+
+double csr5_bytes(const Csr& a, int omega, int sigma) {
+  const double nnz = static_cast<double>(a.nnz());
+  const double tiles = std::floor(nnz / (static_cast<double>(omega) * sigma));
+  const int words = csr5_descriptor_bits(omega, sigma) <= 32 ? 1 : 2;
+  return 12.0 * nnz + 8.0 * (a.rows + 1.0) + 16.0 * (tiles + 1) + 4.0 * words * omega * tiles;
+}
+
+Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const PlanOptions& opt) {
+  if (omega < 1 || sigma < 1)
+    throw Unsupported(fmt::format("CSR5 tile {}x{}: omega and sigma must be at least 1", omega, sigma));
+  const int bits = csr5_descriptor_bits(omega, sigma);
+  if (bits > 64 || omega > 1024)
+    throw Unsupported(fmt::format("CSR5 tile {}x{}: a column descriptor would need {} bits (max 64)",
+                                  omega, sigma, bits));
+  check_format_memory("CSR5", csr5_bytes(a, omega, sigma), a, opt);
+
+  Csr5 f;
+  f.omega = omega;
+  f.sigma = sigma;
+  f.rows = a.rows;
+  f.cols = a.cols;
+  f.nnz = a.nnz();
+  f.y_bits = ceil_log2(static_cast<std::int64_t>(omega) * sigma);
+  f.seg_bits = ceil_log2(omega);
+  f.desc_words = bits <= 32 ? 1 : 2;
+  const offset_t te = f.tile_entries();
+  f.tiles = f.nnz / te;
+  f.row_ptr = a.row_ptr;
+  if (f.row_ptr.empty()) f.row_ptr.assign(1, 0);
+  const auto& rp = f.row_ptr;
+  const offset_t tiles = f.tiles;
+  const bool big = f.nnz > (offset_t{1} << 16);
+
+  f.tile_ptr.assign(tiles + 1, 0);
+  f.tile_desc.assign(static_cast<std::size_t>(tiles) * f.desc_words * omega, 0);
+  f.empty_offset_ptr.assign(tiles + 1, 0);
+  f.col.resize(f.nnz);
+  f.val.resize(f.nnz);
+
+  // Pass 1 over tiles: tile_ptr, the empty-row hint, descriptors, and the count of empty_offset
+  // entries (the segments of hinted tiles).
+  std::vector<offset_t> eo_count(tiles, 0);
+#pragma omp parallel if (big)
+  {
+    std::vector<std::uint64_t> flags(omega);
+#pragma omp for schedule(static)
+    for (offset_t t = 0; t <= tiles; ++t) {
+      const offset_t base = t * te;
+      // Last row starting at or before base = the non-empty row holding entry base.
+      const index_t row0 = static_cast<index_t>(std::upper_bound(rp.begin(), rp.end(), base) - rp.begin()) - 1;
+      f.tile_ptr[t] = static_cast<std::uint64_t>(std::max<index_t>(row0, 0));
+      if (t == tiles) {
+        if (base >= f.nnz) f.tile_ptr[t] = static_cast<std::uint64_t>(f.rows);
+        continue;
+      }
+      const offset_t end = base + te;
+      // Rows starting inside [base, end): their first entries are the tile's row starts.
+      const index_t r_lo = first_row_at_or_after(rp, base), r_hi = first_row_at_or_after(rp, end);
+      std::fill(flags.begin(), flags.end(), 0);
+      bool empty = false;
+      for (index_t r = r_lo; r < r_hi && r < f.rows; ++r) {
+        if (rp[r] == rp[r + 1]) {
+          empty = true;
+          continue;
+        }
+        const offset_t p = rp[r] - base;
+        flags[p / sigma] |= std::uint64_t{1} << (p % sigma);
+      }
+      if (empty) f.tile_ptr[t] |= Csr5::kEmptyHint;
+      // y_offset with column 0's entry 0 counted as a segment start; seg_offset from the right.
+      unsigned opened = 0;
+      unsigned run = 0;  // flag-free columns to the right of the current one
+      std::vector<unsigned> seg(omega);
+      for (int c = omega - 1; c >= 0; --c) {
+        seg[c] = run;
+        const bool any = flags[c] != 0 || c == 0;
+        run = any ? 0 : run + 1;
+      }
+      for (int c = 0; c < omega; ++c) {
+        const std::uint64_t d = static_cast<std::uint64_t>(opened) |
+                                (static_cast<std::uint64_t>(seg[c]) << f.y_bits) |
+                                (flags[c] << (f.y_bits + f.seg_bits));
+        const std::size_t w0 = static_cast<std::size_t>(t * f.desc_words) * omega + c;
+        f.tile_desc[w0] = static_cast<std::uint32_t>(d);
+        if (f.desc_words == 2) f.tile_desc[w0 + omega] = static_cast<std::uint32_t>(d >> 32);
+        opened += static_cast<unsigned>(std::popcount(flags[c] | (c == 0 ? 1u : 0u)));
+      }
+      if (empty) eo_count[t] = opened;  // one entry per segment
+      // In-place transpose: CSR entry base + c*sigma + i goes to base + i*omega + c.
+      for (int c = 0; c < omega; ++c)
+        for (int i = 0; i < sigma; ++i) {
+          const offset_t src = base + static_cast<offset_t>(c) * sigma + i;
+          const offset_t dst = base + static_cast<offset_t>(i) * omega + c;
+          f.col[dst] = a.col[src];
+          f.val[dst] = a.val[src];
+        }
+    }
+  }
+  std::copy(a.col.begin() + f.tail_begin(), a.col.end(), f.col.begin() + f.tail_begin());
+  std::copy(a.val.begin() + f.tail_begin(), a.val.end(), f.val.begin() + f.tail_begin());
+
+  for (offset_t t = 0; t < tiles; ++t) f.empty_offset_ptr[t + 1] = f.empty_offset_ptr[t] + eo_count[t];
+  f.empty_offset.resize(f.empty_offset_ptr[tiles]);
+  // Pass 2: empty_offset of hinted tiles. Segment 0 is the tile's first row; segment k >= 1 is the
+  // k-th non-empty row starting strictly after base.
+  std::atomic<bool> mismatch{false};
+#pragma omp parallel for schedule(dynamic, 64) if (big)
+  for (offset_t t = 0; t < tiles; ++t) {
+    if (!f.hinted(t)) continue;
+    const offset_t base = t * te, end = base + te;
+    const index_t row0 = Csr5::row_of(f.tile_ptr[t]);
+    index_t* out = f.empty_offset.data() + f.empty_offset_ptr[t];
+    offset_t k = 0;
+    out[k++] = 0;
+    for (index_t r = first_row_at_or_after(rp, base + 1); r < f.rows && rp[r] < end; ++r)
+      if (rp[r] != rp[r + 1]) out[k++] = r - row0;
+    if (k != eo_count[t]) mismatch = true;  // no throwing inside a parallel region
+  }
+  if (mismatch) throw Error("csr_to_csr5: segment count mismatch (internal error)");
+  return f;
+}
+
+Csr csr5_to_csr(const Csr5& f) {
+  Csr a;
+  a.rows = f.rows;
+  a.cols = f.cols;
+  a.row_ptr = f.row_ptr;
+  a.col.resize(f.nnz);
+  a.val.resize(f.nnz);
+  const offset_t te = f.tile_entries();
+#pragma omp parallel for schedule(static) if (f.nnz > (offset_t{1} << 16))
+  for (offset_t t = 0; t < f.tiles; ++t) {
+    const offset_t base = t * te;
+    for (int c = 0; c < f.omega; ++c)
+      for (int i = 0; i < f.sigma; ++i) {
+        const offset_t csr = base + static_cast<offset_t>(c) * f.sigma + i;
+        const offset_t stored = base + static_cast<offset_t>(i) * f.omega + c;
+        a.col[csr] = f.col[stored];
+        a.val[csr] = f.val[stored];
+      }
+  }
+  std::copy(f.col.begin() + f.tail_begin(), f.col.end(), a.col.begin() + f.tail_begin());
+  std::copy(f.val.begin() + f.tail_begin(), f.val.end(), a.val.begin() + f.tail_begin());
+  return a;
+}
+
+}  // namespace spmv
