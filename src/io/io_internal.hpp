@@ -1,0 +1,54 @@
+#pragma once
+// Internals shared by the Matrix Market reader, the writers and the binary cache.
+#include <spmv/io.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spmv::io::detail {
+
+// The bytes of a file: mmap'ed for plain files (zero copy), decompressed into memory for gzip.
+class FileBytes {
+ public:
+  FileBytes() = default;
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  FileBytes(FileBytes&& o) noexcept;
+  FileBytes& operator=(FileBytes&& o) noexcept;
+  ~FileBytes();
+
+  std::string_view view() const { return {data_, size_}; }
+
+ private:
+  friend FileBytes load_file(const std::string& path);
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  void* map_ = nullptr;      // munmap'ed on destruction when set
+  std::string buffer_;       // owns the bytes of a decompressed file
+};
+
+// Opens `path` (ParseError "path: cannot open: <strerror>" when missing), decompresses gzip
+// recognised by its magic bytes 1f 8b whatever the name.
+FileBytes load_file(const std::string& path);
+
+// True when the first bytes are the binary cache's magic.
+bool has_binary_magic(std::string_view head);
+
+enum class MmFormat { Coordinate, Array };
+
+struct Parsed {
+  Coo coo;
+  MmFormat format = MmFormat::Coordinate;
+};
+
+// The whole reader: banner, header, size line, parallel data parse, symmetry expansion.
+Parsed parse(std::string_view text, const std::string& name, int threads);
+
+// 64-bit checksum of a byte range, parallel over fixed-size blocks (deterministic whatever the
+// thread count): a 4-lane multiply/rotate mix per block, block digests combined in order.
+std::uint64_t checksum(const void* data, std::size_t bytes);
+
+}  // namespace spmv::io::detail
