@@ -34,11 +34,17 @@ std::string matrix_name(const fs::path& p) {
 
 std::string default_matrices_dir() {
   if (const char* e = std::getenv("SPMV_SHARED_MATRICES"); e && *e) return e;
+  // ../shared/matrices beside the checkout; a git worktree sits one level deeper.
+  std::vector<std::string> cand;
 #ifdef SPMV_SOURCE_DIR
-  return std::string(SPMV_SOURCE_DIR) + "/../shared/matrices";
-#else
-  return "../shared/matrices";
+  cand.push_back(std::string(SPMV_SOURCE_DIR) + "/../shared/matrices");
+  cand.push_back(std::string(SPMV_SOURCE_DIR) + "/../../shared/matrices");
 #endif
+  cand.push_back("../shared/matrices");
+  std::error_code ec;
+  for (const auto& c : cand)
+    if (fs::is_directory(c, ec)) return c;
+  return cand.front();
 }
 
 std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {

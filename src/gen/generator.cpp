@@ -96,7 +96,9 @@ void finish_row(Rng& g, index_t cols, offset_t len, std::vector<index_t>& out) {
   // Too many (a window pick plus the diagonal or a hub): drop random ones, keeping the spread.
   while (static_cast<offset_t>(out.size()) > len) out.erase(out.begin() + g.below(out.size()));
   while (static_cast<offset_t>(out.size()) < len) {
-    out.push_back(static_cast<index_t>(g.below(cols)));
+    // Top up in batches (one sort per batch, not per column).
+    for (offset_t i = static_cast<offset_t>(out.size()); i < len; ++i)
+      out.push_back(static_cast<index_t>(g.below(cols)));
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
@@ -369,11 +371,17 @@ std::vector<SeedEntry> parse_seed_suite(std::istream& in, const std::string& nam
 
 std::string default_seed_suite_path() {
   if (const char* e = std::getenv("SPMV_SEED_SUITE"); e && *e) return e;
+  // ../shared/suite beside the checkout; a git worktree sits one level deeper.
+  std::vector<std::string> cand;
 #ifdef SPMV_SOURCE_DIR
-  return std::string(SPMV_SOURCE_DIR) + "/../shared/suite/seed_suite.tsv";
-#else
-  return "../shared/suite/seed_suite.tsv";
+  cand.push_back(std::string(SPMV_SOURCE_DIR) + "/../shared/suite/seed_suite.tsv");
+  cand.push_back(std::string(SPMV_SOURCE_DIR) + "/../../shared/suite/seed_suite.tsv");
 #endif
+  cand.push_back("../shared/suite/seed_suite.tsv");
+  std::error_code ec;
+  for (const auto& c : cand)
+    if (std::filesystem::exists(c, ec)) return c;
+  return cand.front();
 }
 
 std::vector<SeedEntry> read_seed_suite(const std::string& path) {
