@@ -13,5 +13,8 @@ void add_info(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);
 void add_convert(CLI::App& app, Action& action);
 void add_kernels(CLI::App& app, Action& action);
+void add_generate(CLI::App& app, Action& action);
+void add_bench(CLI::App& app, Action& action);
+void add_report(CLI::App& app, Action& action);
 
 }  // namespace spmv::cli

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   spmv::cli::add_run(app, action);
   spmv::cli::add_convert(app, action);
   spmv::cli::add_kernels(app, action);
+  spmv::cli::add_generate(app, action);
+  spmv::cli::add_bench(app, action);
+  spmv::cli::add_report(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,151 @@
+#pragma once
+// The benchmark: every registered kernel over a suite of matrices and a sweep of its parameters,
+// each configuration checked against the reference product before it is timed, with measured
+// bandwidth ceilings, baselines in the same run, and CSV/JSON/summary output.
+#include <spmv/generate.hpp>
+#include <spmv/plan.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spmv::bench {
+
+// ---- the machine ---------------------------------------------------------------------------
+
+struct MachineInfo {
+  std::string hostname, cpu_model, compiler, git_commit;
+  int cores = 1;              // hardware threads the process may use
+  double memory_bytes = 0;    // MemTotal
+  int gpus = 0;               // usable CUDA devices (0: CPU only)
+  std::string device;         // first CUDA device's name, "" without one
+};
+MachineInfo machine_info();
+// <= 4 cores or < 32 GiB: the default suite scales its synthetic matrices down.
+bool is_small_machine(const MachineInfo& m);
+
+// ---- the suite -----------------------------------------------------------------------------
+
+struct MatrixSource {
+  std::string name;
+  std::string origin = "real";  // "real", "synthetic" or "synthetic-scaled"
+  std::string path;             // real matrices: the file
+  std::optional<gen::GenSpec> spec;  // synthetic ones: what to generate
+  double scale = 1.0;           // synthetic-scaled: rows and nnz relative to the original
+  std::string kind;             // the seed suite's description, or the generator kind
+};
+
+struct SuiteOptions {
+  std::string matrices_dir;     // "" = $SPMV_SHARED_MATRICES or ../shared/matrices
+  std::string seed_suite;       // "" = gen::default_seed_suite_path() (built-in copy if absent)
+  std::string cache_dir = ".cache/matrices";
+  bool full = false;            // full-size alikes (where memory allows)
+  offset_t scaled_max_nnz = 2'000'000;  // small machines: alikes shrunk to at most this many nnz
+  bool small_machine = false;
+  offset_t max_real_nnz = 0;    // 0 = all real matrices; else skip larger ones (--quick)
+  int max_matrices = 0;         // 0 = all
+};
+std::string default_matrices_dir();
+// Every real matrix in the folder (MANIFEST.tsv order when present, else *.mtx[.gz] sorted),
+// then for each seed-suite matrix not among them a generated alike.
+std::vector<MatrixSource> default_suite(const SuiteOptions& opt);
+// FILES or DIRS from the command line (directories: their *.mtx, *.mtx.gz, *.spmvbin).
+std::vector<MatrixSource> sources_from_paths(const std::vector<std::string>& paths);
+// Reads or generates (through the cache) the matrix. Throws Error/Unsupported with a message
+// (missing file, not enough memory) that the suite reports before carrying on.
+Csr load_source(const MatrixSource& src, const SuiteOptions& opt);
+
+// ---- the sweep -----------------------------------------------------------------------------
+
+struct SweepConfig {
+  std::vector<Backend> backends{Backend::Serial, Backend::Omp, Backend::Cuda};
+  std::vector<std::string> formats;   // empty: every format
+  std::vector<std::string> kernels;   // empty: every kernel
+  std::vector<int> threads{1};        // for kernels whose params name "threads"
+  std::vector<int> block_sizes{256};  // "block_size"
+  std::vector<int> hacks{32};         // "hack"
+  std::vector<offset_t> nz_per_block{0};  // "nz_per_block" (0 = the kernel's default)
+  std::vector<int> ks{1};             // right-hand sides; k > 1 only for spmm kernels
+  bool baselines = true;              // include baseline kernels (Eigen, cuSPARSE)
+  int repeat = 7;                     // samples per configuration (median and min reported)
+  double min_sample_seconds = 0.05;   // products per sample chosen so a sample lasts this long
+  double max_config_seconds = 3.0;    // cap on timed work per configuration
+  std::vector<int> iterations{50, 500};  // the iterative scenario: conversion + N products
+  std::string x_spec = "random:7";
+};
+// The reports' sweeps sized to the machine: threads 1..2*cores (small: {1, cores, 2*cores}),
+// hack 16/32/64, block sizes 128..1024 by 128 where a GPU exists. quick: a tiny sweep for tests.
+SweepConfig default_sweep(const MachineInfo& m, bool small, bool quick);
+
+// ---- measurements --------------------------------------------------------------------------
+
+struct Ceilings {
+  double cpu_triad = 0;   // bytes/s, STREAM triad with the sweep's largest thread count
+  int cpu_triad_threads = 0;
+  double gpu_copy = 0;    // bytes/s, device-to-device copy; 0 without GPU
+};
+Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m);
+
+// One row per (matrix, kernel, setting).
+struct Row {
+  std::string matrix, origin, kind;
+  double scale = 1;
+  index_t rows = 0, cols = 0;
+  offset_t nnz = 0;
+  double nnz_row_mean = 0, nnz_row_std = 0;
+  std::string backend, kernel, format;
+  bool baseline = false;
+  int threads = 0, block_size = 0, hack = 0, k = 1;  // 0: not a parameter of this kernel
+  offset_t nz_per_block = 0;
+  std::string detail;
+  std::string status = "ok";  // "ok", "failed" (check), "skipped: <reason>", "error: <reason>"
+  std::string check;          // "passed", "failed" or "" (not run)
+  double max_rel_error = 0, mean_rel_error = 0;
+  double convert_s = 0, setup_s = 0;
+  double time_median_s = 0, time_min_s = 0;  // per product
+  int products_per_sample = 0, samples = 0;
+  double gflops = 0, speedup = 0, efficiency = 0;  // speedup vs serial CSR; efficiency CPU only
+  double bandwidth_gbs = 0, bandwidth_share = 0, ceiling_gbs = 0;
+  offset_t bytes_per_product = 0, stored_entries = 0;
+  double iter50_s = 0, iter500_s = 0;  // conversion + setup + N products (N from cfg.iterations)
+
+  bool usable() const { return status == "ok" && check == "passed"; }
+};
+
+// The documented CSV columns, in order (the JSON uses the same keys).
+const std::vector<std::string>& csv_columns();
+
+struct Progress {
+  std::function<void(std::size_t done, std::size_t total, const std::string& what)> update;
+};
+
+// Number of configurations bench_matrix will run for a matrix (for progress/ETA).
+std::size_t count_configs(const SweepConfig& cfg);
+// Benchmarks one matrix: serial CSR first (the speedup baseline), then every selected kernel
+// and setting. Failures never abort: they become rows.
+std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const SweepConfig& cfg,
+                              const Ceilings& ceil, const Progress& progress = {},
+                              std::size_t done_before = 0, std::size_t total = 0);
+// A row for a matrix that could not be loaded or generated.
+Row unavailable_row(const MatrixSource& src, const std::string& status);
+
+// ---- output --------------------------------------------------------------------------------
+
+void write_csv(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
+               const Ceilings& c);
+void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
+                const Ceilings& c);
+// Per matrix: the best CPU and best GPU kernel (usable rows only), GFLOPS, share of bandwidth,
+// ratio to the best baseline on the same side. Plain text, one line per matrix.
+std::string summary_table(const std::vector<Row>& rows);
+
+// ---- report --------------------------------------------------------------------------------
+
+// scripts/report.py: $SPMV_REPORT_SCRIPT, beside the executable (../scripts, ./scripts), or the
+// source tree compiled in. "" when none is found.
+std::string find_report_script(const std::string& exe_path);
+// The Python that has matplotlib: $SPMV_PYTHON, else /usr/bin/python3 (Debian's), else python3.
+std::string find_python();
+
+}  // namespace spmv::bench

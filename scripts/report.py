@@ -1,0 +1,427 @@
+#!/usr/bin/env python3
+"""Plots and Markdown tables from the CSV `spmv bench` writes.
+
+usage: report.py results.csv -o DIR
+
+Writes into DIR: report.md (tables in the style of the course reports: matrix, rows, nnz, nnz/row
+mean and std, one GFLOPS column per kernel, best in bold; a short summary) and PNG plots:
+GFLOPS / speedup / efficiency vs threads per CPU kernel, GFLOPS vs block size per GPU kernel,
+GPU kernels side by side per matrix (with cuSPARSE), CPU vs GPU, a roofline-style chart of
+effective bandwidth against the measured ceilings, conversion cost against product time, and the
+harmonic mean over the suite per CSR-adaptive nz_per_block. Only rows whose check passed count.
+Needs matplotlib (Debian: python3-matplotlib); nothing else beyond the standard library.
+"""
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+from collections import defaultdict, OrderedDict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline", "threads",
+       "block_size", "hack", "nz_per_block", "k", "max_rel_error", "mean_rel_error", "convert_s",
+       "setup_s", "time_median_s", "time_min_s", "products_per_sample", "samples", "gflops",
+       "speedup", "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share",
+       "bytes_per_product", "stored_entries", "iter50_s", "iter500_s", "cores", "cpu_triad_gbs",
+       "gpu_copy_gbs"}
+
+
+def load(path):
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            for k in NUM:
+                if k in r:
+                    try:
+                        r[k] = float(r[k]) if r[k] != "" else 0.0
+                    except ValueError:
+                        r[k] = 0.0
+            rows.append(r)
+    return rows
+
+
+def usable(r):
+    return r["status"] == "ok" and r["check"] == "passed" and r["gflops"] > 0
+
+
+def label(r):
+    return f'{r["backend"]}/{r["kernel"]}'
+
+
+def variant(r):
+    """Kernel plus the settings that are not swept on a plot's x axis (HLL hack)."""
+    s = label(r)
+    if r["hack"]:
+        s += f' hack={int(r["hack"])}'
+    return s
+
+
+def is_gpu(r):
+    return r["backend"] == "cuda"
+
+
+def matrix_order(rows):
+    return list(OrderedDict.fromkeys(r["matrix"] for r in rows))
+
+
+def best_by(rows, key):
+    """Best GFLOPS row per key(row) among usable rows."""
+    out = {}
+    for r in rows:
+        if not usable(r) or r["k"] != 1:
+            continue
+        k = key(r)
+        if k not in out or r["gflops"] > out[k]["gflops"]:
+            out[k] = r
+    return out
+
+
+def save(fig, out, name, written):
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    written.append(name)
+
+
+def safe(s):
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)
+
+
+def lines_vs(rows, x, y, group, title, ylabel, out, name, written, ideal=None):
+    """One line per matrix of y against x for one kernel variant."""
+    series = defaultdict(dict)
+    for r in rows:
+        if usable(r) and r["k"] == 1 and group(r):
+            m, xv = r["matrix"], r[x]
+            if xv not in series[m] or r[y] > series[m][xv]:
+                series[m][xv] = r[y]
+    series = {m: s for m, s in series.items() if len(s) >= 2}
+    if not series:
+        return
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for m, s in series.items():
+        xs = sorted(s)
+        ax.plot(xs, [s[v] for v in xs], marker="o", ms=3, lw=1, label=m)
+    if ideal:
+        xs = sorted({v for s in series.values() for v in s})
+        ax.plot(xs, [ideal(v) for v in xs], "k--", lw=1, label="ideal")
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if len(series) <= 30:
+        ax.legend(fontsize=6, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    save(fig, out, name, written)
+
+
+def grouped_bars(matrices, kernels, value, title, ylabel, out, name, written, log=True):
+    """Bars of value(matrix, kernel) grouped per matrix, in pages of 25 matrices."""
+    if not matrices or not kernels:
+        return
+    page = 25
+    for p in range(0, len(matrices), page):
+        ms = matrices[p:p + page]
+        fig, ax = plt.subplots(figsize=(max(8, 0.55 * len(ms) * max(1, len(kernels)) ** 0.5 + 3), 5))
+        w = 0.8 / len(kernels)
+        for i, k in enumerate(kernels):
+            vals = [value(m, k) or 0 for m in ms]
+            ax.bar([j + i * w for j in range(len(ms))], vals, w, label=k)
+        ax.set_xticks([j + 0.4 - w / 2 for j in range(len(ms))])
+        ax.set_xticklabels(ms, rotation=60, ha="right", fontsize=7)
+        if log:
+            ax.set_yscale("log")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title + (f" ({p // page + 1})" if len(matrices) > page else ""))
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        suffix = f"_{p // page + 1}" if len(matrices) > page else ""
+        save(fig, out, f"{name}{suffix}.png", written)
+
+
+def harmonic_mean(v):
+    v = [x for x in v if x > 0]
+    return len(v) / sum(1 / x for x in v) if v else 0
+
+
+def fmt(v, digits=3):
+    if v is None or v == 0:
+        return "-"
+    return f"{v:.{digits}g}"
+
+
+def md_table(header, lines):
+    s = "| " + " | ".join(header) + " |\n|" + "|".join("---" for _ in header) + "|\n"
+    for l in lines:
+        s += "| " + " | ".join(l) + " |\n"
+    return s
+
+
+def gflops_table(rows, matrices, side_gpu):
+    """Seeds' table: matrix, rows, nnz, mean, std, one GFLOPS column per kernel, best in bold."""
+    best = best_by([r for r in rows if is_gpu(r) == side_gpu], lambda r: (r["matrix"], label(r)))
+    kernels = sorted({k for (_, k) in best})
+    if not kernels:
+        return "", kernels
+    info = {}
+    for r in rows:
+        info.setdefault(r["matrix"], r)
+    lines = []
+    for m in matrices:
+        vals = {k: best[(m, k)]["gflops"] for k in kernels if (m, k) in best}
+        if not vals:
+            continue
+        top = max(vals.values())
+        i = info[m]
+        name = m if i["origin"] == "real" else (f'{m} *' if i["origin"] == "synthetic" else f'{m} **')
+        cells = [name, str(int(i["rows"])), str(int(i["nnz"])), f'{i["nnz_row_mean"]:.4g}',
+                 f'{i["nnz_row_std"]:.4g}']
+        for k in kernels:
+            v = vals.get(k)
+            cells.append("-" if v is None else (f"**{v:.3g}**" if v == top else f"{v:.3g}"))
+        lines.append(cells)
+    return md_table(["matrix", "rows", "nnz", "nnz/row mean", "nnz/row std"] + kernels, lines), kernels
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("-o", "--output", default="report")
+    a = ap.parse_args()
+    rows = load(a.csv)
+    if not rows:
+        sys.exit(f"{a.csv}: no rows")
+    out = a.output
+    os.makedirs(out, exist_ok=True)
+    written = []
+    matrices = matrix_order(rows)
+    first = rows[0]
+    ok = [r for r in rows if usable(r)]
+    cpu_rows = [r for r in rows if not is_gpu(r)]
+    gpu_rows = [r for r in rows if is_gpu(r)]
+    triad = max(r.get("cpu_triad_gbs", 0) or 0 for r in rows)
+    copy = max(r.get("gpu_copy_gbs", 0) or 0 for r in rows)
+
+    # --- thread scans (CPU kernels with a threads parameter) ---
+    cpu_variants = sorted({variant(r) for r in cpu_rows if r["backend"] != "serial" and r["threads"] > 0})
+    for v in cpu_variants:
+        g = (lambda v: lambda r: variant(r) == v)(v)
+        lines_vs(cpu_rows, "threads", "gflops", g, f"GFLOPS vs threads: {v}", "GFLOPS", out,
+                 f"gflops_vs_threads_{safe(v)}.png", written)
+        lines_vs(cpu_rows, "threads", "speedup", g, f"Speedup over serial CSR vs threads: {v}",
+                 "speedup", out, f"speedup_vs_threads_{safe(v)}.png", written, ideal=lambda t: t)
+        lines_vs(cpu_rows, "threads", "efficiency", g, f"Efficiency (speedup/threads): {v}",
+                 "efficiency", out, f"efficiency_vs_threads_{safe(v)}.png", written, ideal=lambda t: 1)
+
+    # --- block-size scans (GPU kernels) ---
+    for v in sorted({variant(r) for r in gpu_rows if r["block_size"] > 0}):
+        g = (lambda v: lambda r: variant(r) == v)(v)
+        lines_vs(gpu_rows, "block_size", "gflops", g, f"GFLOPS vs block size: {v}", "GFLOPS", out,
+                 f"gflops_vs_block_size_{safe(v)}.png", written)
+
+    # --- GPU kernels side by side per matrix, with cuSPARSE ---
+    gbest = best_by(gpu_rows, lambda r: (r["matrix"], label(r)))
+    gkernels = sorted({k for (_, k) in gbest})
+    gmats = [m for m in matrices if any((m, k) in gbest for k in gkernels)]
+    grouped_bars(gmats, gkernels, lambda m, k: gbest.get((m, k), {}).get("gflops"),
+                 "GPU kernels per matrix (best setting each)", "GFLOPS", out, "gpu_kernels", written)
+    cbest = best_by(cpu_rows, lambda r: (r["matrix"], label(r)))
+    ckernels = sorted({k for (_, k) in cbest})
+    cmats = [m for m in matrices if any((m, k) in cbest for k in ckernels)]
+    grouped_bars(cmats, ckernels, lambda m, k: cbest.get((m, k), {}).get("gflops"),
+                 "CPU kernels per matrix (best setting each)", "GFLOPS", out, "cpu_kernels", written)
+
+    # --- CPU vs GPU ---
+    bcpu = best_by(cpu_rows, lambda r: r["matrix"])
+    bgpu = best_by(gpu_rows, lambda r: r["matrix"])
+    if bgpu:
+        both = [m for m in matrices if m in bcpu or m in bgpu]
+        grouped_bars(both, ["best CPU", "best GPU"],
+                     lambda m, k: (bcpu if k == "best CPU" else bgpu).get(m, {}).get("gflops"),
+                     "Best CPU vs best GPU kernel", "GFLOPS", out, "cpu_vs_gpu", written)
+
+    # --- roofline-style: GFLOPS vs arithmetic intensity, with the measured bandwidth roofs ---
+    pts = best_by(rows, lambda r: (r["matrix"], label(r)))
+    if pts:
+        fig, ax = plt.subplots(figsize=(8, 5.5))
+        for side, marker in (("CPU", "o"), ("GPU", "^")):
+            sel = [r for r in pts.values() if is_gpu(r) == (side == "GPU") and r["bytes_per_product"] > 0]
+            if sel:
+                ai = [2 * r["nnz"] * r["k"] / r["bytes_per_product"] for r in sel]
+                ax.scatter(ai, [r["gflops"] for r in sel], s=10, marker=marker, alpha=0.6, label=f"{side} kernels")
+        xs = [0.05, 0.5]
+        if triad > 0:
+            ax.plot(xs, [x * triad for x in xs], "b--", lw=1, label=f"CPU STREAM triad {triad:.1f} GB/s")
+        if copy > 0:
+            ax.plot(xs, [x * copy for x in xs], "r--", lw=1, label=f"GPU copy {copy:.0f} GB/s")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("arithmetic intensity (flop / byte of the minimal traffic)")
+        ax.set_ylabel("GFLOPS")
+        ax.set_title("Roofline: achieved GFLOPS against the measured bandwidth roofs")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+        save(fig, out, "roofline.png", written)
+
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for side, color in (("CPU", "tab:blue"), ("GPU", "tab:red")):
+            sel = [r for r in pts.values() if is_gpu(r) == (side == "GPU")]
+            if sel:
+                ax.scatter([r["nnz"] for r in sel], [100 * r["bandwidth_share"] for r in sel], s=10,
+                           color=color, alpha=0.6, label=side)
+        ax.axhline(100, color="k", lw=1, ls="--", label="measured ceiling")
+        ax.set_xscale("log")
+        ax.set_xlabel("nnz")
+        ax.set_ylabel("effective bandwidth, % of ceiling")
+        ax.set_title("Effective bandwidth against the ceiling (above 100%: matrix fits in cache)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        save(fig, out, "bandwidth_share.png", written)
+
+    # --- conversion cost against product time ---
+    conv = [r for r in ok if r["k"] == 1 and r["time_median_s"] > 0]
+    if conv:
+        fig, ax = plt.subplots(figsize=(7, 5.5))
+        fmts = sorted({r["format"] for r in conv})
+        for f in fmts:
+            sel = [r for r in conv if r["format"] == f]
+            ax.scatter([r["time_median_s"] for r in sel],
+                       [max(r["convert_s"] + r["setup_s"], 1e-9) for r in sel], s=10, alpha=0.6, label=f)
+        lo = min(r["time_median_s"] for r in conv)
+        hi = max(r["time_median_s"] for r in conv)
+        for n, ls in ((1, ":"), (10, "--"), (100, "-.")):
+            ax.plot([lo, hi], [n * lo, n * hi], "k", ls=ls, lw=0.8, label=f"= {n} products")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("product time (s, median)")
+        ax.set_ylabel("conversion + setup time (s)")
+        ax.set_title("Conversion cost against product time")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+        save(fig, out, "conversion_cost.png", written)
+
+    # --- CSR-adaptive style tuning: harmonic mean over the suite per nz_per_block ---
+    npb = [r for r in ok if r["nz_per_block"] > 0 and r["k"] == 1]
+    hm_lines = []
+    if npb:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for v in sorted({label(r) for r in npb}):
+            best = defaultdict(dict)
+            for r in npb:
+                if label(r) == v:
+                    z, m = r["nz_per_block"], r["matrix"]
+                    best[z][m] = max(best[z].get(m, 0), r["gflops"])
+            zs = sorted(best)
+            hms = [harmonic_mean(list(best[z].values())) for z in zs]
+            ax.plot(zs, hms, marker="o", label=v)
+            top = zs[hms.index(max(hms))]
+            hm_lines.append([v] + [f"**{h:.3g}**" if z == top else f"{h:.3g}" for z, h in zip(zs, hms)])
+            hm_header = ["kernel"] + [str(int(z)) for z in zs]
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("nz_per_block")
+        ax.set_ylabel("harmonic mean GFLOPS over the suite")
+        ax.set_title("CSR-adaptive row-block size")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        save(fig, out, "nz_per_block_harmonic_mean.png", written)
+
+    # --- report.md ---
+    md = ["# SpMV benchmark report\n"]
+    md.append(f'Machine: {first.get("hostname", "")}, {first.get("cpu_model", "")}, '
+              f'{int(first.get("cores", 0) or 0)} cores; device: {first.get("device") or "no CUDA device: CPU only"}; '
+              f'compiler: {first.get("compiler", "")}; commit {first.get("git_commit", "")}.  \n'
+              f'Ceilings measured in the same run: STREAM triad {triad:.1f} GB/s'
+              + (f", GPU device copy {copy:.0f} GB/s" if copy else "") + ".\n")
+    origins = defaultdict(int)
+    seen = set()
+    for r in rows:
+        if r["matrix"] not in seen:
+            seen.add(r["matrix"])
+            origins[r["origin"]] += 1
+    failed = [r for r in rows if r["status"] == "failed"]
+    errors = [r for r in rows if r["status"].startswith("error")]
+    skipped = [r for r in rows if r["status"].startswith("skipped")]
+    md.append("## Summary\n")
+    md.append(f'{len(matrices)} matrices ({", ".join(f"{n} {o}" for o, n in sorted(origins.items()))}); '
+              f"{len(rows)} measurements, {len(ok)} checked and timed, {len(failed)} failed the check, "
+              f"{len(errors)} errors, {len(skipped)} skipped (excluded from every best and mean). "
+              "Names marked * are synthetic structure-alikes, ** scaled-down alikes.\n")
+    for side, best in (("CPU", bcpu), ("GPU", bgpu)):
+        if not best:
+            if side == "GPU":
+                md.append("- GPU: no CUDA device in this run (CPU only).\n")
+            continue
+        wins = defaultdict(int)
+        for r in best.values():
+            wins[label(r)] += 1
+        lead = ", ".join(f"{k} on {n}" for k, n in sorted(wins.items(), key=lambda x: -x[1]))
+        g = [r["gflops"] for r in best.values()]
+        share = [r["bandwidth_share"] for r in best.values() if r["bandwidth_share"] > 0]
+        md.append(f"- {side}: best kernel per matrix: {lead}. Best GFLOPS median {statistics.median(g):.3g}, "
+                  f"max {max(g):.3g}; median share of the bandwidth ceiling {100 * statistics.median(share) if share else 0:.0f}%.\n")
+        base = best_by([r for r in rows if (is_gpu(r) == (side == "GPU")) and r["baseline"] == 1],
+                       lambda r: r["matrix"])
+        own = best_by([r for r in rows if (is_gpu(r) == (side == "GPU")) and r["baseline"] != 1],
+                      lambda r: r["matrix"])
+        ratios = [own[m]["gflops"] / base[m]["gflops"] for m in own if m in base and base[m]["gflops"] > 0]
+        if ratios:
+            md.append(f"  Against the {side} baseline library ({', '.join(sorted({label(r) for r in base.values()}))}): "
+                      f"median ratio {statistics.median(ratios):.2f}x, ours faster on "
+                      f"{sum(1 for x in ratios if x > 1)} of {len(ratios)} matrices.\n")
+    if failed:
+        md.append("\nFailed checks: " + "; ".join(f'{r["matrix"]} {label(r)}' for r in failed[:20]) + "\n")
+
+    table, _ = gflops_table(rows, matrices, False)
+    if table:
+        md.append("\n## CPU: GFLOPS per kernel (best setting)\n\n" + table)
+    table, _ = gflops_table(rows, matrices, True)
+    if table:
+        md.append("\n## GPU: GFLOPS per kernel (best setting)\n\n" + table)
+
+    # Speedup and efficiency at the largest thread count, per CPU kernel variant.
+    sp = best_by([r for r in cpu_rows if r["backend"] != "serial"], lambda r: (r["matrix"], variant(r)))
+    if sp:
+        vs = sorted({v for (_, v) in sp})
+        lines = []
+        for m in matrices:
+            if any((m, v) in sp for v in vs):
+                lines.append([m] + [f'{sp[(m, v)]["speedup"]:.2f} (t={int(sp[(m, v)]["threads"])})'
+                                    if (m, v) in sp else "-" for v in vs])
+        md.append("\n## CPU: speedup over serial CSR at the best thread count\n\n" + md_table(["matrix"] + vs, lines))
+
+    # The iterative scenario: conversion + N products, best setting per format.
+    it = {}
+    for r in ok:
+        if r["k"] != 1:
+            continue
+        key = (r["matrix"], r["backend"] + "/" + r["format"])
+        if key not in it or r["iter500_s"] < it[key]["iter500_s"]:
+            it[key] = r
+    if it:
+        fs = sorted({f for (_, f) in it})
+        lines = []
+        for m in matrices:
+            if any((m, f) in it for f in fs):
+                lines.append([m] + [f'{fmt(it[(m, f)]["iter50_s"])} / {fmt(it[(m, f)]["iter500_s"])}'
+                                    if (m, f) in it else "-" for f in fs])
+        md.append("\n## Iterative use: seconds for conversion + 50 / + 500 products (best setting per format)\n\n"
+                  + md_table(["matrix"] + fs, lines))
+    if hm_lines:
+        md.append("\n## CSR-adaptive nz_per_block: harmonic mean GFLOPS over the suite\n\n" + md_table(hm_header, hm_lines))
+    bad = failed + errors + skipped
+    if bad:
+        lines = [[r["matrix"], label(r) if r["kernel"] else "-", r["status"][:120]] for r in bad[:60]]
+        md.append("\n## Not measured\n\n" + md_table(["matrix", "kernel", "status"], lines))
+    md.append("\n## Plots\n\n" + "".join(f"![{w}]({w})\n" for w in written))
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(md))
+    print(f"wrote {os.path.join(out, 'report.md')} and {len(written)} plots in {out}")
+
+
+if __name__ == "__main__":
+    main()

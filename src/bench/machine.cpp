@@ -1,0 +1,108 @@
+// What the run was measured on, the bandwidth ceilings, and where the report script lives.
+#include <spmv/bench.hpp>
+#include <spmv/ceiling.hpp>
+#include <spmv/device.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <omp.h>
+#include <unistd.h>
+
+namespace spmv::bench {
+
+MachineInfo machine_info() {
+  MachineInfo m;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) m.hostname = host;
+  {
+    std::ifstream f("/proc/cpuinfo");
+    for (std::string line; std::getline(f, line);)
+      if (line.rfind("model name", 0) == 0) {
+        const auto p = line.find(':');
+        if (p != std::string::npos) m.cpu_model = line.substr(line.find_first_not_of(" \t", p + 1));
+        break;
+      }
+  }
+  m.cores = std::max(1, omp_get_num_procs());
+  {
+    std::ifstream f("/proc/meminfo");
+    std::string key, unit;
+    double kb = 0;
+    while (f >> key >> kb >> unit)
+      if (key == "MemTotal:") { m.memory_bytes = kb * 1024.0; break; }
+  }
+#if defined(__clang__)
+  m.compiler = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  m.compiler = std::string("g++ ") + __VERSION__;
+#else
+  m.compiler = "unknown";
+#endif
+#ifdef SPMV_GIT_COMMIT
+  m.git_commit = SPMV_GIT_COMMIT;
+#else
+  m.git_commit = "unknown";
+#endif
+  try {
+    m.gpus = device::cuda_device_count();
+    if (m.gpus > 0) m.device = device::cuda_device_name();
+  } catch (const std::exception&) {
+    m.gpus = 0;  // a broken driver means CPU only, not a failed benchmark
+  }
+  return m;
+}
+
+bool is_small_machine(const MachineInfo& m) {
+  return m.cores <= 4 || (m.memory_bytes > 0 && m.memory_bytes < 32.0 * (1ull << 30));
+}
+
+Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m) {
+  Ceilings c;
+  const bool cpu = std::any_of(cfg.backends.begin(), cfg.backends.end(),
+                               [](Backend b) { return b != Backend::Cuda; });
+  if (cpu) {
+    c.cpu_triad_threads = std::max(1, *std::max_element(cfg.threads.begin(), cfg.threads.end()));
+    c.cpu_triad_threads = std::min(c.cpu_triad_threads, m.cores);  // oversubscription lowers it
+    c.cpu_triad = cpu_triad_bandwidth(c.cpu_triad_threads);
+  }
+  const bool gpu = std::find(cfg.backends.begin(), cfg.backends.end(), Backend::Cuda) != cfg.backends.end();
+  if (gpu && m.gpus > 0) {
+    try {
+      c.gpu_copy = device::cuda_copy_bandwidth();
+    } catch (const std::exception&) {
+      c.gpu_copy = 0;
+    }
+  }
+  return c;
+}
+
+std::string find_report_script(const std::string& exe_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (const char* e = std::getenv("SPMV_REPORT_SCRIPT"); e && *e) return e;
+  std::vector<fs::path> cand;
+  if (!exe_path.empty()) {
+    fs::path exe = fs::weakly_canonical(fs::path(exe_path), ec);
+    if (ec) exe = fs::path(exe_path);
+    cand.push_back(exe.parent_path() / "scripts" / "report.py");
+    cand.push_back(exe.parent_path().parent_path() / "scripts" / "report.py");
+  }
+#ifdef SPMV_SOURCE_DIR
+  cand.push_back(fs::path(SPMV_SOURCE_DIR) / "scripts" / "report.py");
+#endif
+  cand.push_back(fs::path("scripts") / "report.py");
+  for (const auto& p : cand)
+    if (fs::exists(p, ec)) return p.string();
+  return {};
+}
+
+std::string find_python() {
+  if (const char* e = std::getenv("SPMV_PYTHON"); e && *e) return e;
+  // Debian's interpreter has python3-matplotlib; a pyenv/venv python3 first on PATH may not.
+  std::error_code ec;
+  if (std::filesystem::exists("/usr/bin/python3", ec)) return "/usr/bin/python3";
+  return "python3";
+}
+
+}  // namespace spmv::bench

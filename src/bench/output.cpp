@@ -1,0 +1,229 @@
+// CSV, JSON and the stdout summary. One row per measurement, each carrying the machine.
+#include <spmv/bench.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+
+namespace spmv::bench {
+
+namespace {
+
+// Each column: name, and how a row renders it (numbers unquoted in JSON).
+struct Field {
+  std::string name;
+  bool text;
+  std::function<std::string(const Row&, const MachineInfo&, const Ceilings&)> get;
+};
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "";
+  return fmt::format("{:.6g}", v);
+}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> f = {
+      {"matrix", true, [](const Row& r, auto&, auto&) { return r.matrix; }},
+      {"origin", true, [](const Row& r, auto&, auto&) { return r.origin; }},
+      {"scale", false, [](const Row& r, auto&, auto&) { return num(r.scale); }},
+      {"kind", true, [](const Row& r, auto&, auto&) { return r.kind; }},
+      {"rows", false, [](const Row& r, auto&, auto&) { return std::to_string(r.rows); }},
+      {"cols", false, [](const Row& r, auto&, auto&) { return std::to_string(r.cols); }},
+      {"nnz", false, [](const Row& r, auto&, auto&) { return std::to_string(r.nnz); }},
+      {"nnz_row_mean", false, [](const Row& r, auto&, auto&) { return num(r.nnz_row_mean); }},
+      {"nnz_row_std", false, [](const Row& r, auto&, auto&) { return num(r.nnz_row_std); }},
+      {"backend", true, [](const Row& r, auto&, auto&) { return r.backend; }},
+      {"kernel", true, [](const Row& r, auto&, auto&) { return r.kernel; }},
+      {"format", true, [](const Row& r, auto&, auto&) { return r.format; }},
+      {"baseline", false, [](const Row& r, auto&, auto&) { return std::string(r.baseline ? "1" : "0"); }},
+      {"threads", false, [](const Row& r, auto&, auto&) { return std::to_string(r.threads); }},
+      {"block_size", false, [](const Row& r, auto&, auto&) { return std::to_string(r.block_size); }},
+      {"hack", false, [](const Row& r, auto&, auto&) { return std::to_string(r.hack); }},
+      {"nz_per_block", false, [](const Row& r, auto&, auto&) { return std::to_string(r.nz_per_block); }},
+      {"k", false, [](const Row& r, auto&, auto&) { return std::to_string(r.k); }},
+      {"status", true, [](const Row& r, auto&, auto&) { return r.status; }},
+      {"check", true, [](const Row& r, auto&, auto&) { return r.check; }},
+      {"max_rel_error", false, [](const Row& r, auto&, auto&) { return num(r.max_rel_error); }},
+      {"mean_rel_error", false, [](const Row& r, auto&, auto&) { return num(r.mean_rel_error); }},
+      {"convert_s", false, [](const Row& r, auto&, auto&) { return num(r.convert_s); }},
+      {"setup_s", false, [](const Row& r, auto&, auto&) { return num(r.setup_s); }},
+      {"time_median_s", false, [](const Row& r, auto&, auto&) { return num(r.time_median_s); }},
+      {"time_min_s", false, [](const Row& r, auto&, auto&) { return num(r.time_min_s); }},
+      {"products_per_sample", false, [](const Row& r, auto&, auto&) { return std::to_string(r.products_per_sample); }},
+      {"samples", false, [](const Row& r, auto&, auto&) { return std::to_string(r.samples); }},
+      {"gflops", false, [](const Row& r, auto&, auto&) { return num(r.gflops); }},
+      {"speedup", false, [](const Row& r, auto&, auto&) { return num(r.speedup); }},
+      {"efficiency", false, [](const Row& r, auto&, auto&) { return num(r.efficiency); }},
+      {"bandwidth_gbs", false, [](const Row& r, auto&, auto&) { return num(r.bandwidth_gbs); }},
+      {"ceiling_gbs", false, [](const Row& r, auto&, auto&) { return num(r.ceiling_gbs); }},
+      {"bandwidth_share", false, [](const Row& r, auto&, auto&) { return num(r.bandwidth_share); }},
+      {"bytes_per_product", false, [](const Row& r, auto&, auto&) { return std::to_string(r.bytes_per_product); }},
+      {"stored_entries", false, [](const Row& r, auto&, auto&) { return std::to_string(r.stored_entries); }},
+      {"iter50_s", false, [](const Row& r, auto&, auto&) { return num(r.iter50_s); }},
+      {"iter500_s", false, [](const Row& r, auto&, auto&) { return num(r.iter500_s); }},
+      {"detail", true, [](const Row& r, auto&, auto&) { return r.detail; }},
+      {"hostname", true, [](const Row&, const MachineInfo& m, auto&) { return m.hostname; }},
+      {"cpu_model", true, [](const Row&, const MachineInfo& m, auto&) { return m.cpu_model; }},
+      {"cores", false, [](const Row&, const MachineInfo& m, auto&) { return std::to_string(m.cores); }},
+      {"device", true, [](const Row&, const MachineInfo& m, auto&) { return m.device; }},
+      {"compiler", true, [](const Row&, const MachineInfo& m, auto&) { return m.compiler; }},
+      {"git_commit", true, [](const Row&, const MachineInfo& m, auto&) { return m.git_commit; }},
+      {"cpu_triad_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.cpu_triad * 1e-9); }},
+      {"gpu_copy_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_copy * 1e-9); }},
+  };
+  return f;
+}
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return q + "\"";
+}
+
+std::string json_string(const std::string& s) {
+  std::string q = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') { q += '\\'; q += static_cast<char>(c); }
+    else if (c < 0x20) q += fmt::format("\\u{:04x}", c);
+    else q += static_cast<char>(c);
+  }
+  return q + "\"";
+}
+
+std::ofstream open_out(const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw Error(fmt::format("{}: cannot write", path));
+  return f;
+}
+
+std::string setting(const Row& r) {
+  std::string s;
+  auto add = [&](const std::string& x) { s += (s.empty() ? "" : " ") + x; };
+  if (r.backend != "serial" && r.threads) add(fmt::format("t={}", r.threads));
+  if (r.block_size) add(fmt::format("bs={}", r.block_size));
+  if (r.hack) add(fmt::format("hack={}", r.hack));
+  if (r.nz_per_block) add(fmt::format("npb={}", r.nz_per_block));
+  if (r.k > 1) add(fmt::format("k={}", r.k));
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> c = [] {
+    std::vector<std::string> v;
+    for (const auto& f : fields()) v.push_back(f.name);
+    return v;
+  }();
+  return c;
+}
+
+void write_csv(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
+               const Ceilings& c) {
+  auto f = open_out(path);
+  const auto& fs = fields();
+  for (std::size_t i = 0; i < fs.size(); ++i) f << (i ? "," : "") << fs[i].name;
+  f << "\n";
+  for (const Row& r : rows) {
+    for (std::size_t i = 0; i < fs.size(); ++i) f << (i ? "," : "") << csv_quote(fs[i].get(r, m, c));
+    f << "\n";
+  }
+  if (!f) throw Error(fmt::format("{}: write failed", path));
+}
+
+void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
+                const Ceilings& c) {
+  auto f = open_out(path);
+  f << "{\n  \"machine\": {\"hostname\": " << json_string(m.hostname)
+    << ", \"cpu_model\": " << json_string(m.cpu_model) << ", \"cores\": " << m.cores
+    << ", \"memory_gib\": " << num(m.memory_bytes / (1ull << 30)) << ", \"gpus\": " << m.gpus
+    << ", \"device\": " << json_string(m.device) << ", \"compiler\": " << json_string(m.compiler)
+    << ", \"git_commit\": " << json_string(m.git_commit) << "},\n";
+  f << "  \"ceilings\": {\"cpu_triad_gbs\": " << num(c.cpu_triad * 1e-9)
+    << ", \"cpu_triad_threads\": " << c.cpu_triad_threads
+    << ", \"gpu_copy_gbs\": " << num(c.gpu_copy * 1e-9) << "},\n  \"rows\": [\n";
+  const auto& fs = fields();
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    f << "    {";
+    for (std::size_t i = 0; i < fs.size(); ++i) {
+      const std::string v = fs[i].get(rows[j], m, c);
+      f << (i ? ", " : "") << json_string(fs[i].name) << ": "
+        << (fs[i].text ? json_string(v) : (v.empty() ? "null" : v));
+    }
+    f << "}" << (j + 1 < rows.size() ? "," : "") << "\n";
+  }
+  f << "  ]\n}\n";
+  if (!f) throw Error(fmt::format("{}: write failed", path));
+}
+
+std::string summary_table(const std::vector<Row>& rows) {
+  // Matrices in order of first appearance.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Row*>> by;
+  for (const Row& r : rows) {
+    if (!by.count(r.matrix)) order.push_back(r.matrix);
+    by[r.matrix].push_back(&r);
+  }
+  const bool any_gpu = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.backend == "cuda"; });
+  auto best = [](const std::vector<const Row*>& v, bool gpu, bool baseline) -> const Row* {
+    const Row* b = nullptr;
+    for (const Row* r : v)
+      if (r->usable() && r->k == 1 && (r->backend == "cuda") == gpu && r->baseline == baseline &&
+          (!b || r->gflops > b->gflops))
+        b = r;
+    return b;
+  };
+  std::string s;
+  s += fmt::format("{:<18} {:<16} {:>10} | {:<26} {:>7} {:>5} {:>9}", "matrix", "origin", "nnz",
+                   "best CPU kernel", "GFLOPS", "%BW", "vs base");
+  if (any_gpu)
+    s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best GPU kernel", "GFLOPS", "%BW", "vs base");
+  s += "\n";
+  int failed = 0, skipped = 0;
+  for (const auto& name : order) {
+    const auto& v = by[name];
+    for (const Row* r : v) {
+      failed += r->status == "failed" || r->status.rfind("error", 0) == 0;
+      skipped += r->status.rfind("skipped", 0) == 0;
+    }
+    const Row* any = v.front();
+    std::string origin = any->origin;
+    if (any->origin == "synthetic-scaled") origin = fmt::format("scaled x{:.3g}", any->scale);
+    s += fmt::format("{:<18} {:<16} {:>10} |", name.substr(0, 18), origin, any->nnz);
+    auto side = [&](bool gpu) {
+      const Row* b = best(v, gpu, false);
+      const Row* base = best(v, gpu, true);
+      if (!b && base) b = base;  // only the library ran: show it
+      if (!b) {
+        // A matrix that never loaded has one row whose status says why.
+        const std::string why = v.size() == 1 && v.front()->status != "ok" ? v.front()->status : "-";
+        s += fmt::format(" {:<26} {:>7} {:>5} {:>9}", why.substr(0, 26), "-", "-", "-");
+        return;
+      }
+      const std::string label = fmt::format("{}/{}{}", b->backend, b->kernel,
+                                            setting(*b).empty() ? "" : " " + setting(*b));
+      const std::string ratio = base && base->gflops > 0 && b != base
+                                    ? fmt::format("{:.2f}x", b->gflops / base->gflops)
+                                    : "-";
+      s += fmt::format(" {:<26} {:>7.2f} {:>4.0f}% {:>9}", label.substr(0, 26), b->gflops,
+                       100 * b->bandwidth_share, ratio);
+    };
+    side(false);
+    if (any_gpu) {
+      s += " |";
+      side(true);
+    }
+    s += "\n";
+  }
+  s += fmt::format("{} rows; {} failed or errored (excluded from bests); {} skipped\n", rows.size(),
+                   failed, skipped);
+  return s;
+}
+
+}  // namespace spmv::bench

@@ -1,0 +1,220 @@
+// Measuring one matrix: every selected kernel x setting, checked first, then timed.
+#include <spmv/bench.hpp>
+#include <spmv/device.hpp>
+#include <spmv/stats.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+namespace spmv::bench {
+
+namespace {
+
+bool has_param(const KernelSpec& k, const char* p) {
+  return std::find(k.params.begin(), k.params.end(), p) != k.params.end();
+}
+
+bool selected(const KernelSpec& k, const SweepConfig& cfg) {
+  if (std::find(cfg.backends.begin(), cfg.backends.end(), k.backend) == cfg.backends.end()) return false;
+  if (!cfg.formats.empty() && std::find(cfg.formats.begin(), cfg.formats.end(), k.format) == cfg.formats.end())
+    return false;
+  if (!cfg.kernels.empty() && std::find(cfg.kernels.begin(), cfg.kernels.end(), k.name) == cfg.kernels.end())
+    return false;
+  if (k.baseline && !cfg.baselines) return false;
+  if (k.backend == Backend::Cuda && device::cuda_device_count() == 0) return false;
+  return true;
+}
+
+// The speedup reference: the serial CSR loop (the one kernel every build has).
+const KernelSpec* serial_csr() { return find_kernel(Backend::Serial, "csr"); }
+
+// Every PlanOptions setting a kernel's params ask to sweep.
+std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, int rhs) {
+  std::vector<PlanOptions> v;
+  const std::vector<int> one{0};
+  const std::vector<offset_t> one_o{0};
+  const auto& th = has_param(k, "threads") ? cfg.threads : one;
+  const auto& bs = has_param(k, "block_size") ? cfg.block_sizes : one;
+  const auto& hk = has_param(k, "hack") ? cfg.hacks : one;
+  const auto& nz = has_param(k, "nz_per_block") ? cfg.nz_per_block : one_o;
+  for (int t : th)
+    for (int b : bs)
+      for (int h : hk)
+        for (offset_t z : nz) {
+          PlanOptions o;
+          if (t) o.threads = t;
+          if (b) o.block_size = b;
+          if (h) o.hack = h;
+          o.nz_per_block = z;
+          o.k = rhs;
+          v.push_back(o);
+        }
+  return v;
+}
+
+struct Job {
+  const KernelSpec* spec;
+  PlanOptions opt;
+};
+
+std::vector<Job> jobs(const SweepConfig& cfg) {
+  std::vector<Job> v;
+  const KernelSpec* base = serial_csr();
+  for (int rhs : cfg.ks) {
+    if (base && (rhs == 1 || base->spmm)) v.push_back({base, [&] { PlanOptions o; o.k = rhs; return o; }()});
+    for (const KernelSpec& k : kernels()) {
+      if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm)) continue;
+      for (const PlanOptions& o : settings(k, cfg, rhs)) v.push_back({&k, o});
+    }
+  }
+  return v;
+}
+
+double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  const std::size_t n = t.size();
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+void fill_matrix(Row& r, const MatrixSource& src) {
+  r.matrix = src.name;
+  r.origin = src.origin;
+  r.kind = src.kind;
+  r.scale = src.scale;
+}
+
+}  // namespace
+
+std::size_t count_configs(const SweepConfig& cfg) { return jobs(cfg).size(); }
+
+Row unavailable_row(const MatrixSource& src, const std::string& status) {
+  Row r;
+  fill_matrix(r, src);
+  if (src.spec) {
+    r.rows = src.spec->rows;
+    r.cols = src.spec->cols;
+    r.nnz = src.spec->nnz;
+    r.nnz_row_mean = src.spec->mean;
+    r.nnz_row_std = src.spec->std;
+  }
+  r.status = status;
+  return r;
+}
+
+std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const SweepConfig& cfg,
+                              const Ceilings& ceil, const Progress& progress,
+                              std::size_t done_before, std::size_t total) {
+  std::vector<Row> out;
+  const MatrixStats st = compute_stats(a);
+  std::map<int, std::vector<double>> xs;
+  std::map<int, Reference> refs;
+  std::map<int, double> serial_time;  // per k
+  const KernelSpec* base = serial_csr();
+  std::size_t done = done_before;
+
+  for (const Job& job : jobs(cfg)) {
+    const KernelSpec& k = *job.spec;
+    const PlanOptions& opt = job.opt;
+    if (progress.update)
+      progress.update(done, total, fmt::format("{} {}/{}", src.name, to_string(k.backend), k.name));
+    ++done;
+    Row r;
+    fill_matrix(r, src);
+    r.rows = a.rows;
+    r.cols = a.cols;
+    r.nnz = a.nnz();
+    r.nnz_row_mean = st.row_nnz_mean;
+    r.nnz_row_std = st.row_nnz_std;
+    r.backend = to_string(k.backend);
+    r.kernel = k.name;
+    r.format = k.format;
+    r.baseline = k.baseline;
+    r.k = opt.k;
+    const bool cpu = k.backend != Backend::Cuda;
+    r.threads = has_param(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
+    r.block_size = has_param(k, "block_size") ? opt.block_size : 0;
+    r.hack = has_param(k, "hack") ? opt.hack : 0;
+    r.nz_per_block = has_param(k, "nz_per_block") ? opt.nz_per_block : 0;
+    const double ceiling = cpu ? ceil.cpu_triad : ceil.gpu_copy;
+    r.ceiling_gbs = ceiling * 1e-9;
+
+    auto& x = xs[opt.k];
+    if (x.empty()) x = make_vector(cfg.x_spec, static_cast<std::size_t>(a.cols) * opt.k);
+    if (!refs.count(opt.k)) refs[opt.k] = reference_product(a, x, opt.k, opt.layout);
+
+    try {
+      auto plan = make_plan(a, k.backend, k.name, opt);
+      r.convert_s = plan->convert_seconds;
+      r.setup_s = plan->setup_seconds;
+      r.detail = plan->detail;
+      r.bytes_per_product = plan->bytes_per_product;
+      r.stored_entries = plan->stored_entries;
+
+      // Check first: a wrong kernel is reported, never timed into a best or a mean.
+      std::vector<double> y(static_cast<std::size_t>(a.rows) * opt.k, 0.0);
+      plan->set_x(x);
+      plan->run(1);
+      plan->get_y(y);
+      const CheckResult chk = check_product(a, refs[opt.k], y, opt.k, opt.layout);
+      r.check = chk.passed ? "passed" : "failed";
+      r.max_rel_error = chk.max_rel_error;
+      r.mean_rel_error = chk.mean_rel_error;
+      if (!chk.passed) {
+        r.status = "failed";
+        r.detail += (r.detail.empty() ? "" : "; ") + chk.message;
+        out.push_back(std::move(r));
+        continue;
+      }
+
+      // Warm-up and calibration: grow the products per sample until a sample lasts
+      // min_sample_seconds (so microsecond products are timed over many back-to-back runs).
+      plan->run(1);
+      int n = 1;
+      double t = plan->time_runs(1);
+      for (int it = 0; it < 6 && t < 0.8 * cfg.min_sample_seconds; ++it) {
+        const double per = std::max(t / n, 1e-9);
+        const double want = std::min(cfg.min_sample_seconds / per * 1.1, 1e8);
+        n = std::max(n + 1, static_cast<int>(std::ceil(want)));
+        t = plan->time_runs(n);
+      }
+      const double per = std::max(t / n, 1e-12);
+      int samples = std::max(1, cfg.repeat);
+      // Cap the timed work per configuration, keeping at least 3 samples for a median.
+      if (samples * n * per > cfg.max_config_seconds)
+        samples = std::max(3, static_cast<int>(cfg.max_config_seconds / (n * per)));
+      std::vector<double> ts(samples);
+      for (double& s : ts) s = plan->time_runs(n) / n;
+      r.products_per_sample = n;
+      r.samples = samples;
+      r.time_median_s = median(ts);
+      r.time_min_s = *std::min_element(ts.begin(), ts.end());
+    } catch (const Unsupported& e) {
+      r.status = std::string("skipped: ") + e.what();
+    } catch (const std::bad_alloc&) {
+      r.status = "skipped: out of memory";
+    } catch (const std::exception& e) {
+      r.status = std::string("error: ") + e.what();
+    }
+    if (r.status == "ok" && r.time_median_s > 0) {
+      const double tm = r.time_median_s;
+      r.gflops = 2.0 * static_cast<double>(a.nnz()) * opt.k / tm * 1e-9;
+      r.bandwidth_gbs = static_cast<double>(r.bytes_per_product) / tm * 1e-9;
+      r.bandwidth_share = ceiling > 0 ? r.bandwidth_gbs / (ceiling * 1e-9) : 0;
+      if (&k == base) serial_time[opt.k] = tm;
+      if (serial_time.count(opt.k)) r.speedup = serial_time[opt.k] / tm;
+      if (cpu && r.threads > 0) r.efficiency = r.speedup / r.threads;
+      const double fixed = r.convert_s + r.setup_s;
+      const int n50 = cfg.iterations.size() > 0 ? cfg.iterations[0] : 50;
+      const int n500 = cfg.iterations.size() > 1 ? cfg.iterations[1] : 500;
+      r.iter50_s = fixed + n50 * tm;
+      r.iter500_s = fixed + n500 * tm;
+    }
+    out.push_back(std::move(r));
+  }
+  if (progress.update) progress.update(done, total, src.name);
+  return out;
+}
+
+}  // namespace spmv::bench

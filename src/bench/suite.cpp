@@ -1,0 +1,169 @@
+// The default suite (real matrices + structure-alikes of the missing seed matrices) and the
+// default sweep, both sized to the machine.
+#include <spmv/bench.hpp>
+#include <spmv/io.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace spmv::bench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_matrix_file(const fs::path& p) {
+  const std::string n = p.filename().string();
+  return n.ends_with(".mtx") || n.ends_with(".mtx.gz") || n.ends_with(".spmvbin");
+}
+
+std::string matrix_name(const fs::path& p) {
+  std::string n = p.filename().string();
+  for (const char* ext : {".gz", ".mtx", ".spmvbin"})
+    if (n.ends_with(ext)) n.resize(n.size() - std::strlen(ext));
+  return n;
+}
+
+}  // namespace
+
+std::string default_matrices_dir() {
+  if (const char* e = std::getenv("SPMV_SHARED_MATRICES"); e && *e) return e;
+  // ../shared/matrices beside the checkout; a git worktree sits one level deeper.
+  std::vector<std::string> cand;
+#ifdef SPMV_SOURCE_DIR
+  cand.push_back(std::string(SPMV_SOURCE_DIR) + "/../shared/matrices");
+  cand.push_back(std::string(SPMV_SOURCE_DIR) + "/../../shared/matrices");
+#endif
+  cand.push_back("../shared/matrices");
+  std::error_code ec;
+  for (const auto& c : cand)
+    if (fs::is_directory(c, ec)) return c;
+  return cand.front();
+}
+
+std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {
+  std::vector<MatrixSource> v;
+  const std::string dir = opt.matrices_dir.empty() ? default_matrices_dir() : opt.matrices_dir;
+  std::set<std::string> have;
+  std::error_code ec;
+  const fs::path manifest = fs::path(dir) / "MANIFEST.tsv";
+  if (std::ifstream f(manifest); f) {
+    // name, file, rows, cols, stored_entries, expanded_nnz, ...
+    std::string line;
+    std::getline(f, line);
+    while (std::getline(f, line)) {
+      std::vector<std::string> c;
+      std::stringstream ss(line);
+      for (std::string x; std::getline(ss, x, '\t');) c.push_back(x);
+      if (c.size() < 6) continue;
+      offset_t nnz = 0;
+      try { nnz = std::stoll(c[5]); } catch (const std::exception&) {}
+      if (opt.max_real_nnz > 0 && nnz > opt.max_real_nnz) continue;
+      MatrixSource s;
+      s.name = c[0];
+      s.path = (fs::path(dir) / c[1]).string();
+      s.kind = "SuiteSparse";
+      have.insert(s.name);
+      v.push_back(std::move(s));
+    }
+  } else if (fs::is_directory(dir, ec)) {
+    for (const auto& s : sources_from_paths({dir})) {
+      have.insert(s.name);
+      v.push_back(s);
+    }
+  }
+  for (const gen::SeedEntry& e : gen::read_seed_suite(opt.seed_suite)) {
+    if (have.count(e.name)) continue;
+    MatrixSource s;
+    s.name = e.name;
+    s.kind = e.kind_text;
+    double scale = 1.0;
+    if (!opt.full && opt.small_machine && e.nnz > opt.scaled_max_nnz)
+      scale = static_cast<double>(opt.scaled_max_nnz) / static_cast<double>(e.nnz);
+    s.spec = gen::spec_like(e, scale);
+    s.scale = static_cast<double>(s.spec->rows) / e.rows;
+    s.origin = scale < 1.0 ? "synthetic-scaled" : "synthetic";
+    v.push_back(std::move(s));
+  }
+  if (opt.max_matrices > 0 && static_cast<int>(v.size()) > opt.max_matrices) v.resize(opt.max_matrices);
+  return v;
+}
+
+std::vector<MatrixSource> sources_from_paths(const std::vector<std::string>& paths) {
+  std::vector<MatrixSource> v;
+  std::error_code ec;
+  for (const auto& p : paths) {
+    if (fs::is_directory(p, ec)) {
+      std::vector<fs::path> files;
+      for (const auto& de : fs::directory_iterator(p, ec))
+        if (de.is_regular_file() && is_matrix_file(de.path())) files.push_back(de.path());
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) {
+        MatrixSource s;
+        s.name = matrix_name(f);
+        s.path = f.string();
+        v.push_back(std::move(s));
+      }
+    } else {
+      MatrixSource s;
+      s.name = matrix_name(p);
+      s.path = p;
+      v.push_back(std::move(s));
+    }
+  }
+  return v;
+}
+
+Csr load_source(const MatrixSource& src, const SuiteOptions& opt) {
+  if (src.spec) {
+    // Room for the matrix, a converted copy or two and the reference vectors.
+    gen::check_generate_memory(*src.spec, src.name, 3.0);
+    return gen::generate_cached(*src.spec, opt.cache_dir);
+  }
+  return io::load_csr(src.path);
+}
+
+SweepConfig default_sweep(const MachineInfo& m, bool small, bool quick) {
+  SweepConfig c;
+  const int cores = std::max(1, m.cores);
+  if (quick) {
+    c.threads = {1, 2};
+    c.hacks = {32};
+    c.block_sizes = {256};
+    c.nz_per_block = {0};
+    c.repeat = 3;
+    c.min_sample_seconds = 0.002;
+    c.max_config_seconds = 0.2;
+    return c;
+  }
+  std::set<int> t{1, cores, 2 * cores};
+  if (!small) {
+    // The reports' thread scans: every step up to the core count, then on to 2x.
+    const int step = std::max(1, cores / 8);
+    for (int i = 2; i <= cores; i += (i < 4 ? 2 : step)) t.insert(i);
+    t.insert(cores + cores / 2);
+  } else {
+    c.repeat = 5;
+    c.min_sample_seconds = 0.02;
+    c.max_config_seconds = 0.5;
+  }
+  c.threads.assign(t.begin(), t.end());
+  c.hacks = {16, 32, 64};
+  if (m.gpus > 0) {
+    c.block_sizes.clear();
+    for (int b = 128; b <= 1024; b += 128) c.block_sizes.push_back(b);
+    // CSR-adaptive's row-block size, tuned by the harmonic mean over the suite (report.py).
+    c.nz_per_block = {64, 128, 256, 512, 1024, 2048};
+  } else {
+    c.backends = {Backend::Serial, Backend::Omp};
+  }
+  return c;
+}
+
+}  // namespace spmv::bench

@@ -1,0 +1,201 @@
+#include <spmv/bench.hpp>
+#include <spmv/device.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "commands.hpp"
+
+namespace spmv::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::vector<std::string> paths, backends, formats, kernel_names;
+  std::vector<int> threads, block_sizes, hacks, ks;
+  std::vector<offset_t> nz_per_block;
+  int repeat = 0;
+  double min_sample_ms = 0, time_budget = 480;
+  std::string out = "results.csv", suite = "auto", matrices_dir, suite_file,
+              cache_dir = ".cache/matrices";
+  bool quick = false, no_baselines = false, no_progress = false;
+};
+
+std::string fmt_seconds(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  return fmt::format("{}m{:02d}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+}
+
+int bench_cmd(BenchArgs& a) {
+  using namespace spmv::bench;
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  const MachineInfo m = machine_info();
+  const bool quick = a.quick || a.suite == "quick";
+  const bool full = a.suite == "full";
+  const bool small = is_small_machine(m) && !full;
+
+  SweepConfig cfg = default_sweep(m, small, quick);
+  if (!a.backends.empty()) {
+    cfg.backends.clear();
+    for (const auto& b : a.backends) cfg.backends.push_back(parse_backend(b));
+  }
+  cfg.formats = a.formats;
+  cfg.kernels = a.kernel_names;
+  if (!a.threads.empty()) cfg.threads = a.threads;
+  if (!a.block_sizes.empty()) cfg.block_sizes = a.block_sizes;
+  if (!a.hacks.empty()) cfg.hacks = a.hacks;
+  if (!a.nz_per_block.empty()) cfg.nz_per_block = a.nz_per_block;
+  if (!a.ks.empty()) cfg.ks = a.ks;
+  if (a.repeat > 0) cfg.repeat = a.repeat;
+  if (a.min_sample_ms > 0) cfg.min_sample_seconds = a.min_sample_ms * 1e-3;
+  cfg.baselines = !a.no_baselines;
+
+  SuiteOptions so;
+  so.matrices_dir = a.matrices_dir;
+  so.seed_suite = a.suite_file;
+  so.cache_dir = a.cache_dir;
+  so.full = full;
+  so.small_machine = small || a.suite == "scaled";
+  if (quick) {
+    so.max_real_nnz = 20000;
+    so.scaled_max_nnz = 50000;
+    so.small_machine = true;
+  }
+  std::vector<MatrixSource> sources =
+      a.paths.empty() ? default_suite(so) : sources_from_paths(a.paths);
+  if (quick && a.paths.empty()) {
+    // A handful of real matrices and alikes: enough to exercise every path in seconds.
+    std::vector<MatrixSource> pick;
+    int real = 0, syn = 0;
+    for (auto& s : sources)
+      if (s.origin == "real" ? real++ < 4 : syn++ < 4) pick.push_back(s);
+    sources = pick;
+  }
+  if (sources.empty()) throw Error("no matrices to benchmark");
+
+  const bool gpu_wanted = std::find(cfg.backends.begin(), cfg.backends.end(), Backend::Cuda) != cfg.backends.end();
+  if (m.gpus == 0)
+    fmt::print(stderr, "no CUDA device: CPU only{}\n",
+               device::cuda_built() ? " (CUDA backend built, but no usable GPU)" : " (built without CUDA)");
+
+  const std::size_t per_matrix = count_configs(cfg);
+  const std::size_t total = per_matrix * sources.size();
+  // Time budget: shorten samples (down to 5 ms, at least 3 samples) so the sweep fits.
+  if (a.time_budget > 0 && a.min_sample_ms <= 0 && total > 0) {
+    const double allowed = 0.8 * a.time_budget / static_cast<double>(total);
+    const double cost = (cfg.repeat + 3) * cfg.min_sample_seconds;
+    if (cost > allowed) {
+      cfg.min_sample_seconds = std::max(0.005, allowed / (cfg.repeat + 3));
+      if ((cfg.repeat + 3) * cfg.min_sample_seconds > allowed && a.repeat <= 0) cfg.repeat = std::max(3, cfg.repeat - 2);
+      cfg.max_config_seconds = std::min(cfg.max_config_seconds, std::max(allowed, 0.1));
+    }
+  }
+  fmt::print(stderr,
+             "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats; threads {}; "
+             "machine {} ({} cores, {:.0f} GiB{}){}\n",
+             sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat,
+             fmt::join(cfg.threads, ","), m.hostname, m.cores, m.memory_bytes / (1ull << 30),
+             m.gpus ? ", " + m.device : "", small ? "; small machine: synthetic alikes scaled down" : "");
+
+  const Ceilings ceil = measure_ceilings(cfg, m);
+  fmt::print(stderr, "ceilings: STREAM triad {:.1f} GB/s ({} threads){}\n", ceil.cpu_triad * 1e-9,
+             ceil.cpu_triad_threads,
+             gpu_wanted && m.gpus ? fmt::format(", GPU copy {:.1f} GB/s", ceil.gpu_copy * 1e-9) : "");
+
+  const bool tty = isatty(fileno(stderr)) && !a.no_progress;
+  const auto start = clock::now();
+  Progress prog;
+  prog.update = [&](std::size_t done, std::size_t tot, const std::string& what) {
+    if (!tty || tot == 0) return;
+    const double el = std::chrono::duration<double>(clock::now() - start).count();
+    const double frac = static_cast<double>(done) / tot;
+    const int w = 30, fill = static_cast<int>(frac * w);
+    const std::string eta = done > 0 ? fmt_seconds(el / done * (tot - done)) : "?";
+    fmt::print(stderr, "\r[{}{}] {:3.0f}% {}/{} ETA {:<7} {:<40.40}", std::string(fill, '#'),
+               std::string(w - fill, '-'), 100 * frac, done, tot, eta, what);
+    std::fflush(stderr);
+  };
+
+  std::vector<Row> rows;
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const MatrixSource& s = sources[i];
+    if (!tty)
+      fmt::print(stderr, "[{}/{}] {} ({}{})\n", i + 1, sources.size(), s.name, s.origin,
+                 s.origin == "synthetic-scaled" ? fmt::format(" x{:.3g}", s.scale) : "");
+    else prog.update(done, total, "loading " + s.name);
+    Csr mat;
+    try {
+      mat = load_source(s, so);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "{}{}: skipped: {}\n", tty ? "\n" : "", s.name, e.what());
+      rows.push_back(unavailable_row(s, std::string("skipped: ") + e.what()));
+      done += per_matrix;
+      continue;
+    }
+    auto r = bench_matrix(mat, s, cfg, ceil, prog, done, total);
+    done += per_matrix;
+    for (const Row& row : r)
+      if (row.status == "failed" || row.status.rfind("error", 0) == 0)
+        fmt::print(stderr, "{}{}: {}/{} {}: {}\n", tty ? "\n" : "", s.name, row.backend, row.kernel,
+                   row.status, row.detail);
+    rows.insert(rows.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+  }
+  if (tty) fmt::print(stderr, "\n");
+
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path(), ec);
+  fs::path json = a.out;
+  json.replace_extension(".json");
+  write_csv(a.out, rows, m, ceil);
+  write_json(json.string(), rows, m, ceil);
+
+  fmt::print("{}", summary_table(rows));
+  const double el = std::chrono::duration<double>(clock::now() - t0).count();
+  fmt::print("machine: {} | {} | {} cores | {}\n", m.hostname, m.cpu_model, m.cores,
+             m.gpus ? m.device : "no CUDA device: CPU only");
+  fmt::print("ceilings: STREAM triad {:.1f} GB/s{}\n", ceil.cpu_triad * 1e-9,
+             ceil.gpu_copy > 0 ? fmt::format(", GPU copy {:.1f} GB/s", ceil.gpu_copy * 1e-9) : "");
+  fmt::print("wrote {} and {} ({} rows) in {}\n", a.out, json.string(), rows.size(), fmt_seconds(el));
+  const bool any_failed = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "failed"; });
+  return any_failed ? 1 : 0;
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "bench", "Benchmark every kernel and setting over matrices (default: the built-in suite)");
+  auto a = std::make_shared<BenchArgs>();
+  cmd->add_option("FILES", a->paths, "Matrix files or folders (default: the default suite)");
+  cmd->add_option("--backends", a->backends, "serial,omp,cuda")->delimiter(',');
+  cmd->add_option("--formats", a->formats, "Only kernels of these formats (csr,ell,hll,...)")->delimiter(',');
+  cmd->add_option("--kernels", a->kernel_names, "Only these kernels (see `spmv kernels`)")->delimiter(',');
+  cmd->add_option("--threads", a->threads, "Thread counts (default 1..2x cores)")->delimiter(',');
+  cmd->add_option("--block-sizes", a->block_sizes, "CUDA block sizes (default 128..1024 by 128)")->delimiter(',');
+  cmd->add_option("--hack", a->hacks, "HLL hack sizes (default 16,32,64)")->delimiter(',');
+  cmd->add_option("--nz-per-block", a->nz_per_block, "CSR-adaptive nonzeros per row block")->delimiter(',');
+  cmd->add_option("--k", a->ks, "Right-hand sides (k > 1: SpMM kernels only)")->delimiter(',');
+  cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)");
+  cmd->add_option("--min-sample-ms", a->min_sample_ms, "Each sample lasts at least this long (default 50)");
+  cmd->add_option("--time-budget", a->time_budget,
+                  "Seconds the sweep should take; samples are shortened to fit (0: no limit)");
+  cmd->add_option("--out", a->out, "CSV output (a .json beside it)");
+  cmd->add_option("--suite", a->suite, "auto (sized to the machine), scaled, full or quick")
+      ->check(CLI::IsMember({"auto", "scaled", "full", "quick"}));
+  cmd->add_flag("--quick", a->quick, "A few small matrices and a tiny sweep (tests)");
+  cmd->add_option("--matrices-dir", a->matrices_dir, "Real matrices (default ../shared/matrices)");
+  cmd->add_option("--suite-file", a->suite_file, "seed_suite.tsv (default ../shared/suite, else built in)");
+  cmd->add_option("--cache-dir", a->cache_dir, "Where generated matrices are cached");
+  cmd->add_flag("--no-baselines", a->no_baselines, "Leave out Eigen/cuSPARSE");
+  cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
+  cmd->callback([&action, a] { action = [a] { return bench_cmd(*a); }; });
+}
+
+}  // namespace spmv::cli

@@ -1,0 +1,91 @@
+#include <spmv/generate.hpp>
+#include <spmv/io.hpp>
+#include <spmv/stats.hpp>
+
+#include <chrono>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+
+namespace spmv::cli {
+
+namespace {
+
+struct GenArgs {
+  std::string like, kind, suite_file, output;
+  index_t rows = 0, cols = 0;
+  double nnz_per_row = 0, std = 0, scale = 1.0;
+  offset_t nnz = 0;
+  std::uint64_t seed = 1;
+  int threads = 0;
+};
+
+int generate_cmd(const GenArgs& g) {
+  gen::GenSpec spec;
+  std::string name;
+  if (!g.like.empty()) {
+    const auto suite = gen::read_seed_suite(g.suite_file);
+    const auto e = gen::find_seed(suite, g.like);
+    if (!e) {
+      std::string names;
+      for (const auto& s : suite) names += (names.empty() ? "" : ", ") + s.name;
+      throw Error(fmt::format("no matrix '{}' in the seed suite (known: {})", g.like, names));
+    }
+    spec = gen::spec_like(*e, g.scale, g.seed);
+    name = e->name + " alike (" + e->kind_text + ")";
+  } else {
+    spec.kind = gen::parse_kind(g.kind);
+    spec.rows = g.rows;
+    spec.cols = g.cols;
+    spec.mean = g.nnz_per_row;
+    spec.nnz = g.nnz;
+    spec.std = g.std;
+    spec.seed = g.seed;
+    if (spec.mean <= 0 && spec.nnz <= 0) throw Error("--kind needs --nnz-per-row or --nnz");
+    name = std::string(gen::to_string(spec.kind));
+  }
+  gen::check_generate_memory(spec, name);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Csr a = gen::generate(spec, g.threads);
+  const double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (g.output.ends_with(".spmvbin")) io::write_binary(g.output, a);
+  else io::write_matrix_market(g.output, a);
+  const MatrixStats st = compute_stats(a);
+  fmt::print("wrote {}: {}\nkind: {}\nrows: {}\ncols: {}\nnnz: {}\nnnz_per_row_mean: {:.6g}\n"
+             "nnz_per_row_std: {:.6g}\nmax_row_nnz: {}\nseed: {}\ngenerate_s: {:.3f}\n",
+             g.output, name, gen::to_string(spec.kind), a.rows, a.cols, a.nnz(), st.row_nnz_mean,
+             st.row_nnz_std, st.row_nnz_max, spec.seed, gen_s);
+  return 0;
+}
+
+}  // namespace
+
+void add_generate(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "generate", "Write a synthetic structure-alike matrix (deterministic for a given seed)");
+  auto g = std::make_shared<GenArgs>();
+  auto* like = cmd->add_option("--like", g->like, "Imitate this seed-suite matrix (rows, nnz, mean, std, kind)");
+  auto* kind = cmd->add_option("--kind", g->kind,
+                               "stencil3d, mesh2d, powerlaw, road, kkt, circuit, random or fem");
+  like->excludes(kind);
+  cmd->add_option("--rows", g->rows, "Rows (with --kind)")->check(CLI::PositiveNumber)->needs(kind);
+  cmd->add_option("--cols", g->cols, "Columns (default: square)")->needs(kind);
+  cmd->add_option("--nnz-per-row", g->nnz_per_row, "Mean row length (with --kind)")->needs(kind);
+  cmd->add_option("--nnz", g->nnz, "Exact nonzeros instead of rows x nnz-per-row")->needs(kind);
+  cmd->add_option("--std", g->std, "Row-length standard deviation")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--scale", g->scale, "With --like: shrink rows and nnz by this factor (0..1]")
+      ->check(CLI::Range(1e-9, 1.0));
+  cmd->add_option("--seed", g->seed, "Random seed (same seed, same bytes)");
+  cmd->add_option("--suite-file", g->suite_file, "seed_suite.tsv (default: ../shared/suite, else built in)");
+  cmd->add_option("--threads", g->threads, "Generator threads (0: all); the output does not depend on it");
+  cmd->add_option("-o,--output", g->output, "Output: *.spmvbin for the binary cache, else Matrix Market")
+      ->required();
+  cmd->callback([&action, g, like, kind, cmd] {
+    if (!*like && !*kind) throw CLI::RequiredError("--like or --kind");
+    if (*kind && g->rows <= 0) throw CLI::RequiredError("--rows");
+    (void)cmd;
+    action = [g] { return generate_cmd(*g); };
+  });
+}
+
+}  // namespace spmv::cli
