@@ -41,9 +41,11 @@ class Cli : public ::testing::Test {
   std::string tmp(const std::string& name) const { return (dir_ / name).string(); }
 
   // Runs `spmv ARGS`, capturing stdout, stderr and the exit status.
-  Result run(const std::string& args) const {
+  // With `pipe_from`, that file is piped into the command's stdin through cat.
+  Result run(const std::string& args, const std::string& pipe_from = "") const {
     const std::string out = tmp("stdout.txt"), err = tmp("stderr.txt");
-    const int rc = std::system(fmt::format("'{}' {} > '{}' 2> '{}'", SPMV_CLI, args, out, err).c_str());
+    const std::string pipe = pipe_from.empty() ? "" : fmt::format("cat '{}' | ", pipe_from);
+    const int rc = std::system(fmt::format("{}'{}' {} > '{}' 2> '{}'", pipe, SPMV_CLI, args, out, err).c_str());
     Result r;
     r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     r.out = slurp(out);
@@ -91,6 +93,13 @@ TEST_F(Cli, InfoOfASymmetricFileCountsTheExpandedEntries) {
   EXPECT_EQ(k["nnz"], "6");
   EXPECT_EQ(k["symmetry"], "symmetric");
   EXPECT_EQ(k["max_row_nnz"], "3");
+}
+
+TEST_F(Cli, ReadsAPipe) {
+  const Result r = run("info /dev/stdin", kDir + "/cli_small.mtx");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(keys(r.out)["nnz"], "6");
+  EXPECT_EQ(keys(r.out)["empty_rows"], "1");
 }
 
 TEST_F(Cli, RunChecksTheProduct) {
