@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -47,16 +48,20 @@ void generate(const std::string& path, double mb) {
   std::fclose(f);
 }
 
+// Median wall seconds of `reps` runs; `cpu` gets the process CPU seconds (all threads) of that
+// run, which tells a busy machine (cpu << wall * threads) from a serial bottleneck.
 template <class F>
-double median_seconds(F&& f, int reps = 3) {
-  std::vector<double> t;
+double median_seconds(F&& f, int reps = 3, double* cpu = nullptr) {
+  std::vector<std::pair<double, double>> t;
   for (int r = 0; r < reps; ++r) {
+    const std::clock_t c0 = std::clock();
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    t.push_back(seconds_since(t0));
+    t.emplace_back(seconds_since(t0), static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
   }
   std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  if (cpu) *cpu = t[t.size() / 2].second;
+  return t[t.size() / 2].first;
 }
 
 }  // namespace
@@ -83,16 +88,17 @@ int main(int argc, char** argv) {
     fmt::print("file: {}\nbytes: {:.0f}\ngenerate_s: {:.2f}\n", path, bytes, seconds_since(t0));
 
     spmv::Coo first = spmv::io::read_matrix(path, {.threads = max_threads});  // warms the page cache
-    fmt::print("nnz: {}\n{:>8} {:>10} {:>10}\n", first.nnz(), "threads", "median_s", "MB/s");
+    fmt::print("nnz: {}\n{:>8} {:>10} {:>10} {:>10}\n", first.nnz(), "threads", "median_s", "MB/s", "cpu_s");
     std::vector<int> counts;
     for (int t = 1; t < max_threads; t *= 2) counts.push_back(t);
     counts.push_back(max_threads);
     for (int t : counts) {
+      double cpu = 0;
       const double s = median_seconds([&] {
         const spmv::Coo c = spmv::io::read_matrix(path, {.threads = t});
         if (c.nnz() != first.nnz()) throw std::runtime_error("nnz differs between reads");
-      });
-      fmt::print("{:>8} {:>10.4f} {:>10.1f}\n", t, s, bytes / s * 1e-6);
+      }, 3, &cpu);
+      fmt::print("{:>8} {:>10.4f} {:>10.1f} {:>10.4f}\n", t, s, bytes / s * 1e-6, cpu);
     }
 
     const spmv::Csr a = spmv::coo_to_csr(first);

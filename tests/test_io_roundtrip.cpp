@@ -243,6 +243,16 @@ TEST(RoundTrip, WriteReadIsBitIdentical) {
   }
 }
 
+TEST(RoundTrip, ComplexMatricesAreWrittenAsComplexGeneral) {
+  TempDir dir;
+  const Csr a = io::load_csr(kDir + "/coord_complex_hermitian.mtx");
+  io::write_matrix_market(dir / "c.mtx", a);
+  EXPECT_EQ(slurp(dir / "c.mtx").rfind("%%MatrixMarket matrix coordinate complex general\n", 0), 0u);
+  const Csr b = io::load_csr(dir / "c.mtx");
+  EXPECT_EQ(b.field, Field::Complex);
+  expect_bit_identical(b, a);
+}
+
 TEST(RoundTrip, DenseVectorIsBitIdentical) {
   TempDir dir;
   std::mt19937_64 g(3);

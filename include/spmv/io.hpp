@@ -14,7 +14,8 @@ struct ReadOptions {
 // Reads .mtx, .mtx.gz (zlib) or a binary cache (recognised by its magic number, whatever the
 // name). Symmetric/hermitian files are expanded (diagonal never doubled), skew-symmetric ones
 // mirrored with the sign flipped; pattern entries get 1.0; duplicates are kept in the COO and
-// summed by coo_to_csr.
+// summed by coo_to_csr. Blank lines and `%` comment lines are tolerated anywhere, also inside
+// the data; symmetric files must not store both (i,j) and (j,i). Large files parse in parallel.
 Coo read_matrix(const std::string& path, const ReadOptions& opt = {});
 // Same, from text already in memory; `name` is used in error messages.
 Coo parse_matrix_market(std::string_view text, const std::string& name, const ReadOptions& opt = {});

@@ -92,11 +92,18 @@ FileBytes load_file(const std::string& path) {
   if (S_ISDIR(st.st_mode)) throw ParseError(path, 0, "cannot open: Is a directory");
   const std::size_t size = static_cast<std::size_t>(st.st_size);
 
+  FileBytes fb;
+  if (!S_ISREG(st.st_mode)) {
+    // A pipe or /dev/stdin: no size, no pread. zlib reads it sequentially and passes plain
+    // (non-gzip) data through unchanged.
+    fb.buffer_ = gunzip(path, f.fd, 0);
+    fb.size_ = fb.buffer_.size();
+    fb.data_ = fb.buffer_.data();
+    return fb;
+  }
   unsigned char magic[2] = {0, 0};
   const ssize_t m = ::pread(f.fd, magic, 2, 0);
   if (m < 0) fail_errno(path, "cannot read");
-
-  FileBytes fb;
   if (m == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
     fb.buffer_ = gunzip(path, f.fd, size);
     fb.size_ = fb.buffer_.size();

@@ -1,0 +1,178 @@
+// The spmv command line, run as a process (path from the SPMV_CLI compile definition): output
+// keys and values, exit status 0/1/2, --x / --output files, convert to the binary cache.
+#include <gtest/gtest.h>
+#include <spmv/io.hpp>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace spmv;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kDir = std::string(SPMV_TEST_DATA) + "/mm";
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / fmt::format("spmv_cli_{}_{}", ::getpid(), info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string tmp(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Runs `spmv ARGS`, capturing stdout, stderr and the exit status.
+  // With `pipe_from`, that file is piped into the command's stdin through cat.
+  Result run(const std::string& args, const std::string& pipe_from = "") const {
+    const std::string out = tmp("stdout.txt"), err = tmp("stderr.txt");
+    const std::string pipe = pipe_from.empty() ? "" : fmt::format("cat '{}' | ", pipe_from);
+    const int rc = std::system(fmt::format("{}'{}' {} > '{}' 2> '{}'", pipe, SPMV_CLI, args, out, err).c_str());
+    Result r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+// "key: value" lines -> map.
+std::map<std::string, std::string> keys(const std::string& out) {
+  std::map<std::string, std::string> m;
+  std::istringstream s(out);
+  std::string line;
+  while (std::getline(s, line)) {
+    const auto c = line.find(": ");
+    if (c != std::string::npos) m[line.substr(0, c)] = line.substr(c + 2);
+  }
+  return m;
+}
+
+}  // namespace
+
+// cli_small.mtx: 4 x 5, rows of 2, 1, 0 and 3 entries.
+TEST_F(Cli, InfoPrintsTheMatrixNumbers) {
+  const Result r = run("info " + kDir + "/cli_small.mtx");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto k = keys(r.out);
+  EXPECT_EQ(k["rows"], "4");
+  EXPECT_EQ(k["cols"], "5");
+  EXPECT_EQ(k["nnz"], "6");
+  EXPECT_EQ(k["field"], "real");
+  EXPECT_EQ(k["symmetry"], "general");
+  EXPECT_EQ(k["nnz_per_row_mean"], "1.5");
+  EXPECT_EQ(k["nnz_per_row_std"], "1.11803");  // population std of {2,1,0,3}: sqrt(1.25)
+  EXPECT_EQ(k["max_row_nnz"], "3");
+  EXPECT_EQ(k["empty_rows"], "1");
+}
+
+TEST_F(Cli, InfoOfASymmetricFileCountsTheExpandedEntries) {
+  const Result r = run("info " + kDir + "/coord_real_symmetric.mtx");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto k = keys(r.out);
+  EXPECT_EQ(k["nnz"], "6");
+  EXPECT_EQ(k["symmetry"], "symmetric");
+  EXPECT_EQ(k["max_row_nnz"], "3");
+}
+
+TEST_F(Cli, ReadsAPipe) {
+  const Result r = run("info /dev/stdin", kDir + "/cli_small.mtx");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(keys(r.out)["nnz"], "6");
+  EXPECT_EQ(keys(r.out)["empty_rows"], "1");
+}
+
+TEST_F(Cli, RunChecksTheProduct) {
+  const Result r = run("run " + kDir + "/cli_small.mtx --repeat 2");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(keys(r.out)["check"], "passed");
+}
+
+TEST_F(Cli, RunReadsXAndWritesY) {
+  io::write_dense_vector(tmp("x.mtx"), {1, 2, 3, 4, 5});
+  const Result r = run(fmt::format("run {}/cli_small.mtx --x {} --output {} --repeat 1", kDir, tmp("x.mtx"), tmp("y.mtx")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(keys(r.out)["check"], "passed");
+  // y = A x by hand: row 1: 2*1 - 1*5; row 2: 3*2; row 3 empty; row 4: 1*1 + 4*3 + 0.5*4.
+  EXPECT_EQ(io::read_dense_vector(tmp("y.mtx")), (std::vector<double>{-3, 6, 0, 15}));
+}
+
+TEST_F(Cli, WrongLengthXIsAnError) {
+  io::write_dense_vector(tmp("x.mtx"), {1, 2, 3});
+  const Result r = run(fmt::format("run {}/cli_small.mtx --x {}", kDir, tmp("x.mtx")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, tmp("x.mtx") + ": vector has 3 values, the matrix needs 5\n");
+}
+
+TEST_F(Cli, MalformedFileExitsOneWithFileAndLine) {
+  for (const char* cmd : {"info", "run", "convert"}) {
+    const std::string extra = std::string(cmd) == "convert" ? " " + tmp("out.spmvbin") : "";
+    const Result r = run(fmt::format("{} {}/bad_index_zero.mtx{}", cmd, kDir, extra));
+    EXPECT_EQ(r.status, 1) << cmd;
+    EXPECT_EQ(r.err, kDir + "/bad_index_zero.mtx:4: row index 0 out of range 1..3\n") << cmd;
+  }
+}
+
+TEST_F(Cli, MissingFileExitsOne) {
+  const Result r = run("info " + tmp("nope.mtx"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, tmp("nope.mtx") + ": cannot open: No such file or directory\n");
+}
+
+TEST_F(Cli, BadUsageExitsTwo) {
+  EXPECT_EQ(run("run " + kDir + "/cli_small.mtx --bogus").status, 2);
+  EXPECT_EQ(run("frobnicate").status, 2);
+  EXPECT_EQ(run("").status, 2);
+  EXPECT_EQ(run("info").status, 2);  // FILE is required
+  EXPECT_EQ(run("run " + kDir + "/cli_small.mtx --threads 0").status, 2);
+}
+
+TEST_F(Cli, HelpOnEverySubcommandExitsZero) {
+  for (const char* cmd : {"", "info", "run", "convert", "kernels"}) {
+    const Result r = run(fmt::format("{} --help", cmd));
+    EXPECT_EQ(r.status, 0) << cmd;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << ": " << r.out;
+  }
+}
+
+TEST_F(Cli, ConvertToBinaryCacheKeepsTheNumbers) {
+  for (const char* file : {"cli_small.mtx", "coord_real_symmetric.mtx", "coord_complex_hermitian.mtx"}) {
+    SCOPED_TRACE(file);
+    const std::string src = kDir + "/" + file, bin = tmp("a.spmvbin");
+    const Result c = run(fmt::format("convert {} {}", src, bin));
+    ASSERT_EQ(c.status, 0) << c.err;
+    EXPECT_TRUE(io::is_binary_cache(bin));
+    auto a = keys(run("info " + src).out), b = keys(run("info " + bin).out);
+    ASSERT_FALSE(a.empty());
+    a.erase("file");
+    b.erase("file");
+    EXPECT_EQ(a, b);
+  }
+  // Converting back to Matrix Market reads the same matrix.
+  ASSERT_EQ(run(fmt::format("convert {}/cli_small.mtx {}", kDir, tmp("b.spmvbin"))).status, 0);
+  ASSERT_EQ(run(fmt::format("convert {} {}", tmp("b.spmvbin"), tmp("back.mtx"))).status, 0);
+  const Csr x = io::load_csr(kDir + "/cli_small.mtx"), y = io::load_csr(tmp("back.mtx"));
+  EXPECT_EQ(x.row_ptr, y.row_ptr);
+  EXPECT_EQ(x.col, y.col);
+  EXPECT_EQ(x.val, y.val);
+}
