@@ -118,7 +118,7 @@ class CsrAdaptive final : public CsrDevicePlan {
     blocks_.upload(blocks);
     partial_.resize(n_blocks_);
     arrived_.resize(n_blocks_);
-    SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, std::max(n_blocks_, 1u) * sizeof(int)));
+    if (n_blocks_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_blocks_ * sizeof(int)));
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     setup_seconds += seconds_since(t0);
     bytes_per_product += 4 * static_cast<offset_t>(blocks.size());  // the descriptors

@@ -32,18 +32,27 @@ __global__ void csr_spmm_kernel(index_t rows, int k, int kt, const OffT* __restr
   }
 }
 
-// A block per long row: KT lanes along the right-hand sides times blockDim/KT groups along the
-// entries; warps reduce by shuffles, then warp partials are added in warp order (deterministic).
+// Long rows are cut into pieces of kPiece entries, a block of 1024 threads per piece: KT lanes
+// along the right-hand sides times 1024/KT groups along the entries; warps reduce by shuffles,
+// then warp partials are added in warp order. A row of several pieces: each piece writes its
+// partial row, and the last piece to finish adds them in piece order (deterministic, one launch).
+constexpr int kPiece = 2048;
+
 template <typename OffT>
-__global__ void csr_spmm_long_kernel(const index_t* __restrict__ long_rows, int k, int kt,
-                                     const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                     const double* __restrict__ val, const double* __restrict__ x,
-                                     double* __restrict__ y) {
+__global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int kt, const OffT* __restrict__ rp,
+                                     const index_t* __restrict__ col, const double* __restrict__ val,
+                                     const double* __restrict__ x, double* __restrict__ y,
+                                     double* __restrict__ partial, int* __restrict__ arrived) {
   __shared__ double red[32 * 32];
-  const index_t row = long_rows[blockIdx.x];
+  __shared__ bool last;
+  const int4 d = desc[blockIdx.x];  // row, piece, pieces
+  const index_t row = d.x;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
   const int kl = lane % kt, g = tid / kt, ng = blockDim.x / kt;
-  const OffT b = rp[row], e = rp[row + 1];
+  const OffT e0 = rp[row + 1];
+  const OffT b = rp[row] + static_cast<OffT>(d.y) * kPiece;
+  const OffT e = min(e0, static_cast<OffT>(b + kPiece));
+  double* out = d.z == 1 ? y + static_cast<long long>(row) * k : partial + static_cast<long long>(blockIdx.x) * k;
   for (int c0 = 0; c0 < k; c0 += kt) {
     const int c = c0 + kl;
     double acc = 0;
@@ -57,10 +66,23 @@ __global__ void csr_spmm_long_kernel(const index_t* __restrict__ long_rows, int 
     if (tid < kt && c0 + tid < k) {
       double s = 0;
       for (int w = 0; w < nw; ++w) s += red[w * 32 + tid];
-      y[static_cast<long long>(row) * k + c0 + tid] = s;
+      out[c0 + tid] = s;
     }
     __syncthreads();
   }
+  if (d.z == 1) return;
+  const unsigned first = blockIdx.x - d.y;
+  __threadfence();  // every writer of this piece's partial row
+  __syncthreads();
+  if (tid == 0) last = atomicAdd(arrived + first, 1) == d.z - 1;
+  __syncthreads();
+  if (!last) return;
+  for (int c = tid; c < k; c += blockDim.x) {
+    double s = 0;
+    for (int j = 0; j < d.z; ++j) s += __ldcg(partial + static_cast<long long>(first + j) * k + c);
+    y[static_cast<long long>(row) * k + c] = s;
+  }
+  if (tid == 0) arrived[first] = 0;  // ready for the next product
 }
 
 class CsrSpmm final : public CsrDevicePlan {
@@ -69,12 +91,21 @@ class CsrSpmm final : public CsrDevicePlan {
     require_row_major(opt, "csr");
     kt_ = 1;
     while (kt_ < 32 && kt_ < k_) kt_ *= 2;
-    std::vector<index_t> long_rows;
+    std::vector<int> desc;
+    int n_rows = 0;
     for (index_t r = 0; r < a.rows; ++r)
-      if (a.row_length(r) > kLongRow) long_rows.push_back(r);
-    n_long_ = static_cast<unsigned>(long_rows.size());
-    long_rows_.upload(long_rows);
-    detail = "kernel=csr-spmm lanes_per_rhs=" + std::to_string(kt_) + " long_rows=" + std::to_string(n_long_);
+      if (a.row_length(r) > kLongRow) {
+        const int pieces = static_cast<int>((a.row_length(r) + kPiece - 1) / kPiece);
+        for (int p = 0; p < pieces; ++p) desc.insert(desc.end(), {r, p, pieces, 0});
+        ++n_rows;
+      }
+    n_long_ = static_cast<unsigned>(desc.size() / 4);
+    desc_.upload(desc);
+    partial_.resize(static_cast<std::size_t>(n_long_) * k_);
+    arrived_.resize(n_long_);
+    if (n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_long_ * sizeof(int)));
+    detail = "kernel=csr-spmm lanes_per_rhs=" + std::to_string(kt_) + " long_rows=" + std::to_string(n_rows) +
+             " pieces=" + std::to_string(n_long_);
   }
 
  protected:
@@ -90,16 +121,19 @@ class CsrSpmm final : public CsrDevicePlan {
     SPMV_CUDA_CHECK_LAUNCH();
     if (n_long_ == 0) return;
     if (m_.wide)
-      csr_spmm_long_kernel<<<n_long_, 1024>>>(long_rows_.data(), k_, kt_, m_.rp64.data(), m_.col.data(),
-                                              m_.val.data(), x_.data(), y_.data());
+      csr_spmm_long_kernel<<<n_long_, 1024>>>(desc(), k_, kt_, m_.rp64.data(), m_.col.data(), m_.val.data(),
+                                              x_.data(), y_.data(), partial_.data(), arrived_.data());
     else
-      csr_spmm_long_kernel<<<n_long_, 1024>>>(long_rows_.data(), k_, kt_, m_.rp32.data(), m_.col.data(),
-                                              m_.val.data(), x_.data(), y_.data());
+      csr_spmm_long_kernel<<<n_long_, 1024>>>(desc(), k_, kt_, m_.rp32.data(), m_.col.data(), m_.val.data(),
+                                              x_.data(), y_.data(), partial_.data(), arrived_.data());
     SPMV_CUDA_CHECK_LAUNCH();
   }
   int kt_ = 1;
-  unsigned n_long_ = 0;
-  DeviceBuffer<index_t> long_rows_;
+  const int4* desc() const { return reinterpret_cast<const int4*>(desc_.data()); }
+  unsigned n_long_ = 0;  // blocks of the long-row kernel (pieces)
+  DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
+  DeviceBuffer<double> partial_;
+  DeviceBuffer<int> arrived_;
 };
 
 }  // namespace

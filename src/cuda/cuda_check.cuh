@@ -18,8 +18,10 @@ namespace spmv::cuda {
 #define SPMV_CUDA_CHECK(call)                                                       \
   do {                                                                              \
     cudaError_t spmv_err_ = (call);                                                 \
-    if (spmv_err_ != cudaSuccess)                                                   \
+    if (spmv_err_ != cudaSuccess) {                                                 \
+      cudaGetLastError(); /* clear it, so the next check does not report it again */ \
       ::spmv::cuda::fail(#call, __FILE__, __LINE__, cudaGetErrorString(spmv_err_)); \
+    }                                                                               \
   } while (0)
 
 #define SPMV_CUSPARSE_CHECK(call)                                                        \
@@ -53,7 +55,7 @@ class DeviceBuffer {
   ~DeviceBuffer() { release(); }
 
   void resize(std::size_t n) {
-    if (n == n_) return;
+    if (n == n_ && ptr_) return;
     release();
     // Always allocate at least one element so empty matrices still get valid pointers.
     SPMV_CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(n, 1) * sizeof(T)));
