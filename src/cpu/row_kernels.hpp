@@ -69,6 +69,14 @@ inline double row_dot(const RowRef& row, const double* x) {
   return s;
 }
 
+// The same without simd: one sequential sum, no gathers. Which of the two is faster depends on the
+// CPU (gather throughput) and the row lengths, so the OpenMP CSR plan times both.
+inline double row_dot_scalar(const RowRef& row, const double* x) {
+  double s = 0;
+  for (offset_t p = 0; p < row.len; ++p) s += row.val[p] * x[row.col[p]];
+  return s;
+}
+
 // Layout of the dense multivectors: X(j, c) at x[j*ldx + c] (row-major) or x[c*ldx + j].
 template <int KB, bool RowMajor, class Rows>
 void rows_block(const Rows& rows, index_t r0, index_t r1, const double* x, std::size_t ldx,
@@ -124,12 +132,15 @@ void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double
   }
 }
 
-// y rows [r0, r1) = A rows [r0, r1) * x for k right-hand sides.
-template <class Rows>
+// y rows [r0, r1) = A rows [r0, r1) * x for k right-hand sides. Simd picks the SpMV inner loop.
+template <bool Simd = true, class Rows>
 void rows_product(const Rows& rows, index_t r0, index_t r1, const double* x, double* y,
                   index_t n_rows, index_t n_cols, int k, Layout layout) {
   if (k == 1) {
-    for (index_t r = r0; r < r1; ++r) y[r] = row_dot(rows(r), x);
+    if constexpr (Simd)
+      for (index_t r = r0; r < r1; ++r) y[r] = row_dot(rows(r), x);
+    else
+      for (index_t r = r0; r < r1; ++r) y[r] = row_dot_scalar(rows(r), x);
   } else if (layout == Layout::RowMajor) {
     rows_spmm<true>(rows, r0, r1, x, y, n_rows, n_cols, k);
   } else {
