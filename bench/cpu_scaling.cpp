@@ -5,8 +5,8 @@
 // files at one thread count (geometric-mean speedup over Eigen) and an SpMM pass.
 //
 //   cpu_scaling [--threads 1,2,4,8,16] [--gen stencil27:110,random8:4000000,powerlaw:3000000|none]
-//               [--dir FOLDER] [--suite-threads T] [--spmm 1,4,16,64] [--min-ms 50] [--samples 5]
-//               [FILE ...]
+//               [--dir FOLDER] [--suite-threads T] [--suite-min-ms 10] [--spmm 1,4,16,64]
+//               [--spmm-gen stencil27:64] [--min-ms 50] [--samples 5] [FILE ...]
 #include <spmv/ceiling.hpp>
 #include <spmv/spmv.hpp>
 
@@ -197,7 +197,8 @@ int main(int argc, char** argv) try {
   std::vector<int> spmm_k;
   std::string gen = "stencil27:110,random8:4000000,powerlaw:3000000", dir;
   std::vector<std::string> files;
-  double min_ms = 50;
+  std::string spmm_gen = "stencil27:64";
+  double min_ms = 50, suite_min_ms = 10;
   int samples = 5, suite_threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -211,6 +212,8 @@ int main(int argc, char** argv) try {
     else if (arg == "--suite-threads") suite_threads = std::stoi(next());
     else if (arg == "--spmm") spmm_k = split_ints(next());
     else if (arg == "--min-ms") min_ms = std::stod(next());
+    else if (arg == "--suite-min-ms") suite_min_ms = std::stod(next());
+    else if (arg == "--spmm-gen") spmm_gen = next();
     else if (arg == "--samples") samples = std::stoi(next());
     else if (arg.starts_with("--")) throw Error("unknown option " + arg);
     else files.push_back(arg);
@@ -223,7 +226,7 @@ int main(int argc, char** argv) try {
     for (int t : threads)
       if (t <= procs) suite_threads = std::max(suite_threads, t);
   }
-  const double min_s = min_ms * 1e-3;
+  const double min_s = min_ms * 1e-3, suite_min_s = suite_min_ms * 1e-3;
 
   fmt::print("# cpu_scaling: {} processors\n# STREAM triad (3 arrays x 8 B per element, arrays >= 2x LLC)\n", procs);
   std::map<int, double> triad;
@@ -298,9 +301,10 @@ int main(int argc, char** argv) try {
   }
 
   // ---- SpMM on the first matrix, at the suite thread count ----
-  if (!spmm_k.empty() && !mats.empty()) {
-    const auto& [name, a] = mats.front();
-    fmt::print("\n## SpMM on {} at {} threads (GFLOPS = 2 nnz k / t)\n", name, suite_threads);
+  if (!spmm_k.empty()) {
+    std::string name;
+    const Csr a = generate(spmm_gen, name);
+    fmt::print("\n## SpMM on {} (nnz {}) at {} threads (GFLOPS = 2 nnz k / t)\n", name, a.nnz(), suite_threads);
     fmt::print("{:<8} {:>4} {:>4} {:>10} {:>8} {:>8}\n", "kernel", "k", "lay", "median_ms", "GFLOPS", "GB/s");
     for (const int k : spmm_k)
       for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
@@ -344,16 +348,16 @@ int main(int argc, char** argv) try {
       const Reference ref = reference_product(a, x);
       const double flops = 2.0 * a.nnz();
       PlanOptions o;
-      const Measure serial = measure(a, Backend::Serial, "csr", o, &ref, min_s, samples);
+      const Measure serial = measure(a, Backend::Serial, "csr", o, &ref, suite_min_s, samples);
       o.threads = suite_threads;
-      const Measure eig = measure(a, Backend::Omp, "eigen", o, &ref, min_s, samples);
+      const Measure eig = measure(a, Backend::Omp, "eigen", o, &ref, suite_min_s, samples);
       std::string name = p.filename().string();
       name = name.substr(0, name.find('.'));
       fmt::print("{:<22} {:>9} {:7.2f}", name.substr(0, 22), a.nnz(), flops / serial.seconds * 1e-9);
       double best = 1e300, auto_s = 0;
       std::string choice;
       for (const auto& k : kOmpKernels) {
-        const Measure m = measure(a, Backend::Omp, k, o, &ref, min_s, samples);
+        const Measure m = measure(a, Backend::Omp, k, o, &ref, suite_min_s, samples);
         if (!m.ok) {
           fmt::print(" {:>8}", m.note.starts_with("CHECK") ? "FAILED" : "refused");
           continue;

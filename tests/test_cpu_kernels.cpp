@@ -133,6 +133,35 @@ TEST(CpuKernels, WideSpmmBothLayouts) {
         }
 }
 
+// The trial picks one SpMV inner loop per plan; forcing each one through the variant makes sure
+// both are correct whatever this machine's trial prefers.
+TEST(CpuKernels, ForcedVariantsAreCorrect) {
+  const auto cases = test::edge_cases();
+  int runs = 0;
+  for (const KernelSpec* spec : cpu_kernels()) {
+    if (std::find(spec->params.begin(), spec->params.end(), "variant") == spec->params.end()) continue;
+    std::vector<std::string> variants = {"simd", "scalar"};
+    if (spec->name == "csr" && spec->backend == Backend::Omp)
+      variants.insert(variants.end(), {"dynamic:scalar", "dynamic:simd", "balanced:scalar", "balanced:simd"});
+    for (const auto& variant : variants)
+      for (const int t : spec->backend == Backend::Omp ? std::vector<int>{1, 3} : std::vector<int>{1})
+        for (const auto& [name, a] : cases) {
+          PlanOptions opt;
+          opt.threads = t;
+          opt.variant = variant;
+          EXPECT_EQ(run_one(*spec, a, opt, name + " variant " + variant), "");
+          try {
+            auto plan = make_plan(a, spec->backend, spec->name, opt);
+            const std::string inner = variant.substr(variant.find(':') + 1);
+            EXPECT_NE(plan->detail.find("inner=" + inner), std::string::npos) << spec->name << " " << plan->detail;
+            ++runs;
+          } catch (const Unsupported&) {  // a memory refusal, already validated by run_one
+          }
+        }
+  }
+  EXPECT_GT(runs, 100);
+}
+
 TEST(CpuKernels, HllHackSizes) {
   const auto cases = test::edge_cases();
   for (const Backend b : {Backend::Serial, Backend::Omp})
@@ -177,6 +206,9 @@ TEST(CpuKernels, AutoCsrRecordsItsChoice) {
     EXPECT_EQ(make_plan(a, Backend::Omp, "csr", opt)->detail.rfind("variant=dynamic", 0), 0u);
     opt.variant = "bogus";
     EXPECT_THROW(make_plan(a, Backend::Omp, "csr", opt), Unsupported);
+    EXPECT_THROW(make_plan(a, Backend::Omp, "hll", opt), Unsupported);
+    opt.variant = "dynamic";  // a schedule means nothing to ELL
+    EXPECT_THROW(make_plan(a, Backend::Omp, "ell", opt), Unsupported);
   }
 }
 

@@ -44,22 +44,21 @@ class OmpCsr final : public CpuPlan {
                                                   1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
 
     // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one).
+    const Variant v = parse_variant(variant, true, "csr");
     std::vector<Candidate> cands;
     auto add = [&](Mode m, int parts, const char* name) {
-      cands.push_back({m, parts, true, name});
-      if (k_ == 1) cands.push_back({m, parts, false, name});
+      if (v.inner != 0) cands.push_back({m, parts, true, name});
+      if (v.inner != 1 && k_ == 1) cands.push_back({m, parts, false, name});  // SpMM has one loop
     };
-    if (variant == "dynamic") {
+    if (v.schedule == "dynamic") {
       add(Mode::Dynamic, threads_, "dynamic");
-    } else if (variant == "balanced") {
+    } else if (v.schedule == "balanced") {
       add(Mode::Balanced, threads_, "balanced");
-    } else if (variant == "auto") {
+    } else {
       add(Mode::Balanced, threads_, "balanced");
       if (threads_ > 1) add(Mode::Dynamic, threads_, "dynamic");
       // One thread can win on small matrices (the data sit in cache, fork/join dominates).
       if (threads_ > 1 && nnz * k_ < (offset_t{1} << 21)) add(Mode::Balanced, 1, "serial");
-    } else {
-      throw Unsupported(fmt::format("omp csr: unknown variant '{}' (auto, dynamic, balanced)", variant));
     }
     choose_by_trial(cands);
     setup_seconds = seconds_since(t0);
@@ -178,7 +177,7 @@ void register_omp_csr() {
   add_kernel({.name = "csr",
               .backend = Backend::Omp,
               .format = "csr",
-              .description = "OpenMP CSR; variant (auto|dynamic|balanced) chosen per matrix by a timed trial",
+              .description = "OpenMP CSR; schedule (dynamic|balanced|1 thread) and inner loop (simd|scalar) chosen per matrix by a timed trial",
               .spmm = true,
               .params = {"threads", "variant", "nz_per_chunk"},
               .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant); }});
@@ -187,15 +186,15 @@ void register_omp_csr() {
               .format = "csr",
               .description = "OpenMP CSR, schedule(dynamic) over row chunks of ~nz_per_chunk nonzeros",
               .spmm = true,
-              .params = {"threads", "nz_per_chunk"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, "dynamic"); }});
+              .params = {"threads", "nz_per_chunk", "variant"},
+              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant + ":dynamic"); }});
   add_kernel({.name = "csr-balanced",
               .backend = Backend::Omp,
               .format = "csr",
               .description = "OpenMP CSR, static row partition balanced by nonzeros (computed once)",
               .spmm = true,
-              .params = {"threads"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, "balanced"); }});
+              .params = {"threads", "variant"},
+              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant + ":balanced"); }});
 }
 
 }  // namespace spmv::cpu

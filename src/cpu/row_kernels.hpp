@@ -12,7 +12,10 @@
 #include <spmv/plan.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <fmt/format.h>
+#include <string>
 #include <vector>
 
 namespace spmv::cpu {
@@ -163,7 +166,18 @@ struct HllView {
   }
 };
 
-template <int KB, bool RowMajor>
+// acc[i] += v[i] * x[c[i]] without simd gathers (the compiler would otherwise vectorise it).
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
+inline void hll_column_scalar(double* acc, const double* v, const index_t* c, const double* x, index_t n) {
+#if defined(__clang__)
+#pragma clang loop vectorize(disable)
+#endif
+  for (index_t i = 0; i < n; ++i) acc[i] += v[i] * x[c[i]];
+}
+
+template <int KB, bool RowMajor, bool Simd = true>
 void hll_block(const HllView& m, index_t h0, index_t h1, const double* x, std::size_t ldx,
                double* y, std::size_t ldy, double* acc) {
   for (index_t h = h0; h < h1; ++h) {
@@ -174,9 +188,11 @@ void hll_block(const HllView& m, index_t h0, index_t h1, const double* x, std::s
       const offset_t s = m.hack_offset[h] + static_cast<offset_t>(j) * hr;
       const index_t* c = m.col + s;
       const double* v = m.val + s;
-      if constexpr (KB == 1) {
+      if constexpr (KB == 1 && Simd) {
 #pragma omp simd
         for (index_t lr = 0; lr < hr; ++lr) acc[lr] += v[lr] * x[static_cast<std::size_t>(c[lr]) * (RowMajor ? ldx : 1)];
+      } else if constexpr (KB == 1 && !RowMajor) {
+        hll_column_scalar(acc, v, c, x, hr);
       } else {
         for (index_t lr = 0; lr < hr; ++lr) {
           const double a = v[lr];
@@ -204,10 +220,12 @@ void hll_block(const HllView& m, index_t h0, index_t h1, const double* x, std::s
 }
 
 // Hacks [h0, h1) for k right-hand sides. `scratch` holds hack*16 doubles (one per thread).
-inline void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, double* y,
-                        index_t n_cols, int k, Layout layout, double* scratch) {
+// Simd picks the SpMV inner loop (gathers across the hack's rows, or scalar).
+template <bool Simd = true>
+void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, double* y,
+                 index_t n_cols, int k, Layout layout, double* scratch) {
   if (k == 1) {
-    hll_block<1, false>(m, h0, h1, x, 1, y, 1, scratch);
+    hll_block<1, false, Simd>(m, h0, h1, x, 1, y, 1, scratch);
     return;
   }
   const bool rm = layout == Layout::RowMajor;
@@ -232,6 +250,63 @@ inline void hll_product(const HllView& m, index_t h0, index_t h1, const double* 
     }
     c0 += kb;
   }
+}
+
+// Seconds of one call of f: the fastest of at least 2 timed runs (and about 1 ms in all) after a
+// warm-up. Plans use it to choose between equivalent inner loops when they are made.
+template <class F>
+double trial_seconds(F&& f) {
+  f();
+  double best = 1e300, spent = 0;
+  for (int rep = 0; rep < 10 && (rep < 2 || spent < 1e-3); ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, s);
+    spent += s;
+  }
+  return best;
+}
+
+// PlanOptions::variant of the CPU kernels: tokens joined by ':' — a schedule ("auto", "dynamic",
+// "balanced"; CSR only) and/or an SpMV inner loop ("simd", "scalar"). What is not given is chosen
+// per matrix by a timed trial when the plan is made.
+struct Variant {
+  std::string schedule = "auto";
+  int inner = -1;  // -1: trial, 0: scalar, 1: simd
+};
+inline Variant parse_variant(const std::string& text, bool has_schedule, const std::string& kernel) {
+  Variant v;
+  std::size_t b = 0;
+  while (b <= text.size()) {
+    const std::size_t e = std::min(text.find(':', b), text.size());
+    const std::string t = text.substr(b, e - b);
+    if (t == "simd" || t == "scalar")
+      v.inner = t == "simd";
+    else if (t == "auto" || (has_schedule && (t == "dynamic" || t == "balanced")))
+      v.schedule = t;
+    else
+      throw Unsupported(fmt::format("kernel '{}': unknown variant '{}' (use {}simd or scalar, joined by ':')", kernel,
+                                    text, has_schedule ? "auto, dynamic, balanced, " : "auto, "));
+    b = e + 1;
+  }
+  return v;
+}
+
+// Chooses the SpMV inner loop: forced by the variant, else the faster of the two in a trial.
+// `set(bool simd)` switches the plan, `run()` does one product. Returns the choice.
+template <class Set, class Run>
+bool choose_inner(int forced, Set set, Run run) {
+  if (forced >= 0) {
+    set(forced == 1);
+    return forced == 1;
+  }
+  set(false);
+  const double scalar = trial_seconds(run);
+  set(true);
+  const double simd = trial_seconds(run);
+  set(simd <= scalar);
+  return simd <= scalar;
 }
 
 // Views and byte counts of the formats' products (defined in serial_ell.cpp / serial_hll.cpp,
