@@ -201,7 +201,7 @@ TEST(CpuKernels, AutoCsrRecordsItsChoice) {
     PlanOptions opt;
     opt.threads = t;
     auto plan = make_plan(a, Backend::Omp, "csr", opt);
-    EXPECT_TRUE(std::regex_search(plan->detail, std::regex("^variant=(balanced|dynamic|serial)"))) << plan->detail;
+    EXPECT_TRUE(std::regex_search(plan->detail, std::regex("^variant=(balanced|dynamic|serial|balanced-[0-9]+) .*inner=(simd|scalar)"))) << plan->detail;
     opt.variant = "dynamic";
     EXPECT_EQ(make_plan(a, Backend::Omp, "csr", opt)->detail.rfind("variant=dynamic", 0), 0u);
     opt.variant = "bogus";

@@ -46,7 +46,7 @@ class OmpCsr final : public CpuPlan {
     // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one).
     const Variant v = parse_variant(variant, true, "csr");
     std::vector<Candidate> cands;
-    auto add = [&](Mode m, int parts, const char* name) {
+    auto add = [&](Mode m, int parts, const std::string& name) {
       if (v.inner != 0) cands.push_back({m, parts, true, name});
       if (v.inner != 1 && k_ == 1) cands.push_back({m, parts, false, name});  // SpMM has one loop
     };
@@ -57,8 +57,13 @@ class OmpCsr final : public CpuPlan {
     } else {
       add(Mode::Balanced, threads_, "balanced");
       if (threads_ > 1) add(Mode::Dynamic, threads_, "dynamic");
-      // One thread can win on small matrices (the data sit in cache, fork/join dominates).
-      if (threads_ > 1 && nnz * k_ < (offset_t{1} << 21)) add(Mode::Balanced, 1, "serial");
+      // Small matrices (in cache, fork/join dominates) may run faster on one thread, or on about
+      // one thread per 32k nonzeros.
+      if (threads_ > 1 && nnz * k_ < (offset_t{1} << 21)) {
+        add(Mode::Balanced, 1, "serial");
+        const int few = static_cast<int>(std::clamp<offset_t>(nnz * k_ / 32768, 2, threads_));
+        if (few < threads_) add(Mode::Balanced, few, fmt::format("balanced-{}", few));
+      }
     }
     choose_by_trial(cands);
     setup_seconds = seconds_since(t0);
@@ -84,7 +89,7 @@ class OmpCsr final : public CpuPlan {
     Mode mode;
     int parts;
     bool simd;
-    const char* name;
+    std::string name;
     double seconds = 0;
   };
 
