@@ -115,7 +115,7 @@ void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double
     // Column block c0 starts at x + c0 (row-major) or x + c0*cols (column-major).
     const double* xb = x + (RowMajor ? c0 : static_cast<std::size_t>(c0) * n_cols);
     double* yb = y + (RowMajor ? c0 : static_cast<std::size_t>(c0) * n_rows);
-    const int left = k - c0;
+    const int left = RowMajor ? k - c0 : std::min(k - c0, 2);
     if (left >= 16) {
       rows_block<16, RowMajor>(rows, r0, r1, xb, ldx, yb, ldy);
       c0 += 16;
@@ -233,7 +233,7 @@ void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, doub
   for (int c0 = 0; c0 < k;) {
     const double* xb = x + (rm ? c0 : static_cast<std::size_t>(c0) * n_cols);
     double* yb = y + (rm ? c0 : static_cast<std::size_t>(c0) * m.rows);
-    const int left = k - c0;
+    const int left = rm ? k - c0 : std::min(k - c0, 8);  // as in rows_spmm
     const int kb = left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
     auto go = [&]<int KB>() {
       if (rm)
