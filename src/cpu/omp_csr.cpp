@@ -132,22 +132,12 @@ class OmpCsr final : public CpuPlan {
     partition(c.parts);
   }
 
-  // Times each candidate on the plan's own (zero) x; the fastest stays. Counted in setup_seconds.
+  // Times the candidates on the plan's own (zero) x; the fastest stays. Counted in setup_seconds.
   void choose_by_trial(std::vector<Candidate>& cands) {
     if (cands.size() > 1) {
-      for (auto& c : cands) {
-        apply(c);
-        product();  // warm-up: first touch of y, caches
-        double best = 1e300, spent = 0;
-        for (int rep = 0; rep < 10 && (rep < 2 || spent < 1e-3); ++rep) {
-          const auto t0 = std::chrono::steady_clock::now();
-          product();
-          const double s = seconds_since(t0);
-          best = std::min(best, s);
-          spent += s;
-        }
-        c.seconds = best;
-      }
+      const auto t = trial_candidates(static_cast<int>(cands.size()), [&](int c) { apply(cands[c]); },
+                                      [this] { product(); });
+      for (std::size_t c = 0; c < cands.size(); ++c) cands[c].seconds = t[c];
     }
     const auto win = std::min_element(cands.begin(), cands.end(),
                                       [](const Candidate& l, const Candidate& r) { return l.seconds < r.seconds; });

@@ -254,19 +254,27 @@ void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, doub
   }
 }
 
-// Seconds of one call of f: the fastest of at least 2 timed runs (and about 1 ms in all) after a
-// warm-up. Plans use it to choose between equivalent inner loops when they are made.
-template <class F>
-double trial_seconds(F&& f) {
-  f();
-  double best = 1e300, spent = 0;
-  for (int rep = 0; rep < 10 && (rep < 2 || spent < 1e-3); ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::min(best, s);
-    spent += s;
-  }
+// Times n equivalent ways of doing the product when a plan is made: apply(c) switches the plan to
+// candidate c, run() does one product. Candidates are timed round-robin (3 rounds of ~0.1 ms or at
+// least one run each, after a warm-up), so drifting clock speed or background load hits all alike;
+// returns the fastest single run of each. Tiny products get many runs, so microsecond noise does
+// not decide.
+template <class Apply, class Run>
+std::vector<double> trial_candidates(int n, Apply apply, Run run) {
+  std::vector<double> best(static_cast<std::size_t>(n), 1e300);
+  for (int round = 0; round < 3; ++round)
+    for (int c = 0; c < n; ++c) {
+      apply(c);
+      if (round == 0) run();  // warm-up: first touch of y, caches, thread team of this size
+      double spent = 0;
+      for (int rep = 0; rep < 100 && (rep < 1 || spent < 1e-4); ++rep) {
+        const auto t0 = std::chrono::steady_clock::now();
+        run();
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        best[c] = std::min(best[c], sec);
+        spent += sec;
+      }
+    }
   return best;
 }
 
@@ -303,12 +311,9 @@ bool choose_inner(int forced, Set set, Run run) {
     set(forced == 1);
     return forced == 1;
   }
-  set(false);
-  const double scalar = trial_seconds(run);
-  set(true);
-  const double simd = trial_seconds(run);
-  set(simd <= scalar);
-  return simd <= scalar;
+  const auto t = trial_candidates(2, [&](int c) { set(c == 1); }, run);  // 0: scalar, 1: simd
+  set(t[1] <= t[0]);
+  return t[1] <= t[0];
 }
 
 // Views and byte counts of the formats' products (defined in serial_ell.cpp / serial_hll.cpp,
