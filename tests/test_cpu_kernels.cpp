@@ -133,6 +133,35 @@ TEST(CpuKernels, WideSpmmBothLayouts) {
         }
 }
 
+// The trial picks one SpMV inner loop per plan; forcing each one through the variant makes sure
+// both are correct whatever this machine's trial prefers.
+TEST(CpuKernels, ForcedVariantsAreCorrect) {
+  const auto cases = test::edge_cases();
+  int runs = 0;
+  for (const KernelSpec* spec : cpu_kernels()) {
+    if (std::find(spec->params.begin(), spec->params.end(), "variant") == spec->params.end()) continue;
+    std::vector<std::string> variants = {"simd", "scalar"};
+    if (spec->name == "csr" && spec->backend == Backend::Omp)
+      variants.insert(variants.end(), {"dynamic:scalar", "dynamic:simd", "balanced:scalar", "balanced:simd"});
+    for (const auto& variant : variants)
+      for (const int t : spec->backend == Backend::Omp ? std::vector<int>{1, 3} : std::vector<int>{1})
+        for (const auto& [name, a] : cases) {
+          PlanOptions opt;
+          opt.threads = t;
+          opt.variant = variant;
+          EXPECT_EQ(run_one(*spec, a, opt, name + " variant " + variant), "");
+          try {
+            auto plan = make_plan(a, spec->backend, spec->name, opt);
+            const std::string inner = variant.substr(variant.find(':') + 1);
+            EXPECT_NE(plan->detail.find("inner=" + inner), std::string::npos) << spec->name << " " << plan->detail;
+            ++runs;
+          } catch (const Unsupported&) {  // a memory refusal, already validated by run_one
+          }
+        }
+  }
+  EXPECT_GT(runs, 100);
+}
+
 TEST(CpuKernels, HllHackSizes) {
   const auto cases = test::edge_cases();
   for (const Backend b : {Backend::Serial, Backend::Omp})
@@ -172,11 +201,14 @@ TEST(CpuKernels, AutoCsrRecordsItsChoice) {
     PlanOptions opt;
     opt.threads = t;
     auto plan = make_plan(a, Backend::Omp, "csr", opt);
-    EXPECT_TRUE(std::regex_search(plan->detail, std::regex("^variant=(balanced|dynamic|serial)"))) << plan->detail;
+    EXPECT_TRUE(std::regex_search(plan->detail, std::regex("^variant=(balanced|dynamic|serial|balanced-[0-9]+) .*inner=(simd|scalar)"))) << plan->detail;
     opt.variant = "dynamic";
     EXPECT_EQ(make_plan(a, Backend::Omp, "csr", opt)->detail.rfind("variant=dynamic", 0), 0u);
     opt.variant = "bogus";
     EXPECT_THROW(make_plan(a, Backend::Omp, "csr", opt), Unsupported);
+    EXPECT_THROW(make_plan(a, Backend::Omp, "hll", opt), Unsupported);
+    opt.variant = "dynamic";  // a schedule means nothing to ELL
+    EXPECT_THROW(make_plan(a, Backend::Omp, "ell", opt), Unsupported);
   }
 }
 
@@ -250,6 +282,13 @@ TEST(CpuKernels, EverySharedMatrixEveryKernelAndThreadCount) {
       for (const int t : thread_counts(*spec)) {
         PlanOptions opt;
         opt.threads = t;
+        // Inner loops forced in turn (both run on real matrices, and no plan-time trial costs test
+        // time); the omp "csr" trial itself runs at 16 threads.
+        const bool has_variant =
+            std::find(spec->params.begin(), spec->params.end(), "variant") != spec->params.end();
+        if (has_variant) opt.variant = (t + spec->name.size()) % 2 ? "simd" : "scalar";
+        if (has_variant && spec->name == "csr" && spec->backend == Backend::Omp)
+          opt.variant = t == 16 ? "auto" : t % 2 ? "balanced:simd" : "dynamic:scalar";
         std::unique_ptr<Plan> plan;
         try {
           plan = make_plan(a, spec->backend, spec->name, opt);
@@ -263,7 +302,7 @@ TEST(CpuKernels, EverySharedMatrixEveryKernelAndThreadCount) {
         plan->multiply(x, y);
         const CheckResult c = check_product(a, ref, y);
         EXPECT_TRUE(c.passed) << f.filename() << " " << to_string(spec->backend) << " " << spec->name
-                              << " threads=" << t << ": " << c.message;
+                              << " threads=" << t << " variant=" << opt.variant << ": " << c.message;
         ++checked;
       }
   }

@@ -1,7 +1,8 @@
 // OpenMP CSR: (a) dynamic schedule over row chunks of about NZ_PER_CHUNK nonzeros, (b) a static
 // partition balanced by nonzeros (bounds found once by binary search on the row pointer), and
 // "csr", which picks between them per matrix by timing both (and one thread, for matrices so small
-// that a parallel region costs more than it saves) when the plan is made.
+// that a parallel region costs more than it saves) when the plan is made. Every variant also times
+// its two SpMV inner loops (simd gather vs plain sequential sum): which wins depends on the CPU.
 //
 // The plan keeps a 32-bit copy of the row pointer when nnz < 2^31: 4 bytes less per row on every
 // product (bytes_per_product counts what is really read). col and val are borrowed, not copied.
@@ -37,50 +38,80 @@ class OmpCsr final : public CpuPlan {
                         8 * static_cast<offset_t>(a.rows) * opt.k;
     stored_entries = nnz;
 
-    const offset_t nz_chunk = opt.nz_per_chunk > 0 ? opt.nz_per_chunk : kDefaultNzPerChunk;
+    // Default: kDefaultNzPerChunk, but at least 4 chunks per thread so small matrices still feed
+    // every thread and can rebalance (on the 16-core Xeon, 12 chunks of 8192 for 16 threads lost
+    // 1.5x to Eigen's n/(4T)-row chunks on a 100k-nonzero matrix).
+    const offset_t nz_chunk = opt.nz_per_chunk > 0
+                                  ? opt.nz_per_chunk
+                                  : std::clamp<offset_t>(nnz / (4 * offset_t{threads_}), 1, kDefaultNzPerChunk);
     const double mean_row = a.rows > 0 ? static_cast<double>(nnz) / a.rows : 0.0;
     chunk_rows_ = static_cast<index_t>(std::clamp(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0),
                                                   1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
-    partition(threads_);
 
-    if (variant == "dynamic") {
-      mode_ = Mode::Dynamic;
-    } else if (variant == "balanced") {
-      mode_ = Mode::Balanced;
-    } else if (variant == "auto") {
-      choose_by_trial();
+    // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one).
+    const Variant v = parse_variant(variant, true, "csr");
+    std::vector<Candidate> cands;
+    auto add = [&](Mode m, int parts, const std::string& name) {
+      if (v.inner != 0) cands.push_back({m, parts, true, name});
+      if (v.inner != 1 && k_ == 1) cands.push_back({m, parts, false, name});  // SpMM has one loop
+    };
+    if (v.schedule == "dynamic") {
+      add(Mode::Dynamic, threads_, "dynamic");
+    } else if (v.schedule == "balanced") {
+      add(Mode::Balanced, threads_, "balanced");
     } else {
-      throw Unsupported(fmt::format("omp csr: unknown variant '{}' (auto, dynamic, balanced)", variant));
+      add(Mode::Balanced, threads_, "balanced");
+      if (threads_ > 1) add(Mode::Dynamic, threads_, "dynamic");
+      // Small matrices (in cache, fork/join dominates) may run faster on one thread, or on about
+      // one thread per 32k nonzeros.
+      if (threads_ > 1 && nnz * k_ < (offset_t{1} << 21)) {
+        add(Mode::Balanced, 1, "serial");
+        const int few = static_cast<int>(std::clamp<offset_t>(nnz * k_ / 32768, 2, threads_));
+        if (few < threads_) add(Mode::Balanced, few, fmt::format("balanced-{}", few));
+      }
     }
-    if (detail.empty())
-      detail = mode_ == Mode::Dynamic ? fmt::format("variant=dynamic chunk_rows={}", chunk_rows_)
-                                      : "variant=balanced";
+    choose_by_trial(cands);
     setup_seconds = seconds_since(t0);
   }
 
  protected:
   void product() override {
-    if (!rp32_.empty())
-      product_with(CsrRows<std::int32_t>{rp32_.data(), a_.col.data(), a_.val.data()});
-    else
-      product_with(CsrRows<offset_t>{a_.row_ptr.data(), a_.col.data(), a_.val.data()});
+    if (!rp32_.empty()) {
+      if (simd_)
+        product_with<true>(CsrRows<std::int32_t>{rp32_.data(), a_.col.data(), a_.val.data()});
+      else
+        product_with<false>(CsrRows<std::int32_t>{rp32_.data(), a_.col.data(), a_.val.data()});
+    } else {
+      if (simd_)
+        product_with<true>(CsrRows<offset_t>{a_.row_ptr.data(), a_.col.data(), a_.val.data()});
+      else
+        product_with<false>(CsrRows<offset_t>{a_.row_ptr.data(), a_.col.data(), a_.val.data()});
+    }
   }
 
  private:
-  template <class Rows>
+  struct Candidate {
+    Mode mode;
+    int parts;
+    bool simd;
+    std::string name;
+    double seconds = 0;
+  };
+
+  template <bool Simd, class Rows>
   void product_with(const Rows& rows) {
     const double* x = x_.data();
     double* y = y_.data();
     const int nparts = static_cast<int>(bounds_.size()) - 1;
     if (mode_ == Mode::Balanced && nparts == 1) {
-      rows_product(rows, 0, rows_, x, y, rows_, cols_, k_, layout_);  // no parallel region at all
+      rows_product<Simd>(rows, 0, rows_, x, y, rows_, cols_, k_, layout_);  // no parallel region at all
     } else if (mode_ == Mode::Balanced) {
 #pragma omp parallel num_threads(nparts)
       {
         // If the runtime grants fewer threads than asked, each takes several parts.
         const int nt = omp_get_num_threads();
         for (int p = omp_get_thread_num(); p < nparts; p += nt)
-          rows_product(rows, bounds_[p], bounds_[p + 1], x, y, rows_, cols_, k_, layout_);
+          rows_product<Simd>(rows, bounds_[p], bounds_[p + 1], x, y, rows_, cols_, k_, layout_);
       }
     } else {
       const index_t cr = chunk_rows_;
@@ -88,7 +119,7 @@ class OmpCsr final : public CpuPlan {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
       for (index_t ch = 0; ch < n_chunks; ++ch) {
         const index_t r0 = ch * cr;
-        rows_product(rows, r0, std::min<index_t>(r0 + cr, rows_), x, y, rows_, cols_, k_, layout_);
+        rows_product<Simd>(rows, r0, std::min<index_t>(r0 + cr, rows_), x, y, rows_, cols_, k_, layout_);
       }
     }
   }
@@ -100,39 +131,31 @@ class OmpCsr final : public CpuPlan {
     bounds_ = balanced_bounds(rows_, parts, [rp](index_t i) { return rp[i] + i; });
   }
 
-  // Times each candidate on the plan's own (zero) x; the fastest stays. Counted in setup_seconds.
-  void choose_by_trial() {
-    struct Candidate {
-      Mode mode;
-      int parts;
-      const char* name;
-      double seconds = 0;
-    };
-    std::vector<Candidate> cands = {{Mode::Balanced, threads_, "balanced"}, {Mode::Dynamic, threads_, "dynamic"}};
-    // One thread can win on small matrices (the data sit in cache, fork/join dominates).
-    if (threads_ > 1 && a_.nnz() * k_ < (offset_t{1} << 21)) cands.push_back({Mode::Balanced, 1, "serial"});
-    for (auto& c : cands) {
-      mode_ = c.mode;
-      partition(c.parts);
-      product();  // warm-up: first touch of y, caches
-      double best = 1e300, spent = 0;
-      for (int rep = 0; rep < 15 && (rep < 3 || spent < 2e-3); ++rep) {
-        const auto t0 = std::chrono::steady_clock::now();
-        product();
-        const double s = seconds_since(t0);
-        best = std::min(best, s);
-        spent += s;
-      }
-      c.seconds = best;
+  void apply(const Candidate& c) {
+    mode_ = c.mode;
+    simd_ = c.simd;
+    partition(c.parts);
+  }
+
+  // Times the candidates on the plan's own (zero) x; the fastest stays. Counted in setup_seconds.
+  void choose_by_trial(std::vector<Candidate>& cands) {
+    if (cands.size() > 1) {
+      const auto t = trial_candidates(static_cast<int>(cands.size()), [&](int c) { apply(cands[c]); },
+                                      [this] { product(); });
+      for (std::size_t c = 0; c < cands.size(); ++c) cands[c].seconds = t[c];
     }
     const auto win = std::min_element(cands.begin(), cands.end(),
                                       [](const Candidate& l, const Candidate& r) { return l.seconds < r.seconds; });
-    mode_ = win->mode;
-    partition(win->parts);
-    std::string trial;
-    for (const auto& c : cands) trial += fmt::format("{}{} {:.1f}", trial.empty() ? "" : ", ", c.name, c.seconds * 1e6);
-    detail = fmt::format("variant={}{} (trial us: {})", win->name,
-                         win->mode == Mode::Dynamic ? fmt::format(" chunk_rows={}", chunk_rows_) : "", trial);
+    apply(*win);
+    detail = fmt::format("variant={}{} inner={}", win->name,
+                         win->mode == Mode::Dynamic ? fmt::format(" chunk_rows={}", chunk_rows_) : "",
+                         win->simd ? "simd" : "scalar");
+    if (cands.size() > 1) {
+      std::string trial;
+      for (const auto& c : cands)
+        trial += fmt::format("{}{}/{} {:.1f}", trial.empty() ? "" : ", ", c.name, c.simd ? "simd" : "scalar", c.seconds * 1e6);
+      detail += " (trial us: " + trial + ")";
+    }
   }
 
   const Csr& a_;
@@ -141,6 +164,7 @@ class OmpCsr final : public CpuPlan {
   std::vector<index_t> bounds_;
   index_t chunk_rows_ = 1;
   Mode mode_ = Mode::Balanced;
+  bool simd_ = true;
 };
 
 std::unique_ptr<Plan> make(const Csr& a, const PlanOptions& o, const std::string& variant) {
@@ -153,7 +177,7 @@ void register_omp_csr() {
   add_kernel({.name = "csr",
               .backend = Backend::Omp,
               .format = "csr",
-              .description = "OpenMP CSR; variant (auto|dynamic|balanced) chosen per matrix by a timed trial",
+              .description = "OpenMP CSR; schedule (dynamic|balanced|1 thread) and inner loop (simd|scalar) chosen per matrix by a timed trial",
               .spmm = true,
               .params = {"threads", "variant", "nz_per_chunk"},
               .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant); }});
@@ -162,15 +186,15 @@ void register_omp_csr() {
               .format = "csr",
               .description = "OpenMP CSR, schedule(dynamic) over row chunks of ~nz_per_chunk nonzeros",
               .spmm = true,
-              .params = {"threads", "nz_per_chunk"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, "dynamic"); }});
+              .params = {"threads", "nz_per_chunk", "variant"},
+              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant + ":dynamic"); }});
   add_kernel({.name = "csr-balanced",
               .backend = Backend::Omp,
               .format = "csr",
               .description = "OpenMP CSR, static row partition balanced by nonzeros (computed once)",
               .spmm = true,
-              .params = {"threads"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, "balanced"); }});
+              .params = {"threads", "variant"},
+              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant + ":balanced"); }});
 }
 
 }  // namespace spmv::cpu

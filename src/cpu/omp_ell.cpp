@@ -21,6 +21,13 @@ class OmpEll final : public CpuPlan {
     convert_seconds = seconds_since(t0);
     stored_entries = e_.slots();
     bytes_per_product = ell_product_bytes(e_, skip_padding, opt.k);
+    const auto t1 = std::chrono::steady_clock::now();
+    const Variant v = parse_variant(opt.variant, false, skip_padding ? "ell-rowlen" : "ell");
+    if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
+      choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
+      detail = fmt::format("inner={}", simd_ ? "simd" : "scalar");
+    }
+    setup_seconds = seconds_since(t1);
   }
 
  protected:
@@ -34,10 +41,18 @@ class OmpEll final : public CpuPlan {
  private:
   template <class Rows>
   void product_with(const Rows& rows) {
+    if (simd_)
+      product_with<true>(rows);
+    else
+      product_with<false>(rows);
+  }
+
+  template <bool Simd, class Rows>
+  void product_with(const Rows& rows) {
     const double* x = x_.data();
     double* y = y_.data();
     if (threads_ == 1) {
-      rows_product(rows, 0, rows_, x, y, rows_, cols_, k_, layout_);
+      rows_product<Simd>(rows, 0, rows_, x, y, rows_, cols_, k_, layout_);
       return;
     }
     const int parts = threads_;
@@ -46,7 +61,7 @@ class OmpEll final : public CpuPlan {
     {
       const int nt = omp_get_num_threads();
       for (int p = omp_get_thread_num(); p < parts; p += nt)  // schedule(static), one block each
-        rows_product(rows, static_cast<index_t>(n * p / parts), static_cast<index_t>(n * (p + 1) / parts), x,
+        rows_product<Simd>(rows, static_cast<index_t>(n * p / parts), static_cast<index_t>(n * (p + 1) / parts), x,
                      y, rows_, cols_, k_, layout_);
     }
   }
@@ -54,6 +69,7 @@ class OmpEll final : public CpuPlan {
   Ell e_;
   bool skip_padding_;
   int threads_;
+  bool simd_ = true;
 };
 
 }  // namespace
@@ -66,7 +82,7 @@ void register_omp_ell() {
                 .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length"
                                     : "OpenMP row-major ELLPACK, static rows, padded slots multiplied",
                 .spmm = true,
-                .params = {"threads"},
+                .params = {"threads", "variant"},
                 .make = [skip](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   return std::make_unique<OmpEll>(a, o, skip);
                 }});

@@ -29,31 +29,45 @@ class OmpHll final : public CpuPlan {
     bounds_ = balanced_bounds(h_.n_hacks(), threads, [off, hack](index_t i) { return off[i] + hack * i; });
     scratch_stride_ = static_cast<std::size_t>(h_.hack) * 16 + 8;  // +8: no false sharing between threads
     scratch_.resize(scratch_stride_ * threads);
-    setup_seconds = seconds_since(t1);
     detail = fmt::format("hack={} padding_ratio={:.3f}", h_.hack,
                          h_.nnz > 0 ? static_cast<double>(h_.slots()) / h_.nnz : 1.0);
+    const Variant v = parse_variant(opt.variant, false, "hll");
+    if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
+      choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
+      detail += fmt::format(" inner={}", simd_ ? "simd" : "scalar");
+    }
+    setup_seconds = seconds_since(t1);
   }
 
  protected:
   void product() override {
+    if (simd_)
+      product_with<true>();
+    else
+      product_with<false>();
+  }
+
+ private:
+  template <bool Simd>
+  void product_with() {
     const HllView m = hll_view(h_);
     const double* x = x_.data();
     double* y = y_.data();
     const int parts = static_cast<int>(bounds_.size()) - 1;
     if (parts == 1) {
-      hll_product(m, 0, h_.n_hacks(), x, y, cols_, k_, layout_, scratch_.data());
+      hll_product<Simd>(m, 0, h_.n_hacks(), x, y, cols_, k_, layout_, scratch_.data());
       return;
     }
 #pragma omp parallel num_threads(parts)
     {
       const int nt = omp_get_num_threads(), me = omp_get_thread_num();
       for (int p = me; p < parts; p += nt)
-        hll_product(m, bounds_[p], bounds_[p + 1], x, y, cols_, k_, layout_, scratch_.data() + scratch_stride_ * me);
+        hll_product<Simd>(m, bounds_[p], bounds_[p + 1], x, y, cols_, k_, layout_, scratch_.data() + scratch_stride_ * me);
     }
   }
 
- private:
   Hll h_;
+  bool simd_ = true;
   std::vector<index_t> bounds_;
   std::vector<double> scratch_;
   std::size_t scratch_stride_ = 0;
@@ -67,7 +81,7 @@ void register_omp_hll() {
               .format = "hll",
               .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots",
               .spmm = true,
-              .params = {"threads", "hack"},
+              .params = {"threads", "hack", "variant"},
               .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<OmpHll>(a, o);
               }});

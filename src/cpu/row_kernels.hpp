@@ -12,7 +12,10 @@
 #include <spmv/plan.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <fmt/format.h>
+#include <string>
 #include <vector>
 
 namespace spmv::cpu {
@@ -69,6 +72,14 @@ inline double row_dot(const RowRef& row, const double* x) {
   return s;
 }
 
+// The same without simd: one sequential sum, no gathers. Which of the two is faster depends on the
+// CPU (gather throughput) and the row lengths, so the OpenMP CSR plan times both.
+inline double row_dot_scalar(const RowRef& row, const double* x) {
+  double s = 0;
+  for (offset_t p = 0; p < row.len; ++p) s += row.val[p] * x[row.col[p]];
+  return s;
+}
+
 // Layout of the dense multivectors: X(j, c) at x[j*ldx + c] (row-major) or x[c*ldx + j].
 template <int KB, bool RowMajor, class Rows>
 void rows_block(const Rows& rows, index_t r0, index_t r1, const double* x, std::size_t ldx,
@@ -104,7 +115,9 @@ void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double
     // Column block c0 starts at x + c0 (row-major) or x + c0*cols (column-major).
     const double* xb = x + (RowMajor ? c0 : static_cast<std::size_t>(c0) * n_cols);
     double* yb = y + (RowMajor ? c0 : static_cast<std::size_t>(c0) * n_rows);
-    const int left = k - c0;
+    // Column-major X: each column of a block is a separate stream of cache lines; more than 8 at a
+    // time thrash the caches (measured: 16 columns at once ran 2x slower than two blocks of 8).
+    const int left = RowMajor ? k - c0 : std::min(k - c0, 8);
     if (left >= 16) {
       rows_block<16, RowMajor>(rows, r0, r1, xb, ldx, yb, ldy);
       c0 += 16;
@@ -124,12 +137,15 @@ void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double
   }
 }
 
-// y rows [r0, r1) = A rows [r0, r1) * x for k right-hand sides.
-template <class Rows>
+// y rows [r0, r1) = A rows [r0, r1) * x for k right-hand sides. Simd picks the SpMV inner loop.
+template <bool Simd = true, class Rows>
 void rows_product(const Rows& rows, index_t r0, index_t r1, const double* x, double* y,
                   index_t n_rows, index_t n_cols, int k, Layout layout) {
   if (k == 1) {
-    for (index_t r = r0; r < r1; ++r) y[r] = row_dot(rows(r), x);
+    if constexpr (Simd)
+      for (index_t r = r0; r < r1; ++r) y[r] = row_dot(rows(r), x);
+    else
+      for (index_t r = r0; r < r1; ++r) y[r] = row_dot_scalar(rows(r), x);
   } else if (layout == Layout::RowMajor) {
     rows_spmm<true>(rows, r0, r1, x, y, n_rows, n_cols, k);
   } else {
@@ -152,7 +168,18 @@ struct HllView {
   }
 };
 
-template <int KB, bool RowMajor>
+// acc[i] += v[i] * x[c[i]] without simd gathers (the compiler would otherwise vectorise it).
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
+inline void hll_column_scalar(double* acc, const double* v, const index_t* c, const double* x, index_t n) {
+#if defined(__clang__)
+#pragma clang loop vectorize(disable)
+#endif
+  for (index_t i = 0; i < n; ++i) acc[i] += v[i] * x[c[i]];
+}
+
+template <int KB, bool RowMajor, bool Simd = true>
 void hll_block(const HllView& m, index_t h0, index_t h1, const double* x, std::size_t ldx,
                double* y, std::size_t ldy, double* acc) {
   for (index_t h = h0; h < h1; ++h) {
@@ -163,9 +190,11 @@ void hll_block(const HllView& m, index_t h0, index_t h1, const double* x, std::s
       const offset_t s = m.hack_offset[h] + static_cast<offset_t>(j) * hr;
       const index_t* c = m.col + s;
       const double* v = m.val + s;
-      if constexpr (KB == 1) {
+      if constexpr (KB == 1 && Simd) {
 #pragma omp simd
         for (index_t lr = 0; lr < hr; ++lr) acc[lr] += v[lr] * x[static_cast<std::size_t>(c[lr]) * (RowMajor ? ldx : 1)];
+      } else if constexpr (KB == 1 && !RowMajor) {
+        hll_column_scalar(acc, v, c, x, hr);
       } else {
         for (index_t lr = 0; lr < hr; ++lr) {
           const double a = v[lr];
@@ -193,10 +222,12 @@ void hll_block(const HllView& m, index_t h0, index_t h1, const double* x, std::s
 }
 
 // Hacks [h0, h1) for k right-hand sides. `scratch` holds hack*16 doubles (one per thread).
-inline void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, double* y,
-                        index_t n_cols, int k, Layout layout, double* scratch) {
+// Simd picks the SpMV inner loop (gathers across the hack's rows, or scalar).
+template <bool Simd = true>
+void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, double* y,
+                 index_t n_cols, int k, Layout layout, double* scratch) {
   if (k == 1) {
-    hll_block<1, false>(m, h0, h1, x, 1, y, 1, scratch);
+    hll_block<1, false, Simd>(m, h0, h1, x, 1, y, 1, scratch);
     return;
   }
   const bool rm = layout == Layout::RowMajor;
@@ -204,7 +235,7 @@ inline void hll_product(const HllView& m, index_t h0, index_t h1, const double* 
   for (int c0 = 0; c0 < k;) {
     const double* xb = x + (rm ? c0 : static_cast<std::size_t>(c0) * n_cols);
     double* yb = y + (rm ? c0 : static_cast<std::size_t>(c0) * m.rows);
-    const int left = k - c0;
+    const int left = rm ? k - c0 : std::min(k - c0, 8);  // as in rows_spmm
     const int kb = left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
     auto go = [&]<int KB>() {
       if (rm)
@@ -221,6 +252,68 @@ inline void hll_product(const HllView& m, index_t h0, index_t h1, const double* 
     }
     c0 += kb;
   }
+}
+
+// Times n equivalent ways of doing the product when a plan is made: apply(c) switches the plan to
+// candidate c, run() does one product. Candidates are timed round-robin (3 rounds of ~0.1 ms or at
+// least one run each, after a warm-up), so drifting clock speed or background load hits all alike;
+// returns the fastest single run of each. Tiny products get many runs, so microsecond noise does
+// not decide.
+template <class Apply, class Run>
+std::vector<double> trial_candidates(int n, Apply apply, Run run) {
+  std::vector<double> best(static_cast<std::size_t>(n), 1e300);
+  for (int round = 0; round < 3; ++round)
+    for (int c = 0; c < n; ++c) {
+      apply(c);
+      if (round == 0) run();  // warm-up: first touch of y, caches, thread team of this size
+      double spent = 0;
+      for (int rep = 0; rep < 100 && (rep < 1 || spent < 1e-4); ++rep) {
+        const auto t0 = std::chrono::steady_clock::now();
+        run();
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        best[c] = std::min(best[c], sec);
+        spent += sec;
+      }
+    }
+  return best;
+}
+
+// PlanOptions::variant of the CPU kernels: tokens joined by ':' — a schedule ("auto", "dynamic",
+// "balanced"; CSR only) and/or an SpMV inner loop ("simd", "scalar"). What is not given is chosen
+// per matrix by a timed trial when the plan is made.
+struct Variant {
+  std::string schedule = "auto";
+  int inner = -1;  // -1: trial, 0: scalar, 1: simd
+};
+inline Variant parse_variant(const std::string& text, bool has_schedule, const std::string& kernel) {
+  Variant v;
+  std::size_t b = 0;
+  while (b <= text.size()) {
+    const std::size_t e = std::min(text.find(':', b), text.size());
+    const std::string t = text.substr(b, e - b);
+    if (t == "simd" || t == "scalar")
+      v.inner = t == "simd";
+    else if (t == "auto" || (has_schedule && (t == "dynamic" || t == "balanced")))
+      v.schedule = t;
+    else
+      throw Unsupported(fmt::format("kernel '{}': unknown variant '{}' (use {}simd or scalar, joined by ':')", kernel,
+                                    text, has_schedule ? "auto, dynamic, balanced, " : "auto, "));
+    b = e + 1;
+  }
+  return v;
+}
+
+// Chooses the SpMV inner loop: forced by the variant, else the faster of the two in a trial.
+// `set(bool simd)` switches the plan, `run()` does one product. Returns the choice.
+template <class Set, class Run>
+bool choose_inner(int forced, Set set, Run run) {
+  if (forced >= 0) {
+    set(forced == 1);
+    return forced == 1;
+  }
+  const auto t = trial_candidates(2, [&](int c) { set(c == 1); }, run);  // 0: scalar, 1: simd
+  set(t[1] <= t[0]);
+  return t[1] <= t[0];
 }
 
 // Views and byte counts of the formats' products (defined in serial_ell.cpp / serial_hll.cpp,

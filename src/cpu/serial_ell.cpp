@@ -19,19 +19,35 @@ class SerialEll final : public CpuPlan {
     convert_seconds = seconds_since(t0);
     stored_entries = e_.slots();
     bytes_per_product = ell_product_bytes(e_, skip_padding, opt.k);
+    pick_inner_loop(opt);
   }
 
  protected:
   void product() override {
     if (skip_padding_)
-      rows_product(EllRowLenRows{e_.col.data(), e_.val.data(), e_.row_len.data(), e_.width}, 0, rows_,
-                   x_.data(), y_.data(), rows_, cols_, k_, layout_);
+      product_with(EllRowLenRows{e_.col.data(), e_.val.data(), e_.row_len.data(), e_.width});
     else
-      rows_product(EllRows{e_.col.data(), e_.val.data(), e_.width}, 0, rows_, x_.data(), y_.data(),
-                   rows_, cols_, k_, layout_);
+      product_with(EllRows{e_.col.data(), e_.val.data(), e_.width});
   }
 
  private:
+  template <class Rows>
+  void product_with(const Rows& rows) {
+    if (simd_)
+      rows_product<true>(rows, 0, rows_, x_.data(), y_.data(), rows_, cols_, k_, layout_);
+    else
+      rows_product<false>(rows, 0, rows_, x_.data(), y_.data(), rows_, cols_, k_, layout_);
+  }
+
+  // SpMV: keep the faster of the simd and scalar row loops (gather speed differs between CPUs).
+  void pick_inner_loop(const PlanOptions& opt) {
+    const Variant v = parse_variant(opt.variant, false, skip_padding_ ? "ell-rowlen" : "ell");
+    if (k_ != 1) return;
+    choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
+    detail = fmt::format("inner={}", simd_ ? "simd" : "scalar");
+  }
+
+  bool simd_ = true;
   Ell e_;
   bool skip_padding_;
 };
@@ -53,7 +69,7 @@ void register_serial_ell() {
                 .description = skip ? "serial row-major ELLPACK, each row stops at its true length"
                                     : "serial row-major ELLPACK, padded slots multiplied",
                 .spmm = true,
-                .params = {},
+                .params = {"variant"},
                 .make = [skip](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   return std::make_unique<SerialEll>(a, o, skip);
                 }});

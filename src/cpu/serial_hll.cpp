@@ -19,14 +19,23 @@ class SerialHll final : public CpuPlan {
     bytes_per_product = hll_product_bytes(h_, opt.k);
     scratch_.resize(static_cast<std::size_t>(h_.hack) * 16);
     detail = fmt::format("hack={}", h_.hack);
+    const Variant v = parse_variant(opt.variant, false, "hll");
+    if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
+      choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
+      detail += fmt::format(" inner={}", simd_ ? "simd" : "scalar");
+    }
   }
 
  protected:
   void product() override {
-    hll_product(hll_view(h_), 0, h_.n_hacks(), x_.data(), y_.data(), cols_, k_, layout_, scratch_.data());
+    if (simd_)
+      hll_product<true>(hll_view(h_), 0, h_.n_hacks(), x_.data(), y_.data(), cols_, k_, layout_, scratch_.data());
+    else
+      hll_product<false>(hll_view(h_), 0, h_.n_hacks(), x_.data(), y_.data(), cols_, k_, layout_, scratch_.data());
   }
 
  private:
+  bool simd_ = true;
   Hll h_;
   std::vector<double> scratch_;
 };
@@ -49,7 +58,7 @@ void register_serial_hll() {
               .format = "hll",
               .description = "serial hacked ELLPACK (hacks column-major, one flat buffer)",
               .spmm = true,
-              .params = {"hack"},
+              .params = {"hack", "variant"},
               .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<SerialHll>(a, o);
               }});

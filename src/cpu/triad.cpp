@@ -2,14 +2,36 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <omp.h>
+#include <unistd.h>
 
 namespace spmv {
 
+namespace {
+
+// The largest last-level cache size the system reports, in bytes. sysfs and sysconf disagree on
+// some VMs (one gives the slice, the other the socket), so take the larger.
+double last_level_cache_bytes() {
+  double best = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  best = std::max(best, static_cast<double>(sysconf(_SC_LEVEL3_CACHE_SIZE)));
+#endif
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  double v = 0;
+  char unit = 0;
+  if (in >> v >> unit) best = std::max(best, v * (unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : 1.0));
+  return best;
+}
+
+}  // namespace
+
 double cpu_triad_bandwidth(int threads) {
-  // 3 x 64 MiB: several times any current last-level cache, small enough for a laptop.
-  const std::size_t n = std::size_t{1} << 23;
+  // Each array at least twice the last-level cache (64 MiB .. 1 GiB), so the triad measures
+  // memory, not cache, even on CPUs with hundreds of MiB of L3.
+  const double array_bytes = std::clamp(2.0 * last_level_cache_bytes(), 64.0 * 1048576, 1024.0 * 1048576);
+  const std::size_t n = static_cast<std::size_t>(array_bytes / 8);
   std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
   // First touch by the same static schedule, so pages land near the threads that use them.
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -19,7 +41,7 @@ double cpu_triad_bandwidth(int threads) {
     c[i] = 2.0;
   }
   double best = 1e300;
-  for (int rep = 0; rep < 8; ++rep) {
+  for (int rep = 0; rep < 6; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     const double s = 3.0 + rep;
 #pragma omp parallel for schedule(static) num_threads(threads)

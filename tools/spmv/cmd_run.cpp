@@ -12,7 +12,7 @@ namespace spmv::cli {
 namespace {
 
 struct RunArgs {
-  std::string file, format = "csr", backend = "serial", kernel, x = "ones", output, layout = "row";
+  std::string file, format = "csr", backend = "serial", kernel, x = "ones", output, layout = "row", variant = "auto";
   int threads = 1, repeat = 10, block_size = 256, hack = 32, k = 1;
 };
 
@@ -27,6 +27,7 @@ int run(const RunArgs& args) {
   opt.block_size = args.block_size;
   opt.hack = args.hack;
   opt.k = args.k;
+  opt.variant = args.variant;
   opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
 
   const std::size_t nx = static_cast<std::size_t>(a.cols) * args.k;
@@ -85,6 +86,7 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--repeat", args->repeat, "Timed repetitions (median reported)")->check(CLI::PositiveNumber);
   cmd->add_option("--block-size", args->block_size, "CUDA threads per block")->check(CLI::Range(32, 1024));
   cmd->add_option("--hack", args->hack, "HLL hack size (rows per hack)")->check(CLI::PositiveNumber);
+  cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd (default auto)");
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(CLI::PositiveNumber);
   cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")->check(CLI::IsMember({"row", "col"}));
   cmd->callback([&action, args] { action = [args] { return run(*args); }; });
