@@ -172,6 +172,18 @@ TEST(Bench, SpeedupEfficiencyAndIterativeColumns) {
   EXPECT_NEAR(two->iter500_s, two->convert_s + two->setup_s + 500 * two->time_median_s, 1e-12);
 }
 
+TEST(Bench, ComplexMatrixIsOneSkippedRow) {
+  const auto reg = fake_registry();
+  const SweepConfig cfg = quick_config(reg);
+  Csr a = test::csr_from_lengths(std::vector<offset_t>(50, 3), 50, 9);
+  a.field = Field::Complex;
+  a.imag.assign(a.val.size(), 0.5);
+  const auto rows = bench_matrix(a, source("cplx"), cfg, Ceilings{});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status.rfind("skipped: complex", 0), 0u) << rows[0].status;
+  EXPECT_EQ(rows[0].nnz, a.nnz());
+}
+
 TEST(Bench, TinyMatrixSamplesManyProducts) {
   const auto reg = fake_registry();
   SweepConfig cfg = quick_config(reg);

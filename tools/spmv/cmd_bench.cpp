@@ -154,7 +154,13 @@ int bench_cmd(BenchArgs& a) {
       done += per_matrix;
       continue;
     }
-    auto r = bench_matrix(mat, s, cfg, ceil, prog, done, total);
+    std::vector<Row> r;
+    try {
+      r = bench_matrix(mat, s, cfg, ceil, prog, done, total);
+    } catch (const std::exception& e) {  // one bad matrix never ends the run
+      fmt::print(stderr, "{}{}: error: {}\n", tty ? "\n" : "", s.name, e.what());
+      r.push_back(unavailable_row(s, std::string("error: ") + e.what()));
+    }
     done += per_matrix;
     for (const Row& row : r)
       if (row.status == "failed" || row.status.rfind("error", 0) == 0)
