@@ -108,6 +108,11 @@ def lines_vs(rows, x, y, group, title, ylabel, out, name, written, ideal=None):
     for m, s in series.items():
         xs = sorted(s)
         ax.plot(xs, [s[v] for v in xs], marker="o", ms=3, lw=1, label=m)
+    if len(series) > 5:
+        # With many matrices the trend is the median line.
+        xs = sorted({v for s in series.values() for v in s})
+        med = [statistics.median([s[v] for s in series.values() if v in s]) for v in xs]
+        ax.plot(xs, med, color="black", lw=3, label="median")
     if ideal:
         xs = sorted({v for s in series.values() for v in s})
         ax.plot(xs, [ideal(v) for v in xs], "k--", lw=1, label="ideal")

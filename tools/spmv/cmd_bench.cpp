@@ -141,6 +141,14 @@ int bench_cmd(BenchArgs& a) {
       used_min = std::min(used_min, cfg.min_sample_seconds);
       used_max = std::max(used_max, cfg.min_sample_seconds);
     }
+    if (a.time_budget > 0 &&
+        std::chrono::duration<double>(clock::now() - t0).count() > 1.5 * a.time_budget) {
+      // Far over budget (a slow machine, huge matrices): the rest is listed, not measured.
+      fmt::print(stderr, "{}: skipped: time budget exhausted\n", s.name);
+      rows.push_back(unavailable_row(s, "skipped: time budget exhausted (--time-budget)"));
+      done += per_matrix;
+      continue;
+    }
     if (!tty)
       fmt::print(stderr, "[{}/{}] {} ({}{})\n", i + 1, sources.size(), s.name, s.origin,
                  s.origin == "synthetic-scaled" ? fmt::format(" x{:.3g}", s.scale) : "");
@@ -211,7 +219,8 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)");
   cmd->add_option("--min-sample-ms", a->min_sample_ms, "Each sample lasts at least this long (default 50)");
   cmd->add_option("--time-budget", a->time_budget,
-                  "Seconds the sweep should take; samples are shortened to fit (0: no limit)");
+                  "Seconds the sweep should take: samples are shortened to fit, and past 1.5x the "
+                  "remaining matrices are listed as skipped (0: no limit)");
   cmd->add_option("--out", a->out, "CSV output (a .json beside it)");
   cmd->add_option("--suite", a->suite, "auto (sized to the machine), scaled, full or quick")
       ->check(CLI::IsMember({"auto", "scaled", "full", "quick"}));
