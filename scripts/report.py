@@ -108,6 +108,11 @@ def lines_vs(rows, x, y, group, title, ylabel, out, name, written, ideal=None):
     for m, s in series.items():
         xs = sorted(s)
         ax.plot(xs, [s[v] for v in xs], marker="o", ms=3, lw=1, label=m)
+    if len(series) > 5:
+        # With many matrices the trend is the median line.
+        xs = sorted({v for s in series.values() for v in s})
+        med = [statistics.median([s[v] for s in series.values() if v in s]) for v in xs]
+        ax.plot(xs, med, color="black", lw=3, label="median")
     if ideal:
         xs = sorted({v for s in series.values() for v in s})
         ax.plot(xs, [ideal(v) for v in xs], "k--", lw=1, label="ideal")
@@ -393,6 +398,24 @@ def main():
                 lines.append([m] + [f'{sp[(m, v)]["speedup"]:.2f} (t={int(sp[(m, v)]["threads"])})'
                                     if (m, v) in sp else "-" for v in vs])
         md.append("\n## CPU: speedup over serial CSR at the best thread count\n\n" + md_table(["matrix"] + vs, lines))
+
+    # SpMM (k > 1 right-hand sides): best GFLOPS per kernel and k.
+    mm = {}
+    for r in ok:
+        if r["k"] > 1:
+            key = (r["matrix"], f'{label(r)} k={int(r["k"])}')
+            if key not in mm or r["gflops"] > mm[key]["gflops"]:
+                mm[key] = r
+    if mm:
+        ks = sorted({c for (_, c) in mm})
+        lines = []
+        for m in matrices:
+            vals = {c: mm[(m, c)]["gflops"] for c in ks if (m, c) in mm}
+            if vals:
+                top = max(vals.values())
+                lines.append([m] + [("-" if c not in vals else (f"**{vals[c]:.3g}**" if vals[c] == top else f"{vals[c]:.3g}"))
+                                    for c in ks])
+        md.append("\n## SpMM: GFLOPS per kernel with k right-hand sides (best setting)\n\n" + md_table(["matrix"] + ks, lines))
 
     # The iterative scenario: conversion + N products, best setting per format.
     it = {}

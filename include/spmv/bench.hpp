@@ -73,6 +73,9 @@ struct SweepConfig {
   double max_config_seconds = 3.0;    // cap on timed work per configuration
   std::vector<int> iterations{50, 500};  // the iterative scenario: conversion + N products
   std::string x_spec = "random:7";
+  // The kernels to enumerate; nullptr = the registry (kernels()). Tests pass a private list so
+  // their fake kernels never reach the global registry other tests iterate.
+  const std::vector<KernelSpec>* registry = nullptr;
 };
 // The reports' sweeps sized to the machine: threads 1..2*cores (small: {1, cores, 2*cores}),
 // hack 16/32/64, block sizes 128..1024 by 128 where a GPU exists. quick: a tiny sweep for tests.

@@ -27,8 +27,16 @@ bool selected(const KernelSpec& k, const SweepConfig& cfg) {
   return true;
 }
 
+const std::vector<KernelSpec>& registry(const SweepConfig& cfg) {
+  return cfg.registry ? *cfg.registry : kernels();
+}
+
 // The speedup reference: the serial CSR loop (the one kernel every build has).
-const KernelSpec* serial_csr() { return find_kernel(Backend::Serial, "csr"); }
+const KernelSpec* serial_csr(const SweepConfig& cfg) {
+  for (const KernelSpec& k : registry(cfg))
+    if (k.backend == Backend::Serial && k.name == "csr") return &k;
+  return nullptr;
+}
 
 // Every PlanOptions setting a kernel's params ask to sweep.
 std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, int rhs) {
@@ -61,10 +69,10 @@ struct Job {
 
 std::vector<Job> jobs(const SweepConfig& cfg) {
   std::vector<Job> v;
-  const KernelSpec* base = serial_csr();
+  const KernelSpec* base = serial_csr(cfg);
   for (int rhs : cfg.ks) {
     if (base && (rhs == 1 || base->spmm)) v.push_back({base, [&] { PlanOptions o; o.k = rhs; return o; }()});
-    for (const KernelSpec& k : kernels()) {
+    for (const KernelSpec& k : registry(cfg)) {
       if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm)) continue;
       for (const PlanOptions& o : settings(k, cfg, rhs)) v.push_back({&k, o});
     }
@@ -107,11 +115,21 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
                               const Ceilings& ceil, const Progress& progress,
                               std::size_t done_before, std::size_t total) {
   std::vector<Row> out;
+  if (a.is_complex()) {
+    // Every kernel is real-only: one row says so instead of one refusal per configuration.
+    Row r = unavailable_row(src, "skipped: complex matrix (the kernels are real-only)");
+    r.rows = a.rows;
+    r.cols = a.cols;
+    r.nnz = a.nnz();
+    out.push_back(std::move(r));
+    if (progress.update) progress.update(done_before + count_configs(cfg), total, src.name);
+    return out;
+  }
   const MatrixStats st = compute_stats(a);
   std::map<int, std::vector<double>> xs;
   std::map<int, Reference> refs;
   std::map<int, double> serial_time;  // per k
-  const KernelSpec* base = serial_csr();
+  const KernelSpec* base = serial_csr(cfg);
   std::size_t done = done_before;
 
   for (const Job& job : jobs(cfg)) {
@@ -145,7 +163,9 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
     if (!refs.count(opt.k)) refs[opt.k] = reference_product(a, x, opt.k, opt.layout);
 
     try {
-      auto plan = make_plan(a, k.backend, k.name, opt);
+      // Same checks as make_plan, but on this spec (it may come from a private list).
+      require_real(a, fmt::format("kernel '{}' ({})", k.name, to_string(k.backend)));
+      auto plan = k.make(a, opt);
       r.convert_s = plan->convert_seconds;
       r.setup_s = plan->setup_seconds;
       r.detail = plan->detail;

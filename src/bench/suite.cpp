@@ -144,10 +144,8 @@ SweepConfig default_sweep(const MachineInfo& m, bool small, bool quick) {
   }
   std::set<int> t{1, cores, 2 * cores};
   if (!small) {
-    // The reports' thread scans: every step up to the core count, then on to 2x.
-    const int step = std::max(1, cores / 8);
-    for (int i = 2; i <= cores; i += (i < 4 ? 2 : step)) t.insert(i);
-    t.insert(cores + cores / 2);
+    // The reports' range 1..2*cores, in powers of two (plus the core count itself).
+    for (int i = 2; i < 2 * cores; i *= 2) t.insert(i);
   } else {
     c.repeat = 5;
     c.min_sample_seconds = 0.02;

@@ -18,7 +18,7 @@ namespace spmv::gen {
 
 namespace {
 
-constexpr int kGeneratorVersion = 1;  // bump when the output for a spec changes (cache key)
+constexpr int kGeneratorVersion = 2;  // bump when the output for a spec changes (cache key)
 
 // splitmix64: a tiny counter-based generator; seeding it with a hash of (seed, row, stream)
 // gives every row an independent, reproducible stream.
@@ -52,7 +52,7 @@ template <class F>
 double ordered_sum(index_t rows, F f) {
   const std::int64_t chunks = (rows + kChunk - 1) / kChunk;
   std::vector<double> part(chunks, 0.0);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
   for (std::int64_t c = 0; c < chunks; ++c) {
     double s = 0;
     const index_t e = static_cast<index_t>(std::min<std::int64_t>(rows, (c + 1) * kChunk));
@@ -206,9 +206,10 @@ Lengths row_lengths(const GenSpec& s, index_t cols, offset_t target) {
   // Circuit: h long rows carry the variance, the short rows the rest of the nonzeros.
   offset_t h = 0, long_len = 0;
   double short_mean = mean;
-  if (s.kind == Kind::Circuit && s.std > 0) {
-    const double var_total = static_cast<double>(n) * s.std * s.std;
-    const double l0 = std::min(0.9 * cols, 100000.0);
+  const double var_total = static_cast<double>(n) * s.std * s.std;
+  const double l0 = std::min(0.9 * cols, 100000.0);
+  // Only a variance worth at least a quarter of one long row calls for long rows.
+  if (s.kind == Kind::Circuit && var_total >= 0.25 * l0 * l0) {
     h = std::clamp<offset_t>(std::llround(var_total / (l0 * l0)), 1, std::max<offset_t>(1, n / 100));
     long_len = std::min<offset_t>(cols, std::llround(std::sqrt(var_total / h)));
     // Keep at least one entry per short row.
@@ -227,7 +228,7 @@ Lengths row_lengths(const GenSpec& s, index_t cols, offset_t target) {
 #pragma omp parallel for schedule(static)
   for (index_t r = 0; r < n; ++r) {
     Rng g = row_rng(s.seed, r, 1);
-    d[r] = heavy ? std::exp(mu + sig * g.normal()) : g.normal();
+    d[r] = heavy ? mu + sig * g.normal() : g.normal();  // heavy: the log of the draw
   }
   // Correct to the exact mean (and, for normal draws, the exact std) over the whole matrix.
   const double* dp = d.data();
@@ -238,12 +239,34 @@ Lengths row_lengths(const GenSpec& s, index_t cols, offset_t target) {
   const double sv = ordered_sum(n, [&](index_t r) { return is_free(r) ? (dp[r] - sm) * (dp[r] - sm) : 0.0; }) /
                     std::max(cnt, 1.0);
   const double sd = std::sqrt(sv);
-  const double target_std = s.kind == Kind::Circuit ? short_std : s.std;
+  double target_std = s.kind == Kind::Circuit && h > 0 ? short_std : s.std;
+  // Stochastic rounding adds about 1/12 to the variance; take it out beforehand.
+  if (target_std * target_std > 1.0 / 12) target_std = std::sqrt(target_std * target_std - 1.0 / 12);
+
+  // Heavy tails: a sample of a lognormal has a smaller spread than its law (the tail is barely
+  // sampled), so raise the draws to the power p whose sample CV equals the target CV.
+  double pw = 1.0, pm = sm;
+  if (heavy) {
+    const double want_cv = s.std / dm;
+    auto cv_of = [&](double p, double* mean_out) {
+      const double m1 = ordered_sum(n, [&](index_t r) { return std::exp(p * dp[r]); }) / n;
+      const double m2 = ordered_sum(n, [&](index_t r) { return std::exp(2 * p * dp[r]); }) / n;
+      *mean_out = m1;
+      return std::sqrt(std::max(0.0, m2 - m1 * m1)) / std::max(m1, 1e-300);
+    };
+    double lo = 0.25, hi = 4.0, m1 = 0;
+    for (int it = 0; it < (s.std > 0 ? 20 : 0); ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (cv_of(mid, &m1) < want_cv ? lo : hi) = mid;
+    }
+    pw = s.std > 0 ? 0.5 * (lo + hi) : 1.0;
+    cv_of(pw, &pm);
+  }
 #pragma omp parallel for schedule(static)
   for (index_t r = 0; r < n; ++r) {
     if (!is_free(r)) { L.len[r] = long_len; continue; }
     double v;
-    if (heavy) v = 1.0 + dp[r] * (short_mean - 1.0) / std::max(sm, 1e-300);
+    if (heavy) v = 1.0 + std::exp(pw * dp[r]) * (short_mean - 1.0) / std::max(pm, 1e-300);
     else v = short_mean + (sd > 0 ? (dp[r] - sm) * (target_std / sd) : 0.0);
     Rng g = row_rng(s.seed, r, 2);
     const double rounded = std::floor(v + g.uniform());  // stochastic rounding keeps the mean

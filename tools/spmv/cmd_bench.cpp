@@ -85,7 +85,7 @@ int bench_cmd(BenchArgs& a) {
 
   const std::size_t per_matrix = count_configs(cfg);
   const std::size_t total = per_matrix * sources.size();
-  // Time budget: shorten samples (down to 5 ms, at least 3 samples) so the sweep fits.
+  // Time budget: a first estimate; the loop below refines it as it measures its own pace.
   if (a.time_budget > 0 && a.min_sample_ms <= 0 && total > 0) {
     const double allowed = 0.8 * a.time_budget / static_cast<double>(total);
     const double cost = (cfg.repeat + 3) * cfg.min_sample_seconds;
@@ -123,8 +123,32 @@ int bench_cmd(BenchArgs& a) {
 
   std::vector<Row> rows;
   std::size_t done = 0;
+  // The budget is kept as the run goes: before each matrix the sample length is recomputed from
+  // the time left and the observed cost per configuration (plan making, checks and oversubscribed
+  // thread counts cost more than the samples themselves on a busy machine).
+  const bool adaptive = a.time_budget > 0 && a.min_sample_ms <= 0;
+  const double max_sample = cfg.min_sample_seconds, max_config = cfg.max_config_seconds;
+  double used_min = cfg.min_sample_seconds, used_max = cfg.min_sample_seconds;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const MatrixSource& s = sources[i];
+    if (adaptive && done > 0 && done < total) {
+      const double el = std::chrono::duration<double>(clock::now() - start).count();
+      const double left_s = 0.95 * a.time_budget - std::chrono::duration<double>(clock::now() - t0).count();
+      const double per = std::max(0.0, left_s) / static_cast<double>(total - done);
+      const double overhead = std::max(0.0, el / done - (cfg.repeat + 2) * cfg.min_sample_seconds);
+      cfg.min_sample_seconds = std::clamp((per - overhead) / (cfg.repeat + 2), 0.002, max_sample);
+      cfg.max_config_seconds = std::clamp(2 * per, 0.05, max_config);
+      used_min = std::min(used_min, cfg.min_sample_seconds);
+      used_max = std::max(used_max, cfg.min_sample_seconds);
+    }
+    if (a.time_budget > 0 &&
+        std::chrono::duration<double>(clock::now() - t0).count() > 1.5 * a.time_budget) {
+      // Far over budget (a slow machine, huge matrices): the rest is listed, not measured.
+      fmt::print(stderr, "{}: skipped: time budget exhausted\n", s.name);
+      rows.push_back(unavailable_row(s, "skipped: time budget exhausted (--time-budget)"));
+      done += per_matrix;
+      continue;
+    }
     if (!tty)
       fmt::print(stderr, "[{}/{}] {} ({}{})\n", i + 1, sources.size(), s.name, s.origin,
                  s.origin == "synthetic-scaled" ? fmt::format(" x{:.3g}", s.scale) : "");
@@ -138,7 +162,13 @@ int bench_cmd(BenchArgs& a) {
       done += per_matrix;
       continue;
     }
-    auto r = bench_matrix(mat, s, cfg, ceil, prog, done, total);
+    std::vector<Row> r;
+    try {
+      r = bench_matrix(mat, s, cfg, ceil, prog, done, total);
+    } catch (const std::exception& e) {  // one bad matrix never ends the run
+      fmt::print(stderr, "{}{}: error: {}\n", tty ? "\n" : "", s.name, e.what());
+      r.push_back(unavailable_row(s, std::string("error: ") + e.what()));
+    }
     done += per_matrix;
     for (const Row& row : r)
       if (row.status == "failed" || row.status.rfind("error", 0) == 0)
@@ -162,7 +192,11 @@ int bench_cmd(BenchArgs& a) {
              m.gpus ? m.device : "no CUDA device: CPU only");
   fmt::print("ceilings: STREAM triad {:.1f} GB/s{}\n", ceil.cpu_triad * 1e-9,
              ceil.gpu_copy > 0 ? fmt::format(", GPU copy {:.1f} GB/s", ceil.gpu_copy * 1e-9) : "");
-  fmt::print("wrote {} and {} ({} rows) in {}\n", a.out, json.string(), rows.size(), fmt_seconds(el));
+  fmt::print("wrote {} and {} ({} rows) in {}", a.out, json.string(), rows.size(), fmt_seconds(el));
+  if (adaptive)
+    fmt::print(" (time budget {}: samples of {:.0f}-{:.0f} ms)", fmt_seconds(a.time_budget),
+               used_min * 1e3, used_max * 1e3);
+  fmt::print("\n");
   const bool any_failed = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "failed"; });
   return any_failed ? 1 : 0;
 }
@@ -185,7 +219,8 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)");
   cmd->add_option("--min-sample-ms", a->min_sample_ms, "Each sample lasts at least this long (default 50)");
   cmd->add_option("--time-budget", a->time_budget,
-                  "Seconds the sweep should take; samples are shortened to fit (0: no limit)");
+                  "Seconds the sweep should take: samples are shortened to fit, and past 1.5x the "
+                  "remaining matrices are listed as skipped (0: no limit)");
   cmd->add_option("--out", a->out, "CSV output (a .json beside it)");
   cmd->add_option("--suite", a->suite, "auto (sized to the machine), scaled, full or quick")
       ->check(CLI::IsMember({"auto", "scaled", "full", "quick"}));

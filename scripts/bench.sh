@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The main job: benchmark every kernel of this build over the default suite (the real matrices
+# in ../shared/matrices plus structure-alikes of the seed-suite matrices that are missing), then
+# write the report. Extra arguments go to `spmv bench` (e.g. --suite full, --time-budget 900,
+# --backends omp,cuda, or matrix files/folders instead of the default suite).
+# Results: results/results.csv, results/results.json, results/report/report.md and PNG plots.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+BUILD_DIR=${BUILD_DIR:-build}
+mkdir -p results
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "no CUDA device: CPU only"
+fi
+status=0
+"$BUILD_DIR/spmv" bench --out results/results.csv "$@" || status=$?
+# Status 1 means some kernel failed its check (listed in the report); still write the report.
+if [ "$status" -gt 1 ] || [ ! -s results/results.csv ]; then
+  echo "bench failed (exit $status)" >&2
+  exit "$status"
+fi
+"$BUILD_DIR/spmv" report results/results.csv -o results/report
+echo "report: results/report/report.md"
+exit "$status"
