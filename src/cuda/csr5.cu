@@ -94,10 +94,10 @@ __global__ void csr5_tiles(DevCsr5 m, const double* __restrict__ x, double* __re
   // Segmented suffix scan: acc[c] = red[c] + red[c+1] + ... up to the first lane that has a flag
   // (or lane 31), inclusive.
   double acc = red;
-  bool stop = seen || lane == 31;
+  int stop = seen || lane == 31;
   for (int off = 1; off < 32; off *= 2) {
     const double a = __shfl_down_sync(kFull, acc, off);
-    const bool s = __shfl_down_sync(kFull, stop, off);
+    const int s = __shfl_down_sync(kFull, stop, off);
     if (lane + off < 32 && !stop) {
       acc += a;
       stop = s;
