@@ -138,7 +138,7 @@ Csr gen_stencil(index_t m, bool full27) {
 struct Measured {
   std::string kernel;
   bool ok = false;
-  std::string error;
+  std::string error, detail;
   double convert = 0, setup = 0, t = 0;  // seconds; t = one product
 };
 
@@ -150,6 +150,7 @@ Measured measure(const Csr& a, Backend be, const std::string& kernel, const Plan
     auto plan = make_plan(a, be, kernel, o);
     m.convert = plan->convert_seconds;
     m.setup = plan->setup_seconds;
+    m.detail = plan->detail;
     std::vector<double> y(a.rows);
     plan->multiply(x, y);
     const auto chk = check_product(a, ref, y);
@@ -274,6 +275,17 @@ int main(int argc, char** argv) {
         if (spec && !spec->baseline && (t_csr == 0 || m.t < t_csr)) t_csr = m.t;
         if (t_best_other == 0 || m.t < t_best_other) t_best_other = m.t;
       }
+      if (be != Backend::Cuda && t_csr > 0) {  // the back-conversion, with the CPU's tile shape
+        PlanOptions oc;
+        const auto t0 = std::chrono::steady_clock::now();
+        const Csr5 f = csr_to_csr5(a, csr5_omega_for(be), csr5_sigma_for(mean, be), oc);
+        const auto t1 = std::chrono::steady_clock::now();
+        const Csr back = csr5_to_csr(f);
+        const auto t2 = std::chrono::steady_clock::now();
+        const double to = std::chrono::duration<double>(t1 - t0).count(), from = std::chrono::duration<double>(t2 - t1).count();
+        fmt::print("  [{}]  CSR->CSR5 {:.3f} ms ({:.1f} CSR SpMVs), CSR5->CSR {:.3f} ms ({:.1f} CSR SpMVs){}\n", to_string(be),
+                   to * 1e3, to / t_csr, from * 1e3, from / t_csr, back.col == a.col && back.val == a.val ? "" : "  MISMATCH");
+      }
       fmt::print("  [{}]  {:<16} {:>10} {:>8} {:>11} {:>10} {:>12} {:>12}\n", to_string(be), "kernel", "spmv_us",
                  "GFLOPS", "convert_ms", "setup_ms", "total50_ms", "total500_ms");
       for (const auto& m : res) {
@@ -291,7 +303,7 @@ int main(int argc, char** argv) {
                    m.kernel, m.t * 1e6, gflops, m.convert * 1e3, m.setup * 1e3, (pre + 50 * m.t) * 1e3,
                    (pre + 500 * m.t) * 1e3,
                    m.kernel.starts_with("csr5") ? fmt::format("   conversion = {:.1f} CSR SpMVs; vs best other {:+.1f}%",
-                                                    conv_units, t_best_other > 0 ? (t_best_other / m.t - 1) * 100 : 0.0)
+                                                    conv_units, t_best_other > 0 ? (t_best_other / m.t - 1) * 100 : 0.0) + " [" + m.detail + "]"
                                       : "");
         if (csv.is_open())
           csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},{:.6g},{:.6g},{:.6g},{:.4f},{:.3f},{:.6g},{:.6g},\n", name,
