@@ -265,6 +265,24 @@ int main(int argc, char** argv) {
           oa.deterministic = false;
           res.push_back(measure(a, be, k, oa, x, ref, min_seconds));
           res.back().kernel = "csr5-atomic";
+          for (int sigma : {8, 16, 24}) {  // tile heights other than the paper's rule
+            PlanOptions os = o;
+            os.csr5_sigma = sigma;
+            res.push_back(measure(a, be, k, os, x, ref, min_seconds));
+            res.back().kernel = "csr5-s" + std::to_string(sigma);
+          }
+          for (const char* v : {"b4", "b16"}) {  // loads in flight per lane (default b8)
+            PlanOptions ov = o;
+            ov.variant = v;
+            res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
+            res.back().kernel = std::string("csr5-") + v;
+          }
+        }
+        if (k == "csr5" && be == Backend::Omp) {  // the step-wise SIMD variant beside the default
+          PlanOptions ov = o;
+          ov.variant = "simd";
+          res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
+          res.back().kernel = "csr5-simd";
         }
       }
       // The unit of conversion cost: one product of the fastest CSR kernel of ours (not a baseline).
