@@ -44,11 +44,13 @@ class Csr5Plan final : public CpuPlan {
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
-    // "simd": the omega lanes advance together step by step (the paper's SIMD form);
-    // "lanes" (auto): each column walked on its own, segment by segment from its flag bits.
+    // "simd" (auto): the omega lanes advance together step by step (the paper's SIMD form);
+    // "lanes": each column walked on its own, segment by segment from its flag bits. On the H200
+    // host (16 threads, docs/csr5_bench_h200.txt) simd was 4-7% faster on dc1-, stencil27- and
+    // thermal-like matrices, equal on webbase-like, 9% slower only on the tiny adder-like one.
     if (opt.variant != "auto" && opt.variant != "simd" && opt.variant != "lanes")
       throw Unsupported("csr5 on the CPU: variant must be auto, simd or lanes (got " + opt.variant + ")");
-    const bool simd = opt.variant == "simd";
+    const bool simd = opt.variant != "lanes";
     detail += simd ? " variant=simd" : " variant=lanes";
     switch (omega) {
       case 1: product_fn_ = simd ? &Csr5Plan::product_w<1, true> : &Csr5Plan::product_w<1, false>; break;

@@ -458,7 +458,10 @@ class Csr5Plan final : public CudaPlan {
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : csr5_omega_for(Backend::Cuda);
     if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
     const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-    return opt.csr5_sigma > 0 ? opt.csr5_sigma : csr5_sigma_for(per_row, Backend::Cuda);
+    // At least 8: the paper's rule gives 4-7 for short rows, too little work per warp here (H200,
+    // docs/csr5_bench_h200.txt: dc1-like 24.5 -> 18.9 us, webbase-like 41.3 -> 39.0 us, thermal-like
+    // and adder-like unchanged within 1-2%).
+    return opt.csr5_sigma > 0 ? opt.csr5_sigma : std::max(csr5_sigma_for(per_row, Backend::Cuda), 8);
   }
 
   int block_;
@@ -494,7 +497,7 @@ void register_csr5() {
   add_kernel({.name = "csr5",
               .backend = Backend::Cuda,
               .format = "csr5",
-              .description = "CSR5 tiles (32 x sigma, sigma from nnz/row) converted on the device, a warp "
+              .description = "CSR5 tiles (32 x sigma, sigma from nnz/row, at least 8) converted on the device, a warp "
                              "per tile; deterministic carry fix-up, or atomics",
               .params = {"block_size", "csr5_sigma", "deterministic", "variant"},
               .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
