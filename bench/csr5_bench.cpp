@@ -47,25 +47,16 @@ struct Builder {
     }
     a.row_ptr.push_back(static_cast<offset_t>(a.col.size()));
   }
-  // `len` distinct columns: half near the diagonal, half uniformly random.
+  // About `len` distinct columns: half next to the diagonal, half spread from a random start
+  // (duplicates merged, so a row may come out slightly shorter).
   void random_row(index_t r, offset_t len) {
     cols_buf.clear();
     len = std::min<offset_t>(len, a.cols);
-    std::uniform_int_distribution<index_t> any(0, a.cols - 1);
-    if (len > a.cols / 2) {  // dense-ish row: a random subset by rejection would be slow
-      for (index_t j = 0; j < a.cols && static_cast<offset_t>(cols_buf.size()) < len; ++j)
-        if (std::uniform_real_distribution<double>(0, 1)(g) < double(len) / a.cols * 1.05) cols_buf.push_back(j);
-    } else {
-      while (static_cast<offset_t>(cols_buf.size()) < len) {
-        const index_t j = cols_buf.size() % 2 == 0 ? std::clamp<index_t>(r + static_cast<index_t>(cols_buf.size() / 2), 0, a.cols - 1)
-                                                   : any(g);
-        cols_buf.push_back(j);
-        if (cols_buf.size() == static_cast<std::size_t>(len)) {
-          std::sort(cols_buf.begin(), cols_buf.end());
-          cols_buf.erase(std::unique(cols_buf.begin(), cols_buf.end()), cols_buf.end());
-        }
-      }
-    }
+    const offset_t near = len / 2, far = len - near;
+    for (offset_t k = 0; k < near; ++k) cols_buf.push_back(static_cast<index_t>((r + k) % a.cols));
+    const offset_t stride = std::max<offset_t>(1, a.cols / std::max<offset_t>(far, 1));
+    const offset_t start = std::uniform_int_distribution<offset_t>(0, a.cols - 1)(g);
+    for (offset_t k = 0; k < far; ++k) cols_buf.push_back(static_cast<index_t>((start + k * stride) % a.cols));
     row(cols_buf);
   }
 };
@@ -147,7 +138,7 @@ Csr gen_stencil(index_t m, bool full27) {
 struct Measured {
   std::string kernel;
   bool ok = false;
-  std::string error;
+  std::string error, detail;
   double convert = 0, setup = 0, t = 0;  // seconds; t = one product
 };
 
@@ -159,6 +150,7 @@ Measured measure(const Csr& a, Backend be, const std::string& kernel, const Plan
     auto plan = make_plan(a, be, kernel, o);
     m.convert = plan->convert_seconds;
     m.setup = plan->setup_seconds;
+    m.detail = plan->detail;
     std::vector<double> y(a.rows);
     plan->multiply(x, y);
     const auto chk = check_product(a, ref, y);
@@ -268,14 +260,49 @@ int main(int argc, char** argv) {
         } else {
           res.push_back(measure(a, be, k, o, x, ref, min_seconds));
         }
+        if (k == "csr5" && be == Backend::Cuda) {  // the paper's atomic combination, for comparison
+          PlanOptions oa = o;
+          oa.deterministic = false;
+          res.push_back(measure(a, be, k, oa, x, ref, min_seconds));
+          res.back().kernel = "csr5-atomic";
+          for (int sigma : {8, 16, 24}) {  // tile heights other than the paper's rule
+            PlanOptions os = o;
+            os.csr5_sigma = sigma;
+            res.push_back(measure(a, be, k, os, x, ref, min_seconds));
+            res.back().kernel = "csr5-s" + std::to_string(sigma);
+          }
+          for (const char* v : {"b4", "b16"}) {  // loads in flight per lane (default b8)
+            PlanOptions ov = o;
+            ov.variant = v;
+            res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
+            res.back().kernel = std::string("csr5-") + v;
+          }
+        }
+        if (k == "csr5" && be == Backend::Omp) {  // the column-wise variant beside the default (simd)
+          PlanOptions ov = o;
+          ov.variant = "lanes";
+          res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
+          res.back().kernel = "csr5-lanes";
+        }
       }
       // The unit of conversion cost: one product of the fastest CSR kernel of ours (not a baseline).
       double t_csr = 0, t_best_other = 0;
       for (const auto& m : res) {
-        if (!m.ok || m.kernel == "csr5") continue;
+        if (!m.ok || m.kernel.starts_with("csr5")) continue;
         const KernelSpec* spec = m.kernel == "serial:csr" ? find_kernel(Backend::Serial, "csr") : find_kernel(be, m.kernel);
         if (spec && !spec->baseline && (t_csr == 0 || m.t < t_csr)) t_csr = m.t;
         if (t_best_other == 0 || m.t < t_best_other) t_best_other = m.t;
+      }
+      if (be != Backend::Cuda && t_csr > 0) {  // the back-conversion, with the CPU's tile shape
+        PlanOptions oc;
+        const auto t0 = std::chrono::steady_clock::now();
+        const Csr5 f = csr_to_csr5(a, csr5_omega_for(be), csr5_sigma_for(mean, be), oc);
+        const auto t1 = std::chrono::steady_clock::now();
+        const Csr back = csr5_to_csr(f);
+        const auto t2 = std::chrono::steady_clock::now();
+        const double to = std::chrono::duration<double>(t1 - t0).count(), from = std::chrono::duration<double>(t2 - t1).count();
+        fmt::print("  [{}]  CSR->CSR5 {:.3f} ms ({:.1f} CSR SpMVs), CSR5->CSR {:.3f} ms ({:.1f} CSR SpMVs){}\n", to_string(be),
+                   to * 1e3, to / t_csr, from * 1e3, from / t_csr, back.col == a.col && back.val == a.val ? "" : "  MISMATCH");
       }
       fmt::print("  [{}]  {:<16} {:>10} {:>8} {:>11} {:>10} {:>12} {:>12}\n", to_string(be), "kernel", "spmv_us",
                  "GFLOPS", "convert_ms", "setup_ms", "total50_ms", "total500_ms");
@@ -293,8 +320,8 @@ int main(int argc, char** argv) {
         fmt::print("  [{}]  {:<16} {:>10.2f} {:>8.2f} {:>11.3f} {:>10.3f} {:>12.3f} {:>12.3f}{}\n", to_string(be),
                    m.kernel, m.t * 1e6, gflops, m.convert * 1e3, m.setup * 1e3, (pre + 50 * m.t) * 1e3,
                    (pre + 500 * m.t) * 1e3,
-                   m.kernel == "csr5" ? fmt::format("   conversion = {:.1f} CSR SpMVs; vs best other {:+.1f}%",
-                                                    conv_units, t_best_other > 0 ? (t_best_other / m.t - 1) * 100 : 0.0)
+                   m.kernel.starts_with("csr5") ? fmt::format("   conversion = {:.1f} CSR SpMVs; vs best other {:+.1f}%",
+                                                    conv_units, t_best_other > 0 ? (t_best_other / m.t - 1) * 100 : 0.0) + " [" + m.detail + "]"
                                       : "");
         if (csv.is_open())
           csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},{:.6g},{:.6g},{:.6g},{:.4f},{:.3f},{:.6g},{:.6g},\n", name,

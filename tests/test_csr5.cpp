@@ -180,11 +180,13 @@ TEST(Csr5Format, MemoryBudgetIsEnforced) {
 TEST(Csr5Cpu, MatchesReferenceOnEdgeAndAdversarialCasesAcrossThreads) {
   for (const auto& [name, a] : all_cases()) {
     expect_product_ok(a, Backend::Serial, {}, name + " serial");
-    for (int threads : {1, 2, 3, 7, 16, 64}) {
-      PlanOptions o;
-      o.threads = threads;
-      expect_product_ok(a, Backend::Omp, o, name + " threads=" + std::to_string(threads));
-    }
+    for (const char* variant : {"lanes", "simd"})
+      for (int threads : {1, 2, 3, 7, 16, 64}) {
+        PlanOptions o;
+        o.threads = threads;
+        o.variant = variant;
+        expect_product_ok(a, Backend::Omp, o, name + " " + variant + " threads=" + std::to_string(threads));
+      }
   }
 }
 
@@ -195,7 +197,10 @@ TEST(Csr5Cpu, MatchesReferenceForOtherTileShapes) {
       o.threads = 3;
       o.csr5_omega = w;
       o.csr5_sigma = s;
-      expect_product_ok(a, Backend::Omp, o, name + " " + std::to_string(w) + "x" + std::to_string(s));
+      for (const char* variant : {"lanes", "simd"}) {
+        o.variant = variant;
+        expect_product_ok(a, Backend::Omp, o, name + " " + variant + " " + std::to_string(w) + "x" + std::to_string(s));
+      }
     }
 }
 
@@ -203,6 +208,9 @@ TEST(Csr5Cpu, RefusesUnsupportedOmegaAndReportsConversionTime) {
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(5000, 20), 5000, 2);
   PlanOptions o;
   o.csr5_omega = 3;
+  EXPECT_THROW(make_plan(a, Backend::Omp, "csr5", o), Unsupported);
+  o.csr5_omega = 0;
+  o.variant = "fast";
   EXPECT_THROW(make_plan(a, Backend::Omp, "csr5", o), Unsupported);
   auto plan = make_plan(a, Backend::Omp, "csr5", {});
   EXPECT_GT(plan->convert_seconds, 0.0);

@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <fmt/format.h>
 
@@ -43,13 +44,21 @@ class Csr5Plan final : public CpuPlan {
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
+    // "simd" (auto): the omega lanes advance together step by step (the paper's SIMD form);
+    // "lanes": each column walked on its own, segment by segment from its flag bits. On the H200
+    // host (16 threads, docs/csr5_bench_h200.txt) simd was 4-7% faster on dc1-, stencil27- and
+    // thermal-like matrices, equal on webbase-like, 9% slower only on the tiny adder-like one.
+    if (opt.variant != "auto" && opt.variant != "simd" && opt.variant != "lanes")
+      throw Unsupported("csr5 on the CPU: variant must be auto, simd or lanes (got " + opt.variant + ")");
+    const bool simd = opt.variant != "lanes";
+    detail += simd ? " variant=simd" : " variant=lanes";
     switch (omega) {
-      case 1: product_fn_ = &Csr5Plan::product_w<1>; break;
-      case 2: product_fn_ = &Csr5Plan::product_w<2>; break;
-      case 4: product_fn_ = &Csr5Plan::product_w<4>; break;
-      case 8: product_fn_ = &Csr5Plan::product_w<8>; break;
-      case 16: product_fn_ = &Csr5Plan::product_w<16>; break;
-      default: product_fn_ = &Csr5Plan::product_w<32>; break;
+      case 1: product_fn_ = simd ? &Csr5Plan::product_w<1, true> : &Csr5Plan::product_w<1, false>; break;
+      case 2: product_fn_ = simd ? &Csr5Plan::product_w<2, true> : &Csr5Plan::product_w<2, false>; break;
+      case 4: product_fn_ = simd ? &Csr5Plan::product_w<4, true> : &Csr5Plan::product_w<4, false>; break;
+      case 8: product_fn_ = simd ? &Csr5Plan::product_w<8, true> : &Csr5Plan::product_w<8, false>; break;
+      case 16: product_fn_ = simd ? &Csr5Plan::product_w<16, true> : &Csr5Plan::product_w<16, false>; break;
+      default: product_fn_ = simd ? &Csr5Plan::product_w<32, true> : &Csr5Plan::product_w<32, false>; break;
     }
   }
 
@@ -131,7 +140,66 @@ class Csr5Plan final : public CpuPlan {
     return first;
   }
 
+  // The same result as tile(), one column at a time: the flag bits of a column cut its sigma
+  // entries (stride W in the transposed storage) into runs summed by tight scalar loops.
   template <int W>
+  double tile_lanes(offset_t t, const double* x, double* y) const {
+    const int sigma = f_.sigma;
+    const offset_t base = t * f_.tile_entries();
+    const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
+    const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t * f_.desc_words) * W;
+    const double* v = f_.val.data() + base;
+    const index_t* ci = f_.col.data() + base;
+    double red[W], blue[W];
+    unsigned open[W], off[W];
+    bool seen[W];
+    double first = 0;
+    for (int c = 0; c < W; ++c) {
+      std::uint64_t d = dw[c];
+      if (f_.desc_words == 2) d |= std::uint64_t{dw[W + c]} << 32;
+      std::uint64_t fl = f_.bit_flag(d) | (c == 0 ? 1u : 0u);
+      off[c] = f_.seg_offset(d);
+      const double* vc = v + c;
+      const index_t* cc = ci + c;
+      auto run = [&](int a, int b) {
+        double s = 0;
+        for (int i = a; i < b; ++i) s += vc[static_cast<offset_t>(i) * W] * x[cc[static_cast<offset_t>(i) * W]];
+        return s;
+      };
+      if (fl == 0) {
+        red[c] = run(0, sigma);
+        seen[c] = false;
+        continue;
+      }
+      int pos = std::countr_zero(fl);
+      red[c] = run(0, pos);
+      unsigned k = f_.y_offset(d);  // the segment opened at the first flag
+      fl &= fl - 1;
+      while (fl) {
+        const int next = std::countr_zero(fl);
+        const double s = run(pos, next);
+        if (k == 0) first = s;
+        else store_segment(t, row0, k, s, y);
+        ++k;
+        pos = next;
+        fl &= fl - 1;
+      }
+      blue[c] = run(pos, sigma);
+      open[c] = k;
+      seen[c] = true;
+    }
+    for (int c = 0; c < W; ++c) {
+      if (!seen[c]) continue;
+      double s = blue[c];
+      const int last = std::min<int>(c + 1 + static_cast<int>(off[c]), W - 1);
+      for (int j = c + 1; j <= last; ++j) s += red[j];
+      if (open[c] == 0) first = s;
+      else store_segment(t, row0, open[c], s, y);
+    }
+    return first;
+  }
+
+  template <int W, bool Simd>
   void product_w() {
     const double* x = x_.data();
     double* y = y_.data();
@@ -148,7 +216,7 @@ class Csr5Plan final : public CpuPlan {
       const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
       double carry = 0;
       for (offset_t t = t0; t < t1; ++t) {
-        const double first = tile<W>(t, x, y);
+        const double first = Simd ? tile<W>(t, x, y) : tile_lanes<W>(t, x, y);
         const index_t r = Csr5::row_of(f_.tile_ptr[t]);
         const offset_t base = t * f_.tile_entries();
         if (rp[r] == base) {  // the tile begins row r
@@ -209,8 +277,8 @@ KernelSpec spec(Backend b) {
                              ? "CSR5 tiles (omega x sigma, default 4 x 16), one thread"
                              : "CSR5 tiles (omega x sigma, default 4 x 16) over threads, SIMD across tile columns",
           .spmm = false,
-          .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma"}
-                                         : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma"},
+          .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma", "variant"}
+                                         : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma", "variant"},
           .make = [b](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
             return std::make_unique<Csr5Plan>(a, o, b);
           }};

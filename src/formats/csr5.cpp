@@ -84,6 +84,7 @@ Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const PlanOptions& opt) {
 #pragma omp parallel if (big)
   {
     std::vector<std::uint64_t> flags(omega);
+    std::vector<unsigned> seg(omega);
 #pragma omp for schedule(static)
     for (offset_t t = 0; t <= tiles; ++t) {
       const offset_t base = t * te;
@@ -111,7 +112,6 @@ Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const PlanOptions& opt) {
       // y_offset with column 0's entry 0 counted as a segment start; seg_offset from the right.
       unsigned opened = 0;
       unsigned run = 0;  // flag-free columns to the right of the current one
-      std::vector<unsigned> seg(omega);
       for (int c = omega - 1; c >= 0; --c) {
         seg[c] = run;
         const bool any = flags[c] != 0 || c == 0;

@@ -2,6 +2,7 @@
 // matrix, both combination modes, and bit-identical results of the deterministic mode.
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
+#include <spmv/formats/csr5_cuda.hpp>
 #include <spmv/spmv.hpp>
 
 #include <bit>
@@ -58,6 +59,55 @@ TEST(Csr5Gpu, EdgeAndAdversarialCasesBothModesManySigmas) {
         o.block_size = sigma == 17 ? 96 : 256;
         expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + (det ? " two-pass" : " atomic"));
       }
+}
+
+// The device conversion must build exactly what the host conversion builds.
+void expect_same_conversion(const Csr& a, int sigma, const std::string& what) {
+  const Csr5 h = csr_to_csr5(a, 32, sigma);
+  const Csr5 d = cuda::csr_to_csr5_on_device(a, sigma);
+  ASSERT_EQ(h.tiles, d.tiles) << what;
+  ASSERT_EQ(h.desc_words, d.desc_words) << what;
+  EXPECT_EQ(h.tile_ptr, d.tile_ptr) << what;
+  EXPECT_EQ(h.tile_desc, d.tile_desc) << what;
+  EXPECT_EQ(h.empty_offset_ptr, d.empty_offset_ptr) << what;
+  EXPECT_EQ(h.empty_offset, d.empty_offset) << what;
+  EXPECT_EQ(h.col, d.col) << what;
+  ASSERT_EQ(h.val.size(), d.val.size()) << what;
+  EXPECT_EQ(0, std::memcmp(h.val.data(), d.val.data(), h.val.size() * sizeof(double))) << what;
+}
+
+TEST(Csr5Gpu, DeviceConversionEqualsHostConversion) {
+  require_gpu();
+  for (const auto& [name, a] : all_cases())
+    for (int sigma : {1, 4, 6, 17, 32, 48}) expect_same_conversion(a, sigma, name + " sigma=" + std::to_string(sigma));
+  std::vector<offset_t> l(3000, 2);
+  for (int i = 0; i < 3000; i += 7) l[i] = 0;  // many empty rows: hinted tiles
+  l[100] = 5000;
+  const Csr a = test::csr_from_lengths(l, 4000, 3);
+  for (int sigma : {4, 16, 33}) expect_same_conversion(a, sigma, "empty rows sigma=" + std::to_string(sigma));
+  int checked = 0;
+  for (const auto& [name, file] : test::shared_matrix_files()) {
+    if (++checked > 12) break;  // a dozen real matrices; the product test covers all of them
+    const Csr m = io::load_csr(file);
+    expect_same_conversion(m, csr5_sigma_for(m.rows ? double(m.nnz()) / m.rows : 0.0, Backend::Cuda), name);
+  }
+}
+
+TEST(Csr5Gpu, LoadBatchVariants) {
+  require_gpu();
+  for (const auto& [name, a] : all_cases())
+    for (int sigma : {0, 5, 17})
+      for (const char* v : {"b4", "b16"})
+        for (bool det : {true, false}) {
+          PlanOptions o;
+          o.csr5_sigma = sigma;
+          o.variant = v;
+          o.deterministic = det;
+          expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " " + v + (det ? " two-pass" : " atomic"));
+        }
+  PlanOptions o;
+  o.variant = "b3";
+  EXPECT_THROW(make_plan(test::csr_from_lengths({3, 4}, 10, 1), Backend::Cuda, "csr5", o), Unsupported);
 }
 
 TEST(Csr5Gpu, DeterministicModeIsBitIdenticalAcrossRuns) {

@@ -24,9 +24,30 @@
 #include <spmv/formats/limits.hpp>
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace spmv {
+
+// Leaves trivially constructible elements uninitialised on resize: the conversion writes every
+// entry in its parallel loop (pages first touched by the threads that use them) instead of after
+// a serial zero fill, which cost as much as the whole conversion.
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
+    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
 
 struct Csr5 {
   static constexpr std::uint64_t kEmptyHint = std::uint64_t{1} << 63;
@@ -43,8 +64,8 @@ struct Csr5 {
   std::vector<offset_t> empty_offset_ptr;  // tiles + 1
   std::vector<index_t> empty_offset;
   std::vector<offset_t> row_ptr;  // a copy of the CSR row pointer (the tail and the back-conversion)
-  std::vector<index_t> col;       // nnz: full tiles transposed, tail in CSR order
-  std::vector<double> val;
+  std::vector<index_t, UninitAllocator<index_t>> col;  // nnz: full tiles transposed, tail in CSR order
+  std::vector<double, UninitAllocator<double>> val;
 
   offset_t tile_entries() const { return static_cast<offset_t>(omega) * sigma; }
   offset_t tail_begin() const { return tiles * tile_entries(); }
