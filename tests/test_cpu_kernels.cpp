@@ -93,7 +93,9 @@ TEST(CpuKernels, RegistryHasTheCpuKernels) {
   ASSERT_NE(find_kernel(Backend::Omp, "eigen"), nullptr);
   EXPECT_TRUE(find_kernel(Backend::Omp, "eigen")->baseline);
 #endif
-  for (const KernelSpec* k : cpu_kernels()) EXPECT_TRUE(k->spmm) << k->name << " should accept k > 1";
+  // The CSR, ELL and HLL families must all do SpMM (CSR5 is SpMV only and refuses k > 1).
+  for (const KernelSpec* k : cpu_kernels())
+    if (k->format != "csr5") EXPECT_TRUE(k->spmm) << k->name << " should accept k > 1";
 }
 
 TEST(CpuKernels, EdgeCasesAllThreadsAndRightHandSides) {
@@ -105,6 +107,7 @@ TEST(CpuKernels, EdgeCasesAllThreadsAndRightHandSides) {
         for (const int k : {1, 3})
           for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
             if (k == 1 && lay == Layout::ColMajor) continue;  // identical for one column
+            if (k > 1 && !spec->spmm) continue;  // make_plan's refusal is tested in test_core
             PlanOptions opt;
             opt.threads = t;
             opt.k = k;
@@ -119,7 +122,8 @@ TEST(CpuKernels, EdgeCasesAllThreadsAndRightHandSides) {
 // Wider SpMM: the 16/8/4/2/1 column blocks all appear for k = 8 and k = 33 (16+16+1).
 TEST(CpuKernels, WideSpmmBothLayouts) {
   const auto cases = test::edge_cases();
-  for (const KernelSpec* spec : cpu_kernels())
+  for (const KernelSpec* spec : cpu_kernels()) {
+    if (!spec->spmm) continue;
     for (const int k : {8, 33})
       for (const Layout lay : {Layout::RowMajor, Layout::ColMajor})
         for (const char* name : {"irregular_5000", "empty_rows_everywhere", "wide_3x50", "tall_200x3"}) {
@@ -131,6 +135,23 @@ TEST(CpuKernels, WideSpmmBothLayouts) {
           opt.layout = lay;
           EXPECT_EQ(run_one(*spec, it->second, opt, name), "");
         }
+  }
+}
+
+// A kernel that does not declare SpMM refuses k > 1 clearly instead of computing one column.
+TEST(CpuKernels, SpmvOnlyKernelsRefuseSeveralRightHandSides) {
+  const Csr a = test::csr_from_lengths({2, 0, 3}, 4, 1);
+  for (const KernelSpec* spec : cpu_kernels()) {
+    if (spec->spmm) continue;
+    PlanOptions opt;
+    opt.k = 2;
+    try {
+      make_plan(a, spec->backend, spec->name, opt);
+      ADD_FAILURE() << spec->name << " accepted k = 2";
+    } catch (const Unsupported& e) {
+      EXPECT_NE(std::string(e.what()).find("one right-hand side"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // The trial picks one SpMV inner loop per plan; forcing each one through the variant makes sure
@@ -140,6 +161,7 @@ TEST(CpuKernels, ForcedVariantsAreCorrect) {
   int runs = 0;
   for (const KernelSpec* spec : cpu_kernels()) {
     if (std::find(spec->params.begin(), spec->params.end(), "variant") == spec->params.end()) continue;
+    if (spec->format == "csr5") continue;  // its own variants (simd, lanes) are tested in test_csr5
     std::vector<std::string> variants = {"simd", "scalar"};
     if (spec->name == "csr" && spec->backend == Backend::Omp)
       variants.insert(variants.end(), {"dynamic:scalar", "dynamic:simd", "balanced:scalar", "balanced:simd"});
@@ -285,7 +307,8 @@ TEST(CpuKernels, EverySharedMatrixEveryKernelAndThreadCount) {
         // Inner loops forced in turn (both run on real matrices, and no plan-time trial costs test
         // time); the omp "csr" trial itself runs at 16 threads.
         const bool has_variant =
-            std::find(spec->params.begin(), spec->params.end(), "variant") != spec->params.end();
+            std::find(spec->params.begin(), spec->params.end(), "variant") != spec->params.end() &&
+            spec->format != "csr5";  // csr5's own variants are covered by test_csr5
         if (has_variant) opt.variant = (t + spec->name.size()) % 2 ? "simd" : "scalar";
         if (has_variant && spec->name == "csr" && spec->backend == Backend::Omp)
           opt.variant = t == 16 ? "auto" : t % 2 ? "balanced:simd" : "dynamic:scalar";
