@@ -18,6 +18,7 @@
 #include <omp.h>
 #include <optional>
 
+#include "io/fast_decimal.hpp"
 #include "io/io_internal.hpp"
 
 namespace spmv::io::detail {
@@ -372,6 +373,38 @@ struct ArrayPos {
   }
 };
 
+// Fast path for the common entry line `row col [value]` (digits, ' '/tab separators, a plain
+// decimal): returns the line's newline, or nullptr when anything differs and the general path
+// (with its exact diagnostics) must parse the line. Needs kLineSlack readable bytes from s.
+constexpr std::ptrdiff_t kLineSlack = 160;
+
+inline const char* fast_separator(const char* s) {
+  if (*s != ' ' && *s != '\t') return nullptr;
+  ++s;
+  for (int i = 0; i < 7 && (*s == ' ' || *s == '\t'); ++i) ++s;
+  return s;
+}
+
+inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, bool pattern, index_t& r, index_t& c, double& v) {
+  std::uint64_t a, b;
+  s = scan_digits(s, a, 10);
+  if (!s || a - 1 >= static_cast<std::uint64_t>(rows)) return nullptr;  // 0 wraps around
+  if (!(s = fast_separator(s))) return nullptr;
+  s = scan_digits(s, b, 10);
+  if (!s || b - 1 >= static_cast<std::uint64_t>(cols)) return nullptr;
+  if (pattern) {
+    v = 1.0;
+  } else {
+    if (!(s = fast_separator(s))) return nullptr;
+    if (!(s = fast_decimal(s, v))) return nullptr;
+  }
+  for (int i = 0; i < 8 && is_blank(*s); ++i) ++s;
+  if (*s != '\n') return nullptr;
+  r = static_cast<index_t>(a - 1);
+  c = static_cast<index_t>(b - 1);
+  return s;
+}
+
 void parse_chunk(const char* base, const Header& h, Chunk& c, i64 limit, const Target& out) {
   const char* p = base + c.begin;
   const char* end = base + c.end;
@@ -385,7 +418,23 @@ void parse_chunk(const char* base, const Header& h, Chunk& c, i64 limit, const T
   if (!coord) pos.seek(h, k);
   try {
     // No memchr here: the tokens themselves find the end of an entry line.
+    const bool fast = coord && (h.field == Field::Real || h.field == Field::Pattern);
+    const bool pattern = h.field == Field::Pattern;
     while (p < end && k < stop) {
+      if (fast && end - p >= kLineSlack) {
+        index_t fr, fc;
+        double fv;
+        const char* t = fast_entry_line(p, h.rows, h.cols, pattern, fr, fc, fv);
+        if (t && !(skew && fr == fc && fv != 0.0)) {  // a skew diagonal error takes the general path
+          out.row[k] = fr;
+          out.col[k] = fc;
+          out.val[k] = fv;
+          ++k;
+          ++line;
+          p = t + 1;
+          continue;
+        }
+      }
       const char* s = p;
       while (s < end && is_blank(*s)) ++s;
       if (s < end && *s == '%') s = line_end(s, end);
