@@ -201,6 +201,8 @@ struct Chunk {
   i64 newlines = 0, entries = 0;
   i64 first_line = 0, first_entry = 0;
   i64 error_line = 0;  // 0: no error
+  std::size_t parsed_end = 0;  // where pass 2 stopped (after the last entry it stored)
+  i64 parsed = 0;              // entries pass 2 stored
   std::string error;
 };
 
@@ -471,6 +473,8 @@ void parse_chunk(const char* base, const Header& h, Chunk& c, i64 limit, const T
       ++line;
       p = s + 1;
     }
+    c.parsed_end = static_cast<std::size_t>(std::min(p, end) - base);  // p passes end after an open last line
+    c.parsed = k - c.first_entry;
   } catch (const LineError& e) {
     c.error_line = line;
     c.error = e.message;
@@ -551,8 +555,17 @@ Parsed parse(std::string_view text, const std::string& name, int threads_opt) {
     }
   }
   const int nthreads = static_cast<int>(std::min<std::size_t>(threads, nchunks));
+  // One chunk: skip the counting pass and trust the size line (the common, well-formed case);
+  // the counts are recomputed below only when the file disagrees with it. Only when the data
+  // could hold that many entries (an entry line takes >= 4 bytes), so that a lying size line
+  // cannot make us allocate for entries that are not there.
+  const bool single_pass = nchunks == 1 && h.entries <= static_cast<i64>((data_bytes + 1) / 4);
+  if (single_pass) {
+    chunks[0].entries = h.entries;
+  } else {
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
-  for (std::size_t i = 0; i < nchunks; ++i) count_chunk(base, chunks[i]);
+    for (std::size_t i = 0; i < nchunks; ++i) count_chunk(base, chunks[i]);
+  }
 
   i64 line = h.data_first_line, entry = 0, newlines = 0;
   for (Chunk& c : chunks) {
@@ -562,7 +575,7 @@ Parsed parse(std::string_view text, const std::string& name, int threads_opt) {
     entry += c.entries;
     newlines += c.newlines;
   }
-  const i64 total = entry;
+  i64 total = entry;
   const i64 stored = std::min(total, h.entries);
 
   Parsed out;
@@ -591,6 +604,23 @@ Parsed parse(std::string_view text, const std::string& name, int threads_opt) {
 
   for (const Chunk& c : chunks)
     if (c.error_line) throw ParseError(name, c.error_line, c.error);
+  if (single_pass) {
+    // Stored all h.entries and only blank/comment lines follow: the counts are exact. Otherwise
+    // count as the two-pass reader does, for its exact messages.
+    Chunk& c = chunks[0];
+    Chunk rest;
+    rest.begin = c.parsed_end;
+    rest.end = c.end;
+    count_chunk(base, rest);
+    i64 parsed = h.entries;  // == c.parsed here
+    if (c.parsed != h.entries || rest.entries) {
+      c.entries = 0;
+      count_chunk(base, c);
+      parsed = c.entries;
+    }
+    total = parsed;
+    newlines = c.newlines;  // only read when entries are missing, and then counted
+  }
   if (total > h.entries)
     throw ParseError(name, line_of_entry(base, chunks, h.entries),
                      fmt::format("too many entries: the size line says {}", h.entries));
