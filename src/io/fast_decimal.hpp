@@ -59,6 +59,23 @@ inline const char* scan_digits(const char* p, std::uint64_t& value, unsigned max
 // Like scan_digits but may read zero digits and appends to `acc`; `count` gets the digit count.
 inline const char* scan_more_digits(const char* p, std::uint64_t& acc, unsigned& count, unsigned max_digits) {
   count = 0;
+  {  // up to 16 digits from two independent loads (the common case), then the general loop
+    const std::uint64_t v1 = load8(p), v2 = load8(p + 8);
+    const unsigned n1 = leading_digits(v1);
+    if (n1 < 8) {
+      if (n1 > max_digits) return nullptr;
+      if (n1) acc = acc * kPow10[n1] + digits_value(v1, n1);
+      count = n1;
+      return p + n1;
+    }
+    const unsigned n2 = leading_digits(v2);
+    if (8 + n2 > max_digits) return nullptr;
+    acc = acc * kPow10[8] + fast_float::parse_eight_digits_unrolled(v1);
+    if (n2) acc = acc * kPow10[n2] + digits_value(v2, n2);
+    count = 8 + n2;
+    p += 8 + n2;
+    if (n2 < 8) return p;
+  }
   for (;;) {
     const std::uint64_t v = load8(p);
     const unsigned n = leading_digits(v);
@@ -72,15 +89,22 @@ inline const char* scan_more_digits(const char* p, std::uint64_t& acc, unsigned&
 
 // Parses `-?digits[.digits][(e|E)[+-]digits]` with at most 19 significant-position digits and an
 // exponent of at most 5 digits. Returns the end, or nullptr (caller falls back to fast_float).
-inline const char* fast_decimal(const char* p, double& out) {
+// nearest: the caller's fast_float::detail::rounds_to_nearest(), asked once per parse (the
+// rounding mode cannot change while we parse); when false, declines what Clinger's path would take.
+inline const char* fast_decimal(const char* p, double& out, bool nearest = fast_float::detail::rounds_to_nearest()) {
   fast_float::parsed_number_string pns;
   pns.negative = *p == '-';
   p += pns.negative;
   const char* const int_begin = p;
   std::uint64_t m = 0;
   unsigned nint = 0, nfrac = 0;
-  p = scan_more_digits(p, m, nint, 19);
-  if (!p) return nullptr;
+  if (p[0] == '0' && p[1] == '.') {  // values in (-1, 1) as writers print them: skip a scan
+    nint = 1;
+    ++p;
+  } else {
+    p = scan_more_digits(p, m, nint, 19);
+    if (!p) return nullptr;
+  }
   pns.integer = fast_float::byte_span(int_begin, nint);
   std::int64_t exponent = 0;
   if (*p == '.') {
@@ -111,7 +135,7 @@ inline const char* fast_decimal(const char* p, double& out) {
   using fmt_t = fast_float::binary_format<double>;
   // The tail of fast_float::from_chars_advanced, same order of cases.
   if (fmt_t::min_exponent_fast_path() <= exponent && exponent <= fmt_t::max_exponent_fast_path()) {
-    if (!fast_float::detail::rounds_to_nearest()) return nullptr;  // let fast_float handle it
+    if (!nearest) return nullptr;  // let fast_float handle it
     if (m <= fmt_t::max_mantissa_fast_path()) {
       double v = static_cast<double>(m);
       if (exponent < 0) v = v / fmt_t::exact_power_of_ten(-exponent);

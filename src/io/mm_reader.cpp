@@ -387,7 +387,8 @@ inline const char* fast_separator(const char* s) {
   return s;
 }
 
-inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, bool pattern, index_t& r, index_t& c, double& v) {
+[[gnu::always_inline]] inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, bool pattern, bool nearest,
+                                                          index_t& r, index_t& c, double& v) {
   std::uint64_t a, b;
   s = scan_digits(s, a, 10);
   if (!s || a - 1 >= static_cast<std::uint64_t>(rows)) return nullptr;  // 0 wraps around
@@ -398,7 +399,7 @@ inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, bool patte
     v = 1.0;
   } else {
     if (!(s = fast_separator(s))) return nullptr;
-    if (!(s = fast_decimal(s, v))) return nullptr;
+    if (!(s = fast_decimal(s, v, nearest))) return nullptr;
   }
   for (int i = 0; i < 8 && is_blank(*s); ++i) ++s;
   if (*s != '\n') return nullptr;
@@ -422,11 +423,12 @@ void parse_chunk(const char* base, const Header& h, Chunk& c, i64 limit, const T
     // No memchr here: the tokens themselves find the end of an entry line.
     const bool fast = coord && (h.field == Field::Real || h.field == Field::Pattern);
     const bool pattern = h.field == Field::Pattern;
+    const bool nearest = fast_float::detail::rounds_to_nearest();
     while (p < end && k < stop) {
       if (fast && end - p >= kLineSlack) {
         index_t fr, fc;
         double fv;
-        const char* t = fast_entry_line(p, h.rows, h.cols, pattern, fr, fc, fv);
+        const char* t = fast_entry_line(p, h.rows, h.cols, pattern, nearest, fr, fc, fv);
         if (t && !(skew && fr == fc && fv != 0.0)) {  // a skew diagonal error takes the general path
           out.row[k] = fr;
           out.col[k] = fc;
