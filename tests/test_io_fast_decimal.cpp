@@ -7,10 +7,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <fast_float/fast_float.h>
 #include <random>
 #include <string>
+
+#include <spmv/io.hpp>
+#include <vector>
 
 #include "io/fast_decimal.hpp"
 
@@ -64,6 +68,11 @@ bool check(const std::string& num, const std::string& tail = " \n") {
   EXPECT_EQ(end, ref.ptr) << num;
   EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << num;
   return true;
+}
+
+std::string fmt_header(const char* field, int rows, int cols, int n) {
+  return std::string("%%MatrixMarket matrix coordinate ") + field + " general\n% test\n" + std::to_string(rows) + " " +
+         std::to_string(cols) + " " + std::to_string(n) + "\n";
 }
 
 }  // namespace
@@ -134,4 +143,50 @@ TEST(IoFastDecimal, IndexDigits) {
   buf = " 1";
   buf.resize(buf.size() + 32, '\0');
   EXPECT_EQ(scan_digits(buf.data(), v, 10), nullptr);
+}
+
+// Whole files whose lines mix what the line fast path takes (plain `i j v`) with what it hands to
+// the general parser ('+' signs, tabs, CRLF, long digit runs, exponents, indented lines,
+// comments), for each field: every entry must equal an independent strtod/strtoll reading,
+// with 1 and 2 threads (1 thread: the single-pass reader).
+TEST(IoFastDecimal, FilesMatchAnIndependentReading) {
+  std::mt19937_64 g(99);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(g); };
+  for (const char* field : {"real", "integer", "pattern"}) {
+    const int rows = 5000, cols = 70000, n = 20000;
+    std::string text = fmt_header(field, rows, cols, n);
+    std::vector<std::int64_t> wi(n), wj(n);
+    std::vector<double> wv(n);
+    for (int e = 0; e < n; ++e) {
+      wi[e] = pick(1, rows);
+      wj[e] = pick(1, cols);
+      std::string v;
+      if (std::string(field) == "real") {
+        do v = random_decimal(g);
+        while (v.find_first_of("0123456789") == std::string::npos ||
+               v.find_first_of("0123456789") > v.find_first_of("eE"));  // ".", "-.e5": not numbers
+      }
+      else if (std::string(field) == "integer") v = std::to_string(pick(-2000000, 2000000) * std::int64_t{pick(1, 999999)});
+      if (pick(0, 9) == 0 && !v.empty() && v[0] != '-') v = "+" + v;
+      const char* sep = pick(0, 9) == 0 ? "\t" : pick(0, 9) == 0 ? "   " : " ";
+      if (pick(0, 30) == 0) text += "% a comment\n";
+      if (pick(0, 30) == 0) text += "  ";
+      text += std::to_string(wi[e]) + sep + std::to_string(wj[e]);
+      if (!v.empty()) text += sep + v;
+      text += pick(0, 20) == 0 ? "\r\n" : pick(0, 20) == 0 ? " \n" : "\n";
+      const std::string plain = !v.empty() && v[0] == '+' ? v.substr(1) : v;
+      wv[e] = v.empty() ? 1.0
+              : std::string(field) == "real" ? std::strtod(plain.c_str(), nullptr)
+                                             : static_cast<double>(std::strtoll(plain.c_str(), nullptr, 10));
+    }
+    for (int threads : {1, 2}) {
+      const spmv::Coo c = spmv::io::parse_matrix_market(text, "t.mtx", {.threads = threads});
+      ASSERT_EQ(c.nnz(), n) << field;
+      for (int e = 0; e < n; ++e) {
+        ASSERT_EQ(c.row[e], wi[e] - 1) << field << " entry " << e;
+        ASSERT_EQ(c.col[e], wj[e] - 1) << field << " entry " << e;
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(c.val[e]), std::bit_cast<std::uint64_t>(wv[e])) << field << " entry " << e;
+      }
+    }
+  }
 }

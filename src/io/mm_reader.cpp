@@ -387,7 +387,7 @@ inline const char* fast_separator(const char* s) {
   return s;
 }
 
-[[gnu::always_inline]] inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, bool pattern, bool nearest,
+[[gnu::always_inline]] inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, Field field, bool nearest,
                                                           index_t& r, index_t& c, double& v) {
   std::uint64_t a, b;
   s = scan_digits(s, a, 10);
@@ -395,11 +395,18 @@ inline const char* fast_separator(const char* s) {
   if (!(s = fast_separator(s))) return nullptr;
   s = scan_digits(s, b, 10);
   if (!s || b - 1 >= static_cast<std::uint64_t>(cols)) return nullptr;
-  if (pattern) {
+  if (field == Field::Pattern) {
     v = 1.0;
   } else {
     if (!(s = fast_separator(s))) return nullptr;
-    if (!(s = fast_decimal(s, v, nearest))) return nullptr;
+    if (field == Field::Real) {
+      if (!(s = fast_decimal(s, v, nearest))) return nullptr;
+    } else {  // integer: up to 16 digits, converted exactly as the general path converts an int64
+      const bool neg = *s == '-';
+      std::uint64_t u;
+      if (!(s = scan_digits(s + neg, u, 16))) return nullptr;
+      v = static_cast<double>(neg ? -static_cast<i64>(u) : static_cast<i64>(u));
+    }
   }
   for (int i = 0; i < 8 && is_blank(*s); ++i) ++s;
   if (*s != '\n') return nullptr;
@@ -421,14 +428,13 @@ void parse_chunk(const char* base, const Header& h, Chunk& c, i64 limit, const T
   if (!coord) pos.seek(h, k);
   try {
     // No memchr here: the tokens themselves find the end of an entry line.
-    const bool fast = coord && (h.field == Field::Real || h.field == Field::Pattern);
-    const bool pattern = h.field == Field::Pattern;
+    const bool fast = coord && h.field != Field::Complex;
     const bool nearest = fast_float::detail::rounds_to_nearest();
     while (p < end && k < stop) {
       if (fast && end - p >= kLineSlack) {
         index_t fr, fc;
         double fv;
-        const char* t = fast_entry_line(p, h.rows, h.cols, pattern, nearest, fr, fc, fv);
+        const char* t = fast_entry_line(p, h.rows, h.cols, h.field, nearest, fr, fc, fv);
         if (t && !(skew && fr == fc && fv != 0.0)) {  // a skew diagonal error takes the general path
           out.row[k] = fr;
           out.col[k] = fc;
