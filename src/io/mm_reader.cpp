@@ -18,6 +18,7 @@
 #include <omp.h>
 #include <optional>
 
+#include "io/fast_decimal.hpp"
 #include "io/io_internal.hpp"
 
 namespace spmv::io::detail {
@@ -200,6 +201,8 @@ struct Chunk {
   i64 newlines = 0, entries = 0;
   i64 first_line = 0, first_entry = 0;
   i64 error_line = 0;  // 0: no error
+  std::size_t parsed_end = 0;  // where pass 2 stopped (after the last entry it stored)
+  i64 parsed = 0;              // entries pass 2 stored
   std::string error;
 };
 
@@ -372,6 +375,46 @@ struct ArrayPos {
   }
 };
 
+// Fast path for the common entry line `row col [value]` (digits, ' '/tab separators, a plain
+// decimal): returns the line's newline, or nullptr when anything differs and the general path
+// (with its exact diagnostics) must parse the line. Needs kLineSlack readable bytes from s.
+constexpr std::ptrdiff_t kLineSlack = 160;
+
+inline const char* fast_separator(const char* s) {
+  if (*s != ' ' && *s != '\t') return nullptr;
+  ++s;
+  for (int i = 0; i < 7 && (*s == ' ' || *s == '\t'); ++i) ++s;
+  return s;
+}
+
+[[gnu::always_inline]] inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, Field field, bool nearest,
+                                                          index_t& r, index_t& c, double& v) {
+  std::uint64_t a, b;
+  s = scan_digits(s, a, 10);
+  if (!s || a - 1 >= static_cast<std::uint64_t>(rows)) return nullptr;  // 0 wraps around
+  if (!(s = fast_separator(s))) return nullptr;
+  s = scan_digits(s, b, 10);
+  if (!s || b - 1 >= static_cast<std::uint64_t>(cols)) return nullptr;
+  if (field == Field::Pattern) {
+    v = 1.0;
+  } else {
+    if (!(s = fast_separator(s))) return nullptr;
+    if (field == Field::Real) {
+      if (!(s = fast_decimal(s, v, nearest))) return nullptr;
+    } else {  // integer: up to 16 digits, converted exactly as the general path converts an int64
+      const bool neg = *s == '-';
+      std::uint64_t u;
+      if (!(s = scan_digits(s + neg, u, 16))) return nullptr;
+      v = static_cast<double>(neg ? -static_cast<i64>(u) : static_cast<i64>(u));
+    }
+  }
+  for (int i = 0; i < 8 && is_blank(*s); ++i) ++s;
+  if (*s != '\n') return nullptr;
+  r = static_cast<index_t>(a - 1);
+  c = static_cast<index_t>(b - 1);
+  return s;
+}
+
 void parse_chunk(const char* base, const Header& h, Chunk& c, i64 limit, const Target& out) {
   const char* p = base + c.begin;
   const char* end = base + c.end;
@@ -385,7 +428,23 @@ void parse_chunk(const char* base, const Header& h, Chunk& c, i64 limit, const T
   if (!coord) pos.seek(h, k);
   try {
     // No memchr here: the tokens themselves find the end of an entry line.
+    const bool fast = coord && h.field != Field::Complex;
+    const bool nearest = fast_float::detail::rounds_to_nearest();
     while (p < end && k < stop) {
+      if (fast && end - p >= kLineSlack) {
+        index_t fr, fc;
+        double fv;
+        const char* t = fast_entry_line(p, h.rows, h.cols, h.field, nearest, fr, fc, fv);
+        if (t && !(skew && fr == fc && fv != 0.0)) {  // a skew diagonal error takes the general path
+          out.row[k] = fr;
+          out.col[k] = fc;
+          out.val[k] = fv;
+          ++k;
+          ++line;
+          p = t + 1;
+          continue;
+        }
+      }
       const char* s = p;
       while (s < end && is_blank(*s)) ++s;
       if (s < end && *s == '%') s = line_end(s, end);
@@ -422,6 +481,8 @@ void parse_chunk(const char* base, const Header& h, Chunk& c, i64 limit, const T
       ++line;
       p = s + 1;
     }
+    c.parsed_end = static_cast<std::size_t>(std::min(p, end) - base);  // p passes end after an open last line
+    c.parsed = k - c.first_entry;
   } catch (const LineError& e) {
     c.error_line = line;
     c.error = e.message;
@@ -502,8 +563,17 @@ Parsed parse(std::string_view text, const std::string& name, int threads_opt) {
     }
   }
   const int nthreads = static_cast<int>(std::min<std::size_t>(threads, nchunks));
+  // One chunk: skip the counting pass and trust the size line (the common, well-formed case);
+  // the counts are recomputed below only when the file disagrees with it. Only when the data
+  // could hold that many entries (an entry line takes >= 4 bytes), so that a lying size line
+  // cannot make us allocate for entries that are not there.
+  const bool single_pass = nchunks == 1 && h.entries <= static_cast<i64>((data_bytes + 1) / 4);
+  if (single_pass) {
+    chunks[0].entries = h.entries;
+  } else {
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
-  for (std::size_t i = 0; i < nchunks; ++i) count_chunk(base, chunks[i]);
+    for (std::size_t i = 0; i < nchunks; ++i) count_chunk(base, chunks[i]);
+  }
 
   i64 line = h.data_first_line, entry = 0, newlines = 0;
   for (Chunk& c : chunks) {
@@ -513,7 +583,7 @@ Parsed parse(std::string_view text, const std::string& name, int threads_opt) {
     entry += c.entries;
     newlines += c.newlines;
   }
-  const i64 total = entry;
+  i64 total = entry;
   const i64 stored = std::min(total, h.entries);
 
   Parsed out;
@@ -542,6 +612,23 @@ Parsed parse(std::string_view text, const std::string& name, int threads_opt) {
 
   for (const Chunk& c : chunks)
     if (c.error_line) throw ParseError(name, c.error_line, c.error);
+  if (single_pass) {
+    // Stored all h.entries and only blank/comment lines follow: the counts are exact. Otherwise
+    // count as the two-pass reader does, for its exact messages.
+    Chunk& c = chunks[0];
+    Chunk rest;
+    rest.begin = c.parsed_end;
+    rest.end = c.end;
+    count_chunk(base, rest);
+    i64 parsed = h.entries;  // == c.parsed here
+    if (c.parsed != h.entries || rest.entries) {
+      c.entries = 0;
+      count_chunk(base, c);
+      parsed = c.entries;
+    }
+    total = parsed;
+    newlines = c.newlines;  // only read when entries are missing, and then counted
+  }
   if (total > h.entries)
     throw ParseError(name, line_of_entry(base, chunks, h.entries),
                      fmt::format("too many entries: the size line says {}", h.entries));
