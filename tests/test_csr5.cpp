@@ -16,15 +16,6 @@ namespace {
 const std::vector<std::pair<int, int>> kTileShapes = {{1, 1}, {1, 5}, {2, 3}, {3, 5}, {4, 1},
                                                       {4, 16}, {8, 7}, {32, 4}, {32, 17}, {32, 32}};
 
-std::vector<std::pair<std::string, Csr>> all_cases() {
-  auto v = test::edge_cases();
-  for (auto& c : test::csr5_adversarial_cases()) v.push_back(std::move(c));
-  for (std::uint64_t seed = 1; seed <= 4; ++seed)
-    v.emplace_back("random_" + std::to_string(seed),
-                   coo_to_csr(test::random_coo(50 + 37 * seed, 60, 0.05 * seed, seed)));
-  return v;
-}
-
 // Row of every stored entry, by walking the row pointer (independent of the conversion code).
 std::vector<index_t> entry_rows(const Csr& a) {
   std::vector<index_t> row(a.nnz());
@@ -117,7 +108,7 @@ void expect_product_ok(const Csr& a, Backend b, const PlanOptions& o, const std:
 }  // namespace
 
 TEST(Csr5Format, RoundTripIsExactForEveryTileShape) {
-  for (const auto& [name, a] : all_cases())
+  for (const auto& [name, a] : test::csr5_all_cases())
     for (auto [w, s] : kTileShapes) {
       const Csr5 f = csr_to_csr5(a, w, s);
       expect_round_trip(a, f, name + " " + std::to_string(w) + "x" + std::to_string(s));
@@ -132,7 +123,7 @@ TEST(Csr5Format, RoundTripKeepsNanAndNegativeZero) {
 }
 
 TEST(Csr5Format, DescriptorFieldsMatchDirectRecomputation) {
-  for (const auto& [name, a] : all_cases()) {
+  for (const auto& [name, a] : test::csr5_all_cases()) {
     if (a.nnz() > 30000) continue;  // the recomputation is quadratic in rows x tiles
     for (auto [w, s] : kTileShapes) check_fields(a, csr_to_csr5(a, w, s), name + " " + std::to_string(w) + "x" + std::to_string(s));
   }
@@ -178,7 +169,7 @@ TEST(Csr5Format, MemoryBudgetIsEnforced) {
 }
 
 TEST(Csr5Cpu, MatchesReferenceOnEdgeAndAdversarialCasesAcrossThreads) {
-  for (const auto& [name, a] : all_cases()) {
+  for (const auto& [name, a] : test::csr5_all_cases()) {
     expect_product_ok(a, Backend::Serial, {}, name + " serial");
     for (const char* variant : {"lanes", "simd"})
       for (int threads : {1, 2, 3, 7, 16, 64}) {
@@ -191,7 +182,7 @@ TEST(Csr5Cpu, MatchesReferenceOnEdgeAndAdversarialCasesAcrossThreads) {
 }
 
 TEST(Csr5Cpu, MatchesReferenceForOtherTileShapes) {
-  for (const auto& [name, a] : all_cases())
+  for (const auto& [name, a] : test::csr5_all_cases())
     for (auto [w, s] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {8, 7}, {32, 4}, {32, 32}, {4, 50}}) {
       PlanOptions o;
       o.threads = 3;

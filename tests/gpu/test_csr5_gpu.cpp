@@ -21,15 +21,6 @@ void require_gpu() {
   ASSERT_GT(device::cuda_device_count(), 0) << "no CUDA device";
 }
 
-std::vector<std::pair<std::string, Csr>> all_cases() {
-  auto v = test::edge_cases();
-  for (auto& c : test::csr5_adversarial_cases()) v.push_back(std::move(c));
-  for (std::uint64_t seed = 1; seed <= 4; ++seed)
-    v.emplace_back("random_" + std::to_string(seed),
-                   coo_to_csr(test::random_coo(50 + 37 * seed, 60, 0.05 * seed, seed)));
-  return v;
-}
-
 std::vector<double> product(const Csr& a, const PlanOptions& o, const std::vector<double>& x) {
   auto plan = make_plan(a, Backend::Cuda, "csr5", o);
   std::vector<double> y(a.rows, 12345.0);
@@ -50,7 +41,7 @@ void expect_ok(const Csr& a, const PlanOptions& o, const std::string& what) {
 
 TEST(Csr5Gpu, EdgeAndAdversarialCasesBothModesManySigmas) {
   require_gpu();
-  for (const auto& [name, a] : all_cases())
+  for (const auto& [name, a] : test::csr5_all_cases())
     for (int sigma : {0, 1, 4, 6, 17, 32, 48})
       for (bool det : {true, false}) {
         PlanOptions o;
@@ -78,7 +69,7 @@ void expect_same_conversion(const Csr& a, int sigma, const std::string& what) {
 
 TEST(Csr5Gpu, DeviceConversionEqualsHostConversion) {
   require_gpu();
-  for (const auto& [name, a] : all_cases())
+  for (const auto& [name, a] : test::csr5_all_cases())
     for (int sigma : {1, 4, 6, 17, 32, 48}) expect_same_conversion(a, sigma, name + " sigma=" + std::to_string(sigma));
   std::vector<offset_t> l(3000, 2);
   for (int i = 0; i < 3000; i += 7) l[i] = 0;  // many empty rows: hinted tiles
@@ -95,7 +86,7 @@ TEST(Csr5Gpu, DeviceConversionEqualsHostConversion) {
 
 TEST(Csr5Gpu, LoadBatchVariants) {
   require_gpu();
-  for (const auto& [name, a] : all_cases())
+  for (const auto& [name, a] : test::csr5_all_cases())
     for (int sigma : {0, 5, 17})
       for (const char* v : {"b4", "b16"})
         for (bool det : {true, false}) {
