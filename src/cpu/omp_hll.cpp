@@ -75,6 +75,20 @@ class OmpHll final : public CpuPlan {
 
 }  // namespace
 
+HllView hll_view(const Hll& h) {
+  return {h.hack_offset.data(), h.hack_width.data(), h.col.data(), h.val.data(), h.rows, h.hack};
+}
+
+offset_t hll_product_bytes(const Hll& h, int k) {
+  // Every padded slot (12 bytes), each hack's offset (8) and width (4), x and y.
+  return 12 * h.slots() + 12 * static_cast<offset_t>(h.n_hacks()) +
+         8 * static_cast<offset_t>(h.cols) * k + 8 * static_cast<offset_t>(h.rows) * k;
+}
+
+std::unique_ptr<Plan> make_hll_plan(const Csr& a, const PlanOptions& opt) {
+  return std::make_unique<OmpHll>(a, opt);
+}
+
 void register_omp_hll() {
   add_kernel({.name = "hll",
               .backend = Backend::Omp,
@@ -83,7 +97,7 @@ void register_omp_hll() {
               .spmm = true,
               .params = {"threads", "hack", "variant"},
               .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                return std::make_unique<OmpHll>(a, o);
+                return make_hll_plan(a, o);
               }});
 }
 

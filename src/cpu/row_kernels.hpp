@@ -316,11 +316,15 @@ bool choose_inner(int forced, Set set, Run run) {
   return t[1] <= t[0];
 }
 
-// Views and byte counts of the formats' products (defined in serial_ell.cpp / serial_hll.cpp,
-// shared with the OpenMP plans).
+// Views and byte counts of the formats' products (defined in omp_ell.cpp / omp_hll.cpp).
 HllView hll_view(const Hll& h);
 offset_t ell_product_bytes(const Ell& e, bool skip_padding, int k);
 offset_t hll_product_bytes(const Hll& h, int k);
+
+// The ELL and HLL plans (omp_ell.cpp / omp_hll.cpp). At one thread they run no parallel region,
+// so the serial kernels are these plans with opt.threads = 1.
+std::unique_ptr<Plan> make_ell_plan(const Csr& a, const PlanOptions& opt, bool skip_padding);
+std::unique_ptr<Plan> make_hll_plan(const Csr& a, const PlanOptions& opt);
 
 // ---- Partitioning ----
 
