@@ -161,6 +161,18 @@ TEST(Csr5Format, SigmaRule) {
   EXPECT_EQ(csr5_omega_for(Backend::Cuda), 32);
 }
 
+TEST(Csr5Format, CudaSigmaFollowsRowLengthAndRegularity) {
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 26), 2000, 1)), 24);
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 7), 2000, 1)), 8);
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(500, 100), 2000, 1)), 32);
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(500, 17), 2000, 1)), 16);
+  // Mean 26 but irregular (one row in 50 is 1000 long): 8.
+  std::vector<offset_t> l(5000, 6);
+  for (std::size_t i = 0; i < l.size(); i += 50) l[i] = 1000;
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(l, 2000, 1)), 8);
+  EXPECT_EQ(csr5_sigma_cuda(Csr{}), 8);
+}
+
 TEST(Csr5Format, MemoryBudgetIsEnforced) {
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(1000, 10), 1000, 2);
   PlanOptions o;

@@ -1,23 +1,22 @@
 // CSR5 SpMV on the GPU (omega = 32): a warp per full tile, a lane per tile column, the matrix
 // converted to CSR5 on the device.
 //
-// Product, one main kernel (+ a small fix-up kernel in deterministic mode):
-//  - warps [0, tiles): a tile each. A lane loads its sigma entries in batches of kBatch (8 unless
-//    the option variant says b4 or b16; step i of
-//    all lanes is one coalesced 256-byte load; the batch keeps kBatch independent x gathers in
-//    flight per lane instead of one), closing a segment at every row-start flag. The columns'
-//    leading parts ("red", the end of a segment opened to the left) are combined by a segmented
-//    suffix scan over the warp (5 shuffle steps); it adds only values of one row, so no
-//    cancellation between rows as with the paper's prefix-sum differences. Every segment is
-//    stored straight into y except those that cross a tile boundary: segment 0 when it does not
-//    both begin and end inside the tile goes to first[t] (the carry); a last segment reaching
-//    the tile end is stored and the fix-up adds the carries of the next tiles to it.
-//  - the warps after them: the incomplete last tile by CSR, one thread per row; the part of the
-//    row straddling the tail start goes to first[tiles], the tail's carry.
-//  - fix-up (deterministic mode): one thread per tile; only the first tile whose segment 0 is
-//    row r (the owner) works: it sums first[] over the tiles of row r in tile order (a warp
-//    together for rows over 32 tiles) and assigns or adds. Same bits every run.
-// Atomic mode (the paper's): y zeroed, carries added with atomicAdd, no fix-up.
+// Product: a warp per full tile. A lane loads its sigma entries in batches of kBatch (8 unless the
+// variant says -b4 or -b16): step i of all lanes is one coalesced 256-byte load, and the batch keeps
+// kBatch independent x gathers in flight per lane. A lane closes a segment at every row-start flag;
+// the columns' leading parts ("red", the end of a segment opened to the left) are combined by a
+// segmented suffix scan over the warp (5 shuffle steps). It adds only values of one row, so there is
+// no cancellation between rows as with the paper's prefix-sum differences. Every segment inside the
+// tile is stored straight into y; rows that cross tile boundaries are combined in one of three ways
+// (PlanOptions::variant):
+//  - single (default, deterministic): one kernel. Each tile holding a part of a crossing row stores
+//    the part and counts itself; the last to arrive sums the parts in a fixed order (see Parts). No
+//    zeroing of y, no second launch, no waiting on other blocks.
+//  - two-pass (deterministic): the carries go to first[t]; a fix-up kernel, one thread per tile,
+//    lets the first tile of each crossing row sum them in tile order (a warp for rows over 32 tiles).
+//  - atomic (the paper's, not deterministic): y zeroed, carries added with atomicAdd.
+// The incomplete last tile is done by CSR after the tiles (a warp for the part of the row straddling
+// its start, a thread per later row).
 //
 // Conversion kernels: a warp per tile computes tile_ptr (binary search of row_ptr), each lane its
 // column's bit_flag (the rows starting in its sigma entries), y_offset (warp prefix sum),
@@ -26,7 +25,10 @@
 #include <spmv/formats/csr5.hpp>
 #include <spmv/formats/csr5_cuda.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <string>
+#include <utility>
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
@@ -226,6 +228,229 @@ __global__ void csr5_fixup(DevCsr5 m, const double* __restrict__ first, double* 
   }
 }
 
+// ---- single pass: the default deterministic mode ----
+// A row crossing tile boundaries spans tiles a..b (a: where it starts, b: where it ends; the tail
+// counts as tile `tiles`).
+//  - b == a + 1 (a row shorter than a tile, the usual case): tile a computes it whole, reading the
+//    row's first entries in tile b (transposed, or CSR order in the tail) with the whole warp;
+//    tile b drops its segment 0. No synchronisation between tiles at all.
+//  - b >= a + 2 (a row longer than a tile): each tile stores its part (tile a its last segment,
+//    later tiles their segment 0, a whole tile for those in between), fences, and counts itself in
+//    count[a]; the tile whose arrival completes the count (b - a + 1) sums the parts in a fixed
+//    order and writes y[row]. No tile waits for another (no deadlock whatever the scheduling), and
+//    the same bits whichever tile comes last. Fences and atomics are only paid by long rows.
+struct Parts {
+  double* head;     // tiles + 1
+  double* tail;     // tiles
+  unsigned* count;  // tiles + 1, zero between launches: the last arrival resets its entry
+};
+
+__device__ __forceinline__ bool arrive(const Parts& p, long long a, long long b, long long t, bool head, double s) {
+  if (head) p.head[t] = s;
+  else p.tail[t] = s;
+  __threadfence();  // the part is visible before the count says so
+  return atomicAdd(p.count + a, 1u) == static_cast<unsigned>(b - a);
+}
+
+// The whole warp sums the parts of each long row whose last arrival is one of its lanes.
+__device__ __forceinline__ void finish_rows(const Parts& p, bool last, long long a, long long b, index_t row,
+                                            double* __restrict__ y, int lane) {
+  for (unsigned mask = __ballot_sync(kFull, last); mask; mask &= mask - 1) {
+    const int src = __ffs(mask) - 1;
+    const long long a0 = __shfl_sync(kFull, a, src), b0 = __shfl_sync(kFull, b, src);
+    __threadfence();
+    // Rounds of 16 independent loads per lane (a row of 512 tiles in one round), summed in a
+    // fixed order.
+    double s = 0;
+    for (long long u0 = a0; u0 <= b0; u0 += 16 * 32) {
+      double part[16];
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        const long long u = u0 + j * 32 + lane;
+        part[j] = u > b0 ? 0.0 : u == a0 ? __ldcg(p.tail + u) : __ldcg(p.head + u);
+      }
+#pragma unroll
+      for (int j = 0; j < 16; ++j) s += part[j];
+    }
+    s = group_sum(s, 32);
+    if (lane == src) {
+      y[row] = s;
+      p.count[a0] = 0;
+    }
+  }
+}
+
+// Lanes own the segments that open in their column; instead of storing into y at every row start
+// (a divergent branch per step, and scattered 8-byte stores), a lane writes the closed sums into
+// its warp's shared buffer at the segment's number (a predicated store), and the warp then copies
+// the buffer to y with consecutive lanes on consecutive rows. The buffer holds a tile's segments:
+// at most omega * sigma doubles per warp (the plan falls back to two-pass when that does not fit).
+#ifndef SPMV_CSR5_MAXT
+#define SPMV_CSR5_MAXT 1024
+#define SPMV_CSR5_MINB 1
+#endif
+template <int kBatch>
+__global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(DevCsr5 m, const double* __restrict__ x, double* __restrict__ y,
+                                                    Parts parts) {
+  extern __shared__ double smem[];
+  const long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (t > m.tiles) {  // rows starting at or after the tail (trailing empty rows too), 8 lanes each
+    const long long r = m.rb + (t - m.tiles - 1) * 4 + lane / 8;
+    double s = 0;
+    if (r < m.rows)
+      for (long long q = m.rp[r] + (lane & 7); q < m.rp[r + 1]; q += 8)
+        s += __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+    s = group_sum(s, 8);
+    if ((lane & 7) == 0 && r < m.rows) y[r] = s;
+    return;
+  }
+  bool head_ev = false, tail_ev = false;  // lane 0 holds a part of a long row
+  double head_s = 0, tail_s = 0;
+  index_t row0 = 0, tail_row = 0;
+  long long a0 = 0, b0 = 0;  // first and last tile of row0
+  if (t == m.tiles) {  // the tail's part of the row straddling its start, when that row is long
+    if (m.rb > 0 && m.rp[m.rb] > m.tb && m.rp[m.rb - 1] < m.tb - m.te) {
+      double s = 0;
+      for (long long q = m.tb + lane; q < m.rp[m.rb]; q += 32) s += __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+      head_s = group_sum(s, 32);
+      head_ev = lane == 0;
+      row0 = m.rb - 1;
+      a0 = m.rp[row0] / m.te;
+      b0 = m.tiles;
+    }
+  } else {
+    double* seg_sum = smem + static_cast<long long>(threadIdx.x / 32) * m.te;
+    const long long base = t * m.te, end = base + m.te;
+    const unsigned long long tp = m.tile_ptr[t];
+    row0 = static_cast<index_t>(tp & ~kHint);
+    const bool hinted = (tp & kHint) != 0;
+    // The boundary rows' extents, loaded before the tile's entries so that their latency overlaps:
+    // row0 (segment 0), and rn, the row holding the next tile's first entry.
+    const index_t rn = static_cast<index_t>(m.tile_ptr[t + 1] & ~kHint);
+    const long long r0s = m.rp[row0], r0e = m.rp[row0 + 1];
+    const long long rn_s = rn < m.rows ? m.rp[rn] : end, rn_e = rn < m.rows ? m.rp[rn + 1] : end;
+    const index_t* eo = hinted ? m.eo + m.eo_ptr[t] : nullptr;  // the tile's empty_offset entries
+    unsigned long long d = m.desc[t * m.desc_words * 32 + lane];
+    if (m.desc_words == 2) d |= static_cast<unsigned long long>(m.desc[(t * m.desc_words + 1) * 32 + lane]) << 32;
+    const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
+    const unsigned long long flags = raw | (lane == 0 ? 1ull : 0ull);  // segment 0 opens at entry 0
+    const int first_flag = flags ? __ffsll(static_cast<long long>(flags)) - 1 : 64;
+    int seg = static_cast<int>(d & ((1ull << m.y_bits) - 1)) - 1;
+    double sum = 0, red = 0;
+    const double* v = m.val + base + lane;
+    const index_t* ci = m.col + base + lane;
+    const int sigma = m.sigma;
+    for (int i0 = 0; i0 < sigma; i0 += kBatch) {
+      double pr[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int i = i0 + j;
+        pr[j] = i < sigma ? __ldg(v + i * 32) * __ldg(x + __ldg(ci + i * 32)) : 0.0;
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int i = i0 + j;
+        const bool flag = i < sigma && ((flags >> i) & 1) != 0;
+        // At the column's first flag the running sum is the end of a segment opened to the left
+        // ("red"); at later flags it is a whole segment of this column.
+        if (flag && i != first_flag) seg_sum[seg] = sum;
+        if (i == first_flag) red = sum;
+        seg += flag;
+        sum = flag ? pr[j] : sum + pr[j];
+      }
+    }
+    if (first_flag == 64) red = sum;
+    // Segmented suffix scan of the columns' leading parts: right = the red parts of the flag-free
+    // columns after this one and of the next column with a flag, which end this column's last
+    // segment. Adds only values of one row: no cancellation between rows.
+    double acc = red;
+    int stop = first_flag != 64 || lane == 31;
+    for (int off = 1; off < 32; off *= 2) {
+      const double a = __shfl_down_sync(kFull, acc, off);
+      const int s = __shfl_down_sync(kFull, stop, off);
+      if (lane + off < 32 && !stop) {
+        acc += a;
+        stop = s;
+      }
+    }
+    double right = __shfl_down_sync(kFull, acc, 1);
+    if (lane == 31) right = 0;
+    if (first_flag != 64) seg_sum[seg] = sum + right;
+    const int nseg = __shfl_sync(kFull, seg, 31) + 1;  // lane 31's last segment is the tile's last
+    __syncwarp();
+    // Boundary rows: row0 (segment 0) when it began in an earlier tile, and the row of the last
+    // segment when it goes on into the next tile.
+    const bool begins = __shfl_sync(kFull, static_cast<unsigned>(raw & 1), 0) != 0;
+    const bool crosses_end = rn_s < end;
+    const long long rn_end = crosses_end ? rn_e : end;
+    // Comparisons instead of 64-bit divisions by te (a software routine of ~70 instructions each):
+    // a row "short" across a boundary ends in the tile after the one it starts in.
+    const bool short_cross = crosses_end && (nseg > 1 || begins) && rn_end <= end + m.te;
+    bool long_head = false;
+    if (!begins) {
+      long_head = r0s < base - m.te || r0e > end;
+      if (long_head) {
+        a0 = r0s / m.te;
+        b0 = (r0e - 1) / m.te;
+      }
+    }
+    if (lane == 0 && begins && hinted) zero_empty_before(m, row0, base, y);
+    // Segments that begin and end in this tile, consecutive lanes on consecutive segments.
+    const int last_inner = crosses_end ? nseg - 2 : nseg - 1;
+    for (int k = lane; k < nseg; k += 32) {
+      const index_t row = eo ? row0 + eo[k] : row0 + k;
+      if (eo && k > 0)
+        for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) y[r] = 0.0;
+      if ((k > 0 || begins) && k <= last_inner) y[row] = seg_sum[k];
+    }
+    if (lane == 0) {
+      if (long_head) {  // a part of a long row; short ones are done by their first tile
+        head_ev = true;
+        head_s = seg_sum[0];
+      }
+      if (crosses_end && (nseg > 1 || begins) && !short_cross) {
+        tail_ev = true;
+        tail_s = seg_sum[nseg - 1];
+        tail_row = eo ? row0 + eo[nseg - 1] : row0 + nseg - 1;
+      }
+    }
+    // The rest of a short row crossing into the next tile: its CSR entries end .. rn_end-1. In a full
+    // tile lane c reads its column's entries below that bound (step i of all lanes is contiguous);
+    // in the tail (CSR order) the lanes stride over them.
+    if (short_cross) {
+      const int n = static_cast<int>(rn_end - end);
+      double s = 0;
+      if (t + 1 < m.tiles) {
+        const int first = lane * sigma;
+        for (int i = 0; i < sigma && first + i < n; ++i) {
+          const long long q = end + static_cast<long long>(i) * 32 + lane;
+          s += __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+        }
+      } else {
+        for (int j = lane; j < n; j += 32) s += __ldg(m.val + end + j) * __ldg(x + __ldg(m.col + end + j));
+      }
+      s = group_sum(s, 32);
+      if (lane == 0) y[rn] = seg_sum[nseg - 1] + s;
+    }
+  }
+  long long a = 0, b = 0;
+  bool last = false;
+  if (head_ev) {
+    a = a0;
+    b = b0;
+    last = arrive(parts, a, b, t, true, head_s);
+  }
+  finish_rows(parts, last, a, b, row0, y, lane);
+  last = false;
+  if (tail_ev) {
+    a = t;
+    b = (m.rp[tail_row + 1] - 1) / m.te;
+    last = arrive(parts, a, b, t, false, tail_s);
+  }
+  finish_rows(parts, last, a, b, tail_row, y, lane);
+}
+
 // ---- conversion ----
 
 __device__ __forceinline__ long long lower_bound_dev(const long long* a, long long n, long long v) {
@@ -412,24 +637,45 @@ struct DeviceCsr5 {
 class Csr5Plan final : public CudaPlan {
  public:
   Csr5Plan(const Csr& a, const PlanOptions& opt)
-      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), atomic_(!opt.deterministic),
-        m_(a, chosen_sigma(a, opt), opt) {
+      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), mode_(chosen_mode(opt)),
+        batch_(chosen_batch(opt)), m_(a, chosen_sigma(a, opt), opt) {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
-    first_.resize(static_cast<std::size_t>(f.tiles) + 1);
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
+    const auto n = static_cast<std::size_t>(f.tiles) + 1;
+    // The single-pass kernel keeps a tile's segment sums in shared memory (omega*sigma doubles per
+    // warp); over the device's limit per block, the two-pass kernel does the product instead.
+    smem_bytes_ = static_cast<std::size_t>(block_ / 32) * static_cast<std::size_t>(f.tile_entries()) * sizeof(double);
+    if (mode_ == Mode::Single) {
+      int dev = 0, optin = 0;
+      SPMV_CUDA_CHECK(cudaGetDevice(&dev));
+      SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+      if (smem_bytes_ > static_cast<std::size_t>(optin)) {
+        mode_ = Mode::TwoPass;
+        fallback_ = " (single-pass would need " + std::to_string(smem_bytes_ >> 10) + " KiB of shared memory per block)";
+      } else {
+        const int bytes = static_cast<int>(smem_bytes_);
+        SPMV_CUDA_CHECK(cudaFuncSetAttribute(csr5_single<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        SPMV_CUDA_CHECK(cudaFuncSetAttribute(csr5_single<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        SPMV_CUDA_CHECK(cudaFuncSetAttribute(csr5_single<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      }
+    }
+    if (mode_ == Mode::Single) {
+      head_.resize(n);
+      tail_.resize(n);
+      count_.resize(n);
+      SPMV_CUDA_CHECK(cudaMemset(count_.data(), 0, n * sizeof(unsigned)));
+    } else {
+      head_.resize(n);  // the two-pass mode's carries (first[])
+    }
     bytes_per_product = csr_product_bytes(a, 1) + static_cast<offset_t>(m_.desc.size()) * 4 +
                         static_cast<offset_t>(m_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
-    // Loads in flight per lane: b8 by default; b4/b16 for measuring.
-    if (opt.variant == "b4") batch_ = 4;
-    else if (opt.variant == "b16") batch_ = 16;
-    else if (opt.variant != "auto" && opt.variant != "b8")
-      throw Unsupported("csr5 on CUDA: variant must be auto, b4, b8 or b16 (got " + opt.variant + ")");
+    static constexpr const char* kModeName[] = {"single-pass", "two-pass", "atomic"};
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) + " batch=" +
-             std::to_string(batch_) + (atomic_ ? " atomic" : " two-pass") + " device-conversion";
+             std::to_string(batch_) + " " + kModeName[static_cast<int>(mode_)] + fallback_ + " device-conversion";
   }
 
  protected:
@@ -439,38 +685,78 @@ class Csr5Plan final : public CudaPlan {
     const DevCsr5 m{f.sigma, f.y_bits, f.seg_bits, f.desc_words, f.tiles, f.tile_entries(), f.nnz, rows_, rb_, tb_,
                     m_.tile_ptr.data(), m_.desc.data(), m_.eo_ptr.data(), m_.eo.data(), m_.rp.data(),
                     m_.col.data(), m_.val.data()};
-    const offset_t tail_items = static_cast<offset_t>(rows_) - rb_ + 1;
-    const offset_t warps = f.tiles + (tail_items + 31) / 32;
-    if (atomic_) zero_async(y_);
+    const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
+    if (mode_ == Mode::Single) {
+      const unsigned grid = grid_for((f.tiles + 1 + (tail_rows + 3) / 4) * 32, block_);
+      const Parts p{head_.data(), tail_.data(), count_.data()};
+      if (batch_ == 4) csr5_single<4><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p);
+      else if (batch_ == 16) csr5_single<16><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p);
+      else csr5_single<8><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p);
+      SPMV_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    const bool atomic = mode_ == Mode::Atomic;
+    const offset_t warps = f.tiles + (tail_rows + 1 + 31) / 32;
+    if (atomic) zero_async(y_);
     const unsigned grid = grid_for(warps * 32, block_);
-    if (batch_ == 4) csr5_main<4><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic_);
-    else if (batch_ == 16) csr5_main<16><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic_);
-    else csr5_main<8><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic_);
+    if (batch_ == 4) csr5_main<4><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
+    else if (batch_ == 16) csr5_main<16><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
+    else csr5_main<8><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
     SPMV_CUDA_CHECK_LAUNCH();
-    if (!atomic_ && f.tiles > 0) {
-      csr5_fixup<<<grid_for(f.tiles + 1, block_), block_>>>(m, first_.data(), y_.data());
+    if (!atomic && f.tiles > 0) {
+      csr5_fixup<<<grid_for(f.tiles + 1, block_), block_>>>(m, head_.data(), y_.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
   }
 
  private:
+  enum class Mode { Single, TwoPass, Atomic };
+
+  // variant: "auto" or "single" (one kernel, deterministic), "two-pass" (main kernel + fix-up
+  // kernel, deterministic), "atomic" (the paper's atomicAdd carries: y zeroed first, not
+  // deterministic, so refused when PlanOptions::deterministic is set); an optional "-b4"/"-b8"/
+  // "-b16" suffix (or "b4"... alone) sets the loads in flight per lane.
+  static std::pair<std::string, int> parse_variant(const std::string& v) {
+    std::string mode = v;
+    int batch = 8;
+    for (int b : {4, 8, 16}) {
+      const std::string suffix = "b" + std::to_string(b);
+      if (mode == suffix) mode = "auto", batch = b;
+      else if (mode.ends_with("-" + suffix)) mode = mode.substr(0, mode.size() - suffix.size() - 1), batch = b;
+    }
+    if (mode != "auto" && mode != "single" && mode != "two-pass" && mode != "atomic")
+      throw Unsupported("csr5 on CUDA: variant must be auto, single, two-pass or atomic, optionally with -b4, -b8 "
+                        "or -b16 (got " + v + ")");
+    return {mode, batch};
+  }
+  static Mode chosen_mode(const PlanOptions& opt) {
+    const std::string mode = parse_variant(opt.variant).first;
+    if (mode == "two-pass") return Mode::TwoPass;
+    if (mode == "atomic") {
+      if (opt.deterministic)
+        throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
+      return Mode::Atomic;
+    }
+    return Mode::Single;
+  }
+  static int chosen_batch(const PlanOptions& opt) { return parse_variant(opt.variant).second; }
   static int chosen_sigma(const Csr& a, const PlanOptions& opt) {
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : csr5_omega_for(Backend::Cuda);
     if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
-    const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-    // At least 8: the paper's rule gives 4-7 for short rows, too little work per warp here (H200,
-    // docs/csr5_bench_h200.txt: dc1-like 24.5 -> 18.9 us, webbase-like 41.3 -> 39.0 us, thermal-like
-    // and adder-like unchanged within 1-2%).
-    return opt.csr5_sigma > 0 ? opt.csr5_sigma : std::max(csr5_sigma_for(per_row, Backend::Cuda), 8);
+    // Not the paper's rule (4-7 for short rows, 26 for stencil27): see csr5_sigma_cuda.
+    return opt.csr5_sigma > 0 ? opt.csr5_sigma : csr5_sigma_cuda(a);
   }
 
   int block_;
-  bool atomic_;
-  int batch_ = 8;
+  Mode mode_;
+  int batch_;
+  std::size_t smem_bytes_ = 0;
+  std::string fallback_;
   DeviceCsr5 m_;
   offset_t tb_ = 0;
   index_t rb_ = 0;
-  DeviceBuffer<double> first_;
+  DeviceBuffer<double> head_, tail_;
+  DeviceBuffer<unsigned> count_;
 };
 
 }  // namespace

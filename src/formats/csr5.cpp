@@ -39,6 +39,22 @@ int csr5_sigma_for(double nnz_per_row, Backend backend) {
   return u;
 }
 
+int csr5_sigma_cuda(const Csr& a) {
+  if (a.rows <= 0) return 8;
+  const double mean = static_cast<double>(a.nnz()) / a.rows;
+  const index_t step = std::max<index_t>(1, a.rows / 4096);
+  double s = 0, s2 = 0, n = 0;
+  for (index_t r = 0; r < a.rows; r += step) {
+    const double len = static_cast<double>(a.row_ptr[r + 1] - a.row_ptr[r]);
+    s += len;
+    s2 += len * len;
+    ++n;
+  }
+  const double m = s / n, sd = std::sqrt(std::max(0.0, s2 / n - m * m));
+  if (mean < 12 || sd > mean) return 8;
+  return static_cast<int>(std::clamp<long>(8 * std::lround(mean / 8), 8, 32));
+}
+
 double csr5_bytes(const Csr& a, int omega, int sigma) {
   const double nnz = static_cast<double>(a.nnz());
   const double tiles = std::floor(nnz / (static_cast<double>(omega) * sigma));

@@ -1,5 +1,6 @@
 // CSR5 on CUDA against the reference product: edge cases, CSR5's adversarial cases, every shared
-// matrix, both combination modes, and bit-identical results of the deterministic mode.
+// matrix, the three ways of combining rows across tiles (single-pass, two-pass, atomic), and
+// bit-identical results of the deterministic modes.
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5_cuda.hpp>
@@ -39,16 +40,25 @@ void expect_ok(const Csr& a, const PlanOptions& o, const std::string& what) {
 
 }  // namespace
 
-TEST(Csr5Gpu, EdgeAndAdversarialCasesBothModesManySigmas) {
+constexpr const char* kModes[] = {"single", "two-pass", "atomic"};
+
+// The atomic mode is the only one that is not deterministic.
+static PlanOptions with_mode(const std::string& variant) {
+  PlanOptions o;
+  o.variant = variant;
+  o.deterministic = !variant.starts_with("atomic");
+  return o;
+}
+
+TEST(Csr5Gpu, EdgeAndAdversarialCasesEveryModeManySigmas) {
   require_gpu();
   for (const auto& [name, a] : test::csr5_all_cases())
     for (int sigma : {0, 1, 4, 6, 17, 32, 48})
-      for (bool det : {true, false}) {
-        PlanOptions o;
+      for (const char* mode : kModes) {
+        PlanOptions o = with_mode(mode);
         o.csr5_sigma = sigma;
-        o.deterministic = det;
         o.block_size = sigma == 17 ? 96 : 256;
-        expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + (det ? " two-pass" : " atomic"));
+        expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " " + mode);
       }
 }
 
@@ -88,17 +98,19 @@ TEST(Csr5Gpu, LoadBatchVariants) {
   require_gpu();
   for (const auto& [name, a] : test::csr5_all_cases())
     for (int sigma : {0, 5, 17})
-      for (const char* v : {"b4", "b16"})
-        for (bool det : {true, false}) {
-          PlanOptions o;
-          o.csr5_sigma = sigma;
-          o.variant = v;
-          o.deterministic = det;
-          expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " " + v + (det ? " two-pass" : " atomic"));
-        }
-  PlanOptions o;
-  o.variant = "b3";
-  EXPECT_THROW(make_plan(test::csr_from_lengths({3, 4}, 10, 1), Backend::Cuda, "csr5", o), Unsupported);
+      for (const char* v : {"b4", "b16", "single-b4", "two-pass-b16", "atomic-b4", "atomic-b16"}) {
+        PlanOptions o = with_mode(v);
+        o.csr5_sigma = sigma;
+        expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " " + v);
+      }
+  const Csr small = test::csr_from_lengths({3, 4}, 10, 1);
+  for (const char* bad : {"b3", "single-b3", "fast", "atomic-"}) {
+    PlanOptions o = with_mode(bad);
+    EXPECT_THROW(make_plan(small, Backend::Cuda, "csr5", o), Unsupported) << bad;
+  }
+  PlanOptions o = with_mode("atomic");
+  o.deterministic = true;  // atomics reorder the sums: refused when determinism is asked for
+  EXPECT_THROW(make_plan(small, Backend::Cuda, "csr5", o), Unsupported);
 }
 
 TEST(Csr5Gpu, DeterministicModeIsBitIdenticalAcrossRuns) {
@@ -108,13 +120,14 @@ TEST(Csr5Gpu, DeterministicModeIsBitIdenticalAcrossRuns) {
   for (int i = 0; i < 20; ++i) l[i * 997] = 40000;
   const Csr a = test::csr_from_lengths(l, 60000, 5);
   const auto x = make_vector("random:9", a.cols);
-  PlanOptions o;
-  o.deterministic = true;
-  const auto y0 = product(a, o, x);
-  ASSERT_TRUE(check_product(a, reference_product(a, x), y0).passed);
-  for (int run = 0; run < 5; ++run) {
-    const auto y = product(a, o, x);
-    ASSERT_EQ(0, std::memcmp(y.data(), y0.data(), y.size() * sizeof(double))) << "run " << run;
+  for (const char* mode : {"single", "two-pass"}) {
+    const PlanOptions o = with_mode(mode);
+    const auto y0 = product(a, o, x);
+    ASSERT_TRUE(check_product(a, reference_product(a, x), y0).passed) << mode;
+    for (int run = 0; run < 5; ++run) {
+      const auto y = product(a, o, x);
+      ASSERT_EQ(0, std::memcmp(y.data(), y0.data(), y.size() * sizeof(double))) << mode << " run " << run;
+    }
   }
 }
 
@@ -133,11 +146,7 @@ TEST(Csr5Gpu, EverySharedMatrix) {
   for (const auto& [name, file] : files) {
     const Csr a = io::load_csr(file);
     if (a.is_complex()) continue;
-    for (bool det : {true, false}) {
-      PlanOptions o;
-      o.deterministic = det;
-      expect_ok(a, o, name + (det ? " two-pass" : " atomic"));
-    }
+    for (const char* mode : kModes) expect_ok(a, with_mode(mode), name + " " + mode);
     ++checked;
   }
   EXPECT_GE(checked, 70);
