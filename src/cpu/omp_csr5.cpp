@@ -15,9 +15,14 @@
 
 #include <omp.h>
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstdint>
 #include <fmt/format.h>
 
 #include "cpu/cpu_plan.hpp"
@@ -52,14 +57,8 @@ class Csr5Plan final : public CpuPlan {
       throw Unsupported("csr5 on the CPU: variant must be auto, simd or lanes (got " + opt.variant + ")");
     const bool simd = opt.variant != "lanes";
     detail += simd ? " variant=simd" : " variant=lanes";
-    switch (omega) {
-      case 1: product_fn_ = simd ? &Csr5Plan::product_w<1, true> : &Csr5Plan::product_w<1, false>; break;
-      case 2: product_fn_ = simd ? &Csr5Plan::product_w<2, true> : &Csr5Plan::product_w<2, false>; break;
-      case 4: product_fn_ = simd ? &Csr5Plan::product_w<4, true> : &Csr5Plan::product_w<4, false>; break;
-      case 8: product_fn_ = simd ? &Csr5Plan::product_w<8, true> : &Csr5Plan::product_w<8, false>; break;
-      case 16: product_fn_ = simd ? &Csr5Plan::product_w<16, true> : &Csr5Plan::product_w<16, false>; break;
-      default: product_fn_ = simd ? &Csr5Plan::product_w<32, true> : &Csr5Plan::product_w<32, false>; break;
-    }
+    scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + 8, 0.0);
+    product_fn_ = pick(omega, simd);
   }
 
  protected:
@@ -78,67 +77,148 @@ class Csr5Plan final : public CpuPlan {
     y[row] = s;
   }
 
-  // One full tile: stores every segment except segment 0, whose sum it returns.
+  // Per-thread scratch of the simd tile: T, the running sums after every step ((sigma+1) x W, row
+  // 0 kept zero), and seg, the tile's segment sums (one slot in front for the closing before the
+  // tile's first entry). 64-byte aligned, whole cache lines per thread.
+  std::size_t scratch_stride() const {
+    const std::size_t n = static_cast<std::size_t>(f_.sigma + 1) * f_.omega + f_.tile_entries() + 2;
+    return (n + 7) / 8 * 8;
+  }
+  double* scratch(int j) {
+    auto p = reinterpret_cast<std::uintptr_t>(scratch_.data());
+    p = (p + 63) / 64 * 64;
+    return reinterpret_cast<double*>(p) + static_cast<std::size_t>(j) * scratch_stride();
+  }
+
+  // The segments of one tile from T (running sums reset at row starts) and the flags: stores every
+  // segment except segment 0, whose sum it returns.
+  //  - flag (i, c) closes the previous segment; that segment's part in lane c is T[i*W + c] (the
+  //    running sum before step i; T's zero row 0 when the flag is at the top of the lane). The
+  //    flags are visited lane by lane, i.e. in CSR order, so the k-th flag closes segment k-1.
+  //  - the sum at the bottom of lane c (T[sigma*W + c]) belongs to the segment open there,
+  //    yend[c] - 1 (yend[c] = segments opened in lanes <= c = y_offset of lane c+1): added last.
+  //    This replaces the paper's seg_offset walk: a segment crossing lanes collects one bottom sum
+  //    per lane it leaves.
   template <int W>
-  double tile(offset_t t, const double* x, double* y) const {
+  double finish_tile(offset_t t, index_t row0, int sigma, const std::uint64_t* flags, const unsigned* yend_in,
+                     const double* T, double* seg, double* y) const {
+    int k = 0;  // seg[k] = the closing of the k-th flag; seg[0] (before the forced flag) is unused
+    for (int c = 0; c < W; ++c)
+      for (std::uint64_t fl = flags[c]; fl; fl &= fl - 1) seg[k++] = T[std::countr_zero(fl) * W + c];
+    return store_segments<W>(t, row0, sigma, k, yend_in, T, seg, y);
+  }
+
+  // seg + 1 holds the closed part of segments 0 .. nseg-2; adds the lane bottoms and stores.
+  template <int W>
+  double store_segments(offset_t t, index_t row0, int sigma, int nseg, const unsigned* yend_in, const double* T,
+                        double* seg, double* y) const {
+    double* out = seg + 1;
+    out[nseg - 1] = 0;  // the last segment is never closed inside the tile
+    const double* bottom = T + static_cast<std::size_t>(sigma) * W;
+    for (int c = 0; c < W - 1; ++c) out[yend_in[c] - 1] += bottom[c];
+    out[nseg - 1] += bottom[W - 1];
+    if (!f_.hinted(t)) {
+      double* yr = y + row0;
+      for (int j = 1; j < nseg; ++j) yr[j] = out[j];
+    } else {
+      for (int j = 1; j < nseg; ++j) store_segment(t, row0, static_cast<unsigned>(j), out[j], y);
+    }
+    return out[0];
+  }
+
+  // One full tile, the omega lanes advancing together (any W, sigma; the compiler vectorises the
+  // lane loop): a segmented scan per lane, sum = (flag ? 0 : sum) + val * x[col], without branches.
+  template <int W>
+  double tile(offset_t t, const double* x, double* y, double* T, double* seg) const {
     const int sigma = f_.sigma;
     const offset_t base = t * f_.tile_entries();
     const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
     const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t * f_.desc_words) * W;
     std::uint64_t flags[W];
-    unsigned seg[W], off[W];
-    std::uint64_t any = 1;  // steps where some lane opens a segment (step 0: column 0, forced)
+    unsigned yend[W];
     for (int c = 0; c < W; ++c) {
       std::uint64_t d = dw[c];
       if (f_.desc_words == 2) d |= std::uint64_t{dw[W + c]} << 32;
       flags[c] = f_.bit_flag(d);
-      seg[c] = f_.y_offset(d) - 1;  // wraps for column 0; its forced flag at step 0 brings it to 0
-      off[c] = f_.seg_offset(d);
-      any |= flags[c];
+      if (c > 0) yend[c - 1] = f_.y_offset(d);
     }
-    flags[0] |= 1;
-    double sum[W] = {}, red[W] = {};
-    bool seen[W] = {};
-    double first = 0;
+    flags[0] |= 1;  // segment 0 always opens at the tile's first entry
     const double* v = f_.val.data() + base;
     const index_t* ci = f_.col.data() + base;
+    double sum[W] = {};
     for (int i = 0; i < sigma; ++i) {
-      if ((any >> i) & 1) {
-        for (int c = 0; c < W; ++c) {
-          if (!((flags[c] >> i) & 1)) continue;
-          if (!seen[c]) {
-            red[c] = sum[c];  // the column's part of a segment opened to its left
-            seen[c] = true;
-          } else if (seg[c] == 0) {
-            first = sum[c];
-          } else {
-            store_segment(t, row0, seg[c], sum[c], y);  // "green": opened and closed in this column
-          }
-          ++seg[c];
-          sum[c] = 0;
-        }
-      }
       const double* vi = v + static_cast<offset_t>(i) * W;
       const index_t* ii = ci + static_cast<offset_t>(i) * W;
+      double* Ti = T + static_cast<std::size_t>(i + 1) * W;
 #pragma omp simd
-      for (int c = 0; c < W; ++c) sum[c] += vi[c] * x[ii[c]];
+      for (int c = 0; c < W; ++c) {
+        const double s = ((flags[c] >> i) & 1) ? 0.0 : sum[c];
+        sum[c] = s + vi[c] * x[ii[c]];
+        Ti[c] = sum[c];
+      }
     }
-    for (int c = 0; c < W; ++c)
-      if (!seen[c]) red[c] = sum[c];  // a column with no flag lies wholly inside one segment
-    // Fast segmented sum: the segment open at the bottom of column c runs through the off[c]
-    // flag-free columns to its right and ends in the red part of the next one (or the tile end).
-    for (int c = 0; c < W; ++c) {
-      if (!seen[c]) continue;
-      double s = sum[c];
-      const int last = std::min<int>(c + 1 + static_cast<int>(off[c]), W - 1);
-      for (int j = c + 1; j <= last; ++j) s += red[j];
-      if (seg[c] == 0)  // seg[c] is always the index of the segment open in column c
-        first = s;
-      else
-        store_segment(t, row0, seg[c], s, y);
-    }
-    return first;
+    return finish_tile<W>(t, row0, sigma, flags, yend, T, seg, y);
   }
+
+#if defined(__AVX2__) && defined(__FMA__)
+  // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 (the CPU's sigma, all
+  // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: gather x, blend the
+  // lanes that open a row to 0 (the step's flag bit moved to the sign bit), fma, store the sums.
+  template <int S>
+  double tile4(offset_t t, const double* x, double* y, double* T, double* seg) const {
+    const int sigma = S > 0 ? S : f_.sigma;
+    const offset_t base = t * f_.tile_entries();
+    const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
+    const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t * f_.desc_words) * 4;
+    alignas(16) std::uint64_t flags[4];
+    unsigned yend[4];
+    std::uint64_t csr_flags = 0;  // S = 16: the tile's flags in CSR order, bit c*16 + i
+    __m256i fv;
+    if constexpr (S == 16) {  // y_bits = 6, seg_bits = 2, one descriptor word
+      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw));
+      const __m128i fl = _mm_or_si128(_mm_srli_epi32(d, 8), _mm_setr_epi32(1, 0, 0, 0));
+      csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi32(fl, fl)));
+      fv = _mm256_cvtepu32_epi64(fl);
+      yend[0] = static_cast<unsigned>(_mm_extract_epi32(d, 1)) & 63;
+      yend[1] = static_cast<unsigned>(_mm_extract_epi32(d, 2)) & 63;
+      yend[2] = static_cast<unsigned>(_mm_extract_epi32(d, 3)) & 63;
+    } else {
+      for (int c = 0; c < 4; ++c) {
+        std::uint64_t d = dw[c];
+        if (f_.desc_words == 2) d |= std::uint64_t{dw[4 + c]} << 32;
+        flags[c] = f_.bit_flag(d);
+        if (c > 0) yend[c - 1] = f_.y_offset(d);
+      }
+      flags[0] |= 1;
+      fv = _mm256_load_si256(reinterpret_cast<const __m256i*>(flags));
+    }
+    const double* v = f_.val.data() + base;
+    const index_t* ci = f_.col.data() + base;
+    __m256d sum = _mm256_setzero_pd();
+    const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+#pragma GCC unroll 16
+    for (int i = 0; i < sigma; ++i) {
+      const __m256d open = _mm256_castsi256_pd(_mm256_slli_epi64(fv, 63 - i));
+      sum = _mm256_blendv_pd(sum, _mm256_setzero_pd(), open);
+      const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ci + 4 * i));
+      // The masked form of the gather (all lanes on): the same instruction, without GCC's
+      // maybe-uninitialized warning about the plain intrinsic's undefined source.
+      const __m256d xv = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, all, 8);
+      sum = _mm256_fmadd_pd(_mm256_loadu_pd(v + 4 * i), xv, sum);
+      _mm256_store_pd(T + 4 * (i + 1), sum);
+    }
+    if constexpr (S == 16) {
+      int k = 0;
+      for (std::uint64_t m = csr_flags; m; m &= m - 1) {
+        const int p = std::countr_zero(m);
+        seg[k++] = T[(p & 15) * 4 + (p >> 4)];
+      }
+      return store_segments<4>(t, row0, sigma, k, yend, T, seg, y);
+    } else {
+      return finish_tile<4>(t, row0, sigma, flags, yend, T, seg, y);
+    }
+  }
+#endif
 
   // The same result as tile(), one column at a time: the flag bits of a column cut its sigma
   // entries (stride W in the transposed storage) into runs summed by tight scalar loops.
@@ -199,7 +279,45 @@ class Csr5Plan final : public CpuPlan {
     return first;
   }
 
-  template <int W, bool Simd>
+  enum class Tile { Lanes, Simd, Avx4x16, Avx4 };
+
+  using ProductFn = void (Csr5Plan::*)();
+  ProductFn pick(int omega, bool simd) const {
+    if (!simd) {
+      switch (omega) {
+        case 1: return &Csr5Plan::product_w<1, Tile::Lanes>;
+        case 2: return &Csr5Plan::product_w<2, Tile::Lanes>;
+        case 4: return &Csr5Plan::product_w<4, Tile::Lanes>;
+        case 8: return &Csr5Plan::product_w<8, Tile::Lanes>;
+        case 16: return &Csr5Plan::product_w<16, Tile::Lanes>;
+        default: return &Csr5Plan::product_w<32, Tile::Lanes>;
+      }
+    }
+    switch (omega) {
+      case 1: return &Csr5Plan::product_w<1, Tile::Simd>;
+      case 2: return &Csr5Plan::product_w<2, Tile::Simd>;
+#if defined(__AVX2__) && defined(__FMA__)
+      case 4: return f_.sigma == 16 ? &Csr5Plan::product_w<4, Tile::Avx4x16> : &Csr5Plan::product_w<4, Tile::Avx4>;
+#else
+      case 4: return &Csr5Plan::product_w<4, Tile::Simd>;
+#endif
+      case 8: return &Csr5Plan::product_w<8, Tile::Simd>;
+      case 16: return &Csr5Plan::product_w<16, Tile::Simd>;
+      default: return &Csr5Plan::product_w<32, Tile::Simd>;
+    }
+  }
+
+  template <int W, Tile K>
+  double run_tile(offset_t t, const double* x, double* y, double* T, double* seg) const {
+    if constexpr (K == Tile::Lanes) return tile_lanes<W>(t, x, y);
+#if defined(__AVX2__) && defined(__FMA__)
+    else if constexpr (K == Tile::Avx4x16) return tile4<16>(t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4) return tile4<0>(t, x, y, T, seg);
+#endif
+    else return tile<W>(t, x, y, T, seg);
+  }
+
+  template <int W, Tile K>
   void product_w() {
     const double* x = x_.data();
     double* y = y_.data();
@@ -212,11 +330,13 @@ class Csr5Plan final : public CpuPlan {
     {
       const int j = omp_get_thread_num(), n = omp_get_num_threads();
       const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
+      double* T = scratch(j);  // row 0 stays zero (never written)
+      double* seg = T + static_cast<std::size_t>(f_.sigma + 1) * W;
       const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
       const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
       double carry = 0;
       for (offset_t t = t0; t < t1; ++t) {
-        const double first = Simd ? tile<W>(t, x, y) : tile_lanes<W>(t, x, y);
+        const double first = run_tile<W, K>(t, x, y, T, seg);
         const index_t r = Csr5::row_of(f_.tile_ptr[t]);
         const offset_t base = t * f_.tile_entries();
         if (rp[r] == base) {  // the tile begins row r
@@ -266,6 +386,7 @@ class Csr5Plan final : public CpuPlan {
   int threads_;
   Csr5 f_;
   std::vector<double> carry_;
+  std::vector<double> scratch_;
   void (Csr5Plan::*product_fn_)() = nullptr;
 };
 
