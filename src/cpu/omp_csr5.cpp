@@ -199,12 +199,12 @@ class Csr5Plan final : public CpuPlan {
 #pragma GCC unroll 16
     for (int i = 0; i < sigma; ++i) {
       const __m256d open = _mm256_castsi256_pd(_mm256_slli_epi64(fv, 63 - i));
-      sum = _mm256_blendv_pd(sum, _mm256_setzero_pd(), open);
       const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ci + 4 * i));
       // The masked form of the gather (all lanes on): the same instruction, without GCC's
       // maybe-uninitialized warning about the plain intrinsic's undefined source.
       const __m256d xv = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, all, 8);
-      sum = _mm256_fmadd_pd(_mm256_loadu_pd(v + 4 * i), xv, sum);
+      const __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
+      sum = _mm256_add_pd(_mm256_blendv_pd(sum, _mm256_setzero_pd(), open), prod);
       _mm256_store_pd(T + 4 * (i + 1), sum);
     }
     if constexpr (S == 16) {
