@@ -117,11 +117,15 @@ class Csr5Plan final : public CpuPlan {
     const double* bottom = T + static_cast<std::size_t>(sigma) * W;
     for (int c = 0; c < W - 1; ++c) out[yend_in[c] - 1] += bottom[c];
     out[nseg - 1] += bottom[W - 1];
+    double* yr = y + row0;
     if (!f_.hinted(t)) {
-      double* yr = y + row0;
       for (int j = 1; j < nseg; ++j) yr[j] = out[j];
-    } else {
-      for (int j = 1; j < nseg; ++j) store_segment(t, row0, static_cast<unsigned>(j), out[j], y);
+    } else if (nseg > 1) {
+      // Every row between the tile's first and last segment rows is a segment's or an empty one:
+      // zero them all, then place the segments (no per-segment loop over the gaps).
+      const index_t* eo = f_.empty_offset.data() + f_.empty_offset_ptr[t];
+      std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+      for (int j = 1; j < nseg; ++j) yr[eo[j]] = out[j];
     }
     return out[0];
   }
@@ -317,6 +321,35 @@ class Csr5Plan final : public CpuPlan {
     else return tile<W>(t, x, y, T, seg);
   }
 
+  // Tiles [t0, t1) of part j of n; returns the part's carry (its first row's sum when that row
+  // started in an earlier part).
+  template <int W, Tile K>
+  double tile_range(int j, int n, const double* x, double* y) {
+    const offset_t tiles = f_.tiles;
+    const offset_t* rp = f_.row_ptr.data();
+    const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
+    double* T = scratch(j);  // row 0 stays zero (never written)
+    double* seg = T + static_cast<std::size_t>(f_.sigma + 1) * W;
+    const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
+    const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
+    double carry = 0;
+    for (offset_t t = t0; t < t1; ++t) {
+      const double first = run_tile<W, K>(t, x, y, T, seg);
+      const index_t r = Csr5::row_of(f_.tile_ptr[t]);
+      const offset_t base = t * f_.tile_entries();
+      if (rp[r] == base) {  // the tile begins row r
+        if (f_.hinted(t))
+          for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) y[e] = 0.0;
+        y[r] = first;
+      } else if (r == r0 && started_before) {
+        carry += first;
+      } else {
+        y[r] += first;
+      }
+    }
+    return carry;
+  }
+
   template <int W, Tile K>
   void product_w() {
     const double* x = x_.data();
@@ -325,37 +358,21 @@ class Csr5Plan final : public CpuPlan {
     const offset_t* rp = f_.row_ptr.data();
     // Never more threads than tiles: a tiny matrix on 64 threads runs on as many as it has tiles.
     const int nt = static_cast<int>(std::clamp<offset_t>(tiles, 1, threads_));
-    std::fill(carry_.begin(), carry_.end(), 0.0);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      const int j = omp_get_thread_num(), n = omp_get_num_threads();
-      const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
-      double* T = scratch(j);  // row 0 stays zero (never written)
-      double* seg = T + static_cast<std::size_t>(f_.sigma + 1) * W;
-      const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
-      const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
-      double carry = 0;
-      for (offset_t t = t0; t < t1; ++t) {
-        const double first = run_tile<W, K>(t, x, y, T, seg);
-        const index_t r = Csr5::row_of(f_.tile_ptr[t]);
-        const offset_t base = t * f_.tile_entries();
-        if (rp[r] == base) {  // the tile begins row r
-          if (f_.hinted(t))
-            for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) y[e] = 0.0;
-          y[r] = first;
-        } else if (r == r0 && started_before) {
-          carry += first;
-        } else {
-          y[r] += first;
-        }
+    if (nt == 1) {  // no OpenMP region at all: it costs about a microsecond, 10% of a small matrix
+      tile_range<W, K>(0, 1, x, y);  // the carry of the first part is always 0
+    } else {
+      std::fill(carry_.begin(), carry_.end(), 0.0);
+#pragma omp parallel num_threads(nt)
+      {
+        const int j = omp_get_thread_num(), n = omp_get_num_threads();
+        carry_[j] = tile_range<W, K>(j, n, x, y);
       }
-      carry_[j] = carry;
-    }
-    for (int j = 0; j < nt; ++j) {
-      const offset_t t0 = tiles * j / nt, t1 = tiles * (j + 1) / nt;
-      if (t0 < t1) {
-        const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
-        if (rp[r0] < t0 * f_.tile_entries()) y[r0] += carry_[j];
+      for (int j = 0; j < nt; ++j) {
+        const offset_t t0 = tiles * j / nt, t1 = tiles * (j + 1) / nt;
+        if (t0 < t1) {
+          const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
+          if (rp[r0] < t0 * f_.tile_entries()) y[r0] += carry_[j];
+        }
       }
     }
     tail(x, y);
@@ -374,12 +391,16 @@ class Csr5Plan final : public CpuPlan {
       for (offset_t p = tb; p < rp[rb]; ++p) s += v[p] * x[ci[p]];
       y[rb - 1] += s;
     }
-    const int nt = rows_ - rb > 100000 ? threads_ : 1;
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (index_t r = rb; r < rows_; ++r) {
+    auto rows = [&](index_t r) {
       double s = 0;
       for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += v[p] * x[ci[p]];
       y[r] = s;
+    };
+    if (rows_ - rb > 100000 && threads_ > 1) {
+#pragma omp parallel for schedule(static) num_threads(threads_)
+      for (index_t r = rb; r < rows_; ++r) rows(r);
+    } else {
+      for (index_t r = rb; r < rows_; ++r) rows(r);
     }
   }
 
