@@ -165,6 +165,37 @@ class Csr5Plan final : public CpuPlan {
   }
 
 #if defined(__AVX2__) && defined(__FMA__)
+  // finish_tile for omega x sigma = 4 x 16, writing straight into y: csr_flags holds the tile's 64
+  // flags in CSR order (bit c*16 + i, the forced opening of segment 0 included), so the k-th flag
+  // closes segment k-1, and segment k >= 1 is row yr[k] (yr[eo[k]] in a hinted tile, whose row
+  // span is zeroed first for its empty rows). Segment 0 is returned.
+  template <bool Hinted>
+  double finish16(offset_t t, std::uint64_t csr_flags, const unsigned* yend, const double* T, double* yr) const {
+    const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
+    const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
+    const auto closing = [T](std::uint64_t m) {  // the closed part just before the lowest flag of m
+      const int p = std::countr_zero(m);
+      return T[(p & 15) * 4 + (p >> 4)];
+    };
+    const int nseg = std::popcount(csr_flags);
+    double first = 0;
+    if (nseg > 1) {
+      if constexpr (Hinted) std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+      std::uint64_t m = csr_flags & (csr_flags - 1);  // the forced opening closes nothing
+      first = closing(m);
+      m &= m - 1;
+      for (int k = 1; m; m &= m - 1) yr[row(k++)] = closing(m);
+      yr[row(nseg - 1)] = 0.0;  // never closed inside the tile
+    }
+    const double* bottom = T + 16 * 4;
+    for (int c = 0; c < 4; ++c) {
+      const int k = c < 3 ? static_cast<int>(yend[c]) - 1 : nseg - 1;
+      double* dst = k == 0 ? &first : yr + row(k);
+      *dst += bottom[c];
+    }
+    return first;
+  }
+
   // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 (the CPU's sigma, all
   // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: gather x, blend the
   // lanes that open a row to 0 (the step's flag bit moved to the sign bit), fma, store the sums.
@@ -212,12 +243,9 @@ class Csr5Plan final : public CpuPlan {
       _mm256_store_pd(T + 4 * (i + 1), sum);
     }
     if constexpr (S == 16) {
-      int k = 0;
-      for (std::uint64_t m = csr_flags; m; m &= m - 1) {
-        const int p = std::countr_zero(m);
-        seg[k++] = T[(p & 15) * 4 + (p >> 4)];
-      }
-      return store_segments<4>(t, row0, sigma, k, yend, T, seg, y);
+      (void)seg;
+      if (f_.hinted(t)) return finish16<true>(t, csr_flags, yend, T, y + row0);
+      return finish16<false>(t, csr_flags, yend, T, y + row0);
     } else {
       return finish_tile<4>(t, row0, sigma, flags, yend, T, seg, y);
     }
