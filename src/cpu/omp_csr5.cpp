@@ -27,6 +27,7 @@
 
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
+#include "cpu/row_kernels.hpp"
 
 namespace spmv::cpu {
 
@@ -49,16 +50,26 @@ class Csr5Plan final : public CpuPlan {
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
-    // "simd" (auto): the omega lanes advance together step by step (the paper's SIMD form);
-    // "lanes": each column walked on its own, segment by segment from its flag bits. On the H200
-    // host (16 threads, docs/csr5_bench_h200.txt) simd was 4-7% faster on dc1-, stencil27- and
-    // thermal-like matrices, equal on webbase-like, 9% slower only on the tiny adder-like one.
-    if (opt.variant != "auto" && opt.variant != "simd" && opt.variant != "lanes")
-      throw Unsupported("csr5 on the CPU: variant must be auto, simd or lanes (got " + opt.variant + ")");
-    const bool simd = opt.variant != "lanes";
-    detail += simd ? " variant=simd" : " variant=lanes";
+    // "simd": the omega lanes advance together step by step (the paper's SIMD form), x gathered
+    // with one AVX2 gather per step; "simd_loads": the same with four scalar loads per step (CPUs
+    // whose gather is slow); "auto": the faster of the two by a timed trial when omega = 4 on AVX2
+    // (counted in setup_seconds), else simd; "lanes": the reference path, each column walked on
+    // its own, segment by segment from its flag bits.
+    if (opt.variant != "auto" && opt.variant != "simd" && opt.variant != "simd_loads" && opt.variant != "lanes")
+      throw Unsupported("csr5 on the CPU: variant must be auto, simd, simd_loads or lanes (got " + opt.variant + ")");
     scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + 8, 0.0);
-    product_fn_ = pick(omega, simd);
+    const bool simd = opt.variant != "lanes";
+    bool loads = opt.variant == "simd_loads";
+    std::string trial;
+    if (opt.variant == "auto" && pick(omega, true, true) != pick(omega, true, false)) {
+      const auto t1 = std::chrono::steady_clock::now();
+      const auto t = trial_candidates(2, [&](int c) { product_fn_ = pick(omega, true, c == 1); }, [this] { product(); });
+      loads = t[1] < t[0];
+      setup_seconds = seconds_since(t1);
+      trial = fmt::format(" (trial us: simd {:.1f}, simd_loads {:.1f})", t[0] * 1e6, t[1] * 1e6);
+    }
+    detail += (!simd ? " variant=lanes" : loads ? " variant=simd_loads" : " variant=simd") + trial;
+    product_fn_ = pick(omega, simd, loads);
   }
 
  protected:
@@ -199,7 +210,7 @@ class Csr5Plan final : public CpuPlan {
   // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 (the CPU's sigma, all
   // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: gather x, blend the
   // lanes that open a row to 0 (the step's flag bit moved to the sign bit), fma, store the sums.
-  template <int S>
+  template <int S, bool Gather>
   double tile4(offset_t t, const double* x, double* y, double* T, double* seg) const {
     const int sigma = S > 0 ? S : f_.sigma;
     const offset_t base = t * f_.tile_entries();
@@ -237,7 +248,13 @@ class Csr5Plan final : public CpuPlan {
       const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ci + 4 * i));
       // The masked form of the gather (all lanes on): the same instruction, without GCC's
       // maybe-uninitialized warning about the plain intrinsic's undefined source.
-      const __m256d xv = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, all, 8);
+      __m256d xv;
+      if constexpr (Gather) {
+        xv = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, all, 8);
+      } else {  // four scalar loads: for CPUs whose gather is slow (microcoded or mitigated)
+        const index_t* c4 = ci + 4 * i;
+        xv = _mm256_setr_pd(x[c4[0]], x[c4[1]], x[c4[2]], x[c4[3]]);
+      }
       const __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
       sum = _mm256_add_pd(_mm256_blendv_pd(sum, _mm256_setzero_pd(), open), prod);
       _mm256_store_pd(T + 4 * (i + 1), sum);
@@ -311,10 +328,10 @@ class Csr5Plan final : public CpuPlan {
     return first;
   }
 
-  enum class Tile { Lanes, Simd, Avx4x16, Avx4 };
+  enum class Tile { Lanes, Simd, Avx4x16, Avx4, Avx4x16Loads, Avx4Loads };
 
   using ProductFn = void (Csr5Plan::*)();
-  ProductFn pick(int omega, bool simd) const {
+  ProductFn pick(int omega, bool simd, bool loads) const {
     if (!simd) {
       switch (omega) {
         case 1: return &Csr5Plan::product_w<1, Tile::Lanes>;
@@ -329,7 +346,9 @@ class Csr5Plan final : public CpuPlan {
       case 1: return &Csr5Plan::product_w<1, Tile::Simd>;
       case 2: return &Csr5Plan::product_w<2, Tile::Simd>;
 #if defined(__AVX2__) && defined(__FMA__)
-      case 4: return f_.sigma == 16 ? &Csr5Plan::product_w<4, Tile::Avx4x16> : &Csr5Plan::product_w<4, Tile::Avx4>;
+      case 4:
+        if (loads) return f_.sigma == 16 ? &Csr5Plan::product_w<4, Tile::Avx4x16Loads> : &Csr5Plan::product_w<4, Tile::Avx4Loads>;
+        return f_.sigma == 16 ? &Csr5Plan::product_w<4, Tile::Avx4x16> : &Csr5Plan::product_w<4, Tile::Avx4>;
 #else
       case 4: return &Csr5Plan::product_w<4, Tile::Simd>;
 #endif
@@ -343,8 +362,10 @@ class Csr5Plan final : public CpuPlan {
   double run_tile(offset_t t, const double* x, double* y, double* T, double* seg) const {
     if constexpr (K == Tile::Lanes) return tile_lanes<W>(t, x, y);
 #if defined(__AVX2__) && defined(__FMA__)
-    else if constexpr (K == Tile::Avx4x16) return tile4<16>(t, x, y, T, seg);
-    else if constexpr (K == Tile::Avx4) return tile4<0>(t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4x16) return tile4<16, true>(t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4) return tile4<0, true>(t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4x16Loads) return tile4<16, false>(t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4Loads) return tile4<0, false>(t, x, y, T, seg);
 #endif
     else return tile<W>(t, x, y, T, seg);
   }
