@@ -226,8 +226,10 @@ class Csr5Plan final : public CpuPlan {
   }
 
   // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 (the CPU's sigma, all
-  // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: gather x, blend the
-  // lanes that open a row to 0 (the step's flag bit moved to the sign bit), fma, store the sums.
+  // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: load x (Gather: one
+  // AVX2 gather; else four scalar loads), multiply, reset the lanes that open a row (blend by the
+  // step's flag bit moved to the sign bit), add, store the running sums. The multiply stays off
+  // the sum's dependency chain (blend + add: 4 cycles a step; blend + fma was 5).
   template <int S, bool Gather>
   double tile4(offset_t t, const double* x, double* y, double* T, double* seg) const {
     const int sigma = S > 0 ? S : f_.sigma;
@@ -259,15 +261,15 @@ class Csr5Plan final : public CpuPlan {
     const double* v = f_.val.data() + base;
     const index_t* ci = f_.col.data() + base;
     __m256d sum = _mm256_setzero_pd();
-    const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+    [[maybe_unused]] const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
 #pragma GCC unroll 16
     for (int i = 0; i < sigma; ++i) {
       const __m256d open = _mm256_castsi256_pd(_mm256_slli_epi64(fv, 63 - i));
-      const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ci + 4 * i));
-      // The masked form of the gather (all lanes on): the same instruction, without GCC's
-      // maybe-uninitialized warning about the plain intrinsic's undefined source.
       __m256d xv;
       if constexpr (Gather) {
+        // The masked form, all lanes on: the same instruction as the plain intrinsic, without
+        // GCC's maybe-uninitialized warning about the latter's undefined source.
+        const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ci + 4 * i));
         xv = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, all, 8);
       } else {  // four scalar loads: for CPUs whose gather is slow (microcoded or mitigated)
         const index_t* c4 = ci + 4 * i;
