@@ -183,7 +183,7 @@ TEST(Csr5Format, MemoryBudgetIsEnforced) {
 TEST(Csr5Cpu, MatchesReferenceOnEdgeAndAdversarialCasesAcrossThreads) {
   for (const auto& [name, a] : test::csr5_all_cases()) {
     expect_product_ok(a, Backend::Serial, {}, name + " serial");
-    for (const char* variant : {"lanes", "simd"})
+    for (const char* variant : {"lanes", "simd", "simd_loads"})
       for (int threads : {1, 2, 3, 7, 16, 64}) {
         PlanOptions o;
         o.threads = threads;
@@ -195,12 +195,12 @@ TEST(Csr5Cpu, MatchesReferenceOnEdgeAndAdversarialCasesAcrossThreads) {
 
 TEST(Csr5Cpu, MatchesReferenceForOtherTileShapes) {
   for (const auto& [name, a] : test::csr5_all_cases())
-    for (auto [w, s] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {8, 7}, {32, 4}, {32, 32}, {4, 50}}) {
+    for (auto [w, s] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {4, 7}, {8, 7}, {32, 4}, {32, 32}, {4, 50}}) {
       PlanOptions o;
       o.threads = 3;
       o.csr5_omega = w;
       o.csr5_sigma = s;
-      for (const char* variant : {"lanes", "simd"}) {
+      for (const char* variant : {"lanes", "simd", "simd_loads"}) {
         o.variant = variant;
         expect_product_ok(a, Backend::Omp, o, name + " " + variant + " " + std::to_string(w) + "x" + std::to_string(s));
       }

@@ -1,27 +1,51 @@
 // CSR5 SpMV on the CPU: OpenMP over contiguous ranges of tiles, the omega columns of a tile as
-// SIMD lanes, the paper's fast segmented sum, and a race-free combination of rows that span tiles.
+// SIMD lanes, and a race-free combination of rows that span tiles.
+//
+// One tile (omega x sigma, default 4 x 16 = one AVX2 register of doubles per step):
+//  1. A branch-free segmented scan down the lanes: per step, x is gathered for the omega lanes,
+//     the lanes whose flag bit opens a row there are reset (a blend by the step's flag bits, moved
+//     to the sign bit), and the product is added; the running sums of every step go to a small
+//     per-thread buffer T (row 0 zero). The earlier kernel branched per step over the lanes and
+//     per segment into a store function: 2-2.5x the time of CSR per nonzero.
+//  2. The segments from T: the k-th flag of the tile in CSR order closes segment k-1, whose part in
+//     that lane is T just before the flag; the sum at the bottom of each lane goes to the segment
+//     open there (y_offset of the next lane - 1). This stands in for the paper's seg_offset walk
+//     and is a scan reset at row starts, never a difference of prefix sums (which loses a short
+//     row's precision next to big neighbours). For 4 x 16 the 64 flags are one word in CSR order,
+//     and the segments go straight into y; other shapes go through a segment buffer.
+// The default CPU path (omega = 4, AVX2 + FMA) is hand-written with intrinsics; any other omega
+// and a build without AVX2 use the same algorithm in plain C++ vectorised by the compiler.
 //
 // Who writes y[r]:
-//  - a segment that starts and ends inside one tile (a "green" segment, or the tile's last segment
-//    when it is not segment 0) is stored directly by that tile: no other tile can own its start;
+//  - a segment that starts inside a tile and is not the tile's segment 0 is assigned by that
+//    tile: no other tile can own its start;
 //  - segment 0 of a tile is returned to the tile loop: assigned when the tile begins the row,
 //    added otherwise (tiles run in order inside a thread, so the assignment came first);
 //  - the one row per thread that started in an earlier thread's range is accumulated in a
 //    per-thread carry and added after the parallel region, in thread order: no atomics, and the
 //    result is deterministic for a given thread count;
 //  - the tail (incomplete last tile) is plain CSR over its rows, after everything else;
-//  - empty rows are zeroed by whoever writes the next non-empty row (hinted tiles only).
+//  - empty rows are zeroed by the tile holding the next non-empty row's start (hinted tiles:
+//    the tile zeroes its whole row span, then places the segments through empty_offset).
+// One thread runs without an OpenMP region (a region costs about a microsecond, 10% of a small
+// matrix's product).
 #include <spmv/formats/csr5.hpp>
 
 #include <omp.h>
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstdint>
 #include <fmt/format.h>
 
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
+#include "cpu/row_kernels.hpp"
 
 namespace spmv::cpu {
 
@@ -44,22 +68,26 @@ class Csr5Plan final : public CpuPlan {
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
-    // "simd" (auto): the omega lanes advance together step by step (the paper's SIMD form);
-    // "lanes": each column walked on its own, segment by segment from its flag bits. On the H200
-    // host (16 threads, docs/csr5_bench_h200.txt) simd was 4-7% faster on dc1-, stencil27- and
-    // thermal-like matrices, equal on webbase-like, 9% slower only on the tiny adder-like one.
-    if (opt.variant != "auto" && opt.variant != "simd" && opt.variant != "lanes")
-      throw Unsupported("csr5 on the CPU: variant must be auto, simd or lanes (got " + opt.variant + ")");
+    // "simd": the omega lanes advance together step by step (the paper's SIMD form), x gathered
+    // with one AVX2 gather per step; "simd_loads": the same with four scalar loads per step (CPUs
+    // whose gather is slow); "auto": the faster of the two by a timed trial when omega = 4 on AVX2
+    // (counted in setup_seconds), else simd; "lanes": the reference path, each column walked on
+    // its own, segment by segment from its flag bits.
+    if (opt.variant != "auto" && opt.variant != "simd" && opt.variant != "simd_loads" && opt.variant != "lanes")
+      throw Unsupported("csr5 on the CPU: variant must be auto, simd, simd_loads or lanes (got " + opt.variant + ")");
+    scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + 8, 0.0);
     const bool simd = opt.variant != "lanes";
-    detail += simd ? " variant=simd" : " variant=lanes";
-    switch (omega) {
-      case 1: product_fn_ = simd ? &Csr5Plan::product_w<1, true> : &Csr5Plan::product_w<1, false>; break;
-      case 2: product_fn_ = simd ? &Csr5Plan::product_w<2, true> : &Csr5Plan::product_w<2, false>; break;
-      case 4: product_fn_ = simd ? &Csr5Plan::product_w<4, true> : &Csr5Plan::product_w<4, false>; break;
-      case 8: product_fn_ = simd ? &Csr5Plan::product_w<8, true> : &Csr5Plan::product_w<8, false>; break;
-      case 16: product_fn_ = simd ? &Csr5Plan::product_w<16, true> : &Csr5Plan::product_w<16, false>; break;
-      default: product_fn_ = simd ? &Csr5Plan::product_w<32, true> : &Csr5Plan::product_w<32, false>; break;
+    bool loads = opt.variant == "simd_loads";
+    std::string trial;
+    if (opt.variant == "auto" && pick(omega, true, true) != pick(omega, true, false)) {
+      const auto t1 = std::chrono::steady_clock::now();
+      const auto t = trial_candidates(2, [&](int c) { product_fn_ = pick(omega, true, c == 1); }, [this] { product(); });
+      loads = t[1] < t[0];
+      setup_seconds = seconds_since(t1);
+      trial = fmt::format(" (trial us: simd {:.1f}, simd_loads {:.1f})", t[0] * 1e6, t[1] * 1e6);
     }
+    detail += (!simd ? " variant=lanes" : loads ? " variant=simd_loads" : " variant=simd") + trial;
+    product_fn_ = pick(omega, simd, loads);
   }
 
  protected:
@@ -78,67 +106,188 @@ class Csr5Plan final : public CpuPlan {
     y[row] = s;
   }
 
-  // One full tile: stores every segment except segment 0, whose sum it returns.
+  // Per-thread scratch of the simd tile: T, the running sums after every step ((sigma+1) x W, row
+  // 0 kept zero), and seg, the tile's segment sums (one slot in front for the closing before the
+  // tile's first entry). 64-byte aligned, whole cache lines per thread.
+  std::size_t scratch_stride() const {
+    const std::size_t n = static_cast<std::size_t>(f_.sigma + 1) * f_.omega + f_.tile_entries() + 2;
+    return (n + 7) / 8 * 8;
+  }
+  double* scratch(int j) {
+    auto p = reinterpret_cast<std::uintptr_t>(scratch_.data());
+    p = (p + 63) / 64 * 64;
+    return reinterpret_cast<double*>(p) + static_cast<std::size_t>(j) * scratch_stride();
+  }
+
+  // The segments of one tile from T (running sums reset at row starts) and the flags: stores every
+  // segment except segment 0, whose sum it returns.
+  //  - flag (i, c) closes the previous segment; that segment's part in lane c is T[i*W + c] (the
+  //    running sum before step i; T's zero row 0 when the flag is at the top of the lane). The
+  //    flags are visited lane by lane, i.e. in CSR order, so the k-th flag closes segment k-1.
+  //  - the sum at the bottom of lane c (T[sigma*W + c]) belongs to the segment open there,
+  //    yend[c] - 1 (yend[c] = segments opened in lanes <= c = y_offset of lane c+1): added last.
+  //    This replaces the paper's seg_offset walk: a segment crossing lanes collects one bottom sum
+  //    per lane it leaves.
   template <int W>
-  double tile(offset_t t, const double* x, double* y) const {
+  double finish_tile(offset_t t, index_t row0, int sigma, const std::uint64_t* flags, const unsigned* yend_in,
+                     const double* T, double* seg, double* y) const {
+    int k = 0;  // seg[k] = the closing of the k-th flag; seg[0] (before the forced flag) is unused
+    for (int c = 0; c < W; ++c)
+      for (std::uint64_t fl = flags[c]; fl; fl &= fl - 1) seg[k++] = T[std::countr_zero(fl) * W + c];
+    return store_segments<W>(t, row0, sigma, k, yend_in, T, seg, y);
+  }
+
+  // seg + 1 holds the closed part of segments 0 .. nseg-2; adds the lane bottoms and stores.
+  template <int W>
+  double store_segments(offset_t t, index_t row0, int sigma, int nseg, const unsigned* yend_in, const double* T,
+                        double* seg, double* y) const {
+    double* out = seg + 1;
+    out[nseg - 1] = 0;  // the last segment is never closed inside the tile
+    const double* bottom = T + static_cast<std::size_t>(sigma) * W;
+    for (int c = 0; c < W - 1; ++c) out[yend_in[c] - 1] += bottom[c];
+    out[nseg - 1] += bottom[W - 1];
+    double* yr = y + row0;
+    if (!f_.hinted(t)) {
+      for (int j = 1; j < nseg; ++j) yr[j] = out[j];
+    } else if (nseg > 1) {
+      // Every row between the tile's first and last segment rows is a segment's or an empty one:
+      // zero them all, then place the segments (no per-segment loop over the gaps).
+      const index_t* eo = f_.empty_offset.data() + f_.empty_offset_ptr[t];
+      std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+      for (int j = 1; j < nseg; ++j) yr[eo[j]] = out[j];
+    }
+    return out[0];
+  }
+
+  // One full tile, the omega lanes advancing together (any W, sigma; the compiler vectorises the
+  // lane loop): a segmented scan per lane, sum = (flag ? 0 : sum) + val * x[col], without branches.
+  template <int W>
+  double tile(offset_t t, const double* x, double* y, double* T, double* seg) const {
     const int sigma = f_.sigma;
     const offset_t base = t * f_.tile_entries();
     const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
     const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t * f_.desc_words) * W;
     std::uint64_t flags[W];
-    unsigned seg[W], off[W];
-    std::uint64_t any = 1;  // steps where some lane opens a segment (step 0: column 0, forced)
+    unsigned yend[W];
     for (int c = 0; c < W; ++c) {
       std::uint64_t d = dw[c];
       if (f_.desc_words == 2) d |= std::uint64_t{dw[W + c]} << 32;
       flags[c] = f_.bit_flag(d);
-      seg[c] = f_.y_offset(d) - 1;  // wraps for column 0; its forced flag at step 0 brings it to 0
-      off[c] = f_.seg_offset(d);
-      any |= flags[c];
+      if (c > 0) yend[c - 1] = f_.y_offset(d);
     }
-    flags[0] |= 1;
-    double sum[W] = {}, red[W] = {};
-    bool seen[W] = {};
-    double first = 0;
+    flags[0] |= 1;  // segment 0 always opens at the tile's first entry
     const double* v = f_.val.data() + base;
     const index_t* ci = f_.col.data() + base;
+    double sum[W] = {};
     for (int i = 0; i < sigma; ++i) {
-      if ((any >> i) & 1) {
-        for (int c = 0; c < W; ++c) {
-          if (!((flags[c] >> i) & 1)) continue;
-          if (!seen[c]) {
-            red[c] = sum[c];  // the column's part of a segment opened to its left
-            seen[c] = true;
-          } else if (seg[c] == 0) {
-            first = sum[c];
-          } else {
-            store_segment(t, row0, seg[c], sum[c], y);  // "green": opened and closed in this column
-          }
-          ++seg[c];
-          sum[c] = 0;
-        }
-      }
       const double* vi = v + static_cast<offset_t>(i) * W;
       const index_t* ii = ci + static_cast<offset_t>(i) * W;
+      double* Ti = T + static_cast<std::size_t>(i + 1) * W;
 #pragma omp simd
-      for (int c = 0; c < W; ++c) sum[c] += vi[c] * x[ii[c]];
+      for (int c = 0; c < W; ++c) {
+        const double s = ((flags[c] >> i) & 1) ? 0.0 : sum[c];
+        sum[c] = s + vi[c] * x[ii[c]];
+        Ti[c] = sum[c];
+      }
     }
-    for (int c = 0; c < W; ++c)
-      if (!seen[c]) red[c] = sum[c];  // a column with no flag lies wholly inside one segment
-    // Fast segmented sum: the segment open at the bottom of column c runs through the off[c]
-    // flag-free columns to its right and ends in the red part of the next one (or the tile end).
-    for (int c = 0; c < W; ++c) {
-      if (!seen[c]) continue;
-      double s = sum[c];
-      const int last = std::min<int>(c + 1 + static_cast<int>(off[c]), W - 1);
-      for (int j = c + 1; j <= last; ++j) s += red[j];
-      if (seg[c] == 0)  // seg[c] is always the index of the segment open in column c
-        first = s;
-      else
-        store_segment(t, row0, seg[c], s, y);
+    return finish_tile<W>(t, row0, sigma, flags, yend, T, seg, y);
+  }
+
+#if defined(__AVX2__) && defined(__FMA__)
+  // finish_tile for omega x sigma = 4 x 16, writing straight into y: csr_flags holds the tile's 64
+  // flags in CSR order (bit c*16 + i, the forced opening of segment 0 included), so the k-th flag
+  // closes segment k-1, and segment k >= 1 is row yr[k] (yr[eo[k]] in a hinted tile, whose row
+  // span is zeroed first for its empty rows). Segment 0 is returned.
+  template <bool Hinted>
+  double finish16(offset_t t, std::uint64_t csr_flags, const unsigned* yend, const double* T, double* yr) const {
+    const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
+    const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
+    const auto closing = [T](std::uint64_t m) {  // the closed part just before the lowest flag of m
+      const int p = std::countr_zero(m);
+      return T[(p & 15) * 4 + (p >> 4)];
+    };
+    const int nseg = std::popcount(csr_flags);
+    double first = 0;
+    if (nseg > 1) {
+      if constexpr (Hinted) std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+      std::uint64_t m = csr_flags & (csr_flags - 1);  // the forced opening closes nothing
+      first = closing(m);
+      m &= m - 1;
+      for (int k = 1; m; m &= m - 1) yr[row(k++)] = closing(m);
+      yr[row(nseg - 1)] = 0.0;  // never closed inside the tile
+    }
+    const double* bottom = T + 16 * 4;
+    for (int c = 0; c < 4; ++c) {
+      const int k = c < 3 ? static_cast<int>(yend[c]) - 1 : nseg - 1;
+      double* dst = k == 0 ? &first : yr + row(k);
+      *dst += bottom[c];
     }
     return first;
   }
+
+  // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 (the CPU's sigma, all
+  // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: load x (Gather: one
+  // AVX2 gather; else four scalar loads), multiply, reset the lanes that open a row (blend by the
+  // step's flag bit moved to the sign bit), add, store the running sums. The multiply stays off
+  // the sum's dependency chain (blend + add: 4 cycles a step; blend + fma was 5).
+  template <int S, bool Gather>
+  double tile4(offset_t t, const double* x, double* y, double* T, double* seg) const {
+    const int sigma = S > 0 ? S : f_.sigma;
+    const offset_t base = t * f_.tile_entries();
+    const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
+    const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t * f_.desc_words) * 4;
+    alignas(16) std::uint64_t flags[4];
+    unsigned yend[4];
+    std::uint64_t csr_flags = 0;  // S = 16: the tile's flags in CSR order, bit c*16 + i
+    __m256i fv;
+    if constexpr (S == 16) {  // y_bits = 6, seg_bits = 2, one descriptor word
+      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw));
+      const __m128i fl = _mm_or_si128(_mm_srli_epi32(d, 8), _mm_setr_epi32(1, 0, 0, 0));
+      csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi32(fl, fl)));
+      fv = _mm256_cvtepu32_epi64(fl);
+      yend[0] = static_cast<unsigned>(_mm_extract_epi32(d, 1)) & 63;
+      yend[1] = static_cast<unsigned>(_mm_extract_epi32(d, 2)) & 63;
+      yend[2] = static_cast<unsigned>(_mm_extract_epi32(d, 3)) & 63;
+    } else {
+      for (int c = 0; c < 4; ++c) {
+        std::uint64_t d = dw[c];
+        if (f_.desc_words == 2) d |= std::uint64_t{dw[4 + c]} << 32;
+        flags[c] = f_.bit_flag(d);
+        if (c > 0) yend[c - 1] = f_.y_offset(d);
+      }
+      flags[0] |= 1;
+      fv = _mm256_load_si256(reinterpret_cast<const __m256i*>(flags));
+    }
+    const double* v = f_.val.data() + base;
+    const index_t* ci = f_.col.data() + base;
+    __m256d sum = _mm256_setzero_pd();
+    [[maybe_unused]] const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+#pragma GCC unroll 16
+    for (int i = 0; i < sigma; ++i) {
+      const __m256d open = _mm256_castsi256_pd(_mm256_slli_epi64(fv, 63 - i));
+      __m256d xv;
+      if constexpr (Gather) {
+        // The masked form, all lanes on: the same instruction as the plain intrinsic, without
+        // GCC's maybe-uninitialized warning about the latter's undefined source.
+        const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ci + 4 * i));
+        xv = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, all, 8);
+      } else {  // four scalar loads: for CPUs whose gather is slow (microcoded or mitigated)
+        const index_t* c4 = ci + 4 * i;
+        xv = _mm256_setr_pd(x[c4[0]], x[c4[1]], x[c4[2]], x[c4[3]]);
+      }
+      const __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
+      sum = _mm256_add_pd(_mm256_blendv_pd(sum, _mm256_setzero_pd(), open), prod);
+      _mm256_store_pd(T + 4 * (i + 1), sum);
+    }
+    if constexpr (S == 16) {
+      (void)seg;
+      if (f_.hinted(t)) return finish16<true>(t, csr_flags, yend, T, y + row0);
+      return finish16<false>(t, csr_flags, yend, T, y + row0);
+    } else {
+      return finish_tile<4>(t, row0, sigma, flags, yend, T, seg, y);
+    }
+  }
+#endif
 
   // The same result as tile(), one column at a time: the flag bits of a column cut its sigma
   // entries (stride W in the transposed storage) into runs summed by tight scalar loops.
@@ -199,7 +348,78 @@ class Csr5Plan final : public CpuPlan {
     return first;
   }
 
-  template <int W, bool Simd>
+  enum class Tile { Lanes, Simd, Avx4x16, Avx4, Avx4x16Loads, Avx4Loads };
+
+  using ProductFn = void (Csr5Plan::*)();
+  ProductFn pick(int omega, bool simd, [[maybe_unused]] bool loads) const {
+    if (!simd) {
+      switch (omega) {
+        case 1: return &Csr5Plan::product_w<1, Tile::Lanes>;
+        case 2: return &Csr5Plan::product_w<2, Tile::Lanes>;
+        case 4: return &Csr5Plan::product_w<4, Tile::Lanes>;
+        case 8: return &Csr5Plan::product_w<8, Tile::Lanes>;
+        case 16: return &Csr5Plan::product_w<16, Tile::Lanes>;
+        default: return &Csr5Plan::product_w<32, Tile::Lanes>;
+      }
+    }
+    switch (omega) {
+      case 1: return &Csr5Plan::product_w<1, Tile::Simd>;
+      case 2: return &Csr5Plan::product_w<2, Tile::Simd>;
+#if defined(__AVX2__) && defined(__FMA__)
+      case 4:
+        if (loads) return f_.sigma == 16 ? &Csr5Plan::product_w<4, Tile::Avx4x16Loads> : &Csr5Plan::product_w<4, Tile::Avx4Loads>;
+        return f_.sigma == 16 ? &Csr5Plan::product_w<4, Tile::Avx4x16> : &Csr5Plan::product_w<4, Tile::Avx4>;
+#else
+      case 4: return &Csr5Plan::product_w<4, Tile::Simd>;
+#endif
+      case 8: return &Csr5Plan::product_w<8, Tile::Simd>;
+      case 16: return &Csr5Plan::product_w<16, Tile::Simd>;
+      default: return &Csr5Plan::product_w<32, Tile::Simd>;
+    }
+  }
+
+  template <int W, Tile K>
+  double run_tile(offset_t t, const double* x, double* y, double* T, double* seg) const {
+    if constexpr (K == Tile::Lanes) return tile_lanes<W>(t, x, y);
+#if defined(__AVX2__) && defined(__FMA__)
+    else if constexpr (K == Tile::Avx4x16) return tile4<16, true>(t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4) return tile4<0, true>(t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4x16Loads) return tile4<16, false>(t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4Loads) return tile4<0, false>(t, x, y, T, seg);
+#endif
+    else return tile<W>(t, x, y, T, seg);
+  }
+
+  // Tiles [t0, t1) of part j of n; returns the part's carry (its first row's sum when that row
+  // started in an earlier part).
+  template <int W, Tile K>
+  double tile_range(int j, int n, const double* x, double* y) {
+    const offset_t tiles = f_.tiles;
+    const offset_t* rp = f_.row_ptr.data();
+    const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
+    double* T = scratch(j);  // row 0 stays zero (never written)
+    double* seg = T + static_cast<std::size_t>(f_.sigma + 1) * W;
+    const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
+    const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
+    double carry = 0;
+    for (offset_t t = t0; t < t1; ++t) {
+      const double first = run_tile<W, K>(t, x, y, T, seg);
+      const index_t r = Csr5::row_of(f_.tile_ptr[t]);
+      const offset_t base = t * f_.tile_entries();
+      if (rp[r] == base) {  // the tile begins row r
+        if (f_.hinted(t))
+          for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) y[e] = 0.0;
+        y[r] = first;
+      } else if (r == r0 && started_before) {
+        carry += first;
+      } else {
+        y[r] += first;
+      }
+    }
+    return carry;
+  }
+
+  template <int W, Tile K>
   void product_w() {
     const double* x = x_.data();
     double* y = y_.data();
@@ -207,35 +427,21 @@ class Csr5Plan final : public CpuPlan {
     const offset_t* rp = f_.row_ptr.data();
     // Never more threads than tiles: a tiny matrix on 64 threads runs on as many as it has tiles.
     const int nt = static_cast<int>(std::clamp<offset_t>(tiles, 1, threads_));
-    std::fill(carry_.begin(), carry_.end(), 0.0);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      const int j = omp_get_thread_num(), n = omp_get_num_threads();
-      const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
-      const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
-      const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
-      double carry = 0;
-      for (offset_t t = t0; t < t1; ++t) {
-        const double first = Simd ? tile<W>(t, x, y) : tile_lanes<W>(t, x, y);
-        const index_t r = Csr5::row_of(f_.tile_ptr[t]);
-        const offset_t base = t * f_.tile_entries();
-        if (rp[r] == base) {  // the tile begins row r
-          if (f_.hinted(t))
-            for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) y[e] = 0.0;
-          y[r] = first;
-        } else if (r == r0 && started_before) {
-          carry += first;
-        } else {
-          y[r] += first;
-        }
+    if (nt == 1) {  // no OpenMP region at all: it costs about a microsecond, 10% of a small matrix
+      tile_range<W, K>(0, 1, x, y);  // the carry of the first part is always 0
+    } else {
+      std::fill(carry_.begin(), carry_.end(), 0.0);
+#pragma omp parallel num_threads(nt)
+      {
+        const int j = omp_get_thread_num(), n = omp_get_num_threads();
+        carry_[j] = tile_range<W, K>(j, n, x, y);
       }
-      carry_[j] = carry;
-    }
-    for (int j = 0; j < nt; ++j) {
-      const offset_t t0 = tiles * j / nt, t1 = tiles * (j + 1) / nt;
-      if (t0 < t1) {
-        const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
-        if (rp[r0] < t0 * f_.tile_entries()) y[r0] += carry_[j];
+      for (int j = 0; j < nt; ++j) {
+        const offset_t t0 = tiles * j / nt, t1 = tiles * (j + 1) / nt;
+        if (t0 < t1) {
+          const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
+          if (rp[r0] < t0 * f_.tile_entries()) y[r0] += carry_[j];
+        }
       }
     }
     tail(x, y);
@@ -254,18 +460,23 @@ class Csr5Plan final : public CpuPlan {
       for (offset_t p = tb; p < rp[rb]; ++p) s += v[p] * x[ci[p]];
       y[rb - 1] += s;
     }
-    const int nt = rows_ - rb > 100000 ? threads_ : 1;
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (index_t r = rb; r < rows_; ++r) {
+    auto rows = [&](index_t r) {
       double s = 0;
       for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += v[p] * x[ci[p]];
       y[r] = s;
+    };
+    if (rows_ - rb > 100000 && threads_ > 1) {
+#pragma omp parallel for schedule(static) num_threads(threads_)
+      for (index_t r = rb; r < rows_; ++r) rows(r);
+    } else {
+      for (index_t r = rb; r < rows_; ++r) rows(r);
     }
   }
 
   int threads_;
   Csr5 f_;
   std::vector<double> carry_;
+  std::vector<double> scratch_;
   void (Csr5Plan::*product_fn_)() = nullptr;
 };
 
