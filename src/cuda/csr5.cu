@@ -21,12 +21,14 @@
 // Conversion kernels: a warp per tile computes tile_ptr (binary search of row_ptr), each lane its
 // column's bit_flag (the rows starting in its sigma entries), y_offset (warp prefix sum),
 // seg_offset (ballot) and the in-tile transposition; the empty-row offsets of hinted tiles
-// follow after a host prefix sum of their counts. Bit-identical to csr_to_csr5 (tested).
+// follow after a device prefix sum (CUB) of their counts, with no round trip to the host.
+// Bit-identical to csr_to_csr5 (tested).
 #include <spmv/formats/csr5.hpp>
 #include <spmv/formats/csr5_cuda.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cub/device/device_scan.cuh>
 #include <string>
 #include <utility>
 
@@ -330,7 +332,6 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
     const index_t rn = static_cast<index_t>(m.tile_ptr[t + 1] & ~kHint);
     const long long r0s = m.rp[row0], r0e = m.rp[row0 + 1];
     const long long rn_s = rn < m.rows ? m.rp[rn] : end, rn_e = rn < m.rows ? m.rp[rn + 1] : end;
-    const index_t* eo = hinted ? m.eo + m.eo_ptr[t] : nullptr;  // the tile's empty_offset entries
     unsigned long long d = m.desc[t * m.desc_words * 32 + lane];
     if (m.desc_words == 2) d |= static_cast<unsigned long long>(m.desc[(t * m.desc_words + 1) * 32 + lane]) << 32;
     const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
@@ -395,6 +396,7 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
         b0 = (r0e - 1) / m.te;
       }
     }
+    const index_t* eo = hinted ? m.eo + m.eo_ptr[t] : nullptr;  // the tile's empty_offset entries
     if (lane == 0 && begins && hinted) zero_empty_before(m, row0, base, y);
     // Segments that begin and end in this tile, consecutive lanes on consecutive segments.
     const int last_inner = crosses_end ? nseg - 2 : nseg - 1;
@@ -579,7 +581,9 @@ struct DeviceCsr5 {
     if (bits > 64)
       throw Unsupported("CSR5 tile 32x" + std::to_string(sigma) + ": a column descriptor would need " +
                         std::to_string(bits) + " bits (max 64)");
-    check_format_memory("CSR5", csr5_bytes(a, omega, sigma) + 12.0 * a.nnz(), a, opt);  // + the CSR input
+    // + the CSR input, + the bound on the empty-row lists
+    check_format_memory("CSR5", csr5_bytes(a, omega, sigma) + 12.0 * a.nnz() + 4.0 * (a.rows + a.nnz() / (32.0 * sigma) + 1),
+                        a, opt);
     Csr5& f = meta;
     f.omega = omega;
     f.sigma = sigma;
@@ -601,13 +605,17 @@ struct DeviceCsr5 {
     upload_seconds = seconds_since(t0);
 
     t0 = std::chrono::steady_clock::now();
-    tile_ptr.resize(static_cast<std::size_t>(f.tiles) + 1);
-    desc.resize(static_cast<std::size_t>(f.tiles) * f.desc_words * omega);
+    const auto tiles = static_cast<std::size_t>(f.tiles);
+    tile_ptr.resize(tiles + 1);
+    desc.resize(tiles * f.desc_words * omega);
     col.resize(static_cast<std::size_t>(f.nnz));
     val.resize(static_cast<std::size_t>(f.nnz));
-    DeviceBuffer<long long> eo_count(static_cast<std::size_t>(f.tiles));
+    // The empty-row lists are sized by a bound (hinted tiles have at most tiles + rows segments in
+    // all), so the conversion never waits for the device: no count comes back to the host.
+    eo_ptr.resize(tiles + 1);
+    eo.resize(tiles + static_cast<std::size_t>(f.rows) + 1);
     const ConvArgs c{sigma, f.y_bits, f.seg_bits, f.desc_words, f.tiles, f.tile_entries(), f.nnz, f.rows,
-                     rp.data(), col_in.data(), val_in.data(), tile_ptr.data(), desc.data(), eo_count.data(),
+                     rp.data(), col_in.data(), val_in.data(), tile_ptr.data(), desc.data(), eo_ptr.data() + 1,
                      col.data(), val.data()};
     constexpr int block = 256;
     csr5_convert_tiles<<<grid_for((f.tiles + 1) * 32, block), block>>>(c);
@@ -619,13 +627,16 @@ struct DeviceCsr5 {
       SPMV_CUDA_CHECK(cudaMemcpyAsync(val.data() + tb, val_in.data() + tb, (f.nnz - tb) * sizeof(double),
                                       cudaMemcpyDeviceToDevice));
     }
-    // Offsets of the empty-row lists: a prefix sum over tiles, on the host (a few 8-byte counts).
-    std::vector<long long> counts = eo_count.download();
-    std::vector<long long> ptr(static_cast<std::size_t>(f.tiles) + 1, 0);
-    for (offset_t t = 0; t < f.tiles; ++t) ptr[t + 1] = ptr[t] + counts[t];
-    eo_ptr.upload(ptr);
-    eo.resize(static_cast<std::size_t>(ptr.back()));
-    if (ptr.back() > 0) {
+    // Offsets of the empty-row lists: eo_ptr[0] = 0, then an in-place prefix sum of the per-tile
+    // counts that the tile kernel wrote to eo_ptr[1..tiles] (CUB's device scan).
+    SPMV_CUDA_CHECK(cudaMemsetAsync(eo_ptr.data(), 0, sizeof(long long)));
+    if (tiles > 0) {
+      std::size_t temp_bytes = 0;
+      SPMV_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, eo_ptr.data() + 1, eo_ptr.data() + 1,
+                                                    static_cast<long long>(tiles)));
+      DeviceBuffer<unsigned char> temp(temp_bytes);
+      SPMV_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, eo_ptr.data() + 1, eo_ptr.data() + 1,
+                                                    static_cast<long long>(tiles)));
       csr5_convert_empty_offsets<<<grid_for(f.tiles, block), block>>>(c, eo_ptr.data(), eo.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
@@ -769,7 +780,8 @@ Csr5 csr_to_csr5_on_device(const Csr& a, int sigma, const PlanOptions& opt) {
   f.tile_desc = d.desc.download();
   f.empty_offset_ptr.resize(d.eo_ptr.size());
   d.eo_ptr.download(reinterpret_cast<long long*>(f.empty_offset_ptr.data()), f.empty_offset_ptr.size());
-  f.empty_offset = d.eo.download();
+  f.empty_offset.resize(static_cast<std::size_t>(f.empty_offset_ptr.back()));  // eo is allocated by a bound
+  d.eo.download(f.empty_offset.data(), f.empty_offset.size());
   f.row_ptr = a.row_ptr;
   if (f.row_ptr.empty()) f.row_ptr.assign(1, 0);
   const auto col = d.col.download();
