@@ -38,6 +38,8 @@
 #endif
 
 #include <algorithm>
+#include <string>
+#include <vector>
 #include <bit>
 #include <chrono>
 #include <cstdint>
@@ -88,6 +90,23 @@ class Csr5Plan final : public CpuPlan {
     }
     detail += (!simd ? " variant=lanes" : loads ? " variant=simd_loads" : " variant=simd") + trial;
     product_fn_ = pick(omega, simd, loads);
+    // Small matrices: a team of fewer threads can beat the fork/join of all of them (the CSR
+    // kernel's trial does the same; on the H200 host oscil_dcop_19, 1.5k nonzeros, took 4.7 us on
+    // 16 threads and 1.5 us with CSR on one). Counted in setup_seconds.
+    if (opt.variant == "auto" && threads_ > 1 && f_.nnz < (offset_t{1} << 18)) {
+      std::vector<int> cands{threads_};
+      if (threads_ / 4 > 1) cands.push_back(threads_ / 4);
+      cands.push_back(1);
+      const auto t1 = std::chrono::steady_clock::now();
+      const auto t = trial_candidates(static_cast<int>(cands.size()), [&](int c) { threads_ = cands[c]; },
+                                      [this] { product(); });
+      threads_ = cands[std::min_element(t.begin(), t.end()) - t.begin()];
+      setup_seconds += seconds_since(t1);
+      std::string times;
+      for (std::size_t c = 0; c < cands.size(); ++c)
+        times += fmt::format("{}{} {:.1f}", c ? ", " : "", cands[c], t[c] * 1e6);
+      detail += fmt::format(" threads={} (trial us: {})", threads_, times);
+    }
   }
 
  protected:

@@ -795,8 +795,9 @@ void register_csr5() {
   add_kernel({.name = "csr5",
               .backend = Backend::Cuda,
               .format = "csr5",
-              .description = "CSR5 tiles (32 x sigma, sigma from nnz/row, at least 8) converted on the device, a warp "
-                             "per tile; deterministic carry fix-up, or atomics",
+              .description = "CSR5 tiles (32 x sigma; sigma 8, or the mean row length for regular long rows) "
+                             "converted on the device, a warp per tile; rows across tiles combined in one pass "
+                             "(deterministic), or variant two-pass / atomic",
               .params = {"block_size", "csr5_sigma", "deterministic", "variant"},
               .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<Csr5Plan>(a, o);
