@@ -1,10 +1,12 @@
-// CSR5 against the CSR kernels of the same backend (and cuSPARSE when built), on generated
-// irregular and regular matrices and on files given on the command line.
+// CSR5 against every other kernel of the same backend (our CSR kernels, ELL, HLL, and the Eigen /
+// cuSPARSE baselines), on generated irregular and regular matrices and on files given on the
+// command line; on CUDA also CSR5's other combination modes and tile heights.
 //
 // For each matrix and backend: the time of one product of every kernel (median of batches),
 // GFLOPS, CSR5's conversion cost in units of one SpMV of the fastest CSR kernel of that backend,
 // and the paper's iterative scenario: total = conversion + setup + N products for N = 50, 500
-// (computed from the measured product time), so one sees when a format pays back its conversion.
+// (computed from the measured product time), and for each kernel faster than our best CSR after how
+// many products its extra conversion and setup time is paid back.
 //
 //   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [matrix files...]
 #include <spmv/device.hpp>

@@ -38,12 +38,12 @@
 #endif
 
 #include <algorithm>
-#include <string>
-#include <vector>
 #include <bit>
 #include <chrono>
 #include <cstdint>
 #include <fmt/format.h>
+#include <string>
+#include <vector>
 
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
