@@ -8,7 +8,8 @@
 // (computed from the measured product time), and for each kernel faster than our best CSR after how
 // many products its extra conversion and setup time is paid back.
 //
-//   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [matrix files...]
+//   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]
+//              [--block-size B] [matrix files...]
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
@@ -205,7 +206,8 @@ std::string note(const Measured& m, double conv_units, double t_csr_family, doub
 int main(int argc, char** argv) {
   int threads = omp_get_max_threads();
   double min_seconds = 0.5, scale = 1.0;
-  bool gen = true;
+  bool gen = true, cpu = true;
+  int block_size = 0;
   std::string csv_path;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
@@ -215,8 +217,11 @@ int main(int argc, char** argv) {
     else if (s == "--csv" && i + 1 < argc) csv_path = argv[++i];
     else if (s == "--no-gen") gen = false;
     else if (s == "--small") scale = 0.1;
+    else if (s == "--gpu-only") cpu = false;
+    else if (s == "--block-size" && i + 1 < argc) block_size = std::stoi(argv[++i]);
     else if (s == "-h" || s == "--help") {
-      std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [files...]");
+      std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]\n"
+                "           [--block-size B] [files...]");
       return 0;
     } else files.push_back(s);
   }
@@ -231,7 +236,8 @@ int main(int argc, char** argv) {
   }
   for (const auto& f : files) mats.emplace_back(f, [f] { return io::load_csr(f); });
 
-  std::vector<Backend> backends = {Backend::Omp};
+  std::vector<Backend> backends;
+  if (cpu) backends.push_back(Backend::Omp);
   if (device::cuda_device_count() > 0) backends.push_back(Backend::Cuda);
   fmt::print("csr5_bench: {} OpenMP threads, GPU: {}\n", threads,
              device::cuda_device_count() > 0 ? device::cuda_device_name() : std::string("none"));
@@ -269,6 +275,7 @@ int main(int argc, char** argv) {
         names.insert(names.begin(), "serial:csr");  // no OpenMP CSR registered: compare to serial
       PlanOptions o;
       o.threads = threads;
+      if (block_size > 0) o.block_size = block_size;
       std::vector<Measured> res;
       for (const auto& k : names) {
         if (k == "serial:csr") {

@@ -287,6 +287,9 @@ __device__ __forceinline__ void finish_rows(const Parts& p, bool last, long long
 // its warp's shared buffer at the segment's number (a predicated store), and the warp then copies
 // the buffer to y with consecutive lanes on consecutive rows. The buffer holds a tile's segments:
 // at most omega * sigma doubles per warp (the plan falls back to two-pass when that does not fit).
+// Launch bounds, overridable when building for experiments: (1024, 1) lets any block size run and
+// gives the kernel 64 registers without spills; (256, 5) and (256, 6) (48 and 40 registers, with
+// spills) were 5-50% slower on the H200 (bench/results/csr5_cuda_tuning_h200.txt).
 #ifndef SPMV_CSR5_MAXT
 #define SPMV_CSR5_MAXT 1024
 #define SPMV_CSR5_MINB 1
