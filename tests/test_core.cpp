@@ -125,6 +125,22 @@ TEST(Stats, KnownSmallMatrix) {
   EXPECT_DOUBLE_EQ(s.hll_padding_ratio[0], 9.0 / 5);  // one hack of 3 rows, width 3
 }
 
+TEST(Stats, CudaCsrChoiceFollowsTheLongestRow) {
+  // Regular rows, however long: CSR-vector (its sub-warp fits the mean).
+  EXPECT_FALSE(cuda_csr_prefers_adaptive(27, 26.1));    // 27-point stencil
+  EXPECT_FALSE(cuda_csr_prefers_adaptive(7, 6.9));      // thermal
+  EXPECT_FALSE(cuda_csr_prefers_adaptive(500, 400.0));  // dense-ish rows
+  // Short rows with a few long ones under 64: still vector (a sub-warp walks them quickly).
+  EXPECT_FALSE(cuda_csr_prefers_adaptive(63, 2.0));
+  // A row over 6 times the mean and at least 64 long: adaptive (internet: 138 vs 1.66;
+  // Chem97Zt: 969 vs 24.4, where vector took 3.8x as long on the H200).
+  EXPECT_TRUE(cuda_csr_prefers_adaptive(64, 2.0));
+  EXPECT_TRUE(cuda_csr_prefers_adaptive(138, 1.66));
+  EXPECT_TRUE(cuda_csr_prefers_adaptive(969, 24.42));
+  EXPECT_FALSE(cuda_csr_prefers_adaptive(600, 100.0));  // 6x exactly is not over 6x
+  EXPECT_TRUE(cuda_csr_prefers_adaptive(83418, 5.99));  // dc1-like
+}
+
 TEST(Formats, EllAndHllHoldTheMatrix) {
   for (const auto& [name, a] : test::edge_cases()) {
     PlanOptions roomy;  // the dominant-row case pads 1200x: allowed here on purpose
