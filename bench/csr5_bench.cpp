@@ -330,10 +330,11 @@ int main(int argc, char** argv) {
       }
       if (be != Backend::Cuda && t_csr > 0) {  // the back-conversion, with the CPU's tile shape
         PlanOptions oc;
+        oc.threads = threads;
         const auto t0 = std::chrono::steady_clock::now();
         const Csr5 f = csr_to_csr5(a, csr5_omega_for(be), csr5_sigma_for(mean, be), oc);
         const auto t1 = std::chrono::steady_clock::now();
-        const Csr back = csr5_to_csr(f);
+        const Csr back = csr5_to_csr(f, threads);
         const auto t2 = std::chrono::steady_clock::now();
         const double to = std::chrono::duration<double>(t1 - t0).count(), from = std::chrono::duration<double>(t2 - t1).count();
         fmt::print("  [{}]  CSR->CSR5 {:.3f} ms ({:.1f} CSR SpMVs), CSR5->CSR {:.3f} ms ({:.1f} CSR SpMVs){}\n", to_string(be),

@@ -63,7 +63,9 @@ class Csr5Plan final : public CpuPlan {
     if (omega != 1 && omega != 2 && omega != 4 && omega != 8 && omega != 16 && omega != 32)
       throw Unsupported(fmt::format("csr5 on the CPU: omega must be 1, 2, 4, 8, 16 or 32 (got {})", omega));
     const auto t0 = std::chrono::steady_clock::now();
-    f_ = csr_to_csr5(a, omega, sigma, opt);
+    PlanOptions conv = opt;  // the conversion uses the plan's threads (one for the serial kernel)
+    conv.threads = threads_;
+    f_ = csr_to_csr5(a, omega, sigma, conv);
     convert_seconds = seconds_since(t0);
     carry_.assign(threads_, 0.0);
     bytes_per_product = csr_product_bytes(a, 1) + static_cast<offset_t>(f_.tile_desc.size()) * 4 +

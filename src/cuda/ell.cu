@@ -27,7 +27,7 @@ class EllPlan final : public CudaPlan {
  public:
   EllPlan(const Csr& a, const PlanOptions& opt) : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
     auto t0 = std::chrono::steady_clock::now();
-    const Ell e = csr_to_ell(a, Layout::ColMajor, opt);
+    const Ell e = csr_to_ell(a, Layout::ColMajor, host_conversion_options(opt));
     convert_seconds = seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     width_ = e.width;

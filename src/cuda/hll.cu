@@ -56,7 +56,7 @@ class HllPlan final : public CudaPlan {
   HllPlan(const Csr& a, const PlanOptions& opt) : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
     require_row_major(opt, "hll");
     auto t0 = std::chrono::steady_clock::now();
-    const Hll h = csr_to_hll(a, opt.hack, opt);
+    const Hll h = csr_to_hll(a, opt.hack, host_conversion_options(opt));
     convert_seconds = seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     hack_ = h.hack;

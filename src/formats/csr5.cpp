@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <fmt/format.h>
+#include <omp.h>
 
 namespace spmv {
 
@@ -97,7 +98,7 @@ Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const PlanOptions& opt) {
   // Pass 1 over tiles: tile_ptr, the empty-row hint, descriptors, and the count of empty_offset
   // entries (the segments of hinted tiles).
   std::vector<offset_t> eo_count(tiles, 0);
-#pragma omp parallel if (big)
+#pragma omp parallel num_threads(conversion_threads(opt)) if (big)
   {
     std::vector<std::uint64_t> flags(omega);
     std::vector<unsigned> seg(omega);
@@ -161,7 +162,7 @@ Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const PlanOptions& opt) {
   // Pass 2: empty_offset of hinted tiles. Segment 0 is the tile's first row; segment k >= 1 is the
   // k-th non-empty row starting strictly after base.
   std::atomic<bool> mismatch{false};
-#pragma omp parallel for schedule(dynamic, 64) if (big)
+#pragma omp parallel for schedule(dynamic, 64) num_threads(conversion_threads(opt)) if (big)
   for (offset_t t = 0; t < tiles; ++t) {
     if (!f.hinted(t)) continue;
     const offset_t base = t * te, end = base + te;
@@ -177,7 +178,7 @@ Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const PlanOptions& opt) {
   return f;
 }
 
-Csr csr5_to_csr(const Csr5& f) {
+Csr csr5_to_csr(const Csr5& f, int threads) {
   Csr a;
   a.rows = f.rows;
   a.cols = f.cols;
@@ -185,7 +186,8 @@ Csr csr5_to_csr(const Csr5& f) {
   a.col.resize(f.nnz);
   a.val.resize(f.nnz);
   const offset_t te = f.tile_entries();
-#pragma omp parallel for schedule(static) if (f.nnz > (offset_t{1} << 16))
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads()) \
+    if (f.nnz > (offset_t{1} << 16))
   for (offset_t t = 0; t < f.tiles; ++t) {
     const offset_t base = t * te;
     for (int c = 0; c < f.omega; ++c)

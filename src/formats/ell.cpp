@@ -26,7 +26,7 @@ Ell csr_to_ell(const Csr& a, Layout layout, const PlanOptions& opt) {
   e.col.resize(e.slots());
   e.val.resize(e.slots());
   e.row_len.resize(a.rows);
-#pragma omp parallel for schedule(static) if (e.slots() > (1 << 20))
+#pragma omp parallel for schedule(static) num_threads(conversion_threads(opt)) if (e.slots() > (1 << 20))
   for (index_t r = 0; r < a.rows; ++r) {
     const offset_t b = a.row_ptr[r];
     const index_t len = static_cast<index_t>(a.row_length(r));

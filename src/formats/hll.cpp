@@ -40,7 +40,7 @@ Hll csr_to_hll(const Csr& a, int hack, const PlanOptions& opt) {
   }
   h.col.resize(h.slots());
   h.val.resize(h.slots());
-#pragma omp parallel for schedule(dynamic, 64) if (h.slots() > (1 << 20))
+#pragma omp parallel for schedule(dynamic, 64) num_threads(conversion_threads(opt)) if (h.slots() > (1 << 20))
   for (index_t k = 0; k < n_hacks; ++k) {
     const index_t first = k * hack, rows_here = h.hack_rows(k), w = h.hack_width[k];
     for (index_t lr = 0; lr < rows_here; ++lr) {

@@ -1,8 +1,19 @@
 #include <spmv/formats/limits.hpp>
 
+#include <omp.h>
+
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace spmv {
+
+int conversion_threads(const PlanOptions& opt) { return std::max(opt.threads, 1); }
+
+PlanOptions host_conversion_options(const PlanOptions& opt) {
+  PlanOptions o = opt;
+  o.threads = omp_get_max_threads();
+  return o;
+}
 
 double csr_storage_bytes(const Csr& a) {
   return 12.0 * static_cast<double>(a.nnz()) + 8.0 * (static_cast<double>(a.rows) + 1);

@@ -9,4 +9,10 @@ void check_format_memory(const std::string& format, double bytes_needed, const C
                          const PlanOptions& opt);
 double csr_storage_bytes(const Csr& a);
 
+// Threads a format conversion may use: the plan's own (PlanOptions::threads), so that a conversion
+// is timed with the resources of the products it must pay back. Plans of the CUDA backend convert on
+// the host with every core (host_conversion_options).
+int conversion_threads(const PlanOptions& opt);
+PlanOptions host_conversion_options(const PlanOptions& opt);
+
 }  // namespace spmv
