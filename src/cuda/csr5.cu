@@ -61,6 +61,51 @@ __device__ __forceinline__ void zero_empty_before(const DevCsr5& m, index_t r, l
   for (index_t e = r - 1; e >= 0 && m.rp[e] == start; --e) y[e] = 0.0;
 }
 
+// Entry q's product a_q * x[col_q].
+__device__ __forceinline__ double entry_product(const DevCsr5& m, const double* __restrict__ x, long long q) {
+  return __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+}
+
+// Products of steps i0 .. i0+kBatch-1 of this lane's column (v, ci: the column's first entry; step i
+// of all lanes is one coalesced load), 0 past sigma: kBatch independent x gathers in flight.
+template <int kBatch>
+__device__ __forceinline__ void batch_products(const double* v, const index_t* ci, const double* __restrict__ x,
+                                               int i0, int sigma, double (&p)[kBatch]) {
+#pragma unroll
+  for (int j = 0; j < kBatch; ++j) {
+    const int i = i0 + j;
+    p[j] = i < sigma ? __ldg(v + i * 32) * __ldg(x + __ldg(ci + i * 32)) : 0.0;
+  }
+}
+
+// Segmented suffix scan of the columns' leading parts ("red": the end of a segment opened to the
+// left): the sum of the red parts of the flag-free columns after this lane and of the next column
+// with a flag, i.e. what ends this lane's last segment (0 for lane 31). Adds only values of one
+// row: no cancellation between rows as with the paper's prefix-sum differences.
+__device__ __forceinline__ double right_of_column(double red, bool has_flag, int lane) {
+  double acc = red;
+  int stop = has_flag || lane == 31;
+  for (int off = 1; off < 32; off *= 2) {
+    const double a = __shfl_down_sync(kFull, acc, off);
+    const int s = __shfl_down_sync(kFull, stop, off);
+    if (lane + off < 32 && !stop) {
+      acc += a;
+      stop = s;
+    }
+  }
+  const double right = __shfl_down_sync(kFull, acc, 1);
+  return lane == 31 ? 0.0 : right;
+}
+
+// Row of segment k >= 1 of a tile; in a hinted tile (eo: its empty_offset entries, else null) also
+// zeroes the empty rows just before it.
+__device__ __forceinline__ index_t segment_row(const index_t* eo, index_t row0, int k, double* __restrict__ y) {
+  if (!eo) return row0 + k;
+  const index_t row = row0 + eo[k];
+  for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) y[r] = 0.0;
+  return row;
+}
+
 // Segment k of tile t has sum s. reaches_end: it may continue in tile t+1.
 __device__ __forceinline__ void close_segment(const DevCsr5& m, long long t, index_t row0, bool hinted,
                                               bool begins, int k, double s, bool reaches_end, double* y,
@@ -76,13 +121,8 @@ __device__ __forceinline__ void close_segment(const DevCsr5& m, long long t, ind
     }
     return;
   }
-  index_t row = row0 + k;
-  if (hinted) {
-    const index_t* eo = m.eo + m.eo_ptr[t];
-    row = row0 + eo[k];
-    if (!atomic)  // atomic mode zeroed y beforehand
-      for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) y[r] = 0.0;
-  }
+  // (In atomic mode y is already zero; zeroing its empty rows again races with nothing.)
+  const index_t row = segment_row(hinted ? m.eo + m.eo_ptr[t] : nullptr, row0, k, y);
   if (atomic && reaches_end) atomicAdd(y + row, s);
   else y[row] = s;
 }
@@ -94,7 +134,7 @@ __device__ void tail_item(const DevCsr5& m, long long i, const double* __restric
   if (i == 0) {
     double s = 0;
     if (m.rb > 0 && m.rp[m.rb] > m.tb) {
-      for (long long p = m.tb; p < m.rp[m.rb]; ++p) s += m.val[p] * __ldg(x + m.col[p]);
+      for (long long p = m.tb; p < m.rp[m.rb]; ++p) s += entry_product(m, x, p);
       if (atomic) atomicAdd(y + m.rb - 1, s);
     }
     if (!atomic) first[m.tiles] = s;
@@ -103,7 +143,7 @@ __device__ void tail_item(const DevCsr5& m, long long i, const double* __restric
   const long long r = m.rb + i - 1;
   if (r >= m.rows) return;
   double s = 0;
-  for (long long p = m.rp[r]; p < m.rp[r + 1]; ++p) s += m.val[p] * __ldg(x + m.col[p]);
+  for (long long p = m.rp[r]; p < m.rp[r + 1]; ++p) s += entry_product(m, x, p);
   y[r] = s;
 }
 
@@ -134,11 +174,7 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
   const int sigma = m.sigma;
   for (int i0 = 0; i0 < sigma; i0 += kBatch) {
     double p[kBatch];
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const int i = i0 + j;
-      p[j] = i < sigma ? __ldg(v + i * 32) * __ldg(x + __ldg(ci + i * 32)) : 0.0;
-    }
+    batch_products<kBatch>(v, ci, x, i0, sigma, p);
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
       const int i = i0 + j;
@@ -157,20 +193,7 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
     }
   }
   if (!seen) red = sum;
-  // Segmented suffix scan: acc[c] = red[c] + red[c+1] + ... up to the first lane that has a flag
-  // (or lane 31), inclusive.
-  double acc = red;
-  int stop = seen || lane == 31;
-  for (int off = 1; off < 32; off *= 2) {
-    const double a = __shfl_down_sync(kFull, acc, off);
-    const int s = __shfl_down_sync(kFull, stop, off);
-    if (lane + off < 32 && !stop) {
-      acc += a;
-      stop = s;
-    }
-  }
-  double right = __shfl_down_sync(kFull, acc, 1);
-  if (lane == 31) right = 0;
+  const double right = right_of_column(red, seen, lane);
   if (seen) {
     const bool reaches_end = lane + static_cast<int>(seg_off) >= 31;
     close_segment(m, t, row0, hinted, begins, seg, sum + right, reaches_end, y, first, atomic);
@@ -305,7 +328,7 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
     double s = 0;
     if (r < m.rows)
       for (long long q = m.rp[r] + (lane & 7); q < m.rp[r + 1]; q += 8)
-        s += __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+        s += entry_product(m, x, q);
     s = group_sum(s, 8);
     if ((lane & 7) == 0 && r < m.rows) y[r] = s;
     return;
@@ -317,7 +340,7 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
   if (t == m.tiles) {  // the tail's part of the row straddling its start, when that row is long
     if (m.rb > 0 && m.rp[m.rb] > m.tb && m.rp[m.rb - 1] < m.tb - m.te) {
       double s = 0;
-      for (long long q = m.tb + lane; q < m.rp[m.rb]; q += 32) s += __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+      for (long long q = m.tb + lane; q < m.rp[m.rb]; q += 32) s += entry_product(m, x, q);
       head_s = group_sum(s, 32);
       head_ev = lane == 0;
       row0 = m.rb - 1;
@@ -347,11 +370,7 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
     const int sigma = m.sigma;
     for (int i0 = 0; i0 < sigma; i0 += kBatch) {
       double pr[kBatch];
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j) {
-        const int i = i0 + j;
-        pr[j] = i < sigma ? __ldg(v + i * 32) * __ldg(x + __ldg(ci + i * 32)) : 0.0;
-      }
+      batch_products<kBatch>(v, ci, x, i0, sigma, pr);
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
         const int i = i0 + j;
@@ -364,23 +383,10 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
         sum = flag ? pr[j] : sum + pr[j];
       }
     }
-    if (first_flag == 64) red = sum;
-    // Segmented suffix scan of the columns' leading parts: right = the red parts of the flag-free
-    // columns after this one and of the next column with a flag, which end this column's last
-    // segment. Adds only values of one row: no cancellation between rows.
-    double acc = red;
-    int stop = first_flag != 64 || lane == 31;
-    for (int off = 1; off < 32; off *= 2) {
-      const double a = __shfl_down_sync(kFull, acc, off);
-      const int s = __shfl_down_sync(kFull, stop, off);
-      if (lane + off < 32 && !stop) {
-        acc += a;
-        stop = s;
-      }
-    }
-    double right = __shfl_down_sync(kFull, acc, 1);
-    if (lane == 31) right = 0;
-    if (first_flag != 64) seg_sum[seg] = sum + right;
+    const bool has_flag = first_flag != 64;
+    if (!has_flag) red = sum;
+    const double right = right_of_column(red, has_flag, lane);
+    if (has_flag) seg_sum[seg] = sum + right;
     const int nseg = __shfl_sync(kFull, seg, 31) + 1;  // lane 31's last segment is the tile's last
     __syncwarp();
     // Boundary rows: row0 (segment 0) when it began in an earlier tile, and the row of the last
@@ -404,9 +410,7 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
     // Segments that begin and end in this tile, consecutive lanes on consecutive segments.
     const int last_inner = crosses_end ? nseg - 2 : nseg - 1;
     for (int k = lane; k < nseg; k += 32) {
-      const index_t row = eo ? row0 + eo[k] : row0 + k;
-      if (eo && k > 0)
-        for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) y[r] = 0.0;
+      const index_t row = k > 0 ? segment_row(eo, row0, k, y) : row0;
       if ((k > 0 || begins) && k <= last_inner) y[row] = seg_sum[k];
     }
     if (lane == 0) {
@@ -430,10 +434,10 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
         const int first = lane * sigma;
         for (int i = 0; i < sigma && first + i < n; ++i) {
           const long long q = end + static_cast<long long>(i) * 32 + lane;
-          s += __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+          s += entry_product(m, x, q);
         }
       } else {
-        for (int j = lane; j < n; j += 32) s += __ldg(m.val + end + j) * __ldg(x + __ldg(m.col + end + j));
+        for (int j = lane; j < n; j += 32) s += entry_product(m, x, end + j);
       }
       s = group_sum(s, 32);
       if (lane == 0) y[rn] = seg_sum[nseg - 1] + s;
@@ -676,13 +680,11 @@ class Csr5Plan final : public CudaPlan {
         SPMV_CUDA_CHECK(cudaFuncSetAttribute(csr5_single<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
       }
     }
+    head_.resize(n);  // single-pass: the long rows' head parts; two-pass and atomic: the carries (first[])
     if (mode_ == Mode::Single) {
-      head_.resize(n);
       tail_.resize(n);
       count_.resize(n);
       SPMV_CUDA_CHECK(cudaMemset(count_.data(), 0, n * sizeof(unsigned)));
-    } else {
-      head_.resize(n);  // the two-pass mode's carries (first[])
     }
     bytes_per_product = csr_product_bytes(a, 1) + static_cast<offset_t>(m_.desc.size()) * 4 +
                         static_cast<offset_t>(m_.tile_ptr.size()) * 8;
