@@ -187,12 +187,10 @@ class Csr5Plan final : public CpuPlan {
     const int sigma = f_.sigma;
     const offset_t base = t * f_.tile_entries();
     const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
-    const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t * f_.desc_words) * W;
     std::uint64_t flags[W];
     unsigned yend[W];
     for (int c = 0; c < W; ++c) {
-      std::uint64_t d = dw[c];
-      if (f_.desc_words == 2) d |= std::uint64_t{dw[W + c]} << 32;
+      const std::uint64_t d = f_.descriptor(t, c);
       flags[c] = f_.bit_flag(d);
       if (c > 0) yend[c - 1] = f_.y_offset(d);
     }
@@ -256,12 +254,12 @@ class Csr5Plan final : public CpuPlan {
     const int sigma = S > 0 ? S : f_.sigma;
     const offset_t base = t * f_.tile_entries();
     const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
-    const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t * f_.desc_words) * 4;
     alignas(16) std::uint64_t flags[4];
     unsigned yend[4];
     std::uint64_t csr_flags = 0;  // S = 16: the tile's flags in CSR order, bit c*16 + i
     __m256i fv;
     if constexpr (S == 16) {  // y_bits = 6, seg_bits = 2, one descriptor word
+      const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t) * 4;  // one word per lane
       const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw));
       const __m128i fl = _mm_or_si128(_mm_srli_epi32(d, 8), _mm_setr_epi32(1, 0, 0, 0));
       csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi32(fl, fl)));
@@ -271,8 +269,7 @@ class Csr5Plan final : public CpuPlan {
       yend[2] = static_cast<unsigned>(_mm_extract_epi32(d, 3)) & 63;
     } else {
       for (int c = 0; c < 4; ++c) {
-        std::uint64_t d = dw[c];
-        if (f_.desc_words == 2) d |= std::uint64_t{dw[4 + c]} << 32;
+        const std::uint64_t d = f_.descriptor(t, c);
         flags[c] = f_.bit_flag(d);
         if (c > 0) yend[c - 1] = f_.y_offset(d);
       }
@@ -317,7 +314,6 @@ class Csr5Plan final : public CpuPlan {
     const int sigma = f_.sigma;
     const offset_t base = t * f_.tile_entries();
     const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
-    const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t * f_.desc_words) * W;
     const double* v = f_.val.data() + base;
     const index_t* ci = f_.col.data() + base;
     double red[W], blue[W];
@@ -325,8 +321,7 @@ class Csr5Plan final : public CpuPlan {
     bool seen[W];
     double first = 0;
     for (int c = 0; c < W; ++c) {
-      std::uint64_t d = dw[c];
-      if (f_.desc_words == 2) d |= std::uint64_t{dw[W + c]} << 32;
+      const std::uint64_t d = f_.descriptor(t, c);
       std::uint64_t fl = f_.bit_flag(d) | (c == 0 ? 1u : 0u);
       off[c] = f_.seg_offset(d);
       const double* vc = v + c;
