@@ -11,6 +11,22 @@ namespace spmv::cuda {
 
 namespace {
 
+// Row r's place in the HLL arrays: its hack is a column-major block of `stride` rows (the last hack
+// may be short) and `width` columns; entry j of the row is at slot(j).
+template <typename OffT>
+struct HllRow {
+  OffT base;
+  index_t width, stride;
+  __device__ OffT slot(index_t j) const { return base + static_cast<OffT>(j) * stride; }
+};
+
+template <typename OffT>
+__device__ __forceinline__ HllRow<OffT> hll_row(index_t rows, int hack, const OffT* __restrict__ hack_offset,
+                                               const index_t* __restrict__ hack_width, index_t r) {
+  const index_t h = r / hack, lr = r - h * hack;
+  return {hack_offset[h] + lr, hack_width[h], min(hack, rows - h * hack)};
+}
+
 template <typename OffT>
 __global__ void hll_kernel(index_t rows, int hack, const OffT* __restrict__ hack_offset,
                            const index_t* __restrict__ hack_width, const index_t* __restrict__ col,
@@ -18,13 +34,10 @@ __global__ void hll_kernel(index_t rows, int hack, const OffT* __restrict__ hack
                            double* __restrict__ y) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
-  const index_t h = r / hack, lr = r - h * hack;
-  const index_t hr = min(hack, rows - h * hack);
-  const index_t w = hack_width[h];
-  const OffT base = hack_offset[h] + lr;
+  const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, r);
   double s = 0;
-  for (index_t j = 0; j < w; ++j) {
-    const OffT p = base + static_cast<OffT>(j) * hr;
+  for (index_t j = 0; j < row.width; ++j) {
+    const OffT p = row.slot(j);
     s += __ldg(val + p) * __ldg(x + __ldg(col + p));
   }
   y[r] = s;
@@ -39,13 +52,10 @@ __global__ void hll_spmm_kernel(index_t rows, int k, int hack, const OffT* __res
   const long long r = t / k;
   const int c = static_cast<int>(t - r * k);
   if (r >= rows) return;
-  const index_t h = static_cast<index_t>(r / hack), lr = static_cast<index_t>(r - static_cast<long long>(h) * hack);
-  const index_t hr = min(hack, rows - h * hack);
-  const index_t w = hack_width[h];
-  const OffT base = hack_offset[h] + lr;
+  const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, static_cast<index_t>(r));
   double s = 0;
-  for (index_t j = 0; j < w; ++j) {
-    const OffT p = base + static_cast<OffT>(j) * hr;
+  for (index_t j = 0; j < row.width; ++j) {
+    const OffT p = row.slot(j);
     s += __ldg(val + p) * __ldg(x + static_cast<long long>(__ldg(col + p)) * k + c);
   }
   y[r * k + c] = s;
