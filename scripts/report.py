@@ -89,6 +89,16 @@ def save(fig, out, name, written):
     written.append(name)
 
 
+def finish(fig, ax, out, name, written, xlabel, ylabel, title, grid_which="major"):
+    """Labels, grid and legend of the summary plots, then save."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which=grid_which)
+    ax.legend(fontsize=7)
+    save(fig, out, name, written)
+
+
 def safe(s):
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)
 
@@ -266,12 +276,8 @@ def main():
             ax.plot(xs, [x * copy for x in xs], "r--", lw=1, label=f"GPU copy {copy:.0f} GB/s")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("arithmetic intensity (flop / byte of the minimal traffic)")
-        ax.set_ylabel("GFLOPS")
-        ax.set_title("Roofline: achieved GFLOPS against the measured bandwidth roofs")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-        save(fig, out, "roofline.png", written)
+        finish(fig, ax, out, "roofline.png", written, "arithmetic intensity (flop / byte of the minimal traffic)",
+               "GFLOPS", "Roofline: achieved GFLOPS against the measured bandwidth roofs", "both")
 
         fig, ax = plt.subplots(figsize=(8, 5))
         for side, color in (("CPU", "tab:blue"), ("GPU", "tab:red")):
@@ -281,12 +287,8 @@ def main():
                            color=color, alpha=0.6, label=side)
         ax.axhline(100, color="k", lw=1, ls="--", label="measured ceiling")
         ax.set_xscale("log")
-        ax.set_xlabel("nnz")
-        ax.set_ylabel("effective bandwidth, % of ceiling")
-        ax.set_title("Effective bandwidth against the ceiling (above 100%: matrix fits in cache)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        save(fig, out, "bandwidth_share.png", written)
+        finish(fig, ax, out, "bandwidth_share.png", written, "nnz", "effective bandwidth, % of ceiling",
+               "Effective bandwidth against the ceiling (above 100%: matrix fits in cache)")
 
     # --- conversion cost against product time ---
     conv = [r for r in ok if r["k"] == 1 and r["time_median_s"] > 0]
@@ -303,12 +305,8 @@ def main():
             ax.plot([lo, hi], [n * lo, n * hi], "k", ls=ls, lw=0.8, label=f"= {n} products")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("product time (s, median)")
-        ax.set_ylabel("conversion + setup time (s)")
-        ax.set_title("Conversion cost against product time")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-        save(fig, out, "conversion_cost.png", written)
+        finish(fig, ax, out, "conversion_cost.png", written, "product time (s, median)",
+               "conversion + setup time (s)", "Conversion cost against product time", "both")
 
     # --- CSR-adaptive style tuning: harmonic mean over the suite per nz_per_block ---
     npb = [r for r in ok if r["nz_per_block"] > 0 and r["k"] == 1]
@@ -328,12 +326,8 @@ def main():
             hm_lines.append([v] + [f"**{h:.3g}**" if z == top else f"{h:.3g}" for z, h in zip(zs, hms)])
             hm_header = ["kernel"] + [str(int(z)) for z in zs]
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("nz_per_block")
-        ax.set_ylabel("harmonic mean GFLOPS over the suite")
-        ax.set_title("CSR-adaptive row-block size")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        save(fig, out, "nz_per_block_harmonic_mean.png", written)
+        finish(fig, ax, out, "nz_per_block_harmonic_mean.png", written, "nz_per_block",
+               "harmonic mean GFLOPS over the suite", "CSR-adaptive row-block size")
 
     # --- report.md ---
     md = ["# SpMV benchmark report\n"]
