@@ -59,33 +59,30 @@ Csr build(index_t rows, index_t cols, RowGen row) {
   a.rows = rows;
   a.cols = cols;
   a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+  // Runs use(r, columns of row r) for every row, in parallel.
+  auto each_row = [&](auto&& use) {
 #pragma omp parallel
-  {
-    std::vector<index_t> c;
+    {
+      std::vector<index_t> c;
 #pragma omp for schedule(dynamic, 4096)
-    for (index_t r = 0; r < rows; ++r) {
-      c.clear();
-      row(r, c);
-      a.row_ptr[r + 1] = static_cast<offset_t>(c.size());
+      for (index_t r = 0; r < rows; ++r) {
+        c.clear();
+        row(r, c);
+        use(r, c);
+      }
     }
-  }
+  };
+  each_row([&](index_t r, const std::vector<index_t>& c) { a.row_ptr[r + 1] = static_cast<offset_t>(c.size()); });
   for (index_t r = 0; r < rows; ++r) a.row_ptr[r + 1] += a.row_ptr[r];
   a.col.resize(a.nnz());
   a.val.resize(a.nnz());
-#pragma omp parallel
-  {
-    std::vector<index_t> c;
-#pragma omp for schedule(dynamic, 4096)
-    for (index_t r = 0; r < rows; ++r) {
-      c.clear();
-      row(r, c);
-      const offset_t b = a.row_ptr[r];
-      for (std::size_t j = 0; j < c.size(); ++j) {
-        a.col[b + j] = c[j];
-        a.val[b + j] = c[j] == r ? 26.0 : -1.0 + 1e-3 * static_cast<double>(mix(b + j) % 1000);
-      }
+  each_row([&](index_t r, const std::vector<index_t>& c) {
+    const offset_t b = a.row_ptr[r];
+    for (std::size_t j = 0; j < c.size(); ++j) {
+      a.col[b + j] = c[j];
+      a.val[b + j] = c[j] == r ? 26.0 : -1.0 + 1e-3 * static_cast<double>(mix(b + j) % 1000);
     }
-  }
+  });
   return a;
 }
 
