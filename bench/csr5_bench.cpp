@@ -9,7 +9,11 @@
 // many products its extra conversion and setup time is paid back.
 //
 //   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]
-//              [--block-size B] [matrix files...]
+//              [--block-size B] [--cuda-variants V[@SIGMA],...] [--only K,...] [matrix files...]
+//
+// --cuda-variants replaces the default extra CUDA CSR5 runs (the other modes, a tile-height sweep,
+// other load batches) with the listed variants, each optionally with a tile height; --only runs
+// just the listed kernels of each backend (besides the CSR5 runs).
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
@@ -209,7 +213,16 @@ int main(int argc, char** argv) {
   bool gen = true, cpu = true;
   int block_size = 0;
   std::string csv_path;
-  std::vector<std::string> files;
+  std::vector<std::string> files, cuda_variants, only;
+  const auto split = [](const std::string& list) {
+    std::vector<std::string> v;
+    for (std::size_t b = 0; b <= list.size();) {
+      const auto e = std::min(list.find(',', b), list.size());
+      if (e > b) v.push_back(list.substr(b, e - b));
+      b = e + 1;
+    }
+    return v;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
@@ -219,9 +232,11 @@ int main(int argc, char** argv) {
     else if (s == "--small") scale = 0.1;
     else if (s == "--gpu-only") cpu = false;
     else if (s == "--block-size" && i + 1 < argc) block_size = std::stoi(argv[++i]);
+    else if (s == "--cuda-variants" && i + 1 < argc) cuda_variants = split(argv[++i]);
+    else if (s == "--only" && i + 1 < argc) only = split(argv[++i]);
     else if (s == "-h" || s == "--help") {
       std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]\n"
-                "           [--block-size B] [files...]");
+                "           [--block-size B] [--cuda-variants V[@SIGMA],...] [--only K,...] [files...]");
       return 0;
     } else files.push_back(s);
   }
@@ -270,7 +285,8 @@ int main(int argc, char** argv) {
     for (Backend be : backends) {
       std::vector<std::string> names;
       for (const auto& k : kernels())
-        if (k.backend == be) names.push_back(k.name);  // every format: the iterative scenario compares them all
+        if (k.backend == be && (only.empty() || k.name == "csr5" || std::find(only.begin(), only.end(), k.name) != only.end()))
+          names.push_back(k.name);  // every format: the iterative scenario compares them all
       if (be == Backend::Omp && std::find(names.begin(), names.end(), "csr") == names.end())
         names.insert(names.begin(), "serial:csr");  // no OpenMP CSR registered: compare to serial
       PlanOptions o;
@@ -284,10 +300,20 @@ int main(int argc, char** argv) {
         } else {
           res.push_back(measure(a, be, k, o, x, ref, min_seconds));
         }
-        if (k == "csr5" && be == Backend::Cuda) {
-          // The other ways of combining rows across tiles: main + fix-up kernel, and the paper's
-          // atomics (not deterministic).
-          for (const char* v : {"two-pass", "atomic"}) {
+        if (k == "csr5" && be == Backend::Cuda && !cuda_variants.empty()) {
+          for (const auto& vs : cuda_variants) {
+            PlanOptions ov = o;
+            const auto at = vs.find('@');
+            ov.variant = vs.substr(0, at);
+            if (at != std::string::npos) ov.csr5_sigma = std::stoi(vs.substr(at + 1));
+            ov.deterministic = !ov.variant.starts_with("atomic");
+            res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
+            res.back().kernel = "csr5-" + vs;
+          }
+        } else if (k == "csr5" && be == Backend::Cuda) {
+          // The other ways of combining rows across tiles: runs of tiles per warp combined by blocks,
+          // main + fix-up kernel, and the paper's atomics (not deterministic).
+          for (const char* v : {"block", "two-pass", "atomic"}) {
             PlanOptions ov = o;
             ov.variant = v;
             ov.deterministic = std::string(v) != "atomic";

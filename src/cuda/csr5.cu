@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cub/device/device_scan.cuh>
+#include <cuda_pipeline.h>
 #include <string>
 #include <utility>
 
@@ -64,6 +65,13 @@ __device__ __forceinline__ void zero_empty_before(const DevCsr5& m, index_t r, l
 // Entry q's product a_q * x[col_q].
 __device__ __forceinline__ double entry_product(const DevCsr5& m, const double* __restrict__ x, long long q) {
   return __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+}
+
+// Lane's column descriptor of tile t (one or two 32-bit words).
+__device__ __forceinline__ unsigned long long load_desc(const DevCsr5& m, long long t, int lane) {
+  unsigned long long d = m.desc[t * m.desc_words * 32 + lane];
+  if (m.desc_words == 2) d |= static_cast<unsigned long long>(m.desc[(t * m.desc_words + 1) * 32 + lane]) << 32;
+  return d;
 }
 
 // Products of steps i0 .. i0+kBatch-1 of this lane's column (v, ci: the column's first entry; step i
@@ -159,8 +167,7 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
   const unsigned long long tp = m.tile_ptr[t];
   const index_t row0 = static_cast<index_t>(tp & ~kHint);
   const bool hinted = (tp & kHint) != 0;
-  unsigned long long d = m.desc[t * m.desc_words * 32 + lane];
-  if (m.desc_words == 2) d |= static_cast<unsigned long long>(m.desc[(t * m.desc_words + 1) * 32 + lane]) << 32;
+  const unsigned long long d = load_desc(m, t, lane);
   const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
   const bool begins = (raw & 1) != 0;  // lane 0: the tile's first entry starts row0
   const unsigned long long flags = raw | (lane == 0 ? 1ull : 0ull);  // segment 0 opens at entry 0
@@ -253,6 +260,72 @@ __global__ void csr5_fixup(DevCsr5 m, const double* __restrict__ first, double* 
   }
 }
 
+// A full tile's segment sums into seg_sum (its warp's shared buffer), at the segments' numbers:
+// a lane's closed segments by a predicated store (no divergent branch per step), its last one
+// completed by the segmented scan over the warp. nseg: the tile's segments (warp-uniform);
+// begins: the tile's first entry starts a row.
+struct TileSegments {
+  int nseg;
+  bool begins;
+};
+template <int kBatch, int kSigma = 0>
+__device__ __forceinline__ TileSegments tile_segments(const DevCsr5& m, const double* __restrict__ x, long long base,
+                                                      unsigned long long d, double* seg_sum, int lane) {
+  const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
+  const unsigned long long flags = raw | (lane == 0 ? 1ull : 0ull);  // segment 0 opens at entry 0
+  const int first_flag = flags ? __ffsll(static_cast<long long>(flags)) - 1 : 64;
+  int seg = static_cast<int>(d & ((1ull << m.y_bits) - 1)) - 1;
+  double sum = 0, red = 0;
+  const double* v = m.val + base + lane;
+  const index_t* ci = m.col + base + lane;
+  const int sigma = kSigma > 0 ? kSigma : m.sigma;
+#pragma unroll
+  for (int i0 = 0; i0 < sigma; i0 += kBatch) {
+    double pr[kBatch];
+    batch_products<kBatch>(v, ci, x, i0, sigma, pr);
+    const unsigned batch_flags = static_cast<unsigned>(flags >> i0);  // one 64-bit shift per batch
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = i0 + j;
+      const bool flag = i < sigma && ((batch_flags >> j) & 1) != 0;
+      // At the column's first flag the running sum is the end of a segment opened to the left
+      // ("red"); at later flags it is a whole segment of this column.
+      if (flag && i != first_flag) seg_sum[seg] = sum;
+      if (i == first_flag) red = sum;
+      seg += flag;
+      sum = flag ? pr[j] : sum + pr[j];
+    }
+  }
+  const bool has_flag = first_flag != 64;
+  if (!has_flag) red = sum;
+  const double right = right_of_column(red, has_flag, lane);
+  if (has_flag) seg_sum[seg] = sum + right;
+  const int nseg = __shfl_sync(kFull, seg, 31) + 1;  // lane 31's last segment is the tile's last
+  const bool begins = __shfl_sync(kFull, static_cast<unsigned>(raw & 1), 0) != 0;
+  __syncwarp();
+  return {nseg, begins};
+}
+
+// Rows starting at or after the tail (trailing empty rows too): warp i takes rows rb + 4i ..
+// rb + 4i + 3, 8 lanes each.
+__device__ __forceinline__ void tail_rows(const DevCsr5& m, const double* __restrict__ x, double* __restrict__ y,
+                                          long long i, int lane) {
+  const long long r = m.rb + i * 4 + lane / 8;
+  double s = 0;
+  if (r < m.rows)
+    for (long long q = m.rp[r] + (lane & 7); q < m.rp[r + 1]; q += 8) s += entry_product(m, x, q);
+  s = group_sum(s, 8);
+  if ((lane & 7) == 0 && r < m.rows) y[r] = s;
+}
+
+// The tail's part of row rb - 1, the row that starts in a full tile and goes on into the tail
+// (callers check that it does), summed by the warp.
+__device__ __forceinline__ double tail_straddle(const DevCsr5& m, const double* __restrict__ x, int lane) {
+  double s = 0;
+  for (long long q = m.tb + lane; q < m.rp[m.rb]; q += 32) s += entry_product(m, x, q);
+  return group_sum(s, 32);
+}
+
 // ---- single pass: the default deterministic mode ----
 // A row crossing tile boundaries spans tiles a..b (a: where it starts, b: where it ends; the tail
 // counts as tile `tiles`).
@@ -317,20 +390,17 @@ __device__ __forceinline__ void finish_rows(const Parts& p, bool last, long long
 #define SPMV_CSR5_MAXT 1024
 #define SPMV_CSR5_MINB 1
 #endif
-template <int kBatch>
+template <int kBatch, int kSigma>
 __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(DevCsr5 m, const double* __restrict__ x, double* __restrict__ y,
                                                     Parts parts) {
   extern __shared__ double smem[];
+  // Tile heights of the sigma rule are compiled in (constant tile size, unrolled steps).
+  const int sigma = kSigma > 0 ? kSigma : m.sigma;
+  const long long te = 32ll * sigma;
   const long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
-  if (t > m.tiles) {  // rows starting at or after the tail (trailing empty rows too), 8 lanes each
-    const long long r = m.rb + (t - m.tiles - 1) * 4 + lane / 8;
-    double s = 0;
-    if (r < m.rows)
-      for (long long q = m.rp[r] + (lane & 7); q < m.rp[r + 1]; q += 8)
-        s += entry_product(m, x, q);
-    s = group_sum(s, 8);
-    if ((lane & 7) == 0 && r < m.rows) y[r] = s;
+  if (t > m.tiles) {
+    tail_rows(m, x, y, t - m.tiles - 1, lane);
     return;
   }
   bool head_ev = false, tail_ev = false;  // lane 0 holds a part of a long row
@@ -338,18 +408,16 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
   index_t row0 = 0, tail_row = 0;
   long long a0 = 0, b0 = 0;  // first and last tile of row0
   if (t == m.tiles) {  // the tail's part of the row straddling its start, when that row is long
-    if (m.rb > 0 && m.rp[m.rb] > m.tb && m.rp[m.rb - 1] < m.tb - m.te) {
-      double s = 0;
-      for (long long q = m.tb + lane; q < m.rp[m.rb]; q += 32) s += entry_product(m, x, q);
-      head_s = group_sum(s, 32);
+    if (m.rb > 0 && m.rp[m.rb] > m.tb && m.rp[m.rb - 1] < m.tb - te) {
+      head_s = tail_straddle(m, x, lane);
       head_ev = lane == 0;
       row0 = m.rb - 1;
-      a0 = m.rp[row0] / m.te;
+      a0 = m.rp[row0] / te;
       b0 = m.tiles;
     }
   } else {
-    double* seg_sum = smem + static_cast<long long>(threadIdx.x / 32) * m.te;
-    const long long base = t * m.te, end = base + m.te;
+    double* seg_sum = smem + static_cast<long long>(threadIdx.x / 32) * te;
+    const long long base = t * te, end = base + te;
     const unsigned long long tp = m.tile_ptr[t];
     row0 = static_cast<index_t>(tp & ~kHint);
     const bool hinted = (tp & kHint) != 0;
@@ -358,51 +426,22 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
     const index_t rn = static_cast<index_t>(m.tile_ptr[t + 1] & ~kHint);
     const long long r0s = m.rp[row0], r0e = m.rp[row0 + 1];
     const long long rn_s = rn < m.rows ? m.rp[rn] : end, rn_e = rn < m.rows ? m.rp[rn + 1] : end;
-    unsigned long long d = m.desc[t * m.desc_words * 32 + lane];
-    if (m.desc_words == 2) d |= static_cast<unsigned long long>(m.desc[(t * m.desc_words + 1) * 32 + lane]) << 32;
-    const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
-    const unsigned long long flags = raw | (lane == 0 ? 1ull : 0ull);  // segment 0 opens at entry 0
-    const int first_flag = flags ? __ffsll(static_cast<long long>(flags)) - 1 : 64;
-    int seg = static_cast<int>(d & ((1ull << m.y_bits) - 1)) - 1;
-    double sum = 0, red = 0;
-    const double* v = m.val + base + lane;
-    const index_t* ci = m.col + base + lane;
-    const int sigma = m.sigma;
-    for (int i0 = 0; i0 < sigma; i0 += kBatch) {
-      double pr[kBatch];
-      batch_products<kBatch>(v, ci, x, i0, sigma, pr);
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j) {
-        const int i = i0 + j;
-        const bool flag = i < sigma && ((flags >> i) & 1) != 0;
-        // At the column's first flag the running sum is the end of a segment opened to the left
-        // ("red"); at later flags it is a whole segment of this column.
-        if (flag && i != first_flag) seg_sum[seg] = sum;
-        if (i == first_flag) red = sum;
-        seg += flag;
-        sum = flag ? pr[j] : sum + pr[j];
-      }
-    }
-    const bool has_flag = first_flag != 64;
-    if (!has_flag) red = sum;
-    const double right = right_of_column(red, has_flag, lane);
-    if (has_flag) seg_sum[seg] = sum + right;
-    const int nseg = __shfl_sync(kFull, seg, 31) + 1;  // lane 31's last segment is the tile's last
-    __syncwarp();
+    const TileSegments ts = tile_segments<kBatch, kSigma>(m, x, base, load_desc(m, t, lane), seg_sum, lane);
+    const int nseg = ts.nseg;
     // Boundary rows: row0 (segment 0) when it began in an earlier tile, and the row of the last
     // segment when it goes on into the next tile.
-    const bool begins = __shfl_sync(kFull, static_cast<unsigned>(raw & 1), 0) != 0;
+    const bool begins = ts.begins;
     const bool crosses_end = rn_s < end;
     const long long rn_end = crosses_end ? rn_e : end;
     // Comparisons instead of 64-bit divisions by te (a software routine of ~70 instructions each):
     // a row "short" across a boundary ends in the tile after the one it starts in.
-    const bool short_cross = crosses_end && (nseg > 1 || begins) && rn_end <= end + m.te;
+    const bool short_cross = crosses_end && (nseg > 1 || begins) && rn_end <= end + te;
     bool long_head = false;
     if (!begins) {
-      long_head = r0s < base - m.te || r0e > end;
+      long_head = r0s < base - te || r0e > end;
       if (long_head) {
-        a0 = r0s / m.te;
-        b0 = (r0e - 1) / m.te;
+        a0 = r0s / te;
+        b0 = (r0e - 1) / te;
       }
     }
     const index_t* eo = hinted ? m.eo + m.eo_ptr[t] : nullptr;  // the tile's empty_offset entries
@@ -424,20 +463,17 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
         tail_row = eo ? row0 + eo[nseg - 1] : row0 + nseg - 1;
       }
     }
-    // The rest of a short row crossing into the next tile: its CSR entries end .. rn_end-1. In a full
-    // tile lane c reads its column's entries below that bound (step i of all lanes is contiguous);
-    // in the tail (CSR order) the lanes stride over them.
+    // The rest of a short row crossing into the next tile: its CSR entries end .. rn_end-1,
+    // transposed in a full tile, in CSR order in the tail.
     if (short_cross) {
+      // Lane j takes the row's j-th entry there (one round of loads, not a loop per column): in a
+      // full tile CSR entry j sits at column j / sigma, step j % sigma.
       const int n = static_cast<int>(rn_end - end);
+      const bool full = t + 1 < m.tiles;
       double s = 0;
-      if (t + 1 < m.tiles) {
-        const int first = lane * sigma;
-        for (int i = 0; i < sigma && first + i < n; ++i) {
-          const long long q = end + static_cast<long long>(i) * 32 + lane;
-          s += entry_product(m, x, q);
-        }
-      } else {
-        for (int j = lane; j < n; j += 32) s += entry_product(m, x, end + j);
+      for (int j = lane; j < n; j += 32) {
+        const int c = full ? j / sigma : 0;
+        s += entry_product(m, x, full ? end + static_cast<long long>(j - c * sigma) * 32 + c : end + j);
       }
       s = group_sum(s, 32);
       if (lane == 0) y[rn] = seg_sum[nseg - 1] + s;
@@ -454,10 +490,197 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
   last = false;
   if (tail_ev) {
     a = t;
-    b = (m.rp[tail_row + 1] - 1) / m.te;
+    b = (m.rp[tail_row + 1] - 1) / te;
     last = arrive(parts, a, b, t, false, tail_s);
   }
   finish_rows(parts, last, a, b, tail_row, y, lane);
+}
+
+// The single-pass instance for a load batch and tile height: the sigma rule's heights (8, 16, 24,
+// 32) are compiled in for the default batch; anything else runs the generic instance.
+using SingleKernel = void (*)(DevCsr5, const double*, double*, Parts);
+SingleKernel single_kernel(int batch, int sigma) {
+  if (batch == 4) return csr5_single<4, 0>;
+  if (batch == 16) return csr5_single<16, 0>;
+  switch (sigma) {
+    case 8: return csr5_single<8, 8>;
+    case 16: return csr5_single<8, 16>;
+    case 24: return csr5_single<8, 24>;
+    case 32: return csr5_single<8, 32>;
+    default: return csr5_single<8, 0>;
+  }
+}
+
+// ---- block mode: runs of tiles per warp, rows across warps combined in shared memory ----
+// Warp w of block u takes `tiles_per_warp` consecutive tiles and carries the row open at a tile's
+// end into the next tile in registers, so rows across tile boundaries inside a warp cost nothing;
+// the next tile's tile_ptr and descriptors are loaded while the current one is summed. After a
+// __syncthreads, warp 0 combines the rows across its block's warp boundaries from the warps'
+// summaries, in a fixed order. Only rows across block boundaries use the parts protocol above,
+// with blocks as its units (the tail is unit `units`). The plan sizes the grid to about the warps
+// the device keeps resident, so a warp streams several tiles of a large matrix and pays the
+// per-warp start and the block's combination once per run of tiles; deterministic throughout.
+struct WarpSummary {
+  double head;  // the warp's part of the row open at its start (whole warps: all of the warp)
+  double tail;  // the part of the row open at its end, which started in the warp
+  index_t tail_row;
+  int state;  // bit 0: the warp's first entry starts a row; bit 1: no row starts in the warp
+};
+
+__device__ __forceinline__ long long unit_of_entry(const DevCsr5& m, long long e, long long tiles_per_unit,
+                                                   long long units) {
+  return e >= m.tb ? units : e / m.te / tiles_per_unit;
+}
+
+template <int kBatch>
+__global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB)
+    csr5_block(DevCsr5 m, const double* __restrict__ x, double* __restrict__ y, Parts parts,
+               long long tiles_per_warp, long long units) {
+  extern __shared__ double smem[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, wpb = blockDim.x / 32;
+  const long long u = blockIdx.x, tpb = tiles_per_warp * wpb;
+  if (u >= units) {  // the tail: its part of the row straddling its start, then the rows after it
+    const long long i = (u - units) * wpb + warp;
+    if (i > 0) {
+      tail_rows(m, x, y, i - 1, lane);
+      return;
+    }
+    bool last = false;
+    long long a = 0;
+    const index_t row = m.rb - 1;
+    if (m.rb > 0 && m.rp[m.rb] > m.tb) {
+      const double s = tail_straddle(m, x, lane);
+      a = unit_of_entry(m, m.rp[row], tpb, units);
+      if (lane == 0) last = arrive(parts, a, units, units, true, s);
+    }
+    finish_rows(parts, last, a, units, row, y, lane);
+    return;
+  }
+  const long long bt0 = u * tpb, bt1 = min(bt0 + tpb, m.tiles);
+  const long long t0 = min(bt0 + warp * tiles_per_warp, bt1), t1 = min(t0 + tiles_per_warp, bt1);
+  double* seg_sum = smem + static_cast<long long>(warp) * m.te;
+  WarpSummary* sums = reinterpret_cast<WarpSummary*>(smem + static_cast<long long>(wpb) * m.te);
+  // Warp 0 fetches the extents of the block's boundary rows while the tiles are summed, straight
+  // into shared memory (cp.async: no registers held across the loop): bound[0], bound[1] of the
+  // row holding the block's first entry, bound[2], bound[3] of the row holding the first entry
+  // after the block (nnz for "no such row"); bound_row: the two rows.
+  long long* bound = reinterpret_cast<long long*>(sums + wpb);
+  index_t* bound_row = reinterpret_cast<index_t*>(bound + 4);
+  // Warp 0 fetches the extents of the block's boundary rows while the tiles are summed: lanes 0
+  // and 1 those of the row holding the block's first entry, lanes 2 and 3 those of the row
+  // holding the first entry after the block (nnz for "no such row").
+
+  double open = 0, head = 0;  // open: the part of the row open at the current tile's end
+  index_t open_row = 0;
+  bool open_is_head = true, first_begins = false;  // open_is_head: the open row began before t0
+  // The next tile's first row, hint and descriptor, loaded a tile ahead. Tile numbers fit in 32
+  // bits here (the plan checks), which keeps the kernel within 64 registers without spills.
+  index_t row_next = 0;
+  bool hinted_next = false;
+  unsigned long long d_next = 0;
+  const auto fetch = [&](int t) {
+    const unsigned long long tp = m.tile_ptr[t];
+    row_next = static_cast<index_t>(tp & ~kHint);
+    hinted_next = (tp & kHint) != 0;
+    d_next = load_desc(m, t, lane);
+  };
+  if (t0 < t1) fetch(static_cast<int>(t0));
+  if (warp == 0 && lane < 4) {
+    const index_t r = static_cast<index_t>(m.tile_ptr[lane < 2 ? bt0 : bt1] & ~kHint);
+    if ((lane & 1) == 0) bound_row[lane / 2] = r;
+    if (r < m.rows) __pipeline_memcpy_async(bound + lane, m.rp + r + (lane & 1), sizeof(long long));
+    else bound[lane] = m.nnz;
+    __pipeline_commit();
+  }
+  for (int t = static_cast<int>(t0); t < static_cast<int>(t1); ++t) {
+    const index_t row0 = row_next;
+    const bool hinted = hinted_next;
+    const unsigned long long d = d_next;
+    if (t + 1 < t1) fetch(t + 1);
+    const long long base = static_cast<long long>(t) * m.te;
+    const TileSegments ts = tile_segments<kBatch>(m, x, base, d, seg_sum, lane);
+    const index_t* eo = hinted ? m.eo + m.eo_ptr[t] : nullptr;  // the tile's empty_offset entries
+    if (lane == 0 && ts.begins && hinted) zero_empty_before(m, row0, base, y);
+    if (t == t0) {
+      first_begins = ts.begins;
+      open_row = row0;
+    }
+    // Rows wholly inside the tile: segments 1 .. nseg-2, and segment 0 when the tile begins it.
+    for (int k = lane; k < ts.nseg; k += 32) {
+      const index_t row = k > 0 ? segment_row(eo, row0, k, y) : row0;
+      if ((k > 0 || ts.begins) && k < ts.nseg - 1) y[row] = seg_sum[k];
+    }
+    if (ts.begins || ts.nseg > 1) {  // the open row ends in this tile (at its start when it begins one)
+      const double done = ts.begins ? open : open + seg_sum[0];
+      if (open_is_head) head = done;
+      else if (lane == 0) y[open_row] = done;
+      open_is_head = false;
+      open = seg_sum[ts.nseg - 1];
+      open_row = eo ? row0 + eo[ts.nseg - 1] : row0 + ts.nseg - 1;
+    } else {
+      open += seg_sum[0];
+    }
+    __syncwarp();  // seg_sum is rewritten by the next tile
+  }
+  if (warp == 0 && lane < 4) __pipeline_wait_prior(0);
+  if (lane == 0 && t0 < t1)
+    sums[warp] = {open_is_head ? open : head, open, open_row, (first_begins ? 1 : 0) | (open_is_head ? 2 : 0)};
+  __syncthreads();
+  if (warp != 0) return;
+
+  const int nw = static_cast<int>((bt1 - bt0 + tiles_per_warp - 1) / tiles_per_warp);  // warps with tiles
+  const index_t first_row = bound_row[0];
+  const long long first_start = bound[0], first_end = bound[1], next_start = bound[2], next_end = bound[3];
+  bool head_ev = false, tail_ev = false;
+  double head_s = 0, tail_s = 0;
+  long long head_b = u, tail_b = 0;
+  index_t tail_row = 0;
+  // Lane w: the row open just before warp w's range, when it ends in warp w (at its start if warp w
+  // begins a row): the tail of the last warp before w with a row start, the whole warps after that
+  // one, and warp w's head. Without such a warp the row began before the block: the block's head
+  // part.
+  if (lane < nw) {
+    const int state = sums[lane].state;
+    const bool begins = state & 1, whole = state & 2;
+    if ((begins || !whole) && (lane > 0 || !begins)) {
+      int p = lane - 1;
+      while (p >= 0 && (sums[p].state & 2)) --p;
+      double s = p >= 0 ? sums[p].tail : 0.0;
+      for (int j = p + 1; j < lane; ++j) s += sums[j].head;
+      if (!begins) s += sums[lane].head;
+      if (p >= 0) {
+        y[sums[p].tail_row] = s;
+      } else {
+        head_ev = true;
+        head_s = s;
+      }
+    }
+  }
+  // Lane 0: the row open at the block's end; in a block without row starts, all of the block is
+  // one part of the row holding its first entry.
+  if (lane == 0) {
+    int p = nw - 1;
+    while (p >= 0 && (sums[p].state & 2)) --p;
+    double s = p >= 0 ? sums[p].tail : 0.0;
+    for (int j = p + 1; j < nw; ++j) s += sums[j].head;
+    if (p < 0) {
+      head_ev = true;
+      head_s = s;
+      head_b = unit_of_entry(m, first_end - 1, tpb, units);
+    } else if (next_start < bt1 * m.te) {  // the row goes on after the block
+      tail_ev = true;
+      tail_s = s;
+      tail_row = sums[p].tail_row;
+      tail_b = unit_of_entry(m, next_end - 1, tpb, units);
+    } else {
+      y[sums[p].tail_row] = s;
+    }
+  }
+  const long long head_a = unit_of_entry(m, first_start, tpb, units);
+  bool last = head_ev && arrive(parts, head_a, head_b, u, true, head_s);
+  finish_rows(parts, last, head_a, head_b, first_row, y, lane);
+  last = tail_ev && arrive(parts, u, tail_b, u, false, tail_s);
+  finish_rows(parts, last, u, tail_b, tail_row, y, lane);
 }
 
 // ---- conversion ----
@@ -655,33 +878,51 @@ struct DeviceCsr5 {
 class Csr5Plan final : public CudaPlan {
  public:
   Csr5Plan(const Csr& a, const PlanOptions& opt)
-      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), mode_(chosen_mode(opt)),
-        batch_(chosen_batch(opt)), m_(a, chosen_sigma(a, opt), opt) {
+      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), v_(parse_variant(opt)),
+        m_(a, chosen_sigma(a, opt), opt) {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
-    const auto n = static_cast<std::size_t>(f.tiles) + 1;
-    // The single-pass kernel keeps a tile's segment sums in shared memory (omega*sigma doubles per
-    // warp); over the device's limit per block, the two-pass kernel does the product instead.
-    smem_bytes_ = static_cast<std::size_t>(block_ / 32) * static_cast<std::size_t>(f.tile_entries()) * sizeof(double);
-    if (mode_ == Mode::Single) {
+    const long long wpb = block_ / 32;
+    // The single-pass and block kernels keep a tile's segment sums in shared memory (omega*sigma
+    // doubles per warp; the block kernel also a summary per warp); over the device's limit per
+    // block, the two-pass kernel does the product instead.
+    if (v_.mode == Mode::Single || v_.mode == Mode::Block) {
+      smem_bytes_ = static_cast<std::size_t>(wpb) * static_cast<std::size_t>(f.tile_entries()) * sizeof(double);
+      if (v_.mode == Mode::Block) smem_bytes_ += static_cast<std::size_t>(wpb) * sizeof(WarpSummary) + 48;  // + bound
       int dev = 0, optin = 0;
       SPMV_CUDA_CHECK(cudaGetDevice(&dev));
       SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
       if (smem_bytes_ > static_cast<std::size_t>(optin)) {
-        mode_ = Mode::TwoPass;
-        fallback_ = " (single-pass would need " + std::to_string(smem_bytes_ >> 10) + " KiB of shared memory per block)";
+        fallback_ = " (" + std::string(kModeName[static_cast<int>(v_.mode)]) + " would need " +
+                    std::to_string(smem_bytes_ >> 10) + " KiB of shared memory per block)";
+        v_.mode = Mode::TwoPass;
       } else {
         const int bytes = static_cast<int>(smem_bytes_);
-        SPMV_CUDA_CHECK(cudaFuncSetAttribute(csr5_single<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        SPMV_CUDA_CHECK(cudaFuncSetAttribute(csr5_single<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        SPMV_CUDA_CHECK(cudaFuncSetAttribute(csr5_single<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        if (v_.mode == Mode::Single) {
+          SPMV_CUDA_CHECK(cudaFuncSetAttribute(single_kernel(v_.batch, f.sigma),
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        } else {
+          for (auto k : {csr5_block<4>, csr5_block<8>, csr5_block<16>})
+            SPMV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+          // About as many warps as the device keeps resident, each with a run of whole tiles.
+          int per_sm = 0, sms = 0;
+          SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+          const auto kernel = v_.batch == 4 ? csr5_block<4> : v_.batch == 16 ? csr5_block<16> : csr5_block<8>;
+          SPMV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_, smem_bytes_));
+          const long long resident = static_cast<long long>(std::max(per_sm, 1)) * sms * wpb;
+          tiles_per_warp_ = v_.tiles_per_warp > 0 ? v_.tiles_per_warp : std::max(1ll, (f.tiles + resident - 1) / resident);
+          units_ = (f.tiles + tiles_per_warp_ * wpb - 1) / (tiles_per_warp_ * wpb);
+        }
       }
     }
-    head_.resize(n);  // single-pass: the long rows' head parts; two-pass and atomic: the carries (first[])
-    if (mode_ == Mode::Single) {
+    // single: the long rows' head parts, per tile; block: per block; two-pass and atomic: the
+    // carries (first[]).
+    const auto n = static_cast<std::size_t>(v_.mode == Mode::Block ? units_ : f.tiles) + 1;
+    head_.resize(n);
+    if (v_.mode == Mode::Single || v_.mode == Mode::Block) {
       tail_.resize(n);
       count_.resize(n);
       SPMV_CUDA_CHECK(cudaMemset(count_.data(), 0, n * sizeof(unsigned)));
@@ -689,9 +930,11 @@ class Csr5Plan final : public CudaPlan {
     bytes_per_product = csr_product_bytes(a, 1) + static_cast<offset_t>(m_.desc.size()) * 4 +
                         static_cast<offset_t>(m_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
-    static constexpr const char* kModeName[] = {"single-pass", "two-pass", "atomic"};
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) + " batch=" +
-             std::to_string(batch_) + " " + kModeName[static_cast<int>(mode_)] + fallback_ + " device-conversion";
+             std::to_string(v_.batch) + " " + kModeName[static_cast<int>(v_.mode)] + fallback_;
+    if (v_.mode == Mode::Block)
+      detail += " tiles/warp=" + std::to_string(tiles_per_warp_) + " blocks=" + std::to_string(units_);
+    detail += " device-conversion";
   }
 
  protected:
@@ -702,21 +945,30 @@ class Csr5Plan final : public CudaPlan {
                     m_.tile_ptr.data(), m_.desc.data(), m_.eo_ptr.data(), m_.eo.data(), m_.rp.data(),
                     m_.col.data(), m_.val.data()};
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
-    if (mode_ == Mode::Single) {
+    const Parts p{head_.data(), tail_.data(), count_.data()};
+    const int batch = v_.batch;
+    if (v_.mode == Mode::Single) {
       const unsigned grid = grid_for((f.tiles + 1 + (tail_rows + 3) / 4) * 32, block_);
-      const Parts p{head_.data(), tail_.data(), count_.data()};
-      if (batch_ == 4) csr5_single<4><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p);
-      else if (batch_ == 16) csr5_single<16><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p);
-      else csr5_single<8><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p);
+      single_kernel(batch, f.sigma)<<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p);
       SPMV_CUDA_CHECK_LAUNCH();
       return;
     }
-    const bool atomic = mode_ == Mode::Atomic;
+    if (v_.mode == Mode::Block) {
+      // The tile blocks, then blocks for the tail: a warp for its straddling row, a warp per 4 rows.
+      const unsigned grid = static_cast<unsigned>(units_) + grid_for((1 + (tail_rows + 3) / 4) * 32, block_);
+      const long long tpw = tiles_per_warp_, units = units_;
+      if (batch == 4) csr5_block<4><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p, tpw, units);
+      else if (batch == 16) csr5_block<16><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p, tpw, units);
+      else csr5_block<8><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p, tpw, units);
+      SPMV_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    const bool atomic = v_.mode == Mode::Atomic;
     const offset_t warps = f.tiles + (tail_rows + 1 + 31) / 32;
     if (atomic) zero_async(y_);
     const unsigned grid = grid_for(warps * 32, block_);
-    if (batch_ == 4) csr5_main<4><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
-    else if (batch_ == 16) csr5_main<16><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
+    if (batch == 4) csr5_main<4><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
+    else if (batch == 16) csr5_main<16><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
     else csr5_main<8><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
     SPMV_CUDA_CHECK_LAUNCH();
     if (!atomic && f.tiles > 0) {
@@ -726,36 +978,54 @@ class Csr5Plan final : public CudaPlan {
   }
 
  private:
-  enum class Mode { Single, TwoPass, Atomic };
-
-  // variant: "auto" or "single" (one kernel, deterministic), "two-pass" (main kernel + fix-up
-  // kernel, deterministic), "atomic" (the paper's atomicAdd carries: y zeroed first, not
-  // deterministic, so refused when PlanOptions::deterministic is set); an optional "-b4"/"-b8"/
-  // "-b16" suffix (or "b4"... alone) sets the loads in flight per lane.
-  static std::pair<std::string, int> parse_variant(const std::string& v) {
-    std::string mode = v;
+  enum class Mode { Single, TwoPass, Atomic, Block };
+  static constexpr const char* kModeName[] = {"single-pass", "two-pass", "atomic", "block"};
+  struct Variant {
+    Mode mode = Mode::Single;
     int batch = 8;
-    for (int b : {4, 8, 16}) {
-      const std::string suffix = "b" + std::to_string(b);
-      if (mode == suffix) mode = "auto", batch = b;
-      else if (mode.ends_with("-" + suffix)) mode = mode.substr(0, mode.size() - suffix.size() - 1), batch = b;
+    long long tiles_per_warp = 0;  // 0: chosen from the device's resident warps
+  };
+
+  // variant: "auto" or "single" (one kernel, deterministic), "block" (one kernel, deterministic,
+  // runs of tiles per warp), "two-pass" (main kernel + fix-up kernel, deterministic), "atomic"
+  // (the paper's atomicAdd carries: y zeroed first, not deterministic, so refused when
+  // PlanOptions::deterministic is set); optional suffixes "-b4"/"-b8"/"-b16" (loads in flight per
+  // lane; "b4"... alone means auto with that batch) and, for block, "-tN" (tiles per warp).
+  static Variant parse_variant(const PlanOptions& opt) {
+    const std::string& v = opt.variant;
+    Variant r;
+    std::string mode = v;
+    const auto bad = [&] {
+      return Unsupported("csr5 on CUDA: variant must be auto, single, block, two-pass or atomic, optionally with -b4, "
+                         "-b8 or -b16, and -tN (tiles per warp) for block (got " + v + ")");
+    };
+    for (bool more = true; more;) {  // strip suffixes from the end
+      more = false;
+      const auto dash = mode.rfind('-');
+      const std::string last = dash == std::string::npos ? mode : mode.substr(dash + 1);
+      const std::string rest = dash == std::string::npos ? "auto" : mode.substr(0, dash);
+      if (last == "b4" || last == "b8" || last == "b16") {
+        r.batch = std::stoi(last.substr(1));
+        mode = rest;
+        more = dash != std::string::npos;
+      } else if (last.size() > 1 && last[0] == 't' && last.find_first_not_of("0123456789", 1) == std::string::npos &&
+                 last.size() < 8) {
+        r.tiles_per_warp = std::stoll(last.substr(1));
+        if (r.tiles_per_warp < 1) throw bad();
+        mode = rest;
+        more = dash != std::string::npos;
+      }
     }
-    if (mode != "auto" && mode != "single" && mode != "two-pass" && mode != "atomic")
-      throw Unsupported("csr5 on CUDA: variant must be auto, single, two-pass or atomic, optionally with -b4, -b8 "
-                        "or -b16 (got " + v + ")");
-    return {mode, batch};
+    if (mode == "auto" || mode == "single") r.mode = Mode::Single;
+    else if (mode == "block") r.mode = Mode::Block;
+    else if (mode == "two-pass") r.mode = Mode::TwoPass;
+    else if (mode == "atomic") r.mode = Mode::Atomic;
+    else throw bad();
+    if (r.tiles_per_warp > 0 && r.mode != Mode::Block) throw bad();
+    if (r.mode == Mode::Atomic && opt.deterministic)
+      throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
+    return r;
   }
-  static Mode chosen_mode(const PlanOptions& opt) {
-    const std::string mode = parse_variant(opt.variant).first;
-    if (mode == "two-pass") return Mode::TwoPass;
-    if (mode == "atomic") {
-      if (opt.deterministic)
-        throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
-      return Mode::Atomic;
-    }
-    return Mode::Single;
-  }
-  static int chosen_batch(const PlanOptions& opt) { return parse_variant(opt.variant).second; }
   static int chosen_sigma(const Csr& a, const PlanOptions& opt) {
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : csr5_omega_for(Backend::Cuda);
     if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
@@ -764,13 +1034,13 @@ class Csr5Plan final : public CudaPlan {
   }
 
   int block_;
-  Mode mode_;
-  int batch_;
+  Variant v_;
   std::size_t smem_bytes_ = 0;
   std::string fallback_;
   DeviceCsr5 m_;
   offset_t tb_ = 0;
   index_t rb_ = 0;
+  long long tiles_per_warp_ = 1, units_ = 0;
   DeviceBuffer<double> head_, tail_;
   DeviceBuffer<unsigned> count_;
 };
