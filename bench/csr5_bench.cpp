@@ -311,9 +311,9 @@ int main(int argc, char** argv) {
             res.back().kernel = "csr5-" + vs;
           }
         } else if (k == "csr5" && be == Backend::Cuda) {
-          // The other ways of combining rows across tiles: runs of tiles per warp combined by blocks,
-          // main + fix-up kernel, and the paper's atomics (not deterministic).
-          for (const char* v : {"block", "two-pass", "atomic"}) {
+          // The other ways of combining rows across tiles: main + fix-up kernel, and the paper's
+          // atomics (not deterministic).
+          for (const char* v : {"two-pass", "atomic"}) {
             PlanOptions ov = o;
             ov.variant = v;
             ov.deterministic = std::string(v) != "atomic";

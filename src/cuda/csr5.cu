@@ -29,7 +29,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cub/device/device_scan.cuh>
-#include <cuda_pipeline.h>
 #include <string>
 #include <utility>
 
@@ -511,178 +510,6 @@ SingleKernel single_kernel(int batch, int sigma) {
   }
 }
 
-// ---- block mode: runs of tiles per warp, rows across warps combined in shared memory ----
-// Warp w of block u takes `tiles_per_warp` consecutive tiles and carries the row open at a tile's
-// end into the next tile in registers, so rows across tile boundaries inside a warp cost nothing;
-// the next tile's tile_ptr and descriptors are loaded while the current one is summed. After a
-// __syncthreads, warp 0 combines the rows across its block's warp boundaries from the warps'
-// summaries, in a fixed order. Only rows across block boundaries use the parts protocol above,
-// with blocks as its units (the tail is unit `units`). The plan sizes the grid to about the warps
-// the device keeps resident, so a warp streams several tiles of a large matrix and pays the
-// per-warp start and the block's combination once per run of tiles; deterministic throughout.
-struct WarpSummary {
-  double head;  // the warp's part of the row open at its start (whole warps: all of the warp)
-  double tail;  // the part of the row open at its end, which started in the warp
-  index_t tail_row;
-  int state;  // bit 0: the warp's first entry starts a row; bit 1: no row starts in the warp
-};
-
-__device__ __forceinline__ long long unit_of_entry(const DevCsr5& m, long long e, long long tiles_per_unit,
-                                                   long long units) {
-  return e >= m.tb ? units : e / m.te / tiles_per_unit;
-}
-
-template <int kBatch>
-__global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB)
-    csr5_block(DevCsr5 m, const double* __restrict__ x, double* __restrict__ y, Parts parts,
-               long long tiles_per_warp, long long units) {
-  extern __shared__ double smem[];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, wpb = blockDim.x / 32;
-  const long long u = blockIdx.x, tpb = tiles_per_warp * wpb;
-  if (u >= units) {  // the tail: its part of the row straddling its start, then the rows after it
-    const long long i = (u - units) * wpb + warp;
-    if (i > 0) {
-      tail_rows(m, x, y, i - 1, lane);
-      return;
-    }
-    bool last = false;
-    long long a = 0;
-    const index_t row = m.rb - 1;
-    if (m.rb > 0 && m.rp[m.rb] > m.tb) {
-      const double s = tail_straddle(m, x, lane);
-      a = unit_of_entry(m, m.rp[row], tpb, units);
-      if (lane == 0) last = arrive(parts, a, units, units, true, s);
-    }
-    finish_rows(parts, last, a, units, row, y, lane);
-    return;
-  }
-  const long long bt0 = u * tpb, bt1 = min(bt0 + tpb, m.tiles);
-  const long long t0 = min(bt0 + warp * tiles_per_warp, bt1), t1 = min(t0 + tiles_per_warp, bt1);
-  double* seg_sum = smem + static_cast<long long>(warp) * m.te;
-  WarpSummary* sums = reinterpret_cast<WarpSummary*>(smem + static_cast<long long>(wpb) * m.te);
-  // Warp 0 fetches the extents of the block's boundary rows while the tiles are summed, straight
-  // into shared memory (cp.async: no registers held across the loop): bound[0], bound[1] of the
-  // row holding the block's first entry, bound[2], bound[3] of the row holding the first entry
-  // after the block (nnz for "no such row"); bound_row: the two rows.
-  long long* bound = reinterpret_cast<long long*>(sums + wpb);
-  index_t* bound_row = reinterpret_cast<index_t*>(bound + 4);
-  // Warp 0 fetches the extents of the block's boundary rows while the tiles are summed: lanes 0
-  // and 1 those of the row holding the block's first entry, lanes 2 and 3 those of the row
-  // holding the first entry after the block (nnz for "no such row").
-
-  double open = 0, head = 0;  // open: the part of the row open at the current tile's end
-  index_t open_row = 0;
-  bool open_is_head = true, first_begins = false;  // open_is_head: the open row began before t0
-  // The next tile's first row, hint and descriptor, loaded a tile ahead. Tile numbers fit in 32
-  // bits here (the plan checks), which keeps the kernel within 64 registers without spills.
-  index_t row_next = 0;
-  bool hinted_next = false;
-  unsigned long long d_next = 0;
-  const auto fetch = [&](int t) {
-    const unsigned long long tp = m.tile_ptr[t];
-    row_next = static_cast<index_t>(tp & ~kHint);
-    hinted_next = (tp & kHint) != 0;
-    d_next = load_desc(m, t, lane);
-  };
-  if (t0 < t1) fetch(static_cast<int>(t0));
-  if (warp == 0 && lane < 4) {
-    const index_t r = static_cast<index_t>(m.tile_ptr[lane < 2 ? bt0 : bt1] & ~kHint);
-    if ((lane & 1) == 0) bound_row[lane / 2] = r;
-    if (r < m.rows) __pipeline_memcpy_async(bound + lane, m.rp + r + (lane & 1), sizeof(long long));
-    else bound[lane] = m.nnz;
-    __pipeline_commit();
-  }
-  for (int t = static_cast<int>(t0); t < static_cast<int>(t1); ++t) {
-    const index_t row0 = row_next;
-    const bool hinted = hinted_next;
-    const unsigned long long d = d_next;
-    if (t + 1 < t1) fetch(t + 1);
-    const long long base = static_cast<long long>(t) * m.te;
-    const TileSegments ts = tile_segments<kBatch>(m, x, base, d, seg_sum, lane);
-    const index_t* eo = hinted ? m.eo + m.eo_ptr[t] : nullptr;  // the tile's empty_offset entries
-    if (lane == 0 && ts.begins && hinted) zero_empty_before(m, row0, base, y);
-    if (t == t0) {
-      first_begins = ts.begins;
-      open_row = row0;
-    }
-    // Rows wholly inside the tile: segments 1 .. nseg-2, and segment 0 when the tile begins it.
-    for (int k = lane; k < ts.nseg; k += 32) {
-      const index_t row = k > 0 ? segment_row(eo, row0, k, y) : row0;
-      if ((k > 0 || ts.begins) && k < ts.nseg - 1) y[row] = seg_sum[k];
-    }
-    if (ts.begins || ts.nseg > 1) {  // the open row ends in this tile (at its start when it begins one)
-      const double done = ts.begins ? open : open + seg_sum[0];
-      if (open_is_head) head = done;
-      else if (lane == 0) y[open_row] = done;
-      open_is_head = false;
-      open = seg_sum[ts.nseg - 1];
-      open_row = eo ? row0 + eo[ts.nseg - 1] : row0 + ts.nseg - 1;
-    } else {
-      open += seg_sum[0];
-    }
-    __syncwarp();  // seg_sum is rewritten by the next tile
-  }
-  if (warp == 0 && lane < 4) __pipeline_wait_prior(0);
-  if (lane == 0 && t0 < t1)
-    sums[warp] = {open_is_head ? open : head, open, open_row, (first_begins ? 1 : 0) | (open_is_head ? 2 : 0)};
-  __syncthreads();
-  if (warp != 0) return;
-
-  const int nw = static_cast<int>((bt1 - bt0 + tiles_per_warp - 1) / tiles_per_warp);  // warps with tiles
-  const index_t first_row = bound_row[0];
-  const long long first_start = bound[0], first_end = bound[1], next_start = bound[2], next_end = bound[3];
-  bool head_ev = false, tail_ev = false;
-  double head_s = 0, tail_s = 0;
-  long long head_b = u, tail_b = 0;
-  index_t tail_row = 0;
-  // Lane w: the row open just before warp w's range, when it ends in warp w (at its start if warp w
-  // begins a row): the tail of the last warp before w with a row start, the whole warps after that
-  // one, and warp w's head. Without such a warp the row began before the block: the block's head
-  // part.
-  if (lane < nw) {
-    const int state = sums[lane].state;
-    const bool begins = state & 1, whole = state & 2;
-    if ((begins || !whole) && (lane > 0 || !begins)) {
-      int p = lane - 1;
-      while (p >= 0 && (sums[p].state & 2)) --p;
-      double s = p >= 0 ? sums[p].tail : 0.0;
-      for (int j = p + 1; j < lane; ++j) s += sums[j].head;
-      if (!begins) s += sums[lane].head;
-      if (p >= 0) {
-        y[sums[p].tail_row] = s;
-      } else {
-        head_ev = true;
-        head_s = s;
-      }
-    }
-  }
-  // Lane 0: the row open at the block's end; in a block without row starts, all of the block is
-  // one part of the row holding its first entry.
-  if (lane == 0) {
-    int p = nw - 1;
-    while (p >= 0 && (sums[p].state & 2)) --p;
-    double s = p >= 0 ? sums[p].tail : 0.0;
-    for (int j = p + 1; j < nw; ++j) s += sums[j].head;
-    if (p < 0) {
-      head_ev = true;
-      head_s = s;
-      head_b = unit_of_entry(m, first_end - 1, tpb, units);
-    } else if (next_start < bt1 * m.te) {  // the row goes on after the block
-      tail_ev = true;
-      tail_s = s;
-      tail_row = sums[p].tail_row;
-      tail_b = unit_of_entry(m, next_end - 1, tpb, units);
-    } else {
-      y[sums[p].tail_row] = s;
-    }
-  }
-  const long long head_a = unit_of_entry(m, first_start, tpb, units);
-  bool last = head_ev && arrive(parts, head_a, head_b, u, true, head_s);
-  finish_rows(parts, last, head_a, head_b, first_row, y, lane);
-  last = tail_ev && arrive(parts, u, tail_b, u, false, tail_s);
-  finish_rows(parts, last, u, tail_b, tail_row, y, lane);
-}
-
 // ---- conversion ----
 
 __device__ __forceinline__ long long lower_bound_dev(const long long* a, long long n, long long v) {
@@ -886,43 +713,25 @@ class Csr5Plan final : public CudaPlan {
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
     const long long wpb = block_ / 32;
-    // The single-pass and block kernels keep a tile's segment sums in shared memory (omega*sigma
-    // doubles per warp; the block kernel also a summary per warp); over the device's limit per
-    // block, the two-pass kernel does the product instead.
-    if (v_.mode == Mode::Single || v_.mode == Mode::Block) {
-      smem_bytes_ = static_cast<std::size_t>(wpb) * static_cast<std::size_t>(f.tile_entries()) * sizeof(double);
-      if (v_.mode == Mode::Block) smem_bytes_ += static_cast<std::size_t>(wpb) * sizeof(WarpSummary) + 48;  // + bound
+    // The single-pass kernel keeps a tile's segment sums in shared memory (omega*sigma doubles per
+    // warp); over the device's limit per block, the two-pass kernel does the product instead.
+    if (v_.mode == Mode::Single) {
+      smem_bytes_ = static_cast<std::size_t>(block_ / 32) * static_cast<std::size_t>(f.tile_entries()) * sizeof(double);
       int dev = 0, optin = 0;
       SPMV_CUDA_CHECK(cudaGetDevice(&dev));
       SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
       if (smem_bytes_ > static_cast<std::size_t>(optin)) {
-        fallback_ = " (" + std::string(kModeName[static_cast<int>(v_.mode)]) + " would need " +
-                    std::to_string(smem_bytes_ >> 10) + " KiB of shared memory per block)";
+        fallback_ = " (single-pass would need " + std::to_string(smem_bytes_ >> 10) + " KiB of shared memory per block)";
         v_.mode = Mode::TwoPass;
       } else {
-        const int bytes = static_cast<int>(smem_bytes_);
-        if (v_.mode == Mode::Single) {
-          SPMV_CUDA_CHECK(cudaFuncSetAttribute(single_kernel(v_.batch, f.sigma),
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        } else {
-          for (auto k : {csr5_block<4>, csr5_block<8>, csr5_block<16>})
-            SPMV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-          // About as many warps as the device keeps resident, each with a run of whole tiles.
-          int per_sm = 0, sms = 0;
-          SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-          const auto kernel = v_.batch == 4 ? csr5_block<4> : v_.batch == 16 ? csr5_block<16> : csr5_block<8>;
-          SPMV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_, smem_bytes_));
-          const long long resident = static_cast<long long>(std::max(per_sm, 1)) * sms * wpb;
-          tiles_per_warp_ = v_.tiles_per_warp > 0 ? v_.tiles_per_warp : std::max(1ll, (f.tiles + resident - 1) / resident);
-          units_ = (f.tiles + tiles_per_warp_ * wpb - 1) / (tiles_per_warp_ * wpb);
-        }
+        SPMV_CUDA_CHECK(cudaFuncSetAttribute(single_kernel(v_.batch, f.sigma), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem_bytes_)));
       }
     }
-    // single: the long rows' head parts, per tile; block: per block; two-pass and atomic: the
-    // carries (first[]).
-    const auto n = static_cast<std::size_t>(v_.mode == Mode::Block ? units_ : f.tiles) + 1;
+    // single-pass: the long rows' head parts; two-pass and atomic: the carries (first[]).
+    const auto n = static_cast<std::size_t>(f.tiles) + 1;
     head_.resize(n);
-    if (v_.mode == Mode::Single || v_.mode == Mode::Block) {
+    if (v_.mode == Mode::Single) {
       tail_.resize(n);
       count_.resize(n);
       SPMV_CUDA_CHECK(cudaMemset(count_.data(), 0, n * sizeof(unsigned)));
@@ -931,10 +740,7 @@ class Csr5Plan final : public CudaPlan {
                         static_cast<offset_t>(m_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) + " batch=" +
-             std::to_string(v_.batch) + " " + kModeName[static_cast<int>(v_.mode)] + fallback_;
-    if (v_.mode == Mode::Block)
-      detail += " tiles/warp=" + std::to_string(tiles_per_warp_) + " blocks=" + std::to_string(units_);
-    detail += " device-conversion";
+             std::to_string(v_.batch) + " " + kModeName[static_cast<int>(v_.mode)] + fallback_ + " device-conversion";
   }
 
  protected:
@@ -953,16 +759,6 @@ class Csr5Plan final : public CudaPlan {
       SPMV_CUDA_CHECK_LAUNCH();
       return;
     }
-    if (v_.mode == Mode::Block) {
-      // The tile blocks, then blocks for the tail: a warp for its straddling row, a warp per 4 rows.
-      const unsigned grid = static_cast<unsigned>(units_) + grid_for((1 + (tail_rows + 3) / 4) * 32, block_);
-      const long long tpw = tiles_per_warp_, units = units_;
-      if (batch == 4) csr5_block<4><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p, tpw, units);
-      else if (batch == 16) csr5_block<16><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p, tpw, units);
-      else csr5_block<8><<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p, tpw, units);
-      SPMV_CUDA_CHECK_LAUNCH();
-      return;
-    }
     const bool atomic = v_.mode == Mode::Atomic;
     const offset_t warps = f.tiles + (tail_rows + 1 + 31) / 32;
     if (atomic) zero_async(y_);
@@ -978,50 +774,32 @@ class Csr5Plan final : public CudaPlan {
   }
 
  private:
-  enum class Mode { Single, TwoPass, Atomic, Block };
-  static constexpr const char* kModeName[] = {"single-pass", "two-pass", "atomic", "block"};
+  enum class Mode { Single, TwoPass, Atomic };
+  static constexpr const char* kModeName[] = {"single-pass", "two-pass", "atomic"};
   struct Variant {
     Mode mode = Mode::Single;
     int batch = 8;
-    long long tiles_per_warp = 0;  // 0: chosen from the device's resident warps
   };
 
-  // variant: "auto" or "single" (one kernel, deterministic), "block" (one kernel, deterministic,
-  // runs of tiles per warp), "two-pass" (main kernel + fix-up kernel, deterministic), "atomic"
-  // (the paper's atomicAdd carries: y zeroed first, not deterministic, so refused when
-  // PlanOptions::deterministic is set); optional suffixes "-b4"/"-b8"/"-b16" (loads in flight per
-  // lane; "b4"... alone means auto with that batch) and, for block, "-tN" (tiles per warp).
+  // variant: "auto" or "single" (one kernel, deterministic), "two-pass" (main kernel + fix-up
+  // kernel, deterministic), "atomic" (the paper's atomicAdd carries: y zeroed first, not
+  // deterministic, so refused when PlanOptions::deterministic is set); an optional "-b4"/"-b8"/
+  // "-b16" suffix (or "b4"... alone) sets the loads in flight per lane.
   static Variant parse_variant(const PlanOptions& opt) {
     const std::string& v = opt.variant;
     Variant r;
     std::string mode = v;
-    const auto bad = [&] {
-      return Unsupported("csr5 on CUDA: variant must be auto, single, block, two-pass or atomic, optionally with -b4, "
-                         "-b8 or -b16, and -tN (tiles per warp) for block (got " + v + ")");
-    };
-    for (bool more = true; more;) {  // strip suffixes from the end
-      more = false;
-      const auto dash = mode.rfind('-');
-      const std::string last = dash == std::string::npos ? mode : mode.substr(dash + 1);
-      const std::string rest = dash == std::string::npos ? "auto" : mode.substr(0, dash);
-      if (last == "b4" || last == "b8" || last == "b16") {
-        r.batch = std::stoi(last.substr(1));
-        mode = rest;
-        more = dash != std::string::npos;
-      } else if (last.size() > 1 && last[0] == 't' && last.find_first_not_of("0123456789", 1) == std::string::npos &&
-                 last.size() < 8) {
-        r.tiles_per_warp = std::stoll(last.substr(1));
-        if (r.tiles_per_warp < 1) throw bad();
-        mode = rest;
-        more = dash != std::string::npos;
-      }
+    for (int b : {4, 8, 16}) {
+      const std::string suffix = "b" + std::to_string(b);
+      if (mode == suffix) mode = "auto", r.batch = b;
+      else if (mode.ends_with("-" + suffix)) mode = mode.substr(0, mode.size() - suffix.size() - 1), r.batch = b;
     }
     if (mode == "auto" || mode == "single") r.mode = Mode::Single;
-    else if (mode == "block") r.mode = Mode::Block;
     else if (mode == "two-pass") r.mode = Mode::TwoPass;
     else if (mode == "atomic") r.mode = Mode::Atomic;
-    else throw bad();
-    if (r.tiles_per_warp > 0 && r.mode != Mode::Block) throw bad();
+    else
+      throw Unsupported("csr5 on CUDA: variant must be auto, single, two-pass or atomic, optionally with -b4, -b8 "
+                        "or -b16 (got " + v + ")");
     if (r.mode == Mode::Atomic && opt.deterministic)
       throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
     return r;
@@ -1040,7 +818,6 @@ class Csr5Plan final : public CudaPlan {
   DeviceCsr5 m_;
   offset_t tb_ = 0;
   index_t rb_ = 0;
-  long long tiles_per_warp_ = 1, units_ = 0;
   DeviceBuffer<double> head_, tail_;
   DeviceBuffer<unsigned> count_;
 };

@@ -1,5 +1,5 @@
 // CSR5 on CUDA against the reference product: edge cases, CSR5's adversarial cases, every shared
-// matrix, the four ways of combining rows across tiles (single-pass, block, two-pass, atomic), and
+// matrix, the three ways of combining rows across tiles (single-pass, two-pass, atomic), and
 // bit-identical results of the deterministic modes.
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
@@ -40,7 +40,7 @@ void expect_ok(const Csr& a, const PlanOptions& o, const std::string& what) {
 
 }  // namespace
 
-constexpr const char* kModes[] = {"single", "block", "two-pass", "atomic"};
+constexpr const char* kModes[] = {"single", "two-pass", "atomic"};
 
 // The atomic mode is the only one that is not deterministic.
 static PlanOptions with_mode(const std::string& variant) {
@@ -98,13 +98,13 @@ TEST(Csr5Gpu, LoadBatchVariants) {
   require_gpu();
   for (const auto& [name, a] : test::csr5_all_cases())
     for (int sigma : {0, 5, 17})
-      for (const char* v : {"b4", "b16", "single-b4", "block-b4", "block-t2-b16", "two-pass-b16", "atomic-b4", "atomic-b16"}) {
+      for (const char* v : {"b4", "b16", "single-b4", "two-pass-b16", "atomic-b4", "atomic-b16"}) {
         PlanOptions o = with_mode(v);
         o.csr5_sigma = sigma;
         expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " " + v);
       }
   const Csr small = test::csr_from_lengths({3, 4}, 10, 1);
-  for (const char* bad : {"b3", "single-b3", "fast", "atomic-", "block-t0", "single-t2", "block-tx"}) {
+  for (const char* bad : {"b3", "single-b3", "fast", "atomic-"}) {
     PlanOptions o = with_mode(bad);
     EXPECT_THROW(make_plan(small, Backend::Cuda, "csr5", o), Unsupported) << bad;
   }
@@ -120,7 +120,7 @@ TEST(Csr5Gpu, DeterministicModeIsBitIdenticalAcrossRuns) {
   for (int i = 0; i < 20; ++i) l[i * 997] = 40000;
   const Csr a = test::csr_from_lengths(l, 60000, 5);
   const auto x = make_vector("random:9", a.cols);
-  for (const char* mode : {"single", "block", "block-t3", "two-pass"}) {
+  for (const char* mode : {"single", "two-pass"}) {
     const PlanOptions o = with_mode(mode);
     const auto y0 = product(a, o, x);
     ASSERT_TRUE(check_product(a, reference_product(a, x), y0).passed) << mode;
@@ -129,29 +129,6 @@ TEST(Csr5Gpu, DeterministicModeIsBitIdenticalAcrossRuns) {
       ASSERT_EQ(0, std::memcmp(y.data(), y0.data(), y.size() * sizeof(double))) << mode << " run " << run;
     }
   }
-}
-
-// Block mode with runs of several tiles per warp and small blocks: rows carried from tile to tile
-// inside a warp, combined across the warps of a block, and across blocks (also rows over many
-// blocks, and blocks whose warps hold no row start).
-TEST(Csr5Gpu, BlockModeRunsOfTilesAndBlockBoundaries) {
-  require_gpu();
-  std::vector<offset_t> l(5000, 3);
-  for (int i = 0; i < 5000; i += 11) l[i] = 0;  // empty rows: hinted tiles
-  l[40] = 9000;                                  // rows over many tiles, warps and blocks
-  l[2500] = 2000;
-  l[4990] = 700;                                 // into the tail
-  auto cases = test::csr5_all_cases();
-  cases.emplace_back("long and empty rows", test::csr_from_lengths(l, 6000, 11));
-  for (const auto& [name, a] : cases)
-    for (int sigma : {0, 1, 4, 17})
-      for (int block : {32, 96, 1024})
-        for (const char* v : {"block-t1", "block-t2", "block-t3", "block-t7"}) {
-          PlanOptions o = with_mode(v);
-          o.csr5_sigma = sigma;
-          o.block_size = block;
-          expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " block=" + std::to_string(block) + " " + v);
-        }
 }
 
 TEST(Csr5Gpu, RefusesOmegaOtherThanAWarp) {
