@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <spmv/bench.hpp>
+#include <spmv/io.hpp>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 #include "test_util.hpp"
 
@@ -286,6 +288,29 @@ TEST(Bench, DefaultSuiteHasRealMatricesAndLabelledAlikes) {
   // Full size where memory allows: no scaling.
   so.full = true;
   for (const auto& s : default_suite(so)) EXPECT_NE(s.origin, "synthetic-scaled") << s.name;
+}
+
+// Files given to the benchmark: a generated one is labelled synthetic with its description, a
+// real one stays real.
+TEST(Bench, GeneratedFilesAreLabelledSynthetic) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("spmv_bench_prov_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  const Csr a = coo_to_csr(test::random_coo(30, 30, 0.1, 2));
+  io::write_matrix_market((dir / "alike.mtx").string(), a, "webbase-1M alike (web graph), seed 1");
+  io::write_binary((dir / "alike2.spmvbin").string(), a, true);
+  io::write_matrix_market((dir / "data.mtx").string(), a);
+  const auto v = sources_from_paths({dir.string()});
+  ASSERT_EQ(v.size(), 3u);
+  for (const auto& s : v) {
+    if (s.name == "data") {
+      EXPECT_EQ(s.origin, "real");
+    } else {
+      EXPECT_EQ(s.origin, "synthetic") << s.name;
+      EXPECT_EQ(s.kind, s.name == "alike" ? "webbase-1M alike (web graph), seed 1" : "spmv-generated");
+    }
+  }
+  EXPECT_EQ(sources_from_paths({(dir / "alike.mtx").string()}).at(0).origin, "synthetic");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Bench, ReportWritesPlotsAndTables) {

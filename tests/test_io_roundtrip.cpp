@@ -327,3 +327,33 @@ TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
   EXPECT_EQ(error_of([&] { io::read_binary(kDir + "/coord_real_general.mtx"); }),
             kDir + "/coord_real_general.mtx: not an spmv binary cache (bad magic number)");
 }
+
+// A generated matrix says so in its file (Matrix Market comment, binary-cache flag), the mark
+// survives a conversion, and real files have none: benchmarks of files label alikes "synthetic".
+TEST(Provenance, GeneratedFilesAreMarkedRealFilesAreNot) {
+  TempDir dir;
+  const Csr a = coo_to_csr(test::random_coo(50, 40, 0.1, 5));
+  io::write_matrix_market(dir / "gen.mtx", a, "dc1 alike (circuit), seed 3");
+  io::write_matrix_market(dir / "plain.mtx", a);
+  io::write_binary(dir / "gen.spmvbin", a, true);
+  io::write_binary(dir / "plain.spmvbin", a);
+  EXPECT_EQ(io::generated_description(dir / "gen.mtx"), "dc1 alike (circuit), seed 3");
+  EXPECT_EQ(io::generated_description(dir / "plain.mtx"), "");
+  EXPECT_EQ(io::generated_description(dir / "gen.spmvbin"), "spmv-generated");
+  EXPECT_EQ(io::generated_description(dir / "plain.spmvbin"), "");
+  gzip_file(slurp(dir / "gen.mtx"), dir / "gen.mtx.gz");
+  EXPECT_EQ(io::generated_description(dir / "gen.mtx.gz"), "dc1 alike (circuit), seed 3");
+  // The mark is a comment: the matrix reads back bit-identical, flagged or not.
+  expect_bit_identical(io::load_csr(dir / "gen.mtx"), a);
+  expect_bit_identical(io::load_csr(dir / "gen.spmvbin"), a);
+  // Only a comment line right after the banner counts, not text further down.
+  dump(dir / "late.mtx", "%%MatrixMarket matrix coordinate real general\n1 1 1\n% spmv-generated: no\n1 1 2\n");
+  EXPECT_EQ(io::generated_description(dir / "late.mtx"), "");
+  EXPECT_EQ(io::generated_description(kDir + "/coord_real_general.mtx"), "");
+  EXPECT_EQ(io::generated_description(dir / "no_such_file"), "");
+  // Header bits other than "generated" are still corruption.
+  std::string bytes = slurp(dir / "plain.spmvbin");
+  bytes[56] = 2;
+  dump(dir / "bad.spmvbin", bytes);
+  EXPECT_EQ(error_of([&] { io::read_binary(dir / "bad.spmvbin"); }), (dir / "bad.spmvbin") + ": corrupt binary cache header");
+}

@@ -95,6 +95,20 @@ std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {
   return v;
 }
 
+namespace {
+// A file made by `spmv generate` says so (io::generated_description): label it synthetic.
+MatrixSource file_source(const fs::path& f) {
+  MatrixSource s;
+  s.name = matrix_name(f);
+  s.path = f.string();
+  if (std::string g = io::generated_description(s.path); !g.empty()) {
+    s.origin = "synthetic";
+    s.kind = std::move(g);
+  }
+  return s;
+}
+}  // namespace
+
 std::vector<MatrixSource> sources_from_paths(const std::vector<std::string>& paths) {
   std::vector<MatrixSource> v;
   std::error_code ec;
@@ -104,17 +118,9 @@ std::vector<MatrixSource> sources_from_paths(const std::vector<std::string>& pat
       for (const auto& de : fs::directory_iterator(p, ec))
         if (de.is_regular_file() && is_matrix_file(de.path())) files.push_back(de.path());
       std::sort(files.begin(), files.end());
-      for (const auto& f : files) {
-        MatrixSource s;
-        s.name = matrix_name(f);
-        s.path = f.string();
-        v.push_back(std::move(s));
-      }
+      for (const auto& f : files) v.push_back(file_source(f));
     } else {
-      MatrixSource s;
-      s.name = matrix_name(p);
-      s.path = p;
-      v.push_back(std::move(s));
+      v.push_back(file_source(p));
     }
   }
   return v;

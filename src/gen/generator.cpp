@@ -624,7 +624,7 @@ Csr generate_cached(const GenSpec& spec, const std::string& cache_dir, bool* fro
       std::error_code ec;
       fs::create_directories(cache_dir, ec);
       const fs::path tmp = p.string() + ".tmp";
-      io::write_binary(tmp.string(), a);
+      io::write_binary(tmp.string(), a, true);
       fs::rename(tmp, p, ec);  // atomic: a concurrent reader never sees half a file
     } catch (const std::exception&) {
       // Caching is an optimisation; generation already succeeded.

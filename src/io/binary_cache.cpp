@@ -4,7 +4,7 @@
 //   0  char[8]  magic "SPMVBIN\x1a"       8  u32 version (1)      12 u32 header bytes (64)
 //   16 i32 rows   20 i32 cols   24 i64 nnz   32 u32 field   36 u32 symmetry
 //   40 u64 payload bytes   48 u64 checksum (header with this field zeroed + every section)
-//   56 u64 reserved (0)
+//   56 u64 flags: bit 0 = generated (a synthetic matrix from `spmv generate`); other bits 0
 //   payload: row_ptr i64[rows+1] | col i32[nnz] | 0..4 zero bytes to an 8-byte boundary |
 //            val f64[nnz] | imag f64[nnz] (complex only)
 #include <bit>
@@ -15,7 +15,9 @@
 #include <omp.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <string_view>
 #include <utility>
+#include <zlib.h>
 
 #include "io/io_internal.hpp"
 
@@ -39,8 +41,9 @@ struct BinHeader {
   std::uint32_t symmetry;
   std::uint64_t payload_bytes;
   std::uint64_t checksum;
-  std::uint64_t reserved;
+  std::uint64_t flags;
 };
+constexpr std::uint64_t kGenerated = 1;
 static_assert(sizeof(BinHeader) == 64);
 static_assert(std::endian::native == std::endian::little, "the cache layout is little-endian");
 
@@ -152,7 +155,7 @@ void read_all(int fd, const std::string& path, void* p, std::size_t n) {
 
 }  // namespace
 
-void write_binary(const std::string& path, const Csr& a) {
+void write_binary(const std::string& path, const Csr& a, bool generated) {
   const bool cplx = a.is_complex();
   BinHeader h{};
   std::memcpy(h.magic, detail::kMagic, sizeof h.magic);
@@ -164,6 +167,7 @@ void write_binary(const std::string& path, const Csr& a) {
   h.field = static_cast<std::uint32_t>(a.field);
   h.symmetry = static_cast<std::uint32_t>(a.symmetry);
   h.payload_bytes = payload_bytes(a.rows, a.nnz(), cplx);
+  h.flags = generated ? detail::kGenerated : 0;
   if (a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1 || static_cast<offset_t>(a.col.size()) != a.nnz() ||
       static_cast<offset_t>(a.val.size()) != a.nnz() || (cplx && static_cast<offset_t>(a.imag.size()) != a.nnz()))
     throw Error(fmt::format("{}: cannot write an inconsistent CSR matrix", path));
@@ -189,6 +193,35 @@ bool is_binary_cache(const std::string& path) {
   return ::pread(f.fd, head, sizeof head, 0) == sizeof head && detail::has_binary_magic({head, sizeof head});
 }
 
+std::string generated_description(const std::string& path) {
+  if (is_binary_cache(path)) {
+    Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    BinHeader h{};
+    if (f.fd < 0 || ::pread(f.fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) return "";
+    return (h.flags & detail::kGenerated) ? "spmv-generated" : "";
+  }
+  // The header comments of a Matrix Market file (zlib reads plain and gzip files alike); only the
+  // comment lines right after the banner count, so the search never reads into the data.
+  gzFile g = gzopen(path.c_str(), "rb");
+  if (!g) return "";
+  std::string found;
+  char line[4096];
+  for (int n = 0; n < 64 && gzgets(g, line, sizeof line); ++n) {
+    const std::string_view l(line);
+    if (n == 0) continue;  // the banner
+    if (l.empty() || l[0] != '%') break;
+    constexpr std::string_view tag = "% spmv-generated: ";
+    if (l.starts_with(tag)) {
+      found = std::string(l.substr(tag.size()));
+      while (!found.empty() && (found.back() == '\n' || found.back() == '\r')) found.pop_back();
+      if (found.empty()) found = "spmv-generated";
+      break;
+    }
+  }
+  gzclose(g);
+  return found;
+}
+
 Csr read_binary(const std::string& path) {
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) throw ParseError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
@@ -205,7 +238,7 @@ Csr read_binary(const std::string& path) {
     throw ParseError(path, 0, fmt::format("binary cache version {} is not supported (this build reads version {})",
                                           h.version, detail::kVersion));
   if (h.header_bytes != sizeof h || h.rows < 0 || h.cols < 0 || h.nnz < 0 || h.field > 3 || h.symmetry > 3 ||
-      h.reserved != 0)
+      (h.flags & ~detail::kGenerated) != 0)
     throw ParseError(path, 0, "corrupt binary cache header");
   const bool cplx = static_cast<Field>(h.field) == Field::Complex;
   // nnz is bounded by the file size before anything is allocated.

@@ -44,13 +44,14 @@ class Out {
 
 }  // namespace
 
-void write_matrix_market(const std::string& path, const Csr& a) {
+void write_matrix_market(const std::string& path, const Csr& a, const std::string& generated) {
   Out out(path);
   auto it = std::back_inserter(out.buf());
   const bool cplx = a.is_complex();
   fmt::format_to(it, "%%MatrixMarket matrix coordinate {} general\n", cplx ? "complex" : "real");
   fmt::format_to(it, "% written by spmv; source field {}, symmetry {} (stored expanded)\n", to_string(a.field),
                  to_string(a.symmetry));
+  if (!generated.empty()) fmt::format_to(it, "% spmv-generated: {}\n", generated);
   fmt::format_to(it, "{} {} {}\n", a.rows, a.cols, a.nnz());
   for (index_t r = 0; r < a.rows; ++r) {
     for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {

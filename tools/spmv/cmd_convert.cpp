@@ -17,8 +17,9 @@ void add_convert(CLI::App& app, Action& action) {
   cmd->callback([&action, in, out] {
     action = [in, out] {
       const Csr a = io::load_csr(*in);
-      if (out->ends_with(".spmvbin")) io::write_binary(*out, a);
-      else io::write_matrix_market(*out, a);
+      const std::string generated = io::generated_description(*in);  // a synthetic matrix stays marked
+      if (out->ends_with(".spmvbin")) io::write_binary(*out, a, !generated.empty());
+      else io::write_matrix_market(*out, a, generated);
       fmt::print("wrote {} ({} x {}, {} nonzeros)\n", *out, a.rows, a.cols, a.nnz());
       return 0;
     };
