@@ -712,7 +712,6 @@ class Csr5Plan final : public CudaPlan {
     const auto& f = m_.meta;
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
-    const long long wpb = block_ / 32;
     // The single-pass kernel keeps a tile's segment sums in shared memory (omega*sigma doubles per
     // warp); over the device's limit per block, the two-pass kernel does the product instead.
     if (v_.mode == Mode::Single) {
