@@ -29,12 +29,6 @@ inline unsigned grid_for(offset_t work_items, int per_block) {
   return static_cast<unsigned>((work_items + per_block - 1) / per_block);
 }
 
-// SpMM kernels of this backend read X and write Y row-major only.
-inline void require_row_major(const PlanOptions& opt, const std::string& kernel) {
-  if (opt.k > 1 && opt.layout != Layout::RowMajor)
-    throw Unsupported("CUDA kernel '" + kernel + "' supports only row-major X and Y for k > 1");
-}
-
 struct DeviceCsr {
   index_t rows = 0, cols = 0;
   offset_t nnz = 0;

@@ -88,7 +88,6 @@ __global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int k
 class CsrSpmm final : public CsrDevicePlan {
  public:
   CsrSpmm(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
-    require_row_major(opt, "csr");
     kt_ = 1;
     while (kt_ < 32 && kt_ < k_) kt_ *= 2;
     std::vector<int> desc;

@@ -1,9 +1,15 @@
 #pragma once
 // Shared plumbing of CUDA plans: x and y resident on the device, products timed with CUDA events
-// around the kernels only (transfers are never inside the timed region).
+// around the kernels only (transfers are never inside the timed region). Our SpMM kernels read X
+// and write Y row-major on the device; column-major X and Y (k > 1) are transposed on the host
+// as they are uploaded and downloaded, outside the timed products. Plans that take column-major
+// operands natively (cuSPARSE) clear host_transpose_.
 #include <spmv/plan.hpp>
 
+#include <algorithm>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "cuda/cuda_check.cuh"
 
@@ -13,6 +19,7 @@ class CudaPlan : public Plan {
  public:
   CudaPlan(index_t rows, index_t cols, const PlanOptions& opt)
       : rows_(rows), cols_(cols), k_(opt.k), layout_(opt.layout),
+        host_transpose_(opt.k > 1 && opt.layout == Layout::ColMajor),
         x_(static_cast<std::size_t>(cols) * opt.k), y_(static_cast<std::size_t>(rows) * opt.k) {
     SPMV_CUDA_CHECK(cudaEventCreate(&start_));
     SPMV_CUDA_CHECK(cudaEventCreate(&stop_));
@@ -25,13 +32,19 @@ class CudaPlan : public Plan {
   void set_x(std::span<const double> x) override {
     if (x.size() != x_.size())
       throw Error("x has " + std::to_string(x.size()) + " values, expected " + std::to_string(x_.size()));
-    x_.upload(x.data(), x.size());
+    if (!host_transpose_) return x_.upload(x.data(), x.size());
+    const std::vector<double> t = transposed(x, cols_, k_);  // column j of X holds x[j*cols .. ]
+    x_.upload(t.data(), t.size());
   }
   void get_y(std::span<double> y) override {
     if (y.size() != y_.size())
       throw Error("y has room for " + std::to_string(y.size()) + " values, expected " + std::to_string(y_.size()));
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    y_.download(y.data(), y.size());
+    if (!host_transpose_) return y_.download(y.data(), y.size());
+    std::vector<double> t(y.size());
+    y_.download(t.data(), t.size());
+    const std::vector<double> c = transposed(t, k_, rows_);  // row-major rows x k -> column-major
+    std::copy(c.begin(), c.end(), y.begin());
   }
   void run(int times) override {
     for (int t = 0; t < times; ++t) launch();
@@ -50,9 +63,18 @@ class CudaPlan : public Plan {
  protected:
   // Enqueue one product y_ = A * x_ on the default stream; no host synchronisation inside.
   virtual void launch() = 0;
+  // v holds an n x m matrix column-major (= m x n row-major); returns it row-major (= column-major
+  // transposed).
+  static std::vector<double> transposed(std::span<const double> v, std::size_t n, std::size_t m) {
+    std::vector<double> t(v.size());
+    for (std::size_t j = 0; j < m; ++j)
+      for (std::size_t i = 0; i < n; ++i) t[i * m + j] = v[j * n + i];
+    return t;
+  }
   index_t rows_, cols_;
   int k_;
   Layout layout_;
+  bool host_transpose_;  // column-major X and Y for a kernel that works row-major
   DeviceBuffer<double> x_, y_;
   cudaEvent_t start_{}, stop_{};
 };

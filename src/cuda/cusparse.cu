@@ -13,6 +13,7 @@ class CusparsePlan final : public CsrDevicePlan {
  public:
   CusparsePlan(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
       : CsrDevicePlan(a, opt), alg_(alg) {
+    host_transpose_ = false;  // cuSPARSE takes column-major dense matrices as they are
     const auto t0 = std::chrono::steady_clock::now();
     detail = name;
     SPMV_CUSPARSE_CHECK(cusparseCreate(&handle_));

@@ -64,7 +64,6 @@ __global__ void hll_spmm_kernel(index_t rows, int k, int hack, const OffT* __res
 class HllPlan final : public CudaPlan {
  public:
   HllPlan(const Csr& a, const PlanOptions& opt) : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
-    require_row_major(opt, "hll");
     auto t0 = std::chrono::steady_clock::now();
     const Hll h = csr_to_hll(a, opt.hack, host_conversion_options(opt));
     convert_seconds = seconds_since(t0);
@@ -117,7 +116,7 @@ void register_hll() {
   add_kernel({.name = "hll",
               .backend = Backend::Cuda,
               .format = "hll",
-              .description = "Hacked ELLPACK, column-major hacks, a warp per 32-row hack; SpMM row-major",
+              .description = "Hacked ELLPACK, column-major hacks, a warp per 32-row hack; SpMM (X, Y row-major on the device)",
               .spmm = true,
               .params = {"block_size", "hack"},
               .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
