@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cub/device/device_scan.cuh>
+#include <cuda/atomic>
 #include <string>
 #include <utility>
 
@@ -342,11 +343,15 @@ struct Parts {
   unsigned* count;  // tiles + 1, zero between launches: the last arrival resets its entry
 };
 
+// The count is an acquire-release read-modify-write: it publishes this tile's part (release) and,
+// for the last arrival, makes every part counted before it visible (acquire). A __threadfence
+// (a sequentially consistent fence) before a relaxed atomicAdd did the same at up to 1.6 us more
+// per product on small matrices with long rows (adder_dcop_32-like 6.4 -> 4.8 us without it, H200).
 __device__ __forceinline__ bool arrive(const Parts& p, long long a, long long b, long long t, bool head, double s) {
   if (head) p.head[t] = s;
   else p.tail[t] = s;
-  __threadfence();  // the part is visible before the count says so
-  return atomicAdd(p.count + a, 1u) == static_cast<unsigned>(b - a);
+  ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> count(p.count[a]);
+  return count.fetch_add(1u, ::cuda::memory_order_acq_rel) == static_cast<unsigned>(b - a);
 }
 
 // The whole warp sums the parts of each long row whose last arrival is one of its lanes.
@@ -355,7 +360,7 @@ __device__ __forceinline__ void finish_rows(const Parts& p, bool last, long long
   for (unsigned mask = __ballot_sync(kFull, last); mask; mask &= mask - 1) {
     const int src = __ffs(mask) - 1;
     const long long a0 = __shfl_sync(kFull, a, src), b0 = __shfl_sync(kFull, b, src);
-    __threadfence();
+    __syncwarp();  // orders the other lanes' loads after lane src's acquire
     // Rounds of 16 independent loads per lane (a row of 512 tiles in one round), summed in a
     // fixed order.
     double s = 0;
