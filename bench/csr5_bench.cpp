@@ -9,7 +9,9 @@
 // many products its extra conversion and setup time is paid back.
 //
 //   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]
-//              [--block-size B] [matrix files...]
+//              [--block-size B] [--only PREFIX] [--matrix NAME] [matrix files...]
+// --only PREFIX keeps the kernels whose name starts with PREFIX (e.g. "csr": CSR and CSR5 only);
+// --matrix NAME keeps the generated matrices whose name contains NAME.
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
@@ -208,7 +210,7 @@ int main(int argc, char** argv) {
   double min_seconds = 0.5, scale = 1.0;
   bool gen = true, cpu = true;
   int block_size = 0;
-  std::string csv_path;
+  std::string csv_path, only, matrix;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
@@ -219,9 +221,11 @@ int main(int argc, char** argv) {
     else if (s == "--small") scale = 0.1;
     else if (s == "--gpu-only") cpu = false;
     else if (s == "--block-size" && i + 1 < argc) block_size = std::stoi(argv[++i]);
+    else if (s == "--only" && i + 1 < argc) only = argv[++i];
+    else if (s == "--matrix" && i + 1 < argc) matrix = argv[++i];
     else if (s == "-h" || s == "--help") {
       std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]\n"
-                "           [--block-size B] [files...]");
+                "           [--block-size B] [--only PREFIX] [--matrix NAME] [files...]");
       return 0;
     } else files.push_back(s);
   }
@@ -234,6 +238,7 @@ int main(int argc, char** argv) {
     mats.emplace_back("stencil27", [=] { return gen_stencil(static_cast<index_t>(60 * std::cbrt(scale)), true); });
     mats.emplace_back("thermal-like7", [=] { return gen_stencil(static_cast<index_t>(100 * std::cbrt(scale)), false); });
   }
+  std::erase_if(mats, [&](const auto& m) { return m.first.find(matrix) == std::string::npos; });
   for (const auto& f : files) mats.emplace_back(f, [f] { return io::load_csr(f); });
 
   std::vector<Backend> backends;
@@ -270,7 +275,7 @@ int main(int argc, char** argv) {
     for (Backend be : backends) {
       std::vector<std::string> names;
       for (const auto& k : kernels())
-        if (k.backend == be) names.push_back(k.name);  // every format: the iterative scenario compares them all
+        if (k.backend == be && k.name.starts_with(only)) names.push_back(k.name);  // every format: the iterative scenario compares them all
       if (be == Backend::Omp && std::find(names.begin(), names.end(), "csr") == names.end())
         names.insert(names.begin(), "serial:csr");  // no OpenMP CSR registered: compare to serial
       PlanOptions o;
