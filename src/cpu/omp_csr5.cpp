@@ -251,8 +251,12 @@ class Csr5Plan final : public CpuPlan {
   // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 (the CPU's sigma, all
   // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: load x (Gather: one
   // AVX2 gather; else four scalar loads), multiply, reset the lanes that open a row (blend by the
-  // step's flag bit moved to the sign bit), add, store the running sums. The multiply stays off
-  // the sum's dependency chain (blend + add: 4 cycles a step; blend + fma was 5).
+  // step's flag bit moved to the sign bit), add, store the running sums. GCC compiles the blend
+  // to pcmpgtq + andnpd (a zeroing mask move with AVX-512) and contracts multiply + add into one
+  // FMA (C++ defaults to -ffp-contract=fast): the sum's chain is 5 cycles a step. Keeping the
+  // multiply off the chain (an asm barrier on the product; 4 cycles) measured no faster on Zen 4
+  // with scalar loads and 10% slower with the gather: the tile is bound by throughput, not by
+  // this chain (tiles overlap).
   template <int S, bool Gather>
   double tile4(offset_t t, const double* x, double* y, double* T, double* seg) const {
     const int sigma = S > 0 ? S : f_.sigma;
@@ -293,9 +297,18 @@ class Csr5Plan final : public CpuPlan {
         // GCC's maybe-uninitialized warning about the latter's undefined source.
         const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ci + 4 * i));
         xv = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, all, 8);
-      } else {  // four scalar loads: for CPUs whose gather is slow (microcoded or mitigated)
+      } else {
+        // Four scalar loads, for CPUs whose gather is slow (microcoded or mitigated): one plain
+        // load and three broadcasts, merged by immediate blends. The plain set (two movhpd and an
+        // insertf128) puts three uops a step on Intel's one shuffle port (port 5), with the mask's
+        // pcmpgtq four: 64 cycles a tile, more than the rest of the step needs; broadcasts from
+        // memory are load-port only and blends go to any vector ALU. Same speed on AMD Zen 4.
         const index_t* c4 = ci + 4 * i;
-        xv = _mm256_setr_pd(x[c4[0]], x[c4[1]], x[c4[2]], x[c4[3]]);
+        const __m256d x0 = _mm256_castpd128_pd256(_mm_load_sd(x + c4[0]));
+        const __m256d x1 = _mm256_broadcast_sd(x + c4[1]);
+        const __m256d x2 = _mm256_broadcast_sd(x + c4[2]);
+        const __m256d x3 = _mm256_broadcast_sd(x + c4[3]);
+        xv = _mm256_blend_pd(_mm256_blend_pd(x0, x1, 0b0010), _mm256_blend_pd(x2, x3, 0b1000), 0b1100);
       }
       const __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
       sum = _mm256_add_pd(_mm256_blendv_pd(sum, _mm256_setzero_pd(), open), prod);
