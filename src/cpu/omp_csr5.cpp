@@ -49,7 +49,6 @@
 #include <array>
 #include <bit>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
 #include <string>
@@ -137,25 +136,18 @@ class Csr5Plan final : public CpuPlan {
     y[row] = s;
   }
 
-  // Our default sigma for the 4-wide AVX2 tile: 32 when the rows are regular (row-length std not
-  // above the mean, sampled from at most 4096 rows as csr5_sigma_cuda does) and no sampled row is
-  // empty, else the paper's 16. 4 x 32 tiles halve the per-tile work (descriptors, lane bottoms,
-  // the tile loop): 10% faster on thermal-like7 and stencil27 in L2 (Zen 4, one thread); but a
-  // tile with empty rows takes the generic finish, so webbase-like got 15-20% slower with 32.
+  // Our default sigma for the 4-wide AVX2 tile: 32 when no row sampled (at most 4096, evenly
+  // spaced) is empty, else the paper's 16. 4 x 32 tiles halve the per-tile work (descriptors, lane
+  // bottoms, the tile loop): in L2 on Zen 4, one thread, 5-10% faster on thermal-like7,
+  // stencil27, dc1-like and adder-like; but a tile with empty rows takes the generic finish, and
+  // webbase-like (empty rows) got 15-20% slower with 32.
   static int sigma_avx4([[maybe_unused]] const Csr& a) {
 #if defined(__AVX2__) && defined(__FMA__)
     if (a.rows <= 0) return 16;
     const index_t step = std::max<index_t>(1, a.rows / 4096);
-    double s = 0, s2 = 0, n = 0;
-    for (index_t r = 0; r < a.rows; r += step) {
-      const double len = static_cast<double>(a.row_ptr[r + 1] - a.row_ptr[r]);
-      if (len == 0) return 16;
-      s += len;
-      s2 += len * len;
-      ++n;
-    }
-    const double mean = s / n, sd = std::sqrt(std::max(0.0, s2 / n - mean * mean));
-    return sd <= mean ? 32 : 16;
+    for (index_t r = 0; r < a.rows; r += step)
+      if (a.row_ptr[r + 1] == a.row_ptr[r]) return 16;
+    return 32;
 #else
     return 16;
 #endif
