@@ -1,7 +1,8 @@
 // CSR5 SpMV on the CPU: OpenMP over contiguous ranges of tiles, the omega columns of a tile as
 // SIMD lanes, and a race-free combination of rows that span tiles.
 //
-// One tile (omega x sigma, default 4 x 16 = one AVX2 register of doubles per step):
+// One tile (omega x sigma, default 4 x 32 on AVX2, the paper's 4 x 16 otherwise; omega = 4 is one
+// AVX2 register of doubles per step):
 //  1. A branch-free segmented scan down the lanes: per step, x is gathered for the omega lanes,
 //     the lanes whose flag bit opens a row there are reset (a blend by the step's flag bits, moved
 //     to the sign bit), and the product is added; the running sums of every step go to a small
@@ -11,8 +12,9 @@
 //     that lane is T just before the flag; the sum at the bottom of each lane goes to the segment
 //     open there (y_offset of the next lane - 1). This stands in for the paper's seg_offset walk
 //     and is a scan reset at row starts, never a difference of prefix sums (which loses a short
-//     row's precision next to big neighbours). For 4 x 16 the 64 flags are one word in CSR order,
-//     and the segments go straight into y; other shapes go through a segment buffer.
+//     row's precision next to big neighbours). For 4 x 16 the 64 flags are one word in CSR order
+//     (4 x 32: two words), and the segments go straight into y; other shapes go through a segment
+//     buffer.
 // The default CPU path (omega = 4, AVX2 + FMA) is hand-written with intrinsics; any other omega
 // and a build without AVX2 use the same algorithm in plain C++ vectorised by the compiler.
 // Where the time goes (4 x 16, thermal-like7 in L2, one thread, Zen 4; parts switched off one at
@@ -20,9 +22,10 @@
 // bound by instruction throughput, not by the sum's dependency chain or by branches: a
 // fixed-count, branch-free segment loop (no data-dependent exit) measured no faster and costs
 // more instructions, so the loop stays one iteration per segment, through a table (kClosing).
-// For regular short rows the costs that differ from CSR were removed: no row-pointer read per
-// tile (the "tile begins a row" bit is in the descriptor), no shuffle-port uops per step with
-// scalar x loads (Intel's single port 5 bound that step).
+// For regular short rows the costs that differ from CSR were cut: sigma 32 by default (half the
+// per-tile work per nonzero; see kSigmaAvx4), no row-pointer read per tile (the "tile begins a
+// row" bit is in the descriptor), no shuffle-port uops per step with scalar x loads (Intel's
+// single port 5 bound that step).
 //
 // Who writes y[r]:
 //  - a segment that starts inside a tile and is not the tile's segment 0 is assigned by that
@@ -62,13 +65,19 @@ namespace spmv::cpu {
 
 namespace {
 
+#if defined(__AVX2__) && defined(__FMA__)
+constexpr bool kAvx2 = true;  // the hand-written 4 x 16 and 4 x 32 tiles exist
+#else
+constexpr bool kAvx2 = false;
+#endif
+
 class Csr5Plan final : public CpuPlan {
  public:
   Csr5Plan(const Csr& a, const PlanOptions& opt, Backend backend)
       : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : std::max(opt.threads, 1)) {
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : csr5_omega_for(backend);
     const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-    const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : omega == 4 ? sigma_avx4(a) : csr5_sigma_for(per_row, backend);
+    const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : omega == 4 && kAvx2 ? kSigmaAvx4 : csr5_sigma_for(per_row, backend);
     if (omega != 1 && omega != 2 && omega != 4 && omega != 8 && omega != 16 && omega != 32)
       throw Unsupported(fmt::format("csr5 on the CPU: omega must be 1, 2, 4, 8, 16 or 32 (got {})", omega));
     const auto t0 = std::chrono::steady_clock::now();
@@ -136,22 +145,12 @@ class Csr5Plan final : public CpuPlan {
     y[row] = s;
   }
 
-  // Our default sigma for the 4-wide AVX2 tile: 32 when no row sampled (at most 4096, evenly
-  // spaced) is empty, else the paper's 16. 4 x 32 tiles halve the per-tile work (descriptors, lane
-  // bottoms, the tile loop): in L2 on Zen 4, one thread, 5-10% faster on thermal-like7,
-  // stencil27, dc1-like and adder-like; but a tile with empty rows takes the generic finish, and
-  // webbase-like (empty rows) got 15-20% slower with 32.
-  static int sigma_avx4([[maybe_unused]] const Csr& a) {
-#if defined(__AVX2__) && defined(__FMA__)
-    if (a.rows <= 0) return 16;
-    const index_t step = std::max<index_t>(1, a.rows / 4096);
-    for (index_t r = 0; r < a.rows; r += step)
-      if (a.row_ptr[r + 1] == a.row_ptr[r]) return 16;
-    return 32;
-#else
-    return 16;
-#endif
-  }
+  // Our default sigma for the 4-wide AVX2 tile: 32 rather than the paper's 16. 4 x 32 tiles halve
+  // the per-tile work (descriptors, lane bottoms, the tile loop); in L2 on Zen 4, one thread,
+  // simd_loads: thermal-like7 0.94 -> 0.85 of CSR's time, stencil27 1.02 -> 0.90, dc1-like
+  // 0.86 -> 0.74, adder-like 0.87 -> 0.81, webbase-like 0.89 -> 0.81 (with its hinted tiles
+  // finished by finish32 too; through the generic finish it was 15-20% slower than 16).
+  static constexpr int kSigmaAvx4 = 32;
 
   // Per-thread scratch of the simd tile: T, the running sums after every step ((sigma+1) x W, row
   // 0 kept zero), and seg, the tile's segment sums (one slot in front for the closing before the
@@ -282,7 +281,11 @@ class Csr5Plan final : public CpuPlan {
     return a;
   }();
 
-  double finish32(std::uint64_t lo, std::uint64_t hi, const unsigned* yend, const double* T, double* yr) const {
+  template <bool Hinted>
+  double finish32(offset_t t, std::uint64_t lo, std::uint64_t hi, const unsigned* yend, const double* T,
+                  double* yr) const {
+    const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
+    const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
     const int nseg = std::popcount(lo) + std::popcount(hi);
     const std::uint8_t* khi = kClosing32.data() + 64;
     std::uint64_t m = lo & (lo - 1);  // the forced opening closes nothing
@@ -294,14 +297,17 @@ class Csr5Plan final : public CpuPlan {
       first = T[khi[std::countr_zero(hi)]];
       hi &= hi - 1;
     }
-    int k = 1;
-    for (; m; m &= m - 1) yr[k++] = T[kClosing32[std::countr_zero(m)]];
-    for (; hi; hi &= hi - 1) yr[k++] = T[khi[std::countr_zero(hi)]];
-    if (nseg > 1) yr[nseg - 1] = 0.0;  // never closed inside the tile
+    if (nseg > 1) {
+      if constexpr (Hinted) std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+      int k = 1;
+      for (; m; m &= m - 1) yr[row(k++)] = T[kClosing32[std::countr_zero(m)]];
+      for (; hi; hi &= hi - 1) yr[row(k++)] = T[khi[std::countr_zero(hi)]];
+      yr[row(nseg - 1)] = 0.0;  // never closed inside the tile
+    }
     const double* bottom = T + 32 * 4;
     for (int c = 0; c < 4; ++c) {
       const int j = (c < 3 ? static_cast<int>(yend[c]) : nseg) - 1;
-      *(j == 0 ? &first : yr + j) += bottom[c];
+      *(j == 0 ? &first : yr + row(j)) += bottom[c];
     }
     return first;
   }
@@ -320,7 +326,7 @@ class Csr5Plan final : public CpuPlan {
     const int sigma = S > 0 ? S : f_.sigma;
     const offset_t base = t * f_.tile_entries();
     const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
-    alignas(32) std::uint64_t flags[4];
+    alignas(16) std::uint64_t flags[4];
     unsigned yend[4];
     std::uint64_t csr_flags = 0;  // S = 16: the tile's flags in CSR order, bit c*16 + i
     [[maybe_unused]] std::uint64_t csr_flags_hi = 0;  // S = 32: lanes 2 and 3 (csr_flags: 0 and 1)
@@ -343,7 +349,6 @@ class Csr5Plan final : public CpuPlan {
       csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(fl));  // lanes 0, 1: bit c*32 + i
       csr_flags_hi = static_cast<std::uint64_t>(_mm_extract_epi64(fl, 1));  // lanes 2, 3
       fv = _mm256_cvtepu32_epi64(fl);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(flags), fv);  // for a hinted tile's finish_tile
       yend[0] = static_cast<unsigned>(_mm_extract_epi32(d0, 1)) & 127;
       yend[1] = static_cast<unsigned>(_mm_extract_epi32(d0, 2)) & 127;
       yend[2] = static_cast<unsigned>(_mm_extract_epi32(d0, 3)) & 127;
@@ -391,8 +396,8 @@ class Csr5Plan final : public CpuPlan {
       if (f_.hinted(t)) return finish16<true>(t, csr_flags, yend, T, y + row0);
       return finish16<false>(t, csr_flags, yend, T, y + row0);
     } else if constexpr (S == 32) {
-      if (f_.hinted(t)) return finish_tile<4>(t, row0, sigma, flags, yend, T, seg, y);
-      return finish32(csr_flags, csr_flags_hi, yend, T, y + row0);
+      if (f_.hinted(t)) return finish32<true>(t, csr_flags, csr_flags_hi, yend, T, y + row0);
+      return finish32<false>(t, csr_flags, csr_flags_hi, yend, T, y + row0);
     } else {
       return finish_tile<4>(t, row0, sigma, flags, yend, T, seg, y);
     }
@@ -608,8 +613,8 @@ KernelSpec spec(Backend b) {
           .backend = b,
           .format = "csr5",
           .description = b == Backend::Serial
-                             ? "CSR5 tiles (omega x sigma, default 4 x 16), one thread"
-                             : "CSR5 tiles (omega x sigma, default 4 x 16) over threads, SIMD across tile columns",
+                             ? "CSR5 tiles (omega x sigma, default 4 x 32), one thread"
+                             : "CSR5 tiles (omega x sigma, default 4 x 32) over threads, SIMD across tile columns",
           .spmm = false,
           .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma", "variant"}
                                          : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma", "variant"},
