@@ -9,11 +9,14 @@
 // many products its extra conversion and setup time is paid back.
 //
 //   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]
-//              [--block-size B] [--cuda-variants V[@SIGMA],...] [--only K,...] [matrix files...]
+//              [--block-size B] [--cuda-variants V[@SIGMA],...] [--cpu-variants V[@SIGMA],...]
+//              [--only K,...] [--matrix NAME] [matrix files...]
 //
-// --cuda-variants replaces the default extra CUDA CSR5 runs (the other modes, a tile-height sweep,
-// other load batches) with the listed variants, each optionally with a tile height; --only runs
-// just the listed kernels of each backend (besides the CSR5 runs).
+// --cuda-variants / --cpu-variants replace the default extra CSR5 runs of that backend (CUDA: the
+// other modes, a tile-height sweep, other load batches; CPU: lanes, sigma 16 and 32) with the
+// listed variants, each optionally with a tile height ("auto@32"); --only runs
+// just the listed kernels of each backend (besides the CSR5 runs); --matrix NAME keeps the
+// generated matrices whose name contains NAME.
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
@@ -212,8 +215,8 @@ int main(int argc, char** argv) {
   double min_seconds = 0.5, scale = 1.0;
   bool gen = true, cpu = true;
   int block_size = 0;
-  std::string csv_path;
-  std::vector<std::string> files, cuda_variants, only;
+  std::string csv_path, matrix;
+  std::vector<std::string> files, cuda_variants, cpu_variants, only;
   const auto split = [](const std::string& list) {
     std::vector<std::string> v;
     for (std::size_t b = 0; b <= list.size();) {
@@ -233,21 +236,28 @@ int main(int argc, char** argv) {
     else if (s == "--gpu-only") cpu = false;
     else if (s == "--block-size" && i + 1 < argc) block_size = std::stoi(argv[++i]);
     else if (s == "--cuda-variants" && i + 1 < argc) cuda_variants = split(argv[++i]);
+    else if (s == "--cpu-variants" && i + 1 < argc) cpu_variants = split(argv[++i]);
     else if (s == "--only" && i + 1 < argc) only = split(argv[++i]);
+    else if (s == "--matrix" && i + 1 < argc) matrix = argv[++i];
     else if (s == "-h" || s == "--help") {
       std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]\n"
-                "           [--block-size B] [--cuda-variants V[@SIGMA],...] [--only K,...] [files...]");
+                "           [--block-size B] [--cuda-variants V[@SIGMA],...] [--cpu-variants V[@SIGMA],...]\n"
+                "           [--only K,...] [--matrix NAME]\n"
+                "           [files...]");
       return 0;
     } else files.push_back(s);
   }
 
   std::vector<std::pair<std::string, std::function<Csr()>>> mats;
+  const auto generated = [&](const std::string& name, std::function<Csr()> make) {
+    if (name.find(matrix) != std::string::npos) mats.emplace_back(name, std::move(make));  // --matrix
+  };
   if (gen) {
-    mats.emplace_back("dc1-like", [=] { return gen_dc1_like(scale); });
-    mats.emplace_back("webbase-like", [=] { return gen_webbase_like(scale); });
-    mats.emplace_back("adder_dcop_32-like", [=] { return gen_adder_like(scale); });
-    mats.emplace_back("stencil27", [=] { return gen_stencil(static_cast<index_t>(60 * std::cbrt(scale)), true); });
-    mats.emplace_back("thermal-like7", [=] { return gen_stencil(static_cast<index_t>(100 * std::cbrt(scale)), false); });
+    generated("dc1-like", [=] { return gen_dc1_like(scale); });
+    generated("webbase-like", [=] { return gen_webbase_like(scale); });
+    generated("adder_dcop_32-like", [=] { return gen_adder_like(scale); });
+    generated("stencil27", [=] { return gen_stencil(static_cast<index_t>(60 * std::cbrt(scale)), true); });
+    generated("thermal-like7", [=] { return gen_stencil(static_cast<index_t>(100 * std::cbrt(scale)), false); });
   }
   for (const auto& f : files) mats.emplace_back(f, [f] { return io::load_csr(f); });
 
@@ -300,44 +310,23 @@ int main(int argc, char** argv) {
         } else {
           res.push_back(measure(a, be, k, o, x, ref, min_seconds));
         }
-        if (k == "csr5" && be == Backend::Cuda && !cuda_variants.empty()) {
-          for (const auto& vs : cuda_variants) {
-            PlanOptions ov = o;
-            const auto at = vs.find('@');
-            ov.variant = vs.substr(0, at);
-            if (at != std::string::npos) ov.csr5_sigma = std::stoi(vs.substr(at + 1));
-            ov.deterministic = !ov.variant.starts_with("atomic");
-            res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
-            res.back().kernel = "csr5-" + vs;
-          }
-        } else if (k == "csr5" && be == Backend::Cuda) {
-          // The other ways of combining rows across tiles: main + fix-up kernel, and the paper's
-          // atomics (not deterministic).
-          for (const char* v : {"two-pass", "atomic"}) {
-            PlanOptions ov = o;
-            ov.variant = v;
-            ov.deterministic = std::string(v) != "atomic";
-            res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
-            res.back().kernel = std::string("csr5-") + v;
-          }
-          for (int sigma : {8, 12, 16, 20, 24, 32}) {  // tile heights other than the rule's
-            PlanOptions os = o;
-            os.csr5_sigma = sigma;
-            res.push_back(measure(a, be, k, os, x, ref, min_seconds));
-            res.back().kernel = "csr5-s" + std::to_string(sigma);
-          }
-          for (const char* v : {"b4", "b16"}) {  // loads in flight per lane (default b8)
-            PlanOptions ov = o;
-            ov.variant = v;
-            res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
-            res.back().kernel = std::string("csr5-") + v;
-          }
-        }
-        if (k == "csr5" && be == Backend::Omp) {  // the column-wise variant beside the default (simd)
+        if (k != "csr5") continue;
+        // CSR5's other settings: VARIANT[@SIGMA]. CUDA: the other ways of combining rows across
+        // tiles (main + fix-up kernel, the paper's atomics: not deterministic), other tile heights
+        // and loads in flight per lane (default b8). CPU: the column-wise path beside the default,
+        // and both tile heights of the CPU rule (16, and 32 for short rows).
+        std::vector<std::string> extra = be == Backend::Cuda ? cuda_variants : cpu_variants;
+        if (extra.empty() && be == Backend::Cuda)
+          extra = {"two-pass", "atomic", "auto@8", "auto@12", "auto@16", "auto@20", "auto@24", "auto@32", "b4", "b16"};
+        if (extra.empty() && be != Backend::Cuda) extra = {"lanes", "auto@16", "auto@32"};
+        for (const auto& vs : extra) {
           PlanOptions ov = o;
-          ov.variant = "lanes";
+          const auto at = vs.find('@');
+          ov.variant = vs.substr(0, at);
+          if (at != std::string::npos) ov.csr5_sigma = std::stoi(vs.substr(at + 1));
+          ov.deterministic = !ov.variant.starts_with("atomic");
           res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
-          res.back().kernel = "csr5-lanes";
+          res.back().kernel = "csr5-" + vs;
         }
       }
       // The unit of conversion cost: one product of the fastest CSR kernel of ours (not a baseline).

@@ -195,7 +195,7 @@ TEST(Csr5Cpu, MatchesReferenceOnEdgeAndAdversarialCasesAcrossThreads) {
 
 TEST(Csr5Cpu, MatchesReferenceForOtherTileShapes) {
   for (const auto& [name, a] : test::csr5_all_cases())
-    for (auto [w, s] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {4, 7}, {8, 7}, {32, 4}, {32, 32}, {4, 50}}) {
+    for (auto [w, s] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {4, 7}, {4, 16}, {8, 7}, {32, 4}, {32, 32}, {4, 50}}) {
       PlanOptions o;
       o.threads = 3;
       o.csr5_omega = w;
