@@ -149,6 +149,19 @@ TEST(Csr5Format, DescriptorPacking) {
 
 TEST(Csr5Format, SigmaRule) {
   EXPECT_EQ(csr5_sigma_for(3.0, Backend::Omp), 16);
+  // Our CPU default: 4 x 32 for short rows where the library has its AVX2 4-wide tiles (a
+  // property of the library's build, not of this file's), else 16; the plan uses that rule.
+  EXPECT_TRUE(csr5_sigma_cpu(7.0, 4) == 32 || csr5_sigma_cpu(7.0, 4) == 16);
+  EXPECT_EQ(csr5_sigma_cpu(26.0, 4), 16);
+  EXPECT_EQ(csr5_sigma_cpu(7.0, 8), 16);
+  for (offset_t len : {7, 26}) {
+    const Csr a = test::csr_from_lengths(std::vector<offset_t>(500, len), 600, 3);
+    PlanOptions o;
+    o.threads = 2;
+    const auto plan = make_plan(a, Backend::Omp, "csr5", o);
+    const std::string want = "sigma=" + std::to_string(csr5_sigma_cpu(static_cast<double>(len), 4)) + " ";
+    EXPECT_NE(plan->detail.find(want), std::string::npos) << plan->detail;
+  }
   EXPECT_EQ(csr5_sigma_for(300.0, Backend::Serial), 16);
   EXPECT_EQ(csr5_sigma_for(0.0, Backend::Cuda), 4);
   EXPECT_EQ(csr5_sigma_for(4.0, Backend::Cuda), 4);

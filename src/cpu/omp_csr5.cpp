@@ -23,7 +23,7 @@
 // fixed-count, branch-free segment loop (no data-dependent exit) measured no faster and costs
 // more instructions, so the loop stays one iteration per segment, through a table (kClosing).
 // For regular short rows the costs that differ from CSR were cut: sigma 32 for short rows (half
-// the per-tile work per nonzero; see sigma_avx4), no row-pointer read per tile (the "tile begins a
+// the per-tile work per nonzero; see csr5_sigma_cpu), no row-pointer read per tile (the "tile begins a
 // row" bit is in the descriptor), no shuffle-port uops per step with scalar x loads (Intel's
 // single port 5 bound that step).
 //
@@ -77,7 +77,7 @@ class Csr5Plan final : public CpuPlan {
       : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : std::max(opt.threads, 1)) {
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : csr5_omega_for(backend);
     const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-    const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : omega == 4 && kAvx2 ? sigma_avx4(per_row) : csr5_sigma_for(per_row, backend);
+    const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : csr5_sigma_cpu(per_row, omega);
     if (omega != 1 && omega != 2 && omega != 4 && omega != 8 && omega != 16 && omega != 32)
       throw Unsupported(fmt::format("csr5 on the CPU: omega must be 1, 2, 4, 8, 16 or 32 (got {})", omega));
     const auto t0 = std::chrono::steady_clock::now();
@@ -145,16 +145,6 @@ class Csr5Plan final : public CpuPlan {
     y[row] = s;
   }
 
-  // Our default sigma for the 4-wide AVX2 tile: 32 for short rows (fewer than 16 nonzeros per row
-  // on average), else the paper's 16. 4 x 32 tiles halve the per-tile work per nonzero
-  // (descriptors, lane bottoms, the tile loop), which weighs most where a tile holds many rows. In
-  // L2 on Zen 4, one thread, simd_loads, CSR5/CSR time with 16 -> 32: thermal-like7 0.94 -> 0.85,
-  // dc1-like 0.86 -> 0.74, adder-like 0.87 -> 0.81, webbase-like 0.89 -> 0.81 (its hinted tiles
-  // finished by finish32 too; through the generic finish it was 15-20% slower than 16); and full
-  // size thermal-like7 (from memory) 0.70-0.81 -> 0.52-0.60. stencil27 (26 per row) gained in L2
-  // (1.02 -> 0.90) but lost from L3 and memory (full size: 0.74-0.83 -> 0.93-0.98), so long rows
-  // keep 16.
-  static int sigma_avx4(double nnz_per_row) { return nnz_per_row < 16 ? 32 : 16; }
 
   // Per-thread scratch of the simd tile: T, the running sums after every step ((sigma+1) x W, row
   // 0 kept zero), and seg, the tile's segment sums (one slot in front for the closing before the
@@ -635,3 +625,22 @@ void register_csr5() {
 }
 
 }  // namespace spmv::cpu
+
+namespace spmv {
+
+// Our default sigma for the 4-wide AVX2 tile: 32 for short rows (fewer than 16 nonzeros per row
+// on average), else the paper's 16. 4 x 32 tiles halve the per-tile work per nonzero
+// (descriptors, lane bottoms, the tile loop), which weighs most where a tile holds many rows. In
+// L2 on Zen 4, one thread, simd_loads, CSR5/CSR time with 16 -> 32: thermal-like7 0.94 -> 0.85,
+// dc1-like 0.86 -> 0.74, adder-like 0.87 -> 0.81, webbase-like 0.89 -> 0.81 (its hinted tiles
+// finished by finish32 too; through the generic finish it was 15-20% slower than 16); and full
+// size thermal-like7 (from memory) 0.70-0.81 -> 0.52-0.60. stencil27 (26 per row) gained in L2
+// (1.02 -> 0.90) but lost from L3 and memory (full size: 0.74-0.83 -> 0.93-0.98), so long rows
+// keep 16. On the 16-core Xeon of the H200 host (csr5_bench --threads 16, two runs, us, 16 -> 32):
+// dc1-like 84/74 -> 75/63, webbase-like 804/747 -> 773/716, internet 29.6/26.5 -> 25.6/24.5,
+// thermal-like7 583/610 -> 587/599 (no change there: in L3, 16 threads).
+int csr5_sigma_cpu(double nnz_per_row, int omega) {
+  return omega == 4 && cpu::kAvx2 && nnz_per_row < 16 ? 32 : 16;
+}
+
+}  // namespace spmv

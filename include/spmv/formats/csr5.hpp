@@ -95,6 +95,10 @@ int csr5_sigma_for(double nnz_per_row, Backend backend);
 // from at most 4096 rows, not above the mean) and 12 or longer on average; then the mean rounded to
 // a multiple of 8, at most 32 (stencil27: 31.4 us with 24, 35.8 with 8, 40.6 with the paper's 26).
 int csr5_sigma_cuda(const Csr& a);
+// Our default sigma on the CPU for tiles omega wide: 32 for rows under 16 nonzeros on average
+// when the hand-written AVX2 4-wide tiles are built (omega 4), else the paper's 16 (measurements
+// in src/cpu/omp_csr5.cpp).
+int csr5_sigma_cpu(double nnz_per_row, int omega);
 // The paper's omega: the SIMD width in doubles (4 for AVX2) on CPUs, the warp (32) on GPUs.
 int csr5_omega_for(Backend backend);
 
