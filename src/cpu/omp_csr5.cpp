@@ -145,7 +145,6 @@ class Csr5Plan final : public CpuPlan {
     y[row] = s;
   }
 
-
   // Per-thread scratch of the simd tile: T, the running sums after every step ((sigma+1) x W, row
   // 0 kept zero), and seg, the tile's segment sums (one slot in front for the closing before the
   // tile's first entry). 64-byte aligned, whole cache lines per thread.
