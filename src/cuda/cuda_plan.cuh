@@ -6,7 +6,6 @@
 // operands natively (cuSPARSE) clear host_transpose_.
 #include <spmv/plan.hpp>
 
-#include <algorithm>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,7 +32,8 @@ class CudaPlan : public Plan {
     if (x.size() != x_.size())
       throw Error("x has " + std::to_string(x.size()) + " values, expected " + std::to_string(x_.size()));
     if (!host_transpose_) return x_.upload(x.data(), x.size());
-    const std::vector<double> t = transposed(x, cols_, k_);  // column j of X holds x[j*cols .. ]
+    std::vector<double> t(x.size());
+    transpose(x, cols_, k_, t);  // column j of X holds x[j*cols ..]; the device gets rows of k
     x_.upload(t.data(), t.size());
   }
   void get_y(std::span<double> y) override {
@@ -43,8 +43,7 @@ class CudaPlan : public Plan {
     if (!host_transpose_) return y_.download(y.data(), y.size());
     std::vector<double> t(y.size());
     y_.download(t.data(), t.size());
-    const std::vector<double> c = transposed(t, k_, rows_);  // row-major rows x k -> column-major
-    std::copy(c.begin(), c.end(), y.begin());
+    transpose(t, k_, rows_, y);  // the device's rows of k -> column j of Y at y[j*rows ..]
   }
   void run(int times) override {
     for (int t = 0; t < times; ++t) launch();
@@ -63,13 +62,10 @@ class CudaPlan : public Plan {
  protected:
   // Enqueue one product y_ = A * x_ on the default stream; no host synchronisation inside.
   virtual void launch() = 0;
-  // v holds an n x m matrix column-major (= m x n row-major); returns it row-major (= column-major
-  // transposed).
-  static std::vector<double> transposed(std::span<const double> v, std::size_t n, std::size_t m) {
-    std::vector<double> t(v.size());
+  // v holds an n x m matrix column-major; out gets it row-major.
+  static void transpose(std::span<const double> v, std::size_t n, std::size_t m, std::span<double> out) {
     for (std::size_t j = 0; j < m; ++j)
-      for (std::size_t i = 0; i < n; ++i) t[i * m + j] = v[j * n + i];
-    return t;
+      for (std::size_t i = 0; i < n; ++i) out[i * m + j] = v[j * n + i];
   }
   index_t rows_, cols_;
   int k_;
