@@ -2,6 +2,9 @@
 // into KT = min(K, 32) lanes along the right-hand sides (consecutive entries of X and Y) times
 // 32/KT groups along the row's entries, joined by warp shuffles. K = 1 never comes here: the
 // "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
+#include <algorithm>
+#include <cuda/atomic>
+
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 
@@ -9,18 +12,27 @@ namespace spmv::cuda {
 
 namespace {
 
-// Rows longer than this go to the block-per-row kernel: a warp would walk them alone.
-constexpr int kLongRow = 1024;
+// Rows longer than long_row go to the block-per-row kernel. A warp walks its row with 32/KT groups
+// of lanes, so a row far longer than the others keeps one warp busy long after the rest: rows
+// over 64 steps per group (64 * 32/KT entries) that are also over 8x the mean row length, and any
+// row over 1024 entries, are long. With a fixed 1024, K = 5 on Reuters911 (mean 22, rows up to
+// 2265) took 77 us, now 32 (cuSPARSE 27, H200). Regular matrices keep every row on the warp path,
+// unless they have so few rows that the warps do not fill the device (under ~4096, a wave of
+// warps on the H200): then every row over 64 steps per group is split over a block.
+int long_row_limit(int kt, index_t rows, double mean_row) {
+  const double steps = 64.0 * (32 / kt);
+  return static_cast<int>(std::min(1024.0, rows < 4096 ? steps : std::max(steps, 8.0 * mean_row)));
+}
 
 template <typename OffT>
-__global__ void csr_spmm_kernel(index_t rows, int k, int kt, const OffT* __restrict__ rp,
+__global__ void csr_spmm_kernel(index_t rows, int k, int kt, int long_row, const OffT* __restrict__ rp,
                                 const index_t* __restrict__ col, const double* __restrict__ val,
                                 const double* __restrict__ x, double* __restrict__ y) {
   const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31, kl = lane % kt, g = lane / kt, ng = 32 / kt;
   if (warp >= rows) return;  // whole warps leave together
   const OffT b = rp[warp], e = rp[warp + 1];
-  if (e - b > kLongRow) return;  // done by csr_spmm_long_kernel
+  if (e - b > long_row) return;  // done by csr_spmm_long_kernel
   for (int c0 = 0; c0 < k; c0 += kt) {
     const int c = c0 + kl;
     double acc = 0;
@@ -72,9 +84,14 @@ __global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int k
   }
   if (d.z == 1) return;
   const unsigned first = blockIdx.x - d.y;
-  __threadfence();  // every writer of this piece's partial row
-  __syncthreads();
-  if (tid == 0) last = atomicAdd(arrived + first, 1) == d.z - 1;
+  // The partial row's writers passed the __syncthreads above; thread 0's acquire-release count
+  // publishes their writes (release is cumulative) and, in the last piece, makes the other pieces'
+  // visible to the block after the next __syncthreads (the pattern of a grid barrier, without a
+  // sequentially consistent fence per thread).
+  if (tid == 0) {
+    ::cuda::atomic_ref<int, ::cuda::thread_scope_device> count(arrived[first]);
+    last = count.fetch_add(1, ::cuda::memory_order_acq_rel) == d.z - 1;
+  }
   __syncthreads();
   if (!last) return;
   for (int c = tid; c < k; c += blockDim.x) {
@@ -90,10 +107,11 @@ class CsrSpmm final : public CsrDevicePlan {
   CsrSpmm(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
     kt_ = 1;
     while (kt_ < 32 && kt_ < k_) kt_ *= 2;
+    long_row_ = long_row_limit(kt_, a.rows, a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0);
     std::vector<int> desc;
     int n_rows = 0;
     for (index_t r = 0; r < a.rows; ++r)
-      if (a.row_length(r) > kLongRow) {
+      if (a.row_length(r) > long_row_) {
         const int pieces = static_cast<int>((a.row_length(r) + kPiece - 1) / kPiece);
         for (int p = 0; p < pieces; ++p) desc.insert(desc.end(), {r, p, pieces, 0});
         ++n_rows;
@@ -104,6 +122,7 @@ class CsrSpmm final : public CsrDevicePlan {
     arrived_.resize(n_long_);
     if (n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_long_ * sizeof(int)));
     detail = "kernel=csr-spmm lanes_per_rhs=" + std::to_string(kt_) + " long_rows=" + std::to_string(n_rows) +
+             " (over " + std::to_string(long_row_) + ")" +
              " pieces=" + std::to_string(n_long_);
   }
 
@@ -112,10 +131,10 @@ class CsrSpmm final : public CsrDevicePlan {
     if (trivial()) return zero_async(y_);
     const unsigned grid = grid_for(static_cast<offset_t>(rows_) * 32, block_);
     if (m_.wide)
-      csr_spmm_kernel<<<grid, block_>>>(rows_, k_, kt_, m_.rp64.data(), m_.col.data(), m_.val.data(), x_.data(),
+      csr_spmm_kernel<<<grid, block_>>>(rows_, k_, kt_, long_row_, m_.rp64.data(), m_.col.data(), m_.val.data(), x_.data(),
                                         y_.data());
     else
-      csr_spmm_kernel<<<grid, block_>>>(rows_, k_, kt_, m_.rp32.data(), m_.col.data(), m_.val.data(), x_.data(),
+      csr_spmm_kernel<<<grid, block_>>>(rows_, k_, kt_, long_row_, m_.rp32.data(), m_.col.data(), m_.val.data(), x_.data(),
                                         y_.data());
     SPMV_CUDA_CHECK_LAUNCH();
     if (n_long_ == 0) return;
@@ -127,7 +146,7 @@ class CsrSpmm final : public CsrDevicePlan {
                                               x_.data(), y_.data(), partial_.data(), arrived_.data());
     SPMV_CUDA_CHECK_LAUNCH();
   }
-  int kt_ = 1;
+  int kt_ = 1, long_row_ = 1024;
   const int4* desc() const { return reinterpret_cast<const int4*>(desc_.data()); }
   unsigned n_long_ = 0;  // blocks of the long-row kernel (pieces)
   DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
