@@ -114,12 +114,8 @@ class Csr5Plan final : public CpuPlan {
     // kernel's trial does the same; on the H200 host oscil_dcop_19, 1.5k nonzeros, took 4.7 us on
     // 16 threads and 1.5 us with CSR on one). Counted in setup_seconds.
     if (opt.variant == "auto" && threads_ > 1 && f_.nnz < (offset_t{1} << 18)) {
-      // All threads, a quarter of them, about one per 32k nonzeros (at least 2, as the CSR trial
-      // has), and one.
       std::vector<int> cands{threads_};
-      const int few = static_cast<int>(std::clamp<offset_t>(f_.nnz / 32768, 2, threads_));
-      for (int c : {threads_ / 4, few})
-        if (c > 1 && std::find(cands.begin(), cands.end(), c) == cands.end()) cands.push_back(c);
+      if (threads_ / 4 > 1) cands.push_back(threads_ / 4);
       cands.push_back(1);
       const auto t1 = std::chrono::steady_clock::now();
       const auto t = trial_candidates(static_cast<int>(cands.size()), [&](int c) { threads_ = cands[c]; },
