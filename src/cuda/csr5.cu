@@ -29,7 +29,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cub/device/device_scan.cuh>
-#include <cuda/atomic>
 #include <string>
 #include <utility>
 
@@ -345,15 +344,12 @@ struct Parts {
   unsigned* count;  // tiles + 1, zero between launches: the last arrival resets its entry
 };
 
-// The count is an acquire-release read-modify-write: it publishes this tile's part (release) and,
-// for the last arrival, makes every part counted before it visible (acquire). A __threadfence
-// (a sequentially consistent fence) before a relaxed atomicAdd did the same at up to 1.6 us more
-// per product on small matrices with long rows (adder_dcop_32-like 6.4 -> 4.8 us without it, H200).
+// Stores this tile's part and counts it (count_arrival: the part is visible to the last arrival);
+// true for the last arrival of the row.
 __device__ __forceinline__ bool arrive(const Parts& p, long long a, long long b, long long t, bool head, double s) {
   if (head) p.head[t] = s;
   else p.tail[t] = s;
-  ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> count(p.count[a]);
-  return count.fetch_add(1u, ::cuda::memory_order_acq_rel) == static_cast<unsigned>(b - a);
+  return count_arrival(p.count[a]) == static_cast<unsigned>(b - a);
 }
 
 // The whole warp sums the parts of each long row whose last arrival is one of its lanes.

@@ -10,7 +10,6 @@
 #include "cuda/cuda_kernels.hpp"
 
 #include <algorithm>
-#include <cuda/atomic>
 
 namespace spmv::cuda {
 
@@ -57,10 +56,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
     const unsigned first = blockIdx.x - d.z;
     if (tid == 0) {
       partial[blockIdx.x] = w;
-      // Acquire-release count: publishes this piece's partial and, for the last piece, makes the
-      // others' visible; cheaper than a sequentially consistent __threadfence before the add.
-      ::cuda::atomic_ref<int, ::cuda::thread_scope_device> count(arrived[first]);
-      last = count.fetch_add(1, ::cuda::memory_order_acq_rel) == d.w - 1;
+      last = count_arrival(arrived[first]) == d.w - 1;  // publishes this piece's partial
     }
     __syncthreads();
     if (last && tid < 32) {

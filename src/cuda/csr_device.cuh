@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cuda/atomic>
 #include <limits>
 
 #include "cuda/cuda_plan.cuh"
@@ -93,6 +94,15 @@ inline void zero_async(DeviceBuffer<double>& y) {
 __device__ __forceinline__ double group_sum(double v, int width) {
   for (int off = width / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
   return v;
+}
+
+// Counts one arrival at a device-wide counter and returns the count before it. Acquire-release:
+// the caller's earlier writes are visible to whoever counts after it, and the last to count sees
+// everyone's. A __threadfence (sequentially consistent) before a relaxed atomicAdd did the same at
+// up to 1.6 us more per product on small matrices with long rows (H200).
+template <typename T>
+__device__ __forceinline__ T count_arrival(T& counter) {
+  return ::cuda::atomic_ref<T, ::cuda::thread_scope_device>(counter).fetch_add(T{1}, ::cuda::memory_order_acq_rel);
 }
 
 }  // namespace spmv::cuda

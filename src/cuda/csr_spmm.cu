@@ -3,7 +3,6 @@
 // 32/KT groups along the row's entries, joined by warp shuffles. K = 1 never comes here: the
 // "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
-#include <cuda/atomic>
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
@@ -88,10 +87,7 @@ __global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int k
   // publishes their writes (release is cumulative) and, in the last piece, makes the other pieces'
   // visible to the block after the next __syncthreads (the pattern of a grid barrier, without a
   // sequentially consistent fence per thread).
-  if (tid == 0) {
-    ::cuda::atomic_ref<int, ::cuda::thread_scope_device> count(arrived[first]);
-    last = count.fetch_add(1, ::cuda::memory_order_acq_rel) == d.z - 1;
-  }
+  if (tid == 0) last = count_arrival(arrived[first]) == d.z - 1;
   __syncthreads();
   if (!last) return;
   for (int c = tid; c < k; c += blockDim.x) {
