@@ -14,9 +14,9 @@
 //
 // --cuda-variants / --cpu-variants replace the default extra CSR5 runs of that backend (CUDA: the
 // other modes, a tile-height sweep, other load batches; CPU: lanes, sigma 16 and 32) with the
-// listed variants, each optionally with a tile height ("auto@32"); --only runs
-// just the listed kernels of each backend (besides the CSR5 runs); --matrix NAME keeps the
-// generated matrices whose name contains NAME.
+// listed variants, each optionally with a tile height ("auto@32"); --only runs just the listed
+// kernels of each backend (besides the CSR5 runs); --matrix NAME keeps the generated matrices
+// whose name contains NAME.
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
