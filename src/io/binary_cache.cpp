@@ -194,11 +194,11 @@ bool is_binary_cache(const std::string& path) {
 }
 
 std::string generated_description(const std::string& path) {
-  if (is_binary_cache(path)) {
+  {  // a binary cache: its header's flag, from one read of the header
     Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-    BinHeader h{};
-    if (f.fd < 0 || ::pread(f.fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) return "";
-    return (h.flags & detail::kGenerated) ? "spmv-generated" : "";
+    BinHeader h{};  // a shorter file leaves the flags zero
+    if (f.fd >= 0 && ::pread(f.fd, &h, sizeof h, 0) >= 8 && detail::has_binary_magic({h.magic, 8}))
+      return (h.flags & detail::kGenerated) ? "spmv-generated" : "";
   }
   // The header comments of a Matrix Market file (zlib reads plain and gzip files alike); only the
   // comment lines right after the banner count, so the search never reads into the data.
