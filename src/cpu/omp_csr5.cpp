@@ -265,7 +265,7 @@ class Csr5Plan final : public CpuPlan {
     return first;
   }
 
-  // finish16 for 4 x 32 tiles without empty rows (sigma 32: half the tiles of sigma 16, so half the
+  // finish16 for 4 x 32 tiles, hinted or not (sigma 32: half the tiles of sigma 16, so half the
   // per-tile work: descriptors, lane bottoms, the tile loop). The flags in CSR order take two
   // words: lo (lanes 0, 1: bit c*32 + i, the forced opening included) and hi (lanes 2, 3).
   static constexpr auto kClosing32 = [] {
