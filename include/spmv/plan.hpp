@@ -23,7 +23,7 @@ Backend parse_backend(std::string_view s);  // throws Unsupported on an unknown 
 
 struct PlanOptions {
   int threads = 1;              // CPU backends (omp); never a global setting
-  int block_size = 256;         // CUDA threads per block, 128..1024
+  int block_size = 0;           // CUDA threads per block (a multiple of 32, 32..1024); 0: the kernel's own (256 for most)
   int hack = 32;                // HLL rows per hack
   int k = 1;                    // right-hand sides: 1 = SpMV, > 1 = SpMM
   Layout layout = Layout::RowMajor;  // of X and Y when k > 1

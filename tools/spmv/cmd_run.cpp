@@ -13,7 +13,7 @@ namespace {
 
 struct RunArgs {
   std::string file, format = "csr", backend = "serial", kernel, x = "ones", output, layout = "row", variant = "auto";
-  int threads = 1, repeat = 10, block_size = 256, hack = 32, k = 1;
+  int threads = 1, repeat = 10, block_size = 0, hack = 32, k = 1;
 };
 
 int run(const RunArgs& args) {
@@ -88,7 +88,7 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--x", args->x, "ones, random, random:SEED or a Matrix Market array file");
   cmd->add_option("--output", args->output, "Write y as a Matrix Market array vector");
   cmd->add_option("--repeat", args->repeat, "Timed repetitions (median reported)")->check(CLI::PositiveNumber);
-  cmd->add_option("--block-size", args->block_size, "CUDA threads per block")->check(CLI::Range(32, 1024));
+  cmd->add_option("--block-size", args->block_size, "CUDA threads per block (default: the kernel's own)")->check(CLI::Range(32, 1024));
   cmd->add_option("--hack", args->hack, "HLL hack size (rows per hack)")->check(CLI::PositiveNumber);
   cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd (default auto)");
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(CLI::PositiveNumber);
