@@ -359,18 +359,18 @@ __device__ __forceinline__ void finish_rows(const Parts& p, bool last, long long
     const int src = __ffs(mask) - 1;
     const long long a0 = __shfl_sync(kFull, a, src), b0 = __shfl_sync(kFull, b, src);
     __syncwarp();  // orders the other lanes' loads after lane src's acquire
-    // Rounds of 16 independent loads per lane (a row of 512 tiles in one round), summed in a
-    // fixed order.
+    // Rounds of 8 independent loads per lane (a row of 256 tiles in one round), summed in a fixed
+    // order.
     double s = 0;
-    for (long long u0 = a0; u0 <= b0; u0 += 16 * 32) {
-      double part[16];
+    for (long long u0 = a0; u0 <= b0; u0 += 8 * 32) {
+      double part[8];
 #pragma unroll
-      for (int j = 0; j < 16; ++j) {
+      for (int j = 0; j < 8; ++j) {
         const long long u = u0 + j * 32 + lane;
         part[j] = u > b0 ? 0.0 : u == a0 ? __ldcg(p.tail + u) : __ldcg(p.head + u);
       }
 #pragma unroll
-      for (int j = 0; j < 16; ++j) s += part[j];
+      for (int j = 0; j < 8; ++j) s += part[j];
     }
     s = group_sum(s, 32);
     if (lane == src) {
@@ -385,16 +385,19 @@ __device__ __forceinline__ void finish_rows(const Parts& p, bool last, long long
 // its warp's shared buffer at the segment's number (a predicated store), and the warp then copies
 // the buffer to y with consecutive lanes on consecutive rows. The buffer holds a tile's segments:
 // at most omega * sigma doubles per warp (the plan falls back to two-pass when that does not fit).
-// Launch bounds, overridable when building for experiments: (1024, 1) lets any block size run and
-// gives the kernel 64 registers without spills; (256, 5) and (256, 6) (48 and 40 registers, with
-// spills) were 5-50% slower on the H200 (bench/results/csr5_cuda_tuning_h200.txt).
-#ifndef SPMV_CSR5_MAXT
-#define SPMV_CSR5_MAXT 1024
-#define SPMV_CSR5_MINB 1
+// Registers: at most 56 (overridable when building for experiments), so 36 warps per SM fit
+// instead of 32 at 64, any block size still launches, and the compiled tile heights do not spill
+// (the peak was finish_rows' 16 loads per lane; it takes 8 now); the generic instance (other
+// heights, other load batches) keeps 64 (launch bounds), where it spills least. H200, same call, 64 -> 56:
+// thermal-like7 36.9 -> 35.0 us, adder-like 5.29 -> 4.87, internet 7.74 -> 7.24, webbase-like 29.9
+// -> 29.4, stencil27 at sigma 16 27.9 -> 26.5 (at 24: 27.6 -> 28.5); 48 (spills in some paths) and
+// 40 were slower on Reuters911, beacxc, gemat1 and stencil27 (bench/results/csr5_cuda_session4_h200.txt).
+#ifndef SPMV_CSR5_MAXNREG
+#define SPMV_CSR5_MAXNREG 56
 #endif
 template <int kBatch, int kSigma>
-__global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(DevCsr5 m, const double* __restrict__ x, double* __restrict__ y,
-                                                    Parts parts) {
+__device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __restrict__ x, double* __restrict__ y,
+                                            const Parts& parts) {
   extern __shared__ double smem[];
   // Tile heights of the sigma rule are compiled in (constant tile size, unrolled steps).
   const int sigma = kSigma > 0 ? kSigma : m.sigma;
@@ -469,7 +472,8 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
     // transposed in a full tile, in CSR order in the tail.
     if (short_cross) {
       // Lane j takes the row's j-th entry there (one round of loads, not a loop per column): in a
-      // full tile CSR entry j sits at column j / sigma, step j % sigma.
+      // full tile CSR entry j sits at column j / sigma, step j % sigma. (Rounds of 4 x 32 entries
+      // with all loads in flight: no gain on rows of 50-100, 9-11% slower on Reuters911 and beacxc.)
       const int n = static_cast<int>(rn_end - end);
       const bool full = t + 1 < m.tiles;
       double s = 0;
@@ -498,18 +502,29 @@ __global__ void __launch_bounds__(SPMV_CSR5_MAXT, SPMV_CSR5_MINB) csr5_single(De
   finish_rows(parts, last, a, b, tail_row, y, lane);
 }
 
+template <int kBatch, int kSigma>
+__global__ void __maxnreg__(SPMV_CSR5_MAXNREG) csr5_single(DevCsr5 m, const double* __restrict__ x,
+                                                          double* __restrict__ y, Parts parts) {
+  single_tile<kBatch, kSigma>(m, x, y, parts);
+}
+template <int kBatch>
+__global__ void __launch_bounds__(1024, 1) csr5_single_generic(DevCsr5 m, const double* __restrict__ x,
+                                                                double* __restrict__ y, Parts parts) {
+  single_tile<kBatch, 0>(m, x, y, parts);
+}
+
 // The single-pass instance for a load batch and tile height: the sigma rule's heights (8, 16, 24,
 // 32) are compiled in for the default batch; anything else runs the generic instance.
 using SingleKernel = void (*)(DevCsr5, const double*, double*, Parts);
 SingleKernel single_kernel(int batch, int sigma) {
-  if (batch == 4) return csr5_single<4, 0>;
-  if (batch == 16) return csr5_single<16, 0>;
+  if (batch == 4) return csr5_single_generic<4>;
+  if (batch == 16) return csr5_single_generic<16>;
   switch (sigma) {
     case 8: return csr5_single<8, 8>;
     case 16: return csr5_single<8, 16>;
     case 24: return csr5_single<8, 24>;
     case 32: return csr5_single<8, 32>;
-    default: return csr5_single<8, 0>;
+    default: return csr5_single_generic<8>;
   }
 }
 
@@ -854,7 +869,7 @@ void register_csr5() {
   add_kernel({.name = "csr5",
               .backend = Backend::Cuda,
               .format = "csr5",
-              .description = "CSR5 tiles (32 x sigma; sigma 8, or the mean row length for regular long rows) "
+              .description = "CSR5 tiles (32 x sigma; sigma 8, or 16 for regular rows of 12 or more) "
                              "converted on the device, a warp per tile; rows across tiles combined in one pass "
                              "(deterministic), or variant two-pass / atomic",
               .params = {"block_size", "csr5_sigma", "deterministic", "variant"},
