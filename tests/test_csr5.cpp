@@ -175,9 +175,12 @@ TEST(Csr5Format, SigmaRule) {
 }
 
 TEST(Csr5Format, CudaSigmaFollowsRowLengthAndRegularity) {
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 26), 2000, 1)), 24);
+  // Regular rows of 12 or more: 16, however long; shorter: 8.
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 26), 2000, 1)), 16);
   EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 7), 2000, 1)), 8);
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(500, 100), 2000, 1)), 32);
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 11), 2000, 1)), 8);
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 12), 2000, 1)), 16);
+  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(500, 100), 2000, 1)), 16);
   EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(500, 17), 2000, 1)), 16);
   // Mean 26 but irregular (one row in 50 is 1000 long): 8.
   std::vector<offset_t> l(5000, 6);

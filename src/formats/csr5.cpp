@@ -53,7 +53,7 @@ int csr5_sigma_cuda(const Csr& a) {
   }
   const double m = s / n, sd = std::sqrt(std::max(0.0, s2 / n - m * m));
   if (mean < 12 || sd > mean) return 8;
-  return static_cast<int>(std::clamp<long>(8 * std::lround(mean / 8), 8, 32));
+  return 16;
 }
 
 double csr5_bytes(const Csr& a, int omega, int sigma) {
