@@ -231,77 +231,82 @@ class Csr5Plan final : public CpuPlan {
   }
 
 #if defined(__AVX2__) && defined(__FMA__)
-  // finish_tile for omega x sigma = 4 x 16, writing straight into y: csr_flags holds the tile's 64
-  // flags in CSR order (bit c*16 + i, the forced opening of segment 0 included), so the k-th flag
-  // closes segment k-1, and segment k >= 1 is row yr[k] (yr[eo[k]] in a hinted tile, whose row
-  // span is zeroed first for its empty rows). Segment 0 is returned.
-  // The part closed by CSR position p is T[kClosing[p]], a table rather than the index arithmetic
-  // (one load instead of four instructions per segment). kClosing[64], where countr_zero lands
-  // once the flags are used up, is T's zero row: the last segment, never closed inside the tile,
-  // reads its 0 in the same loop, without a test for "only one segment".
+  // finish_tile for omega x sigma = 4 x 16 and 4 x 32, writing straight into y. The tile's flags
+  // in CSR order: S = 16: lo (bit c*16 + i), hi = 0; S = 32: lo (lanes 0, 1: bit c*32 + i) and
+  // hi (lanes 2, 3); the forced opening of segment 0 (bit 0 of lo) included. The k-th flag closes
+  // segment k-1, and segment k >= 1 is row yr[k] (yr[eo[k]] in a hinted tile, whose row span is
+  // zeroed first for its empty rows). Segment 0 is returned.
+  // The part closed by CSR position p is T[kClosing[p]] (a table: one load instead of four
+  // instructions per segment).
+  // Lane bottoms: the sum at the bottom of lane c belongs to the segment open there, which the
+  // first flag of a later lane closes (or nothing: the segment open at the tile's end). Rather
+  // than adding each bottom to y afterwards (a select of y slot or segment 0, a load, an add and
+  // a store per lane, 30% of this function on thermal-like7), the bottom of lane c is added to
+  // the T slot that lane c+1's first flag reads: T[first flag * 4 + c + 1]. A flagless lane c+1
+  // has countr_zero = S, i.e. its own bottom slot, so the bottom carries on to lane c+2 by the
+  // same three adds, in lane order, without a branch. A first flag at step 0 writes to T's zero
+  // row, which is cleared again at the end.
   static constexpr auto kClosing = [] {
-    std::array<std::uint8_t, 65> a{};
+    std::array<std::uint8_t, 64> a{};
     for (int p = 0; p < 64; ++p) a[p] = static_cast<std::uint8_t>((p & 15) * 4 + (p >> 4));
-    a[64] = 0;
     return a;
   }();
-
-  template <bool Hinted>
-  double finish16(offset_t t, std::uint64_t csr_flags, const unsigned* yend, const double* T, double* yr) const {
-    const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
-    const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
-    const int nseg = std::popcount(csr_flags);
-    std::uint64_t m = csr_flags & (csr_flags - 1);  // the forced opening closes nothing
-    double first = T[kClosing[std::countr_zero(m)]];
-    m &= m - 1;
-    if constexpr (Hinted)
-      if (nseg > 1) std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
-    for (int k = 1; k < nseg; ++k, m &= m - 1) yr[row(k)] = T[kClosing[std::countr_zero(m)]];
-    const double* bottom = T + 16 * 4;
-    for (int c = 0; c < 4; ++c) {
-      const int k = (c < 3 ? static_cast<int>(yend[c]) : nseg) - 1;
-      *(k == 0 ? &first : yr + row(k)) += bottom[c];
-    }
-    return first;
-  }
-
-  // finish16 for 4 x 32 tiles, hinted or not (sigma 32: half the tiles of sigma 16, so half the
-  // per-tile work: descriptors, lane bottoms, the tile loop). The flags in CSR order take two
-  // words: lo (lanes 0, 1: bit c*32 + i, the forced opening included) and hi (lanes 2, 3).
   static constexpr auto kClosing32 = [] {
     std::array<std::uint8_t, 128> a{};
     for (int p = 0; p < 128; ++p) a[p] = static_cast<std::uint8_t>((p & 31) * 4 + (p >> 5));
     return a;
   }();
 
-  template <bool Hinted>
-  double finish32(offset_t t, std::uint64_t lo, std::uint64_t hi, const unsigned* yend, const double* T,
-                  double* yr) const {
-    const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
-    const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
+  template <int S, bool Hinted>
+  double finish4(offset_t t, std::uint64_t lo, std::uint64_t hi, double* T, double* yr) const {
+    using Lane = std::conditional_t<S == 16, std::uint16_t, std::uint32_t>;
+    const Lane l1 = static_cast<Lane>(lo >> S), l2 = static_cast<Lane>(S == 16 ? lo >> 32 : hi),
+               l3 = static_cast<Lane>(S == 16 ? lo >> 48 : hi >> 32);
+    // countr_zero of the lane's flags with a guard bit at S: no zero test (GCC branches on one).
+    using Guard = std::conditional_t<S == 16, std::uint32_t, std::uint64_t>;
+    const auto first_flag = [](Lane l) { return std::countr_zero(static_cast<Guard>(l) | (Guard{1} << S)); };
+    double* bottom = T + S * 4;
+    T[first_flag(l1) * 4 + 1] += bottom[0];
+    T[first_flag(l2) * 4 + 2] += bottom[1];
+    T[first_flag(l3) * 4 + 3] += bottom[2];
+    const double open = bottom[3];  // the segment still open at the tile's end, its complete part
     const int nseg = std::popcount(lo) + std::popcount(hi);
+    const std::uint8_t* klo = S == 16 ? kClosing.data() : kClosing32.data();
     const std::uint8_t* khi = kClosing32.data() + 64;
     std::uint64_t m = lo & (lo - 1);  // the forced opening closes nothing
-    double first = 0;
-    if (m) {
-      first = T[kClosing32[std::countr_zero(m)]];
-      m &= m - 1;
-    } else if (hi) {
-      first = T[khi[std::countr_zero(hi)]];
-      hi &= hi - 1;
-    }
+    double first = open;
     if (nseg > 1) {
+      if (S == 16 || m) {
+        first = T[klo[std::countr_zero(m)]];
+        m &= m - 1;
+      } else {
+        first = T[khi[std::countr_zero(hi)]];
+        hi &= hi - 1;
+      }
+      const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
+      const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
       if constexpr (Hinted) std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+      // Segments 1 .. nseg-2, two per iteration (half the loop overhead; a fixed-count,
+      // branch-free loop was no faster).
       int k = 1;
-      for (; m; m &= m - 1) yr[row(k++)] = T[kClosing32[std::countr_zero(m)]];
-      for (; hi; hi &= hi - 1) yr[row(k++)] = T[khi[std::countr_zero(hi)]];
-      yr[row(nseg - 1)] = 0.0;  // never closed inside the tile
+      const auto closings = [&](std::uint64_t b, const std::uint8_t* tab) {
+        while (b) {
+          yr[row(k)] = T[tab[std::countr_zero(b)]];
+          b &= b - 1;
+          if (!b) {
+            ++k;
+            break;
+          }
+          yr[row(k + 1)] = T[tab[std::countr_zero(b)]];
+          b &= b - 1;
+          k += 2;
+        }
+      };
+      closings(m, klo);
+      if (S == 32) closings(hi, khi);
+      yr[row(nseg - 1)] = open;
     }
-    const double* bottom = T + 32 * 4;
-    for (int c = 0; c < 4; ++c) {
-      const int j = (c < 3 ? static_cast<int>(yend[c]) : nseg) - 1;
-      *(j == 0 ? &first : yr + row(j)) += bottom[c];
-    }
+    _mm256_store_pd(T, _mm256_setzero_pd());  // T's zero row again (a lane's first flag at step 0)
     return first;
   }
 
@@ -330,9 +335,6 @@ class Csr5Plan final : public CpuPlan {
       const __m128i fl = _mm_or_si128(_mm_srli_epi32(d, 8), _mm_setr_epi32(1, 0, 0, 0));
       csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi32(fl, fl)));
       fv = _mm256_cvtepu32_epi64(fl);
-      yend[0] = static_cast<unsigned>(_mm_extract_epi32(d, 1)) & 63;
-      yend[1] = static_cast<unsigned>(_mm_extract_epi32(d, 2)) & 63;
-      yend[2] = static_cast<unsigned>(_mm_extract_epi32(d, 3)) & 63;
     } else if constexpr (S == 32) {  // y_bits = 7, seg_bits = 2: flag bits 0-22 in word 0, 23-31 in word 1
       const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t) * 8;
       const __m128i d0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw));
@@ -342,9 +344,6 @@ class Csr5Plan final : public CpuPlan {
       csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(fl));  // lanes 0, 1: bit c*32 + i
       csr_flags_hi = static_cast<std::uint64_t>(_mm_extract_epi64(fl, 1));  // lanes 2, 3
       fv = _mm256_cvtepu32_epi64(fl);
-      yend[0] = static_cast<unsigned>(_mm_extract_epi32(d0, 1)) & 127;
-      yend[1] = static_cast<unsigned>(_mm_extract_epi32(d0, 2)) & 127;
-      yend[2] = static_cast<unsigned>(_mm_extract_epi32(d0, 3)) & 127;
     } else {
       for (int c = 0; c < 4; ++c) {
         const std::uint64_t d = f_.descriptor(t, c);
@@ -380,17 +379,19 @@ class Csr5Plan final : public CpuPlan {
         const __m256d x3 = _mm256_broadcast_sd(x + c4[3]);
         xv = _mm256_blend_pd(_mm256_blend_pd(x0, x1, 0b0010), _mm256_blend_pd(x2, x3, 0b1000), 0b1100);
       }
-      const __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
+      __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
+      // Loads variant: the multiply kept off the sum's chain (4 cycles a step instead of the FMA's
+      // 5). With the finish's instructions cut (finish4) this gained 3% on thermal-like7 in L2 on
+      // Zen 4 and kept stencil27 level (without it, finish4 alone lost 4% there); with the gather
+      // it measured 10% slower, so the gather variant keeps the FMA.
+      if constexpr (!Gather) asm("" : "+x"(prod));
       sum = _mm256_add_pd(_mm256_blendv_pd(sum, _mm256_setzero_pd(), open), prod);
       _mm256_store_pd(T + 4 * (i + 1), sum);
     }
-    if constexpr (S == 16) {
+    if constexpr (S == 16 || S == 32) {
       (void)seg;
-      if (f_.hinted(t)) return finish16<true>(t, csr_flags, yend, T, y + row0);
-      return finish16<false>(t, csr_flags, yend, T, y + row0);
-    } else if constexpr (S == 32) {
-      if (f_.hinted(t)) return finish32<true>(t, csr_flags, csr_flags_hi, yend, T, y + row0);
-      return finish32<false>(t, csr_flags, csr_flags_hi, yend, T, y + row0);
+      if (f_.hinted(t)) return finish4<S, true>(t, csr_flags, csr_flags_hi, T, y + row0);
+      return finish4<S, false>(t, csr_flags, csr_flags_hi, T, y + row0);
     } else {
       return finish_tile<4>(t, row0, sigma, flags, yend, T, seg, y);
     }
