@@ -534,7 +534,16 @@ class Csr5Plan final : public CpuPlan {
         // that CSR5 otherwise reads on top of the matrix: 7% of thermal-like7's traffic) and no
         // branch on it (a tile of short rows begins one at random, 1 in 7 on thermal-like7).
         // Assign or add by masking the old value: y[r] may still hold anything when assigned.
-        const std::uint64_t keep = (f_.bit_flag(f_.descriptor(t, 0)) & 1) - 1;  // all ones: add
+        // The 4 x 16 / 4 x 32 tiles read the bit from lane 0's first word at its known place
+        // (the generic descriptor() costs a dozen instructions a tile: member loads, multiplies).
+        std::uint64_t begins;
+        if constexpr (K == Tile::Avx4x16 || K == Tile::Avx4x16Loads)
+          begins = f_.tile_desc[static_cast<std::size_t>(t) * 4] >> 8;  // y_bits 6 + seg_bits 2
+        else if constexpr (K == Tile::Avx4x32 || K == Tile::Avx4x32Loads)
+          begins = f_.tile_desc[static_cast<std::size_t>(t) * 8] >> 9;  // y_bits 7 + seg_bits 2
+        else
+          begins = f_.bit_flag(f_.descriptor(t, 0));
+        const std::uint64_t keep = (begins & 1) - 1;  // all ones: add
         y[r] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(y[r]) & keep) + first;
       }
     }
