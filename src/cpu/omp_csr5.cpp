@@ -355,6 +355,10 @@ class Csr5Plan final : public CpuPlan {
     }
     const double* v = f_.val.data() + base;
     const index_t* ci = f_.col.data() + base;
+    // ci opaque to the optimiser: GCC otherwise rebuilds base + 16*i into a register with one lea
+    // per step (a reused register under pressure) instead of addressing ci + constant: one of 18
+    // instructions a step (cachegrind, in L2: 6.16 -> 5.86 per nonzero on stencil27).
+    asm("" : "+r"(ci));
     __m256d sum = _mm256_setzero_pd();
     [[maybe_unused]] const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
 #pragma GCC unroll 32
