@@ -13,19 +13,31 @@
 //     open there (y_offset of the next lane - 1). This stands in for the paper's seg_offset walk
 //     and is a scan reset at row starts, never a difference of prefix sums (which loses a short
 //     row's precision next to big neighbours). For 4 x 16 the 64 flags are one word in CSR order
-//     (4 x 32: two words), and the segments go straight into y; other shapes go through a segment
-//     buffer.
+//     (4 x 32: two words), the lane bottoms are carried inside T to the closing that needs them
+//     (finish4), and the segments go straight into y; other shapes go through a segment buffer.
 // The default CPU path (omega = 4, AVX2 + FMA) is hand-written with intrinsics; any other omega
 // and a build without AVX2 use the same algorithm in plain C++ vectorised by the compiler.
 // Where the time goes (4 x 16, thermal-like7 in L2, one thread, Zen 4; parts switched off one at
-// a time): the scan ~60%, the segment stores ~30%, the tile loop and descriptors ~10%. The tile is
-// bound by instruction throughput, not by the sum's dependency chain or by branches: a
+// a time): the scan ~60%, the segment stores ~30%, the tile loop and descriptors ~10%. A
 // fixed-count, branch-free segment loop (no data-dependent exit) measured no faster and costs
-// more instructions, so the loop stays one iteration per segment, through a table (kClosing).
+// more instructions (again in round 2: a loop bucketed by 4 segments, +4% stencil27, +10%
+// thermal-like7), so the loop stays data-driven, two segments per iteration, through a table.
 // For regular short rows the costs that differ from CSR were cut: sigma 32 for short rows (half
 // the per-tile work per nonzero; see csr5_sigma_cpu), no row-pointer read per tile (the "tile begins a
 // row" bit is in the descriptor), no shuffle-port uops per step with scalar x loads (Intel's
 // single port 5 bound that step).
+// Round 2 (issue 6: stencil27 0.80-0.87x and thermal-like7 0.84-0.87x of CSR's speed on the
+// 16-core Xeon). Instructions per nonzero of the simd_loads product, counted with cachegrind in
+// L2 (stencil27 12^3, thermal-like7 22^3): 6.42 and 6.63 before (CSR: 6.45-6.57 and 7.93), of
+// which the finish (segment stores, lane bottoms) was 18% and 27%; 5.86 and 6.15 after (-9%,
+// -7%): the lane bottoms carried through T (three adds instead of a select and a y
+// read-modify-write per lane), two segments per loop iteration, no branch on empty lanes, the
+// begins-a-row bit read at its fixed place, no lea per step. Time on Zen 4 (this build machine,
+// one thread, L2, min of 30 batches): 1-4% faster with either variant; in L3 and from memory
+// within this machine's noise (+-7%). Tried and dropped: two tiles' scans interleaved step by
+// step (two sum chains; register spills, +40%), software prefetch of the tiles 2-16 ahead (12%
+// slower in L2, no gain visible from L3 or memory), the reset as one vblendvpd (no gain on Zen
+// 4, more uops on Intel), the bottoms' carries computed in registers (GCC branches on them).
 //
 // Who writes y[r]:
 //  - a segment that starts inside a tile and is not the tile's segment 0 is assigned by that
@@ -310,15 +322,15 @@ class Csr5Plan final : public CpuPlan {
     return first;
   }
 
-  // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 (the CPU's sigma, all
-  // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: load x (Gather: one
+  // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 or 32 (the CPU's sigmas,
+  // all shifts constant, the tile's flags one or two words, finished by finish4) or 0 (any sigma). Per step: load x (Gather: one
   // AVX2 gather; else four scalar loads), multiply, reset the lanes that open a row (blend by the
   // step's flag bit moved to the sign bit), add, store the running sums. GCC compiles the blend
   // to pcmpgtq + andnpd (a zeroing mask move with AVX-512) and contracts multiply + add into one
   // FMA (C++ defaults to -ffp-contract=fast): the sum's chain is 5 cycles a step. Keeping the
   // multiply off the chain (an asm barrier on the product; 4 cycles) measured no faster on Zen 4
-  // with scalar loads and 10% slower with the gather: the tile is bound by throughput, not by
-  // this chain (tiles overlap).
+  // with scalar loads and 10% slower with the gather while the finish was longer; with finish4's
+  // shorter finish it is kept for scalar loads (in the loop below).
   template <int S, bool Gather>
   double tile4(offset_t t, const double* x, double* y, double* T, double* seg) const {
     const int sigma = S > 0 ? S : f_.sigma;
