@@ -13,19 +13,31 @@
 //     open there (y_offset of the next lane - 1). This stands in for the paper's seg_offset walk
 //     and is a scan reset at row starts, never a difference of prefix sums (which loses a short
 //     row's precision next to big neighbours). For 4 x 16 the 64 flags are one word in CSR order
-//     (4 x 32: two words), and the segments go straight into y; other shapes go through a segment
-//     buffer.
+//     (4 x 32: two words), the lane bottoms are carried inside T to the closing that needs them
+//     (finish4), and the segments go straight into y; other shapes go through a segment buffer.
 // The default CPU path (omega = 4, AVX2 + FMA) is hand-written with intrinsics; any other omega
 // and a build without AVX2 use the same algorithm in plain C++ vectorised by the compiler.
 // Where the time goes (4 x 16, thermal-like7 in L2, one thread, Zen 4; parts switched off one at
-// a time): the scan ~60%, the segment stores ~30%, the tile loop and descriptors ~10%. The tile is
-// bound by instruction throughput, not by the sum's dependency chain or by branches: a
+// a time): the scan ~60%, the segment stores ~30%, the tile loop and descriptors ~10%. A
 // fixed-count, branch-free segment loop (no data-dependent exit) measured no faster and costs
-// more instructions, so the loop stays one iteration per segment, through a table (kClosing).
+// more instructions (again in round 2: a loop bucketed by 4 segments, +4% stencil27, +10%
+// thermal-like7), so the loop stays data-driven, two segments per iteration, through a table.
 // For regular short rows the costs that differ from CSR were cut: sigma 32 for short rows (half
 // the per-tile work per nonzero; see csr5_sigma_cpu), no row-pointer read per tile (the "tile begins a
 // row" bit is in the descriptor), no shuffle-port uops per step with scalar x loads (Intel's
 // single port 5 bound that step).
+// Round 2 (issue 6: stencil27 0.80-0.87x and thermal-like7 0.84-0.87x of CSR's speed on the
+// 16-core Xeon). Instructions per nonzero of the simd_loads product, counted with cachegrind in
+// L2 (stencil27 12^3, thermal-like7 22^3): 6.42 and 6.63 before (CSR: 6.45-6.57 and 7.93), of
+// which the finish (segment stores, lane bottoms) was 18% and 27%; 5.86 and 6.15 after (-9%,
+// -7%): the lane bottoms carried through T (three adds instead of a select and a y
+// read-modify-write per lane), two segments per loop iteration, no branch on empty lanes, the
+// begins-a-row bit read at its fixed place, no lea per step. Time on Zen 4 (this build machine,
+// one thread, L2, min of 30 batches): 1-4% faster with either variant; in L3 and from memory
+// within this machine's noise (+-7%). Tried and dropped: two tiles' scans interleaved step by
+// step (two sum chains; register spills, +40%), software prefetch of the tiles 2-16 ahead (12%
+// slower in L2, no gain visible from L3 or memory), the reset as one vblendvpd (no gain on Zen
+// 4, more uops on Intel), the bottoms' carries computed in registers (GCC branches on them).
 //
 // Who writes y[r]:
 //  - a segment that starts inside a tile and is not the tile's segment 0 is assigned by that
@@ -231,89 +243,94 @@ class Csr5Plan final : public CpuPlan {
   }
 
 #if defined(__AVX2__) && defined(__FMA__)
-  // finish_tile for omega x sigma = 4 x 16, writing straight into y: csr_flags holds the tile's 64
-  // flags in CSR order (bit c*16 + i, the forced opening of segment 0 included), so the k-th flag
-  // closes segment k-1, and segment k >= 1 is row yr[k] (yr[eo[k]] in a hinted tile, whose row
-  // span is zeroed first for its empty rows). Segment 0 is returned.
-  // The part closed by CSR position p is T[kClosing[p]], a table rather than the index arithmetic
-  // (one load instead of four instructions per segment). kClosing[64], where countr_zero lands
-  // once the flags are used up, is T's zero row: the last segment, never closed inside the tile,
-  // reads its 0 in the same loop, without a test for "only one segment".
+  // finish_tile for omega x sigma = 4 x 16 and 4 x 32, writing straight into y. The tile's flags
+  // in CSR order: S = 16: lo (bit c*16 + i), hi = 0; S = 32: lo (lanes 0, 1: bit c*32 + i) and
+  // hi (lanes 2, 3); the forced opening of segment 0 (bit 0 of lo) included. The k-th flag closes
+  // segment k-1, and segment k >= 1 is row yr[k] (yr[eo[k]] in a hinted tile, whose row span is
+  // zeroed first for its empty rows). Segment 0 is returned.
+  // The part closed by CSR position p is T[kClosing[p]] (a table: one load instead of four
+  // instructions per segment).
+  // Lane bottoms: the sum at the bottom of lane c belongs to the segment open there, which the
+  // first flag of a later lane closes (or nothing: the segment open at the tile's end). Rather
+  // than adding each bottom to y afterwards (a select of y slot or segment 0, a load, an add and
+  // a store per lane, 30% of this function on thermal-like7), the bottom of lane c is added to
+  // the T slot that lane c+1's first flag reads: T[first flag * 4 + c + 1]. A flagless lane c+1
+  // has countr_zero = S, i.e. its own bottom slot, so the bottom carries on to lane c+2 by the
+  // same three adds, in lane order, without a branch. A first flag at step 0 writes to T's zero
+  // row, which is cleared again at the end.
   static constexpr auto kClosing = [] {
-    std::array<std::uint8_t, 65> a{};
+    std::array<std::uint8_t, 64> a{};
     for (int p = 0; p < 64; ++p) a[p] = static_cast<std::uint8_t>((p & 15) * 4 + (p >> 4));
-    a[64] = 0;
     return a;
   }();
-
-  template <bool Hinted>
-  double finish16(offset_t t, std::uint64_t csr_flags, const unsigned* yend, const double* T, double* yr) const {
-    const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
-    const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
-    const int nseg = std::popcount(csr_flags);
-    std::uint64_t m = csr_flags & (csr_flags - 1);  // the forced opening closes nothing
-    double first = T[kClosing[std::countr_zero(m)]];
-    m &= m - 1;
-    if constexpr (Hinted)
-      if (nseg > 1) std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
-    for (int k = 1; k < nseg; ++k, m &= m - 1) yr[row(k)] = T[kClosing[std::countr_zero(m)]];
-    const double* bottom = T + 16 * 4;
-    for (int c = 0; c < 4; ++c) {
-      const int k = (c < 3 ? static_cast<int>(yend[c]) : nseg) - 1;
-      *(k == 0 ? &first : yr + row(k)) += bottom[c];
-    }
-    return first;
-  }
-
-  // finish16 for 4 x 32 tiles, hinted or not (sigma 32: half the tiles of sigma 16, so half the
-  // per-tile work: descriptors, lane bottoms, the tile loop). The flags in CSR order take two
-  // words: lo (lanes 0, 1: bit c*32 + i, the forced opening included) and hi (lanes 2, 3).
   static constexpr auto kClosing32 = [] {
     std::array<std::uint8_t, 128> a{};
     for (int p = 0; p < 128; ++p) a[p] = static_cast<std::uint8_t>((p & 31) * 4 + (p >> 5));
     return a;
   }();
 
-  template <bool Hinted>
-  double finish32(offset_t t, std::uint64_t lo, std::uint64_t hi, const unsigned* yend, const double* T,
-                  double* yr) const {
-    const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
-    const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
+  template <int S, bool Hinted>
+  double finish4(offset_t t, std::uint64_t lo, std::uint64_t hi, double* T, double* yr) const {
+    using Lane = std::conditional_t<S == 16, std::uint16_t, std::uint32_t>;
+    const Lane l1 = static_cast<Lane>(lo >> S), l2 = static_cast<Lane>(S == 16 ? lo >> 32 : hi),
+               l3 = static_cast<Lane>(S == 16 ? lo >> 48 : hi >> 32);
+    // countr_zero of the lane's flags with a guard bit at S: no zero test (GCC branches on one).
+    using Guard = std::conditional_t<S == 16, std::uint32_t, std::uint64_t>;
+    const auto first_flag = [](Lane l) { return std::countr_zero(static_cast<Guard>(l) | (Guard{1} << S)); };
+    double* bottom = T + S * 4;
+    T[first_flag(l1) * 4 + 1] += bottom[0];
+    T[first_flag(l2) * 4 + 2] += bottom[1];
+    T[first_flag(l3) * 4 + 3] += bottom[2];
+    const double open = bottom[3];  // the segment still open at the tile's end, its complete part
     const int nseg = std::popcount(lo) + std::popcount(hi);
+    const std::uint8_t* klo = S == 16 ? kClosing.data() : kClosing32.data();
     const std::uint8_t* khi = kClosing32.data() + 64;
     std::uint64_t m = lo & (lo - 1);  // the forced opening closes nothing
-    double first = 0;
-    if (m) {
-      first = T[kClosing32[std::countr_zero(m)]];
-      m &= m - 1;
-    } else if (hi) {
-      first = T[khi[std::countr_zero(hi)]];
-      hi &= hi - 1;
-    }
+    double first = open;
     if (nseg > 1) {
+      if (S == 16 || m) {
+        first = T[klo[std::countr_zero(m)]];
+        m &= m - 1;
+      } else {
+        first = T[khi[std::countr_zero(hi)]];
+        hi &= hi - 1;
+      }
+      const index_t* eo = Hinted ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
+      const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
       if constexpr (Hinted) std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+      // Segments 1 .. nseg-2, two per iteration (half the loop overhead; a fixed-count,
+      // branch-free loop was no faster).
       int k = 1;
-      for (; m; m &= m - 1) yr[row(k++)] = T[kClosing32[std::countr_zero(m)]];
-      for (; hi; hi &= hi - 1) yr[row(k++)] = T[khi[std::countr_zero(hi)]];
-      yr[row(nseg - 1)] = 0.0;  // never closed inside the tile
+      const auto closings = [&](std::uint64_t b, const std::uint8_t* tab) {
+        while (b) {
+          yr[row(k)] = T[tab[std::countr_zero(b)]];
+          b &= b - 1;
+          if (!b) {
+            ++k;
+            break;
+          }
+          yr[row(k + 1)] = T[tab[std::countr_zero(b)]];
+          b &= b - 1;
+          k += 2;
+        }
+      };
+      closings(m, klo);
+      if (S == 32) closings(hi, khi);
+      yr[row(nseg - 1)] = open;
     }
-    const double* bottom = T + 32 * 4;
-    for (int c = 0; c < 4; ++c) {
-      const int j = (c < 3 ? static_cast<int>(yend[c]) : nseg) - 1;
-      *(j == 0 ? &first : yr + row(j)) += bottom[c];
-    }
+    _mm256_store_pd(T, _mm256_setzero_pd());  // T's zero row again (a lane's first flag at step 0)
     return first;
   }
 
-  // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 (the CPU's sigma, all
-  // shifts constant, the tile's 64 flags one word) or 0 (any sigma). Per step: load x (Gather: one
+  // The default CPU tile, omega = 4 (one AVX2 register of doubles); S = 16 or 32 (the CPU's sigmas,
+  // all shifts constant, the tile's flags one or two words, finished by finish4) or 0 (any sigma). Per step: load x (Gather: one
   // AVX2 gather; else four scalar loads), multiply, reset the lanes that open a row (blend by the
   // step's flag bit moved to the sign bit), add, store the running sums. GCC compiles the blend
   // to pcmpgtq + andnpd (a zeroing mask move with AVX-512) and contracts multiply + add into one
   // FMA (C++ defaults to -ffp-contract=fast): the sum's chain is 5 cycles a step. Keeping the
   // multiply off the chain (an asm barrier on the product; 4 cycles) measured no faster on Zen 4
-  // with scalar loads and 10% slower with the gather: the tile is bound by throughput, not by
-  // this chain (tiles overlap).
+  // with scalar loads and 10% slower with the gather while the finish was longer; with finish4's
+  // shorter finish it is kept for scalar loads (in the loop below).
   template <int S, bool Gather>
   double tile4(offset_t t, const double* x, double* y, double* T, double* seg) const {
     const int sigma = S > 0 ? S : f_.sigma;
@@ -330,9 +347,6 @@ class Csr5Plan final : public CpuPlan {
       const __m128i fl = _mm_or_si128(_mm_srli_epi32(d, 8), _mm_setr_epi32(1, 0, 0, 0));
       csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi32(fl, fl)));
       fv = _mm256_cvtepu32_epi64(fl);
-      yend[0] = static_cast<unsigned>(_mm_extract_epi32(d, 1)) & 63;
-      yend[1] = static_cast<unsigned>(_mm_extract_epi32(d, 2)) & 63;
-      yend[2] = static_cast<unsigned>(_mm_extract_epi32(d, 3)) & 63;
     } else if constexpr (S == 32) {  // y_bits = 7, seg_bits = 2: flag bits 0-22 in word 0, 23-31 in word 1
       const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t) * 8;
       const __m128i d0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw));
@@ -342,9 +356,6 @@ class Csr5Plan final : public CpuPlan {
       csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(fl));  // lanes 0, 1: bit c*32 + i
       csr_flags_hi = static_cast<std::uint64_t>(_mm_extract_epi64(fl, 1));  // lanes 2, 3
       fv = _mm256_cvtepu32_epi64(fl);
-      yend[0] = static_cast<unsigned>(_mm_extract_epi32(d0, 1)) & 127;
-      yend[1] = static_cast<unsigned>(_mm_extract_epi32(d0, 2)) & 127;
-      yend[2] = static_cast<unsigned>(_mm_extract_epi32(d0, 3)) & 127;
     } else {
       for (int c = 0; c < 4; ++c) {
         const std::uint64_t d = f_.descriptor(t, c);
@@ -356,6 +367,10 @@ class Csr5Plan final : public CpuPlan {
     }
     const double* v = f_.val.data() + base;
     const index_t* ci = f_.col.data() + base;
+    // ci opaque to the optimiser: GCC otherwise rebuilds base + 16*i into a register with one lea
+    // per step (a reused register under pressure) instead of addressing ci + constant: one of 18
+    // instructions a step (cachegrind, in L2: 6.16 -> 5.86 per nonzero on stencil27).
+    asm("" : "+r"(ci));
     __m256d sum = _mm256_setzero_pd();
     [[maybe_unused]] const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
 #pragma GCC unroll 32
@@ -380,17 +395,19 @@ class Csr5Plan final : public CpuPlan {
         const __m256d x3 = _mm256_broadcast_sd(x + c4[3]);
         xv = _mm256_blend_pd(_mm256_blend_pd(x0, x1, 0b0010), _mm256_blend_pd(x2, x3, 0b1000), 0b1100);
       }
-      const __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
+      __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
+      // Loads variant: the multiply kept off the sum's chain (4 cycles a step instead of the FMA's
+      // 5). With the finish's instructions cut (finish4) this gained 3% on thermal-like7 in L2 on
+      // Zen 4 and kept stencil27 level (without it, finish4 alone lost 4% there); with the gather
+      // it measured 10% slower, so the gather variant keeps the FMA.
+      if constexpr (!Gather) asm("" : "+x"(prod));
       sum = _mm256_add_pd(_mm256_blendv_pd(sum, _mm256_setzero_pd(), open), prod);
       _mm256_store_pd(T + 4 * (i + 1), sum);
     }
-    if constexpr (S == 16) {
+    if constexpr (S == 16 || S == 32) {
       (void)seg;
-      if (f_.hinted(t)) return finish16<true>(t, csr_flags, yend, T, y + row0);
-      return finish16<false>(t, csr_flags, yend, T, y + row0);
-    } else if constexpr (S == 32) {
-      if (f_.hinted(t)) return finish32<true>(t, csr_flags, csr_flags_hi, yend, T, y + row0);
-      return finish32<false>(t, csr_flags, csr_flags_hi, yend, T, y + row0);
+      if (f_.hinted(t)) return finish4<S, true>(t, csr_flags, csr_flags_hi, T, y + row0);
+      return finish4<S, false>(t, csr_flags, csr_flags_hi, T, y + row0);
     } else {
       return finish_tile<4>(t, row0, sigma, flags, yend, T, seg, y);
     }
@@ -533,7 +550,16 @@ class Csr5Plan final : public CpuPlan {
         // that CSR5 otherwise reads on top of the matrix: 7% of thermal-like7's traffic) and no
         // branch on it (a tile of short rows begins one at random, 1 in 7 on thermal-like7).
         // Assign or add by masking the old value: y[r] may still hold anything when assigned.
-        const std::uint64_t keep = (f_.bit_flag(f_.descriptor(t, 0)) & 1) - 1;  // all ones: add
+        // The 4 x 16 / 4 x 32 tiles read the bit from lane 0's first word at its known place
+        // (the generic descriptor() costs a dozen instructions a tile: member loads, multiplies).
+        std::uint64_t begins;
+        if constexpr (K == Tile::Avx4x16 || K == Tile::Avx4x16Loads)
+          begins = f_.tile_desc[static_cast<std::size_t>(t) * 4] >> 8;  // y_bits 6 + seg_bits 2
+        else if constexpr (K == Tile::Avx4x32 || K == Tile::Avx4x32Loads)
+          begins = f_.tile_desc[static_cast<std::size_t>(t) * 8] >> 9;  // y_bits 7 + seg_bits 2
+        else
+          begins = f_.bit_flag(f_.descriptor(t, 0));
+        const std::uint64_t keep = (begins & 1) - 1;  // all ones: add
         y[r] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(y[r]) & keep) + first;
       }
     }
