@@ -8,7 +8,7 @@
 // (computed from the measured product time), and for each kernel faster than our best CSR after how
 // many products its extra conversion and setup time is paid back.
 //
-//   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]
+//   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only | --cpu-only]
 //              [--block-size B] [--cuda-variants V[@SIGMA],...] [--cpu-variants V[@SIGMA],...]
 //              [--only K,...] [--matrix NAME] [matrix files...]
 //
@@ -213,7 +213,7 @@ std::string note(const Measured& m, double conv_units, double t_csr_family, doub
 int main(int argc, char** argv) {
   int threads = omp_get_max_threads();
   double min_seconds = 0.5, scale = 1.0;
-  bool gen = true, cpu = true;
+  bool gen = true, cpu = true, gpu = true;
   int block_size = 0;
   std::string csv_path, matrix;
   std::vector<std::string> files, cuda_variants, cpu_variants, only;
@@ -234,13 +234,14 @@ int main(int argc, char** argv) {
     else if (s == "--no-gen") gen = false;
     else if (s == "--small") scale = 0.1;
     else if (s == "--gpu-only") cpu = false;
+    else if (s == "--cpu-only") gpu = false;
     else if (s == "--block-size" && i + 1 < argc) block_size = std::stoi(argv[++i]);
     else if (s == "--cuda-variants" && i + 1 < argc) cuda_variants = split(argv[++i]);
     else if (s == "--cpu-variants" && i + 1 < argc) cpu_variants = split(argv[++i]);
     else if (s == "--only" && i + 1 < argc) only = split(argv[++i]);
     else if (s == "--matrix" && i + 1 < argc) matrix = argv[++i];
     else if (s == "-h" || s == "--help") {
-      std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only]\n"
+      std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only | --cpu-only]\n"
                 "           [--block-size B] [--cuda-variants V[@SIGMA],...] [--cpu-variants V[@SIGMA],...]\n"
                 "           [--only K,...] [--matrix NAME]\n"
                 "           [files...]");
@@ -263,7 +264,7 @@ int main(int argc, char** argv) {
 
   std::vector<Backend> backends;
   if (cpu) backends.push_back(Backend::Omp);
-  if (device::cuda_device_count() > 0) backends.push_back(Backend::Cuda);
+  if (gpu && device::cuda_device_count() > 0) backends.push_back(Backend::Cuda);
   fmt::print("csr5_bench: {} OpenMP threads, GPU: {}\n", threads,
              device::cuda_device_count() > 0 ? device::cuda_device_name() : std::string("none"));
 
