@@ -10,13 +10,14 @@
 //
 //   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only | --cpu-only]
 //              [--block-size B] [--cuda-variants V[@SIGMA],...] [--cpu-variants V[@SIGMA],...]
-//              [--only K,...] [--matrix NAME] [matrix files...]
+//              [--only K,...] [--matrix NAME] [--duel ROUNDS] [matrix files...]
 //
 // --cuda-variants / --cpu-variants replace the default extra CSR5 runs of that backend (CUDA: the
 // other modes, a tile-height sweep, other load batches; CPU: lanes, sigma 16 and 32) with the
 // listed variants, each optionally with a tile height ("auto@32"); --only runs just the listed
 // kernels of each backend (besides the CSR5 runs); --matrix NAME keeps the generated matrices
-// whose name contains NAME.
+// whose name contains NAME; --duel R adds an interleaved comparison of CSR5 with our CSR kernels
+// (R rounds, one batch of each per round; see duel()).
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
@@ -186,6 +187,46 @@ Measured measure(const Csr& a, Backend be, const std::string& kernel, const Plan
   return m;
 }
 
+// Interleaved duel: CSR5 and each of our CSR kernels of the backend, all plans alive, one batch
+// each per round, `rounds` rounds. Kernels measured one after another (as above) see different
+// machine states: on the 16-core Xeon host our CSR moved by up to 20% between runs of one binary,
+// while in a round every kernel sees about the same state. Prints each kernel's median over the
+// rounds and the median (and quartiles) over the rounds of best-CSR-time / CSR5-time (>1: CSR5 faster).
+void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels, const PlanOptions& o,
+          const std::vector<double>& x, int rounds, double min_seconds) {
+  std::vector<std::string> names{"csr5"};
+  names.insert(names.end(), csr_kernels.begin(), csr_kernels.end());
+  std::vector<std::unique_ptr<Plan>> plans;
+  std::vector<int> reps;
+  std::vector<double> y(a.rows);
+  for (const auto& k : names) {
+    plans.push_back(make_plan(a, be, k, o));
+    plans.back()->multiply(x, y);
+    int r = 1;  // a batch lasts about min_seconds / rounds
+    while (r < (1 << 20) && plans.back()->time_runs(r) < min_seconds / rounds) r *= 2;
+    reps.push_back(r);
+  }
+  std::vector<std::vector<double>> t(names.size());
+  std::vector<double> ratio;
+  for (int round = 0; round < rounds; ++round) {
+    double best_csr = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      t[i].push_back(plans[i]->time_runs(reps[i]) / reps[i]);
+      if (i > 0 && (best_csr == 0 || t[i].back() < best_csr)) best_csr = t[i].back();
+    }
+    ratio.push_back(best_csr / t[0].back());
+  }
+  const auto quantile = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
+  };
+  std::string line;
+  for (std::size_t i = 0; i < names.size(); ++i) line += fmt::format(" {} {:.2f}", names[i], quantile(t[i], 0.5) * 1e6);
+  fmt::print("  [{}]  duel, {} interleaved rounds, median us:{}; best CSR / csr5 per round: median {:.3f} "
+             "[quartiles {:.3f} .. {:.3f}]\n",
+             to_string(be), rounds, line, quantile(ratio, 0.5), quantile(ratio, 0.25), quantile(ratio, 0.75));
+}
+
 double row_std(const Csr& a, double& mean) {
   mean = a.rows ? double(a.nnz()) / a.rows : 0;
   double s = 0;
@@ -214,6 +255,7 @@ int main(int argc, char** argv) {
   int threads = omp_get_max_threads();
   double min_seconds = 0.5, scale = 1.0;
   bool gen = true, cpu = true, gpu = true;
+  int duel_rounds = 0;
   int block_size = 0;
   std::string csv_path, matrix;
   std::vector<std::string> files, cuda_variants, cpu_variants, only;
@@ -235,6 +277,7 @@ int main(int argc, char** argv) {
     else if (s == "--small") scale = 0.1;
     else if (s == "--gpu-only") cpu = false;
     else if (s == "--cpu-only") gpu = false;
+    else if (s == "--duel" && i + 1 < argc) duel_rounds = std::stoi(argv[++i]);
     else if (s == "--block-size" && i + 1 < argc) block_size = std::stoi(argv[++i]);
     else if (s == "--cuda-variants" && i + 1 < argc) cuda_variants = split(argv[++i]);
     else if (s == "--cpu-variants" && i + 1 < argc) cpu_variants = split(argv[++i]);
@@ -243,7 +286,7 @@ int main(int argc, char** argv) {
     else if (s == "-h" || s == "--help") {
       std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only | --cpu-only]\n"
                 "           [--block-size B] [--cuda-variants V[@SIGMA],...] [--cpu-variants V[@SIGMA],...]\n"
-                "           [--only K,...] [--matrix NAME]\n"
+                "           [--only K,...] [--matrix NAME] [--duel ROUNDS]\n"
                 "           [files...]");
       return 0;
     } else files.push_back(s);
@@ -355,6 +398,13 @@ int main(int argc, char** argv) {
         const double to = std::chrono::duration<double>(t1 - t0).count(), from = std::chrono::duration<double>(t2 - t1).count();
         fmt::print("  [{}]  CSR->CSR5 {:.3f} ms ({:.1f} CSR SpMVs), CSR5->CSR {:.3f} ms ({:.1f} CSR SpMVs){}\n", to_string(be),
                    to * 1e3, to / t_csr, from * 1e3, from / t_csr, back.col == a.col && back.val == a.val ? "" : "  MISMATCH");
+      }
+      if (duel_rounds > 0) {
+        std::vector<std::string> ours;
+        for (const auto& m : res)
+          if (const KernelSpec* spec = find_kernel(be, m.kernel); m.ok && spec && !spec->baseline && spec->format == "csr")
+            ours.push_back(m.kernel);
+        if (!ours.empty()) duel(a, be, ours, o, x, duel_rounds, 3 * min_seconds);
       }
       fmt::print("  [{}]  {:<16} {:>10} {:>8} {:>11} {:>10} {:>12} {:>12}\n", to_string(be), "kernel", "spmv_us",
                  "GFLOPS", "convert_ms", "setup_ms", "total50_ms", "total500_ms");
