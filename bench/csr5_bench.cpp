@@ -153,6 +153,16 @@ struct Measured {
   double convert = 0, setup = 0, t = 0;  // seconds; t = one product
 };
 
+// Products per batch: doubled from 1 until a batch lasts longer than `seconds` (at most 2^20).
+int reps_lasting(Plan& plan, double seconds) {
+  int reps = 1;
+  while (reps < (1 << 20) && plan.time_runs(reps) <= seconds) reps *= 2;
+  return reps;
+}
+
+// One of our CSR kernels (not a baseline): the bar CSR5 is compared with.
+bool our_csr(const KernelSpec* spec) { return spec && !spec->baseline && spec->format == "csr"; }
+
 Measured measure(const Csr& a, Backend be, const std::string& kernel, const PlanOptions& o,
                  const std::vector<double>& x, const Reference& ref, double min_seconds) {
   Measured m;
@@ -170,12 +180,7 @@ Measured measure(const Csr& a, Backend be, const std::string& kernel, const Plan
       return m;
     }
     // Batches of `reps` products lasting about min_seconds/5 each; the median batch counts.
-    int reps = 1;
-    while (reps < (1 << 20)) {
-      const double t = plan->time_runs(reps);
-      if (t > min_seconds / 5) break;
-      reps *= 2;
-    }
+    const int reps = reps_lasting(*plan, min_seconds / 5);
     std::vector<double> ts;
     for (int b = 0; b < 5; ++b) ts.push_back(plan->time_runs(reps) / reps);
     std::sort(ts.begin(), ts.end());
@@ -202,9 +207,7 @@ void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels,
   for (const auto& k : names) {
     plans.push_back(make_plan(a, be, k, o));
     plans.back()->multiply(x, y);
-    int r = 1;  // a batch lasts about min_seconds / rounds
-    while (r < (1 << 20) && plans.back()->time_runs(r) < min_seconds / rounds) r *= 2;
-    reps.push_back(r);
+    reps.push_back(reps_lasting(*plans.back(), min_seconds / rounds));
   }
   std::vector<std::vector<double>> t(names.size());
   std::vector<double> ratio;
@@ -379,7 +382,7 @@ int main(int argc, char** argv) {
       for (const auto& m : res) {
         if (!m.ok || m.kernel.starts_with("csr5")) continue;
         const KernelSpec* spec = m.kernel == "serial:csr" ? find_kernel(Backend::Serial, "csr") : find_kernel(be, m.kernel);
-        if (spec && !spec->baseline && spec->format == "csr" && (t_csr == 0 || m.t < t_csr)) {
+        if (our_csr(spec) && (t_csr == 0 || m.t < t_csr)) {
           t_csr = m.t;
           pre_csr = m.convert + m.setup;
         }
@@ -402,7 +405,7 @@ int main(int argc, char** argv) {
       if (duel_rounds > 0) {
         std::vector<std::string> ours;
         for (const auto& m : res)
-          if (const KernelSpec* spec = find_kernel(be, m.kernel); m.ok && spec && !spec->baseline && spec->format == "csr")
+          if (m.ok && our_csr(find_kernel(be, m.kernel)))
             ours.push_back(m.kernel);
         if (!ours.empty()) duel(a, be, ours, o, x, duel_rounds, 3 * min_seconds);
       }
