@@ -9,9 +9,10 @@
 // no cancellation between rows as with the paper's prefix-sum differences. Every segment inside the
 // tile is stored straight into y; rows that cross tile boundaries are combined in one of three ways
 // (PlanOptions::variant):
-//  - single (default, deterministic): one kernel. Each tile holding a part of a crossing row stores
-//    the part and counts itself; the last to arrive sums the parts in a fixed order (see Parts). No
-//    zeroing of y, no second launch, no waiting on other blocks.
+//  - single (default, deterministic): one kernel. A row shorter than a tile is finished by the tile
+//    it starts in; for a longer one each tile publishes its part, stamped with the launch's number,
+//    and the row's last tile sums the parts in a fixed order (see Parts). No atomics, no zeroing of
+//    y, no second launch.
 //  - two-pass (deterministic): the carries go to first[t]; a fix-up kernel, one thread per tile,
 //    lets the first tile of each crossing row sum them in tile order (a warp for rows over 32 tiles).
 //  - atomic (the paper's, not deterministic): y zeroed, carries added with atomicAdd.
@@ -41,6 +42,8 @@ namespace {
 
 constexpr unsigned long long kHint = 1ull << 63;
 constexpr unsigned kFull = 0xffffffffu;
+constexpr int kEoRounds = 4;   // segments of a hinted tile whose rows are loaded early: 32 per round
+constexpr int kPartLoads = 4;  // a long row's parts loaded per lane per round (8 spills at 56 registers)
 
 struct DevCsr5 {
   int sigma, y_bits, seg_bits, desc_words;
@@ -330,54 +333,71 @@ __device__ __forceinline__ double tail_straddle(const DevCsr5& m, const double* 
 // counts as tile `tiles`).
 //  - b == a + 1 (a row shorter than a tile, the usual case): tile a computes it whole, reading the
 //    row's first entries in tile b (transposed, or CSR order in the tail) with the whole warp;
-//    tile b drops its segment 0. No synchronisation between tiles at all.
-//  - b >= a + 2 (a row longer than a tile): each tile stores its part (tile a its last segment,
-//    later tiles their segment 0, a whole tile for those in between) and counts itself in
-//    count[a]; the tile whose arrival completes the count (b - a + 1) sums the parts in a fixed
-//    order and writes y[row]. No tile waits for another (no deadlock whatever the scheduling), and
-//    the same bits whichever tile comes last. Atomics are only paid by long rows. (Counting in
-//    groups of 16 tiles first, against the contention of dc1-like's 326-tile row on one counter,
-//    was slower: 9.7 vs 9.1 us on the H200.)
+//    tile b drops its segment 0.
+//  - b >= a + 2 (a row longer than a tile): tiles a .. b-1 publish their parts (tile a its last
+//    segment, later ones their segment 0, a whole tile for those in between) with one 16-byte store
+//    of {part, launch number}; tile b waits until the launch's number shows on all of them and sums
+//    them in a fixed order, so the same bits whichever tile finishes first. Only tile b waits, and
+//    only on lower tiles, which run in blocks of lower index: blocks start in index order, so those
+//    are running or done (the forward-progress assumption of CUB's decoupled look-back). It also
+//    takes a 16-byte access of one thread to be seen whole, as CUB's tile status words of {status,
+//    value} do (PTX's memory model promises it per 8-byte element only). It replaced a
+//    last-arrival count (a release fence and an atomic on the row's counter in every tile of the
+//    row, then the parts loaded): H200, same call, dc1-like 8.8 -> 7.6 us, adder-like 4.8 -> 4.0,
+//    beacxc 6.1 -> 5.1, Reuters911 7.6 -> 6.8 (bench/results/csr5_cuda_session5_h200.txt).
+struct alignas(16) Part {
+  double value;
+  unsigned long long launch;  // number of the launch that stored `value`
+};
 struct Parts {
-  double* head;     // tiles + 1
-  double* tail;     // tiles
-  unsigned* count;  // tiles + 1, zero between launches: the last arrival resets its entry
+  Part* head;                // tiles + 1: a tile's segment 0 (or whole tile)
+  Part* tail;                // tiles: a tile's last segment
+  unsigned long long launch;  // this launch's number: never 0, never repeated by a plan
 };
 
-// Stores this tile's part and counts it (count_arrival: the part is visible to the last arrival);
-// true for the last arrival of the row.
-__device__ __forceinline__ bool arrive(const Parts& p, long long a, long long b, long long t, bool head, double s) {
-  if (head) p.head[t] = s;
-  else p.tail[t] = s;
-  return count_arrival(p.count[a]) == static_cast<unsigned>(b - a);
+// One 16-byte relaxed store / load at device scope. Volatile asm: the intrinsics (__ldcv) are
+// plain asm, which the compiler may hoist out of a polling loop.
+__device__ __forceinline__ void publish(Part* p, double s, unsigned long long launch) {
+  asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};" ::"l"(p), "l"(__double_as_longlong(s)), "l"(launch));
+}
+__device__ __forceinline__ Part peek(const Part* p) {
+  long long v;
+  unsigned long long launch;
+  asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];" : "=l"(v), "=l"(launch) : "l"(p));
+  return {__longlong_as_double(v), launch};
 }
 
-// The whole warp sums the parts of each long row whose last arrival is one of its lanes.
-__device__ __forceinline__ void finish_rows(const Parts& p, bool last, long long a, long long b, index_t row,
-                                            double* __restrict__ y, int lane) {
-  for (unsigned mask = __ballot_sync(kFull, last); mask; mask &= mask - 1) {
-    const int src = __ffs(mask) - 1;
-    const long long a0 = __shfl_sync(kFull, a, src), b0 = __shfl_sync(kFull, b, src);
-    __syncwarp();  // orders the other lanes' loads after lane src's acquire
-    // Rounds of 8 independent loads per lane (a row of 256 tiles in one round), summed in a fixed
-    // order.
-    double s = 0;
-    for (long long u0 = a0; u0 <= b0; u0 += 8 * 32) {
-      double part[8];
+// Tile b's sum of a long row spanning tiles a..b (own: tile b's part, lane 0), by the whole warp:
+// the parts in rounds of kParts loads per lane, each round repeated until all of its parts carry
+// this launch's number, then added in a fixed order.
+template <int kParts>
+__device__ __forceinline__ double collect_row(const Parts& p, long long a, long long b, double own, int lane) {
+  double s = 0;
+  for (long long u0 = a; u0 < b; u0 += kParts * 32) {
+    double part[kParts];
+    bool ready;
+    int polls = 0;
+    do {
+      // A part that never shows (a scheduling that breaks the assumption above) ends the kernel
+      // with an error after about a second instead of hanging the process.
+      if (++polls > (1 << 20)) __trap();
+      ready = true;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
+      for (int j = 0; j < kParts; ++j) {
         const long long u = u0 + j * 32 + lane;
-        part[j] = u > b0 ? 0.0 : u == a0 ? __ldcg(p.tail + u) : __ldcg(p.head + u);
+        part[j] = 0.0;
+        if (u < b) {
+          const Part r = peek(u == a ? p.tail + u : p.head + u);
+          part[j] = r.value;
+          ready &= r.launch == p.launch;
+        }
       }
+    } while (!__all_sync(kFull, ready));
 #pragma unroll
-      for (int j = 0; j < 8; ++j) s += part[j];
-    }
-    s = group_sum(s, 32);
-    if (lane == src) {
-      y[row] = s;
-      p.count[a0] = 0;
-    }
+    for (int j = 0; j < kParts; ++j) s += part[j];
   }
+  s = group_sum(s, 32);
+  return s + own;
 }
 
 // Lanes own the segments that open in their column; instead of storing into y at every row start
@@ -387,7 +407,7 @@ __device__ __forceinline__ void finish_rows(const Parts& p, bool last, long long
 // at most omega * sigma doubles per warp (the plan falls back to two-pass when that does not fit).
 // Registers: at most 56 (overridable when building for experiments), so 36 warps per SM fit
 // instead of 32 at 64, any block size still launches, and the compiled tile heights do not spill
-// (the peak was finish_rows' 16 loads per lane; it takes 8 now); the generic instance (other
+// (the peak was the long-row sum's 16 loads per lane; it takes 8 now); the generic instance (other
 // heights, other load batches) keeps 64 (launch bounds), where it spills least. H200, same call, 64 -> 56:
 // thermal-like7 36.9 -> 35.0 us, adder-like 5.29 -> 4.87, internet 7.74 -> 7.24, webbase-like 29.9
 // -> 29.4, stencil27 at sigma 16 27.9 -> 26.5 (at 24: 27.6 -> 28.5); 48 (spills in some paths) and
@@ -408,9 +428,9 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
     tail_rows(m, x, y, t - m.tiles - 1, lane);
     return;
   }
-  bool head_ev = false, tail_ev = false;  // lane 0 holds a part of a long row
-  double head_s = 0, tail_s = 0;
-  index_t row0 = 0, tail_row = 0;
+  bool head_ev = false;  // lane 0 holds a part of the long row row0
+  double head_s = 0;
+  index_t row0 = 0;
   long long a0 = 0, b0 = 0;  // first and last tile of row0
   if (t == m.tiles) {  // the tail's part of the row straddling its start, when that row is long
     if (m.rb > 0 && m.rp[m.rb] > m.tb && m.rp[m.rb - 1] < m.tb - te) {
@@ -431,6 +451,20 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
     const index_t rn = static_cast<index_t>(m.tile_ptr[t + 1] & ~kHint);
     const long long r0s = m.rp[row0], r0e = m.rp[row0 + 1];
     const long long rn_s = rn < m.rows ? m.rp[rn] : end, rn_e = rn < m.rows ? m.rp[rn + 1] : end;
+    // A hinted tile's empty_offset entries (the rows of its segments) for its first 32 * kEoRounds
+    // segments, loaded with the tile's own entries instead of after them: H200, same call,
+    // webbase-like 29.2 -> 27.5 us, internet 7.3 -> 6.7, Wordnet3 5.6 -> 5.1.
+    long long eo_begin = 0;
+    index_t eo_pre[kEoRounds];
+    {  // (not under `if (hinted)`: that branch kept the tile's loads from starting early)
+      eo_begin = m.eo_ptr[t];
+      const long long eo_end = m.eo_ptr[t + 1];
+#pragma unroll
+      for (int i = 0; i < kEoRounds; ++i) {
+        const long long q = eo_begin + 32 * i + lane;
+        eo_pre[i] = q < eo_end ? m.eo[q] : 0;
+      }
+    }
     const TileSegments ts = tile_segments<kBatch, kSigma>(m, x, base, load_desc(m, t, lane), seg_sum, lane);
     const int nseg = ts.nseg;
     // Boundary rows: row0 (segment 0) when it began in an earlier tile, and the row of the last
@@ -449,24 +483,42 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
         b0 = (r0e - 1) / te;
       }
     }
-    const index_t* eo = hinted ? m.eo + m.eo_ptr[t] : nullptr;  // the tile's empty_offset entries
+    // Parts of long rows (short ones are done by their first tile), published before the tile's
+    // own stores so that the row's last tile sees them as early as possible.
+    if (lane == 0) {
+      head_ev = long_head;
+      head_s = seg_sum[0];
+      if (head_ev && t != b0) publish(parts.head + t, head_s, parts.launch);
+      if (crosses_end && (nseg > 1 || begins) && !short_cross) publish(parts.tail + t, seg_sum[nseg - 1], parts.launch);
+    }
     if (lane == 0 && begins && hinted) zero_empty_before(m, row0, base, y);
-    // Segments that begin and end in this tile, consecutive lanes on consecutive segments.
+    // Segments that begin and end in this tile, consecutive lanes on consecutive segments; a
+    // hinted tile's first rounds take their rows from eo_pre (segment k - 1's row from the lane
+    // before, or from the last lane of the round before).
     const int last_inner = crosses_end ? nseg - 2 : nseg - 1;
-    for (int k = lane; k < nseg; k += 32) {
+    int k_rest = lane;  // the segments left for the loop below
+    if (hinted) {
+#pragma unroll
+      for (int i = 0; i < kEoRounds; ++i) {
+        if (32 * i >= nseg) break;  // warp-uniform
+        const index_t before = __shfl_up_sync(kFull, eo_pre[i], 1);
+        const index_t round_before = __shfl_sync(kFull, eo_pre[i > 0 ? i - 1 : 0], 31);
+        const int k = 32 * i + lane;
+        if (k < nseg) {
+          index_t row = row0;
+          if (k > 0) {
+            row = row0 + eo_pre[i];
+            for (index_t r = row0 + (lane > 0 ? before : round_before) + 1; r < row; ++r) y[r] = 0.0;
+          }
+          if ((k > 0 || begins) && k <= last_inner) y[row] = seg_sum[k];
+        }
+      }
+      k_rest = 32 * kEoRounds + lane;
+    }
+    const index_t* eo = hinted ? m.eo + eo_begin : nullptr;
+    for (int k = k_rest; k < nseg; k += 32) {
       const index_t row = k > 0 ? segment_row(eo, row0, k, y) : row0;
       if ((k > 0 || begins) && k <= last_inner) y[row] = seg_sum[k];
-    }
-    if (lane == 0) {
-      if (long_head) {  // a part of a long row; short ones are done by their first tile
-        head_ev = true;
-        head_s = seg_sum[0];
-      }
-      if (crosses_end && (nseg > 1 || begins) && !short_cross) {
-        tail_ev = true;
-        tail_s = seg_sum[nseg - 1];
-        tail_row = eo ? row0 + eo[nseg - 1] : row0 + nseg - 1;
-      }
     }
     // The rest of a short row crossing into the next tile: its CSR entries end .. rn_end-1,
     // transposed in a full tile, in CSR order in the tail.
@@ -485,21 +537,12 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
       if (lane == 0) y[rn] = seg_sum[nseg - 1] + s;
     }
   }
-  long long a = 0, b = 0;
-  bool last = false;
-  if (head_ev) {
-    a = a0;
-    b = b0;
-    last = arrive(parts, a, b, t, true, head_s);
+  // Tile b0 of a long row0 collects its parts (lane 0 holds its own).
+  const bool collect = __shfl_sync(kFull, head_ev && t == b0, 0);
+  if (collect) {
+    const double s = collect_row<kPartLoads>(parts, __shfl_sync(kFull, a0, 0), t, head_s, lane);
+    if (lane == 0) y[row0] = s;
   }
-  finish_rows(parts, last, a, b, row0, y, lane);
-  last = false;
-  if (tail_ev) {
-    a = t;
-    b = (m.rp[tail_row + 1] - 1) / te;
-    last = arrive(parts, a, b, t, false, tail_s);
-  }
-  finish_rows(parts, last, a, b, tail_row, y, lane);
 }
 
 template <int kBatch, int kSigma>
@@ -749,13 +792,16 @@ class Csr5Plan final : public CudaPlan {
                                              static_cast<int>(smem_bytes_)));
       }
     }
-    // single-pass: the long rows' head parts; two-pass and atomic: the carries (first[]).
+    // One part or carry per tile and one for the tail.
     const auto n = static_cast<std::size_t>(f.tiles) + 1;
-    head_.resize(n);
     if (v_.mode == Mode::Single) {
-      tail_.resize(n);
-      count_.resize(n);
-      SPMV_CUDA_CHECK(cudaMemset(count_.data(), 0, n * sizeof(unsigned)));
+      head_parts_.resize(n);
+      tail_parts_.resize(n);
+      // Launch number 0 marks "never stored".
+      SPMV_CUDA_CHECK(cudaMemset(head_parts_.data(), 0, n * sizeof(Part)));
+      SPMV_CUDA_CHECK(cudaMemset(tail_parts_.data(), 0, n * sizeof(Part)));
+    } else {
+      first_.resize(n);
     }
     bytes_per_product = csr_product_bytes(a, 1) + static_cast<offset_t>(m_.desc.size()) * 4 +
                         static_cast<offset_t>(m_.tile_ptr.size()) * 8;
@@ -773,7 +819,7 @@ class Csr5Plan final : public CudaPlan {
                     m_.tile_ptr.data(), m_.desc.data(), m_.eo_ptr.data(), m_.eo.data(), m_.rp.data(),
                     m_.col.data(), m_.val.data()};
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
-    const Parts p{head_.data(), tail_.data(), count_.data()};
+    const Parts p{head_parts_.data(), tail_parts_.data(), ++launches_};
     const int batch = v_.batch;
     if (v_.mode == Mode::Single) {
       const unsigned grid = grid_for((f.tiles + 1 + (tail_rows + 3) / 4) * 32, block_);
@@ -785,12 +831,12 @@ class Csr5Plan final : public CudaPlan {
     const offset_t warps = f.tiles + (tail_rows + 1 + 31) / 32;
     if (atomic) zero_async(y_);
     const unsigned grid = grid_for(warps * 32, block_);
-    if (batch == 4) csr5_main<4><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
-    else if (batch == 16) csr5_main<16><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
-    else csr5_main<8><<<grid, block_>>>(m, x_.data(), y_.data(), head_.data(), atomic);
+    if (batch == 4) csr5_main<4><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic);
+    else if (batch == 16) csr5_main<16><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic);
+    else csr5_main<8><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic);
     SPMV_CUDA_CHECK_LAUNCH();
     if (!atomic && f.tiles > 0) {
-      csr5_fixup<<<grid_for(f.tiles + 1, block_), block_>>>(m, head_.data(), y_.data());
+      csr5_fixup<<<grid_for(f.tiles + 1, block_), block_>>>(m, first_.data(), y_.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
   }
@@ -840,8 +886,9 @@ class Csr5Plan final : public CudaPlan {
   DeviceCsr5 m_;
   offset_t tb_ = 0;
   index_t rb_ = 0;
-  DeviceBuffer<double> head_, tail_;
-  DeviceBuffer<unsigned> count_;
+  DeviceBuffer<Part> head_parts_, tail_parts_;  // single-pass: the long rows' parts
+  unsigned long long launches_ = 0;              // single-pass: the launch number of the last product
+  DeviceBuffer<double> first_;                   // two-pass and atomic: the carries
 };
 
 }  // namespace
