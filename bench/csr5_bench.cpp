@@ -17,7 +17,7 @@
 // listed variants, each optionally with a tile height ("auto@32"); --only runs just the listed
 // kernels of each backend (besides the CSR5 runs); --matrix NAME keeps the generated matrices
 // whose name contains NAME; --duel R adds an interleaved comparison of CSR5 with our CSR kernels
-// (R rounds, one batch of each per round; see duel()).
+// and the baselines (R rounds, one batch of each per round; see duel()).
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
@@ -196,11 +196,14 @@ Measured measure(const Csr& a, Backend be, const std::string& kernel, const Plan
 // each per round, `rounds` rounds. Kernels measured one after another (as above) see different
 // machine states: on the 16-core Xeon host our CSR moved by up to 20% between runs of one binary,
 // while in a round every kernel sees about the same state. Prints each kernel's median over the
-// rounds and the median (and quartiles) over the rounds of best-CSR-time / CSR5-time (>1: CSR5 faster).
-void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels, const PlanOptions& o,
-          const std::vector<double>& x, int rounds, double min_seconds) {
+// rounds and the median (and quartiles) over the rounds of best-time / CSR5-time (>1: CSR5 faster),
+// for our CSR kernels and for the baselines (cuSPARSE, Eigen).
+void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels, const std::vector<std::string>& baselines,
+          const PlanOptions& o, const std::vector<double>& x, int rounds, double min_seconds) {
   std::vector<std::string> names{"csr5"};
   names.insert(names.end(), csr_kernels.begin(), csr_kernels.end());
+  names.insert(names.end(), baselines.begin(), baselines.end());
+  const std::size_t ours_end = 1 + csr_kernels.size();
   std::vector<std::unique_ptr<Plan>> plans;
   std::vector<int> reps;
   std::vector<double> y(a.rows);
@@ -210,14 +213,16 @@ void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels,
     reps.push_back(reps_lasting(*plans.back(), min_seconds / rounds));
   }
   std::vector<std::vector<double>> t(names.size());
-  std::vector<double> ratio;
+  std::vector<double> ratio, ratio_base;
   for (int round = 0; round < rounds; ++round) {
-    double best_csr = 0;
+    double best_csr = 0, best_base = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
       t[i].push_back(plans[i]->time_runs(reps[i]) / reps[i]);
-      if (i > 0 && (best_csr == 0 || t[i].back() < best_csr)) best_csr = t[i].back();
+      double& best = i < ours_end ? best_csr : best_base;
+      if (i > 0 && (best == 0 || t[i].back() < best)) best = t[i].back();
     }
     ratio.push_back(best_csr / t[0].back());
+    if (best_base > 0) ratio_base.push_back(best_base / t[0].back());
   }
   const auto quantile = [](std::vector<double> v, double q) {
     std::sort(v.begin(), v.end());
@@ -225,9 +230,13 @@ void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels,
   };
   std::string line;
   for (std::size_t i = 0; i < names.size(); ++i) line += fmt::format(" {} {:.2f}", names[i], quantile(t[i], 0.5) * 1e6);
+  std::string base;
+  if (!ratio_base.empty())
+    base = fmt::format("; best baseline / csr5: median {:.3f} [quartiles {:.3f} .. {:.3f}]", quantile(ratio_base, 0.5),
+                       quantile(ratio_base, 0.25), quantile(ratio_base, 0.75));
   fmt::print("  [{}]  duel, {} interleaved rounds, median us:{}; best CSR / csr5 per round: median {:.3f} "
-             "[quartiles {:.3f} .. {:.3f}]\n",
-             to_string(be), rounds, line, quantile(ratio, 0.5), quantile(ratio, 0.25), quantile(ratio, 0.75));
+             "[quartiles {:.3f} .. {:.3f}]{}\n",
+             to_string(be), rounds, line, quantile(ratio, 0.5), quantile(ratio, 0.25), quantile(ratio, 0.75), base);
 }
 
 double row_std(const Csr& a, double& mean) {
@@ -403,11 +412,13 @@ int main(int argc, char** argv) {
                    to * 1e3, to / t_csr, from * 1e3, from / t_csr, back.col == a.col && back.val == a.val ? "" : "  MISMATCH");
       }
       if (duel_rounds > 0) {
-        std::vector<std::string> ours;
-        for (const auto& m : res)
-          if (m.ok && our_csr(find_kernel(be, m.kernel)))
-            ours.push_back(m.kernel);
-        if (!ours.empty()) duel(a, be, ours, o, x, duel_rounds, 3 * min_seconds);
+        std::vector<std::string> ours, baselines;
+        for (const auto& m : res) {
+          const KernelSpec* spec = m.ok ? find_kernel(be, m.kernel) : nullptr;
+          if (our_csr(spec)) ours.push_back(m.kernel);
+          else if (spec && spec->baseline) baselines.push_back(m.kernel);
+        }
+        if (!ours.empty()) duel(a, be, ours, baselines, o, x, duel_rounds, 3 * min_seconds);
       }
       fmt::print("  [{}]  {:<16} {:>10} {:>8} {:>11} {:>10} {:>12} {:>12}\n", to_string(be), "kernel", "spmv_us",
                  "GFLOPS", "convert_ms", "setup_ms", "total50_ms", "total500_ms");
