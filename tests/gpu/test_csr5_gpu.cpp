@@ -131,6 +131,26 @@ TEST(Csr5Gpu, DeterministicModeIsBitIdenticalAcrossRuns) {
   }
 }
 
+// The single-pass kernel's long-row parts stay in place between products, stamped with the
+// product's number: a product must sum only its own. Alternating x on one plan makes any part left
+// from the previous product show as a wrong row.
+TEST(Csr5Gpu, SinglePassSumsOnlyThisProductsParts) {
+  require_gpu();
+  std::vector<offset_t> l(5000, 2);
+  for (int i = 0; i < 10; ++i) l[i * 499] = 50000;  // rows of ~200 tiles: several rounds of parts
+  const Csr a = test::csr_from_lengths(l, 60000, 11);
+  const std::vector<double> xs[2] = {make_vector("random:1", a.cols), make_vector("random:2", a.cols)};
+  const Reference refs[2] = {reference_product(a, xs[0]), reference_product(a, xs[1])};
+  auto plan = make_plan(a, Backend::Cuda, "csr5", with_mode("single"));
+  ASSERT_NE(plan->detail.find("single-pass"), std::string::npos) << plan->detail;
+  std::vector<double> y(a.rows);
+  for (int i = 0; i < 8; ++i) {
+    plan->multiply(xs[i % 2], y);
+    const auto res = check_product(a, refs[i % 2], y);
+    ASSERT_TRUE(res.passed) << "product " << i << ": " << res.message;
+  }
+}
+
 TEST(Csr5Gpu, RefusesOmegaOtherThanAWarp) {
   require_gpu();
   PlanOptions o;
