@@ -107,13 +107,18 @@ __device__ __forceinline__ double right_of_column(double red, bool has_flag, int
   return lane == 31 ? 0.0 : right;
 }
 
+// Row of a hinted tile's segment at empty_offset `offset`, the segment before it being at `before`;
+// zeroes the empty rows between them.
+__device__ __forceinline__ index_t row_after_empties(index_t row0, index_t before, index_t offset,
+                                                     double* __restrict__ y) {
+  const index_t row = row0 + offset;
+  for (index_t r = row0 + before + 1; r < row; ++r) y[r] = 0.0;
+  return row;
+}
 // Row of segment k >= 1 of a tile; in a hinted tile (eo: its empty_offset entries, else null) also
 // zeroes the empty rows just before it.
 __device__ __forceinline__ index_t segment_row(const index_t* eo, index_t row0, int k, double* __restrict__ y) {
-  if (!eo) return row0 + k;
-  const index_t row = row0 + eo[k];
-  for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) y[r] = 0.0;
-  return row;
+  return eo ? row_after_empties(row0, eo[k - 1], eo[k], y) : row0 + k;
 }
 
 // Segment k of tile t has sum s. reaches_end: it may continue in tile t+1.
@@ -496,6 +501,9 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
     // hinted tile's first rounds take their rows from eo_pre (segment k - 1's row from the lane
     // before, or from the last lane of the round before).
     const int last_inner = crosses_end ? nseg - 2 : nseg - 1;
+    const auto store_inner = [&](int k, index_t row) {
+      if ((k > 0 || begins) && k <= last_inner) y[row] = seg_sum[k];
+    };
     int k_rest = lane;  // the segments left for the loop below
     if (hinted) {
 #pragma unroll
@@ -504,22 +512,13 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
         const index_t before = __shfl_up_sync(kFull, eo_pre[i], 1);
         const index_t round_before = __shfl_sync(kFull, eo_pre[i > 0 ? i - 1 : 0], 31);
         const int k = 32 * i + lane;
-        if (k < nseg) {
-          index_t row = row0;
-          if (k > 0) {
-            row = row0 + eo_pre[i];
-            for (index_t r = row0 + (lane > 0 ? before : round_before) + 1; r < row; ++r) y[r] = 0.0;
-          }
-          if ((k > 0 || begins) && k <= last_inner) y[row] = seg_sum[k];
-        }
+        if (k < nseg)
+          store_inner(k, k > 0 ? row_after_empties(row0, lane > 0 ? before : round_before, eo_pre[i], y) : row0);
       }
       k_rest = 32 * kEoRounds + lane;
     }
     const index_t* eo = hinted ? m.eo + eo_begin : nullptr;
-    for (int k = k_rest; k < nseg; k += 32) {
-      const index_t row = k > 0 ? segment_row(eo, row0, k, y) : row0;
-      if ((k > 0 || begins) && k <= last_inner) y[row] = seg_sum[k];
-    }
+    for (int k = k_rest; k < nseg; k += 32) store_inner(k, k > 0 ? segment_row(eo, row0, k, y) : row0);
     // The rest of a short row crossing into the next tile: its CSR entries end .. rn_end-1,
     // transposed in a full tile, in CSR order in the tail.
     if (short_cross) {
