@@ -83,6 +83,12 @@ constexpr bool kAvx2 = true;  // the hand-written 4 x 16 and 4 x 32 tiles exist
 constexpr bool kAvx2 = false;
 #endif
 
+// First bit of the row-start flags in a column descriptor of a 4 x S tile: after y_offset
+// (ceil(log2(4 S)) bits) and seg_offset (2 bits). The hand-written tiles read the flags there.
+template <int S>
+constexpr int kFlagShift = std::bit_width(static_cast<unsigned>(4 * S - 1)) + 2;
+static_assert(kFlagShift<16> == 8 && kFlagShift<32> == 9);
+
 class Csr5Plan final : public CpuPlan {
  public:
   Csr5Plan(const Csr& a, const PlanOptions& opt, Backend backend)
@@ -341,18 +347,18 @@ class Csr5Plan final : public CpuPlan {
     std::uint64_t csr_flags = 0;  // S = 16: the tile's flags in CSR order, bit c*16 + i
     [[maybe_unused]] std::uint64_t csr_flags_hi = 0;  // S = 32: lanes 2 and 3 (csr_flags: 0 and 1)
     __m256i fv;
-    if constexpr (S == 16) {  // y_bits = 6, seg_bits = 2, one descriptor word
+    if constexpr (S == 16) {  // one descriptor word
       const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t) * 4;  // one word per lane
       const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw));
-      const __m128i fl = _mm_or_si128(_mm_srli_epi32(d, 8), _mm_setr_epi32(1, 0, 0, 0));
+      const __m128i fl = _mm_or_si128(_mm_srli_epi32(d, kFlagShift<16>), _mm_setr_epi32(1, 0, 0, 0));
       csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi32(fl, fl)));
       fv = _mm256_cvtepu32_epi64(fl);
-    } else if constexpr (S == 32) {  // y_bits = 7, seg_bits = 2: flag bits 0-22 in word 0, 23-31 in word 1
+    } else if constexpr (S == 32) {  // flag bits 0-22 in word 0, 23-31 in word 1
       const std::uint32_t* dw = f_.tile_desc.data() + static_cast<std::size_t>(t) * 8;
       const __m128i d0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw));
       const __m128i d1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw + 4));
-      const __m128i fl = _mm_or_si128(_mm_or_si128(_mm_srli_epi32(d0, 9), _mm_slli_epi32(d1, 23)),
-                                      _mm_setr_epi32(1, 0, 0, 0));
+      const __m128i flags_lo = _mm_srli_epi32(d0, kFlagShift<32>), flags_hi = _mm_slli_epi32(d1, 32 - kFlagShift<32>);
+      const __m128i fl = _mm_or_si128(_mm_or_si128(flags_lo, flags_hi), _mm_setr_epi32(1, 0, 0, 0));
       csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(fl));  // lanes 0, 1: bit c*32 + i
       csr_flags_hi = static_cast<std::uint64_t>(_mm_extract_epi64(fl, 1));  // lanes 2, 3
       fv = _mm256_cvtepu32_epi64(fl);
@@ -490,9 +496,9 @@ class Csr5Plan final : public CpuPlan {
       case 2: return &Csr5Plan::product_w<2, Tile::Simd>;
 #if defined(__AVX2__) && defined(__FMA__)
       case 4:
-        if (f_.sigma == 16)
+        if (f_.sigma == 16 && f_.y_bits + f_.seg_bits == kFlagShift<16>)
           return loads ? &Csr5Plan::product_w<4, Tile::Avx4x16Loads> : &Csr5Plan::product_w<4, Tile::Avx4x16>;
-        if (f_.sigma == 32 && f_.desc_words == 2 && f_.y_bits == 7 && f_.seg_bits == 2)
+        if (f_.sigma == 32 && f_.desc_words == 2 && f_.y_bits + f_.seg_bits == kFlagShift<32>)
           return loads ? &Csr5Plan::product_w<4, Tile::Avx4x32Loads> : &Csr5Plan::product_w<4, Tile::Avx4x32>;
         return loads ? &Csr5Plan::product_w<4, Tile::Avx4Loads> : &Csr5Plan::product_w<4, Tile::Avx4>;
 #else
@@ -554,9 +560,9 @@ class Csr5Plan final : public CpuPlan {
         // (the generic descriptor() costs a dozen instructions a tile: member loads, multiplies).
         std::uint64_t begins;
         if constexpr (K == Tile::Avx4x16 || K == Tile::Avx4x16Loads)
-          begins = f_.tile_desc[static_cast<std::size_t>(t) * 4] >> 8;  // y_bits 6 + seg_bits 2
+          begins = f_.tile_desc[static_cast<std::size_t>(t) * 4] >> kFlagShift<16>;
         else if constexpr (K == Tile::Avx4x32 || K == Tile::Avx4x32Loads)
-          begins = f_.tile_desc[static_cast<std::size_t>(t) * 8] >> 9;  // y_bits 7 + seg_bits 2
+          begins = f_.tile_desc[static_cast<std::size_t>(t) * 8] >> kFlagShift<32>;
         else
           begins = f_.bit_flag(f_.descriptor(t, 0));
         const std::uint64_t keep = (begins & 1) - 1;  // all ones: add
