@@ -165,13 +165,8 @@ Measure measure(const Csr& a, Backend b, const std::string& kernel, PlanOptions 
       return m;
     }
   }
-  const double t1 = std::max(plan->time_runs(1), 1e-7);
-  const int reps = std::max(1, static_cast<int>(std::ceil(min_seconds / t1)));
-  std::vector<double> s;
-  for (int i = 0; i < samples; ++i) s.push_back(plan->time_runs(reps) / reps);
-  std::sort(s.begin(), s.end());
   m.ok = true;
-  m.seconds = s[s.size() / 2];
+  m.seconds = time_products(*plan, min_seconds, samples).median_s;
   m.bytes = plan->bytes_per_product;
   m.convert = plan->convert_seconds + plan->setup_seconds;
   m.detail = plan->detail;

@@ -153,13 +153,6 @@ struct Measured {
   double convert = 0, setup = 0, t = 0;  // seconds; t = one product
 };
 
-// Products per batch: doubled from 1 until a batch lasts longer than `seconds` (at most 2^20).
-int reps_lasting(Plan& plan, double seconds) {
-  int reps = 1;
-  while (reps < (1 << 20) && plan.time_runs(reps) <= seconds) reps *= 2;
-  return reps;
-}
-
 // One of our CSR kernels (not a baseline): the bar CSR5 is compared with.
 bool our_csr(const KernelSpec* spec) { return spec && !spec->baseline && spec->format == "csr"; }
 
@@ -179,12 +172,8 @@ Measured measure(const Csr& a, Backend be, const std::string& kernel, const Plan
       m.error = "WRONG: " + chk.message;
       return m;
     }
-    // Batches of `reps` products lasting about min_seconds/5 each; the median batch counts.
-    const int reps = reps_lasting(*plan, min_seconds / 5);
-    std::vector<double> ts;
-    for (int b = 0; b < 5; ++b) ts.push_back(plan->time_runs(reps) / reps);
-    std::sort(ts.begin(), ts.end());
-    m.t = ts[2];
+    // 5 batches lasting about min_seconds/5 each; the median batch counts.
+    m.t = time_products(*plan, min_seconds / 5, 5).median_s;
     m.ok = true;
   } catch (const std::exception& e) {
     m.error = e.what();
@@ -210,7 +199,7 @@ void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels,
   for (const auto& k : names) {
     plans.push_back(make_plan(a, be, k, o));
     plans.back()->multiply(x, y);
-    reps.push_back(reps_lasting(*plans.back(), min_seconds / rounds));
+    reps.push_back(products_per_sample(*plans.back(), min_seconds / rounds));
   }
   std::vector<std::vector<double>> t(names.size());
   std::vector<double> ratio, ratio_base;

@@ -133,19 +133,7 @@ struct Result {
   double t = 0;  // seconds per product
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double time_plan(Plan& p, const Opts& o) {
-  p.run(3);  // warm-up
-  const double one = std::max(p.time_runs(3) / 3, 1e-7);
-  const int n = static_cast<int>(std::clamp(o.sample_s / one, 1.0, 200000.0));
-  std::vector<double> t;
-  for (int s = 0; s < o.samples; ++s) t.push_back(p.time_runs(n) / n);
-  return median(t);
-}
+double time_plan(Plan& p, const Opts& o) { return time_products(p, o.sample_s, o.samples).median_s; }
 
 offset_t must_bytes(const Csr& a, int k) {
   return 12 * a.nnz() + 4 * (static_cast<offset_t>(a.rows) + 1) + 8 * static_cast<offset_t>(a.cols) * k +

@@ -209,3 +209,49 @@ TEST(SerialCsr, SpmvAndSpmmMatchTheReference) {
     }
   }
 }
+
+// A plan whose products take a known (fake) time: what the shared timing makes of it.
+class FixedTimePlan final : public Plan {
+ public:
+  // Products take `per` seconds; every `slow_every`-th batch (0: none) takes ten times longer.
+  FixedTimePlan(double per, int slow_every) : per_(per), slow_every_(slow_every) {}
+  void set_x(std::span<const double>) override {}
+  void run(int times) override { products += times; }
+  void get_y(std::span<double>) override {}
+  double time_runs(int times) override {
+    run(times);
+    ++batches;
+    const bool slow = slow_every_ > 0 && batches % slow_every_ == 0;
+    return per_ * times * (slow ? 10.0 : 1.0);
+  }
+  long long products = 0;
+  int batches = 0;
+
+ private:
+  double per_;
+  int slow_every_;
+};
+
+TEST(Timing, SamplesLastTheAskedTimeAndTheMedianIgnoresAnOutlier) {
+  FixedTimePlan plan(1e-6, 4);
+  const ProductTiming t = time_products(plan, 1e-3, 7);
+  EXPECT_EQ(t.samples, 7);
+  // A sample lasts about the asked 1 ms: 800 .. 1200 products of 1 us.
+  EXPECT_GE(t.products_per_sample, 800);
+  EXPECT_LE(t.products_per_sample, 1200);
+  // One in four batches is 10x slower: the median and the minimum still see 1 us.
+  EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
+  EXPECT_DOUBLE_EQ(t.min_s, 1e-6);
+  EXPECT_GT(plan.products, 7LL * t.products_per_sample);  // warm-up and calibration ran too
+}
+
+TEST(Timing, TheCapLimitsTheSamplesButKeepsThreeForAMedian) {
+  FixedTimePlan plan(1e-6, 0);
+  const ProductTiming capped = time_products(plan, 1e-3, 100, 0.01);
+  EXPECT_GE(capped.samples, 3);
+  EXPECT_LT(capped.samples, 100);
+  EXPECT_LE(capped.samples * capped.products_per_sample * 1e-6, 0.01 + 1e-9);
+  FixedTimePlan slow(1e-3, 0);  // a product of 1 ms: even 3 samples exceed the cap
+  EXPECT_EQ(time_products(slow, 1e-3, 100, 1e-3).samples, 3);
+  EXPECT_EQ(products_per_sample(slow, 1e-3), 1);
+}

@@ -65,6 +65,20 @@ class Plan {
   std::string detail;              // what "auto" chose, e.g. "subwarp=8" or "variant=balanced"
 };
 
+// Timing a plan, shared by the benchmark, `spmv run` and the bench tools. A sample is a batch of
+// back-to-back products lasting at least `sample_seconds`, so that clock resolution and launch
+// overhead do not dominate small matrices; times are per product.
+struct ProductTiming {
+  double median_s = 0, min_s = 0;
+  int products_per_sample = 1, samples = 0;
+};
+// Warms the plan up, then grows the batch until one lasts sample_seconds: the products per
+// sample (1 .. 10^8).
+int products_per_sample(Plan& plan, double sample_seconds);
+// products_per_sample, then `samples` samples (fewer, but at least 3, where they would take more
+// than max_seconds; 0: no cap): the median and minimum time of one product.
+ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds = 0);
+
 struct KernelSpec {
   std::string name;         // "csr", "csr-balanced", "ell", "hll", "csr-vector", "cusparse-alg2", ...
   Backend backend;

@@ -80,12 +80,6 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
   return v;
 }
 
-double median(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  const std::size_t n = t.size();
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 void fill_matrix(Row& r, const MatrixSource& src) {
   r.matrix = src.name;
   r.origin = src.origin;
@@ -188,28 +182,13 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
         continue;
       }
 
-      // Warm-up and calibration: grow the products per sample until a sample lasts
-      // min_sample_seconds (so microsecond products are timed over many back-to-back runs).
-      plan->run(1);
-      int n = 1;
-      double t = plan->time_runs(1);
-      for (int it = 0; it < 6 && t < 0.8 * cfg.min_sample_seconds; ++it) {
-        const double per = std::max(t / n, 1e-9);
-        const double want = std::min(cfg.min_sample_seconds / per * 1.1, 1e8);
-        n = std::max(n + 1, static_cast<int>(std::ceil(want)));
-        t = plan->time_runs(n);
-      }
-      const double per = std::max(t / n, 1e-12);
-      int samples = std::max(1, cfg.repeat);
-      // Cap the timed work per configuration, keeping at least 3 samples for a median.
-      if (samples * n * per > cfg.max_config_seconds)
-        samples = std::max(3, static_cast<int>(cfg.max_config_seconds / (n * per)));
-      std::vector<double> ts(samples);
-      for (double& s : ts) s = plan->time_runs(n) / n;
-      r.products_per_sample = n;
-      r.samples = samples;
-      r.time_median_s = median(ts);
-      r.time_min_s = *std::min_element(ts.begin(), ts.end());
+      // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
+      // configuration capped (keeping at least 3 samples for a median).
+      const ProductTiming pt = time_products(*plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);
+      r.products_per_sample = pt.products_per_sample;
+      r.samples = pt.samples;
+      r.time_median_s = pt.median_s;
+      r.time_min_s = pt.min_s;
     } catch (const Unsupported& e) {
       r.status = std::string("skipped: ") + e.what();
     } catch (const std::bad_alloc&) {

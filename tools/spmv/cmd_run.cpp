@@ -46,23 +46,18 @@ int run(const RunArgs& args) {
   const Reference ref = reference_product(a, x, args.k, opt.layout);
   const CheckResult chk = check_product(a, ref, y, args.k, opt.layout);
 
-  // Each timed sample is a batch of back-to-back products lasting at least ~1 ms, so clock
-  // resolution and launch overhead do not dominate tiny matrices; times are per product.
-  plan->run(1);  // warm-up
-  const double one = std::max(plan->time_runs(1), 1e-9);
-  const int batch = static_cast<int>(std::clamp(1e-3 / one, 1.0, 1e5));
-  std::vector<double> t(std::max(1, args.repeat));
-  for (double& s : t) s = plan->time_runs(batch) / batch;
-  std::sort(t.begin(), t.end());
-  const double med = t[t.size() / 2];
+  // Each timed sample is a batch of back-to-back products lasting at least ~1 ms.
+  const ProductTiming pt = time_products(*plan, 1e-3, args.repeat);
+  const double med = pt.median_s;
   const double flops = 2.0 * static_cast<double>(a.nnz()) * args.k;
 
   fmt::print("matrix: {}\nrows: {}\ncols: {}\nnnz: {}\n", args.file, a.rows, a.cols, a.nnz());
   fmt::print("backend: {}\nkernel: {}\nformat: {}\n", to_string(backend), spec.name, spec.format);
   if (!plan->detail.empty()) fmt::print("detail: {}\n", plan->detail);
-  fmt::print("threads: {}\nk: {}\nrepeat: {}\nproducts_per_sample: {}\n", args.threads, args.k, t.size(), batch);
+  fmt::print("threads: {}\nk: {}\nrepeat: {}\nproducts_per_sample: {}\n", args.threads, args.k, pt.samples,
+             pt.products_per_sample);
   fmt::print("convert_s: {:.6g}\nsetup_s: {:.6g}\n", plan->convert_seconds, plan->setup_seconds);
-  fmt::print("time_s: {:.6g}\ntime_min_s: {:.6g}\n", med, t.front());
+  fmt::print("time_s: {:.6g}\ntime_min_s: {:.6g}\n", med, pt.min_s);
   fmt::print("gflops: {:.4f}\n", med > 0 ? flops / med * 1e-9 : 0.0);
   fmt::print("bandwidth_gbs: {:.4f}\n", med > 0 ? plan->bytes_per_product / med * 1e-9 : 0.0);
   fmt::print("max_rel_error: {:.3e}\nmean_rel_error: {:.3e}\n", chk.max_rel_error, chk.mean_rel_error);

@@ -1,0 +1,52 @@
+// Timing a plan: calibrated batches of back-to-back products, median over samples.
+#include <spmv/plan.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace spmv {
+
+namespace {
+
+struct Batch {
+  int n;     // products per sample
+  double t;  // seconds of the last batch of n
+};
+
+Batch calibrate(Plan& plan, double sample_seconds) {
+  plan.run(1);  // warm-up: first touch, caches, lazy module loading
+  // Grow n towards sample_seconds from the last batch's time per product (a few rounds: the first
+  // batches of a GPU plan or a cold CPU run over-estimate it).
+  Batch b{1, plan.time_runs(1)};
+  for (int round = 0; round < 6 && b.t < 0.8 * sample_seconds; ++round) {
+    const double per = std::max(b.t / b.n, 1e-9);
+    const double want = std::min(sample_seconds / per * 1.1, 1e8);
+    b.n = std::max(b.n + 1, static_cast<int>(std::ceil(want)));
+    b.t = plan.time_runs(b.n);
+  }
+  return b;
+}
+
+}  // namespace
+
+int products_per_sample(Plan& plan, double sample_seconds) { return calibrate(plan, sample_seconds).n; }
+
+ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds) {
+  const Batch b = calibrate(plan, sample_seconds);
+  const double per = std::max(b.t / b.n, 1e-12);
+  ProductTiming r;
+  r.products_per_sample = b.n;
+  r.samples = std::max(1, samples);
+  if (max_seconds > 0 && r.samples * b.n * per > max_seconds)
+    r.samples = std::max(std::min(3, r.samples), static_cast<int>(max_seconds / (b.n * per)));
+  std::vector<double> ts(static_cast<std::size_t>(r.samples));
+  for (double& s : ts) s = plan.time_runs(b.n) / b.n;
+  std::sort(ts.begin(), ts.end());
+  const std::size_t m = ts.size() / 2;
+  r.median_s = ts.size() % 2 ? ts[m] : 0.5 * (ts[m - 1] + ts[m]);
+  r.min_s = ts.front();
+  return r;
+}
+
+}  // namespace spmv
