@@ -664,7 +664,7 @@ namespace spmv {
 // (descriptors, lane bottoms, the tile loop), which weighs most where a tile holds many rows. In
 // L2 on Zen 4, one thread, simd_loads, CSR5/CSR time with 16 -> 32: thermal-like7 0.94 -> 0.85,
 // dc1-like 0.86 -> 0.74, adder-like 0.87 -> 0.81, webbase-like 0.89 -> 0.81 (its hinted tiles
-// finished by finish32 too; through the generic finish it was 15-20% slower than 16); and full
+// finished by finish4 too; through the generic finish it was 15-20% slower than 16); and full
 // size thermal-like7 (from memory) 0.70-0.81 -> 0.52-0.60. stencil27 (26 per row) gained in L2
 // (1.02 -> 0.90) but lost from L3 and memory (full size: 0.74-0.83 -> 0.93-0.98), so long rows
 // keep 16. On the 16-core Xeon of the H200 host (csr5_bench --threads 16, two runs, us, 16 -> 32):
