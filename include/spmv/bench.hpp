@@ -102,6 +102,8 @@ struct Row {
   int threads = 0, block_size = 0, hack = 0, k = 1;  // 0: not a parameter of this kernel
   offset_t nz_per_block = 0;
   std::string detail;
+  std::string chosen;         // kernel "auto": what the planner chose ("cuda/ell bs=256")
+  double planning_s = 0;      // kernel "auto": analysis + trial + discarded candidates (in setup_s)
   std::string status = "ok";  // "ok", "failed" (check), "skipped: <reason>", "error: <reason>"
   std::string check;          // "passed", "failed" or "" (not run)
   double max_rel_error = 0, mean_rel_error = 0;

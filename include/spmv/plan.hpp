@@ -63,6 +63,13 @@ class Plan {
   offset_t bytes_per_product = 0;  // the fewest bytes one product must move (matrix, x, y)
   offset_t stored_entries = 0;     // slots stored including padding (= nnz for CSR)
   std::string detail;              // what "auto" chose, e.g. "subwarp=8" or "variant=balanced"
+  // Set by the planner (kernel "auto"): what runs ("cuda/ell bs=256"), and the seconds spent
+  // choosing it (analysis + trial + the conversions of the candidates it did not keep), which
+  // setup_seconds includes.
+  std::string chosen;
+  double planning_seconds = 0;
+  // What was chosen and why (the planner's line), or the kernel's own detail.
+  std::string describe() const { return chosen.empty() ? detail : "auto -> " + chosen + ": " + detail; }
 };
 
 // Timing a plan, shared by the benchmark, `spmv run` and the bench tools. A sample is a batch of

@@ -163,6 +163,8 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
       r.convert_s = plan->convert_seconds;
       r.setup_s = plan->setup_seconds;
       r.detail = plan->detail;
+      r.chosen = plan->chosen;
+      r.planning_s = plan->planning_seconds;
       r.bytes_per_product = plan->bytes_per_product;
       r.stored_entries = plan->stored_entries;
 
