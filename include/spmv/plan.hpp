@@ -22,7 +22,7 @@ const char* to_string(Backend b);
 Backend parse_backend(std::string_view s);  // throws Unsupported on an unknown name
 
 struct PlanOptions {
-  int threads = 1;              // CPU backends (omp); never a global setting
+  int threads = 0;              // CPU backends (omp); 0 = every core OpenMP offers; never a global setting
   int block_size = 0;           // CUDA threads per block (a multiple of 32, 32..1024); 0: the kernel's own (256 for most)
   int hack = 32;                // HLL rows per hack
   int k = 1;                    // right-hand sides: 1 = SpMV, > 1 = SpMM
@@ -38,7 +38,15 @@ struct PlanOptions {
   // max_ratio_to_csr times the CSR size (0 = the default: 20).
   double memory_budget_bytes = 0;
   double max_ratio_to_csr = 0;
+  // The planner (kernel "auto"): how many products the plan will serve, so that a format is
+  // chosen only if its conversion is repaid within them; and whether it may time its top
+  // candidates on the matrix (false: the model's first choice, deterministic).
+  long long products = 100;
+  bool trial = true;
 };
+
+// Threads a CPU plan runs with: opt.threads, or every core OpenMP offers when it is 0.
+int plan_threads(const PlanOptions& opt);
 
 class Plan {
  public:
@@ -102,9 +110,15 @@ const std::vector<KernelSpec>& kernels();
 const KernelSpec* find_kernel(Backend b, std::string_view name);
 // Like find_kernel but throws Unsupported listing the kernels that do exist for the backend.
 const KernelSpec& get_kernel(Backend b, std::string_view name);
-// Looks the kernel up, refuses complex matrices, makes the plan.
-std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel,
+// Looks the kernel up, refuses complex matrices, makes the plan. The default kernel, "auto", is
+// the planner (spmv/planner.hpp): format, kernel and settings chosen for this matrix.
+std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel = "auto",
                                 const PlanOptions& opt = {});
+std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, const PlanOptions& opt);
+// The fastest backend present: CUDA when a device is usable, else OpenMP.
+Backend default_backend();
+// make_plan(a, default_backend(), "auto", opt).
+std::unique_ptr<Plan> make_plan(const Csr& a, const PlanOptions& opt = {});
 
 // Effective bytes of one CSR product with this library's index widths:
 // 12*nnz + 8*(rows+1) + 8*cols*k + 8*rows*k.

@@ -3,6 +3,7 @@
 // (Explicit calls rather than static self-registration: a static library drops unreferenced
 // objects, and their registrars with them.)
 namespace spmv::detail {
+void register_auto_kernels();    // the planner on the host backends: src/plan/auto_kernel.cpp
 void register_serial_kernels();  // src/cpu/serial_*.cpp via src/cpu/register_cpu.cpp
 void register_omp_kernels();     // src/cpu/omp_*.cpp via src/cpu/register_cpu.cpp
 #ifdef SPMV_HAVE_CUDA

@@ -1,6 +1,9 @@
 // The kernel registry. Each backend file provides one register_* function; this list is the only
 // place that names them.
+#include <spmv/device.hpp>
 #include <spmv/plan.hpp>
+
+#include <omp.h>
 
 #include <chrono>
 #include <fmt/format.h>
@@ -18,6 +21,7 @@ std::vector<KernelSpec>& storage() {
 }
 
 void register_all() {
+  detail::register_auto_kernels();
   detail::register_serial_kernels();
   detail::register_omp_kernels();
 #ifdef SPMV_HAVE_CUDA
@@ -62,6 +66,20 @@ std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel
                                   spec.name, to_string(b)));
   return spec.make(a, opt);
 }
+
+std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, const PlanOptions& opt) {
+  return make_plan(a, b, "auto", opt);
+}
+
+Backend default_backend() {
+  return find_kernel(Backend::Cuda, "auto") && device::cuda_device_count() > 0 ? Backend::Cuda : Backend::Omp;
+}
+
+std::unique_ptr<Plan> make_plan(const Csr& a, const PlanOptions& opt) {
+  return make_plan(a, default_backend(), "auto", opt);
+}
+
+int plan_threads(const PlanOptions& opt) { return opt.threads > 0 ? opt.threads : omp_get_max_threads(); }
 
 double Plan::time_runs(int times) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -25,7 +25,7 @@ class EigenPlan final : public CpuPlan {
 
  public:
   EigenPlan(const Csr& a, const PlanOptions& opt)
-      : CpuPlan(a.rows, a.cols, opt), threads_(std::max(1, opt.threads)),
+      : CpuPlan(a.rows, a.cols, opt), threads_(plan_threads(opt)),
         outer_(a.row_ptr.begin(), a.row_ptr.end()) {
     const auto t0 = std::chrono::steady_clock::now();
     const Index* inner;

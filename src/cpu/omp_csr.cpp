@@ -26,7 +26,7 @@ enum class Mode { Dynamic, Balanced };
 class OmpCsr final : public CpuPlan {
  public:
   OmpCsr(const Csr& a, const PlanOptions& opt, const std::string& variant)
-      : CpuPlan(a.rows, a.cols, opt), a_(a), threads_(std::max(1, opt.threads)) {
+      : CpuPlan(a.rows, a.cols, opt), a_(a), threads_(plan_threads(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     const offset_t nnz = a.nnz();
     if (nnz < std::numeric_limits<std::int32_t>::max()) {

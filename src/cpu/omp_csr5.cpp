@@ -92,7 +92,7 @@ static_assert(kFlagShift<16> == 8 && kFlagShift<32> == 9);
 class Csr5Plan final : public CpuPlan {
  public:
   Csr5Plan(const Csr& a, const PlanOptions& opt, Backend backend)
-      : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : std::max(opt.threads, 1)) {
+      : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : plan_threads(opt)) {
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : csr5_omega_for(backend);
     const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
     const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : csr5_sigma_cpu(per_row, omega);

@@ -15,7 +15,7 @@ namespace {
 class OmpEll final : public CpuPlan {
  public:
   OmpEll(const Csr& a, const PlanOptions& opt, bool skip_padding)
-      : CpuPlan(a.rows, a.cols, opt), skip_padding_(skip_padding), threads_(std::max(1, opt.threads)) {
+      : CpuPlan(a.rows, a.cols, opt), skip_padding_(skip_padding), threads_(plan_threads(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     e_ = csr_to_ell(a, Layout::RowMajor, opt);
     convert_seconds = seconds_since(t0);

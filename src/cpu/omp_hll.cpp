@@ -15,7 +15,7 @@ namespace {
 class OmpHll final : public CpuPlan {
  public:
   OmpHll(const Csr& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt) {
-    const int threads = std::max(1, opt.threads);
+    const int threads = plan_threads(opt);
     const auto t0 = std::chrono::steady_clock::now();
     h_ = csr_to_hll(a, opt.hack, opt);
     convert_seconds = seconds_since(t0);

@@ -90,7 +90,8 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
 
 class CsrAdaptive final : public CsrDevicePlan {
  public:
-  CsrAdaptive(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
+  CsrAdaptive(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+      : CsrDevicePlan(a, opt, std::move(dev)) {
     const auto t0 = std::chrono::steady_clock::now();
     nz_per_block_ = opt.nz_per_block ? opt.nz_per_block : std::min(4 * block_, kMaxSharedDoubles);
     if (nz_per_block_ < 1 || nz_per_block_ > kMaxSharedDoubles)
@@ -148,8 +149,8 @@ class CsrAdaptive final : public CsrDevicePlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt) {
-  return std::make_unique<CsrAdaptive>(a, opt);
+std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+  return std::make_unique<CsrAdaptive>(a, opt, std::move(dev));
 }
 
 void register_csr_adaptive() {
@@ -158,7 +159,7 @@ void register_csr_adaptive() {
               .format = "csr",
               .description = "CSR-adaptive: CSR-stream row blocks of NZ_PER_BLOCK entries, CSR-vector for long rows",
               .params = {"block_size", "nz_per_block"},
-              .make = make_csr_adaptive});
+              .make = [](const Csr& a, const PlanOptions& o) { return make_csr_adaptive(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

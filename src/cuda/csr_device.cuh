@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cuda/atomic>
 #include <limits>
+#include <memory>
 
 #include "cuda/cuda_plan.cuh"
 
@@ -61,12 +62,25 @@ struct DeviceCsr {
   }
 };
 
-// Base of the CSR plans: the matrix uploaded once; setup_seconds covers the upload (host clock
-// after a device synchronisation); subclasses add their own preprocessing to it.
+// One device copy of a CSR matrix can serve several plans (the planner's candidates).
+using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
+
+// Uploads the matrix; `seconds` gets the host time of the upload (after a device synchronisation).
+inline SharedDeviceCsr upload_csr(const Csr& a, double* seconds = nullptr) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto m = std::make_shared<DeviceCsr>(a);
+  SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+  if (seconds) *seconds = seconds_since(t0);
+  return m;
+}
+
+// Base of the CSR plans: the matrix uploaded once, or shared with other plans (then its upload is
+// not this plan's); setup_seconds covers an own upload; subclasses add their preprocessing to it.
 class CsrDevicePlan : public CudaPlan {
  public:
-  CsrDevicePlan(const Csr& a, const PlanOptions& opt)
-      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), m_(upload_timed(a)) {
+  CsrDevicePlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)),
+        dev_(dev ? std::move(dev) : upload_csr(a, &setup_seconds)), m_(*dev_) {
     bytes_per_product = m_.product_bytes(opt.k);
     stored_entries = a.nnz();
   }
@@ -74,15 +88,9 @@ class CsrDevicePlan : public CudaPlan {
  protected:
   // Nothing to launch: y is empty or all zeros.
   bool trivial() const { return rows_ == 0 || m_.nnz == 0; }
-  DeviceCsr upload_timed(const Csr& a) {
-    const auto t0 = std::chrono::steady_clock::now();
-    DeviceCsr m(a);
-    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    setup_seconds += seconds_since(t0);
-    return m;
-  }
   int block_;
-  DeviceCsr m_;
+  SharedDeviceCsr dev_;
+  DeviceCsr& m_;
 };
 
 // Sets y = 0 without a kernel (matrices with no stored entries).

@@ -117,7 +117,8 @@ __global__ void csr_merge_fixup(int n_blocks, index_t rows, const index_t* __res
 
 class CsrMerge final : public CsrDevicePlan {
  public:
-  CsrMerge(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
+  CsrMerge(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+      : CsrDevicePlan(a, opt, std::move(dev)) {
     const auto t0 = std::chrono::steady_clock::now();
     // Items per thread: as many as fit comfortably in 48 KiB of shared memory.
     // (Measured on an H200: about 1800-3000 items per tile is best; fewer tiles of more items
@@ -182,8 +183,8 @@ class CsrMerge final : public CsrDevicePlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt) {
-  return std::make_unique<CsrMerge>(a, opt);
+std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+  return std::make_unique<CsrMerge>(a, opt, std::move(dev));
 }
 
 void register_csr_merge() {
@@ -192,7 +193,7 @@ void register_csr_merge() {
               .format = "csr",
               .description = "CSR merge-path: equal rows+nnz tiles, deterministic carry fix-up",
               .params = {"block_size"},
-              .make = make_csr_merge});
+              .make = [](const Csr& a, const PlanOptions& o) { return make_csr_merge(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -20,7 +20,8 @@ __global__ void csr_scalar_kernel(index_t rows, const OffT* __restrict__ rp, con
 
 class CsrScalar final : public CsrDevicePlan {
  public:
-  CsrScalar(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {}
+  CsrScalar(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+      : CsrDevicePlan(a, opt, std::move(dev)) {}
 
  protected:
   void launch() override {
@@ -36,15 +37,17 @@ class CsrScalar final : public CsrDevicePlan {
 
 }  // namespace
 
+std::unique_ptr<Plan> make_csr_scalar(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+  return std::make_unique<CsrScalar>(a, opt, std::move(dev));
+}
+
 void register_csr_scalar() {
   add_kernel({.name = "csr-scalar",
               .backend = Backend::Cuda,
               .format = "csr",
               .description = "CSR, one thread per row",
               .params = {"block_size"},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                return std::make_unique<CsrScalar>(a, o);
-              }});
+              .make = [](const Csr& a, const PlanOptions& o) { return make_csr_scalar(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -100,7 +100,8 @@ __global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int k
 
 class CsrSpmm final : public CsrDevicePlan {
  public:
-  CsrSpmm(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
+  CsrSpmm(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+      : CsrDevicePlan(a, opt, std::move(dev)) {
     kt_ = 1;
     while (kt_ < 32 && kt_ < k_) kt_ *= 2;
     long_row_ = long_row_limit(kt_, a.rows, a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0);
@@ -152,8 +153,8 @@ class CsrSpmm final : public CsrDevicePlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_csr_spmm(const Csr& a, const PlanOptions& opt) {
-  return std::make_unique<CsrSpmm>(a, opt);
+std::unique_ptr<Plan> make_csr_spmm(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+  return std::make_unique<CsrSpmm>(a, opt, std::move(dev));
 }
 
 }  // namespace spmv::cuda

@@ -28,7 +28,8 @@ __global__ void csr_vector_kernel(index_t rows, const OffT* __restrict__ rp, con
 
 class CsrVector final : public CsrDevicePlan {
  public:
-  CsrVector(const Csr& a, const PlanOptions& opt) : CsrDevicePlan(a, opt) {
+  CsrVector(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+      : CsrDevicePlan(a, opt, std::move(dev)) {
     subwarp_ = opt.subwarp ? opt.subwarp : choose_subwarp(a);
     if (subwarp_ < 2 || subwarp_ > 32 || !std::has_single_bit(static_cast<unsigned>(subwarp_)))
       throw Unsupported("CSR-vector sub-warp must be 2, 4, 8, 16 or 32, got " + std::to_string(subwarp_));
@@ -73,8 +74,8 @@ int choose_subwarp(const Csr& a) {
   return s;
 }
 
-std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt) {
-  return std::make_unique<CsrVector>(a, opt);
+std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+  return std::make_unique<CsrVector>(a, opt, std::move(dev));
 }
 
 void register_csr_vector() {
@@ -83,7 +84,7 @@ void register_csr_vector() {
               .format = "csr",
               .description = "CSR, a sub-warp of 2..32 lanes per row (width from the mean row length)",
               .params = {"block_size", "subwarp"},
-              .make = make_csr_vector});
+              .make = [](const Csr& a, const PlanOptions& o) { return make_csr_vector(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -1,12 +1,17 @@
 #pragma once
 // Internal to the CUDA backend: one register_* per kernel file (called by register_cuda.cu) and
-// the plan factories the automatic "csr" kernel chooses among.
+// the plan factories the planner chooses among. A factory given a device CSR (upload_csr in
+// csr_device.cuh) shares it instead of uploading its own; ELL and HLL convert from it on the device.
 #include <spmv/plan.hpp>
 
 #include <memory>
 
 namespace spmv::cuda {
 
+struct DeviceCsr;
+using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
+
+void register_auto();  // src/cuda/auto.cu
 void register_csr_scalar();
 void register_csr_vector();
 void register_csr_adaptive();
@@ -17,10 +22,13 @@ void register_cusparse();
 void register_csr_auto();
 void register_csr5();  // src/cuda/csr5.cu
 
-std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt);
-std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt);
-std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt);
-std::unique_ptr<Plan> make_csr_spmm(const Csr& a, const PlanOptions& opt);
+std::unique_ptr<Plan> make_csr_scalar(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_spmm(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_ell(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_hll(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 
 // Sub-warp width CSR-vector uses for this matrix when the options leave it open.
 int choose_subwarp(const Csr& a);

@@ -1,6 +1,6 @@
 // ELLPACK on the GPU: column-major slots (slot (r, j) at j*rows + r), one thread per row, so a warp
 // reads 32 consecutive values and columns per step. Padding holds value 0 and a column the row
-// already touched, so no branch is needed.
+// already touched, so no branch is needed. Converted from a device CSR on the device.
 #include <spmv/formats/ell.hpp>
 
 #include "cuda/csr_device.cuh"
@@ -23,21 +23,49 @@ __global__ void ell_kernel(index_t rows, index_t width, const index_t* __restric
   y[r] = s;
 }
 
+// Device conversion: thread r writes row r's slots (coalesced across the warp). Padding holds
+// value 0 and the row's last column (column 0 for an empty row), so x is read where the row
+// already reads.
+template <typename OffT>
+__global__ void csr_to_ell_kernel(index_t rows, index_t width, const OffT* __restrict__ rp,
+                                  const index_t* __restrict__ col, const double* __restrict__ val,
+                                  index_t* __restrict__ ecol, double* __restrict__ eval) {
+  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const OffT b = rp[r];
+  const index_t len = static_cast<index_t>(rp[r + 1] - b);
+  const index_t pad = len > 0 ? col[b + len - 1] : 0;
+  for (index_t j = 0; j < width; ++j) {
+    const long long p = static_cast<long long>(j) * rows + r;
+    ecol[p] = j < len ? col[b + j] : pad;
+    eval[p] = j < len ? val[b + j] : 0.0;
+  }
+}
+
 class EllPlan final : public CudaPlan {
  public:
-  EllPlan(const Csr& a, const PlanOptions& opt) : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
-    auto t0 = std::chrono::steady_clock::now();
-    const Ell e = csr_to_ell(a, Layout::ColMajor, host_conversion_options(opt));
-    convert_seconds = seconds_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    width_ = e.width;
-    col_.upload(e.col);
-    val_.upload(e.val);
+  EllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
+      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
+    check_format_memory("ELL", ell_bytes(a), a, opt);
+    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
+    const auto t0 = std::chrono::steady_clock::now();
+    for (index_t r = 0; r < a.rows; ++r) width_ = std::max(width_, static_cast<index_t>(a.row_length(r)));
+    const offset_t slots = static_cast<offset_t>(a.rows) * width_;
+    col_.resize(slots);
+    val_.resize(slots);
+    if (slots > 0) {
+      const unsigned grid = grid_for(a.rows, 256);
+      if (dev->wide)
+        csr_to_ell_kernel<<<grid, 256>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
+      else
+        csr_to_ell_kernel<<<grid, 256>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
+      SPMV_CUDA_CHECK_LAUNCH();
+    }
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    setup_seconds = seconds_since(t0);
-    stored_entries = e.slots();
-    bytes_per_product = 12 * e.slots() + 8 * static_cast<offset_t>(a.cols) + 8 * static_cast<offset_t>(a.rows);
-    detail = "width=" + std::to_string(width_);
+    convert_seconds = seconds_since(t0);
+    stored_entries = slots;
+    bytes_per_product = 12 * slots + 8 * static_cast<offset_t>(a.cols) + 8 * static_cast<offset_t>(a.rows);
+    detail = "width=" + std::to_string(width_) + " device-conversion";
   }
 
  protected:
@@ -55,15 +83,17 @@ class EllPlan final : public CudaPlan {
 
 }  // namespace
 
+std::unique_ptr<Plan> make_ell(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+  return std::make_unique<EllPlan>(a, opt, std::move(dev));
+}
+
 void register_ell() {
   add_kernel({.name = "ell",
               .backend = Backend::Cuda,
               .format = "ell",
-              .description = "ELLPACK, column-major, one thread per row (coalesced)",
+              .description = "ELLPACK, column-major, one thread per row (coalesced); converted on the device",
               .params = {"block_size"},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                return std::make_unique<EllPlan>(a, o);
-              }});
+              .make = [](const Csr& a, const PlanOptions& o) { return make_ell(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -1,7 +1,8 @@
 // Hacked ELLPACK on the GPU: each hack is a column-major ELL block of `hack` rows (32 by default:
 // one warp per hack, a thread per row, coalesced), addressed through the hack offsets, so a long
 // row pads only its own hack. SpMM (row-major X, Y): a thread per (row, right-hand side), the K
-// threads of a row sharing each value and column and reading K consecutive entries of X.
+// threads of a row sharing each value and column and reading K consecutive entries of X. Converted
+// from a device CSR on the device.
 #include <spmv/formats/hll.hpp>
 
 #include "cuda/csr_device.cuh"
@@ -61,27 +62,75 @@ __global__ void hll_spmm_kernel(index_t rows, int k, int hack, const OffT* __res
   y[r * k + c] = s;
 }
 
+// Device conversion: thread r writes row r's slots of its hack (coalesced across the warp);
+// padding as in ELL (value 0, the row's last column).
+template <typename RpT, typename OffT>
+__global__ void csr_to_hll_kernel(index_t rows, int hack, const RpT* __restrict__ rp, const index_t* __restrict__ col,
+                                  const double* __restrict__ val, const OffT* __restrict__ hack_offset,
+                                  const index_t* __restrict__ hack_width, index_t* __restrict__ hcol,
+                                  double* __restrict__ hval) {
+  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, r);
+  const RpT b = rp[r];
+  const index_t len = static_cast<index_t>(rp[r + 1] - b);
+  const index_t pad = len > 0 ? col[b + len - 1] : 0;
+  for (index_t j = 0; j < row.width; ++j) {
+    const OffT p = row.slot(j);
+    hcol[p] = j < len ? col[b + j] : pad;
+    hval[p] = j < len ? val[b + j] : 0.0;
+  }
+}
+
 class HllPlan final : public CudaPlan {
  public:
-  HllPlan(const Csr& a, const PlanOptions& opt) : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
-    auto t0 = std::chrono::steady_clock::now();
-    const Hll h = csr_to_hll(a, opt.hack, host_conversion_options(opt));
-    convert_seconds = seconds_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    hack_ = h.hack;
-    wide_ = h.slots() >= std::numeric_limits<int>::max();
-    if (wide_) off64_.upload(std::vector<long long>(h.hack_offset.begin(), h.hack_offset.end()));
-    else off32_.upload(std::vector<int>(h.hack_offset.begin(), h.hack_offset.end()));
-    width_.upload(h.hack_width);
-    col_.upload(h.col);
-    val_.upload(h.val);
+  HllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
+      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), hack_(opt.hack) {
+    if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
+    check_format_memory("HLL (hack " + std::to_string(hack_) + ")", hll_bytes(a, hack_), a, opt);
+    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
+    const auto t0 = std::chrono::steady_clock::now();
+    // Hack widths and offsets on the host (O(rows)), the slots on the device.
+    const index_t n_hacks = static_cast<index_t>((static_cast<offset_t>(a.rows) + hack_ - 1) / hack_);
+    std::vector<index_t> width(n_hacks);
+    std::vector<offset_t> off(static_cast<std::size_t>(n_hacks) + 1, 0);
+    for (index_t h = 0; h < n_hacks; ++h) {
+      const index_t first = h * hack_, last = static_cast<index_t>(std::min<offset_t>(offset_t{first} + hack_, a.rows));
+      offset_t w = 0;
+      for (index_t r = first; r < last; ++r) w = std::max(w, a.row_length(r));
+      width[h] = static_cast<index_t>(w);
+      off[h + 1] = off[h] + w * (last - first);
+    }
+    slots_ = off.back();
+    wide_ = slots_ >= std::numeric_limits<int>::max();
+    if (wide_) off64_.upload(std::vector<long long>(off.begin(), off.end()));
+    else off32_.upload(std::vector<int>(off.begin(), off.end()));
+    width_.upload(width);
+    col_.resize(slots_);
+    val_.resize(slots_);
+    if (slots_ > 0) {
+      if (wide_) convert(*dev, off64_.data());
+      else convert(*dev, off32_.data());
+    }
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    setup_seconds = seconds_since(t0);
-    slots_ = h.slots();
+    convert_seconds = seconds_since(t0);
     stored_entries = slots_;
-    bytes_per_product = 12 * slots_ + (4 + (wide_ ? 8 : 4)) * static_cast<offset_t>(h.n_hacks()) +
+    bytes_per_product = 12 * slots_ + (4 + (wide_ ? 8 : 4)) * static_cast<offset_t>(n_hacks) +
                         8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
-    detail = "hack=" + std::to_string(hack_);
+    detail = "hack=" + std::to_string(hack_) + " device-conversion";
+  }
+
+ private:
+  template <typename OffT>
+  void convert(DeviceCsr& d, const OffT* off) {
+    const unsigned grid = grid_for(rows_, 256);
+    if (d.wide)
+      csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, d.rp64.data(), d.col.data(), d.val.data(), off, width_.data(),
+                                       col_.data(), val_.data());
+    else
+      csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, d.rp32.data(), d.col.data(), d.val.data(), off, width_.data(),
+                                       col_.data(), val_.data());
+    SPMV_CUDA_CHECK_LAUNCH();
   }
 
  protected:
@@ -112,16 +161,18 @@ class HllPlan final : public CudaPlan {
 
 }  // namespace
 
+std::unique_ptr<Plan> make_hll(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+  return std::make_unique<HllPlan>(a, opt, std::move(dev));
+}
+
 void register_hll() {
   add_kernel({.name = "hll",
               .backend = Backend::Cuda,
               .format = "hll",
-              .description = "Hacked ELLPACK, column-major hacks, a warp per 32-row hack; SpMM (X, Y row-major on the device)",
+              .description = "Hacked ELLPACK, column-major hacks, a warp per 32-row hack, converted on the device; SpMM (X, Y row-major on the device)",
               .spmm = true,
               .params = {"block_size", "hack"},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                return std::make_unique<HllPlan>(a, o);
-              }});
+              .make = [](const Csr& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -7,7 +7,7 @@
 
 namespace spmv {
 
-int conversion_threads(const PlanOptions& opt) { return std::max(opt.threads, 1); }
+int conversion_threads(const PlanOptions& opt) { return plan_threads(opt); }
 
 PlanOptions host_conversion_options(const PlanOptions& opt) {
   PlanOptions o = opt;

@@ -12,13 +12,16 @@ namespace spmv::cli {
 namespace {
 
 struct RunArgs {
-  std::string file, format = "csr", backend = "serial", kernel, x = "ones", output, layout = "row", variant = "auto";
-  int threads = 1, repeat = 10, block_size = 0, hack = 32, k = 1;
+  std::string file, format, backend, kernel, x = "ones", output, layout = "row", variant = "auto";
+  int threads = 0, repeat = 10, block_size = 0, hack = 32, k = 1;
+  long long products = 100;
+  bool no_trial = false;
 };
 
 int run(const RunArgs& args) {
-  const Backend backend = parse_backend(args.backend);
-  const std::string kernel = args.kernel.empty() ? args.format : args.kernel;
+  // Defaults: the fastest backend present and the planner.
+  const Backend backend = args.backend.empty() ? default_backend() : parse_backend(args.backend);
+  const std::string kernel = !args.kernel.empty() ? args.kernel : !args.format.empty() ? args.format : "auto";
   const KernelSpec& spec = get_kernel(backend, kernel);  // fail fast, before reading the file
   const Csr a = io::load_csr(args.file);
 
@@ -29,6 +32,8 @@ int run(const RunArgs& args) {
   opt.k = args.k;
   opt.variant = args.variant;
   opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
+  opt.products = args.products;
+  opt.trial = !args.no_trial;
 
   const std::size_t nx = static_cast<std::size_t>(a.cols) * args.k;
   std::vector<double> x;
@@ -52,9 +57,12 @@ int run(const RunArgs& args) {
   const double flops = 2.0 * static_cast<double>(a.nnz()) * args.k;
 
   fmt::print("matrix: {}\nrows: {}\ncols: {}\nnnz: {}\n", args.file, a.rows, a.cols, a.nnz());
-  fmt::print("backend: {}\nkernel: {}\nformat: {}\n", to_string(backend), spec.name, spec.format);
-  if (!plan->detail.empty()) fmt::print("detail: {}\n", plan->detail);
-  fmt::print("threads: {}\nk: {}\nrepeat: {}\nproducts_per_sample: {}\n", args.threads, args.k, pt.samples,
+  fmt::print("backend: {}{}\nkernel: {}\nformat: {}\n", to_string(backend),
+             args.backend.empty() ? " (the fastest present)" : "", spec.name, spec.format);
+  if (!plan->chosen.empty()) fmt::print("plan: {}\nplanning_s: {:.6g}\n", plan->describe(), plan->planning_seconds);
+  else if (!plan->detail.empty()) fmt::print("detail: {}\n", plan->detail);
+  const int threads = backend == Backend::Cuda ? 0 : backend == Backend::Serial ? 1 : plan_threads(opt);
+  fmt::print("threads: {}\nk: {}\nrepeat: {}\nproducts_per_sample: {}\n", threads, args.k, pt.samples,
              pt.products_per_sample);
   fmt::print("convert_s: {:.6g}\nsetup_s: {:.6g}\n", plan->convert_seconds, plan->setup_seconds);
   fmt::print("time_s: {:.6g}\ntime_min_s: {:.6g}\n", med, pt.min_s);
@@ -76,10 +84,12 @@ void add_run(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("run", "Compute y = A*x with one kernel, check it and time it");
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("FILE", args->file, "Matrix Market file (.mtx, .mtx.gz) or binary cache")->required();
-  cmd->add_option("--format", args->format, "Storage format (csr, ell, ell-rowlen, hll, csr5, ...)");
-  cmd->add_option("--backend", args->backend, "serial, omp or cuda");
-  cmd->add_option("--kernel", args->kernel, "Kernel name (default: the format's kernel); see `spmv kernels`");
-  cmd->add_option("--threads", args->threads, "OpenMP threads")->check(CLI::PositiveNumber);
+  cmd->add_option("--format", args->format, "Storage format (csr, ell, ell-rowlen, hll, csr5, ...): its kernel instead of auto");
+  cmd->add_option("--backend", args->backend, "serial, omp or cuda (default: cuda where a GPU is usable, else omp)");
+  cmd->add_option("--kernel", args->kernel, "Kernel name (default: auto, the planner); see `spmv kernels`");
+  cmd->add_option("--threads", args->threads, "OpenMP threads (default: every core)")->check(CLI::PositiveNumber);
+  cmd->add_option("--products", args->products, "auto: products the plan will serve (a conversion must pay back within them; default 100)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-trial", args->no_trial, "auto: the model's choice without a timed trial (deterministic)");
   cmd->add_option("--x", args->x, "ones, random, random:SEED or a Matrix Market array file");
   cmd->add_option("--output", args->output, "Write y as a Matrix Market array vector");
   cmd->add_option("--repeat", args->repeat, "Timed repetitions (median reported)")->check(CLI::PositiveNumber);

@@ -1,0 +1,118 @@
+// Kernel "auto": analysis, model, bounded trial; the plan it returns runs the winner.
+#include "plan/auto_plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+
+#include "plan/model_tuning.hpp"
+
+namespace spmv::detail {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+// Forwards everything to the chosen plan; keeps the planner's account of its choice.
+class AutoPlan final : public Plan {
+ public:
+  explicit AutoPlan(std::unique_ptr<Plan> p) : p_(std::move(p)) {
+    bytes_per_product = p_->bytes_per_product;
+    stored_entries = p_->stored_entries;
+  }
+  void set_x(std::span<const double> x) override { p_->set_x(x); }
+  void run(int times) override { p_->run(times); }
+  void get_y(std::span<double> y) override { p_->get_y(y); }
+  double time_runs(int times) override { return p_->time_runs(times); }
+
+ private:
+  std::unique_ptr<Plan> p_;
+};
+
+// Seconds per product of a freshly made plan, on its own resident x: the first product is a
+// warm-up (page faults, lazy module loading) unless products are long enough to time one by one;
+// short products are timed in batches of about 0.3 ms, the best of three.
+double trial_seconds(Plan& p) {
+  double t = p.time_runs(1);
+  if (t >= 2e-3) return std::min(t, p.time_runs(1));
+  t = p.time_runs(1);
+  if (t >= 3e-4) return std::min(t, p.time_runs(1));
+  const int batch = static_cast<int>(std::clamp(3e-4 / std::max(t, 1e-8), 1.0, 1000.0));
+  for (int i = 0; i < 3; ++i) t = std::min(t, p.time_runs(batch) / batch);
+  return t;
+}
+
+std::string us(double s) { return fmt::format("{:.1f} us", s * 1e6); }
+
+}  // namespace
+
+std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make) {
+  const auto t0 = clock::now();
+  const tuning::TrialPolicy policy;
+  const MatrixFeatures f = analyze(a);
+  const std::vector<Candidate> ranked = rank_candidates(f, b, opt);
+  const long long n = std::max(1LL, opt.products);
+  const bool large = f.nnz > policy.large_nnz;
+  const int max_trials = !opt.trial ? 1 : large ? policy.max_large : policy.max_small;
+
+  std::unique_ptr<Plan> best;
+  std::size_t best_rank = 0;
+  double best_cost = 0, best_t = 0, shared = 0;
+  std::vector<std::string> trial, refused;
+  const auto trial_start = clock::now();
+  int tried = 0;
+  for (std::size_t i = 0; i < ranked.size() && tried < max_trials; ++i) {
+    const Candidate& c = ranked[i];
+    if (best && c.cost(n) > policy.prune * ranked[best_rank].cost(n)) break;
+    if (best && (large ? since(trial_start) - shared > policy.budget_products * best_t
+                       : since(trial_start) > policy.small_budget_s))
+      break;
+    std::unique_ptr<Plan> p;
+    double t = 0;
+    try {
+      p = make(c, shared);
+      if (opt.trial) t = trial_seconds(*p);
+    } catch (const std::bad_alloc&) {
+      refused.push_back(c.label + ": out of memory");
+      continue;
+    } catch (const std::exception& e) {  // refused (memory, size) or failed: the next one
+      refused.push_back(fmt::format("{}: {}", c.label, e.what()));
+      continue;
+    }
+    ++tried;
+    const double cost = p->convert_seconds + static_cast<double>(n) * t;
+    trial.push_back(p->convert_seconds > 0 && opt.trial
+                        ? fmt::format("{} {} + conversion {:.2f} ms", c.label, us(t), p->convert_seconds * 1e3)
+                        : fmt::format("{} {}", c.label, us(t)));
+    if (!best || cost < best_cost) {
+      best = std::move(p);  // the previous best is freed here: one candidate's data at a time
+      best_cost = cost, best_t = t, best_rank = i;
+    }
+  }
+  if (!best) {
+    std::string why;
+    for (const auto& r : refused) why += "; " + r;
+    throw Unsupported(fmt::format("auto ({}): no candidate could be made{}", to_string(b), why));
+  }
+
+  // Whole wall time = conversion + setup; planning is what is left after the chosen plan's own
+  // conversion and setup and the shared upload, which any choice needs.
+  const Candidate& c = ranked[best_rank];
+  const double total = since(t0), conv = best->convert_seconds;
+  const double planning = std::max(0.0, total - conv - best->setup_seconds - shared);
+  std::string line = opt.trial ? fmt::format("trial {}", fmt::join(trial, " vs ")) : "model only (no trial)";
+  line += fmt::format("; model rank {} of {}; planning {:.2f} ms", best_rank + 1, ranked.size(), planning * 1e3);
+  if (!refused.empty()) line += fmt::format("; refused: {}", fmt::join(refused, "; "));
+  if (!best->detail.empty()) line += fmt::format("; {}: {}", c.kernel, best->detail);
+  auto plan = std::make_unique<AutoPlan>(std::move(best));
+  plan->chosen = fmt::format("{}/{}", to_string(b), c.label);
+  plan->detail = std::move(line);
+  plan->convert_seconds = conv;
+  plan->setup_seconds = total - conv;
+  plan->planning_seconds = planning;
+  return plan;
+}
+
+}  // namespace spmv::detail

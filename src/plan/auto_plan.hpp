@@ -1,0 +1,20 @@
+#pragma once
+// Internal: kernel "auto" on any backend. The backend supplies how a candidate's plan is made, so
+// that it can share data between candidates (CUDA: one device copy of the CSR matrix).
+#include <spmv/planner.hpp>
+
+#include <functional>
+#include <memory>
+
+namespace spmv::detail {
+
+// Makes a candidate's plan; adds to shared_setup_seconds the time of data it shares with the other
+// candidates (an upload the product needs whatever is chosen: setup, not planning).
+using CandidateMaker = std::function<std::unique_ptr<Plan>(const Candidate&, double& shared_setup_seconds)>;
+
+// Analysis, model ranking, a bounded trial of the top candidates (or the model's first choice
+// when opt.trial is false); candidates that are refused or fail are skipped and named in the
+// plan's detail. Throws Unsupported only when no candidate can be made.
+std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make);
+
+}  // namespace spmv::detail

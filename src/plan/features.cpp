@@ -1,0 +1,67 @@
+// The planner's structure features: one parallel pass over the row pointer (row lengths, and the
+// padded slots of ELL and HLL with hacks 16/32/64 from the same 64-row groups) plus a sample of
+// rows for the column span; O(rows), never O(nnz).
+#include <spmv/planner.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace spmv {
+
+MatrixFeatures analyze(const Csr& a) {
+  MatrixFeatures f;
+  f.rows = a.rows;
+  f.cols = a.cols;
+  f.nnz = a.nnz();
+  f.csr_bytes = 12.0 * static_cast<double>(f.nnz) + 4.0 * (a.rows + 1.0) + 8.0 * a.cols + 8.0 * a.rows;
+  if (a.rows == 0) return f;
+  const offset_t* rp = a.row_ptr.data();
+  const index_t groups = (a.rows + 63) / 64;
+  double sum2 = 0;
+  offset_t max_row = 0, slots16 = 0, slots32 = 0, slots64 = 0;
+  index_t empty = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sum2, slots16, slots32, slots64, empty) \
+    reduction(max : max_row) if (a.rows > (1 << 16))
+  for (index_t g = 0; g < groups; ++g) {
+    const index_t first = g * 64, last = std::min<index_t>(first + 64, a.rows);
+    offset_t w32[2] = {0, 0}, w16[4] = {0, 0, 0, 0};
+    for (index_t r = first; r < last; ++r) {
+      const offset_t len = rp[r + 1] - rp[r];
+      sum2 += static_cast<double>(len) * static_cast<double>(len);
+      empty += len == 0;
+      const index_t lr = r - first;
+      w16[lr / 16] = std::max(w16[lr / 16], len);
+      w32[lr / 32] = std::max(w32[lr / 32], len);
+    }
+    const offset_t w64 = std::max(w32[0], w32[1]);
+    max_row = std::max(max_row, w64);
+    for (index_t q = 0; q < 4; ++q)
+      slots16 += w16[q] * std::clamp<offset_t>(last - first - 16 * q, 0, 16);
+    for (index_t q = 0; q < 2; ++q)
+      slots32 += w32[q] * std::clamp<offset_t>(last - first - 32 * q, 0, 32);
+    slots64 += w64 * (last - first);
+  }
+  f.mean = static_cast<double>(f.nnz) / a.rows;
+  f.std = std::sqrt(std::max(0.0, sum2 / a.rows - f.mean * f.mean));
+  f.max_row = max_row;
+  f.empty_rows = empty;
+  const double nnz = std::max(1.0, static_cast<double>(f.nnz));
+  f.ell_padding = static_cast<double>(a.rows) * static_cast<double>(max_row) / nnz;
+  f.hll_padding[0] = static_cast<double>(slots16) / nnz;
+  f.hll_padding[1] = static_cast<double>(slots32) / nnz;
+  f.hll_padding[2] = static_cast<double>(slots64) / nnz;
+
+  // Column span over up to 1024 evenly spaced non-empty rows (columns are sorted in a row).
+  const index_t step = std::max<index_t>(1, a.rows / 1024);
+  double span = 0;
+  int seen = 0;
+  for (index_t r = 0; r < a.rows && a.cols > 0; r += step)
+    if (rp[r + 1] > rp[r]) {
+      span += static_cast<double>(a.col[rp[r + 1] - 1] - a.col[rp[r]] + 1) / a.cols;
+      ++seen;
+    }
+  f.col_span = seen ? span / seen : 0;
+  return f;
+}
+
+}  // namespace spmv

@@ -1,0 +1,160 @@
+// The planner's model: per backend, the candidates that may win on a matrix, each with a predicted
+// product time (the bytes its format moves at the kernel's fitted bandwidth, plus its fixed,
+// per-row and longest-row costs: src/plan/model_tuning.hpp) and a predicted conversion time;
+// ranked by the cost of opt.products products including the conversion.
+#include <spmv/planner.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "plan/model_tuning.hpp"
+
+namespace spmv {
+
+namespace {
+
+struct Ranked {
+  std::vector<Candidate> list;
+  const PlanOptions& base;
+
+  // t_us: predicted microseconds per product; convert: in products of the best CSR candidate
+  // (resolved in rank_candidates, once that is known).
+  void add(std::string kernel, std::string label, double t_us, double convert,
+           const std::function<void(PlanOptions&)>& set = {}) {
+    Candidate c;
+    c.kernel = std::move(kernel);
+    c.opt = base;
+    if (set) set(c.opt);
+    c.label = std::move(label);
+    c.predicted_s = t_us * 1e-6;
+    c.predicted_convert_s = convert;
+    list.push_back(std::move(c));
+  }
+};
+
+// Bytes one product moves: CSR, and the padded formats (x and y counted k times).
+struct Bytes {
+  double csr, ell, rowlen, hll[3];
+};
+Bytes bytes_of(const MatrixFeatures& f, int k) {
+  const double vec = 8.0 * (f.rows + f.cols) * k, rows = f.rows, nnz = static_cast<double>(f.nnz);
+  const double longest = static_cast<double>(f.max_row);
+  Bytes b{};
+  b.csr = 12 * nnz + 4 * rows + vec;
+  b.ell = 12 * rows * longest + vec;
+  b.rowlen = rows * std::min(12 * longest, 12 * f.mean + 64) + 4 * rows + vec;
+  for (int h = 0; h < 3; ++h) b.hll[h] = 12 * nnz * f.hll_padding[h] + vec;
+  return b;
+}
+
+// 16 << h: the HLL hacks compared; a hack other than 32 only where it pads clearly less.
+bool hack_worth_trying(const MatrixFeatures& f, int h) { return h == 1 || f.hll_padding[h] < 0.95 * f.hll_padding[1]; }
+
+void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
+  const tuning::CpuModel m;
+  const int threads = b == Backend::Serial ? 1 : plan_threads(r.base);
+  const int k = r.base.k;
+  const Bytes by = bytes_of(f, k);
+  const double longest = static_cast<double>(f.max_row);
+  // Microseconds of a product on t threads by a kernel of this fit moving `bytes`.
+  auto predict = [&](const tuning::KernelFit& fit, double bytes, int t) {
+    if (t == 1) return m.serial_ns_per_nnz * 1e-3 * static_cast<double>(f.nnz) * k * bytes / by.csr;
+    const double share = std::min(1.0, static_cast<double>(t) / m.fitted_threads);
+    const double bw = fit.gbs * 1e3 * share * (bytes < m.cache_bytes ? 1.0 : m.out_of_cache);
+    return fit.fixed_us * std::sqrt(share) + bytes / bw + fit.per_row_ns * 1e-3 * f.rows / t +
+           fit.per_max_row_ns * 1e-3 * longest;
+  };
+  const std::string th = b == Backend::Serial ? "" : fmt::format(" threads={}", threads);
+  auto with = [threads](std::string variant, int hack = 0) {
+    return [threads, variant, hack](PlanOptions& o) {
+      o.threads = threads;
+      o.variant = variant;
+      if (hack) o.hack = hack;
+    };
+  };
+  const bool small = f.nnz * k < m.small_nnz;
+  // The inner loop's own trial only where it is cheap; SpMM has one inner loop.
+  const std::string inner = small || k > 1 ? "auto" : "scalar";
+
+  if (b == Backend::Serial) {
+    r.add("csr", "csr", predict(m.balanced, by.csr, 1), 0);
+  } else {
+    // The OpenMP CSR kernel's schedules, each with its inner loop fixed (simd 2% behind: scalar
+    // won 73 of the 99 matrices measured); small matrices also on fewer threads.
+    for (const char* in : {"scalar", "simd"}) {
+      if (k > 1 && in[1] == 'c') continue;
+      const double lag = in[1] == 'i' ? 1.02 : 1.0;
+      r.add("csr", fmt::format("csr variant=balanced:{}{}", in, th), lag * predict(m.balanced, by.csr, threads), 0,
+            with(fmt::format("balanced:{}", in)));
+      r.add("csr", fmt::format("csr variant=dynamic:{}{}", in, th), lag * predict(m.dynamic, by.csr, threads), 0,
+            with(fmt::format("dynamic:{}", in)));
+    }
+    if (small)
+      for (int t : {1, 4, 8})
+        if (t < threads)
+          r.add("csr", fmt::format("csr variant=balanced threads={}", t), predict(m.balanced, by.csr, t), 0,
+                [t](PlanOptions& o) { o.threads = t, o.variant = "balanced"; });
+  }
+  r.add("ell", "ell" + th, predict(m.ell, by.ell, threads), m.convert_ell * f.ell_padding, with(inner));
+  if (f.ell_padding > 1.05)
+    r.add("ell-rowlen", "ell-rowlen" + th,
+          predict(m.ell_rowlen, by.rowlen, threads) + 0.3e-3 * f.cv() * static_cast<double>(f.nnz) / threads,
+          m.convert_ell * f.ell_padding, with(inner));
+  for (int h = 0; h < 3; ++h)
+    if (hack_worth_trying(f, h))
+      r.add("hll", fmt::format("hll hack={}{}", 16 << h, th),
+            predict(m.hll, by.hll[h], threads) + 0.9e-3 * (16 << h) * longest, m.convert_hll * f.hll_padding[h],
+            with(inner, 16 << h));
+  if (k == 1) r.add("csr5", "csr5" + th, predict(m.csr5, by.csr, threads), m.convert_csr5, with(small ? "auto" : "simd"));
+}
+
+void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
+  const tuning::CudaModel m;
+  const Bytes by = bytes_of(f, r.base.k);
+  const double longest = static_cast<double>(f.max_row);
+  auto predict = [&](const tuning::KernelFit& fit, double bytes, double longest_share) {
+    return fit.fixed_us + bytes / (fit.gbs * 1e3) + fit.per_max_row_ns * longest_share;
+  };
+  const std::string bs = r.base.block_size ? fmt::format(" bs={}", r.base.block_size) : "";
+  if (r.base.k > 1) {
+    r.add("csr", "csr-spmm" + bs, predict(m.vector, by.csr, longest / 32), 0);
+    r.add("hll", "hll hack=32" + bs, predict(m.hll, by.hll[1], longest), m.convert_hll * f.hll_padding[1],
+          [](PlanOptions& o) { o.hack = 32; });
+    return;
+  }
+  int subwarp = 2;  // CSR-vector's own rule (choose_subwarp)
+  while (subwarp < 32 && 12.0 * subwarp <= f.mean) subwarp *= 2;
+  r.add("csr-adaptive", "csr-adaptive" + bs, predict(m.adaptive, by.csr, 0) + (f.max_row > 2048 ? 1.2 : 0), 0);
+  r.add("csr-vector", "csr-vector" + bs, predict(m.vector, by.csr, longest / subwarp), 0);
+  r.add("csr-scalar", "csr-scalar" + bs, predict(m.scalar, by.csr * (1 + f.mean / 38), longest), 0);
+  r.add("csr-merge", "csr-merge" + bs, predict(m.merge, by.csr, 0), 0);
+  r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding);
+  for (int h = 0; h < 3; ++h)
+    if (hack_worth_trying(f, h))
+      r.add("hll", fmt::format("hll hack={}{}", 16 << h, bs), predict(m.hll, by.hll[h], longest),
+            m.convert_hll * f.hll_padding[h], [h](PlanOptions& o) { o.hack = 16 << h; });
+  r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5);
+}
+
+}  // namespace
+
+std::vector<Candidate> rank_candidates(const MatrixFeatures& f, Backend b, const PlanOptions& opt) {
+  Ranked r{{}, opt};
+  if (b == Backend::Cuda) cuda_candidates(f, r);
+  else cpu_candidates(f, b, r);
+  // Conversions were added in products of CSR: of the fastest candidate needing none.
+  double t_csr = 0;
+  for (const Candidate& c : r.list)
+    if (c.predicted_convert_s == 0 && (t_csr == 0 || c.predicted_s < t_csr)) t_csr = c.predicted_s;
+  for (Candidate& c : r.list) c.predicted_convert_s *= t_csr;
+  // Any conversion reads the matrix and writes it again, at least a CSR product's worth: one
+  // product never repays it.
+  const long long n = std::max(1LL, opt.products);
+  if (n <= 1) std::erase_if(r.list, [](const Candidate& c) { return c.predicted_convert_s > 0; });
+  std::stable_sort(r.list.begin(), r.list.end(),
+                   [n](const Candidate& x, const Candidate& y) { return x.cost(n) < y.cost(n); });
+  return r.list;
+}
+
+}  // namespace spmv

@@ -1,0 +1,54 @@
+#pragma once
+// The planner's model constants, as data. Each kernel's product time is predicted as
+//   fixed_us + bytes / (GB/s) + per-row and longest-row terms,
+// fitted (least squares in log time) to the H200 machine's default-suite run, 100 matrices
+// (bench/results/h200_default_suite.csv; the fit and its evaluation in bench/results/README.md).
+// Conversions are in products of the candidate's CSR product.
+namespace spmv::tuning {
+
+struct KernelFit {
+  double fixed_us;      // launch or fork/join: the floor of a product
+  double gbs;           // bytes streamed per microsecond x 1e-3 (GB/s)
+  double per_row_ns;    // loop overhead per row (CPU: spread over the threads)
+  double per_max_row_ns;  // the longest row's serial part (a row no partition splits)
+};
+
+struct CpuModel {
+  // At 16 threads of the Xeon host; bandwidths scale with threads / 16 below that.
+  int fitted_threads = 16;
+  double cache_bytes = 300e6;     // last-level cache: beyond it streams run at out_of_cache x
+  double out_of_cache = 0.63;
+  KernelFit balanced{4.6, 160, 2.2, 0.7};
+  KernelFit dynamic{9.5, 181, 4.8, 0.55};
+  KernelFit csr5{5.0, 117, 9.2, 0};
+  KernelFit ell{4.7, 186, 4.7, 0};
+  KernelFit ell_rowlen{4.4, 143, 0, 0};  // + 0.3 ns x cv per nonzero (rows ending at different slots)
+  KernelFit hll{4.6, 163, 0.3, 0};       // + 0.9 ns x hack x longest row (its hack is one unit of work)
+  double serial_ns_per_nnz = 1.13;       // one thread, in cache: no fork/join
+  double convert_ell = 30, convert_hll = 30, convert_csr5 = 18;  // medians measured at 16 threads
+  long long small_nnz = 65536;           // below: fewer threads are worth a trial
+};
+
+struct CudaModel {
+  KernelFit scalar{3.5, 4000, 0, 0.060};    // bytes x (1 + mean/38): uncoalesced rows
+  KernelFit vector{3.6, 3900, 0, 0.075};    // longest row / sub-warp
+  KernelFit adaptive{4.1, 3100, 0, 0};      // + 1.2 us when a row is split across blocks (> 2048)
+  KernelFit merge{8.5, 2700, 0, 0};
+  KernelFit csr5{9.3, 3000, 0, 0};
+  KernelFit ell{3.4, 4900, 0, 0.060};       // above copy bandwidth: small matrices sit in L2
+  KernelFit hll{2.8, 4000, 0, 0.19};
+  double convert_ell = 3, convert_hll = 3, convert_csr5 = 22;  // device conversions
+};
+
+// The trial: at most this many candidates (large / small matrices), none predicted slower than
+// prune x the best; on matrices above large_nnz the trial stops after budget_products products'
+// worth of time, on smaller ones after small_budget_s.
+struct TrialPolicy {
+  int max_large = 3, max_small = 5;
+  double prune = 1.6;
+  long long large_nnz = 1'000'000;
+  double budget_products = 14;
+  double small_budget_s = 0.04;
+};
+
+}  // namespace spmv::tuning
