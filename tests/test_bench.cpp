@@ -434,6 +434,19 @@ TEST(Bench, GeneratedFilesAreLabelledSynthetic) {
   std::filesystem::remove_all(dir);
 }
 
+// `spmv report CSV -o DIR/OUT`; report.md's text, "" (and a failure) when it did not run.
+std::string run_report(const std::string& dir, const std::string& csv, const std::string& out) {
+  const std::string cmd = fmt::format("{} report {} -o {}/{} > {}/log 2>&1", SPMV_CLI, csv, dir, out, dir);
+  std::stringstream log, md;
+  if (std::system(cmd.c_str()) != 0) {
+    log << std::ifstream(dir + "/log").rdbuf();
+    ADD_FAILURE() << cmd << "\n" << log.str();
+    return "";
+  }
+  md << std::ifstream(dir + "/" + out + "/report.md").rdbuf();
+  return md.str();
+}
+
 TEST(Bench, ReportWritesPlotsAndTables) {
   const auto reg = fake_registry();
   const SweepConfig cfg = quick_config(reg);
@@ -443,17 +456,20 @@ TEST(Bench, ReportWritesPlotsAndTables) {
     auto r = bench_matrix(a, source(fmt::format("mat{}", i)), cfg, Ceilings{10e9, 2, 0});
     rows.insert(rows.end(), r.begin(), r.end());
   }
+  // mat0 gets an auto row: its fake-good row at 2 threads, a quarter slower, with the planner's fields.
+  Row planned = *find_row(rows, "fake-good", 2);
+  planned.kernel = "auto";
+  planned.chosen = "omp/fake-good threads=2";
+  planned.planning_s = 1e-3;
+  planned.time_median_s *= 1.25;
+  planned.gflops /= 1.25;
+  rows.push_back(planned);
   const std::string dir = testing::TempDir() + "/spmv_report";
   fs::remove_all(dir);
   fs::create_directories(dir);
   write_csv(dir + "/results.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
-  const std::string cmd = fmt::format("{} report {}/results.csv -o {}/out > {}/log 2>&1", SPMV_CLI,
-                                      dir, dir, dir);
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << [&] {
-    std::stringstream s;
-    s << std::ifstream(dir + "/log").rdbuf();
-    return s.str();
-  }();
+  const std::string s = run_report(dir, dir + "/results.csv", "out");
+  ASSERT_FALSE(s.empty());
   for (const char* png : {"gflops_vs_threads_omp_fake-good.png", "speedup_vs_threads_omp_fake-good.png",
                           "efficiency_vs_threads_omp_fake-good.png",
                           "gflops_vs_threads_omp_fake-hll_hack_32.png", "roofline.png",
@@ -461,9 +477,6 @@ TEST(Bench, ReportWritesPlotsAndTables) {
     EXPECT_TRUE(fs::exists(dir + "/out/" + png)) << png;
     if (fs::exists(dir + "/out/" + png)) EXPECT_GT(fs::file_size(dir + "/out/" + png), 1000u) << png;
   }
-  std::stringstream md;
-  md << std::ifstream(dir + "/out/report.md").rdbuf();
-  const std::string s = md.str();
   EXPECT_NE(s.find("| matrix | rows | nnz | nnz/row mean | nnz/row std |"), std::string::npos) << s;
   EXPECT_NE(s.find("mat0 *"), std::string::npos);  // synthetic, marked
   EXPECT_NE(s.find("**"), std::string::npos);      // the best in bold
@@ -476,6 +489,34 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   EXPECT_NE(header.find("omp/fake-lib"), std::string::npos) << header;  // the baseline is one
   EXPECT_NE(s.find("no CUDA device"), std::string::npos);
   EXPECT_NE(s.find("+ 50 / + 500 products"), std::string::npos);
+  // The planner's section: one table row (mat0), its summary under the table and at the top.
+  EXPECT_TRUE(fs::exists(dir + "/out/auto_vs_oracle.png"));
+  EXPECT_NE(s.find("### auto omp k=1"), std::string::npos) << s;
+  EXPECT_NE(s.find("| mat0 | omp/fake-good threads=2 |"), std::string::npos) << s;
+  EXPECT_EQ(s.find("| mat1 | omp/fake-good threads=2 |"), std::string::npos) << s;
+  EXPECT_NE(s.find("- auto omp k=1 over 1 matrices: auto/oracle geomean"), std::string::npos) << s;
+
+  // A CSV from before the planner (no auto rows, no chosen/planning_s columns) still reports.
+  std::ifstream in(dir + "/results.csv");
+  std::ofstream old(dir + "/old.csv");
+  std::vector<std::size_t> keep;
+  std::size_t kernel = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto v = split_csv_line(line);
+    if (keep.empty()) {
+      kernel = std::find(v.begin(), v.end(), "kernel") - v.begin();
+      for (std::size_t i = 0; i < v.size(); ++i)
+        if (v[i] != "chosen" && v[i] != "planning_s") keep.push_back(i);
+    }
+    if (v[kernel] == "auto") continue;
+    for (std::size_t i : keep)
+      old << (i == keep.front() ? "" : ",") << (v[i].find(',') == std::string::npos ? v[i] : '"' + v[i] + '"');
+    old << "\n";
+  }
+  old.close();
+  const std::string before = run_report(dir, dir + "/old.csv", "old");
+  EXPECT_NE(before.find("auto was not measured"), std::string::npos) << before;
+  EXPECT_FALSE(fs::exists(dir + "/old/auto_vs_oracle.png"));
   fs::remove_all(dir);
 }
 
