@@ -8,7 +8,9 @@ mean and std, one GFLOPS column per kernel, best in bold; a short summary) and P
 GFLOPS / speedup / efficiency vs threads per CPU kernel, GFLOPS vs block size per GPU kernel,
 GPU kernels side by side per matrix (with cuSPARSE), CPU vs GPU, a roofline-style chart of
 effective bandwidth against the measured ceilings, conversion cost against product time, and the
-harmonic mean over the suite per CSR-adaptive nz_per_block. Only rows whose check passed count.
+harmonic mean over the suite per CSR-adaptive nz_per_block; the automatic planner (kernel `auto`)
+against the oracle (our fastest row of its backend and k) and the best baseline, with a plot of
+auto/oracle per matrix. Only rows whose check passed count.
 Needs matplotlib (Debian: python3-matplotlib); nothing else beyond the standard library.
 """
 import argparse
@@ -29,7 +31,7 @@ NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline"
        "setup_s", "time_median_s", "time_min_s", "products_per_sample", "samples", "gflops",
        "speedup", "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share",
        "bytes_per_product", "stored_entries", "iter50_s", "iter500_s", "cores", "cpu_triad_gbs",
-       "gpu_copy_gbs"}
+       "gpu_copy_gbs", "planning_s"}
 
 
 def load(path):
@@ -64,6 +66,73 @@ def variant(r):
 
 def is_gpu(r):
     return r["backend"] == "cuda"
+
+
+def is_auto(r):
+    return r["kernel"] == "auto"
+
+
+def setting(r):
+    """The swept parameters, as the stdout summary writes them."""
+    parts = [(f't={int(r["threads"])}', r["threads"] and r["backend"] != "serial"),
+             (f'bs={int(r["block_size"])}', r["block_size"]), (f'hack={int(r["hack"])}', r["hack"]),
+             (f'npb={int(r["nz_per_block"])}', r["nz_per_block"]), (f'k={int(r["k"])}', r["k"] > 1)]
+    return " ".join(p for p, on in parts if on)
+
+
+def full_label(r):
+    return f"{label(r)} {setting(r)}".strip()
+
+
+def fastest(rows, keep):
+    sel = [r for r in rows if usable(r) and r["time_median_s"] > 0 and keep(r)]
+    return min(sel, key=lambda r: r["time_median_s"]) if sel else None
+
+
+def auto_comparisons(rows, matrices):
+    """Per "backend k=K" with auto rows: per matrix, the auto row (most threads when several), the
+    oracle (fastest usable non-baseline, non-auto row of that backend and k, any setting), the best
+    baseline of the same side (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel) and k, and
+    the ratios other time / auto time (1 = auto as fast; None where one side is missing)."""
+    by = defaultdict(list)
+    for r in rows:
+        by[r["matrix"]].append(r)
+    groups = OrderedDict()
+    for m in matrices:
+        autos = OrderedDict()
+        for r in by[m]:
+            key = (r["backend"], int(r["k"]))
+            if is_auto(r) and (key not in autos or r["threads"] > autos[key]["threads"]):
+                autos[key] = r
+        for (backend, k), a in autos.items():
+            oracle = fastest(by[m], lambda r: not r["baseline"] and not is_auto(r)
+                             and r["backend"] == backend and r["k"] == k)
+            base = fastest(by[m], lambda r: r["baseline"] and is_gpu(r) == is_gpu(a) and r["k"] == k)
+            ok = usable(a) and a["time_median_s"] > 0
+            ratio = lambda o: o["time_median_s"] / a["time_median_s"] if ok and o else None
+            groups.setdefault(f"{backend} k={k}", []).append(dict(
+                matrix=m, auto=a, ok=ok, oracle=oracle, base=base, vs_oracle=ratio(oracle),
+                vs_base=ratio(base),
+                products=(a.get("planning_s", 0) + a["convert_s"]) / a["time_median_s"] if ok else None))
+    return groups
+
+
+def ratio_stats(cmp, key, limit):
+    """'geomean G, worst W (matrix), below LIMIT on N of M' over the matrices that have the ratio."""
+    v = [(c[key], c["matrix"]) for c in cmp if c[key]]
+    if not v:
+        return "-"
+    g = math.exp(sum(math.log(x) for x, _ in v) / len(v))
+    w = min(v)
+    return (f"geomean {g:.3f}, worst {w[0]:.3f} ({w[1]}), below {limit:.2f} on "
+            f"{sum(1 for x, _ in v if x < limit)} of {len(v)}")
+
+
+def auto_summary(name, cmp):
+    bad = sum(1 for c in cmp if not c["ok"])
+    return (f"auto {name} over {len(cmp)} matrices: auto/oracle {ratio_stats(cmp, 'vs_oracle', 0.85)}; "
+            f"auto/best baseline {ratio_stats(cmp, 'vs_base', 1.0)}"
+            + (f"; auto not usable on {bad}" if bad else "") + ".")
 
 
 def matrix_order(rows):
@@ -252,8 +321,9 @@ def main():
                  "CPU kernels per matrix (best setting each)", "GFLOPS", out, "cpu_kernels", written)
 
     # --- CPU vs GPU ---
-    bcpu = best_by(cpu_rows, lambda r: r["matrix"])
-    bgpu = best_by(gpu_rows, lambda r: r["matrix"])
+    # The best kernels leave auto out: it is compared with them in its own section.
+    bcpu = best_by([r for r in cpu_rows if not is_auto(r)], lambda r: r["matrix"])
+    bgpu = best_by([r for r in gpu_rows if not is_auto(r)], lambda r: r["matrix"])
     if bgpu:
         both = [m for m in matrices if m in bcpu or m in bgpu]
         grouped_bars(both, ["best CPU", "best GPU"],
@@ -329,6 +399,32 @@ def main():
         finish(fig, ax, out, "nz_per_block_harmonic_mean.png", written, "nz_per_block",
                "harmonic mean GFLOPS over the suite", "CSR-adaptive row-block size")
 
+    # --- the automatic planner against the oracle, per matrix ---
+    autos = auto_comparisons(rows, matrices)
+    plotted = [m for m in matrices if any(c["matrix"] == m and (c["vs_oracle"] or not c["ok"])
+                                          for v in autos.values() for c in v)]
+    if plotted:
+        fig, ax = plt.subplots(figsize=(max(8, 0.16 * len(plotted) + 2), 5))
+        for (name, cmp), marker in zip(autos.items(), "os^Dv<>p"):
+            pts = [(plotted.index(c["matrix"]), c["vs_oracle"]) for c in cmp if c["vs_oracle"]]
+            dots = ax.scatter([x for x, _ in pts], [y for _, y in pts], s=22, marker=marker, alpha=0.8,
+                              label=f"auto {name}")
+            bad = [plotted.index(c["matrix"]) for c in cmp if not c["ok"]]
+            if bad:  # a failed or erroring auto is shown, not left out
+                ax.scatter(bad, [0.03] * len(bad), s=40, marker="x", color=dots.get_facecolor()[0],
+                           label=f"auto {name}: not usable")
+        ax.axhline(1.0, color="k", lw=1, label="= oracle")
+        ax.axhline(0.85, color="tab:red", lw=1, ls="--", label="0.85 of the oracle")
+        ax.set_xticks(range(len(plotted)))
+        ax.set_xticklabels(plotted, rotation=75, ha="right", fontsize=6 if len(plotted) > 40 else 8)
+        ax.set_xlim(-1, len(plotted))
+        ax.set_ylim(0, max(1.2, max(c["vs_oracle"] or 0 for v in autos.values() for c in v) * 1.05))
+        ax.set_ylabel("auto / oracle (oracle time / auto time)")
+        ax.set_title("Automatic planner against the best of our kernels (any setting), per matrix")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        save(fig, out, "auto_vs_oracle.png", written)
+
     # --- report.md ---
     md = ["# SpMV benchmark report\n"]
     md.append(f'Machine: {first.get("hostname", "")}, {first.get("cpu_model", "")}, '
@@ -365,13 +461,17 @@ def main():
                   f"max {max(g):.3g}; median share of the bandwidth ceiling {100 * statistics.median(share) if share else 0:.0f}%.\n")
         base = best_by([r for r in rows if (is_gpu(r) == (side == "GPU")) and r["baseline"] == 1],
                        lambda r: r["matrix"])
-        own = best_by([r for r in rows if (is_gpu(r) == (side == "GPU")) and r["baseline"] != 1],
+        own = best_by([r for r in rows if (is_gpu(r) == (side == "GPU")) and r["baseline"] != 1 and not is_auto(r)],
                       lambda r: r["matrix"])
         ratios = [own[m]["gflops"] / base[m]["gflops"] for m in own if m in base and base[m]["gflops"] > 0]
         if ratios:
             md.append(f"  Against the {side} baseline library ({', '.join(sorted({label(r) for r in base.values()}))}): "
                       f"median ratio {statistics.median(ratios):.2f}x, ours faster on "
                       f"{sum(1 for x in ratios if x > 1)} of {len(ratios)} matrices.\n")
+    if autos:
+        md += [f"- {auto_summary(name, cmp)}\n" for name, cmp in autos.items()]
+    else:
+        md.append("- Automatic planner: not measured in this run (no `auto` rows).\n")
     if failed:
         md.append("\nFailed checks: " + "; ".join(f'{r["matrix"]} {label(r)}' for r in failed[:20]) + "\n")
 
@@ -381,6 +481,28 @@ def main():
     table, _ = gflops_table(rows, matrices, True)
     if table:
         md.append("\n## GPU: GFLOPS per kernel (best setting)\n\n" + table)
+
+    md.append("\n## Automatic planner (auto) against the best of ours\n")
+    if not autos:
+        md.append("auto was not measured in this run (no `auto` rows in the CSV).\n")
+    else:
+        md.append("Oracle: our fastest checked kernel and setting of the same backend and k; best baseline: the fastest "
+                  "Eigen (CPU) or cuSPARSE (GPU) row. Ratios are their time / auto's time (1 = auto as fast, "
+                  "below 1 = auto slower). Planning cost: (planning + conversion) / auto's product time.\n")
+    for name, cmp in autos.items():
+        lines = []
+        for c in cmp:
+            a, o, b = c["auto"], c["oracle"], c["base"]
+            if not c["ok"]:
+                lines.append([c["matrix"], a.get("chosen") or "-", "not usable: " + a["status"][:60]] + ["-"] * 7)
+                continue
+            lines.append([c["matrix"], a.get("chosen") or "-", f'{a["gflops"]:.3g}', fmt(a["time_median_s"]),
+                          full_label(o) if o else "-", fmt(o and o["time_median_s"]),
+                          f'{c["vs_oracle"]:.3f}' if o else "-", full_label(b) if b else "-",
+                          f'{c["vs_base"]:.3f}' if b else "-", f'{c["products"]:.3g}'])
+        md.append(f"\n### auto {name}\n\n" + md_table(
+            ["matrix", "auto's choice", "auto GFLOPS", "auto time (s)", "oracle", "oracle time (s)", "auto/oracle",
+             "best baseline", "auto/baseline", "planning cost (products)"], lines) + f"\n{auto_summary(name, cmp)}\n")
 
     # Speedup and efficiency at the largest thread count, per CPU kernel variant.
     sp = best_by([r for r in cpu_rows if r["backend"] != "serial"], lambda r: (r["matrix"], variant(r)))

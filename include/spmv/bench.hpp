@@ -141,8 +141,11 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const Mach
                const Ceilings& c);
 void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
                 const Ceilings& c);
-// Per matrix: the best CPU and best GPU kernel (usable rows only), GFLOPS, share of bandwidth,
-// ratio to the best baseline on the same side. Plain text, one line per matrix.
+// Per matrix: the best CPU and best GPU kernel (usable rows only, auto left out), GFLOPS, share
+// of bandwidth, ratio to the best baseline on the same side; under it, per backend and k with an
+// `auto` row, the planner's choice and time against the oracle (our fastest usable row of that
+// backend and k) and the best baseline, and planning + conversion in products. Then per backend
+// and k: geometric mean, worst and count of low ratios. Plain text.
 std::string summary_table(const std::vector<Row>& rows);
 
 // ---- report --------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ const std::vector<Field>& fields() {
       {"iter50_s", false, [](const Row& r, auto&, auto&) { return num(r.iter50_s); }},
       {"iter500_s", false, [](const Row& r, auto&, auto&) { return num(r.iter500_s); }},
       {"detail", true, [](const Row& r, auto&, auto&) { return r.detail; }},
+      {"chosen", true, [](const Row& r, auto&, auto&) { return r.chosen; }},
+      {"planning_s", false, [](const Row& r, auto&, auto&) { return num(r.planning_s); }},
       {"hostname", true, [](const Row&, const MachineInfo& m, auto&) { return m.hostname; }},
       {"cpu_model", true, [](const Row&, const MachineInfo& m, auto&) { return m.cpu_model; }},
       {"cores", false, [](const Row&, const MachineInfo& m, auto&) { return std::to_string(m.cores); }},
@@ -111,6 +113,97 @@ std::string setting(const Row& r) {
   if (r.nz_per_block) add(fmt::format("npb={}", r.nz_per_block));
   if (r.k > 1) add(fmt::format("k={}", r.k));
   return s;
+}
+
+std::string label(const Row& r) {
+  const std::string set = setting(r);
+  return fmt::format("{}/{}{}", r.backend, r.kernel, set.empty() ? "" : " " + set);
+}
+
+std::string duration(double s) {
+  if (s < 1e-3) return fmt::format("{:.1f}us", s * 1e6);
+  if (s < 1) return fmt::format("{:.2f}ms", s * 1e3);
+  return fmt::format("{:.2f}s", s);
+}
+
+std::string ratio_text(double x) { return x > 0 ? fmt::format("{:.3f}", x) : "-"; }
+
+bool gpu(const Row& r) { return r.backend == "cuda"; }
+
+// The automatic planner against what it chooses among: per (matrix, backend, k) with an auto row,
+// the oracle is the fastest usable non-baseline, non-auto row of that backend and k (any
+// setting), the baseline the fastest usable baseline row of the same side (CPU: Eigen on
+// serial/omp; GPU: every cuSPARSE kernel) and k. Ratios are other time / auto time (1 = as fast).
+struct AutoCompare {
+  const Row* a = nullptr;
+  const Row* oracle = nullptr;
+  const Row* base = nullptr;
+  double vs(const Row* o) const {
+    return a->usable() && a->time_median_s > 0 && o ? o->time_median_s / a->time_median_s : 0;
+  }
+};
+
+const Row* fastest(const std::vector<const Row*>& v, const std::function<bool(const Row&)>& keep) {
+  const Row* b = nullptr;
+  for (const Row* r : v)
+    if (r->usable() && r->time_median_s > 0 && keep(*r) && (!b || r->time_median_s < b->time_median_s))
+      b = r;
+  return b;
+}
+
+std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
+  std::vector<AutoCompare> out;
+  for (const Row* r : v) {
+    if (r->kernel != "auto") continue;
+    // Several auto rows for one backend and k (a threads sweep): the one with the most threads.
+    auto same = std::find_if(out.begin(), out.end(), [&](const AutoCompare& c) {
+      return c.a->backend == r->backend && c.a->k == r->k;
+    });
+    if (same != out.end()) {
+      if (r->threads > same->a->threads) same->a = r;
+      continue;
+    }
+    AutoCompare c{r};
+    c.oracle = fastest(v, [&](const Row& o) {
+      return !o.baseline && o.kernel != "auto" && o.backend == r->backend && o.k == r->k;
+    });
+    c.base = fastest(v, [&](const Row& o) { return o.baseline && gpu(o) == gpu(*r) && o.k == r->k; });
+    out.push_back(c);
+  }
+  return out;
+}
+
+// "auto omp" plus " k=N" when some auto row has k > 1 (k = 1 and k > 1 are separate comparisons).
+std::string auto_name(const Row& a, bool many_k) {
+  return fmt::format("auto {}{}", a.backend, many_k ? fmt::format(" k={}", a.k) : "");
+}
+
+std::string auto_line(const AutoCompare& c, bool many_k) {
+  const Row& a = *c.a;
+  std::string s = fmt::format("  {:<14}", auto_name(a, many_k) + ":");
+  if (!a.usable()) return s + " not usable: " + a.status.substr(0, 80) + "\n";
+  s += fmt::format(" {:<22} {:>8} | oracle {:<22} {:>8} | auto/oracle {:>5} | auto/base {:>5}",
+                   a.chosen.empty() ? "?" : a.chosen, duration(a.time_median_s),
+                   c.oracle ? label(*c.oracle) : "-", c.oracle ? duration(c.oracle->time_median_s) : "-",
+                   ratio_text(c.vs(c.oracle)), ratio_text(c.vs(c.base)));
+  return s + fmt::format(" | plan+convert {:.1f} products\n",
+                         (a.planning_s + a.convert_s) / a.time_median_s);
+}
+
+// Geometric mean, worst (lowest) and how many below `limit` of one ratio over the matrices.
+std::string auto_totals(const std::vector<std::pair<std::string, double>>& v, const char* what,
+                        double limit) {
+  if (v.empty()) return fmt::format("    {:<13} -\n", what);
+  double logs = 0;
+  auto worst = v.front();
+  int below = 0;
+  for (const auto& [m, x] : v) {
+    logs += std::log(x);
+    if (x < worst.second) worst = {m, x};
+    below += x < limit;
+  }
+  return fmt::format("    {:<13} geomean {:.3f}  worst {:.3f} ({})  below {:.2f} on {} of {}\n", what,
+                     std::exp(logs / v.size()), worst.second, worst.first, limit, below, v.size());
 }
 
 }  // namespace
@@ -171,14 +264,23 @@ std::string summary_table(const std::vector<Row>& rows) {
     by[r.matrix].push_back(&r);
   }
   const bool any_gpu = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.backend == "cuda"; });
-  auto best = [](const std::vector<const Row*>& v, bool gpu, bool baseline) -> const Row* {
+  // The best kernels leave auto out: it is compared with them in its own lines.
+  auto best = [](const std::vector<const Row*>& v, bool on_gpu, bool baseline) -> const Row* {
     const Row* b = nullptr;
     for (const Row* r : v)
-      if (r->usable() && r->k == 1 && (r->backend == "cuda") == gpu && r->baseline == baseline &&
-          (!b || r->gflops > b->gflops))
+      if (r->usable() && r->k == 1 && r->kernel != "auto" && gpu(*r) == on_gpu &&
+          r->baseline == baseline && (!b || r->gflops > b->gflops))
         b = r;
     return b;
   };
+  const bool many_k = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel == "auto" && r.k > 1; });
+  // Per "auto <backend>[ k=N]": the matrices' (name, ratio) against the oracle and the baseline,
+  // and how many matrices had an unusable auto row.
+  struct Totals {
+    std::vector<std::pair<std::string, double>> oracle, base;
+    int matrices = 0, unusable = 0;
+  };
+  std::vector<std::pair<std::string, Totals>> totals;
   std::string s;
   s += fmt::format("{:<18} {:<16} {:>10} | {:<26} {:>7} {:>5} {:>9}", "matrix", "origin", "nnz",
                    "best CPU kernel", "GFLOPS", "%BW", "vs base");
@@ -196,9 +298,9 @@ std::string summary_table(const std::vector<Row>& rows) {
     std::string origin = any->origin;
     if (any->origin == "synthetic-scaled") origin = fmt::format("scaled x{:.3g}", any->scale);
     s += fmt::format("{:<18} {:<16} {:>10} |", name.substr(0, 18), origin, any->nnz);
-    auto side = [&](bool gpu) {
-      const Row* b = best(v, gpu, false);
-      const Row* base = best(v, gpu, true);
+    auto side = [&](bool on_gpu) {
+      const Row* b = best(v, on_gpu, false);
+      const Row* base = best(v, on_gpu, true);
       if (!b && base) b = base;  // only the library ran: show it
       if (!b) {
         // A matrix that never loaded has one row whose status says why.
@@ -206,12 +308,10 @@ std::string summary_table(const std::vector<Row>& rows) {
         s += fmt::format(" {:<26} {:>7} {:>5} {:>9}", why.substr(0, 26), "-", "-", "-");
         return;
       }
-      const std::string label = fmt::format("{}/{}{}", b->backend, b->kernel,
-                                            setting(*b).empty() ? "" : " " + setting(*b));
       const std::string ratio = base && base->gflops > 0 && b != base
                                     ? fmt::format("{:.2f}x", b->gflops / base->gflops)
                                     : "-";
-      s += fmt::format(" {:<26} {:>7.2f} {:>4.0f}% {:>9}", label.substr(0, 26), b->gflops,
+      s += fmt::format(" {:<26} {:>7.2f} {:>4.0f}% {:>9}", label(*b).substr(0, 26), b->gflops,
                        100 * b->bandwidth_share, ratio);
     };
     side(false);
@@ -220,6 +320,23 @@ std::string summary_table(const std::vector<Row>& rows) {
       side(true);
     }
     s += "\n";
+    for (const AutoCompare& c : compare_auto(v)) {
+      s += auto_line(c, many_k);
+      const std::string key = auto_name(*c.a, many_k);
+      auto t = std::find_if(totals.begin(), totals.end(), [&](const auto& e) { return e.first == key; });
+      if (t == totals.end()) t = totals.insert(totals.end(), {key, Totals{}});
+      ++t->second.matrices;
+      t->second.unusable += !c.a->usable();
+      if (c.vs(c.oracle) > 0) t->second.oracle.emplace_back(name, c.vs(c.oracle));
+      if (c.vs(c.base) > 0) t->second.base.emplace_back(name, c.vs(c.base));
+    }
+  }
+  if (!totals.empty())
+    s += "auto against the oracle (our fastest checked kernel of its backend and k, any setting) and the best "
+         "baseline; ratios: their time / auto's time (1 = auto as fast)\n";
+  for (const auto& [key, t] : totals) {
+    s += fmt::format("{} over {} matrices ({} with auto not usable):\n", key, t.matrices, t.unusable);
+    s += auto_totals(t.oracle, "auto/oracle", 0.85) + auto_totals(t.base, "auto/baseline", 1.0);
   }
   s += fmt::format("{} rows; {} failed or errored (excluded from bests); {} skipped\n", rows.size(),
                    failed, skipped);
