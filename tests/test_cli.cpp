@@ -2,6 +2,7 @@
 // keys and values, exit status 0/1/2, --x / --output files, convert to the binary cache.
 #include <gtest/gtest.h>
 #include <spmv/io.hpp>
+#include <spmv/plan.hpp>
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -106,6 +107,22 @@ TEST_F(Cli, RunChecksTheProduct) {
   const Result r = run("run " + kDir + "/cli_small.mtx --repeat 2");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(keys(r.out)["check"], "passed");
+}
+
+TEST_F(Cli, RunDefaultsToThePlannerOnTheFastestBackend) {
+  const Result r = run("run " + kDir + "/cli_small.mtx --repeat 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto k = keys(r.out);
+  const std::string backend = to_string(default_backend());
+  EXPECT_EQ(k["backend"], backend + " (the fastest present)");
+  EXPECT_EQ(k["kernel"], "auto");
+  EXPECT_EQ(k["plan"].rfind("auto -> " + backend + "/", 0), 0u) << k["plan"];
+  const Result one = run("run " + kDir + "/cli_small.mtx --repeat 1 --backend omp --products 1 --no-trial");
+  ASSERT_EQ(one.status, 0) << one.err;
+  k = keys(one.out);
+  EXPECT_EQ(k["plan"].rfind("auto -> omp/csr ", 0), 0u) << k["plan"];
+  EXPECT_NE(k["plan"].find("model only"), std::string::npos) << k["plan"];
+  EXPECT_EQ(k["convert_s"], "0");
 }
 
 TEST_F(Cli, RunReadsXAndWritesY) {

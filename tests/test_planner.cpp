@@ -1,0 +1,165 @@
+// The planner (kernel "auto"): its features, its model's rules, and its plans' products against the
+// reference on the edge cases and on every shared matrix, for k = 1 and k > 1, on the host backends.
+#include <gtest/gtest.h>
+#include <spmv/io.hpp>
+#include <spmv/planner.hpp>
+#include <spmv/reference.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "test_util.hpp"
+
+using namespace spmv;
+
+namespace {
+
+// The product of `plan` on x = random, checked against the reference.
+void expect_correct(const Csr& a, Plan& plan, int k, Layout layout, const std::string& what) {
+  const std::vector<double> x = make_vector("random:3", static_cast<std::size_t>(a.cols) * k);
+  std::vector<double> y(static_cast<std::size_t>(a.rows) * k, std::nan(""));
+  plan.multiply(x, y);
+  const CheckResult chk = check_product(a, reference_product(a, x, k, layout), y, k, layout);
+  EXPECT_TRUE(chk.passed) << what << ": " << chk.message << " (" << plan.describe() << ")";
+}
+
+// "omp/csr variant=balanced:scalar threads=2" -> "csr"
+std::string chosen_kernel(const Plan& p) {
+  const auto slash = p.chosen.find('/');
+  return p.chosen.substr(slash + 1, p.chosen.find(' ', slash) - slash - 1);
+}
+
+}  // namespace
+
+TEST(Planner, FeaturesOfASmallMatrix) {
+  // Row lengths 3, 0, 1, 4 over 8 columns.
+  const Csr a = test::csr_from_lengths({3, 0, 1, 4}, 8, 1);
+  const MatrixFeatures f = analyze(a);
+  EXPECT_EQ(f.nnz, 8);
+  EXPECT_EQ(f.max_row, 4);
+  EXPECT_EQ(f.empty_rows, 1);
+  EXPECT_DOUBLE_EQ(f.mean, 2.0);
+  EXPECT_DOUBLE_EQ(f.std, std::sqrt((1.0 + 4.0 + 1.0 + 4.0) / 4));  // population std
+  EXPECT_DOUBLE_EQ(f.ell_padding, 4.0 * 4 / 8);
+  for (double p : f.hll_padding) EXPECT_DOUBLE_EQ(p, 2.0);  // one hack of 4 rows, 4 wide
+  EXPECT_DOUBLE_EQ(f.csr_bytes, 12.0 * 8 + 4.0 * 5 + 8.0 * 8 + 8.0 * 4);
+}
+
+TEST(Planner, HllPaddingPerHackSize) {
+  // 40 rows of 1 entry and row 0 of 9: hack 16 pads the first hack only (16 x 9 + 24 x 1 slots),
+  // hack 32 the first 32 rows (32 x 9 + 8), hack 64 all 40 rows (40 x 9).
+  std::vector<offset_t> len(40, 1);
+  len[0] = 9;
+  const MatrixFeatures f = analyze(test::csr_from_lengths(len, 64, 2));
+  EXPECT_EQ(f.nnz, 48);
+  EXPECT_DOUBLE_EQ(f.hll_padding[0], (16.0 * 9 + 24) / 48);
+  EXPECT_DOUBLE_EQ(f.hll_padding[1], (32.0 * 9 + 8) / 48);
+  EXPECT_DOUBLE_EQ(f.hll_padding[2], 40.0 * 9 / 48);
+  EXPECT_DOUBLE_EQ(f.ell_padding, 40.0 * 9 / 48);
+}
+
+TEST(Planner, OneProductNeverPaysAConversion) {
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 5), 20000, 3);  // ELL's best case
+  for (const Backend b : {Backend::Serial, Backend::Omp}) {
+    PlanOptions o;
+    o.products = 1;
+    for (const Candidate& c : rank_candidates(analyze(a), b, o))
+      EXPECT_EQ(get_kernel(b, c.kernel).format, "csr") << c.label;
+    const auto plan = make_plan(a, b, "auto", o);
+    EXPECT_EQ(get_kernel(b, chosen_kernel(*plan)).format, "csr") << plan->describe();
+    EXPECT_EQ(plan->convert_seconds, 0.0);
+  }
+}
+
+TEST(Planner, ManyProductsLetAPaddedFormatLead) {
+  // Equal rows: ELL stores no padding and drops the row pointer, so with a million products to
+  // repay it the model ranks a converted format first on the OpenMP backend.
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 5), 20000, 3);
+  PlanOptions o;
+  o.products = 1'000'000;
+  const auto ranked = rank_candidates(analyze(a), Backend::Omp, o);
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_NE(get_kernel(Backend::Omp, ranked.front().kernel).format, "csr") << ranked.front().label;
+}
+
+TEST(Planner, ModelOnlyIsDeterministic) {
+  const Csr a = test::edge_cases()[8].second;  // irregular_5000
+  PlanOptions o;
+  o.trial = false;
+  for (const Backend b : {Backend::Serial, Backend::Omp}) {
+    const auto p1 = make_plan(a, b, "auto", o), p2 = make_plan(a, b, "auto", o);
+    EXPECT_EQ(p1->chosen, p2->chosen);
+    EXPECT_EQ(p1->chosen, fmt::format("{}/{}", to_string(b), rank_candidates(analyze(a), b, o).front().label));
+    EXPECT_NE(p1->detail.find("model only"), std::string::npos) << p1->detail;
+  }
+}
+
+TEST(Planner, RefusedFormatFallsBackToAWorkingKernel) {
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 5), 20000, 3);
+  PlanOptions o;
+  o.products = 1'000'000;
+  o.trial = false;
+  o.memory_budget_bytes = 1;  // every format that allocates its own storage is refused
+  ASSERT_NE(get_kernel(Backend::Omp, rank_candidates(analyze(a), Backend::Omp, o).front().kernel).format, "csr");
+  const auto plan = make_plan(a, Backend::Omp, "auto", o);
+  EXPECT_EQ(get_kernel(Backend::Omp, chosen_kernel(*plan)).format, "csr") << plan->describe();
+  EXPECT_NE(plan->detail.find("refused"), std::string::npos) << plan->detail;
+  expect_correct(a, *plan, 1, Layout::RowMajor, "fallback");
+}
+
+TEST(Planner, ComplexMatrixIsAClearError) {
+  Csr a = test::csr_from_lengths({2, 1}, 3, 4);
+  a.field = Field::Complex;
+  a.imag.assign(a.val.size(), 1.0);
+  try {
+    make_plan(a, Backend::Omp);
+    FAIL() << "a complex matrix was planned";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("complex"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Planner, PlanSaysWhatItChoseAndWhy) {
+  const Csr a = test::edge_cases()[7].second;  // equal_rows
+  const auto plan = make_plan(a, Backend::Omp);
+  EXPECT_EQ(plan->chosen.rfind("omp/", 0), 0u) << plan->chosen;
+  EXPECT_EQ(plan->describe().rfind("auto -> omp/", 0), 0u) << plan->describe();
+  EXPECT_NE(plan->detail.find("trial "), std::string::npos) << plan->detail;
+  EXPECT_NE(plan->detail.find("model rank "), std::string::npos) << plan->detail;
+  EXPECT_GE(plan->setup_seconds, plan->planning_seconds);
+}
+
+TEST(Planner, EdgeCasesForEveryKAndLayout) {
+  for (const auto& [name, a] : test::edge_cases())
+    for (const Backend b : {Backend::Serial, Backend::Omp})
+      for (const int k : {1, 3})
+        for (const Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
+          if (k == 1 && layout == Layout::ColMajor) continue;
+          PlanOptions o;
+          o.k = k;
+          o.layout = layout;
+          const auto plan = make_plan(a, b, o);
+          expect_correct(a, *plan, k, layout, fmt::format("{} {} k={}", name, to_string(b), k));
+        }
+}
+
+TEST(Planner, EveryRealSharedMatrix) {
+  namespace fs = std::filesystem;
+  const fs::path dir = test::shared_matrices_dir();
+  if (!fs::exists(dir)) GTEST_FAIL() << "no shared matrices at " << dir;
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().string().find(".mtx") == std::string::npos) continue;
+    const Csr a = io::load_csr(e.path().string());
+    if (a.is_complex()) continue;  // refused with a clear error: ComplexMatrixIsAClearError
+    for (const int k : {1, 2}) {
+      PlanOptions o;
+      o.k = k;
+      const auto plan = make_plan(a, Backend::Omp, o);
+      expect_correct(a, *plan, k, Layout::RowMajor, fmt::format("{} k={}", e.path().filename().string(), k));
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 70);
+}
