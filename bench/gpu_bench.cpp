@@ -1,8 +1,10 @@
-// GPU benchmark: every CUDA kernel in the registry and cuSPARSE on the same matrices, in the same
-// run. Measures the device-to-device copy bandwidth first; reports per kernel the median time per
-// product (CUDA events around the kernels only, each sample >= --sample-ms of back-to-back
-// products), GFLOPS = 2*nnz/t and the effective bandwidth as a share of the copy bandwidth, then
-// our best against cuSPARSE's best per matrix, an SpMM section and a compact table last.
+// GPU benchmark: every CUDA kernel in the registry, ours and the cuSPARSE baselines (every kernel
+// registered with baseline = true: CSR default/ALG1/ALG2, COO ALG1/ALG2, sliced ELL), on the same
+// matrices, in the same run. Measures the device-to-device copy bandwidth first; reports per kernel
+// the median time per product (CUDA events around the kernels only, each sample >= --sample-ms of
+// back-to-back products), GFLOPS = 2*nnz/t and the effective bandwidth as a share of the copy
+// bandwidth, then our best against the best baseline per matrix, an SpMM section and a compact
+// table last.
 //
 //   gpu_bench [--quick] [--sample-ms MS] [--samples N] [FILE.mtx[.gz] ...]
 //
@@ -174,11 +176,11 @@ Result measure(const Csr& a, const KernelSpec& spec, PlanOptions opt, const Refe
 
 void print_result(const Csr& a, const Result& r, int k, double bw) {
   if (!r.ok) {
-    fmt::print("  {:<14} {:>5}  {}\n", r.kernel, r.block, r.detail.substr(0, 110));
+    fmt::print("  {:<17} {:>5}  {}\n", r.kernel, r.block, r.detail.substr(0, 110));
     return;
   }
   const double gf = 2.0 * a.nnz() * k / r.t * 1e-9, gbs = must_bytes(a, k) / r.t * 1e-9;
-  fmt::print("  {:<14} {:>5} {:>10.2f} us {:>8.1f} GFLOPS {:>7.0f} GB/s {:>5.1f}%  {}\n", r.kernel, r.block,
+  fmt::print("  {:<17} {:>5} {:>10.2f} us {:>8.1f} GFLOPS {:>7.0f} GB/s {:>5.1f}%  {}\n", r.kernel, r.block,
              r.t * 1e6, gf, gbs, 100 * gbs * 1e9 / bw, r.detail);
 }
 
@@ -303,7 +305,7 @@ int main(int argc, char** argv) {
   }
 
   fmt::print("\n== Summary: {} , copy {:.0f} GB/s ==\n", device::cuda_device_name(), bw * 1e-9);
-  fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8} {:>6} {:>14} {:>8} {:>6} {:>7}\n", "matrix", "nnz", "ours", "block",
+  fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8} {:>6} {:>17} {:>8} {:>6} {:>7}\n", "matrix", "nnz", "ours", "block",
              "GFLOPS", "%bw", "cuSPARSE", "GFLOPS", "%bw", "speedup");
   double log_sum = 0, worst = 1e30;
   int n = 0;
@@ -313,7 +315,7 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * s.nnz;
     const double bytes = 12.0 * s.nnz + 4.0 * (s.rows + 1) + 16.0 * s.rows;  // square suite matrices
     const double sp = s.theirs.t / s.ours.t;
-    fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8.1f} {:>5.1f}% {:>14} {:>8.1f} {:>5.1f}% {:>7.2f}\n", s.matrix, s.nnz,
+    fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8.1f} {:>5.1f}% {:>17} {:>8.1f} {:>5.1f}% {:>7.2f}\n", s.matrix, s.nnz,
                s.ours.kernel, s.ours.block, flops / s.ours.t * 1e-9, 100 * bytes / s.ours.t / bw, s.theirs.kernel,
                flops / s.theirs.t * 1e-9, 100 * bytes / s.theirs.t / bw, sp);
     log_sum += std::log(sp);

@@ -18,7 +18,8 @@ void register_csr_adaptive();
 void register_csr_merge();
 void register_ell();
 void register_hll();
-void register_cusparse();
+void register_cusparse();       // CSR and COO algorithms
+void register_cusparse_sell();  // src/cuda/cusparse_sell.cu
 void register_csr_auto();
 void register_csr5();  // src/cuda/csr5.cu
 

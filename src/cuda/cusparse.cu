@@ -1,84 +1,145 @@
-// The cuSPARSE baseline on the same device CSR (int32 offsets where they fit, like ours):
-// cusparseSpMV with CSR_ALG1 / CSR_ALG2 / the default algorithm, and cusparseSpMM for k > 1.
+// The cuSPARSE baseline, every SpMV algorithm that applies to a general real matrix, each started
+// from our CSR as a cuSPARSE user would:
+//   CSR on the same device arrays as our kernels (int32 offsets where they fit): the default
+//     algorithm (cusparseSpMM for k > 1), CSR_ALG1, CSR_ALG2;
+//   COO (row indices expanded from the row offsets on the device): COO_ALG1, COO_ALG2;
+//   sliced ELL (cusparse_sell.cu): SELL_ALG1.
 // Buffer allocation and cusparse*_preprocess happen when the plan is made, outside the timed
 // region, as a user of the library would arrange it.
-#include "cuda/csr_device.cuh"
+#include <limits>
+
 #include "cuda/cuda_kernels.hpp"
+#include "cuda/cusparse.cuh"
 
 namespace spmv::cuda {
 
+const Csr& int32_addressable(const Csr& a, const char* format) {
+  if (a.nnz() >= std::numeric_limits<int>::max())
+    throw Unsupported(std::string("cuSPARSE ") + format + " baseline: " + std::to_string(a.nnz()) +
+                      " nonzeros do not fit its 32-bit indices");
+  return a;
+}
+
+CusparsePlan::CusparsePlan(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
+    : CsrDevicePlan(a, opt), alg_(alg) {
+  host_transpose_ = false;  // cuSPARSE takes column-major dense matrices as they are
+  detail = name;
+  const auto t0 = std::chrono::steady_clock::now();
+  SPMV_CUSPARSE_CHECK(cusparseCreate(&handle_));
+  setup_seconds += seconds_since(t0);
+}
+
+CusparsePlan::~CusparsePlan() {
+  if (vx_) cusparseDestroyDnVec(vx_);
+  if (vy_) cusparseDestroyDnVec(vy_);
+  if (mx_) cusparseDestroyDnMat(mx_);
+  if (my_) cusparseDestroyDnMat(my_);
+  if (mat_) cusparseDestroySpMat(mat_);
+  if (handle_) cusparseDestroy(handle_);
+}
+
+void CusparsePlan::prepare() {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!trivial()) {
+    std::size_t bytes = 0;
+    if (k_ == 1) {
+      SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, cols_, x_.data(), CUDA_R_64F));
+      SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, rows_, y_.data(), CUDA_R_64F));
+      SPMV_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_,
+                                                  &zero_, vy_, CUDA_R_64F, alg_, &bytes));
+      buffer_.resize(bytes);
+      // Preprocessing is optional in cuSPARSE; an algorithm that has none may answer NOT_SUPPORTED.
+      const cusparseStatus_t st = cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_,
+                                                          vx_, &zero_, vy_, CUDA_R_64F, alg_, buffer_.data());
+      if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_NOT_SUPPORTED)
+        fail("cusparseSpMV_preprocess", __FILE__, __LINE__, cusparseGetErrorString(st));
+    } else {
+      const bool row = layout_ == Layout::RowMajor;
+      const auto order = row ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
+      SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&mx_, cols_, k_, row ? k_ : cols_, x_.data(), CUDA_R_64F, order));
+      SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&my_, rows_, k_, row ? k_ : rows_, y_.data(), CUDA_R_64F, order));
+      SPMV_CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                  CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, mx_, &zero_, my_,
+                                                  CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
+      buffer_.resize(bytes);
+      SPMV_CUSPARSE_CHECK(cusparseSpMM_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                  CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, mx_, &zero_, my_,
+                                                  CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT, buffer_.data()));
+    }
+  }
+  SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+  setup_seconds += seconds_since(t0);
+}
+
+void CusparsePlan::launch() {
+  if (trivial()) return zero_async(y_);
+  if (k_ == 1)
+    SPMV_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_, &zero_, vy_,
+                                     CUDA_R_64F, alg_, buffer_.data()));
+  else
+    SPMV_CUSPARSE_CHECK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                     &one_, mat_, mx_, &zero_, my_, CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT,
+                                     buffer_.data()));
+}
+
 namespace {
 
-class CusparsePlan final : public CsrDevicePlan {
+// cuSPARSE on our device CSR as it is.
+class CsrCusparse final : public CusparsePlan {
  public:
-  CusparsePlan(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
-      : CsrDevicePlan(a, opt), alg_(alg) {
-    host_transpose_ = false;  // cuSPARSE takes column-major dense matrices as they are
-    const auto t0 = std::chrono::steady_clock::now();
-    detail = name;
-    SPMV_CUSPARSE_CHECK(cusparseCreate(&handle_));
+  CsrCusparse(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
+      : CusparsePlan(a, opt, alg, name) {
     if (!trivial()) {
       const auto off_type = m_.wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
       void* rp = m_.wide ? static_cast<void*>(m_.rp64.data()) : static_cast<void*>(m_.rp32.data());
-      SPMV_CUSPARSE_CHECK(cusparseCreateCsr(&mat_, a.rows, a.cols, m_.nnz, rp, m_.col.data(), m_.val.data(),
-                                            off_type, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                            CUDA_R_64F));
-      std::size_t bytes = 0;
-      if (k_ == 1) {
-        SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, a.cols, x_.data(), CUDA_R_64F));
-        SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, a.rows, y_.data(), CUDA_R_64F));
-        SPMV_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_,
-                                                    &zero_, vy_, CUDA_R_64F, alg_, &bytes));
-        buffer_.resize(bytes);
-        SPMV_CUSPARSE_CHECK(cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_,
-                                                    &zero_, vy_, CUDA_R_64F, alg_, buffer_.data()));
-      } else {
-        const bool row = layout_ == Layout::RowMajor;
-        const auto order = row ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
-        SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&mx_, a.cols, k_, row ? k_ : a.cols, x_.data(), CUDA_R_64F, order));
-        SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&my_, a.rows, k_, row ? k_ : a.rows, y_.data(), CUDA_R_64F, order));
-        SPMV_CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                    CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, mx_, &zero_, my_,
-                                                    CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
-        buffer_.resize(bytes);
-        SPMV_CUSPARSE_CHECK(cusparseSpMM_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                    CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, mx_, &zero_, my_,
-                                                    CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT, buffer_.data()));
-      }
+      SPMV_CUSPARSE_CHECK(cusparseCreateCsr(&mat_, rows_, cols_, m_.nnz, rp, m_.col.data(), m_.val.data(), off_type,
+                                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     }
-    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    setup_seconds += seconds_since(t0);
+    prepare();
   }
-  ~CusparsePlan() override {
-    if (vx_) cusparseDestroyDnVec(vx_);
-    if (vy_) cusparseDestroyDnVec(vy_);
-    if (mx_) cusparseDestroyDnMat(mx_);
-    if (my_) cusparseDestroyDnMat(my_);
-    if (mat_) cusparseDestroySpMat(mat_);
-    if (handle_) cusparseDestroy(handle_);
-  }
-
- protected:
-  void launch() override {
-    if (trivial()) return zero_async(y_);
-    if (k_ == 1)
-      SPMV_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_, &zero_, vy_,
-                                       CUDA_R_64F, alg_, buffer_.data()));
-    else
-      SPMV_CUSPARSE_CHECK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                       &one_, mat_, mx_, &zero_, my_, CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT,
-                                       buffer_.data()));
-  }
-  cusparseSpMVAlg_t alg_;
-  const double one_ = 1.0, zero_ = 0.0;
-  cusparseHandle_t handle_ = nullptr;
-  cusparseSpMatDescr_t mat_ = nullptr;
-  cusparseDnVecDescr_t vx_ = nullptr, vy_ = nullptr;
-  cusparseDnMatDescr_t mx_ = nullptr, my_ = nullptr;
-  DeviceBuffer<char> buffer_;
 };
 
-void add(const char* name, const char* desc, cusparseSpMVAlg_t alg, bool spmm) {
+// Entry i's row: the last r with rp[r] <= i (a thread per entry, binary search over the offsets,
+// so a long row costs no more than many short ones).
+__global__ void expand_row_indices(index_t rows, long long nnz, const int* __restrict__ rp, index_t* __restrict__ row) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= nnz) return;
+  index_t lo = 0, hi = rows;  // rp[lo] <= i < rp[hi]
+  while (hi - lo > 1) {
+    const index_t mid = lo + (hi - lo) / 2;
+    if (rp[mid] <= i) lo = mid;
+    else hi = mid;
+  }
+  row[i] = lo;
+}
+
+// cuSPARSE COO: the CSR's columns and values with row indices expanded on the device
+// (convert_seconds); 4 more bytes per entry to read than CSR.
+class CooCusparse final : public CusparsePlan {
+ public:
+  CooCusparse(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
+      : CusparsePlan(int32_addressable(a, "COO"), opt, alg, name) {
+    bytes_per_product = 16 * m_.nnz + 8 * static_cast<offset_t>(cols_) + 8 * static_cast<offset_t>(rows_);
+    if (!trivial()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      row_.resize(static_cast<std::size_t>(m_.nnz));
+      constexpr int block = 256;
+      expand_row_indices<<<grid_for(m_.nnz, block), block>>>(rows_, m_.nnz, m_.rp32.data(), row_.data());
+      SPMV_CUDA_CHECK_LAUNCH();
+      SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+      convert_seconds = seconds_since(t0);
+      SPMV_CUSPARSE_CHECK(cusparseCreateCoo(&mat_, rows_, cols_, m_.nnz, row_.data(), m_.col.data(), m_.val.data(),
+                                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    }
+    prepare();
+  }
+
+ private:
+  DeviceBuffer<index_t> row_;
+};
+
+template <typename P>
+void add(const char* name, const char* desc, cusparseSpMVAlg_t alg, bool spmm = false) {
   add_kernel({.name = name,
               .backend = Backend::Cuda,
               .format = "csr",
@@ -87,16 +148,23 @@ void add(const char* name, const char* desc, cusparseSpMVAlg_t alg, bool spmm) {
               .spmm = spmm,
               .params = {},
               .make = [alg, name](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                return std::make_unique<CusparsePlan>(a, o, alg, name);
+                return std::make_unique<P>(a, o, alg, name);
               }});
 }
 
 }  // namespace
 
 void register_cusparse() {
-  add("cusparse", "cuSPARSE SpMV (default algorithm); cusparseSpMM for k > 1", CUSPARSE_SPMV_ALG_DEFAULT, true);
-  add("cusparse-alg1", "cuSPARSE SpMV, CUSPARSE_SPMV_CSR_ALG1", CUSPARSE_SPMV_CSR_ALG1, false);
-  add("cusparse-alg2", "cuSPARSE SpMV, CUSPARSE_SPMV_CSR_ALG2 (deterministic)", CUSPARSE_SPMV_CSR_ALG2, false);
+  add<CsrCusparse>("cusparse", "cuSPARSE SpMV on CSR (default algorithm); cusparseSpMM for k > 1",
+                   CUSPARSE_SPMV_ALG_DEFAULT, true);
+  add<CsrCusparse>("cusparse-alg1", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1", CUSPARSE_SPMV_CSR_ALG1);
+  add<CsrCusparse>("cusparse-alg2", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic)",
+                   CUSPARSE_SPMV_CSR_ALG2);
+  add<CooCusparse>("cusparse-coo-alg1", "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG1",
+                   CUSPARSE_SPMV_COO_ALG1);
+  add<CooCusparse>("cusparse-coo-alg2",
+                   "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG2 (deterministic)",
+                   CUSPARSE_SPMV_COO_ALG2);
 }
 
 }  // namespace spmv::cuda

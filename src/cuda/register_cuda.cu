@@ -14,6 +14,7 @@ void register_cuda_kernels() {
   cuda::register_ell();
   cuda::register_hll();
   cuda::register_cusparse();
+  cuda::register_cusparse_sell();
   cuda::register_csr5();
 }
 

@@ -29,9 +29,10 @@ std::vector<const KernelSpec*> cuda_kernels() {
       << "no usable CUDA device: the gpu tests must run on a machine with a GPU";       \
   ASSERT_FALSE(cuda_kernels().empty()) << "the CUDA backend registered no kernels"
 
-// Padded formats may refuse a matrix whose padding exceeds the memory limits; that refusal is a
-// result (checked for its message), never a pass of the product check.
-bool pads(const KernelSpec& k) { return k.format == "ell" || k.format == "hll"; }
+// Padded formats (ours, and cuSPARSE's sliced ELL built from CSR) may refuse a matrix whose padding
+// exceeds the memory limits; that refusal is a result (checked for its message), never a pass of the
+// product check.
+bool pads(const KernelSpec& k) { return k.format == "ell" || k.format == "hll" || k.name == "cusparse-sell"; }
 
 struct Outcome {
   bool refused = false;
@@ -102,6 +103,32 @@ TEST(CudaKernels, SpmmColumnMajorEveryKernel) {
   EXPECT_GE(checked, 3);  // csr, hll and the cuSPARSE entries at least
 }
 
+// Every cuSPARSE SpMV algorithm for a general matrix is a registered baseline (the tests above
+// run each against the reference); the sliced ELL one respects the memory limits.
+TEST(CudaKernels, CusparseBaselines) {
+  REQUIRE_GPU();
+  for (const char* name : {"cusparse", "cusparse-alg1", "cusparse-alg2", "cusparse-coo-alg1", "cusparse-coo-alg2",
+                           "cusparse-sell"}) {
+    const KernelSpec* k = find_kernel(Backend::Cuda, name);
+    ASSERT_NE(k, nullptr) << name;
+    EXPECT_TRUE(k->baseline) << name;
+  }
+  std::vector<offset_t> len(2000, 1);
+  len[1234] = 5000;  // one slice 5000 wide
+  const Csr a = test::csr_from_lengths(len, 6000, 6);
+  PlanOptions tight;
+  tight.memory_budget_bytes = 1e5;
+  try {
+    make_plan(a, Backend::Cuda, "cusparse-sell", tight);
+    ADD_FAILURE() << "cusparse-sell ignored the memory budget";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("would need"), std::string::npos) << e.what();
+  }
+  auto p = make_plan(a, Backend::Cuda, "cusparse-sell");
+  EXPECT_EQ(p->stored_entries, 32 * (5000 + 62));  // the wide slice and 62 slices of width 1 (2000 rows)
+  EXPECT_GT(p->convert_seconds, 0);
+}
+
 TEST(CudaKernels, SubwarpAndNzPerBlockOptions) {
   REQUIRE_GPU();
   const auto cases = test::edge_cases();
@@ -169,6 +196,21 @@ TEST(CudaKernels, MergeIsDeterministic) {
     EXPECT_EQ(std::memcmp(y1.data(), y3.data(), y1.size() * sizeof(double)), 0) << "block " << bs;
     const CheckResult c = check_product(a, reference_product(a, x), y1);
     EXPECT_TRUE(c.passed) << c.message;
+  }
+}
+
+// cuSPARSE documents CSR_ALG2 and COO_ALG2 as bit-wise deterministic run to run.
+TEST(CudaKernels, CusparseDeterministicAlgorithms) {
+  REQUIRE_GPU();
+  const Csr a = dc1_like();
+  const auto x = make_vector("random:10", a.cols);
+  for (const char* name : {"cusparse-alg2", "cusparse-coo-alg2"}) {
+    auto p = make_plan(a, Backend::Cuda, name);
+    std::vector<double> y1(a.rows), y2(a.rows);
+    p->multiply(x, y1);
+    p->run(5);
+    p->get_y(y2);
+    EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double)), 0) << name;
   }
 }
 

@@ -1,0 +1,34 @@
+#pragma once
+// The cuSPARSE baselines' shared plan: a cuSPARSE handle on our device CSR, the dense descriptors of
+// x and y, the work buffer and cusparse*_preprocess, all made with the plan (setup_seconds), so that
+// launch() is one cusparseSpMV (or cusparseSpMM for k > 1) call. Subclasses describe the matrix
+// (CSR as it is, or a format converted from it) in mat_ and then call prepare().
+#include "cuda/csr_device.cuh"
+
+namespace spmv::cuda {
+
+// Refuses (Unsupported) a matrix whose entries cannot be addressed with 32-bit offsets: the COO and
+// sliced-ELL baselines use int32 indices only. Returns `a` so it can guard a base-class initialiser.
+const Csr& int32_addressable(const Csr& a, const char* format);
+
+class CusparsePlan : public CsrDevicePlan {
+ public:
+  CusparsePlan(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name);
+  ~CusparsePlan() override;
+
+ protected:
+  // Describes x and y, allocates the work buffer and preprocesses mat_ (nothing when trivial());
+  // the time goes into setup_seconds.
+  void prepare();
+  void launch() override;
+
+  cusparseSpMVAlg_t alg_;
+  const double one_ = 1.0, zero_ = 0.0;
+  cusparseHandle_t handle_ = nullptr;
+  cusparseSpMatDescr_t mat_ = nullptr;
+  cusparseDnVecDescr_t vx_ = nullptr, vy_ = nullptr;
+  cusparseDnMatDescr_t mx_ = nullptr, my_ = nullptr;
+  DeviceBuffer<char> buffer_;
+};
+
+}  // namespace spmv::cuda
