@@ -38,6 +38,15 @@ double padding_ratio(const KernelSpec& k, const Csr& a, int hack) {
   return ell_bytes(a) / 12.0 / nnz;
 }
 
+// The kernel a plan of "auto" chose, from Plan::chosen ("omp/hll hack=16 threads=2"); sets hack
+// to the chosen one.
+const KernelSpec& chosen_spec(Backend b, const std::string& chosen, int& hack) {
+  const auto slash = chosen.find('/');
+  const std::string name = chosen.substr(slash + 1, chosen.find(' ', slash) - slash - 1);
+  if (const auto h = chosen.find("hack="); h != std::string::npos) hack = std::stoi(chosen.substr(h + 5));
+  return get_kernel(b, name);
+}
+
 // Runs one configuration; returns "" on success, else what went wrong. A memory refusal is
 // accepted only from a padded format, with the "would need" message, on a matrix whose padding
 // ratio is really large (the budget allows 20x CSR before refusing).
@@ -71,9 +80,11 @@ std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt, const
     if (!(y[i] == y2[i])) return where + fmt::format(": second run differs at {}", i);
   offset_t max_len = 0;
   for (index_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_length(r));
-  const offset_t want_slots = spec.format == "hll" ? hll_slots(a, opt.hack)
-                              : pads(spec)         ? static_cast<offset_t>(a.rows) * max_len
-                                                   : a.nnz();
+  // The planner stores what its choice stores ("omp/hll hack=16 threads=2": HLL with hack 16).
+  const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.hack) : spec;
+  const offset_t want_slots = stored.format == "hll" ? hll_slots(a, opt.hack)
+                              : pads(stored)         ? static_cast<offset_t>(a.rows) * max_len
+                                                     : a.nnz();
   if (plan->stored_entries != want_slots)
     return where + fmt::format(": stored_entries {} != {}", plan->stored_entries, want_slots);
   if (plan->bytes_per_product < 12 * a.nnz() + 8 * static_cast<offset_t>(a.rows) * opt.k)
