@@ -46,11 +46,15 @@ class EllPlan final : public CudaPlan {
  public:
   EllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
-    check_format_memory("ELL", ell_bytes(a), a, opt);
-    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     const auto t0 = std::chrono::steady_clock::now();
-    for (index_t r = 0; r < a.rows; ++r) width_ = std::max(width_, static_cast<index_t>(a.row_length(r)));
+    offset_t width = 0;
+    const offset_t* rp = a.row_ptr.data();
+#pragma omp parallel for reduction(max : width) if (a.rows > (1 << 16))
+    for (index_t r = 0; r < a.rows; ++r) width = std::max(width, rp[r + 1] - rp[r]);
+    width_ = static_cast<index_t>(width);
     const offset_t slots = static_cast<offset_t>(a.rows) * width_;
+    check_format_memory("ELL", 12.0 * static_cast<double>(slots) + 4.0 * a.rows, a, opt);  // as ell_bytes
+    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     col_.resize(slots);
     val_.resize(slots);
     if (slots > 0) {
@@ -62,7 +66,7 @@ class EllPlan final : public CudaPlan {
       SPMV_CUDA_CHECK_LAUNCH();
     }
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    convert_seconds = seconds_since(t0);
+    convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots;
     bytes_per_product = 12 * slots + 8 * static_cast<offset_t>(a.cols) + 8 * static_cast<offset_t>(a.rows);
     detail = "width=" + std::to_string(width_) + " device-conversion";

@@ -87,21 +87,23 @@ class HllPlan final : public CudaPlan {
   HllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), hack_(opt.hack) {
     if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
-    check_format_memory("HLL (hack " + std::to_string(hack_) + ")", hll_bytes(a, hack_), a, opt);
-    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     const auto t0 = std::chrono::steady_clock::now();
-    // Hack widths and offsets on the host (O(rows)), the slots on the device.
+    // Hack widths and offsets on the host (O(rows), parallel), the slots on the device.
     const index_t n_hacks = static_cast<index_t>((static_cast<offset_t>(a.rows) + hack_ - 1) / hack_);
     std::vector<index_t> width(n_hacks);
     std::vector<offset_t> off(static_cast<std::size_t>(n_hacks) + 1, 0);
+#pragma omp parallel for schedule(static) if (a.rows > (1 << 16))
     for (index_t h = 0; h < n_hacks; ++h) {
       const index_t first = h * hack_, last = static_cast<index_t>(std::min<offset_t>(offset_t{first} + hack_, a.rows));
       offset_t w = 0;
       for (index_t r = first; r < last; ++r) w = std::max(w, a.row_length(r));
       width[h] = static_cast<index_t>(w);
-      off[h + 1] = off[h] + w * (last - first);
+      off[h + 1] = w * (last - first);
     }
+    for (index_t h = 0; h < n_hacks; ++h) off[h + 1] += off[h];
     slots_ = off.back();
+    check_format_memory("HLL (hack " + std::to_string(hack_) + ")", 12.0 * slots_ + 12.0 * n_hacks + 8, a, opt);  // as hll_bytes
+    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     wide_ = slots_ >= std::numeric_limits<int>::max();
     if (wide_) off64_.upload(std::vector<long long>(off.begin(), off.end()));
     else off32_.upload(std::vector<int>(off.begin(), off.end()));
@@ -113,7 +115,7 @@ class HllPlan final : public CudaPlan {
       else convert(*dev, off32_.data());
     }
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    convert_seconds = seconds_since(t0);
+    convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots_;
     bytes_per_product = 12 * slots_ + (4 + (wide_ ? 8 : 4)) * static_cast<offset_t>(n_hacks) +
                         8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;

@@ -66,7 +66,8 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   for (std::size_t i = 0; i < ranked.size() && tried < max_trials; ++i) {
     const Candidate& c = ranked[i];
     if (best && c.cost(n) > policy.prune * ranked[best_rank].cost(n)) break;
-    if (best && (large ? since(trial_start) - shared > policy.budget_products * best_t
+    if (best && (large ? since(trial_start) - shared >
+                             std::max(policy.budget_products * best_t, policy.large_budget_floor_s)
                        : since(trial_start) > policy.small_budget_s))
       break;
     std::unique_ptr<Plan> p;
