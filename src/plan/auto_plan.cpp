@@ -53,6 +53,15 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   const tuning::TrialPolicy policy;
   const MatrixFeatures f = analyze(a);
   const std::vector<Candidate> ranked = rank_candidates(f, b, opt);
+  // Trial order: each kernel's best setting first, in rank order, then the other settings, so that
+  // the settings of one kernel (CSR's schedules and inner loops) cannot crowd out another kernel.
+  std::vector<std::size_t> order;
+  for (const int pass : {0, 1})
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      const bool first = std::none_of(ranked.begin(), ranked.begin() + i,
+                                      [&](const Candidate& c) { return c.kernel == ranked[i].kernel; });
+      if (first == (pass == 0)) order.push_back(i);
+    }
   const long long n = std::max(1LL, opt.products);
   const bool large = f.nnz > policy.large_nnz;
   const int max_trials = !opt.trial ? 1 : large ? policy.max_large : policy.max_small;
@@ -63,9 +72,10 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   std::vector<std::string> trial, refused;
   const auto trial_start = clock::now();
   int tried = 0;
-  for (std::size_t i = 0; i < ranked.size() && tried < max_trials; ++i) {
+  for (std::size_t i : order) {
+    if (tried >= max_trials) break;
     const Candidate& c = ranked[i];
-    if (best && c.cost(n) > policy.prune * ranked[best_rank].cost(n)) break;
+    if (best && c.cost(n) > policy.prune * ranked.front().cost(n)) continue;
     if (best && (large ? since(trial_start) - shared >
                              std::max(policy.budget_products * best_t, policy.large_budget_floor_s)
                        : since(trial_start) > policy.small_budget_s))
