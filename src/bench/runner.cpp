@@ -4,6 +4,8 @@
 #include <spmv/stats.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -125,6 +127,7 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
   std::map<int, double> serial_time;  // per k
   const KernelSpec* base = serial_csr(cfg);
   std::size_t done = done_before;
+  std::optional<Backend> warmed;  // the backend whose last configuration ran just before
 
   for (const Job& job : jobs(cfg)) {
     const KernelSpec& k = *job.spec;
@@ -184,6 +187,14 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
         continue;
       }
 
+      // The first configuration after another backend's runs with the device (or the cores) idle
+      // and clocked down: without 50 ms of products first it measured up to 2x slow on small
+      // matrices (H200: cuda/csr-scalar 7.1 us first, 3.4 us later, same plan).
+      if (warmed != k.backend) {
+        const auto w0 = std::chrono::steady_clock::now();
+        while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < 0.05) plan->run(16);
+        warmed = k.backend;
+      }
       // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
       // configuration capped (keeping at least 3 samples for a median).
       const ProductTiming pt = time_products(*plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);
