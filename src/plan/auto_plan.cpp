@@ -75,7 +75,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   for (std::size_t i : order) {
     if (tried >= max_trials) break;
     const Candidate& c = ranked[i];
-    if (best && c.cost(n) > policy.prune * ranked.front().cost(n)) continue;
+    if (best && c.cost(n) > (large ? policy.prune : policy.prune_small) * ranked.front().cost(n)) continue;
     if (best && (large ? since(trial_start) - shared >
                              std::max(policy.budget_products * best_t, policy.large_budget_floor_s)
                        : since(trial_start) > policy.small_budget_s))

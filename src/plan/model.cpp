@@ -126,8 +126,18 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   }
   int subwarp = 2;  // CSR-vector's own rule (choose_subwarp)
   while (subwarp < 32 && 12.0 * subwarp <= f.mean) subwarp *= 2;
-  r.add("csr-adaptive", "csr-adaptive" + bs, predict(m.adaptive, by.csr, 0) + (f.max_row > 2048 ? 1.2 : 0), 0);
+  const double split = f.max_row > 2048 ? 1.2 : 0;  // a row split across blocks
+  r.add("csr-adaptive", "csr-adaptive" + bs, predict(m.adaptive, by.csr, 0) + split, 0);
   r.add("csr-vector", "csr-vector" + bs, predict(m.vector, by.csr, longest / subwarp), 0);
+  if (!r.base.block_size && !r.base.nz_per_block) {
+    // The settings the sweep found best on small matrices: smaller row blocks, and 1024 threads.
+    r.add("csr-adaptive", "csr-adaptive npb=256", predict(m.adaptive_small_blocks, by.csr, 0) + split, 0,
+          [](PlanOptions& o) { o.nz_per_block = 256; });
+    r.add("csr-adaptive", "csr-adaptive bs=1024", predict(m.adaptive, by.csr, 0) + split + m.other_block_us, 0,
+          [](PlanOptions& o) { o.block_size = 1024, o.nz_per_block = 1024; });
+    r.add("csr-vector", "csr-vector bs=1024", predict(m.vector, by.csr, longest / subwarp) + m.other_block_us, 0,
+          [](PlanOptions& o) { o.block_size = 1024; });
+  }
   r.add("csr-scalar", "csr-scalar" + bs, predict(m.scalar, by.csr * (1 + f.mean / 38), longest), 0);
   r.add("csr-merge", "csr-merge" + bs, predict(m.merge, by.csr, 0), 0);
   r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding);

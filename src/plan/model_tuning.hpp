@@ -36,8 +36,10 @@ struct CudaModel {
   KernelFit scalar{3.5, 4000, 0, 0.060};    // bytes x (1 + mean/38): uncoalesced rows
   KernelFit vector{3.6, 3900, 0, 0.075};    // longest row / sub-warp
   KernelFit adaptive{4.1, 3100, 0, 0};      // + 1.2 us when a row is split across blocks (> 2048)
+  KernelFit adaptive_small_blocks{4.0, 2600, 0, 0};  // 256-512 nonzeros per row block
+  double other_block_us = 0.1;              // 1024 threads: as often best as 256 on small matrices
   KernelFit merge{8.5, 2700, 0, 0};
-  KernelFit csr5{9.3, 3000, 0, 0};
+  KernelFit csr5{4.5, 3000, 0, 0};          // fixed 9.3 in the fit (an older kernel); 3.9-4.4 us measured since
   KernelFit ell{3.4, 4900, 0, 0.060};       // above copy bandwidth: small matrices sit in L2
   KernelFit hll{2.8, 4000, 0, 0.19};
   double convert_ell = 3, convert_hll = 3, convert_csr5 = 22;  // device conversions
@@ -47,8 +49,8 @@ struct CudaModel {
 // prune x the best; on matrices above large_nnz the trial stops after budget_products products'
 // worth of time, on smaller ones after small_budget_s.
 struct TrialPolicy {
-  int max_large = 4, max_small = 5;
-  double prune = 1.6;
+  int max_large = 4, max_small = 8;
+  double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
   long long large_nnz = 1'000'000;
   double budget_products = 14;
   double large_budget_floor_s = 0.002;  // making a GPU candidate (allocations, events) costs ~0.3 ms
