@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Figures of the planner from `spmv bench` CSVs: per backend (k = 1), auto against the oracle (our
 fastest checked kernel and setting) and the best baseline (Eigen; every cuSPARSE algorithm), and the
-planning cost (planning_s + convert_s) in auto's products above 1M nonzeros. Usage: auto_summary.py CSV..."""
+planning cost (planning_s + convert_s) in auto's products above 1M nonzeros.
+Usage: auto_summary.py CSV... [--model MODEL_CSV]: with --model, auto's rows come from MODEL_CSV (a run
+of `spmv bench --kernels auto --no-trial`), the oracle and baselines from the CSVs."""
 import csv
 import math
 import statistics
@@ -9,7 +11,12 @@ import sys
 
 
 def main():
-    rows = [r for p in sys.argv[1:] for r in csv.DictReader(open(p))]
+    args = sys.argv[1:]
+    model = args[args.index("--model") + 1] if "--model" in args else None
+    paths = [a for i, a in enumerate(args) if a != "--model" and (i == 0 or args[i - 1] != "--model")]
+    rows = [r for p in paths for r in csv.DictReader(open(p))]
+    if model:
+        rows = [r for r in rows if r["kernel"] != "auto"] + [r for r in csv.DictReader(open(model)) if r["kernel"] == "auto"]
     ok = [r for r in rows if r["status"] == "ok" and r["check"] == "passed" and r["k"] == "1"]
     t = lambda r: float(r["time_median_s"])
     for side in ("omp", "cuda"):

@@ -73,6 +73,8 @@ struct SweepConfig {
   double max_config_seconds = 3.0;    // cap on timed work per configuration
   std::vector<int> iterations{50, 500};  // the iterative scenario: conversion + N products
   std::string x_spec = "random:7";
+  long long products = 100;           // the planner's (kernel auto) expected products
+  bool trial = true;                  // false: auto takes its model's first choice
   // The kernels to enumerate; nullptr = the registry (kernels()). Tests pass a private list so
   // their fake kernels never reach the global registry other tests iterate.
   const std::vector<KernelSpec>* registry = nullptr;

@@ -59,6 +59,8 @@ std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, i
           if (h) o.hack = h;
           o.nz_per_block = z;
           o.k = rhs;
+          o.products = cfg.products;
+          o.trial = cfg.trial;
           v.push_back(o);
         }
   return v;

@@ -22,7 +22,8 @@ struct BenchArgs {
   double min_sample_ms = 0, time_budget = 480;
   std::string out = "results.csv", suite = "auto", matrices_dir, suite_file,
               cache_dir = ".cache/matrices";
-  bool quick = false, no_baselines = false, no_progress = false;
+  bool quick = false, no_baselines = false, no_progress = false, no_trial = false;
+  long long products = 100;
 };
 
 std::string fmt_seconds(double s) {
@@ -54,6 +55,8 @@ int bench_cmd(BenchArgs& a) {
   if (a.repeat > 0) cfg.repeat = a.repeat;
   if (a.min_sample_ms > 0) cfg.min_sample_seconds = a.min_sample_ms * 1e-3;
   cfg.baselines = !a.no_baselines;
+  cfg.products = a.products;
+  cfg.trial = !a.no_trial;
 
   SuiteOptions so;
   so.matrices_dir = a.matrices_dir;
@@ -230,6 +233,8 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("--cache-dir", a->cache_dir, "Where generated matrices are cached");
   cmd->add_flag("--no-baselines", a->no_baselines, "Leave out Eigen/cuSPARSE");
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
+  cmd->add_option("--products", a->products, "Kernel auto: products a plan serves (default 100)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-trial", a->no_trial, "Kernel auto: the model's choice without a timed trial");
   cmd->callback([&action, a] { action = [a] { return bench_cmd(*a); }; });
 }
 
