@@ -33,14 +33,17 @@ class AutoPlan final : public Plan {
 
 // Seconds per product of a freshly made plan, on its own resident x: the first product is a
 // warm-up (page faults, lazy module loading) unless products are long enough to time one by one;
-// short products are timed in batches of about 0.3 ms, the best of three.
+// short products run 1 ms first (a device or cores left idle by the analysis run clocked down, and
+// the first candidate would pay for it), then are timed in batches of about 0.3 ms, the best of three.
 double trial_seconds(Plan& p) {
   double t = p.time_runs(1);
   if (t >= 2e-3) return std::min(t, p.time_runs(1));
   t = p.time_runs(1);
   if (t >= 3e-4) return std::min(t, p.time_runs(1));
   const int batch = static_cast<int>(std::clamp(3e-4 / std::max(t, 1e-8), 1.0, 1000.0));
-  for (int i = 0; i < 3; ++i) t = std::min(t, p.time_runs(batch) / batch);
+  for (double warm = 0; warm < 1e-3;) warm += p.time_runs(batch);
+  t = p.time_runs(batch) / batch;
+  for (int i = 0; i < 2; ++i) t = std::min(t, p.time_runs(batch) / batch);
   return t;
 }
 

@@ -53,7 +53,7 @@ struct TrialPolicy {
   double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
   long long large_nnz = 1'000'000;
   double budget_products = 14;
-  double large_budget_floor_s = 0.002;  // making a GPU candidate (allocations, events) costs ~0.3 ms
+  double large_budget_floor_s = 0.001;  // making a GPU candidate (allocations, events) costs ~0.3 ms
   double small_budget_s = 0.04;
 };
 
