@@ -73,8 +73,9 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   std::size_t best_rank = 0;
   double best_cost = 0, best_t = 0, shared = 0;
   std::vector<std::string> trial, refused;
-  auto trial_start = clock::now();  // restarted after the first candidate: one-time costs of the
-                                    // process (CUDA loads a kernel's module at its first launch) are not the trial's
+  // Restarted after the first candidate: one-time costs of the process (CUDA loads a kernel's
+  // module at its first launch) are not the trial's.
+  auto trial_start = clock::now();
   int tried = 0;
   for (std::size_t i : order) {
     if (tried >= max_trials) break;
