@@ -128,6 +128,7 @@ TEST(Planner, PlanSaysWhatItChoseAndWhy) {
   EXPECT_NE(plan->detail.find("trial "), std::string::npos) << plan->detail;
   EXPECT_NE(plan->detail.find("model rank "), std::string::npos) << plan->detail;
   EXPECT_GE(plan->setup_seconds, plan->planning_seconds);
+  EXPECT_NE(plan->chosen.find(fmt::format(" threads={}", plan->chosen_threads)), std::string::npos) << plan->chosen;
 }
 
 TEST(Planner, EdgeCasesForEveryKAndLayout) {

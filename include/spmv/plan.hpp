@@ -76,6 +76,7 @@ class Plan {
   // setup_seconds includes.
   std::string chosen;
   double planning_seconds = 0;
+  int chosen_threads = 0;  // CPU threads the planner gave its choice (0: not a CPU choice)
   // What was chosen and why (the planner's line), or the kernel's own detail.
   std::string describe() const { return chosen.empty() ? detail : "auto -> " + chosen + ": " + detail; }
 };

@@ -128,6 +128,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   plan->convert_seconds = conv;
   plan->setup_seconds = total - conv;
   plan->planning_seconds = planning;
+  if (b != Backend::Cuda) plan->chosen_threads = b == Backend::Serial ? 1 : plan_threads(c.opt);
   return plan;
 }
 

@@ -61,7 +61,8 @@ int run(const RunArgs& args) {
              args.backend.empty() ? " (the fastest present)" : "", spec.name, spec.format);
   if (!plan->chosen.empty()) fmt::print("plan: {}\nplanning_s: {:.6g}\n", plan->describe(), plan->planning_seconds);
   else if (!plan->detail.empty()) fmt::print("detail: {}\n", plan->detail);
-  const int threads = backend == Backend::Cuda ? 0 : backend == Backend::Serial ? 1 : plan_threads(opt);
+  const int threads = plan->chosen_threads ? plan->chosen_threads
+                      : backend == Backend::Cuda ? 0 : backend == Backend::Serial ? 1 : plan_threads(opt);
   fmt::print("threads: {}\nk: {}\nrepeat: {}\nproducts_per_sample: {}\n", threads, args.k, pt.samples,
              pt.products_per_sample);
   fmt::print("convert_s: {:.6g}\nsetup_s: {:.6g}\n", plan->convert_seconds, plan->setup_seconds);
