@@ -161,7 +161,7 @@ TEST_F(Cli, BadUsageExitsTwo) {
   EXPECT_EQ(run("frobnicate").status, 2);
   EXPECT_EQ(run("").status, 2);
   EXPECT_EQ(run("info").status, 2);  // FILE is required
-  EXPECT_EQ(run("run " + kDir + "/cli_small.mtx --threads 0").status, 2);
+  EXPECT_EQ(run("run " + kDir + "/cli_small.mtx --threads -1").status, 2);
 }
 
 TEST_F(Cli, HelpOnEverySubcommandExitsZero) {

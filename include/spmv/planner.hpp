@@ -32,6 +32,7 @@ struct Candidate {
   std::string label;            // "ell bs=256", "csr variant=balanced:simd threads=16"
   double predicted_s = 0;       // the model's time of one product
   double predicted_convert_s = 0;
+  bool converts = false;        // its format is made from CSR when the plan is made
   double cost(long long products) const { return predicted_convert_s + static_cast<double>(products) * predicted_s; }
 };
 // The model's candidates for backend b, best first: every kernel that may win on this matrix, k

@@ -194,7 +194,7 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
       // matrices (H200: cuda/csr-scalar 7.1 us first, 3.4 us later, same plan).
       if (warmed != k.backend) {
         const auto w0 = std::chrono::steady_clock::now();
-        while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < 0.05) plan->run(16);
+        while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < 0.05) plan->run(1);
         warmed = k.backend;
       }
       // Samples of back-to-back products lasting min_sample_seconds each, the timed work per

@@ -41,7 +41,8 @@ double trial_seconds(Plan& p) {
   t = p.time_runs(1);
   if (t >= 3e-4) return std::min(t, p.time_runs(1));
   const int batch = static_cast<int>(std::clamp(3e-4 / std::max(t, 1e-8), 1.0, 1000.0));
-  for (double warm = 0; warm < 1e-3;) warm += p.time_runs(batch);
+  double warm = 0;
+  for (int i = 0; i < 100 && warm < 1e-3; ++i) warm += p.time_runs(batch);
   t = p.time_runs(batch) / batch;
   for (int i = 0; i < 2; ++i) t = std::min(t, p.time_runs(batch) / batch);
   return t;
@@ -76,12 +77,13 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // Restarted after the first candidate: one-time costs of the process (CUDA loads a kernel's
   // module at its first launch) are not the trial's.
   auto trial_start = clock::now();
+  double shared_at_start = 0;  // the shared upload made before the restart is not the trial's either
   int tried = 0;
   for (std::size_t i : order) {
     if (tried >= max_trials) break;
     const Candidate& c = ranked[i];
     if (best && c.cost(n) > (large ? policy.prune : policy.prune_small) * ranked.front().cost(n)) continue;
-    if (best && (large ? since(trial_start) - shared >
+    if (best && (large ? since(trial_start) - (shared - shared_at_start) >
                              std::max(policy.budget_products * best_t, policy.large_budget_floor_s)
                        : since(trial_start) > policy.small_budget_s))
       break;
@@ -97,7 +99,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
       refused.push_back(fmt::format("{}: {}", c.label, e.what()));
       continue;
     }
-    if (++tried == 1) trial_start = clock::now();
+    if (++tried == 1) trial_start = clock::now(), shared_at_start = shared;
     const double cost = p->convert_seconds + static_cast<double>(n) * t;
     trial.push_back(p->convert_seconds > 0 && opt.trial
                         ? fmt::format("{} {} + conversion {:.2f} ms", c.label, us(t), p->convert_seconds * 1e3)

@@ -16,28 +16,28 @@ MatrixFeatures analyze(const Csr& a) {
   f.csr_bytes = 12.0 * static_cast<double>(f.nnz) + 4.0 * (a.rows + 1.0) + 8.0 * a.cols + 8.0 * a.rows;
   if (a.rows == 0) return f;
   const offset_t* rp = a.row_ptr.data();
-  const index_t groups = (a.rows + 63) / 64;
+  const offset_t groups = (static_cast<offset_t>(a.rows) + 63) / 64;
   double sum2 = 0;
   offset_t max_row = 0, slots16 = 0, slots32 = 0, slots64 = 0;
   index_t empty = 0;
 #pragma omp parallel for schedule(static) reduction(+ : sum2, slots16, slots32, slots64, empty) \
     reduction(max : max_row) if (a.rows > (1 << 16))
-  for (index_t g = 0; g < groups; ++g) {
-    const index_t first = g * 64, last = std::min<index_t>(first + 64, a.rows);
+  for (offset_t g = 0; g < groups; ++g) {
+    const offset_t first = g * 64, last = std::min<offset_t>(first + 64, a.rows);
     offset_t w32[2] = {0, 0}, w16[4] = {0, 0, 0, 0};
-    for (index_t r = first; r < last; ++r) {
+    for (offset_t r = first; r < last; ++r) {
       const offset_t len = rp[r + 1] - rp[r];
       sum2 += static_cast<double>(len) * static_cast<double>(len);
       empty += len == 0;
-      const index_t lr = r - first;
+      const offset_t lr = r - first;
       w16[lr / 16] = std::max(w16[lr / 16], len);
       w32[lr / 32] = std::max(w32[lr / 32], len);
     }
     const offset_t w64 = std::max(w32[0], w32[1]);
     max_row = std::max(max_row, w64);
-    for (index_t q = 0; q < 4; ++q)
+    for (offset_t q = 0; q < 4; ++q)
       slots16 += w16[q] * std::clamp<offset_t>(last - first - 16 * q, 0, 16);
-    for (index_t q = 0; q < 2; ++q)
+    for (offset_t q = 0; q < 2; ++q)
       slots32 += w32[q] * std::clamp<offset_t>(last - first - 32 * q, 0, 32);
     slots64 += w64 * (last - first);
   }

@@ -29,6 +29,7 @@ struct Ranked {
     c.label = std::move(label);
     c.predicted_s = t_us * 1e-6;
     c.predicted_convert_s = convert;
+    c.converts = c.kernel == "ell" || c.kernel == "ell-rowlen" || c.kernel == "hll" || c.kernel == "csr5";
     list.push_back(std::move(c));
   }
 };
@@ -38,7 +39,7 @@ struct Bytes {
   double csr, ell, rowlen, hll[3];
 };
 Bytes bytes_of(const MatrixFeatures& f, int k) {
-  const double vec = 8.0 * (f.rows + f.cols) * k, rows = f.rows, nnz = static_cast<double>(f.nnz);
+  const double rows = f.rows, nnz = static_cast<double>(f.nnz), vec = 8.0 * (rows + f.cols) * k;
   const double longest = static_cast<double>(f.max_row);
   Bytes b{};
   b.csr = 12 * nnz + 4 * rows + vec;
@@ -59,7 +60,7 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
   const double longest = static_cast<double>(f.max_row);
   // Microseconds of a product on t threads by a kernel of this fit moving `bytes`.
   auto predict = [&](const tuning::KernelFit& fit, double bytes, int t) {
-    if (t == 1) return m.serial_ns_per_nnz * 1e-3 * static_cast<double>(f.nnz) * k * bytes / by.csr;
+    if (t == 1) return m.serial_ns_per_nnz * 1e-3 * static_cast<double>(f.nnz) * k * bytes / std::max(by.csr, 1.0);
     const double share = std::min(1.0, static_cast<double>(t) / m.fitted_threads);
     const double bw = fit.gbs * 1e3 * share * (bytes < m.cache_bytes ? 1.0 : m.out_of_cache);
     return fit.fixed_us * std::sqrt(share) + bytes / bw + fit.per_row_ns * 1e-3 * f.rows / t +
@@ -119,7 +120,7 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   };
   const std::string bs = r.base.block_size ? fmt::format(" bs={}", r.base.block_size) : "";
   if (r.base.k > 1) {
-    r.add("csr", "csr-spmm" + bs, predict(m.vector, by.csr, longest / 32), 0);
+    r.add("csr", "csr" + bs, predict(m.vector, by.csr, longest / 32), 0);  // CSR SpMM
     r.add("hll", "hll hack=32" + bs, predict(m.hll, by.hll[1], longest), m.convert_hll * f.hll_padding[1],
           [](PlanOptions& o) { o.hack = 32; });
     return;
@@ -162,7 +163,8 @@ std::vector<Candidate> rank_candidates(const MatrixFeatures& f, Backend b, const
   // Any conversion reads the matrix and writes it again, at least a CSR product's worth: one
   // product never repays it.
   const long long n = std::max(1LL, opt.products);
-  if (n <= 1) std::erase_if(r.list, [](const Candidate& c) { return c.predicted_convert_s > 0; });
+  // Nor is there anything to convert without entries.
+  if (n <= 1 || f.nnz == 0) std::erase_if(r.list, [](const Candidate& c) { return c.converts; });
   std::stable_sort(r.list.begin(), r.list.end(),
                    [n](const Candidate& x, const Candidate& y) { return x.cost(n) < y.cost(n); });
   return r.list;

@@ -20,7 +20,10 @@ struct RunArgs {
 
 int run(const RunArgs& args) {
   // Defaults: the fastest backend present and the planner.
-  const Backend backend = args.backend.empty() ? default_backend() : parse_backend(args.backend);
+  // (--threads without --backend asks for the CPU.)
+  const Backend backend = !args.backend.empty() ? parse_backend(args.backend)
+                          : args.threads > 0    ? Backend::Omp
+                                                : default_backend();
   const std::string kernel = !args.kernel.empty() ? args.kernel : !args.format.empty() ? args.format : "auto";
   const KernelSpec& spec = get_kernel(backend, kernel);  // fail fast, before reading the file
   const Csr a = io::load_csr(args.file);
@@ -88,7 +91,7 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--format", args->format, "Storage format (csr, ell, ell-rowlen, hll, csr5, ...): its kernel instead of auto");
   cmd->add_option("--backend", args->backend, "serial, omp or cuda (default: cuda where a GPU is usable, else omp)");
   cmd->add_option("--kernel", args->kernel, "Kernel name (default: auto, the planner); see `spmv kernels`");
-  cmd->add_option("--threads", args->threads, "OpenMP threads (default: every core)")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", args->threads, "OpenMP threads (default 0: every core; given without --backend: omp)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--products", args->products, "auto: products the plan will serve (a conversion must pay back within them; default 100)")->check(CLI::PositiveNumber);
   cmd->add_flag("--no-trial", args->no_trial, "auto: the model's choice without a timed trial (deterministic)");
   cmd->add_option("--x", args->x, "ones, random, random:SEED or a Matrix Market array file");
