@@ -61,7 +61,7 @@ int run(const RunArgs& args) {
 
   fmt::print("matrix: {}\nrows: {}\ncols: {}\nnnz: {}\n", args.file, a.rows, a.cols, a.nnz());
   fmt::print("backend: {}{}\nkernel: {}\nformat: {}\n", to_string(backend),
-             args.backend.empty() ? " (the fastest present)" : "", spec.name, spec.format);
+             args.backend.empty() && args.threads == 0 ? " (the fastest present)" : "", spec.name, spec.format);
   if (!plan->chosen.empty()) fmt::print("plan: {}\nplanning_s: {:.6g}\n", plan->describe(), plan->planning_seconds);
   else if (!plan->detail.empty()) fmt::print("detail: {}\n", plan->detail);
   const int threads = plan->chosen_threads ? plan->chosen_threads
