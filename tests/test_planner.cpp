@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "plan/auto_plan.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;
@@ -104,7 +105,8 @@ TEST(Planner, RefusedFormatFallsBackToAWorkingKernel) {
   ASSERT_NE(get_kernel(Backend::Omp, rank_candidates(analyze(a), Backend::Omp, o).front().kernel).format, "csr");
   const auto plan = make_plan(a, Backend::Omp, "auto", o);
   EXPECT_EQ(get_kernel(Backend::Omp, chosen_kernel(*plan)).format, "csr") << plan->describe();
-  EXPECT_NE(plan->detail.find("refused"), std::string::npos) << plan->detail;
+  EXPECT_NE(plan->detail.find("skipped: "), std::string::npos) << plan->detail;
+  EXPECT_NE(plan->detail.find("would need"), std::string::npos) << plan->detail;
   expect_correct(a, *plan, 1, Layout::RowMajor, "fallback");
 }
 
@@ -175,4 +177,26 @@ TEST(Planner, MatricesWithoutEntriesRankOnlyCsrAtFiniteCost) {
         EXPECT_TRUE(std::isfinite(c.cost(100))) << c.label;
       }
     }
+}
+
+// A plan whose products fail (a kernel error at run time), for the trial's fallback.
+class FailingPlan final : public Plan {
+ public:
+  void set_x(std::span<const double>) override {}
+  void run(int) override { throw Error("launch failed"); }
+  void get_y(std::span<double>) override {}
+};
+
+TEST(Planner, ATrialThatFailsFallsBackAndSaysSo) {
+  const Csr a = test::edge_cases()[7].second;  // equal_rows
+  const auto ranked = rank_candidates(analyze(a), Backend::Omp, PlanOptions{});
+  ASSERT_GE(ranked.size(), 2u);
+  // The model's first choice fails in the trial; every other candidate is made as usual.
+  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+    if (c.label == ranked.front().label) return std::make_unique<FailingPlan>();
+    return make_plan(a, Backend::Omp, c.kernel, c.opt);
+  });
+  EXPECT_NE(plan->chosen, "omp/" + ranked.front().label);
+  EXPECT_NE(plan->detail.find("skipped: " + ranked.front().label + ": launch failed"), std::string::npos) << plan->detail;
+  expect_correct(a, *plan, 1, Layout::RowMajor, "after a failed trial");
 }

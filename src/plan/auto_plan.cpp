@@ -73,7 +73,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   std::unique_ptr<Plan> best;
   std::size_t best_rank = 0;
   double best_cost = 0, best_t = 0, shared = 0;
-  std::vector<std::string> trial, refused;
+  std::vector<std::string> trial, skipped;
   // Restarted after the first candidate: one-time costs of the process (CUDA loads a kernel's
   // module at its first launch) are not the trial's.
   auto trial_start = clock::now();
@@ -93,10 +93,10 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
       p = make(c, shared);
       if (opt.trial) t = trial_seconds(*p);
     } catch (const std::bad_alloc&) {
-      refused.push_back(c.label + ": out of memory");
+      skipped.push_back(c.label + ": out of memory");
       continue;
     } catch (const std::exception& e) {  // refused (memory, size) or failed: the next one
-      refused.push_back(fmt::format("{}: {}", c.label, e.what()));
+      skipped.push_back(fmt::format("{}: {}", c.label, e.what()));
       continue;
     }
     if (++tried == 1) trial_start = clock::now(), shared_at_start = shared;
@@ -111,7 +111,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   }
   if (!best) {
     std::string why;
-    for (const auto& r : refused) why += "; " + r;
+    for (const auto& r : skipped) why += "; " + r;
     throw Unsupported(fmt::format("auto ({}): no candidate could be made{}", to_string(b), why));
   }
 
@@ -122,7 +122,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   const double planning = std::max(0.0, total - conv - best->setup_seconds - shared);
   std::string line = opt.trial ? fmt::format("trial {}", fmt::join(trial, " vs ")) : "model only (no trial)";
   line += fmt::format("; model rank {} of {}; planning {:.2f} ms", best_rank + 1, ranked.size(), planning * 1e3);
-  if (!refused.empty()) line += fmt::format("; refused: {}", fmt::join(refused, "; "));
+  if (!skipped.empty()) line += fmt::format("; skipped: {}", fmt::join(skipped, "; "));
   if (!best->detail.empty()) line += fmt::format("; {}: {}", c.kernel, best->detail);
   auto plan = std::make_unique<AutoPlan>(std::move(best));
   plan->chosen = fmt::format("{}/{}", to_string(b), c.label);
