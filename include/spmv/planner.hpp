@@ -1,6 +1,6 @@
 #pragma once
 // The automatic planner behind kernel "auto", the default of make_plan and `spmv run`. Inspector-
-// executor style: structure features computed once (O(rows) and a sample of rows), a model that
+// executor style: structure features computed once (one O(rows) pass), a model that
 // ranks the backend's candidates (kernel + settings) by the predicted cost of the expected number
 // of products including conversion, then a short timed trial of the top few on the real matrix.
 // The plan it returns runs the winner and says what it chose and why (Plan::describe()).
@@ -19,7 +19,6 @@ struct MatrixFeatures {
   index_t empty_rows = 0;
   double ell_padding = 1;       // ELL slots / nnz (rows * max_row / nnz)
   double hll_padding[3] = {1, 1, 1};  // HLL slots / nnz for hacks 16, 32, 64
-  double col_span = 0;          // sampled rows: mean (last - first column + 1) / cols
   double csr_bytes = 0;         // one CSR product: 12 nnz + 4 (rows + 1) + 8 cols + 8 rows
 
   double cv() const { return mean > 0 ? std / mean : 0; }  // row-length coefficient of variation

@@ -1,6 +1,6 @@
 // The planner's structure features: one parallel pass over the row pointer (row lengths, and the
-// padded slots of ELL and HLL with hacks 16/32/64 from the same 64-row groups) plus a sample of
-// rows for the column span; O(rows), never O(nnz).
+// padded slots of ELL and HLL with hacks 16/32/64 from the same 64-row groups); O(rows), never
+// O(nnz).
 #include <spmv/planner.hpp>
 
 #include <algorithm>
@@ -50,17 +50,6 @@ MatrixFeatures analyze(const Csr& a) {
   f.hll_padding[0] = static_cast<double>(slots16) / nnz;
   f.hll_padding[1] = static_cast<double>(slots32) / nnz;
   f.hll_padding[2] = static_cast<double>(slots64) / nnz;
-
-  // Column span over up to 1024 evenly spaced non-empty rows (columns are sorted in a row).
-  const index_t step = std::max<index_t>(1, a.rows / 1024);
-  double span = 0;
-  int seen = 0;
-  for (index_t r = 0; r < a.rows && a.cols > 0; r += step)
-    if (rp[r + 1] > rp[r]) {
-      span += static_cast<double>(a.col[rp[r + 1] - 1] - a.col[rp[r]] + 1) / a.cols;
-      ++seen;
-    }
-  f.col_span = seen ? span / seen : 0;
   return f;
 }
 

@@ -42,7 +42,7 @@ Bytes bytes_of(const MatrixFeatures& f, int k) {
   const double rows = f.rows, nnz = static_cast<double>(f.nnz), vec = 8.0 * (rows + f.cols) * k;
   const double longest = static_cast<double>(f.max_row);
   Bytes b{};
-  b.csr = 12 * nnz + 4 * rows + vec;
+  b.csr = f.csr_bytes + 8.0 * (rows + f.cols) * (k - 1);
   b.ell = 12 * rows * longest + vec;
   b.rowlen = rows * std::min(12 * longest, 12 * f.mean + 64) + 4 * rows + vec;
   for (int h = 0; h < 3; ++h) b.hll[h] = 12 * nnz * f.hll_padding[h] + vec;
