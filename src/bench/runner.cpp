@@ -190,8 +190,8 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
       }
 
       // The first configuration after another backend's runs with the device (or the cores) idle
-      // and clocked down: without 50 ms of products first it measured up to 2x slow on small
-      // matrices (H200: cuda/csr-scalar 7.1 us first, 3.4 us later, same plan).
+      // and clocked down: 50 ms of products first, or small matrices measure up to 2x slow
+      // (bench/results/README.md).
       if (warmed != k.backend) {
         const auto w0 = std::chrono::steady_clock::now();
         while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < 0.05) plan->run(1);

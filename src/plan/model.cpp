@@ -82,7 +82,7 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
     r.add("csr", "csr", predict(m.balanced, by.csr, 1), 0);
   } else {
     // The OpenMP CSR kernel's schedules, each with its inner loop fixed (simd 2% behind: scalar
-    // won 73 of the 99 matrices measured, and every large one); small matrices also on fewer threads.
+    // won most matrices, and every large one); small matrices also on fewer threads.
     for (const char* in : {"scalar", "simd"}) {
       if (k > 1 && in[1] == 'c') continue;
       const double lag = in[1] == 'i' ? 1.02 : 1.0;

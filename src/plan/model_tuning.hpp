@@ -19,16 +19,15 @@ struct CpuModel {
   double cache_bytes = 300e6;     // last-level cache: beyond it streams run at out_of_cache x
   double out_of_cache = 0.63;
   KernelFit balanced{4.6, 160, 2.2, 0.7};
-  // Per-row costs of dynamic and CSR5 lowered from the fit (4.8, 9.2) to balanced's: on the ten
-  // generated 1-10M-row matrices of the planner's run dynamic beat balanced on 9 of 10 and CSR5 won
-  // 3, at dynamic's speed or better (bench/results/README.md); the default suite had too few large matrices to show it.
+  // Dynamic's and CSR5's per-row costs and CSR5's bandwidth set from large generated matrices,
+  // which the default suite lacks (bench/results/README.md, the planner's runs).
   KernelFit dynamic{9.5, 181, 2.2, 0.55};
-  KernelFit csr5{5.0, 160, 2.2, 0};  // bandwidth 117 in the fit; 160 matches the large ones
+  KernelFit csr5{5.0, 160, 2.2, 0};
   KernelFit ell{4.7, 186, 4.7, 0};
   KernelFit ell_rowlen{4.4, 143, 0, 0};  // + 0.3 ns x cv per nonzero (rows ending at different slots)
   KernelFit hll{4.6, 163, 0.3, 0};       // + 0.9 ns x hack x longest row (its hack is one unit of work)
   double serial_ns_per_nnz = 1.13;       // one thread, in cache: no fork/join
-  double convert_ell = 30, convert_hll = 30, convert_csr5 = 18;  // medians measured at 16 threads
+  double convert_ell = 30, convert_hll = 30, convert_csr5 = 18;  // medians at 16 threads
   long long small_nnz = 65536;           // below: fewer threads are worth a trial
 };
 
@@ -39,7 +38,7 @@ struct CudaModel {
   KernelFit adaptive_small_blocks{4.0, 2600, 0, 0};  // 256-512 nonzeros per row block
   double other_block_us = 0.1;              // 1024 threads: as often best as 256 on small matrices
   KernelFit merge{8.5, 2700, 0, 0};
-  KernelFit csr5{4.5, 3000, 0, 0};          // fixed 9.3 in the fit (an older kernel); 3.9-4.4 us measured since
+  KernelFit csr5{4.5, 3000, 0, 0};          // fixed cost from the current single-pass kernel
   KernelFit ell{3.4, 4900, 0, 0.060};       // above copy bandwidth: small matrices sit in L2
   KernelFit hll{2.8, 4000, 0, 0.19};
   double convert_ell = 3, convert_hll = 3, convert_csr5 = 22;  // device conversions
