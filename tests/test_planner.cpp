@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "plan/auto_plan.hpp"
+#include "plan/model_tuning.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;
@@ -199,4 +200,56 @@ TEST(Planner, ATrialThatFailsFallsBackAndSaysSo) {
   EXPECT_NE(plan->chosen, "omp/" + ranked.front().label);
   EXPECT_NE(plan->detail.find("skipped: " + ranked.front().label + ": launch failed"), std::string::npos) << plan->detail;
   expect_correct(a, *plan, 1, Layout::RowMajor, "after a failed trial");
+}
+
+// A plan that does no work and reports scripted product times: `slow_calls` first timings at 10x,
+// then `seconds` per product. Counts the products it was asked to time.
+class ScriptedPlan final : public Plan {
+ public:
+  ScriptedPlan(double seconds, int slow_calls, int* products) : s_(seconds), slow_(slow_calls), products_(products) {}
+  void set_x(std::span<const double>) override {}
+  void run(int) override {}
+  void get_y(std::span<double>) override {}
+  double time_runs(int times) override {
+    *products_ += times;
+    return times * s_ * (calls_++ < slow_ ? 10.0 : 1.0);
+  }
+
+ private:
+  double s_;
+  int slow_, calls_ = 0;
+  int* products_;
+};
+
+TEST(Planner, TrialKeepsTheMeasuredFastestThoughTheModelRanksItLower) {
+  const Csr a = test::edge_cases()[8].second;  // irregular_5000
+  const auto ranked = rank_candidates(analyze(a), Backend::Omp, PlanOptions{});
+  ASSERT_GE(ranked.size(), 2u);
+  int products = 0;
+  // The model's first choice measures 3x slower than its second; the second is slow in its first
+  // timings (a clock ramping up), which the interleaved rounds' lower median must see through.
+  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+    if (c.label == ranked[0].label) return std::make_unique<ScriptedPlan>(3e-5, 0, &products);
+    if (c.label == ranked[1].label) return std::make_unique<ScriptedPlan>(1e-5, 2, &products);
+    return std::make_unique<ScriptedPlan>(5e-5, 0, &products);
+  });
+  EXPECT_EQ(plan->chosen, "omp/" + ranked[1].label) << plan->detail;
+  EXPECT_NE(plan->detail.find(ranked[1].label + " 10.0 us"), std::string::npos) << plan->detail;
+}
+
+TEST(Planner, TrialOnALargeMatrixTimesFewProducts) {
+  // Above a million nonzeros the trial is bounded in products: at most max_large candidates, each
+  // timed twice when made and once per round.
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(70000, 16), 70000, 5);
+  ASSERT_GT(a.nnz(), 1'000'000);
+  const tuning::TrialPolicy policy;
+  std::vector<int> products;
+  products.reserve(64);
+  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate&, double&) -> std::unique_ptr<Plan> {
+    products.push_back(0);
+    return std::make_unique<ScriptedPlan>(1e-4, 0, &products.back());
+  });
+  EXPECT_LE(static_cast<int>(products.size()), policy.max_large);
+  EXPECT_GE(products.size(), 2u) << plan->detail;
+  for (const int p : products) EXPECT_LE(p, 2 + policy.rounds_large) << plan->detail;
 }

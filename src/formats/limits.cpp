@@ -19,10 +19,14 @@ double csr_storage_bytes(const Csr& a) {
   return 12.0 * static_cast<double>(a.nnz()) + 8.0 * (static_cast<double>(a.rows) + 1);
 }
 
+double format_memory_budget(const PlanOptions& opt) {
+  return opt.memory_budget_bytes > 0 ? opt.memory_budget_bytes : 16.0 * 1024 * 1024 * 1024;
+}
+
 void check_format_memory(const std::string& format, double bytes_needed, const Csr& a,
                          const PlanOptions& opt) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
-  const double budget = opt.memory_budget_bytes > 0 ? opt.memory_budget_bytes : 16.0 * GiB;
+  const double budget = format_memory_budget(opt);
   const double max_ratio = opt.max_ratio_to_csr > 0 ? opt.max_ratio_to_csr : 20.0;
   const double csr = std::max(csr_storage_bytes(a), 1.0);
   const double ratio = bytes_needed / csr;

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include <spmv/formats/limits.hpp>
+
 #include "plan/model_tuning.hpp"
 
 namespace spmv::detail {
@@ -31,22 +33,19 @@ class AutoPlan final : public Plan {
   std::unique_ptr<Plan> p_;
 };
 
-// Seconds per product of a freshly made plan, on its own resident x: the first product is a
-// warm-up (page faults, lazy module loading) unless products are long enough to time one by one;
-// short products run 1 ms first (a device or cores left idle by the analysis run clocked down, and
-// the first candidate would pay for it), then are timed in batches of about 0.3 ms, the best of three.
-double trial_seconds(Plan& p) {
-  double t = p.time_runs(1);
-  if (t >= 2e-3) return std::min(t, p.time_runs(1));
-  t = p.time_runs(1);
-  if (t >= 3e-4) return std::min(t, p.time_runs(1));
-  const int batch = static_cast<int>(std::clamp(3e-4 / std::max(t, 1e-8), 1.0, 1000.0));
-  double warm = 0;
-  for (int i = 0; i < 100 && warm < 1e-3; ++i) warm += p.time_runs(batch);
-  t = p.time_runs(batch) / batch;
-  for (int i = 0; i < 2; ++i) t = std::min(t, p.time_runs(batch) / batch);
-  return t;
+// The lower median: robust to a round slowed by a stall or by clocks still ramping up.
+double lower_median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + (v.size() - 1) / 2, v.end());
+  return v[(v.size() - 1) / 2];
 }
+
+// A candidate in the trial: its plan and its product times, one per round.
+struct Entry {
+  std::size_t rank;
+  std::unique_ptr<Plan> plan;
+  std::vector<double> times;
+  int batch = 1;
+};
 
 std::string us(double s) { return fmt::format("{:.1f} us", s * 1e6); }
 
@@ -56,6 +55,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   const auto t0 = clock::now();
   const tuning::TrialPolicy policy;
   const MatrixFeatures f = analyze(a);
+  const double analysis = since(t0);
   const std::vector<Candidate> ranked = rank_candidates(f, b, opt);
   // Trial order: each kernel's best setting first, in rank order, then the other settings, so that
   // the settings of one kernel (CSR's schedules and inner loops) cannot crowd out another kernel.
@@ -70,61 +70,119 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   const bool large = f.nnz > policy.large_nnz;
   const int max_trials = !opt.trial ? 1 : large ? policy.max_large : policy.max_small;
 
-  std::unique_ptr<Plan> best;
-  std::size_t best_rank = 0;
-  double best_cost = 0, best_t = 0, shared = 0;
-  std::vector<std::string> trial, skipped;
-  // Restarted after the first candidate: one-time costs of the process (CUDA loads a kernel's
-  // module at its first launch) are not the trial's.
+  std::vector<Entry> trial;
+  std::vector<std::string> skipped;
+  double shared = 0, making = 0, timing = 0, held = 0, reference = 0;
+  // The budget clock starts after the first candidate: one-time costs of the process (CUDA loads a
+  // kernel's module at its first launch) are not the trial's, nor is the shared upload.
   auto trial_start = clock::now();
-  double shared_at_start = 0;  // the shared upload made before the restart is not the trial's either
-  int tried = 0;
+  double shared_at_start = 0;
+  const auto left = [&] {
+    const double spent = since(trial_start) - (shared - shared_at_start);
+    return (large ? policy.budget_products * reference : policy.small_budget_s) - spent;
+  };
+  const auto over_budget = [&] { return left() < 0; };
+  // On large matrices a conversion the model expects to overrun what is left of the budget is not
+  // tried (the first candidate's is: it is the model's choice). Predictions are scaled to the
+  // first candidate's measured product.
+  const auto fits = [&](const Candidate& c) {
+    if (!large || c.predicted_convert_s == 0 || reference == 0) return true;
+    return c.predicted_convert_s / std::max(ranked[trial.front().rank].predicted_s, 1e-12) * reference <= left();
+  };
+  const auto timed = [&](Entry& e) {
+    const auto t = clock::now();
+    e.times.push_back(e.plan->time_runs(e.batch) / e.batch);
+    timing += since(t);
+  };
+  const auto skip = [&](const Candidate& c, const char* why) { skipped.push_back(c.label + ": " + why); };
+
+  // Candidates are made in trial order, each timed twice (a warm-up and a first estimate), while
+  // the budget lasts; a candidate holding its own copy of the matrix lowers the memory the next
+  // ones may take, since all are alive until the rounds end.
   for (std::size_t i : order) {
-    if (tried >= max_trials) break;
+    if (static_cast<int>(trial.size()) >= max_trials) break;
     const Candidate& c = ranked[i];
-    if (best && c.cost(n) > (large ? policy.prune : policy.prune_small) * ranked.front().cost(n)) continue;
-    if (best && (large ? since(trial_start) - (shared - shared_at_start) >
-                             std::max(policy.budget_products * best_t, policy.large_budget_floor_s)
-                       : since(trial_start) > policy.small_budget_s))
-      break;
-    std::unique_ptr<Plan> p;
-    double t = 0;
+    if (!trial.empty() && c.cost(n) > (large ? policy.prune : policy.prune_small) * ranked.front().cost(n)) continue;
+    if (!trial.empty() && over_budget()) break;
+    if (!trial.empty() && !fits(c)) continue;
+    Candidate within = c;
+    if (held > 0) {
+      within.opt.memory_budget_bytes = std::max(1.0, format_memory_budget(opt) - held);
+    }
+    Entry e{i, nullptr, {}, 1};
     try {
-      p = make(c, shared);
-      if (opt.trial) t = trial_seconds(*p);
+      const auto t = clock::now();
+      const double shared_before = shared;
+      e.plan = make(within, shared);
+      making += since(t) - (shared - shared_before);
+      if (opt.trial) {
+        e.plan->time_runs(1);
+        timed(e);
+      }
     } catch (const std::bad_alloc&) {
-      skipped.push_back(c.label + ": out of memory");
+      skip(c, "out of memory");
       continue;
-    } catch (const std::exception& e) {  // refused (memory, size) or failed: the next one
-      skipped.push_back(fmt::format("{}: {}", c.label, e.what()));
+    } catch (const std::exception& ex) {  // refused (memory, size) or failed: the next one
+      skip(c, ex.what());
       continue;
     }
-    if (++tried == 1) trial_start = clock::now(), shared_at_start = shared;
-    const double cost = p->convert_seconds + static_cast<double>(n) * t;
-    trial.push_back(p->convert_seconds > 0 && opt.trial
-                        ? fmt::format("{} {} + conversion {:.2f} ms", c.label, us(t), p->convert_seconds * 1e3)
-                        : fmt::format("{} {}", c.label, us(t)));
-    if (!best || cost < best_cost) {
-      best = std::move(p);  // the previous best is freed here: one candidate's data at a time
-      best_cost = cost, best_t = t, best_rank = i;
-    }
+    if (trial.empty()) trial_start = clock::now(), shared_at_start = shared, reference = e.times.empty() ? 0 : e.times[0];
+    if (e.plan->convert_seconds > 0) held += static_cast<double>(e.plan->bytes_per_product);
+    trial.push_back(std::move(e));
   }
-  if (!best) {
+  if (trial.empty()) {
     std::string why;
     for (const auto& r : skipped) why += "; " + r;
     throw Unsupported(fmt::format("auto ({}): no candidate could be made{}", to_string(b), why));
   }
 
+  // Interleaved rounds: every candidate times one batch per round, so a clock ramp or a stall
+  // touches them all alike; each keeps the lower median of its times.
+  if (opt.trial && trial.size() > 1) {
+    const double batch_s = large ? policy.batch_s_large : policy.batch_s_small;
+    for (auto& e : trial) e.batch = static_cast<int>(std::clamp(batch_s / std::max(e.times[0], 1e-9), 1.0, 1000.0));
+    const int rounds = large ? policy.rounds_large : policy.rounds_small;
+    for (int r = 0; r < rounds && !over_budget(); ++r)
+      for (auto it = trial.begin(); it != trial.end();) {
+        try {
+          timed(*it);
+          ++it;
+        } catch (const std::exception& ex) {
+          skip(ranked[it->rank], ex.what());
+          it = trial.erase(it);
+        }
+      }
+  }
+
+  std::size_t best = 0;
+  std::vector<std::string> said;
+  std::vector<double> cost(trial.size());
+  for (std::size_t j = 0; j < trial.size(); ++j) {
+    const Entry& e = trial[j];
+    const double t = e.times.empty() ? 0 : lower_median(e.times);
+    cost[j] = e.plan->convert_seconds + static_cast<double>(n) * t;
+    if (cost[j] < cost[best]) best = j;
+    const std::string& label = ranked[e.rank].label;
+    said.push_back(e.plan->convert_seconds > 0 && opt.trial
+                       ? fmt::format("{} {} + conversion {:.2f} ms", label, us(t), e.plan->convert_seconds * 1e3)
+                       : fmt::format("{} {}", label, us(t)));
+  }
+  const std::size_t best_rank = trial[best].rank;
+  std::unique_ptr<Plan> chosen = std::move(trial[best].plan);
+  trial.clear();  // the other candidates' data is freed before the plan is handed over
+
   // Whole wall time = conversion + setup; planning is what is left after the chosen plan's own
   // conversion and setup and the shared upload, which any choice needs.
   const Candidate& c = ranked[best_rank];
-  const double total = since(t0), conv = best->convert_seconds;
-  const double planning = std::max(0.0, total - conv - best->setup_seconds - shared);
-  std::string line = opt.trial ? fmt::format("trial {}", fmt::join(trial, " vs ")) : "model only (no trial)";
-  line += fmt::format("; model rank {} of {}; planning {:.2f} ms", best_rank + 1, ranked.size(), planning * 1e3);
+  const double total = since(t0), conv = chosen->convert_seconds;
+  const double planning = std::max(0.0, total - conv - chosen->setup_seconds - shared);
+  std::string line = opt.trial ? fmt::format("trial {}", fmt::join(said, " vs ")) : "model only (no trial)";
+  line += fmt::format("; model rank {} of {}; planning {:.2f} ms (analysis {:.2f}, candidates {:.2f}, timing {:.2f})",
+                      best_rank + 1, ranked.size(), planning * 1e3, analysis * 1e3,
+                      std::max(0.0, making - conv - chosen->setup_seconds) * 1e3, timing * 1e3);
   if (!skipped.empty()) line += fmt::format("; skipped: {}", fmt::join(skipped, "; "));
-  if (!best->detail.empty()) line += fmt::format("; {}: {}", c.kernel, best->detail);
-  auto plan = std::make_unique<AutoPlan>(std::move(best));
+  if (!chosen->detail.empty()) line += fmt::format("; {}: {}", c.kernel, chosen->detail);
+  auto plan = std::make_unique<AutoPlan>(std::move(chosen));
   plan->chosen = fmt::format("{}/{}", to_string(b), c.label);
   plan->detail = std::move(line);
   plan->convert_seconds = conv;

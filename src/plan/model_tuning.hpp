@@ -45,14 +45,17 @@ struct CudaModel {
 };
 
 // The trial: at most this many candidates (large / small matrices), none predicted slower than
-// prune x the best; on matrices above large_nnz the trial stops after budget_products products'
-// worth of time, on smaller ones after small_budget_s.
+// prune x the best. Each is made and timed twice (warm-up, estimate), then all are timed in
+// interleaved rounds of batches lasting about batch_s; on matrices above large_nnz everything after
+// the first candidate stops at budget_products products' worth of time (its estimate), on smaller
+// ones at small_budget_s.
 struct TrialPolicy {
   int max_large = 4, max_small = 8;
   double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
   long long large_nnz = 1'000'000;
-  double budget_products = 14;
-  double large_budget_floor_s = 0.001;  // making a GPU candidate (allocations, events) costs ~0.3 ms
+  double budget_products = 12;
+  int rounds_large = 2, rounds_small = 5;
+  double batch_s_large = 0, batch_s_small = 2e-4;  // large: one product per round
   double small_budget_s = 0.04;
 };
 
