@@ -47,13 +47,9 @@ class EllPlan final : public CudaPlan {
   EllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
-    offset_t width = 0;
-    const offset_t* rp = a.row_ptr.data();
-#pragma omp parallel for reduction(max : width) if (a.rows > (1 << 16))
-    for (index_t r = 0; r < a.rows; ++r) width = std::max(width, rp[r + 1] - rp[r]);
-    width_ = static_cast<index_t>(width);
+    width_ = ell_width(a);
     const offset_t slots = static_cast<offset_t>(a.rows) * width_;
-    check_format_memory("ELL", 12.0 * static_cast<double>(slots) + 4.0 * a.rows, a, opt);  // as ell_bytes
+    check_format_memory("ELL", ell_bytes(a.rows, width_), a, opt);
     if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     col_.resize(slots);
     val_.resize(slots);

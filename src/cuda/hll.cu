@@ -86,28 +86,18 @@ class HllPlan final : public CudaPlan {
  public:
   HllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), hack_(opt.hack) {
-    if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
     const auto t0 = std::chrono::steady_clock::now();
     // Hack widths and offsets on the host (O(rows), parallel), the slots on the device.
-    const index_t n_hacks = static_cast<index_t>((static_cast<offset_t>(a.rows) + hack_ - 1) / hack_);
-    std::vector<index_t> width(n_hacks);
-    std::vector<offset_t> off(static_cast<std::size_t>(n_hacks) + 1, 0);
-#pragma omp parallel for schedule(static) if (a.rows > (1 << 16))
-    for (index_t h = 0; h < n_hacks; ++h) {
-      const index_t first = h * hack_, last = static_cast<index_t>(std::min<offset_t>(offset_t{first} + hack_, a.rows));
-      offset_t w = 0;
-      for (index_t r = first; r < last; ++r) w = std::max(w, a.row_length(r));
-      width[h] = static_cast<index_t>(w);
-      off[h + 1] = w * (last - first);
-    }
-    for (index_t h = 0; h < n_hacks; ++h) off[h + 1] += off[h];
-    slots_ = off.back();
-    check_format_memory("HLL (hack " + std::to_string(hack_) + ")", 12.0 * slots_ + 12.0 * n_hacks + 8, a, opt);  // as hll_bytes
+    const HllLayout layout = hll_layout(a, hack_);
+    const auto& off = layout.offset;
+    const index_t n_hacks = static_cast<index_t>(layout.width.size());
+    slots_ = layout.slots();
+    check_format_memory("HLL (hack " + std::to_string(hack_) + ")", layout.bytes(), a, opt);
     if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     wide_ = slots_ >= std::numeric_limits<int>::max();
     if (wide_) off64_.upload(std::vector<long long>(off.begin(), off.end()));
     else off32_.upload(std::vector<int>(off.begin(), off.end()));
-    width_.upload(width);
+    width_.upload(layout.width);
     col_.resize(slots_);
     val_.resize(slots_);
     if (slots_ > 0) {

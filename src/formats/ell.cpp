@@ -2,25 +2,27 @@
 
 namespace spmv {
 
-namespace {
-index_t max_row_length(const Csr& a) {
+index_t ell_width(const Csr& a) {
   offset_t w = 0;
-  for (index_t r = 0; r < a.rows; ++r) w = std::max(w, a.row_length(r));
+  const offset_t* rp = a.row_ptr.data();
+#pragma omp parallel for reduction(max : w) if (a.rows > (1 << 16))
+  for (index_t r = 0; r < a.rows; ++r) w = std::max(w, rp[r + 1] - rp[r]);
   return static_cast<index_t>(w);
 }
-}  // namespace
 
-double ell_bytes(const Csr& a) {
-  const double slots = static_cast<double>(a.rows) * static_cast<double>(max_row_length(a));
-  return slots * 12.0 + 4.0 * static_cast<double>(a.rows);
+double ell_bytes(index_t rows, index_t width) {
+  return static_cast<double>(rows) * static_cast<double>(width) * 12.0 + 4.0 * static_cast<double>(rows);
 }
 
+double ell_bytes(const Csr& a) { return ell_bytes(a.rows, ell_width(a)); }
+
 Ell csr_to_ell(const Csr& a, Layout layout, const PlanOptions& opt) {
-  check_format_memory("ELL", ell_bytes(a), a, opt);
+  const index_t width = ell_width(a);
+  check_format_memory("ELL", ell_bytes(a.rows, width), a, opt);
   Ell e;
   e.rows = a.rows;
   e.cols = a.cols;
-  e.width = max_row_length(a);
+  e.width = width;
   e.nnz = a.nnz();
   e.layout = layout;
   e.col.resize(e.slots());

@@ -4,40 +4,43 @@
 
 namespace spmv {
 
-offset_t hll_slots(const Csr& a, int hack) {
-  offset_t slots = 0;
-  for (offset_t first = 0; first < a.rows; first += hack) {
-    const offset_t last = std::min<offset_t>(first + hack, a.rows);
+HllLayout hll_layout(const Csr& a, int hack) {
+  if (hack < 1) throw Unsupported(fmt::format("HLL hack size must be positive, got {}", hack));
+  const index_t n_hacks = static_cast<index_t>((static_cast<offset_t>(a.rows) + hack - 1) / hack);
+  HllLayout l;
+  l.width.resize(n_hacks);
+  l.offset.assign(static_cast<std::size_t>(n_hacks) + 1, 0);
+#pragma omp parallel for schedule(static) if (a.rows > (1 << 16))
+  for (index_t h = 0; h < n_hacks; ++h) {
+    const offset_t first = static_cast<offset_t>(h) * hack, last = std::min<offset_t>(first + hack, a.rows);
     offset_t w = 0;
     for (offset_t r = first; r < last; ++r) w = std::max(w, a.row_length(static_cast<index_t>(r)));
-    slots += w * (last - first);
+    l.width[h] = static_cast<index_t>(w);
+    l.offset[h + 1] = w * (last - first);
   }
-  return slots;
+  for (index_t h = 0; h < n_hacks; ++h) l.offset[h + 1] += l.offset[h];
+  return l;
 }
 
-double hll_bytes(const Csr& a, int hack) {
-  const double hacks = static_cast<double>((static_cast<offset_t>(a.rows) + hack - 1) / hack);
-  return 12.0 * static_cast<double>(hll_slots(a, hack)) + 12.0 * hacks + 8.0;
+double HllLayout::bytes() const {
+  return 12.0 * static_cast<double>(slots()) + 12.0 * static_cast<double>(width.size()) + 8.0;
 }
+
+offset_t hll_slots(const Csr& a, int hack) { return hll_layout(a, hack).slots(); }
+
+double hll_bytes(const Csr& a, int hack) { return hll_layout(a, hack).bytes(); }
 
 Hll csr_to_hll(const Csr& a, int hack, const PlanOptions& opt) {
-  if (hack < 1) throw Unsupported(fmt::format("HLL hack size must be positive, got {}", hack));
-  check_format_memory(fmt::format("HLL (hack {})", hack), hll_bytes(a, hack), a, opt);
+  HllLayout l = hll_layout(a, hack);
+  check_format_memory(fmt::format("HLL (hack {})", hack), l.bytes(), a, opt);
   Hll h;
   h.rows = a.rows;
   h.cols = a.cols;
   h.hack = hack;
   h.nnz = a.nnz();
-  const index_t n_hacks = static_cast<index_t>((static_cast<offset_t>(a.rows) + hack - 1) / hack);
-  h.hack_width.resize(n_hacks);
-  h.hack_offset.assign(static_cast<std::size_t>(n_hacks) + 1, 0);
-  for (index_t k = 0; k < n_hacks; ++k) {
-    const index_t first = k * hack, rows_here = h.hack_rows(k);
-    offset_t w = 0;
-    for (index_t r = first; r < first + rows_here; ++r) w = std::max(w, a.row_length(r));
-    h.hack_width[k] = static_cast<index_t>(w);
-    h.hack_offset[k + 1] = h.hack_offset[k] + w * rows_here;
-  }
+  const index_t n_hacks = static_cast<index_t>(l.width.size());
+  h.hack_width = std::move(l.width);
+  h.hack_offset = std::move(l.offset);
   h.col.resize(h.slots());
   h.val.resize(h.slots());
 #pragma omp parallel for schedule(dynamic, 64) num_threads(conversion_threads(opt)) if (h.slots() > (1 << 20))

@@ -24,6 +24,16 @@ struct Hll {
   offset_t slots() const { return hack_offset.empty() ? 0 : hack_offset.back(); }
 };
 
+// Each hack's width (its longest row) and slot offset: one parallel O(rows) pass, shared by the
+// host conversion and the CUDA plan (which converts on the device).
+struct HllLayout {
+  std::vector<index_t> width;    // n_hacks
+  std::vector<offset_t> offset;  // n_hacks + 1; offset.back() = slots
+  offset_t slots() const { return offset.back(); }
+  double bytes() const;  // what csr_to_hll allocates: slots, hack widths and offsets
+};
+HllLayout hll_layout(const Csr& a, int hack);
+
 double hll_bytes(const Csr& a, int hack);
 offset_t hll_slots(const Csr& a, int hack);
 Hll csr_to_hll(const Csr& a, int hack, const PlanOptions& opt = {});
