@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The planner's measurement on the GPU machine (bench/results/README.md quotes the calls):
-#   bench/auto_planner_run.sh tests|irregular|suite|model BIN OUT
+#   bench/auto_planner_run.sh tests|focus|irregular|suite|model BIN OUT
 # BIN holds spmv and spmv_gpu_tests (portable builds), OUT receives the logs and CSVs. Every run
 # of `spmv bench` times every kernel (auto included) and every baseline: Eigen, and cuSPARSE CSR
 # ALG1/ALG2, COO ALG1/ALG2 and sliced ELL.
@@ -26,6 +26,24 @@ gen_irregular() {
 }
 g=.cache/irregular
 case $what in
+  focus)
+    # The padded formats against cuSPARSE's sliced ELL where it led (structure-alikes of thermal2,
+    # af_1_k101, thermomech_TK, nlpkkt80), and the planner's line on large matrices on both backends.
+    gen_irregular
+    f=.cache/focus
+    mkdir -p $f
+    for m in thermal2 af_1_k101 thermomech_TK nlpkkt80; do
+      "$bin/spmv" generate --like $m --seed 1 -o "$f/$m.spmvbin" >/dev/null
+    done
+    cp $g/permuted_mesh.* $g/stencil27_1M.spmvbin $g/powerlaw_2M.spmvbin $f/
+    "$bin/spmv" bench $f --backends cuda --kernels ell,hll,csr-vector,auto --block-sizes 256 --hack 32,64 \
+      --no-progress --time-budget 60 --out "$out/focus.csv" > "$out/focus_summary.txt" 2> "$out/focus_log.txt"
+    tail -30 "$out/focus_summary.txt"
+    for m in $f/*; do
+      for b in cuda omp; do
+        "$bin/spmv" run "$m" --backend $b 2>&1 | grep -E "^(plan|planning_s|time_s):" | sed "s|^|$(basename $m) $b |"
+      done
+    done | tee "$out/focus_plans.txt" ;;
   tests)
     "$bin/spmv_gpu_tests" 2>&1 | tee "$out/gpu_tests.txt" | grep -E "^\[  (FAILED|PASSED) |tests? ran|Failure" ;;
   irregular)

@@ -42,6 +42,9 @@ struct CudaModel {
   KernelFit ell{3.4, 4900, 0, 0.060};       // above copy bandwidth: small matrices sit in L2
   KernelFit hll{2.8, 4000, 0, 0.19};
   double convert_ell = 3, convert_hll = 3, convert_csr5 = 22;  // device conversions
+  // ELL and HLL threads stop at their row's end: the share of padding still read (sectors where a
+  // row of the warp goes on). A first guess, not yet fitted.
+  double padding_read = 0.5;
 };
 
 // The trial: at most this many candidates (large / small matrices), none predicted slower than
