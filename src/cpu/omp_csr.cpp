@@ -31,7 +31,9 @@ class OmpCsr final : public CpuPlan {
     const offset_t nnz = a.nnz();
     if (nnz < std::numeric_limits<std::int32_t>::max()) {
       rp32_.resize(a.row_ptr.size());
-      for (std::size_t i = 0; i < rp32_.size(); ++i) rp32_[i] = static_cast<std::int32_t>(a.row_ptr[i]);
+      const offset_t* rp = a.row_ptr.data();
+#pragma omp parallel for schedule(static) num_threads(threads_) if (a.rows > (1 << 16))
+      for (std::size_t i = 0; i < rp32_.size(); ++i) rp32_[i] = static_cast<std::int32_t>(rp[i]);
     }
     const offset_t rp_bytes = (rp32_.empty() ? 8 : 4) * (static_cast<offset_t>(a.rows) + 1);
     bytes_per_product = 12 * nnz + rp_bytes + 8 * static_cast<offset_t>(a.cols) * opt.k +
@@ -160,7 +162,7 @@ class OmpCsr final : public CpuPlan {
 
   const Csr& a_;
   int threads_;
-  std::vector<std::int32_t> rp32_;
+  HostArray<std::int32_t> rp32_;
   std::vector<index_t> bounds_;
   index_t chunk_rows_ = 1;
   Mode mode_ = Mode::Balanced;
