@@ -1,7 +1,6 @@
 // ELLPACK on the GPU: column-major slots (slot (r, j) at j*rows + r), one thread per row, so a warp
 // reads 32 consecutive values and columns per step. Padding holds value 0 and a column the row
-// already touched; where rows differ in length each thread also stops at its row's own end.
-// Converted from a device CSR on the device.
+// already touched, so no branch is needed. Converted from a device CSR on the device.
 #include <spmv/formats/ell.hpp>
 
 #include "cuda/csr_device.cuh"
@@ -11,35 +10,30 @@ namespace spmv::cuda {
 
 namespace {
 
-// With row lengths (Lengths = true; the matrix has padding) a thread stops at its row's end: where
-// every row of a 32-byte sector has ended, the padding there is never read.
-template <bool Lengths>
-__global__ void ell_kernel(index_t rows, index_t width, const index_t* __restrict__ len,
-                           const index_t* __restrict__ col, const double* __restrict__ val,
-                           const double* __restrict__ x, double* __restrict__ y) {
+__global__ void ell_kernel(index_t rows, index_t width, const index_t* __restrict__ col,
+                           const double* __restrict__ val, const double* __restrict__ x,
+                           double* __restrict__ y) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
-  const index_t end = Lengths ? __ldg(len + r) : width;
   double s = 0;
-  for (index_t j = 0; j < end; ++j) {
+  for (index_t j = 0; j < width; ++j) {
     const long long p = static_cast<long long>(j) * rows + r;
     s += __ldg(val + p) * __ldg(x + __ldg(col + p));
   }
   y[r] = s;
 }
 
-// Device conversion: thread r writes row r's slots (coalesced across the warp) and, when `lens` is
-// given, its length. Padding holds value 0 and the row's last column (column 0 for an empty row),
-// so x is read where the row already reads.
+// Device conversion: thread r writes row r's slots (coalesced across the warp). Padding holds
+// value 0 and the row's last column (column 0 for an empty row), so x is read where the row
+// already reads.
 template <typename OffT>
 __global__ void csr_to_ell_kernel(index_t rows, index_t width, const OffT* __restrict__ rp,
                                   const index_t* __restrict__ col, const double* __restrict__ val,
-                                  index_t* __restrict__ lens, index_t* __restrict__ ecol, double* __restrict__ eval) {
+                                  index_t* __restrict__ ecol, double* __restrict__ eval) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const OffT b = rp[r];
   const index_t len = static_cast<index_t>(rp[r + 1] - b);
-  if (lens) lens[r] = len;
   const index_t pad = len > 0 ? col[b + len - 1] : 0;
   for (index_t j = 0; j < width; ++j) {
     const long long p = static_cast<long long>(j) * rows + r;
@@ -59,39 +53,31 @@ class EllPlan final : public CudaPlan {
     if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     col_.resize(slots);
     val_.resize(slots);
-    lengths_ = slots > a.nnz();
-    if (lengths_) len_.resize(a.rows);
-    index_t* lens = lengths_ ? len_.data() : nullptr;
     if (slots > 0) {
       const unsigned grid = grid_for(a.rows, 256);
       if (dev->wide)
-        csr_to_ell_kernel<<<grid, 256>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), dev->val.data(), lens, col_.data(), val_.data());
+        csr_to_ell_kernel<<<grid, 256>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
       else
-        csr_to_ell_kernel<<<grid, 256>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), dev->val.data(), lens, col_.data(), val_.data());
+        csr_to_ell_kernel<<<grid, 256>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots;
-    // With lengths the fewest bytes are the entries and the lengths: padding may go unread.
-    bytes_per_product = (lengths_ ? 12 * a.nnz() + 4 * static_cast<offset_t>(a.rows) : 12 * slots) +
-                        8 * static_cast<offset_t>(a.cols) + 8 * static_cast<offset_t>(a.rows);
-    detail = "width=" + std::to_string(width_) + (lengths_ ? " row-lengths" : "") + " device-conversion";
+    bytes_per_product = 12 * slots + 8 * static_cast<offset_t>(a.cols) + 8 * static_cast<offset_t>(a.rows);
+    detail = "width=" + std::to_string(width_) + " device-conversion";
   }
 
  protected:
   void launch() override {
     if (rows_ == 0) return;
     if (width_ == 0) return zero_async(y_);
-    const unsigned grid = grid_for(rows_, block_);
-    if (lengths_) ell_kernel<true><<<grid, block_>>>(rows_, width_, len_.data(), col_.data(), val_.data(), x_.data(), y_.data());
-    else ell_kernel<false><<<grid, block_>>>(rows_, width_, nullptr, col_.data(), val_.data(), x_.data(), y_.data());
+    ell_kernel<<<grid_for(rows_, block_), block_>>>(rows_, width_, col_.data(), val_.data(), x_.data(), y_.data());
     SPMV_CUDA_CHECK_LAUNCH();
   }
   int block_;
   index_t width_ = 0;
-  bool lengths_ = false;  // some row is shorter than the width: the kernel stops at each row's end
-  DeviceBuffer<index_t> len_, col_;
+  DeviceBuffer<index_t> col_;
   DeviceBuffer<double> val_;
 };
 

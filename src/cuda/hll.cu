@@ -1,7 +1,6 @@
 // Hacked ELLPACK on the GPU: each hack is a column-major ELL block of `hack` rows (32 by default:
 // one warp per hack, a thread per row, coalesced), addressed through the hack offsets, so a long
-// row pads only its own hack; each thread stops at its own row's end, so padding where a warp's
-// rows have all ended is not read. SpMM (row-major X, Y): a thread per (row, right-hand side), the K
+// row pads only its own hack. SpMM (row-major X, Y): a thread per (row, right-hand side), the K
 // threads of a row sharing each value and column and reading K consecutive entries of X. Converted
 // from a device CSR on the device.
 #include <spmv/formats/hll.hpp>
@@ -29,58 +28,53 @@ __device__ __forceinline__ HllRow<OffT> hll_row(index_t rows, int hack, const Of
   return {hack_offset[h] + lr, hack_width[h], min(hack, rows - h * hack)};
 }
 
-// With row lengths (Lengths = true: some hack has padding) a thread stops at its row's end, so
-// padding in 32-byte sectors where every row has ended is never read.
-template <bool Lengths, typename OffT>
+template <typename OffT>
 __global__ void hll_kernel(index_t rows, int hack, const OffT* __restrict__ hack_offset,
-                           const index_t* __restrict__ hack_width, const index_t* __restrict__ len,
-                           const index_t* __restrict__ col, const double* __restrict__ val,
-                           const double* __restrict__ x, double* __restrict__ y) {
+                           const index_t* __restrict__ hack_width, const index_t* __restrict__ col,
+                           const double* __restrict__ val, const double* __restrict__ x,
+                           double* __restrict__ y) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, r);
-  const index_t end = Lengths ? __ldg(len + r) : row.width;
   double s = 0;
-  for (index_t j = 0; j < end; ++j) {
+  for (index_t j = 0; j < row.width; ++j) {
     const OffT p = row.slot(j);
     s += __ldg(val + p) * __ldg(x + __ldg(col + p));
   }
   y[r] = s;
 }
 
-template <bool Lengths, typename OffT>
+template <typename OffT>
 __global__ void hll_spmm_kernel(index_t rows, int k, int hack, const OffT* __restrict__ hack_offset,
-                                const index_t* __restrict__ hack_width, const index_t* __restrict__ len,
-                                const index_t* __restrict__ col, const double* __restrict__ val,
-                                const double* __restrict__ x, double* __restrict__ y) {
+                                const index_t* __restrict__ hack_width, const index_t* __restrict__ col,
+                                const double* __restrict__ val, const double* __restrict__ x,
+                                double* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long r = t / k;
   const int c = static_cast<int>(t - r * k);
   if (r >= rows) return;
   const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, static_cast<index_t>(r));
-  const index_t end = Lengths ? __ldg(len + r) : row.width;
   double s = 0;
-  for (index_t j = 0; j < end; ++j) {
+  for (index_t j = 0; j < row.width; ++j) {
     const OffT p = row.slot(j);
     s += __ldg(val + p) * __ldg(x + static_cast<long long>(__ldg(col + p)) * k + c);
   }
   y[r * k + c] = s;
 }
 
-// Device conversion: thread r writes row r's slots of its hack (coalesced across the warp) and,
-// when `lens` is given, its length; padding as in ELL (value 0, the row's last column).
+// Device conversion: thread r writes row r's slots of its hack (coalesced across the warp);
+// padding as in ELL (value 0, the row's last column).
 template <typename RpT, typename OffT>
 __global__ void csr_to_hll_kernel(index_t rows, int hack, const RpT* __restrict__ rp, const index_t* __restrict__ col,
                                   const double* __restrict__ val, const OffT* __restrict__ hack_offset,
-                                  const index_t* __restrict__ hack_width, index_t* __restrict__ lens,
-                                  index_t* __restrict__ hcol, double* __restrict__ hval) {
+                                  const index_t* __restrict__ hack_width, index_t* __restrict__ hcol,
+                                  double* __restrict__ hval) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, r);
   const RpT b = rp[r];
   const index_t len = static_cast<index_t>(rp[r + 1] - b);
   const index_t pad = len > 0 ? col[b + len - 1] : 0;
-  if (lens) lens[r] = len;
   for (index_t j = 0; j < row.width; ++j) {
     const OffT p = row.slot(j);
     hcol[p] = j < len ? col[b + j] : pad;
@@ -98,9 +92,7 @@ class HllPlan final : public CudaPlan {
     const auto& off = layout.offset;
     const index_t n_hacks = static_cast<index_t>(layout.width.size());
     slots_ = layout.slots();
-    lengths_ = slots_ > a.nnz();
-    check_format_memory("HLL (hack " + std::to_string(hack_) + ")", layout.bytes() + (lengths_ ? 4.0 * a.rows : 0.0),
-                        a, opt);
+    check_format_memory("HLL (hack " + std::to_string(hack_) + ")", layout.bytes(), a, opt);
     if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     wide_ = slots_ >= std::numeric_limits<int>::max();
     if (wide_) off64_.upload(std::vector<long long>(off.begin(), off.end()));
@@ -108,7 +100,6 @@ class HllPlan final : public CudaPlan {
     width_.upload(layout.width);
     col_.resize(slots_);
     val_.resize(slots_);
-    if (lengths_) len_.resize(a.rows);
     if (slots_ > 0) {
       if (wide_) convert(*dev, off64_.data());
       else convert(*dev, off32_.data());
@@ -116,11 +107,9 @@ class HllPlan final : public CudaPlan {
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots_;
-    // With lengths the fewest bytes are the entries and the lengths: padding may go unread.
-    bytes_per_product = (lengths_ ? 12 * a.nnz() + 4 * static_cast<offset_t>(a.rows) : 12 * slots_) +
-                        (4 + (wide_ ? 8 : 4)) * static_cast<offset_t>(n_hacks) +
+    bytes_per_product = 12 * slots_ + (4 + (wide_ ? 8 : 4)) * static_cast<offset_t>(n_hacks) +
                         8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
-    detail = "hack=" + std::to_string(hack_) + (lengths_ ? " row-lengths" : "") + " device-conversion";
+    detail = "hack=" + std::to_string(hack_) + " device-conversion";
   }
 
  private:
@@ -129,28 +118,22 @@ class HllPlan final : public CudaPlan {
     const unsigned grid = grid_for(rows_, 256);
     if (d.wide)
       csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, d.rp64.data(), d.col.data(), d.val.data(), off, width_.data(),
-                                       lens(), col_.data(), val_.data());
+                                       col_.data(), val_.data());
     else
       csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, d.rp32.data(), d.col.data(), d.val.data(), off, width_.data(),
-                                       lens(), col_.data(), val_.data());
+                                       col_.data(), val_.data());
     SPMV_CUDA_CHECK_LAUNCH();
   }
 
  protected:
-  index_t* lens() { return lengths_ ? len_.data() : nullptr; }
-  template <bool Lengths, typename OffT>
-  void go(const OffT* off) {
-    if (k_ == 1)
-      hll_kernel<Lengths><<<grid_for(rows_, block_), block_>>>(rows_, hack_, off, width_.data(), lens(), col_.data(),
-                                                               val_.data(), x_.data(), y_.data());
-    else
-      hll_spmm_kernel<Lengths><<<grid_for(static_cast<offset_t>(rows_) * k_, block_), block_>>>(
-          rows_, k_, hack_, off, width_.data(), lens(), col_.data(), val_.data(), x_.data(), y_.data());
-  }
   template <typename OffT>
   void go(const OffT* off) {
-    if (lengths_) go<true>(off);
-    else go<false>(off);
+    if (k_ == 1)
+      hll_kernel<<<grid_for(rows_, block_), block_>>>(rows_, hack_, off, width_.data(), col_.data(), val_.data(),
+                                                      x_.data(), y_.data());
+    else
+      hll_spmm_kernel<<<grid_for(static_cast<offset_t>(rows_) * k_, block_), block_>>>(
+          rows_, k_, hack_, off, width_.data(), col_.data(), val_.data(), x_.data(), y_.data());
   }
   void launch() override {
     if (rows_ == 0) return;
@@ -161,11 +144,10 @@ class HllPlan final : public CudaPlan {
   }
   int block_, hack_ = 32;
   bool wide_ = false;
-  bool lengths_ = false;  // some hack has padding: the kernels stop at each row's end
   offset_t slots_ = 0;
   DeviceBuffer<int> off32_;
   DeviceBuffer<long long> off64_;
-  DeviceBuffer<index_t> width_, len_, col_;
+  DeviceBuffer<index_t> width_, col_;
   DeviceBuffer<double> val_;
 };
 

@@ -96,8 +96,8 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   };
   const auto skip = [&](const Candidate& c, const char* why) { skipped.push_back(c.label + ": " + why); };
 
-  // Candidates are made in trial order, each timed twice (a warm-up and a first estimate), while
-  // the budget lasts; a candidate holding its own copy of the matrix lowers the memory the next
+  // Candidates are made in trial order, each timed once (a first estimate, which may be slow: the
+  // lower median of the rounds discounts it), while the budget lasts; a candidate holding its own copy of the matrix lowers the memory the next
   // ones may take, since all are alive until the rounds end.
   for (std::size_t i : order) {
     if (static_cast<int>(trial.size()) >= max_trials) break;
@@ -115,12 +115,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
       const double shared_before = shared;
       e.plan = make(within, shared);
       making += since(t) - (shared - shared_before);
-      if (opt.trial) {
-        const auto w = clock::now();
-        e.plan->time_runs(1);  // warm-up: first touch of x and y, a kernel's first launch
-        timing += since(w);
-        timed(e);
-      }
+      if (opt.trial) timed(e);  // a first estimate (CUDA: behind an untimed product)
     } catch (const std::bad_alloc&) {
       skip(c, "out of memory");
       continue;

@@ -141,15 +141,10 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   }
   r.add("csr-scalar", "csr-scalar" + bs, predict(m.scalar, by.csr * (1 + f.mean / 38), longest), 0);
   r.add("csr-merge", "csr-merge" + bs, predict(m.merge, by.csr, 0), 0);
-  // The padded formats read the entries, part of the padding and, where rows differ, their lengths.
-  const double nnz = static_cast<double>(f.nnz), vec = 8.0 * (f.rows + f.cols);
-  const auto padded = [&](double padding) {
-    return padding > 1 ? 12 * nnz * (1 + m.padding_read * (padding - 1)) + 4.0 * f.rows + vec : 12 * nnz + vec;
-  };
-  r.add("ell", "ell" + bs, predict(m.ell, padded(f.ell_padding), longest), m.convert_ell * f.ell_padding);
+  r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding);
   for (int h = 0; h < 3; ++h)
     if (hack_worth_trying(f, h))
-      r.add("hll", fmt::format("hll hack={}{}", 16 << h, bs), predict(m.hll, padded(f.hll_padding[h]), longest),
+      r.add("hll", fmt::format("hll hack={}{}", 16 << h, bs), predict(m.hll, by.hll[h], longest),
             m.convert_hll * f.hll_padding[h], [h](PlanOptions& o) { o.hack = 16 << h; });
   r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5);
 }

@@ -41,14 +41,12 @@ struct CudaModel {
   KernelFit csr5{4.5, 3000, 0, 0};          // fixed cost from the current single-pass kernel
   KernelFit ell{3.4, 4900, 0, 0.060};       // above copy bandwidth: small matrices sit in L2
   KernelFit hll{2.8, 4000, 0, 0.19};
-  double convert_ell = 3, convert_hll = 3, convert_csr5 = 22;  // device conversions
-  // ELL and HLL threads stop at their row's end: the share of padding still read (sectors where a
-  // row of the warp goes on). A first guess, not yet fitted.
-  double padding_read = 0.5;
+  // Device conversions (allocation included): 8-17 CSR products on matrices of 1M-27M nonzeros.
+  double convert_ell = 12, convert_hll = 12, convert_csr5 = 22;
 };
 
 // The trial: at most this many candidates (large / small matrices), none predicted slower than
-// prune x the best. Each is made and timed twice (warm-up, estimate), then all are timed in
+// prune x the best. Each is made and timed once (an estimate), then all are timed in
 // interleaved rounds of batches lasting about batch_s; on matrices above large_nnz everything after
 // the first candidate stops at budget_products products' worth of time (its estimate), on smaller
 // ones at small_budget_s.
