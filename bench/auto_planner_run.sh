@@ -33,7 +33,7 @@ case $what in
     f=.cache/focus
     mkdir -p $f
     for m in thermal2 af_1_k101 thermomech_TK nlpkkt80; do
-      "$bin/spmv" generate --like $m --seed 1 --suite-file "$SPMV_SEED_SUITE/seed_suite.tsv" -o "$f/$m.spmvbin" >/dev/null
+      "$bin/spmv" generate --like $m --seed 1 -o "$f/$m.spmvbin" >/dev/null
     done
     cp $g/permuted_mesh.* $g/stencil27_1M.spmvbin $g/powerlaw_2M.spmvbin $f/
     "$bin/spmv" bench $f --backends cuda --kernels ell,hll,csr-vector,auto --block-sizes 256 --hack 32,64 \

@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include "test_util.hpp"
@@ -214,3 +216,20 @@ TEST(Generate, CliWritesMatrixMarket) {
 
 }  // namespace
 }  // namespace spmv::gen
+
+TEST(Generate, SeedSuiteNamedByFolderOrRefusedWhenMissing) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("spmv_seed_suite_{}", ::getpid());
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "seed_suite.tsv");
+    f << "name\trows\tnnz\tnnz_per_row_mean\tnnz_per_row_std\tkind\n"
+      << "tiny\t100\t500\t5\t1\tthermal (symmetric)\n";
+  }
+  const auto by_folder = spmv::gen::read_seed_suite(dir.string());  // a folder reads the seed_suite.tsv in it
+  ASSERT_EQ(by_folder.size(), 1u);
+  EXPECT_EQ(by_folder[0].name, "tiny");
+  EXPECT_EQ(by_folder[0].rows, 100);
+  EXPECT_THROW(spmv::gen::read_seed_suite((dir / "absent.tsv").string()), spmv::Error);  // named: never the built-in copy
+  fs::remove_all(dir);
+}

@@ -56,8 +56,10 @@ struct SeedEntry {
 // The seed suite's default location (../shared/suite/seed_suite.tsv beside the source tree;
 // $SPMV_SEED_SUITE overrides it).
 std::string default_seed_suite_path();
-// Reads the table; an empty path or a missing file falls back to the copy compiled into the
-// library (so --like works on machines that lack the shared folder). Throws on malformed lines.
+// Reads the table (a path may name the file or a folder holding seed_suite.tsv); with neither a
+// path nor $SPMV_SEED_SUITE, a missing default falls back to the copy compiled into the library (so
+// --like works on machines that lack the shared folder). Throws on malformed lines and on a named
+// file that cannot be opened.
 std::vector<SeedEntry> read_seed_suite(const std::string& path = {});
 std::optional<SeedEntry> find_seed(const std::vector<SeedEntry>& suite, std::string_view name);
 

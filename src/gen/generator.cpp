@@ -408,10 +408,14 @@ std::string default_seed_suite_path() {
 }
 
 std::vector<SeedEntry> read_seed_suite(const std::string& path) {
-  const std::string p = path.empty() ? default_seed_suite_path() : path;
+  const char* env = std::getenv("SPMV_SEED_SUITE");
+  const bool named = !path.empty() || (env && *env);  // a named file must open: no silent fallback
+  std::string p = path.empty() ? default_seed_suite_path() : path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) p += "/seed_suite.tsv";  // a folder holding it
   std::ifstream f(p);
   if (f) return parse_seed_suite(f, p);
-  if (!path.empty()) throw Error(fmt::format("{}: cannot open the seed suite", path));
+  if (named) throw Error(fmt::format("{}: cannot open the seed suite{}", p, path.empty() ? " (SPMV_SEED_SUITE)" : ""));
   std::istringstream builtin(kBuiltinSeedSuite);
   return parse_seed_suite(builtin, "<built-in seed suite>");
 }
