@@ -84,6 +84,23 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
   return v;
 }
 
+// 50 ms of products of the backend's plain CSR kernel (threads and k as in opt), to wake the device
+// or the cores; nothing is measured, and a backend that cannot run it is left as it is.
+void warm_up(const Csr& a, Backend b, const PlanOptions& opt) {
+  const KernelSpec* csr = find_kernel(b, "csr");
+  if (!csr || a.nnz() == 0) return;
+  PlanOptions o;
+  o.threads = opt.threads;
+  o.k = opt.k;
+  o.layout = opt.layout;
+  try {
+    const auto plan = csr->make(a, o);
+    const auto w0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < 0.05) plan->run(1);
+  } catch (const std::exception&) {
+  }
+}
+
 void fill_matrix(Row& r, const MatrixSource& src) {
   r.matrix = src.name;
   r.origin = src.origin;
@@ -164,6 +181,12 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
     try {
       // Same checks as make_plan, but on this spec (it may come from a private list).
       require_real(a, fmt::format("kernel '{}' ({})", k.name, to_string(k.backend)));
+      // The first configuration after another backend's finds the device (or the cores) idle and
+      // clocked down (small matrices measured up to 2x slow; planning on the VM's idle cores took
+      // ms more, bench/results/README.md): 50 ms of this backend's CSR products first, before the
+      // plan is made, so that neither a planner's trial nor the timing pays for the wake-up.
+      if (warmed != k.backend) warm_up(a, k.backend, opt);
+      warmed = k.backend;
       auto plan = k.make(a, opt);
       r.convert_s = plan->convert_seconds;
       r.setup_s = plan->setup_seconds;
@@ -189,14 +212,6 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
         continue;
       }
 
-      // The first configuration after another backend's runs with the device (or the cores) idle
-      // and clocked down: 50 ms of products first, or small matrices measure up to 2x slow
-      // (bench/results/README.md).
-      if (warmed != k.backend) {
-        const auto w0 = std::chrono::steady_clock::now();
-        while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < 0.05) plan->run(1);
-        warmed = k.backend;
-      }
       // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
       // configuration capped (keeping at least 3 samples for a median).
       const ProductTiming pt = time_products(*plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);
