@@ -251,5 +251,8 @@ TEST(Planner, TrialOnALargeMatrixTimesFewProducts) {
   });
   EXPECT_LE(static_cast<int>(products.size()), policy.max_large);
   EXPECT_GE(products.size(), 2u) << plan->detail;
-  for (const int p : products) EXPECT_LE(p, 1 + policy.rounds_large) << plan->detail;
+  for (const int p : products) {
+    EXPECT_LE(p, 1 + policy.rounds_large) << plan->detail;
+    EXPECT_GE(p, 2) << "a candidate judged by its first product alone: " << plan->detail;
+  }
 }

@@ -84,6 +84,12 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
   return v;
 }
 
+// Back-to-back products for `seconds` of wall time, nothing measured.
+void run_for(Plan& plan, double seconds) {
+  const auto w0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < seconds) plan.run(1);
+}
+
 // 50 ms of products of the backend's plain CSR kernel (threads and k as in opt), to wake the device
 // or the cores; nothing is measured, and a backend that cannot run it is left as it is.
 void warm_up(const Csr& a, Backend b, const PlanOptions& opt) {
@@ -94,9 +100,7 @@ void warm_up(const Csr& a, Backend b, const PlanOptions& opt) {
   o.k = opt.k;
   o.layout = opt.layout;
   try {
-    const auto plan = csr->make(a, o);
-    const auto w0 = std::chrono::steady_clock::now();
-    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < 0.05) plan->run(1);
+    run_for(*csr->make(a, o), 0.05);
   } catch (const std::exception&) {
   }
 }
@@ -183,9 +187,10 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
       require_real(a, fmt::format("kernel '{}' ({})", k.name, to_string(k.backend)));
       // The first configuration after another backend's finds the device (or the cores) idle and
       // clocked down (small matrices measured up to 2x slow; planning on the VM's idle cores took
-      // ms more, bench/results/README.md): 50 ms of this backend's CSR products first, before the
-      // plan is made, so that neither a planner's trial nor the timing pays for the wake-up.
-      if (warmed != k.backend) warm_up(a, k.backend, opt);
+      // ms more, bench/results/README.md): 50 ms of this backend's CSR products before the plan is
+      // made (a planner's trial), and 50 ms of the plan's own before it is timed (below).
+      const bool first = warmed != k.backend;
+      if (first) warm_up(a, k.backend, opt);
       warmed = k.backend;
       auto plan = k.make(a, opt);
       r.convert_s = plan->convert_seconds;
@@ -212,6 +217,7 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
         continue;
       }
 
+      if (first) run_for(*plan, 0.05);
       // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
       // configuration capped (keeping at least 3 samples for a median).
       const ProductTiming pt = time_products(*plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);

@@ -142,7 +142,9 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
     const double batch_s = large ? policy.batch_s_large : policy.batch_s_small;
     for (auto& e : trial) e.batch = static_cast<int>(std::clamp(batch_s / std::max(e.times[0], 1e-9), 1.0, 1000.0));
     const int rounds = large ? policy.rounds_large : policy.rounds_small;
-    for (int r = 0; r < rounds && !over_budget(); ++r)
+    // One round at least: a first estimate alone can be a cold product (CSR5 on the CPU right after
+    // its conversion measured 3x its steady time and lost).
+    for (int r = 0; r < rounds && (r == 0 || !over_budget()); ++r)
       for (auto it = trial.begin(); it != trial.end();) {
         try {
           timed(*it);
