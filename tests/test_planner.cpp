@@ -256,3 +256,30 @@ TEST(Planner, TrialOnALargeMatrixTimesFewProducts) {
     EXPECT_GE(p, 2) << "a candidate judged by its first product alone: " << plan->detail;
   }
 }
+
+// Times its first product, then fails (a kernel error that shows only in the trial's rounds).
+class FailsAfterFirstTiming final : public Plan {
+ public:
+  void set_x(std::span<const double>) override {}
+  void run(int) override {}
+  void get_y(std::span<double>) override {}
+  double time_runs(int times) override {
+    if (calls_++ > 0) throw Error("launch failed in a round");
+    return times * 1e-5;
+  }
+
+ private:
+  int calls_ = 0;
+};
+
+TEST(Planner, CandidatesThatAllFailInTheRoundsAreAClearError) {
+  const Csr a = test::edge_cases()[8].second;  // irregular_5000
+  try {
+    detail::plan_auto(a, Backend::Omp, PlanOptions{}, [](const Candidate&, double&) -> std::unique_ptr<Plan> {
+      return std::make_unique<FailsAfterFirstTiming>();
+    });
+    FAIL() << "a plan was returned though every candidate failed";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("launch failed in a round"), std::string::npos) << e.what();
+  }
+}

@@ -100,8 +100,9 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   const auto skip = [&](const Candidate& c, const char* why) { skipped.push_back(c.label + ": " + why); };
 
   // Candidates are made in trial order, each timed once (a first estimate, which may be slow: the
-  // lower median of the rounds discounts it), while the budget lasts; a candidate holding its own copy of the matrix lowers the memory the next
-  // ones may take, since all are alive until the rounds end.
+  // lower median of the rounds discounts it), while the budget lasts; a candidate holding its own
+  // copy of the matrix lowers the memory the next ones may take, since all are alive until the
+  // rounds end.
   for (std::size_t i : order) {
     if (static_cast<int>(trial.size()) >= max_trials) break;
     const Candidate& c = ranked[i];
@@ -130,11 +131,6 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
     if (e.plan->convert_seconds > 0) held += static_cast<double>(e.plan->bytes_per_product);
     trial.push_back(std::move(e));
   }
-  if (trial.empty()) {
-    std::string why;
-    for (const auto& r : skipped) why += "; " + r;
-    throw Unsupported(fmt::format("auto ({}): no candidate could be made{}", to_string(b), why));
-  }
 
   // Interleaved rounds: every candidate times one batch per round, so a clock ramp or a stall
   // touches them all alike; each keeps the lower median of its times.
@@ -154,6 +150,12 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
           it = trial.erase(it);
         }
       }
+  }
+
+  if (trial.empty()) {  // none could be made, or every one failed in the rounds
+    std::string why;
+    for (const auto& r : skipped) why += "; " + r;
+    throw Unsupported(fmt::format("auto ({}): no candidate could be made{}", to_string(b), why));
   }
 
   std::size_t best = 0;
