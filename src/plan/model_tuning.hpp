@@ -55,7 +55,7 @@ struct TrialPolicy {
   double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
   long long large_nnz = 1'000'000;
   double budget_products = 12;
-  double close = 1.1;  // a converting candidate predicted within this of the first is tried anyway
+  double close = 1.1;  // CPU: a converting candidate predicted within this of the first is tried anyway
   int rounds_large = 2, rounds_small = 5;
   double batch_s_large = 0, batch_s_small = 2e-4;  // large: one product per round
   double small_budget_s = 0.04;
