@@ -3,8 +3,6 @@
 // only the product.
 #include <spmv/plan.hpp>
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
@@ -29,12 +27,12 @@ struct NoInitAllocator : std::allocator<T> {
 template <typename T>
 using HostArray = std::vector<T, NoInitAllocator<T>>;
 
-// n copies of `fill`, written by every core OpenMP offers when n is large.
+// n zeros, written by every core OpenMP offers when n is large.
 template <typename T>
-HostArray<T> parallel_array(std::size_t n, T fill = T{}) {
+HostArray<T> parallel_zeros(std::size_t n) {
   HostArray<T> v(n);
 #pragma omp parallel for schedule(static) if (n > (1u << 16))
-  for (std::size_t i = 0; i < n; ++i) v[i] = fill;
+  for (std::size_t i = 0; i < n; ++i) v[i] = T{};
   return v;
 }
 
@@ -42,8 +40,8 @@ class CpuPlan : public Plan {
  public:
   CpuPlan(index_t rows, index_t cols, const PlanOptions& opt)
       : rows_(rows), cols_(cols), k_(opt.k), layout_(opt.layout),
-        x_(parallel_array<double>(static_cast<std::size_t>(cols) * opt.k)),
-        y_(parallel_array<double>(static_cast<std::size_t>(rows) * opt.k)) {}
+        x_(parallel_zeros<double>(static_cast<std::size_t>(cols) * opt.k)),
+        y_(parallel_zeros<double>(static_cast<std::size_t>(rows) * opt.k)) {}
 
   void set_x(std::span<const double> x) override {
     if (x.size() != x_.size())

@@ -89,7 +89,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // where CSR5 makes its own upload (cop20k_A: 10 ms, 420 products of planning, and lost).
   // Predictions are scaled to the first candidate's measured product.
   const auto fits = [&](const Candidate& c) {
-    if (!large || c.predicted_convert_s == 0 || reference == 0) return true;
+    if (!large || !c.converts || reference == 0) return true;
     const double first = std::max(ranked[trial.front().rank].predicted_s, 1e-12);
     const bool close = b != Backend::Cuda && c.predicted_s <= policy.close * first;
     return close || c.predicted_convert_s / first * reference <= left();
@@ -161,13 +161,13 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   }
 
   std::size_t best = 0;
+  double best_cost = 0;
   std::vector<std::string> said;
-  std::vector<double> cost(trial.size());
   for (std::size_t j = 0; j < trial.size(); ++j) {
     const Entry& e = trial[j];
     const double t = e.times.empty() ? 0 : lower_median(e.times);
-    cost[j] = e.plan->convert_seconds + static_cast<double>(n) * t;
-    if (cost[j] < cost[best]) best = j;
+    const double cost = e.plan->convert_seconds + static_cast<double>(n) * t;
+    if (j == 0 || cost < best_cost) best = j, best_cost = cost;
     const std::string& label = ranked[e.rank].label;
     said.push_back(e.plan->convert_seconds > 0 && opt.trial
                        ? fmt::format("{} {} + conversion {:.2f} ms", label, us(t), e.plan->convert_seconds * 1e3)
