@@ -186,11 +186,10 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
       // Same checks as make_plan, but on this spec (it may come from a private list).
       require_real(a, fmt::format("kernel '{}' ({})", k.name, to_string(k.backend)));
       // The first configuration after another backend's finds the device (or the cores) idle and
-      // clocked down (small matrices measured up to 2x slow, bench/results/README.md): 50 ms of the
-      // plan's own products before it is timed (below). On the CPU also 50 ms of CSR products
-      // before the plan is made: the planner's analysis and trial ran on the VM's idle cores. Not
-      // on the GPU: its planner's host part then found the cores idle instead (ELL's conversion
-      // measured 3.9 ms instead of 1.1 and lost to CSR on a stencil).
+      // clocked down: 50 ms of the plan's own products before it is timed (below). On the CPU also
+      // 50 ms of CSR products before the plan is made, so that the planner's analysis and trial do
+      // not run on idle cores. Not on the GPU: there the planner's host part would find the cores
+      // idle instead (bench/results/README.md has the measurements).
       const bool first = warmed != k.backend;
       if (first && k.backend != Backend::Cuda) warm_up(a, k.backend, opt);
       warmed = k.backend;

@@ -11,7 +11,8 @@
 namespace spmv::cpu {
 
 // Allocates without zeroing, so that a parallel loop can make the first touch: page faults spread
-// over the threads (a 1M-row plan's x and y: ~8 ms zeroed by one thread), pages placed near them.
+// over the threads (one thread zeroing a large plan's x and y was most of its making), pages
+// placed near them.
 template <typename T>
 struct NoInitAllocator : std::allocator<T> {
   template <typename U>

@@ -86,7 +86,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // tried (the first candidate's is: it is the model's choice), unless, on the CPU, the model
   // predicts a product about as fast as the first's: there it cannot tell them apart, and the
   // products may repay the conversion (CSR5 on rows of very different lengths). Not on the GPU,
-  // where CSR5 makes its own upload (cop20k_A: 10 ms, 420 products of planning, and lost).
+  // where CSR5 makes its own upload, which cost far more than it saved.
   // Predictions are scaled to the first candidate's measured product.
   const auto fits = [&](const Candidate& c) {
     if (!large || !c.converts || reference == 0) return true;
@@ -140,8 +140,8 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
     const double batch_s = large ? policy.batch_s_large : policy.batch_s_small;
     for (auto& e : trial) e.batch = static_cast<int>(std::clamp(batch_s / std::max(e.times[0], 1e-9), 1.0, 1000.0));
     const int rounds = large ? policy.rounds_large : policy.rounds_small;
-    // One round at least: a first estimate alone can be a cold product (CSR5 on the CPU right after
-    // its conversion measured 3x its steady time and lost).
+    // One round at least: a first estimate alone can be a cold product (a CSR5 plan's first product
+    // right after its conversion).
     for (int r = 0; r < rounds && (r == 0 || !over_budget()); ++r)
       for (auto it = trial.begin(); it != trial.end();) {
         try {

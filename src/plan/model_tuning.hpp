@@ -41,7 +41,7 @@ struct CudaModel {
   KernelFit csr5{4.5, 3000, 0, 0};          // fixed cost from the current single-pass kernel
   KernelFit ell{3.4, 4900, 0, 0.060};       // above copy bandwidth: small matrices sit in L2
   KernelFit hll{2.8, 4000, 0, 0.19};
-  // Device conversions (allocation included): 8-17 CSR products on matrices of 1M-27M nonzeros.
+  // Device conversions, allocation included (set from the planner's runs, bench/results/README.md).
   double convert_ell = 12, convert_hll = 12, convert_csr5 = 22;
 };
 
