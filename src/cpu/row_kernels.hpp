@@ -142,10 +142,11 @@ template <bool Simd = true, class Rows>
 void rows_product(const Rows& rows, index_t r0, index_t r1, const double* x, double* y,
                   index_t n_rows, index_t n_cols, int k, Layout layout) {
   if (k == 1) {
+    const Rows local = rows;  // by value: a store to y cannot alias the view's pointers
     if constexpr (Simd)
-      for (index_t r = r0; r < r1; ++r) y[r] = row_dot(rows(r), x);
+      for (index_t r = r0; r < r1; ++r) y[r] = row_dot(local(r), x);
     else
-      for (index_t r = r0; r < r1; ++r) y[r] = row_dot_scalar(rows(r), x);
+      for (index_t r = r0; r < r1; ++r) y[r] = row_dot_scalar(local(r), x);
   } else if (layout == Layout::RowMajor) {
     rows_spmm<true>(rows, r0, r1, x, y, n_rows, n_cols, k);
   } else {

@@ -108,7 +108,13 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
       r.add("hll", fmt::format("hll hack={}{}", 16 << h, th),
             predict(m.hll, by.hll[h], threads) + 0.9e-3 * (16 << h) * longest, m.convert_hll * f.hll_padding[h],
             with(inner, 16 << h));
-  if (k == 1) r.add("csr5", "csr5" + th, predict(m.csr5, by.csr, threads), m.convert_csr5, with(small ? "auto" : "simd"));
+  if (k == 1) {
+    double t = predict(m.csr5, by.csr, threads);
+    if (small)  // its own trial may run it on fewer threads, where its tiles beat CSR's short rows
+      for (const Candidate& c : r.list)
+        if (c.kernel == "csr") t = std::min(t, m.csr5_small_share * c.predicted_s * 1e6);
+    r.add("csr5", "csr5" + th, t, m.convert_csr5, with(small ? "auto" : "simd"));
+  }
 }
 
 void cuda_candidates(const MatrixFeatures& f, Ranked& r) {

@@ -29,6 +29,7 @@ struct CpuModel {
   double serial_ns_per_nnz = 1.13;       // one thread, in cache: no fork/join
   double convert_ell = 30, convert_hll = 30, convert_csr5 = 18;  // medians at 16 threads
   long long small_nnz = 65536;           // below: fewer threads are worth a trial
+  double csr5_small_share = 0.8;         // small matrices: CSR5 / the best CSR setting (median 0.75-0.9)
 };
 
 struct CudaModel {
