@@ -271,23 +271,30 @@ TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
   }
   rows[18].status = "error: boom";
   rows[18].check = "";
+  // ma's omp auto was also timed interleaved with its oracle and baseline: those ratios count.
+  rows[1].duel_oracle = 0.9;
+  rows[1].duel_baseline = 1.4;
   const std::string s = summary_table(rows);
   EXPECT_EQ(s.find("fast-wrong"), std::string::npos) << s;
 
-  // Ratios are oracle (or baseline) time / auto time.
-  const double ma_omp = 3e-6 / 4e-6, mb_omp = 2e-6 / 1.6e-6;               // 0.75, 1.25
-  const double ma_omp_base = 6e-6 / 4e-6, mb_omp_base = 1.28e-6 / 1.6e-6;  // 1.5, 0.8
+  // Ratios are oracle (or baseline) time / auto time; "sweep": from the sweep's medians.
+  const double ma_omp = 0.9, mb_omp = 2e-6 / 1.6e-6;                        // 0.9 interleaved, 1.25
+  const double ma_omp_sweep = 3e-6 / 4e-6;                                  // 0.75
+  const double ma_omp_base = 1.4, mb_omp_base = 1.28e-6 / 1.6e-6;           // 1.4 interleaved, 0.8
   const double ma_k4 = 6e-6 / 8e-6, ma_cuda = 0.9e-6 / 1e-6, ma_cuda_base = 0.8e-6 / 1e-6;
   const std::string ma = block(s, "ma ");
   EXPECT_NE(ma.find(fmt::format("\n auto omp k=1: omp/hll t=2 4.0us | oracle omp/hll t=2 hack=32 3.0us | "
-                                "auto/oracle {:.3f} | auto/base {:.3f} | plan+convert {:.1f} products\n",
-                                ma_omp, ma_omp_base, (30e-6 + 10e-6) / 4e-6)),
+                                "auto/oracle {:.3f} (sweep {:.3f}) | auto/base {:.3f} (sweep {:.3f}) | "
+                                "plan+convert {:.1f} products\n",
+                                ma_omp, ma_omp_sweep, ma_omp_base, 6e-6 / 4e-6, (30e-6 + 10e-6) / 4e-6)),
             std::string::npos) << s;
   EXPECT_NE(ma.find(fmt::format("\n auto omp k=4: omp/csr t=2 8.0us | oracle omp/csr t=2 k=4 6.0us | "
-                                "auto/oracle {:.3f} | auto/base - | plan+convert 0.0 products\n", ma_k4)),
+                                "auto/oracle {0:.3f} (sweep {0:.3f}) | auto/base - (sweep -) | plan+convert 0.0 "
+                                "products\n", ma_k4)),
             std::string::npos) << s;
   EXPECT_NE(ma.find(fmt::format("\n auto cuda k=1: cuda/csr bs=256 1.0us | oracle cuda/csr bs=256 0.9us | "
-                                "auto/oracle {:.3f} | auto/base {:.3f} | plan+convert {:.1f} products\n",
+                                "auto/oracle {0:.3f} (sweep {0:.3f}) | auto/base {1:.3f} (sweep {1:.3f}) | "
+                                "plan+convert {2:.1f} products\n",
                                 ma_cuda, ma_cuda_base, 50e-6 / 1e-6)),
             std::string::npos) << s;
   const std::string mb = block(s, "mb ");
@@ -299,16 +306,20 @@ TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
 
   EXPECT_EQ(block(s, "auto omp k=1 over"),
             fmt::format("auto omp k=1 over 2 matrices (0 with auto not usable):\n"
-                        " auto/oracle geomean {:.3f} worst {:.3f} (ma) below 0.85 on 1 of 2\n"
+                        " auto/oracle geomean {:.3f} worst {:.3f} (ma) below 0.85 on 0 of 2\n"
+                        " (sweep) geomean {:.3f} worst {:.3f} (ma) below 0.85 on 1 of 2\n"
                         " auto/baseline geomean {:.3f} worst {:.3f} (mb) below 1.00 on 1 of 2\n",
-                        std::sqrt(ma_omp * mb_omp), ma_omp, std::sqrt(ma_omp_base * mb_omp_base), mb_omp_base));
+                        std::sqrt(ma_omp * mb_omp), ma_omp, std::sqrt(ma_omp_sweep * mb_omp), ma_omp_sweep,
+                        std::sqrt(ma_omp_base * mb_omp_base), mb_omp_base));
   EXPECT_EQ(block(s, "auto omp k=4 over"),
             fmt::format("auto omp k=4 over 1 matrices (0 with auto not usable):\n"
                         " auto/oracle geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 1 of 1\n"
+                        " (sweep) geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 1 of 1\n"
                         " auto/baseline -\n", ma_k4));
   EXPECT_EQ(block(s, "auto cuda k=1 over"),
             fmt::format("auto cuda k=1 over 2 matrices (1 with auto not usable):\n"
                         " auto/oracle geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 0 of 1\n"
+                        " (sweep) geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 0 of 1\n"
                         " auto/baseline geomean {1:.3f} worst {1:.3f} (ma) below 1.00 on 1 of 1\n",
                         ma_cuda, ma_cuda_base));
   // Without auto rows the summary has no auto lines.
@@ -316,6 +327,73 @@ TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
   for (const Row& r : rows)
     if (r.kernel != "auto") plain.push_back(r);
   EXPECT_EQ(summary_table(plain).find("auto"), std::string::npos);
+}
+
+// A plan whose products are correct and whose timing is a simulated clock: time_runs(n) reports
+// n x per_product(call), so timing code can be tested without timing anything.
+class ClockedPlan final : public Plan {
+ public:
+  ClockedPlan(const Csr& a, std::function<double(int call)> per_product)
+      : fake_(a, PlanOptions{}, 1.0), per_product_(std::move(per_product)) {}
+  void set_x(std::span<const double> x) override { fake_.set_x(x); }
+  void run(int times) override { fake_.run(std::min(times, 1)); }
+  void get_y(std::span<double> y) override { fake_.get_y(y); }
+  double time_runs(int times) override { return times * per_product_(calls_++); }
+
+ private:
+  FakePlan fake_;
+  std::function<double(int)> per_product_;
+  int calls_ = 0;
+};
+
+TEST(Timing, InterleavedRatiosAreMediansOfPerRoundRatios) {
+  const Csr a = test::csr_from_lengths({2, 3}, 3, 1);
+  ClockedPlan first(a, [](int) { return 2e-6; });
+  ClockedPlan half(a, [](int) { return 1e-6; });
+  // 3 us, but one call in four 10x slower (a hiccup): the median ignores it, a mean would not.
+  ClockedPlan bumpy(a, [](int call) { return call % 4 == 3 ? 30e-6 : 3e-6; });
+  std::vector<Plan*> plans{&first, &half, &bumpy};
+  const auto r = interleaved_ratios(plans, 1e-3, 9);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0], 1.0);
+  EXPECT_DOUBLE_EQ(r[1], 0.5);
+  EXPECT_DOUBLE_EQ(r[2], 1.5);
+}
+
+TEST(Bench, AutoIsTimedInterleavedWithTheOracleAndTheBaseline) {
+  // auto 2 us; the oracle 0.8 us in the sweep (a lucky plan) but 1 us when made again; the baseline 4 us.
+  auto clocked = [](const std::string& name, bool baseline, std::function<double(int made)> per) {
+    auto made = std::make_shared<int>(0);
+    return KernelSpec{.name = name, .backend = Backend::Omp, .format = "csr", .description = "test fake",
+                      .baseline = baseline, .spmm = false, .params = {},
+                      .make = [per, made](const Csr& a, const PlanOptions&) -> std::unique_ptr<Plan> {
+                        const double t = per((*made)++);
+                        return std::make_unique<ClockedPlan>(a, [t](int) { return t; });
+                      }};
+  };
+  std::vector<KernelSpec> reg{*find_kernel(Backend::Serial, "csr"),
+                              clocked("auto", false, [](int) { return 2e-6; }),
+                              clocked("fake-oracle", false, [](int made) { return made == 0 ? 0.8e-6 : 1e-6; }),
+                              clocked("fake-lib", true, [](int) { return 4e-6; })};
+  SweepConfig cfg = quick_config(reg);
+  cfg.threads = {1};
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(50, 3), 50, 3);
+  const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  const Row* au = find_row(rows, "auto");
+  ASSERT_NE(au, nullptr);
+  ASSERT_TRUE(au->usable()) << au->status;
+  EXPECT_DOUBLE_EQ(au->time_median_s, 2e-6);
+  EXPECT_DOUBLE_EQ(find_row(rows, "fake-oracle")->time_median_s, 0.8e-6);
+  EXPECT_DOUBLE_EQ(au->duel_oracle, 0.5);  // the oracle made again: 1 us against auto's 2 us
+  EXPECT_DOUBLE_EQ(au->duel_baseline, 2.0);
+  EXPECT_EQ(find_row(rows, "fake-oracle")->duel_oracle, 0.0);  // only auto rows carry them
+  const std::string s = summary_table(rows);
+  EXPECT_NE(s.find("auto/oracle 0.500 (sweep 0.400) | auto/base 2.000 (sweep 2.000)"), std::string::npos) << s;
+
+  cfg.duel_rounds = 0;  // off: the sweep's ratios (the oracle's plan is now a 1 us one)
+  const auto plain = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  EXPECT_EQ(find_row(plain, "auto")->duel_oracle, 0.0);
+  EXPECT_NE(summary_table(plain).find("auto/oracle 0.500 (sweep 0.500)"), std::string::npos) << summary_table(plain);
 }
 
 std::vector<std::string> split_csv_line(const std::string& line) {
@@ -355,7 +433,7 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
                         "nz_per_block", "k", "status", "check", "max_rel_error", "mean_rel_error",
                         "convert_s", "setup_s", "time_median_s", "time_min_s", "gflops", "speedup",
                         "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share", "iter50_s",
-                        "iter500_s", "detail", "chosen", "planning_s", "hostname", "cpu_model", "device", "compiler", "git_commit"})
+                        "iter500_s", "detail", "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler", "git_commit"})
     EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << c;
   EXPECT_EQ(cols, csv_columns());
   const auto idx = [&](const std::string& c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
@@ -463,6 +541,7 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   planned.planning_s = 1e-3;
   planned.time_median_s *= 1.25;
   planned.gflops /= 1.25;
+  planned.duel_oracle = 0.9;  // timed interleaved: 0.9 (the sweep's medians say 0.8)
   rows.push_back(planned);
   const std::string dir = testing::TempDir() + "/spmv_report";
   fs::remove_all(dir);
@@ -493,6 +572,11 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   EXPECT_TRUE(fs::exists(dir + "/out/auto_vs_oracle.png"));
   EXPECT_NE(s.find("### auto omp k=1"), std::string::npos) << s;
   EXPECT_NE(s.find("| mat0 | omp/fake-good threads=2 |"), std::string::npos) << s;
+  double oracle_s = 1e300;  // the sweep's oracle: the fastest usable omp row
+  for (const Row& r : rows)
+    if (r.backend == "omp" && r.usable() && !r.baseline && r.kernel != "auto") oracle_s = std::min(oracle_s, r.time_median_s);
+  // auto/oracle from the interleaved timing, then the sweep's
+  EXPECT_NE(s.find(fmt::format("| 0.900 | {:.3f} |", oracle_s / planned.time_median_s)), std::string::npos) << s;
   EXPECT_EQ(s.find("| mat1 | omp/fake-good threads=2 |"), std::string::npos) << s;
   EXPECT_NE(s.find("- auto omp k=1 over 1 matrices: auto/oracle geomean"), std::string::npos) << s;
 

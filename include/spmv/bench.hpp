@@ -75,6 +75,9 @@ struct SweepConfig {
   std::string x_spec = "random:7";
   long long products = 100;           // the planner's (kernel auto) expected products
   bool trial = true;                  // false: auto takes its model's first choice
+  // Rounds of the interleaved timing of auto against the oracle and the best baseline (0: none).
+  // Each batch lasts a fifth of min_sample_seconds (at least 1 ms).
+  int duel_rounds = 11;
   // The kernels to enumerate; nullptr = the registry (kernels()). Tests pass a private list so
   // their fake kernels never reach the global registry other tests iterate.
   const std::vector<KernelSpec>* registry = nullptr;
@@ -116,6 +119,11 @@ struct Row {
   double bandwidth_gbs = 0, bandwidth_share = 0, ceiling_gbs = 0;
   offset_t bytes_per_product = 0, stored_entries = 0;
   double iter50_s = 0, iter500_s = 0;  // conversion + setup + N products (N from cfg.iterations)
+  // Kernel "auto" (per backend and k; the most threads where several): the oracle's and the best
+  // baseline's time per product over auto's, timed interleaved with it after the sweep (median of
+  // cfg.duel_rounds rounds); 0: not measured. Which rows are the oracle and the baseline: see
+  // summary_table.
+  double duel_oracle = 0, duel_baseline = 0;
 
   bool usable() const { return status == "ok" && check == "passed"; }
 };

@@ -105,6 +105,51 @@ void warm_up(const Csr& a, Backend b, const PlanOptions& opt) {
   }
 }
 
+// The fastest usable row of `out` that `keep` accepts; out.size() when none.
+std::size_t fastest_row(const std::vector<Row>& out, const std::function<bool(const Row&)>& keep) {
+  std::size_t b = out.size();
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].usable() && out[i].time_median_s > 0 && keep(out[i]) &&
+        (b == out.size() || out[i].time_median_s < out[b].time_median_s))
+      b = i;
+  return b;
+}
+
+// Auto's row `ai` against the oracle (our fastest row of its backend and k) and the best baseline
+// of its side (CPU or GPU) and k, timed interleaved with auto's kept plan; the ratios go into the
+// auto row. The oracle and baseline plans are made again from their jobs. A plan that cannot be
+// made again leaves its ratio at 0 (not measured).
+void duel_auto(const Csr& a, std::vector<Row>& out, const std::vector<const Job*>& row_job, std::size_t ai,
+               Plan& auto_plan, const std::vector<double>& x, const SweepConfig& cfg) {
+  Row& ar = out[ai];
+  const bool on_gpu = ar.backend == "cuda";
+  const std::size_t oi = fastest_row(out, [&](const Row& o) {
+    return !o.baseline && o.kernel != "auto" && o.backend == ar.backend && o.k == ar.k;
+  });
+  const std::size_t bi = fastest_row(out, [&](const Row& o) {
+    return o.baseline && (o.backend == "cuda") == on_gpu && o.k == ar.k;
+  });
+  std::vector<std::unique_ptr<Plan>> made;
+  std::vector<Plan*> plans{&auto_plan};
+  std::vector<double*> into;
+  for (auto [i, field] : {std::pair{oi, &ar.duel_oracle}, std::pair{bi, &ar.duel_baseline}}) {
+    if (i == out.size()) continue;
+    try {
+      made.push_back(row_job[i]->spec->make(a, row_job[i]->opt));
+      made.back()->set_x(x);
+      plans.push_back(made.back().get());
+      into.push_back(field);
+    } catch (const std::exception&) {
+    }
+  }
+  if (plans.size() < 2) return;
+  try {
+    const auto r = interleaved_ratios(plans, std::max(1e-3, cfg.min_sample_seconds / 5), cfg.duel_rounds);
+    for (std::size_t j = 0; j < into.size(); ++j) *into[j] = r[j + 1];
+  } catch (const std::exception&) {
+  }
+}
+
 void fill_matrix(Row& r, const MatrixSource& src) {
   r.matrix = src.name;
   r.origin = src.origin;
@@ -151,8 +196,12 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
   const KernelSpec* base = serial_csr(cfg);
   std::size_t done = done_before;
   std::optional<Backend> warmed;  // the backend whose last configuration ran just before
+  const std::vector<Job> all = jobs(cfg);
+  std::vector<const Job*> row_job;  // the job of each row of `out`
+  // Per backend and k, auto's row and plan (the most threads where several), kept for the duel.
+  std::map<std::pair<int, int>, std::pair<std::size_t, std::unique_ptr<Plan>>> autos;
 
-  for (const Job& job : jobs(cfg)) {
+  for (const Job& job : all) {
     const KernelSpec& k = *job.spec;
     const PlanOptions& opt = job.opt;
     if (progress.update)
@@ -215,6 +264,7 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
         r.status = "failed";
         r.detail += (r.detail.empty() ? "" : "; ") + chk.message;
         out.push_back(std::move(r));
+        row_job.push_back(&job);
         continue;
       }
 
@@ -226,6 +276,10 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
       r.samples = pt.samples;
       r.time_median_s = pt.median_s;
       r.time_min_s = pt.min_s;
+      if (k.name == "auto" && cfg.duel_rounds > 0) {
+        auto& kept = autos[{static_cast<int>(k.backend), opt.k}];
+        if (!kept.second || r.threads > out[kept.first].threads) kept = {out.size(), std::move(plan)};
+      }
     } catch (const Unsupported& e) {
       r.status = std::string("skipped: ") + e.what();
     } catch (const std::bad_alloc&) {
@@ -248,7 +302,9 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
       r.iter500_s = fixed + n500 * tm;
     }
     out.push_back(std::move(r));
+    row_job.push_back(&job);
   }
+  for (auto& [key, kept] : autos) duel_auto(a, out, row_job, kept.first, *kept.second, xs[key.second], cfg);
   if (progress.update) progress.update(done, total, src.name);
   return out;
 }

@@ -49,4 +49,27 @@ ProductTiming time_products(Plan& plan, double sample_seconds, int samples, doub
   return r;
 }
 
+std::vector<double> interleaved_ratios(std::span<Plan* const> plans, double batch_seconds, int rounds) {
+  const std::size_t n = plans.size();
+  std::vector<int> batch(n);
+  for (std::size_t i = 0; i < n; ++i) batch[i] = calibrate(*plans[i], batch_seconds).n;  // also warms up
+  std::vector<std::vector<double>> ratios(n);
+  std::vector<double> t(n);
+  for (int r = 0; r < rounds; ++r) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = (j + static_cast<std::size_t>(r)) % n;
+      t[i] = plans[i]->time_runs(batch[i]) / batch[i];
+    }
+    for (std::size_t i = 0; i < n; ++i) ratios[i].push_back(t[0] > 0 ? t[i] / t[0] : 0);
+  }
+  std::vector<double> out(n, 1.0);
+  for (std::size_t i = 1; i < n && rounds > 0; ++i) {
+    auto& v = ratios[i];
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    out[i] = v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+  }
+  return out;
+}
+
 }  // namespace spmv
