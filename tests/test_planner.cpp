@@ -237,15 +237,65 @@ TEST(Planner, TrialKeepsTheMeasuredFastestThoughTheModelRanksItLower) {
   EXPECT_NE(plan->detail.find(ranked[1].label + " 10.0 us"), std::string::npos) << plan->detail;
 }
 
-TEST(Planner, TrialOnALargeMatrixTimesFewProducts) {
-  // Above a million nonzeros the trial is bounded in products: at most max_large candidates, each
-  // timed once when made and once per round.
+// A plan whose first `cold` products (untimed or timed) take 3x `seconds`: its data coming back into
+// the caches after another plan's products. Counts its untimed and timed products in `n`.
+struct ProductCounts {
+  int untimed = 0, timed = 0;
+};
+class WarmingPlan final : public Plan {
+ public:
+  WarmingPlan(double seconds, int cold, ProductCounts* n) : s_(seconds), cold_(cold), n_(n) {}
+  void set_x(std::span<const double>) override {}
+  void run(int times) override { n_->untimed += times, done_ += times; }
+  void get_y(std::span<double>) override {}
+  double time_runs(int times) override {
+    double t = 0;
+    for (int i = 0; i < times; ++i) t += s_ * (done_++ < cold_ ? 3.0 : 1.0);
+    n_->timed += times;
+    return t;
+  }
+
+ private:
+  double s_;
+  int cold_, done_ = 0;
+  ProductCounts* n_;
+};
+
+TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
+  // Above a million nonzeros the CPU trial times each candidate alone after warm_cpu untimed
+  // products (no rounds), at most max_large of them. The second candidate is the faster one once
+  // warm, though its first products are 3x slower: judged cold, it would lose.
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(70000, 16), 70000, 5);
+  ASSERT_GT(a.nnz(), 1'000'000);
+  const tuning::TrialPolicy policy;
+  std::vector<ProductCounts> made;
+  made.reserve(64);
+  std::vector<std::string> labels;
+  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+    const double s = made.empty() ? 1e-4 : made.size() == 1 ? 0.8e-4 : 2e-4;
+    const int cold = made.size() == 1 ? 3 : 0;
+    made.emplace_back();
+    labels.push_back(c.label);
+    return std::make_unique<WarmingPlan>(s, cold, &made.back());
+  });
+  ASSERT_GE(made.size(), 2u) << plan->detail;
+  EXPECT_LE(static_cast<int>(made.size()), policy.max_large);
+  EXPECT_EQ(plan->chosen, "omp/" + labels[1]) << plan->detail;
+  for (const ProductCounts& n : made) {
+    EXPECT_EQ(n.untimed, policy.warm_cpu) << plan->detail;
+    EXPECT_EQ(n.timed, policy.timed_cpu) << plan->detail;
+  }
+}
+
+TEST(Planner, TrialOnALargeGpuMatrixTimesFewProducts) {
+  // On CUDA the large trial is bounded in products: at most max_large candidates, each timed once
+  // when made and once per round.
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(70000, 16), 70000, 5);
   ASSERT_GT(a.nnz(), 1'000'000);
   const tuning::TrialPolicy policy;
   std::vector<int> products;
   products.reserve(64);
-  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate&, double&) -> std::unique_ptr<Plan> {
+  const auto plan = detail::plan_auto(a, Backend::Cuda, PlanOptions{}, [&](const Candidate&, double&) -> std::unique_ptr<Plan> {
     products.push_back(0);
     return std::make_unique<ScriptedPlan>(1e-4, 0, &products.back());
   });

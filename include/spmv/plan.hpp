@@ -95,8 +95,9 @@ int products_per_sample(Plan& plan, double sample_seconds);
 // than max_seconds; 0: no cap): the median and minimum time of one product.
 ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds = 0);
 // Plans compared on the same work, interleaved: `rounds` rounds, each timing one batch (about
-// batch_seconds) of every plan, in an order that rotates from round to round, so that clock drift
-// and background load hit all alike. Returns per plan the median over the rounds of its time per
+// batch_seconds, after a quarter as many untimed products, at least 3, that bring the plan's data
+// back into the caches) of every plan, in an order that rotates from round to round, so that clock
+// drift and background load hit all alike. Returns per plan the median over the rounds of its time per
 // product divided by plans[0]'s in the same round (1 for plans[0]). Steadier than comparing
 // medians taken one plan after another, and free of the bias of a best-of-many taken that way.
 std::vector<double> interleaved_ratios(std::span<Plan* const> plans, double batch_seconds, int rounds);

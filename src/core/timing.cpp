@@ -58,6 +58,7 @@ std::vector<double> interleaved_ratios(std::span<Plan* const> plans, double batc
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t i = (j + static_cast<std::size_t>(r)) % n;
+      plans[i]->run(std::max(3, batch[i] / 4));  // back in the caches after the other plans' batches
       t[i] = plans[i]->time_runs(batch[i]) / batch[i];
     }
     for (std::size_t i = 0; i < n; ++i) ratios[i].push_back(t[0] > 0 ? t[i] / t[0] : 0);

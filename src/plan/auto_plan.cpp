@@ -94,9 +94,12 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
     const bool close = b != Backend::Cuda && c.predicted_s <= policy.close * first;
     return close || c.predicted_convert_s / first * reference <= left();
   };
+  // CPU, large: warm products first, then alone (see TrialPolicy); no rounds.
+  const bool alone = large && b != Backend::Cuda;
   const auto timed = [&](Entry& e) {
     const auto t = clock::now();
-    e.times.push_back(e.plan->time_runs(e.batch) / e.batch);
+    if (alone) e.plan->run(policy.warm_cpu);
+    for (int i = 0; i < (alone ? policy.timed_cpu : 1); ++i) e.times.push_back(e.plan->time_runs(e.batch) / e.batch);
     timing += since(t);
   };
   const auto skip = [&](const Candidate& c, const char* why) { skipped.push_back(c.label + ": " + why); };
@@ -136,7 +139,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
 
   // Interleaved rounds: every candidate times one batch per round, so a clock ramp or a stall
   // touches them all alike; each keeps the lower median of its times.
-  if (opt.trial && trial.size() > 1) {
+  if (opt.trial && trial.size() > 1 && !alone) {
     const double batch_s = large ? policy.batch_s_large : policy.batch_s_small;
     for (auto& e : trial) e.batch = static_cast<int>(std::clamp(batch_s / std::max(e.times[0], 1e-9), 1.0, 1000.0));
     const int rounds = large ? policy.rounds_large : policy.rounds_small;

@@ -58,6 +58,12 @@ struct TrialPolicy {
   double budget_products = 12;
   double close = 1.1;  // CPU: a converting candidate predicted within this of the first is tried anyway
   int rounds_large = 2, rounds_small = 5;
+  // CPU, large matrices: each candidate is timed alone, warm, instead of in rounds: on the Xeon a
+  // plan's first two products after another plan's ran up to 2.3x slower (its data back from DRAM
+  // into the last-level cache), which rounds of one product each measured, biased against the
+  // formats a conversion had just written. warm_cpu products untimed, then timed_cpu timed (the
+  // fastest counts).
+  int warm_cpu = 3, timed_cpu = 2;
   double batch_s_large = 0, batch_s_small = 2e-4;  // large: one product per round
   double small_budget_s = 0.04;
 };
