@@ -261,12 +261,15 @@ class WarmingPlan final : public Plan {
   ProductCounts* n_;
 };
 
+// 1.12M nonzeros: above TrialPolicy::large_nnz.
+Csr large_matrix() { return test::csr_from_lengths(std::vector<offset_t>(70000, 16), 70000, 5); }
+
 TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
   // Above a million nonzeros the CPU trial times each candidate alone after warm_cpu untimed
   // products (no rounds), at most max_large of them. The second candidate is the faster one once
   // warm, though its first products are 3x slower: judged cold, it would lose.
-  const Csr a = test::csr_from_lengths(std::vector<offset_t>(70000, 16), 70000, 5);
-  ASSERT_GT(a.nnz(), 1'000'000);
+  const Csr a = large_matrix();
+  ASSERT_GT(a.nnz(), tuning::TrialPolicy{}.large_nnz);
   const tuning::TrialPolicy policy;
   std::vector<ProductCounts> made;
   made.reserve(64);
@@ -290,8 +293,7 @@ TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
 TEST(Planner, TrialOnALargeGpuMatrixTimesFewProducts) {
   // On CUDA the large trial is bounded in products: at most max_large candidates, each timed once
   // when made and once per round.
-  const Csr a = test::csr_from_lengths(std::vector<offset_t>(70000, 16), 70000, 5);
-  ASSERT_GT(a.nnz(), 1'000'000);
+  const Csr a = large_matrix();
   const tuning::TrialPolicy policy;
   std::vector<int> products;
   products.reserve(64);
