@@ -619,6 +619,20 @@ TEST(Bench, CliQuickRunEndToEnd) {
   EXPECT_NE(out.str().find("best CPU kernel"), std::string::npos) << out.str();
   EXPECT_NE(csv.str().find(",real,"), std::string::npos);
   EXPECT_NE(csv.str().find(",synthetic"), std::string::npos);
+  // auto's rows carry the interleaved timing against the oracle (on by default).
+  std::string line;
+  std::getline(csv, line);
+  const auto cols = split_csv_line(line);
+  const auto col = [&](const char* c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
+  int autos = 0, dueled = 0;
+  while (std::getline(csv, line)) {
+    const auto v = split_csv_line(line);
+    if (v[col("kernel")] != "auto" || v[col("status")] != "ok") continue;
+    ++autos;
+    dueled += !v[col("duel_oracle")].empty() && std::stod(v[col("duel_oracle")]) > 0;
+  }
+  EXPECT_GT(autos, 0);
+  EXPECT_EQ(dueled, autos);
   EXPECT_TRUE(fs::exists(dir + "/results.json"));
   fs::remove_all(dir);
 }

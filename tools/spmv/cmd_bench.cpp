@@ -24,6 +24,7 @@ struct BenchArgs {
               cache_dir = ".cache/matrices";
   bool quick = false, no_baselines = false, no_progress = false, no_trial = false;
   long long products = 100;
+  int duel_rounds = 11;
 };
 
 std::string fmt_seconds(double s) {
@@ -57,6 +58,7 @@ int bench_cmd(BenchArgs& a) {
   cfg.baselines = !a.no_baselines;
   cfg.products = a.products;
   cfg.trial = !a.no_trial;
+  cfg.duel_rounds = a.duel_rounds;
 
   SuiteOptions so;
   so.matrices_dir = a.matrices_dir;
@@ -235,6 +237,10 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
   cmd->add_option("--products", a->products, "Kernel auto: products a plan serves (default 100)")->check(CLI::PositiveNumber);
   cmd->add_flag("--no-trial", a->no_trial, "Kernel auto: the model's choice without a timed trial");
+  cmd->add_option("--duel-rounds", a->duel_rounds,
+                  "Kernel auto: rounds of its interleaved timing against the oracle and the best baseline "
+                  "after the sweep (default 11, 0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([&action, a] { action = [a] { return bench_cmd(*a); }; });
 }
 
