@@ -261,6 +261,41 @@ class WarmingPlan final : public Plan {
   ProductCounts* n_;
 };
 
+// A plan that pays `wake` seconds on a timing that follows another plan's products (threads of
+// its team left idle by a plan of another thread count), `seconds` per product otherwise.
+class WakingPlan final : public Plan {
+ public:
+  WakingPlan(int id, double seconds, double wake, int* last) : id_(id), s_(seconds), wake_(wake), last_(last) {}
+  void set_x(std::span<const double>) override {}
+  void run(int) override { *last_ = id_; }
+  void get_y(std::span<double>) override {}
+  double time_runs(int times) override {
+    const double t = times * s_ + (*last_ != id_ ? wake_ : 0.0);
+    *last_ = id_;
+    return t;
+  }
+
+ private:
+  int id_;
+  double s_, wake_;
+  int* last_;
+};
+
+TEST(Planner, SmallCpuTrialWakesEachCandidateBeforeTimingIt) {
+  // The second candidate is the faster, but each of its timings right after another plan's would
+  // carry 0.1 ms of waking its threads: timed that way, it would lose.
+  const Csr a = test::edge_cases()[8].second;  // irregular_5000
+  int last = -1, made = 0;
+  std::vector<std::string> labels;
+  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+    labels.push_back(c.label);
+    const int id = made++;
+    return std::make_unique<WakingPlan>(id, id == 1 ? 0.8e-5 : 1e-5 * (1 + id), id == 1 ? 1e-4 : 0.0, &last);
+  });
+  ASSERT_GE(labels.size(), 2u) << plan->detail;
+  EXPECT_EQ(plan->chosen, "omp/" + labels[1]) << plan->detail;
+}
+
 // 1.12M nonzeros: above TrialPolicy::large_nnz.
 Csr large_matrix() { return test::csr_from_lengths(std::vector<offset_t>(70000, 16), 70000, 5); }
 
