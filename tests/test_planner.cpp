@@ -130,6 +130,7 @@ TEST(Planner, PlanSaysWhatItChoseAndWhy) {
   EXPECT_EQ(plan->describe().rfind("auto -> omp/", 0), 0u) << plan->describe();
   EXPECT_NE(plan->detail.find("trial "), std::string::npos) << plan->detail;
   EXPECT_NE(plan->detail.find("model rank "), std::string::npos) << plan->detail;
+  EXPECT_NE(plan->detail.find(" (made in "), std::string::npos) << plan->detail;  // each candidate's making
   EXPECT_NE(plan->chosen.find(fmt::format(" threads={}", plan->chosen_threads)), std::string::npos) << plan->chosen;
 }
 
