@@ -99,20 +99,38 @@ class CsrAdaptive final : public CsrDevicePlan {
                         "], got " + std::to_string(nz_per_block_));
     // Long rows are cut into pieces big enough to keep a block busy, small enough to spread.
     piece_len_ = std::max<offset_t>(nz_per_block_, 8 * block_);
-    std::vector<int> blocks;
-    index_t r = 0;
-    while (r < a.rows) {
-      const index_t start = r;
-      if (a.row_length(r) > nz_per_block_) {  // a long row: blocks of its own
-        const offset_t pieces = (a.row_length(r) + piece_len_ - 1) / piece_len_;
-        for (offset_t p = 0; p < pieces; ++p)
-          blocks.insert(blocks.end(), {r, r + 1, static_cast<int>(p), static_cast<int>(pieces)});
-        ++r;
-        continue;
+    // Row blocks, greedily, in independent spans of rows (a block never crosses a span's start), so
+    // that the host pass runs in parallel: one thread walking 4M rows took 7.5 ms of the planner's
+    // trial. The spans depend on the row count only, not on the threads.
+    const index_t spans = static_cast<index_t>(std::clamp<offset_t>(a.rows / 65536, 1, 64));
+    std::vector<std::vector<int>> span_blocks(static_cast<std::size_t>(spans));
+#pragma omp parallel for schedule(dynamic, 1) if (spans > 1)
+    for (index_t sp = 0; sp < spans; ++sp) {
+      const index_t end = static_cast<index_t>(static_cast<offset_t>(a.rows) * (sp + 1) / spans);
+      index_t r = static_cast<index_t>(static_cast<offset_t>(a.rows) * sp / spans);
+      auto& blocks = span_blocks[static_cast<std::size_t>(sp)];
+      while (r < end) {
+        const index_t start = r;
+        if (a.row_length(r) > nz_per_block_) {  // a long row: blocks of its own
+          const offset_t pieces = (a.row_length(r) + piece_len_ - 1) / piece_len_;
+          for (offset_t p = 0; p < pieces; ++p)
+            blocks.insert(blocks.end(), {r, r + 1, static_cast<int>(p), static_cast<int>(pieces)});
+          ++r;
+          continue;
+        }
+        offset_t nz = 0;
+        while (r < end && r - start < block_ && nz + a.row_length(r) <= nz_per_block_) nz += a.row_length(r++);
+        blocks.insert(blocks.end(), {start, r, 0, 1});
       }
-      offset_t nz = 0;
-      while (r < a.rows && r - start < block_ && nz + a.row_length(r) <= nz_per_block_) nz += a.row_length(r++);
-      blocks.insert(blocks.end(), {start, r, 0, 1});
+    }
+    std::vector<int> blocks;
+    if (spans == 1) {
+      blocks = std::move(span_blocks[0]);
+    } else {
+      std::size_t total = 0;
+      for (const auto& b : span_blocks) total += b.size();
+      blocks.reserve(total);
+      for (const auto& b : span_blocks) blocks.insert(blocks.end(), b.begin(), b.end());
     }
     n_blocks_ = static_cast<unsigned>(blocks.size() / 4);
     blocks_.upload(blocks);
