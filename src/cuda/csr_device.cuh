@@ -54,6 +54,15 @@ struct DeviceCsr {
     col.upload(a.col);
     val.upload(a.val);
   }
+  // x and y for plans of this matrix with k right-hand sides, shared by them (the planner's
+  // candidates share this matrix, so they share these too).
+  SharedVectors vectors(int k) {
+    const std::size_t nx = static_cast<std::size_t>(cols) * k, ny = static_cast<std::size_t>(rows) * k;
+    if (!shared_vectors || shared_vectors->x.size() != nx || shared_vectors->y.size() != ny)
+      shared_vectors = std::make_shared<DeviceVectors>(nx, ny);
+    return shared_vectors;
+  }
+  SharedVectors shared_vectors;
   offset_t offset_bytes() const { return wide ? 8 : 4; }
   // What one product must move: values + columns once, row offsets once, x and y once.
   offset_t product_bytes(int k) const {
@@ -79,7 +88,7 @@ inline SharedDeviceCsr upload_csr(const Csr& a, double* seconds = nullptr) {
 class CsrDevicePlan : public CudaPlan {
  public:
   CsrDevicePlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
-      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)),
+      : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)),
         dev_(dev ? std::move(dev) : upload_csr(a, &setup_seconds)), m_(*dev_) {
     bytes_per_product = m_.product_bytes(opt.k);
     stored_entries = a.nnz();

@@ -45,7 +45,7 @@ __global__ void csr_to_ell_kernel(index_t rows, index_t width, const OffT* __res
 class EllPlan final : public CudaPlan {
  public:
   EllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
-      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
+      : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     width_ = ell_width(a);
     const offset_t slots = static_cast<offset_t>(a.rows) * width_;

@@ -85,7 +85,8 @@ __global__ void csr_to_hll_kernel(index_t rows, int hack, const RpT* __restrict_
 class HllPlan final : public CudaPlan {
  public:
   HllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
-      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), hack_(opt.hack) {
+      : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)),
+        hack_(opt.hack) {
     const auto t0 = std::chrono::steady_clock::now();
     // Hack widths and offsets on the host (O(rows), parallel), the slots on the device.
     const HllLayout layout = hll_layout(a, hack_);
