@@ -1,6 +1,8 @@
 // CSV, JSON and the stdout summary. One row per measurement, each carrying the machine.
 #include <spmv/bench.hpp>
 
+#include "bench/auto_compare.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -133,9 +135,7 @@ std::string ratio_text(double x) { return x > 0 ? fmt::format("{:.3f}", x) : "-"
 bool gpu(const Row& r) { return r.backend == "cuda"; }
 
 // The automatic planner against what it chooses among: per (matrix, backend, k) with an auto row,
-// the oracle is the fastest usable non-baseline, non-auto row of that backend and k (any
-// setting), the baseline the fastest usable baseline row of the same side (CPU: Eigen on
-// serial/omp; GPU: every cuSPARSE kernel) and k. Ratios are other time / auto time (1 = as fast):
+// its oracle and baseline (auto_compare.hpp). Ratios are other time / auto time (1 = as fast):
 // the interleaved timing's (Row::duel_*) where the run made one, else the sweep's medians.
 struct AutoCompare {
   const Row* a = nullptr;
@@ -149,14 +149,6 @@ struct AutoCompare {
   double vs_base() const { return a->usable() && a->duel_baseline > 0 ? a->duel_baseline : sweep(base); }
 };
 
-const Row* fastest(const std::vector<const Row*>& v, const std::function<bool(const Row&)>& keep) {
-  const Row* b = nullptr;
-  for (const Row* r : v)
-    if (r->usable() && r->time_median_s > 0 && keep(*r) && (!b || r->time_median_s < b->time_median_s))
-      b = r;
-  return b;
-}
-
 std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
   std::vector<AutoCompare> out;
   for (const Row* r : v) {
@@ -169,12 +161,7 @@ std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
       if (r->threads > same->a->threads) same->a = r;
       continue;
     }
-    AutoCompare c{r};
-    c.oracle = fastest(v, [&](const Row& o) {
-      return !o.baseline && o.kernel != "auto" && o.backend == r->backend && o.k == r->k;
-    });
-    c.base = fastest(v, [&](const Row& o) { return o.baseline && gpu(o) == gpu(*r) && o.k == r->k; });
-    out.push_back(c);
+    out.push_back({r, auto_oracle(*r, v), auto_baseline(*r, v)});
   }
   return out;
 }
@@ -214,6 +201,28 @@ std::string auto_totals(const std::vector<std::pair<std::string, double>>& v, co
 }
 
 }  // namespace
+
+namespace {
+
+const Row* fastest(std::span<const Row* const> v, const std::function<bool(const Row&)>& keep) {
+  const Row* b = nullptr;
+  for (const Row* r : v)
+    if (r->usable() && r->time_median_s > 0 && keep(*r) && (!b || r->time_median_s < b->time_median_s))
+      b = r;
+  return b;
+}
+
+}  // namespace
+
+const Row* auto_oracle(const Row& a, std::span<const Row* const> rows) {
+  return fastest(rows, [&](const Row& o) {
+    return !o.baseline && o.kernel != "auto" && o.backend == a.backend && o.k == a.k;
+  });
+}
+
+const Row* auto_baseline(const Row& a, std::span<const Row* const> rows) {
+  return fastest(rows, [&](const Row& o) { return o.baseline && gpu(o) == gpu(a) && o.k == a.k; });
+}
 
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> c = [] {

@@ -3,6 +3,8 @@
 #include <spmv/device.hpp>
 #include <spmv/stats.hpp>
 
+#include "bench/auto_compare.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -105,37 +107,23 @@ void warm_up(const Csr& a, Backend b, const PlanOptions& opt) {
   }
 }
 
-// The fastest usable row of `out` that `keep` accepts; out.size() when none.
-std::size_t fastest_row(const std::vector<Row>& out, const std::function<bool(const Row&)>& keep) {
-  std::size_t b = out.size();
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i].usable() && out[i].time_median_s > 0 && keep(out[i]) &&
-        (b == out.size() || out[i].time_median_s < out[b].time_median_s))
-      b = i;
-  return b;
-}
-
-// Auto's row `ai` against the oracle (our fastest row of its backend and k) and the best baseline
-// of its side (CPU or GPU) and k, timed interleaved with auto's kept plan; the ratios go into the
-// auto row. The oracle and baseline plans are made again from their jobs. A plan that cannot be
-// made again leaves its ratio at 0 (not measured).
+// Auto's row `ai` against its oracle and best baseline (auto_compare.hpp), timed interleaved with
+// auto's kept plan; the ratios go into the auto row. The oracle and baseline plans are made again
+// from their jobs. A plan that cannot be made again leaves its ratio at 0 (not measured).
 void duel_auto(const Csr& a, std::vector<Row>& out, const std::vector<const Job*>& row_job, std::size_t ai,
                Plan& auto_plan, const std::vector<double>& x, const SweepConfig& cfg) {
   Row& ar = out[ai];
-  const bool on_gpu = ar.backend == "cuda";
-  const std::size_t oi = fastest_row(out, [&](const Row& o) {
-    return !o.baseline && o.kernel != "auto" && o.backend == ar.backend && o.k == ar.k;
-  });
-  const std::size_t bi = fastest_row(out, [&](const Row& o) {
-    return o.baseline && (o.backend == "cuda") == on_gpu && o.k == ar.k;
-  });
+  std::vector<const Row*> rows;
+  for (const Row& r : out) rows.push_back(&r);
   std::vector<std::unique_ptr<Plan>> made;
   std::vector<Plan*> plans{&auto_plan};
   std::vector<double*> into;
-  for (auto [i, field] : {std::pair{oi, &ar.duel_oracle}, std::pair{bi, &ar.duel_baseline}}) {
-    if (i == out.size()) continue;
+  for (auto [o, field] : {std::pair{auto_oracle(ar, rows), &ar.duel_oracle},
+                          std::pair{auto_baseline(ar, rows), &ar.duel_baseline}}) {
+    if (!o) continue;
+    const Job& job = *row_job[static_cast<std::size_t>(o - out.data())];
     try {
-      made.push_back(row_job[i]->spec->make(a, row_job[i]->opt));
+      made.push_back(job.spec->make(a, job.opt));
       made.back()->set_x(x);
       plans.push_back(made.back().get());
       into.push_back(field);

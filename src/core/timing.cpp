@@ -28,6 +28,13 @@ Batch calibrate(Plan& plan, double sample_seconds) {
   return b;
 }
 
+// The median of v (sorted in place); v is not empty.
+double median(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
 }  // namespace
 
 int products_per_sample(Plan& plan, double sample_seconds) { return calibrate(plan, sample_seconds).n; }
@@ -42,9 +49,7 @@ ProductTiming time_products(Plan& plan, double sample_seconds, int samples, doub
     r.samples = std::max(std::min(3, r.samples), static_cast<int>(max_seconds / (b.n * per)));
   std::vector<double> ts(static_cast<std::size_t>(r.samples));
   for (double& s : ts) s = plan.time_runs(b.n) / b.n;
-  std::sort(ts.begin(), ts.end());
-  const std::size_t m = ts.size() / 2;
-  r.median_s = ts.size() % 2 ? ts[m] : 0.5 * (ts[m - 1] + ts[m]);
+  r.median_s = median(ts);
   r.min_s = ts.front();
   return r;
 }
@@ -64,12 +69,7 @@ std::vector<double> interleaved_ratios(std::span<Plan* const> plans, double batc
     for (std::size_t i = 0; i < n; ++i) ratios[i].push_back(t[0] > 0 ? t[i] / t[0] : 0);
   }
   std::vector<double> out(n, 1.0);
-  for (std::size_t i = 1; i < n && rounds > 0; ++i) {
-    auto& v = ratios[i];
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size() / 2;
-    out[i] = v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-  }
+  for (std::size_t i = 1; i < n && rounds > 0; ++i) out[i] = median(ratios[i]);
   return out;
 }
 

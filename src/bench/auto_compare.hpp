@@ -1,0 +1,15 @@
+#pragma once
+// What kernel "auto" is compared with, one rule for the summary (output.cpp) and the interleaved
+// timing after the sweep (runner.cpp): the oracle is the fastest usable non-baseline, non-auto row
+// of auto's backend and k (any setting); the baseline the fastest usable baseline row of its side
+// (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel) and k. nullptr where there is none.
+#include <spmv/bench.hpp>
+
+#include <span>
+
+namespace spmv::bench {
+
+const Row* auto_oracle(const Row& a, std::span<const Row* const> rows);
+const Row* auto_baseline(const Row& a, std::span<const Row* const> rows);
+
+}  // namespace spmv::bench
