@@ -422,7 +422,7 @@ def main():
         ax.set_xticklabels(plotted, rotation=75, ha="right", fontsize=6 if len(plotted) > 40 else 8)
         ax.set_xlim(-1, len(plotted))
         ax.set_ylim(0, max(1.2, max(c["vs_oracle"] or 0 for v in autos.values() for c in v) * 1.05))
-        ax.set_ylabel("auto / oracle (oracle time / auto time)")
+        ax.set_ylabel("auto / oracle (oracle time / auto time,\ntimed interleaved where the run did)")
         ax.set_title("Automatic planner against the best of our kernels (any setting), per matrix")
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))

@@ -100,8 +100,8 @@ class CsrAdaptive final : public CsrDevicePlan {
     // Long rows are cut into pieces big enough to keep a block busy, small enough to spread.
     piece_len_ = std::max<offset_t>(nz_per_block_, 8 * block_);
     // Row blocks, greedily, in independent spans of rows (a block never crosses a span's start), so
-    // that the host pass runs in parallel: one thread walking 4M rows took 7.5 ms of the planner's
-    // trial. The spans depend on the row count only, not on the threads.
+    // that the host pass runs in parallel (one thread over millions of rows was most of this plan's
+    // making). The spans depend on the row count only, not on the threads.
     const index_t spans = static_cast<index_t>(std::clamp<offset_t>(a.rows / 65536, 1, 64));
     std::vector<std::vector<int>> span_blocks(static_cast<std::size_t>(spans));
 #pragma omp parallel for schedule(dynamic, 1) if (spans > 1)

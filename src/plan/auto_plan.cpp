@@ -97,7 +97,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   };
   // CPU, large: warm products first, then alone (see TrialPolicy); no rounds. CPU, small: one
   // untimed product before each batch, which wakes the threads a plan of another thread count left
-  // idle (on the Xeon VM 0.3-0.8 ms for 16 threads: more than a small matrix's whole batch).
+  // idle (that can take longer than a small matrix's whole batch).
   const bool alone = large && b != Backend::Cuda;
   const auto timed = [&](Entry& e) {
     const auto t = clock::now();

@@ -22,14 +22,14 @@ struct CpuModel {
   // Dynamic's and CSR5's per-row costs and CSR5's bandwidth set from large generated matrices,
   // which the default suite lacks (bench/results/README.md, the planner's runs).
   KernelFit dynamic{9.5, 181, 2.2, 0.55};
-  KernelFit csr5{5.0, 160, 1.2, 0};  // per row: its tiles carry no row loop (mesh2d_4M, road_2M, kkt_1M)
+  KernelFit csr5{5.0, 160, 1.2, 0};  // per row: below CSR's, its tiles carry no row loop
   KernelFit ell{4.7, 186, 4.7, 0};
   KernelFit ell_rowlen{4.4, 143, 0, 0};  // + 0.3 ns x cv per nonzero (rows ending at different slots)
   KernelFit hll{4.6, 163, 0.3, 0};       // + 0.9 ns x hack x longest row (its hack is one unit of work)
   double serial_ns_per_nnz = 1.13;       // one thread, in cache: no fork/join
   double convert_ell = 30, convert_hll = 30, convert_csr5 = 18;  // medians at 16 threads
   long long small_nnz = 65536;           // below: fewer threads are worth a trial
-  double csr5_small_share = 0.8;         // small matrices: CSR5 / the best CSR setting (median 0.75-0.9)
+  double csr5_small_share = 0.8;         // small matrices: CSR5 / the best CSR setting
 };
 
 struct CudaModel {
@@ -58,11 +58,10 @@ struct TrialPolicy {
   double budget_products = 12;
   double close = 1.1;  // CPU: a converting candidate predicted within this of the first is tried anyway
   int rounds_large = 2, rounds_small = 5;
-  // CPU, large matrices: each candidate is timed alone, warm, instead of in rounds: on the Xeon a
-  // plan's first two products after another plan's ran up to 2.3x slower (its data back from DRAM
-  // into the last-level cache), which rounds of one product each measured, biased against the
-  // formats a conversion had just written. warm_cpu products untimed, then timed_cpu timed (the
-  // fastest counts).
+  // CPU, large matrices: each candidate is timed alone, warm, instead of in rounds: a plan's first
+  // products after another plan's run slow (its data back from DRAM into the last-level cache), so
+  // rounds of one product each were biased against the formats a conversion had just written
+  // (bench/results/README.md). warm_cpu products untimed, then timed_cpu timed (the fastest counts).
   int warm_cpu = 3, timed_cpu = 2;
   double batch_s_large = 0, batch_s_small = 2e-4;  // large: one product per round
   double small_budget_s = 0.04;
