@@ -1,9 +1,17 @@
-// Hacked ELLPACK on the GPU: each hack is a column-major ELL block of `hack` rows (32 by default:
-// one warp per hack, a thread per row, coalesced), addressed through the hack offsets, so a long
-// row pads only its own hack. SpMM (row-major X, Y): a thread per (row, right-hand side), the K
-// threads of a row sharing each value and column and reading K consecutive entries of X. Converted
-// from a device CSR on the device.
+// Hacked ELLPACK (sliced ELL) on the GPU. Each hack is a column-major block of `hack` rows padded
+// to its longest row, addressed through the hack offsets; each row's length is kept beside, so a
+// thread stops at its row's end: padding is never read (nor written), and a short row in a wide
+// hack costs nothing but its idle lanes. `lanes` threads share a row (1 to 32, from the mean row
+// length unless PlanOptions::subwarp names it): a warp works on 32 / lanes consecutive rows, lane
+// l taking every lanes-th entry, so each load is still a few runs of consecutive slots, and long
+// rows get more threads in flight. SpMM (row-major X, Y): a thread per (row, right-hand side).
+// The layout (row lengths, hack widths, offsets) and the slots are made on the device from a
+// device CSR; only the slot count comes back to the host, for the memory check.
 #include <spmv/formats/hll.hpp>
+#include <spmv/formats/limits.hpp>
+
+#include <bit>
+#include <cub/device/device_scan.cuh>
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
@@ -12,143 +20,208 @@ namespace spmv::cuda {
 
 namespace {
 
-// Row r's place in the HLL arrays: its hack is a column-major block of `stride` rows (the last hack
-// may be short) and `width` columns; entry j of the row is at slot(j).
-template <typename OffT>
+// Row r's slots: its hack's are column-major, `stride` rows per column (the last hack may be short).
 struct HllRow {
-  OffT base;
-  index_t width, stride;
-  __device__ OffT slot(index_t j) const { return base + static_cast<OffT>(j) * stride; }
+  long long base;
+  index_t stride;
+  __device__ long long slot(index_t j) const { return base + static_cast<long long>(j) * stride; }
 };
 
-template <typename OffT>
-__device__ __forceinline__ HllRow<OffT> hll_row(index_t rows, int hack, const OffT* __restrict__ hack_offset,
-                                               const index_t* __restrict__ hack_width, index_t r) {
+__device__ __forceinline__ HllRow hll_row(index_t rows, int hack, const long long* __restrict__ hack_offset, index_t r) {
   const index_t h = r / hack, lr = r - h * hack;
-  return {hack_offset[h] + lr, hack_width[h], min(hack, rows - h * hack)};
+  return {hack_offset[h] + lr, min(hack, rows - h * hack)};
 }
 
-template <typename OffT>
-__global__ void hll_kernel(index_t rows, int hack, const OffT* __restrict__ hack_offset,
-                           const index_t* __restrict__ hack_width, const index_t* __restrict__ col,
-                           const double* __restrict__ val, const double* __restrict__ x,
-                           double* __restrict__ y) {
-  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r >= rows) return;
-  const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, r);
+// A lane's entries in batches of 4: four column and value loads issued together (clamped to the
+// row's last entry, so no branch), then the four loads of x. An entry at a time left one chain of
+// dependent loads per thread, latency-bound (bench/results/README.md). The matrix is read with
+// the last-use hint (no product reads it again), so that x keeps the caches.
+template <int Lanes>
+__global__ void hll_kernel(index_t rows, int hack, const long long* __restrict__ hack_offset,
+                           const index_t* __restrict__ len, const index_t* __restrict__ col,
+                           const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
+  constexpr int kRowsPerWarp = 32 / Lanes, U = 4;
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const long long r = t / 32 * kRowsPerWarp + lane % kRowsPerWarp;
   double s = 0;
-  for (index_t j = 0; j < row.width; ++j) {
-    const OffT p = row.slot(j);
-    s += __ldg(val + p) * __ldg(x + __ldg(col + p));
+  if (r < rows) {
+    const HllRow row = hll_row(rows, hack, hack_offset, static_cast<index_t>(r));
+    const index_t n = len[r];
+    for (index_t j0 = lane / kRowsPerWarp; j0 < n; j0 += U * Lanes) {
+      index_t c[U];
+      double v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const index_t j = j0 + u * Lanes;
+        const long long p = row.slot(min(j, n - 1));
+        c[u] = __ldlu(col + p);
+        v[u] = j < n ? __ldlu(val + p) : 0.0;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) s += v[u] * __ldg(x + c[u]);
+    }
   }
-  y[r] = s;
+  for (int off = 16; off >= kRowsPerWarp; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+  if (r < rows && lane < kRowsPerWarp) y[r] = s;
 }
 
-template <typename OffT>
-__global__ void hll_spmm_kernel(index_t rows, int k, int hack, const OffT* __restrict__ hack_offset,
-                                const index_t* __restrict__ hack_width, const index_t* __restrict__ col,
-                                const double* __restrict__ val, const double* __restrict__ x,
-                                double* __restrict__ y) {
+__global__ void hll_spmm_kernel(index_t rows, int k, int hack, const long long* __restrict__ hack_offset,
+                                const index_t* __restrict__ len, const index_t* __restrict__ col,
+                                const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long r = t / k;
   const int c = static_cast<int>(t - r * k);
   if (r >= rows) return;
-  const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, static_cast<index_t>(r));
+  const HllRow row = hll_row(rows, hack, hack_offset, static_cast<index_t>(r));
+  const index_t n = len[r];
   double s = 0;
-  for (index_t j = 0; j < row.width; ++j) {
-    const OffT p = row.slot(j);
+  for (index_t j = 0; j < n; ++j) {
+    const long long p = row.slot(j);
     s += __ldg(val + p) * __ldg(x + static_cast<long long>(__ldg(col + p)) * k + c);
   }
   y[r * k + c] = s;
 }
 
-// Device conversion: thread r writes row r's slots of its hack (coalesced across the warp);
-// padding as in ELL (value 0, the row's last column).
-template <typename RpT, typename OffT>
+// The layout on the device: row lengths (a thread per row), then each hack's slots, its longest
+// row times its rows (a thread per hack), which an exclusive scan turns into offsets.
+template <typename RpT>
+__global__ void hll_row_lengths(index_t rows, const RpT* __restrict__ rp, index_t* __restrict__ len) {
+  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < rows) len[r] = static_cast<index_t>(rp[r + 1] - rp[r]);
+}
+
+__global__ void hll_hack_slots(index_t rows, int hack, long long hacks, const index_t* __restrict__ len,
+                               long long* __restrict__ slots) {
+  const long long h = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (h >= hacks) return;
+  const long long first = h * hack, last = min(first + hack, static_cast<long long>(rows));
+  index_t w = 0;
+  for (long long r = first; r < last; ++r) w = max(w, len[r]);
+  slots[h] = static_cast<long long>(w) * (last - first);
+}
+
+// A thread per row copies its entries to its slots (coalesced across the warp); padding is left
+// unwritten: no product reads it.
+template <typename RpT>
 __global__ void csr_to_hll_kernel(index_t rows, int hack, const RpT* __restrict__ rp, const index_t* __restrict__ col,
-                                  const double* __restrict__ val, const OffT* __restrict__ hack_offset,
-                                  const index_t* __restrict__ hack_width, index_t* __restrict__ hcol,
-                                  double* __restrict__ hval) {
-  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+                                  const double* __restrict__ val, const long long* __restrict__ hack_offset,
+                                  index_t* __restrict__ hcol, double* __restrict__ hval) {
+  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
-  const HllRow<OffT> row = hll_row(rows, hack, hack_offset, hack_width, r);
+  const HllRow row = hll_row(rows, hack, hack_offset, static_cast<index_t>(r));
   const RpT b = rp[r];
-  const index_t len = static_cast<index_t>(rp[r + 1] - b);
-  const index_t pad = len > 0 ? col[b + len - 1] : 0;
-  for (index_t j = 0; j < row.width; ++j) {
-    const OffT p = row.slot(j);
-    hcol[p] = j < len ? col[b + j] : pad;
-    hval[p] = j < len ? val[b + j] : 0.0;
+  const index_t n = static_cast<index_t>(rp[r + 1] - b);
+  for (index_t j = 0; j < n; ++j) {
+    const long long p = row.slot(j);
+    hcol[p] = col[b + j];
+    hval[p] = val[b + j];
   }
+}
+
+// Threads per row when the options leave it open: one up to 128 entries a row, then 2, 4, ...
+// (one lane per row led 2 and 4 on rows of 3 to 73 entries on the H200, bench/results/README.md).
+int choose_lanes(const Csr& a) {
+  const double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+  int l = 1;
+  while (l < 32 && mean >= 128.0 * l) l *= 2;
+  return l;
 }
 
 class HllPlan final : public CudaPlan {
  public:
   HllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)),
-        hack_(opt.hack) {
+        hack_(opt.hack), lanes_(opt.subwarp ? opt.subwarp : choose_lanes(a)) {
+    if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
+    if (lanes_ < 1 || lanes_ > 32 || !std::has_single_bit(static_cast<unsigned>(lanes_)))
+      throw Unsupported("HLL threads per row must be 1, 2, 4, 8, 16 or 32, got " + std::to_string(lanes_));
     const auto t0 = std::chrono::steady_clock::now();
-    // Hack widths and offsets on the host (O(rows), parallel), the slots on the device.
-    const HllLayout layout = hll_layout(a, hack_);
-    const auto& off = layout.offset;
-    const index_t n_hacks = static_cast<index_t>(layout.width.size());
-    slots_ = layout.slots();
-    check_format_memory("HLL (hack " + std::to_string(hack_) + ")", layout.bytes(), a, opt);
     if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
-    wide_ = slots_ >= std::numeric_limits<int>::max();
-    if (wide_) off64_.upload(std::vector<long long>(off.begin(), off.end()));
-    else off32_.upload(std::vector<int>(off.begin(), off.end()));
-    width_.upload(layout.width);
+    const long long hacks = (static_cast<long long>(rows_) + hack_ - 1) / hack_;
+    if (rows_ > 0) {
+      if (dev->wide) layout(dev->rp64.data(), hacks);
+      else layout(dev->rp32.data(), hacks);
+    }
+    check_format_memory("HLL (hack " + std::to_string(hack_) + ")",
+                        12.0 * static_cast<double>(slots_) + 4.0 * rows_ + 8.0 * static_cast<double>(hacks + 1), a,
+                        opt);
     col_.resize(slots_);
     val_.resize(slots_);
     if (slots_ > 0) {
-      if (wide_) convert(*dev, off64_.data());
-      else convert(*dev, off32_.data());
+      const unsigned grid = grid_for(rows_, 256);
+      if (dev->wide)
+        csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, dev->rp64.data(), dev->col.data(), dev->val.data(),
+                                         offset_, col_.data(), val_.data());
+      else
+        csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, dev->rp32.data(), dev->col.data(), dev->val.data(),
+                                         offset_, col_.data(), val_.data());
+      SPMV_CUDA_CHECK_LAUNCH();
     }
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots_;
-    bytes_per_product = 12 * slots_ + (4 + (wide_ ? 8 : 4)) * static_cast<offset_t>(n_hacks) +
+    bytes_per_product = 12 * a.nnz() + 4 * static_cast<offset_t>(rows_) + 8 * static_cast<offset_t>(hacks) +
                         8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
-    detail = "hack=" + std::to_string(hack_) + " device-conversion";
+    detail = "hack=" + std::to_string(hack_) + " lanes=" + std::to_string(k_ == 1 ? lanes_ : 1) + " device-conversion";
   }
 
  private:
-  template <typename OffT>
-  void convert(DeviceCsr& d, const OffT* off) {
-    const unsigned grid = grid_for(rows_, 256);
-    if (d.wide)
-      csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, d.rp64.data(), d.col.data(), d.val.data(), off, width_.data(),
-                                       col_.data(), val_.data());
-    else
-      csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, d.rp32.data(), d.col.data(), d.val.data(), off, width_.data(),
-                                       col_.data(), val_.data());
+  // Row lengths, then hack offsets (the slot count, the only value the host reads back). Offsets,
+  // lengths and the scan's scratch share one allocation: each cudaMalloc costs tens of microseconds.
+  template <typename RpT>
+  void layout(const RpT* rp, long long hacks) {
+    std::size_t temp_bytes = 0;
+    SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offset_, offset_, hacks + 1));
+    const std::size_t off_bytes = align(8 * static_cast<std::size_t>(hacks + 1)),
+                      len_bytes = align(4 * static_cast<std::size_t>(rows_));
+    layout_.resize(off_bytes + len_bytes + temp_bytes);
+    offset_ = reinterpret_cast<long long*>(layout_.data());
+    len_ = reinterpret_cast<index_t*>(layout_.data() + off_bytes);
+    hll_row_lengths<<<grid_for(rows_, 256), 256>>>(rows_, rp, len_);
     SPMV_CUDA_CHECK_LAUNCH();
+    SPMV_CUDA_CHECK(cudaMemsetAsync(offset_ + hacks, 0, sizeof(long long)));
+    hll_hack_slots<<<grid_for(hacks, 256), 256>>>(rows_, hack_, hacks, len_, offset_);
+    SPMV_CUDA_CHECK_LAUNCH();
+    SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(layout_.data() + off_bytes + len_bytes, temp_bytes, offset_,
+                                                  offset_, hacks + 1));
+    long long slots = 0;
+    SPMV_CUDA_CHECK(cudaMemcpy(&slots, offset_ + hacks, sizeof(long long), cudaMemcpyDeviceToHost));
+    slots_ = slots;
+  }
+  static std::size_t align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+  template <int L>
+  void go() {
+    const offset_t threads = (static_cast<offset_t>(rows_) + 32 / L - 1) / (32 / L) * 32;
+    hll_kernel<L><<<grid_for(threads, block_), block_>>>(rows_, hack_, offset_, len_, col_.data(),
+                                                         val_.data(), x_.data(), y_.data());
   }
 
+
  protected:
-  template <typename OffT>
-  void go(const OffT* off) {
-    if (k_ == 1)
-      hll_kernel<<<grid_for(rows_, block_), block_>>>(rows_, hack_, off, width_.data(), col_.data(), val_.data(),
-                                                      x_.data(), y_.data());
-    else
-      hll_spmm_kernel<<<grid_for(static_cast<offset_t>(rows_) * k_, block_), block_>>>(
-          rows_, k_, hack_, off, width_.data(), col_.data(), val_.data(), x_.data(), y_.data());
-  }
   void launch() override {
     if (rows_ == 0) return;
     if (slots_ == 0) return zero_async(y_);
-    if (wide_) go(off64_.data());
-    else go(off32_.data());
+    if (k_ > 1)
+      hll_spmm_kernel<<<grid_for(static_cast<offset_t>(rows_) * k_, block_), block_>>>(
+          rows_, k_, hack_, offset_, len_, col_.data(), val_.data(), x_.data(), y_.data());
+    else
+      switch (lanes_) {
+        case 1: go<1>(); break;
+        case 2: go<2>(); break;
+        case 4: go<4>(); break;
+        case 8: go<8>(); break;
+        case 16: go<16>(); break;
+        default: go<32>(); break;
+      }
     SPMV_CUDA_CHECK_LAUNCH();
   }
-  int block_, hack_ = 32;
-  bool wide_ = false;
+  int block_, hack_, lanes_;
   offset_t slots_ = 0;
-  DeviceBuffer<int> off32_;
-  DeviceBuffer<long long> off64_;
-  DeviceBuffer<index_t> width_, col_;
+  DeviceBuffer<unsigned char> layout_;  // the hack offsets (hacks + 1), the row lengths, scratch
+  long long* offset_ = nullptr;
+  index_t* len_ = nullptr;
+  DeviceBuffer<index_t> col_;
   DeviceBuffer<double> val_;
 };
 
@@ -162,7 +235,8 @@ void register_hll() {
   add_kernel({.name = "hll",
               .backend = Backend::Cuda,
               .format = "hll",
-              .description = "Hacked ELLPACK, column-major hacks, a warp per 32-row hack, converted on the device; SpMM (X, Y row-major on the device)",
+              .description = "Hacked ELLPACK (sliced ELL), column-major hacks, row lengths so padding is never read, "
+                             "1-32 threads per row; converted on the device; SpMM (X, Y row-major on the device)",
               .spmm = true,
               .params = {"block_size", "hack"},
               .make = [](const Csr& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});

@@ -141,6 +141,18 @@ TEST(CudaKernels, SubwarpAndNzPerBlockOptions) {
       const Outcome o = run_kernel(a, get_kernel(Backend::Cuda, "csr-vector"), opt, ref, x);
       EXPECT_TRUE(o.check.passed) << "csr-vector subwarp " << sw << " on " << name << ": " << o.check.message;
     }
+    // HLL: 1-32 threads per row, hacks narrower than a warp (7: hacks straddle a warp's rows) and
+    // wider (64).
+    for (int sw : {1, 2, 4, 8, 16, 32})
+      for (int hack : {7, 32, 64}) {
+        PlanOptions opt;
+        opt.subwarp = sw;
+        opt.hack = hack;
+        const Outcome o = run_kernel(a, get_kernel(Backend::Cuda, "hll"), opt, ref, x);
+        if (o.refused) continue;
+        EXPECT_TRUE(o.check.passed) << "hll subwarp " << sw << " hack " << hack << " on " << name << ": "
+                                    << o.check.message;
+      }
     for (offset_t nb : {1, 7, 64, 1000}) {  // 1: every non-empty row is "long"; 7: few rows per block
       PlanOptions opt;
       opt.nz_per_block = nb;
@@ -152,6 +164,9 @@ TEST(CudaKernels, SubwarpAndNzPerBlockOptions) {
   PlanOptions bad;
   bad.block_size = 100;
   EXPECT_THROW(make_plan(cases[3].second, Backend::Cuda, "csr-vector", bad), Unsupported);
+  PlanOptions three;
+  three.subwarp = 3;
+  EXPECT_THROW(make_plan(cases[3].second, Backend::Cuda, "hll", three), Unsupported);
 }
 
 // Rows of 100k entries next to rows of 2 (like dc1): every kernel, and merge-path bit-identical.

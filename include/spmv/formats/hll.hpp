@@ -24,8 +24,8 @@ struct Hll {
   offset_t slots() const { return hack_offset.empty() ? 0 : hack_offset.back(); }
 };
 
-// Each hack's width (its longest row) and slot offset: one parallel O(rows) pass, shared by the
-// host conversion and the CUDA plan (which converts on the device).
+// Each hack's width (its longest row) and slot offset: one parallel O(rows) pass (the host
+// conversion; the CUDA plan makes its own layout on the device).
 struct HllLayout {
   std::vector<index_t> width;    // n_hacks
   std::vector<offset_t> offset;  // n_hacks + 1; offset.back() = slots
