@@ -17,11 +17,12 @@ namespace {
 struct Ranked {
   std::vector<Candidate> list;
   const PlanOptions& base;
+  std::vector<double> convert_fixed_s;  // per candidate: a conversion's fixed part, in seconds
 
   // t_us: predicted microseconds per product; convert: in products of the best CSR candidate
-  // (resolved in rank_candidates, once that is known).
+  // (resolved in rank_candidates, once that is known), plus fixed_us.
   void add(std::string kernel, std::string label, double t_us, double convert,
-           const std::function<void(PlanOptions&)>& set = {}) {
+           const std::function<void(PlanOptions&)>& set = {}, double fixed_us = 0) {
     Candidate c;
     c.kernel = std::move(kernel);
     c.opt = base;
@@ -31,12 +32,14 @@ struct Ranked {
     c.predicted_convert_s = convert;
     c.converts = c.kernel == "ell" || c.kernel == "ell-rowlen" || c.kernel == "hll" || c.kernel == "csr5";
     list.push_back(std::move(c));
+    convert_fixed_s.push_back(fixed_us * 1e-6);
   }
 };
 
 // Bytes one product moves: CSR, and the padded formats (x and y counted k times).
 struct Bytes {
   double csr, ell, rowlen, hll[3];
+  double hll_gpu;  // the GPU's HLL never reads its padding, but a warp waits for its longest row
 };
 Bytes bytes_of(const MatrixFeatures& f, int k) {
   const double rows = f.rows, nnz = static_cast<double>(f.nnz), vec = 8.0 * (rows + f.cols) * k;
@@ -46,6 +49,7 @@ Bytes bytes_of(const MatrixFeatures& f, int k) {
   b.ell = 12 * rows * longest + vec;
   b.rowlen = rows * std::min(12 * longest, 12 * f.mean + 64) + 4 * rows + vec;
   for (int h = 0; h < 3; ++h) b.hll[h] = 12 * nnz * f.hll_padding[h] + vec;
+  b.hll_gpu = 12 * nnz * (1 + 0.5 * (f.hll_padding[1] - 1)) + 4 * rows + vec;
   return b;
 }
 
@@ -127,8 +131,8 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   const std::string bs = r.base.block_size ? fmt::format(" bs={}", r.base.block_size) : "";
   if (r.base.k > 1) {
     r.add("csr", "csr" + bs, predict(m.vector, by.csr, longest / 32), 0);  // CSR SpMM
-    r.add("hll", "hll hack=32" + bs, predict(m.hll, by.hll[1], longest), m.convert_hll * f.hll_padding[1],
-          [](PlanOptions& o) { o.hack = 32; });
+    r.add("hll", "hll hack=32" + bs, predict(m.hll_spmm, by.hll[1], longest), m.convert_hll,
+          [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
     return;
   }
   int subwarp = 2;  // CSR-vector's own rule (choose_subwarp)
@@ -148,24 +152,24 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   r.add("csr-scalar", "csr-scalar" + bs, predict(m.scalar, by.csr * (1 + f.mean / 38), longest), 0);
   r.add("csr-merge", "csr-merge" + bs, predict(m.merge, by.csr, 0), 0);
   r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding);
-  for (int h = 0; h < 3; ++h)
-    if (hack_worth_trying(f, h))
-      r.add("hll", fmt::format("hll hack={}{}", 16 << h, bs), predict(m.hll, by.hll[h], longest),
-            m.convert_hll * f.hll_padding[h], [h](PlanOptions& o) { o.hack = 16 << h; });
+  // HLL's hack sets only its memory here (padding is never read): one per warp.
+  r.add("hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
+        [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
   r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5);
 }
 
 }  // namespace
 
 std::vector<Candidate> rank_candidates(const MatrixFeatures& f, Backend b, const PlanOptions& opt) {
-  Ranked r{{}, opt};
+  Ranked r{{}, opt, {}};
   if (b == Backend::Cuda) cuda_candidates(f, r);
   else cpu_candidates(f, b, r);
   // Conversions were added in products of CSR: of the fastest candidate needing none.
   double t_csr = 0;
   for (const Candidate& c : r.list)
     if (c.predicted_convert_s == 0 && (t_csr == 0 || c.predicted_s < t_csr)) t_csr = c.predicted_s;
-  for (Candidate& c : r.list) c.predicted_convert_s *= t_csr;
+  for (std::size_t i = 0; i < r.list.size(); ++i)
+    r.list[i].predicted_convert_s = r.list[i].predicted_convert_s * t_csr + r.convert_fixed_s[i];
   // Any conversion reads the matrix and writes it again, at least a CSR product's worth: one
   // product never repays it.
   const long long n = std::max(1LL, opt.products);

@@ -34,16 +34,19 @@ struct CpuModel {
 
 struct CudaModel {
   KernelFit scalar{3.5, 4000, 0, 0.060};    // bytes x (1 + mean/38): uncoalesced rows
-  KernelFit vector{3.6, 3900, 0, 0.075};    // longest row / sub-warp
+  KernelFit vector{3.6, 3100, 0, 0.075};    // longest row / sub-warp; bandwidth of matrices above 1M nnz
   KernelFit adaptive{4.1, 3100, 0, 0};      // + 1.2 us when a row is split across blocks (> 2048)
   KernelFit adaptive_small_blocks{4.0, 2600, 0, 0};  // 256-512 nonzeros per row block
   double other_block_us = 0.1;              // 1024 threads: as often best as 256 on small matrices
   KernelFit merge{8.5, 2700, 0, 0};
   KernelFit csr5{4.5, 3000, 0, 0};          // fixed cost from the current single-pass kernel
-  KernelFit ell{3.4, 4900, 0, 0.060};       // above copy bandwidth: small matrices sit in L2
-  KernelFit hll{2.8, 4000, 0, 0.19};
-  // Device conversions, allocation included (set from the planner's runs, bench/results/README.md).
-  double convert_ell = 12, convert_hll = 12, convert_csr5 = 22;
+  KernelFit ell{3.4, 4300, 0, 0.060};       // padding's x reads hit the cache: above copy bandwidth
+  KernelFit hll{2.8, 4100, 0, 0.19};       // bytes without padding, + half of it: a warp waits for its longest row
+  KernelFit hll_spmm{2.8, 4000, 0, 0.19};  // SpMM: padded bytes (bench/results/README.md)
+  // Device conversions, allocation included (set from the planner's runs, bench/results/README.md):
+  // in CSR products, and HLL's fixed part (allocations, its layout's kernels, one read back).
+  double convert_ell = 12, convert_hll = 2, convert_csr5 = 22;
+  double convert_hll_fixed_us = 250;
 };
 
 // The trial: at most this many candidates (large / small matrices), none predicted slower than
@@ -56,7 +59,7 @@ struct TrialPolicy {
   double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
   long long large_nnz = 1'000'000;
   double budget_products = 12;
-  double close = 1.1;  // CPU: a converting candidate predicted within this of the first is tried anyway
+  double close = 1.1;  // a converting candidate predicted within this of the first is tried anyway
   int rounds_large = 2, rounds_small = 5;
   // CPU, large matrices: each candidate is timed alone, warm, instead of in rounds: a plan's first
   // products after another plan's run slow (its data back from DRAM into the last-level cache), so
