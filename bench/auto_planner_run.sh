@@ -27,23 +27,27 @@ gen_irregular() {
 g=.cache/irregular
 case $what in
   focus)
-    # The padded formats against cuSPARSE's sliced ELL where it led (structure-alikes of thermal2,
-    # af_1_k101, thermomech_TK, nlpkkt80), and the planner's line on large matrices on both backends.
+    # Sliced ELL where cuSPARSE's led: our HLL at 1-16 threads per row (spmv run --subwarp) beside
+    # cuSPARSE SELL_ALG1, ELL, CSR5 and CSR-vector, on structure-alikes of the suite's matrices where
+    # SELL led and on the generated irregular ones; then the planner's line on both backends.
     gen_irregular
     f=.cache/focus
     mkdir -p $f
-    for m in thermal2 af_1_k101 thermomech_TK nlpkkt80; do
+    for m in thermal2 af_1_k101 thermomech_TK nlpkkt80 ML_Laplace webbase-1M; do
       "$bin/spmv" generate --like $m --seed 1 -o "$f/$m.spmvbin" >/dev/null
     done
-    cp $g/permuted_mesh.* $g/stencil27_1M.spmvbin $g/powerlaw_2M.spmvbin $f/
-    "$bin/spmv" bench $f --backends cuda --kernels ell,hll,csr-vector,auto --block-sizes 256 --hack 32,64 \
-      --no-progress --time-budget 60 --out "$out/focus.csv" > "$out/focus_summary.txt" 2> "$out/focus_log.txt"
-    tail -30 "$out/focus_summary.txt"
-    for m in $f/*; do
-      for b in cuda omp; do
-        "$bin/spmv" run "$m" --backend $b 2>&1 | grep -E "^(plan|planning_s|time_s):" | sed "s|^|$(basename $m) $b |"
-      done
-    done | tee "$out/focus_plans.txt" ;;
+    cp $g/*.spmvbin $f/
+    t() { "$bin/spmv" run "$1" --backend cuda --repeat 20 "${@:2}" 2>&1 | awk -F': ' '/^time_s/ {printf "%.1f", $2 * 1e6} /^check: failed/ {printf "FAILED"}'; }
+    for m in $f/*.spmvbin; do
+      line="$(basename $m .spmvbin)"
+      for l in 1 2 4 8 16; do line+=" hll/$l=$(t $m --kernel hll --subwarp $l)"; done
+      line+=" hll/auto=$(t $m --kernel hll)"
+      for k in cusparse-sell ell csr5 csr-vector auto; do line+=" $k=$(t $m --kernel $k)"; done
+      echo "$line"
+    done | tee "$out/focus.txt"
+    for m in $f/*.spmvbin; do
+      "$bin/spmv" run "$m" --backend cuda 2>&1 | grep -E "^(plan|planning_s|time_s):" | sed "s|^|$(basename $m) |"
+    done > "$out/focus_plans.txt" ;;
   tests)
     "$bin/spmv_gpu_tests" 2>&1 | tee "$out/gpu_tests.txt" | grep -E "^\[  (FAILED|PASSED) |tests? ran|Failure" ;;
   irregular)
