@@ -1,5 +1,5 @@
 // Kernel "auto" on CUDA: the planner's candidates share one device copy of the CSR matrix (uploaded
-// once, on the first candidate that needs it); ELL and HLL convert from it on the device.
+// once, on the first candidate that needs it); ELL, HLL and CSR5 convert from it on the device.
 #include "core/register.hpp"
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
@@ -7,27 +7,34 @@
 
 namespace spmv::cuda {
 
+std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kernel, const PlanOptions& opt,
+                                          SharedDeviceCsr& dev, double* upload_s) {
+  using Factory = std::unique_ptr<Plan> (*)(const Csr&, const PlanOptions&, SharedDeviceCsr);
+  const Factory f = kernel == "csr-vector"     ? make_csr_vector
+                    : kernel == "csr-adaptive" ? make_csr_adaptive
+                    : kernel == "csr-merge"    ? make_csr_merge
+                    : kernel == "csr-scalar"   ? make_csr_scalar
+                    : kernel == "csr"          ? make_csr_spmm
+                    : kernel == "ell"          ? make_ell
+                    : kernel == "hll"          ? make_hll
+                    : kernel == "csr5"         ? make_csr5
+                                               : nullptr;
+  if (!f) return nullptr;
+  if (!dev) {
+    double s = 0;
+    dev = upload_csr(a, &s);
+    if (upload_s) *upload_s += s;
+  }
+  return f(a, opt, dev);
+}
+
 namespace {
 
 std::unique_ptr<Plan> make_auto(const Csr& a, const PlanOptions& opt) {
   SharedDeviceCsr dev;
   return detail::plan_auto(a, Backend::Cuda, opt, [&](const Candidate& c, double& shared) -> std::unique_ptr<Plan> {
-    using Factory = std::unique_ptr<Plan> (*)(const Csr&, const PlanOptions&, SharedDeviceCsr);
-    Factory f = c.kernel == "csr-vector"     ? make_csr_vector
-                : c.kernel == "csr-adaptive" ? make_csr_adaptive
-                : c.kernel == "csr-merge"    ? make_csr_merge
-                : c.kernel == "csr-scalar"   ? make_csr_scalar
-                : c.kernel == "csr"          ? make_csr_spmm
-                : c.kernel == "ell"          ? make_ell
-                : c.kernel == "hll"          ? make_hll
-                                             : nullptr;
-    if (!f) return make_plan(a, Backend::Cuda, c.kernel, c.opt);  // CSR5 converts from its own upload
-    if (!dev) {
-      double s = 0;
-      dev = upload_csr(a, &s);
-      shared += s;
-    }
-    return f(a, c.opt, dev);
+    auto p = make_sharing_upload(a, c.kernel, c.opt, dev, &shared);
+    return p ? std::move(p) : make_plan(a, Backend::Cuda, c.kernel, c.opt);
   });
 }
 

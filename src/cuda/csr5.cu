@@ -679,7 +679,13 @@ int ceil_log2(long long v) {
   return b;
 }
 
-// CSR5 arrays on the device; the host struct keeps only the scalars (and nothing else).
+__global__ void widen_row_ptr(long long n, const int* __restrict__ in, long long* __restrict__ out) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+
+// CSR5 arrays on the device; the host struct keeps only the scalars (and nothing else). Converted
+// from `shared` (the planner's device CSR) where given, else from an upload of its own.
 struct DeviceCsr5 {
   Csr5 meta;
   DeviceBuffer<unsigned long long> tile_ptr;
@@ -691,7 +697,7 @@ struct DeviceCsr5 {
   DeviceBuffer<double> val;
   double upload_seconds = 0, convert_seconds = 0;
 
-  DeviceCsr5(const Csr& a, int sigma, const PlanOptions& opt) {
+  DeviceCsr5(const Csr& a, int sigma, const PlanOptions& opt, const DeviceCsr* shared = nullptr) {
     constexpr int omega = 32;
     if (sigma < 1) throw Unsupported("CSR5 tile 32x" + std::to_string(sigma) + ": sigma must be at least 1");
     const int bits = csr5_descriptor_bits(omega, sigma);
@@ -713,15 +719,31 @@ struct DeviceCsr5 {
     f.tiles = f.nnz / f.tile_entries();
 
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<long long> hrp(a.row_ptr.begin(), a.row_ptr.end());
-    if (hrp.empty()) hrp.assign(1, 0);
-    rp.upload(hrp);
-    DeviceBuffer<index_t> col_in(a.col);
-    DeviceBuffer<double> val_in(a.val);
-    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    upload_seconds = seconds_since(t0);
-
-    t0 = std::chrono::steady_clock::now();
+    DeviceBuffer<index_t> own_col;
+    DeviceBuffer<double> own_val;
+    const index_t* col_in = shared ? shared->col.data() : nullptr;
+    const double* val_in = shared ? shared->val.data() : nullptr;
+    if (!shared) {
+      std::vector<long long> hrp(a.row_ptr.begin(), a.row_ptr.end());
+      if (hrp.empty()) hrp.assign(1, 0);
+      rp.upload(hrp);
+      own_col.upload(a.col);
+      own_val.upload(a.val);
+      col_in = own_col.data(), val_in = own_val.data();
+      SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+      upload_seconds = seconds_since(t0);
+      t0 = std::chrono::steady_clock::now();
+    } else {  // the kernels take 64-bit row offsets (a copy: the shared CSR is freed after planning)
+      const auto n = static_cast<long long>(a.rows) + 1;
+      rp.resize(static_cast<std::size_t>(n));
+      if (a.row_ptr.empty())
+        SPMV_CUDA_CHECK(cudaMemsetAsync(rp.data(), 0, sizeof(long long)));
+      else if (shared->wide)
+        SPMV_CUDA_CHECK(cudaMemcpyAsync(rp.data(), shared->rp64.data(), n * sizeof(long long), cudaMemcpyDeviceToDevice));
+      else
+        widen_row_ptr<<<grid_for(n, 256), 256>>>(n, shared->rp32.data(), rp.data());
+      SPMV_CUDA_CHECK_LAUNCH();
+    }
     const auto tiles = static_cast<std::size_t>(f.tiles);
     tile_ptr.resize(tiles + 1);
     desc.resize(tiles * f.desc_words * omega);
@@ -732,16 +754,16 @@ struct DeviceCsr5 {
     eo_ptr.resize(tiles + 1);
     eo.resize(tiles + static_cast<std::size_t>(f.rows) + 1);
     const ConvArgs c{sigma, f.y_bits, f.seg_bits, f.desc_words, f.tiles, f.tile_entries(), f.nnz, f.rows,
-                     rp.data(), col_in.data(), val_in.data(), tile_ptr.data(), desc.data(), eo_ptr.data() + 1,
+                     rp.data(), col_in, val_in, tile_ptr.data(), desc.data(), eo_ptr.data() + 1,
                      col.data(), val.data()};
     constexpr int block = 256;
     csr5_convert_tiles<<<grid_for((f.tiles + 1) * 32, block), block>>>(c);
     SPMV_CUDA_CHECK_LAUNCH();
     const offset_t tb = f.tail_begin();
     if (f.nnz > tb) {
-      SPMV_CUDA_CHECK(cudaMemcpyAsync(col.data() + tb, col_in.data() + tb, (f.nnz - tb) * sizeof(index_t),
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(col.data() + tb, col_in + tb, (f.nnz - tb) * sizeof(index_t),
                                       cudaMemcpyDeviceToDevice));
-      SPMV_CUDA_CHECK(cudaMemcpyAsync(val.data() + tb, val_in.data() + tb, (f.nnz - tb) * sizeof(double),
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(val.data() + tb, val_in + tb, (f.nnz - tb) * sizeof(double),
                                       cudaMemcpyDeviceToDevice));
     }
     // Offsets of the empty-row lists: eo_ptr[0] = 0, then an in-place prefix sum of the per-tile
@@ -764,9 +786,9 @@ struct DeviceCsr5 {
 
 class Csr5Plan final : public CudaPlan {
  public:
-  Csr5Plan(const Csr& a, const PlanOptions& opt)
-      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)), v_(parse_variant(opt)),
-        m_(a, chosen_sigma(a, opt), opt) {
+  Csr5Plan(const Csr& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
+      : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)),
+        v_(parse_variant(opt)), m_(a, chosen_sigma(a, opt), opt, dev.get()) {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
@@ -892,6 +914,10 @@ class Csr5Plan final : public CudaPlan {
 
 }  // namespace
 
+std::unique_ptr<Plan> make_csr5(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+  return std::make_unique<Csr5Plan>(a, opt, dev);
+}
+
 Csr5 csr_to_csr5_on_device(const Csr& a, int sigma, const PlanOptions& opt) {
   DeviceCsr5 d(a, sigma, opt);
   Csr5 f = d.meta;
@@ -919,9 +945,7 @@ void register_csr5() {
                              "converted on the device, a warp per tile; rows across tiles combined in one pass "
                              "(deterministic), or variant two-pass / atomic",
               .params = {"block_size", "csr5_sigma", "deterministic", "variant"},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                return std::make_unique<Csr5Plan>(a, o);
-              }});
+              .make = [](const Csr& a, const PlanOptions& o) { return make_csr5(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -1,10 +1,12 @@
 #pragma once
 // Internal to the CUDA backend: one register_* per kernel file (called by register_cuda.cu) and
 // the plan factories the planner chooses among. A factory given a device CSR (upload_csr in
-// csr_device.cuh) shares it instead of uploading its own; ELL and HLL convert from it on the device.
+// csr_device.cuh) shares it instead of uploading its own; ELL, HLL and CSR5 convert from it on the
+// device.
 #include <spmv/plan.hpp>
 
 #include <memory>
+#include <string>
 
 namespace spmv::cuda {
 
@@ -30,6 +32,13 @@ std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt, Share
 std::unique_ptr<Plan> make_csr_spmm(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 std::unique_ptr<Plan> make_ell(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 std::unique_ptr<Plan> make_hll(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr5(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+
+// The planner's way of making a candidate: a plan of `kernel` converting from (or running on) one
+// device upload of `a` shared by every plan made with the same `dev`, uploaded on the first call
+// (its seconds added to *upload_s). nullptr for a kernel without such a factory (cuSPARSE's).
+std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kernel, const PlanOptions& opt,
+                                          SharedDeviceCsr& dev, double* upload_s = nullptr);
 
 // Sub-warp width CSR-vector uses for this matrix when the options leave it open.
 int choose_subwarp(const Csr& a);

@@ -86,13 +86,13 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // On large matrices a conversion the model expects to overrun what is left of the budget is not
   // tried (the first candidate's is: it is the model's choice), unless the model predicts a product
   // about as fast as the first's: there it cannot tell them apart, and the products may repay the
-  // conversion (CSR5 on rows of very different lengths on the CPU; HLL and ELL on the GPU, which
-  // convert from the shared upload in a few products). Not CSR5 on the GPU, which makes its own
-  // upload. Predictions are scaled to the first candidate's measured product.
+  // conversion (CSR5 on rows of very different lengths; HLL and ELL on the GPU, which convert from
+  // the shared upload in a few products). Predictions are scaled to the first candidate's measured
+  // product.
   const auto fits = [&](const Candidate& c) {
     if (!large || !c.converts || reference == 0) return true;
     const double first = std::max(ranked[trial.front().rank].predicted_s, 1e-12);
-    const bool close = c.predicted_s <= policy.close * first && !(b == Backend::Cuda && c.kernel == "csr5");
+    const bool close = c.predicted_s <= policy.close * first;
     return close || c.predicted_convert_s / first * reference <= left();
   };
   // CPU, large: warm products first, then alone (see TrialPolicy); no rounds. CPU, small: one

@@ -155,7 +155,7 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   // HLL's hack sets only its memory here (padding is never read): one per warp.
   r.add("hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
         [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
-  r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5);
+  r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5, {}, m.convert_csr5_fixed_us);
 }
 
 }  // namespace

@@ -44,9 +44,9 @@ struct CudaModel {
   KernelFit hll{2.8, 4100, 0, 0.19};       // bytes without padding, + half of it: a warp waits for its longest row
   KernelFit hll_spmm{2.8, 4000, 0, 0.19};  // SpMM: padded bytes (bench/results/README.md)
   // Device conversions, allocation included (set from the planner's runs, bench/results/README.md):
-  // in CSR products, and HLL's fixed part (allocations, its layout's kernels, one read back).
-  double convert_ell = 12, convert_hll = 2, convert_csr5 = 22;
-  double convert_hll_fixed_us = 250;
+  // in CSR products, and HLL's and CSR5's fixed parts (allocations, the layout's kernels, a scan).
+  double convert_ell = 12, convert_hll = 2, convert_csr5 = 4;
+  double convert_hll_fixed_us = 250, convert_csr5_fixed_us = 250;
 };
 
 // The trial: at most this many candidates (large / small matrices), none predicted slower than

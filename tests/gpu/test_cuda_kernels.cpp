@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cuda/cuda_kernels.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;
@@ -190,6 +191,38 @@ TEST(CudaKernels, Dc1LikeIrregular) {
       const Outcome o = run_kernel(a, *spec, opt, ref, x);
       if (o.refused) continue;
       EXPECT_TRUE(o.check.passed) << spec->name << " block " << bs << ": " << o.check.message;
+    }
+  }
+}
+
+// The planner's candidates share one upload: every kernel with a sharing factory, made one after
+// another from the same device CSR (as in a trial, all alive at once), matches the reference.
+TEST(CudaKernels, PlansSharingOneUpload) {
+  REQUIRE_GPU();
+  auto cases = test::edge_cases();
+  cases.emplace_back("dc1_like", dc1_like());
+  for (const auto& [name, a] : cases) {
+    const auto x = make_vector("random:8", a.cols);
+    const Reference ref = reference_product(a, x, 1, Layout::RowMajor);
+    cuda::SharedDeviceCsr dev;
+    std::vector<std::unique_ptr<Plan>> plans;
+    for (const char* k : {"csr-vector", "hll", "csr5", "ell", "csr-adaptive", "csr-scalar", "csr-merge"}) {
+      std::unique_ptr<Plan> p;
+      try {
+        p = cuda::make_sharing_upload(a, k, PlanOptions{}, dev);
+      } catch (const Unsupported& e) {  // a padded format over the memory limits
+        EXPECT_NE(std::string(e.what()).find("would need"), std::string::npos) << k << " on " << name << ": " << e.what();
+        continue;
+      }
+      ASSERT_NE(p, nullptr) << k;
+      plans.push_back(std::move(p));
+    }
+    EXPECT_GE(plans.size(), 5u) << name;
+    for (auto& p : plans) {  // all alive, sharing x and y: each product checked right after it runs
+      std::vector<double> y(a.rows, 12345.0);
+      p->multiply(x, y);
+      const CheckResult c = check_product(a, ref, y);
+      EXPECT_TRUE(c.passed) << p->detail << " on " << name << ": " << c.message;
     }
   }
 }
