@@ -1,6 +1,6 @@
 // ELLPACK on the GPU: column-major slots (slot (r, j) at j*rows + r), one thread per row, so a warp
 // reads 32 consecutive values and columns per step. Padding holds value 0 and a column the row
-// already touched, so no branch is needed. Converted from a device CSR on the device.
+// already touched, so no branch is needed. Width and slots made on the device from a device CSR.
 #include <spmv/formats/ell.hpp>
 
 #include "cuda/csr_device.cuh"
@@ -52,15 +52,31 @@ __global__ void csr_to_ell_kernel(index_t rows, index_t width, const OffT* __res
   }
 }
 
+// The width (the longest row) from the device CSR: a warp's maximum, then one atomic per warp.
+template <typename OffT>
+__global__ void ell_width_kernel(index_t rows, const OffT* __restrict__ rp, int* __restrict__ width) {
+  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  int len = r < rows ? static_cast<int>(rp[r + 1] - rp[r]) : 0;
+  for (int off = 16; off > 0; off /= 2) len = max(len, __shfl_xor_sync(0xffffffffu, len, off));
+  if (threadIdx.x % 32 == 0 && len > 0) atomicMax(width, len);
+}
+
 class EllPlan final : public CudaPlan {
  public:
   EllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
-    width_ = ell_width(a);
+    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
+    if (a.rows > 0) {  // on the device: a host pass over the rows cost more than the conversion
+      DeviceBuffer<int> w(1);
+      SPMV_CUDA_CHECK(cudaMemsetAsync(w.data(), 0, sizeof(int)));
+      if (dev->wide) ell_width_kernel<<<grid_for(a.rows, 256), 256>>>(a.rows, dev->rp64.data(), w.data());
+      else ell_width_kernel<<<grid_for(a.rows, 256), 256>>>(a.rows, dev->rp32.data(), w.data());
+      SPMV_CUDA_CHECK_LAUNCH();
+      SPMV_CUDA_CHECK(cudaMemcpy(&width_, w.data(), sizeof(int), cudaMemcpyDeviceToHost));
+    }
     const offset_t slots = static_cast<offset_t>(a.rows) * width_;
     check_format_memory("ELL", ell_bytes(a.rows, width_), a, opt);
-    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     col_.resize(slots);
     val_.resize(slots);
     if (slots > 0) {
