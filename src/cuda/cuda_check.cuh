@@ -34,6 +34,12 @@ namespace spmv::cuda {
 // After every kernel launch: catches bad launch configurations at once.
 #define SPMV_CUDA_CHECK_LAUNCH() SPMV_CUDA_CHECK(cudaGetLastError())
 
+// Device memory from the device's stream-ordered pool (src/cuda/device.cu), which keeps freed memory
+// for the next allocation: a plan's arrays cost tens of microseconds a cudaMalloc, several per plan,
+// and the planner makes and frees a few plans per matrix. cudaMalloc where pools are unsupported.
+void* device_alloc(std::size_t bytes);
+void device_free(void* p) noexcept;
+
 // Owning device array; uploaded once, reused across calls.
 template <typename T>
 class DeviceBuffer {
@@ -58,7 +64,7 @@ class DeviceBuffer {
     if (n == n_ && ptr_) return;
     release();
     // Always allocate at least one element so empty matrices still get valid pointers.
-    SPMV_CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(n, 1) * sizeof(T)));
+    ptr_ = static_cast<T*>(device_alloc(std::max<std::size_t>(n, 1) * sizeof(T)));
     n_ = n;
   }
   void upload(const T* host, std::size_t n) {
@@ -80,7 +86,7 @@ class DeviceBuffer {
 
  private:
   void release() {
-    if (ptr_) cudaFree(ptr_);  // never throws from a destructor
+    if (ptr_) device_free(ptr_);  // never throws from a destructor
     ptr_ = nullptr;
     n_ = 0;
   }

@@ -1,9 +1,50 @@
-// Device queries for host code (spmv/device.hpp) and the error helper.
+// Device queries for host code (spmv/device.hpp), and device memory (cuda_check.cuh).
 #include <spmv/device.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "cuda/cuda_check.cuh"
+
+namespace spmv::cuda {
+
+namespace {
+
+// The current device's default pool, set once to keep up to 8 GiB of freed memory (the default
+// returns it to the driver at every synchronisation); false where pools are unsupported.
+bool use_pool() {
+  static const bool pool = [] {
+    int dev = 0, supported = 0;
+    cudaMemPool_t p{};
+    std::uint64_t keep = std::uint64_t{8} << 30;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess || !supported ||
+        cudaDeviceGetDefaultMemPool(&p, dev) != cudaSuccess ||
+        cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return true;
+  }();
+  return pool;
+}
+
+}  // namespace
+
+// On the default stream, where every kernel and copy of ours runs.
+void* device_alloc(std::size_t bytes) {
+  void* p = nullptr;
+  if (use_pool()) SPMV_CUDA_CHECK(cudaMallocAsync(&p, bytes, 0));
+  else SPMV_CUDA_CHECK(cudaMalloc(&p, bytes));
+  return p;
+}
+
+void device_free(void* p) noexcept {
+  if (use_pool()) cudaFreeAsync(p, 0);
+  else cudaFree(p);
+}
+
+}  // namespace spmv::cuda
 
 namespace spmv::device {
 
