@@ -124,14 +124,10 @@ class CsrAdaptive final : public CsrDevicePlan {
       }
     }
     std::vector<int> blocks;
-    if (spans == 1) {
-      blocks = std::move(span_blocks[0]);
-    } else {
-      std::size_t total = 0;
-      for (const auto& b : span_blocks) total += b.size();
-      blocks.reserve(total);
-      for (const auto& b : span_blocks) blocks.insert(blocks.end(), b.begin(), b.end());
-    }
+    std::size_t total = 0;
+    for (const auto& b : span_blocks) total += b.size();
+    blocks.reserve(total);
+    for (const auto& b : span_blocks) blocks.insert(blocks.end(), b.begin(), b.end());
     n_blocks_ = static_cast<unsigned>(blocks.size() / 4);
     blocks_.upload(blocks);
     partial_.resize(n_blocks_);
