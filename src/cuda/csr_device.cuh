@@ -74,6 +74,10 @@ struct DeviceCsr {
 // One device copy of a CSR matrix can serve several plans (the planner's candidates).
 using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
 
+// The x and y a plan made from `dev` shares with its other plans; nullptr (the plan allocates its
+// own) without one.
+inline SharedVectors vectors_of(const SharedDeviceCsr& dev, int k) { return dev ? dev->vectors(k) : nullptr; }
+
 // Uploads the matrix; `seconds` gets the host time of the upload (after a device synchronisation).
 inline SharedDeviceCsr upload_csr(const Csr& a, double* seconds = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -88,7 +92,7 @@ inline SharedDeviceCsr upload_csr(const Csr& a, double* seconds = nullptr) {
 class CsrDevicePlan : public CudaPlan {
  public:
   CsrDevicePlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
-      : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)),
+      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
         dev_(dev ? std::move(dev) : upload_csr(a, &setup_seconds)), m_(*dev_) {
     bytes_per_product = m_.product_bytes(opt.k);
     stored_entries = a.nnz();
@@ -105,6 +109,33 @@ class CsrDevicePlan : public CudaPlan {
 // Sets y = 0 without a kernel (matrices with no stored entries).
 inline void zero_async(DeviceBuffer<double>& y) {
   if (y.size()) SPMV_CUDA_CHECK(cudaMemsetAsync(y.data(), 0, y.size() * sizeof(double)));
+}
+
+// Sum of val[slot(j)] * x[col[slot(j)]] over j = first, first + step, ... < n, the entries of a
+// row in a padded (column-major) layout, four at a time: four column and value loads issued
+// together (clamped to the row's last entry, so no branch), then the four loads of x. An entry at a
+// time left one chain of dependent loads per thread, latency-bound (bench/results/README.md). The
+// matrix is read with the last-use hint (no product reads it again), so that x keeps the caches.
+template <class Slot>
+__device__ __forceinline__ double padded_row_sum(index_t first, index_t n, index_t step, Slot slot,
+                                                 const index_t* __restrict__ col, const double* __restrict__ val,
+                                                 const double* __restrict__ x) {
+  constexpr int U = 4;
+  double s = 0;
+  for (index_t j0 = first; j0 < n; j0 += U * step) {
+    index_t c[U];
+    double v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const index_t j = j0 + u * step;
+      const long long p = slot(min(j, n - 1));
+      c[u] = __ldlu(col + p);
+      v[u] = j < n ? __ldlu(val + p) : 0.0;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) s += v[u] * __ldg(x + c[u]);
+  }
+  return s;
 }
 
 // Warp-level sum over aligned groups of `width` lanes (a power of two <= 32); every lane of the

@@ -10,27 +10,13 @@ namespace spmv::cuda {
 
 namespace {
 
-// Entries in batches of 4 per thread (see hll.cu: four loads in flight instead of one chain).
+// A thread per row, its entries four at a time (padded_row_sum).
 __global__ void ell_kernel(index_t rows, index_t width, const index_t* __restrict__ col,
                            const double* __restrict__ val, const double* __restrict__ x,
                            double* __restrict__ y) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
-  constexpr int U = 4;
-  double s = 0;
-  for (index_t j0 = 0; j0 < width; j0 += U) {
-    index_t c[U];
-    double v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const long long p = static_cast<long long>(min(j0 + u, width - 1)) * rows + r;
-      c[u] = __ldlu(col + p);
-      v[u] = j0 + u < width ? __ldlu(val + p) : 0.0;
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) s += v[u] * __ldg(x + c[u]);
-  }
-  y[r] = s;
+  y[r] = padded_row_sum(0, width, 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x);
 }
 
 // Device conversion: thread r writes row r's slots (coalesced across the warp). Padding holds
@@ -64,7 +50,7 @@ __global__ void ell_width_kernel(index_t rows, const OffT* __restrict__ rp, int*
 class EllPlan final : public CudaPlan {
  public:
   EllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
-      : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)) {
+      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     if (a.rows > 0) {  // on the device: a host pass over the rows cost more than the conversion

@@ -32,35 +32,19 @@ __device__ __forceinline__ HllRow hll_row(index_t rows, int hack, const long lon
   return {hack_offset[h] + lr, min(hack, rows - h * hack)};
 }
 
-// A lane's entries in batches of 4: four column and value loads issued together (clamped to the
-// row's last entry, so no branch), then the four loads of x. An entry at a time left one chain of
-// dependent loads per thread, latency-bound (bench/results/README.md). The matrix is read with
-// the last-use hint (no product reads it again), so that x keeps the caches.
+// A lane's entries four at a time (padded_row_sum), every Lanes-th entry of its row.
 template <int Lanes>
 __global__ void hll_kernel(index_t rows, int hack, const long long* __restrict__ hack_offset,
                            const index_t* __restrict__ len, const index_t* __restrict__ col,
                            const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
-  constexpr int kRowsPerWarp = 32 / Lanes, U = 4;
+  constexpr int kRowsPerWarp = 32 / Lanes;
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const long long r = t / 32 * kRowsPerWarp + lane % kRowsPerWarp;
   double s = 0;
   if (r < rows) {
     const HllRow row = hll_row(rows, hack, hack_offset, static_cast<index_t>(r));
-    const index_t n = len[r];
-    for (index_t j0 = lane / kRowsPerWarp; j0 < n; j0 += U * Lanes) {
-      index_t c[U];
-      double v[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const index_t j = j0 + u * Lanes;
-        const long long p = row.slot(min(j, n - 1));
-        c[u] = __ldlu(col + p);
-        v[u] = j < n ? __ldlu(val + p) : 0.0;
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) s += v[u] * __ldg(x + c[u]);
-    }
+    s = padded_row_sum(lane / kRowsPerWarp, len[r], Lanes, [=](index_t j) { return row.slot(j); }, col, val, x);
   }
   for (int off = 16; off >= kRowsPerWarp; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
   if (r < rows && lane < kRowsPerWarp) y[r] = s;
@@ -131,7 +115,7 @@ int choose_lanes(const Csr& a) {
 class HllPlan final : public CudaPlan {
  public:
   HllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
-      : CudaPlan(a.rows, a.cols, opt, dev ? dev->vectors(opt.k) : nullptr), block_(checked_block_size(opt)),
+      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
         hack_(opt.hack), lanes_(opt.subwarp ? opt.subwarp : choose_lanes(a)) {
     if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
     if (lanes_ < 1 || lanes_ > 32 || !std::has_single_bit(static_cast<unsigned>(lanes_)))
