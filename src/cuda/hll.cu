@@ -104,7 +104,7 @@ __global__ void csr_to_hll_kernel(index_t rows, int hack, const RpT* __restrict_
 }
 
 // Threads per row when the options leave it open: one up to 128 entries a row, then 2, 4, ...
-// (one lane per row led 2 and 4 on rows of 3 to 73 entries on the H200, bench/results/README.md).
+// (measured in bench/results/README.md: one lane led 2 and 4 on every matrix tried).
 int choose_lanes(const Csr& a) {
   const double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0.0;
   int l = 1;

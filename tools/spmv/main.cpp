@@ -10,8 +10,8 @@
 
 int main(int argc, char** argv) {
   // CUDA loads each kernel at its first launch unless told otherwise; a command makes a few plans,
-  // and a load (0.1-0.3 ms a kernel on the H200) would land in the first plan's conversion or the
-  // planner's trial. Loaded with the context instead; a user's own setting wins.
+  // and each load would land in the first plan's conversion or the planner's trial
+  // (bench/results/README.md). Loaded with the context instead; a user's own setting wins.
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   CLI::App app{"spmv: sparse matrix-vector products on CPUs and GPUs, checked and measured"};
   app.require_subcommand(1);
