@@ -6,7 +6,9 @@
 #include <spmv/reference.hpp>
 
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fmt/format.h>
 
 #include "plan/auto_plan.hpp"
@@ -236,6 +238,59 @@ TEST(Planner, TrialKeepsTheMeasuredFastestThoughTheModelRanksItLower) {
   });
   EXPECT_EQ(plan->chosen, "omp/" + ranked[1].label) << plan->detail;
   EXPECT_NE(plan->detail.find(ranked[1].label + " 10.0 us"), std::string::npos) << plan->detail;
+}
+
+// A backend that queues products (CUDA) times the candidates' rounds through plan_auto's timer:
+// its times decide, each candidate but the first (the budget's reference) is timed only there, and
+// all of a stage's rounds take one call.
+TEST(Planner, QueuedRoundsDecideAndTimeOnlyTheFirstCandidateAlone) {
+  const Csr a = test::edge_cases()[8].second;  // irregular_5000: several candidates, small
+  const auto ranked = rank_candidates(analyze(a), Backend::Omp, PlanOptions{});
+  ASSERT_GE(ranked.size(), 3u);
+  std::vector<int> alone(ranked.size(), 0);
+  std::map<const Plan*, std::size_t> rank_of;
+  const auto make = [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+    const std::size_t i = std::find_if(ranked.begin(), ranked.end(), [&](const Candidate& r) { return r.label == c.label; }) - ranked.begin();
+    auto p = std::make_unique<ScriptedPlan>(1e-5, 0, &alone[i]);
+    rank_of[p.get()] = i;
+    return p;
+  };
+  int calls = 0, candidates = 0;
+  const detail::RoundTimer timer = [&](std::span<Plan* const> plans, std::span<const int> batch, int rounds) {
+    ++calls;
+    candidates = static_cast<int>(plans.size());
+    EXPECT_EQ(batch.size(), plans.size());
+    std::vector<std::vector<double>> t;
+    for (Plan* p : plans)  // the third of the model's candidates is the fastest, twice over
+      t.push_back(std::vector<double>(static_cast<std::size_t>(rounds), rank_of.at(p) == 2 ? 1e-5 : 2e-5));
+    return t;
+  };
+  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, make, timer);
+  EXPECT_EQ(plan->chosen, "omp/" + ranked[2].label) << plan->detail;
+  EXPECT_GE(candidates, 3);
+  EXPECT_LE(calls, 2);  // small matrix: a round of one product each to size the batches, then the rounds
+  EXPECT_GT(alone[0], 0);
+  for (std::size_t i = 1; i < alone.size(); ++i) EXPECT_EQ(alone[i], 0) << ranked[i].label;
+}
+
+// A queueing timer that fails (a product errors) leaves the rounds to the one-by-one timing, which
+// names the failing candidate and still times every other.
+TEST(Planner, AQueuedRoundThatFailsFallsBackToTimingOneByOne) {
+  const Csr a = test::edge_cases()[8].second;
+  const auto ranked = rank_candidates(analyze(a), Backend::Omp, PlanOptions{});
+  ASSERT_GE(ranked.size(), 3u);
+  int products = 0;
+  const auto plan = detail::plan_auto(
+      a, Backend::Omp, PlanOptions{},
+      [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+        if (c.label == ranked[1].label) return std::make_unique<FailingPlan>();
+        return std::make_unique<ScriptedPlan>(c.label == ranked[2].label ? 1e-5 : 3e-5, 0, &products);
+      },
+      [](std::span<Plan* const>, std::span<const int>, int) -> std::vector<std::vector<double>> {
+        throw Error("launch failed");
+      });
+  EXPECT_EQ(plan->chosen, "omp/" + ranked[2].label) << plan->detail;
+  EXPECT_NE(plan->detail.find("skipped: " + ranked[1].label + ": launch failed"), std::string::npos) << plan->detail;
 }
 
 // A plan whose first `cold` products (untimed or timed) take 3x `seconds`: its data coming back into

@@ -30,7 +30,7 @@ struct Candidate {
   PlanOptions opt;              // its settings
   std::string label;            // "ell bs=256", "csr variant=balanced:simd threads=16"
   double predicted_s = 0;       // the model's time of one product
-  double predicted_convert_s = 0;
+  double predicted_convert_s = 0;  // the conversion, or a CSR plan's own making (row blocks)
   bool converts = false;        // its format is made from CSR when the plan is made
   double cost(long long products) const { return predicted_convert_s + static_cast<double>(products) * predicted_s; }
 };

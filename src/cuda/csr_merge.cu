@@ -1,6 +1,6 @@
 // CSR merge-path (Merrill & Garland, SC'16): the merge of the row ends with the nonzero indices is
 // cut into equal tiles of rows+nnz items, so a row of 100k entries next to rows of 2 costs the same
-// per item. Tile coordinates are found once on the host. A block stages its tile (products val*x
+// per item. Tile coordinates are found once, on the device (a binary search per tile). A block stages its tile (products val*x
 // and row ends) in shared memory with coalesced loads, each thread walks IPT items of the path,
 // partial sums of rows cut between threads are joined by a warp-shuffle segmented scan in a fixed order, and
 // each block's carry-out (the row still open at its end) is added by a second small kernel that
@@ -115,6 +115,24 @@ __global__ void csr_merge_fixup(int n_blocks, index_t rows, const index_t* __res
   y[r] += s;
 }
 
+// Tile b's start on the merge path: the diagonal b * tile split into rows consumed and entries
+// consumed (the first row whose end lies beyond the entries the diagonal leaves).
+template <typename OffT>
+__global__ void merge_partition_kernel(const OffT* __restrict__ rp, long long rows, long long nnz, long long tile,
+                                       long long n_blocks, index_t* __restrict__ tile_row, OffT* __restrict__ tile_nz) {
+  const long long b = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (b > n_blocks) return;
+  const long long diag = min(b * tile, rows + nnz);
+  long long lo = max(diag - nnz, 0LL), hi = min(diag, rows);
+  while (lo < hi) {
+    const long long mid = (lo + hi) / 2;
+    if (static_cast<long long>(rp[mid + 1]) <= diag - mid - 1) lo = mid + 1;
+    else hi = mid;
+  }
+  tile_row[b] = static_cast<index_t>(lo);
+  tile_nz[b] = static_cast<OffT>(diag - lo);
+}
+
 class CsrMerge final : public CsrDevicePlan {
  public:
   CsrMerge(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
@@ -129,25 +147,18 @@ class CsrMerge final : public CsrDevicePlan {
     const offset_t n_blocks = (total + tile - 1) / tile;
     if (n_blocks >= std::numeric_limits<int>::max()) throw Unsupported("csr-merge: too many tiles");
     n_blocks_ = static_cast<int>(n_blocks);
-    std::vector<index_t> tr(n_blocks + 1);
-    std::vector<offset_t> tz(n_blocks + 1);
-    for (offset_t b = 0; b <= n_blocks; ++b) {
-      const offset_t diag = std::min(b * tile, total);
-      offset_t lo = std::max<offset_t>(diag - nnz, 0), hi = std::min<offset_t>(diag, a.rows);
-      while (lo < hi) {
-        const offset_t mid = (lo + hi) / 2;
-        if (a.row_ptr[mid + 1] <= diag - mid - 1) lo = mid + 1;
-        else hi = mid;
-      }
-      tr[b] = static_cast<index_t>(lo);
-      tz[b] = diag - lo;
-    }
-    tile_row_.upload(tr);
+    tile_row_.resize(n_blocks + 1);
+    const unsigned grid = static_cast<unsigned>((n_blocks + 1 + 255) / 256);
     if (m_.wide) {
-      tile_nz64_.upload(std::vector<long long>(tz.begin(), tz.end()));
+      tile_nz64_.resize(n_blocks + 1);
+      merge_partition_kernel<<<grid, 256>>>(m_.rp64.data(), a.rows, nnz, tile, n_blocks, tile_row_.data(),
+                                            tile_nz64_.data());
     } else {
-      tile_nz32_.upload(std::vector<int>(tz.begin(), tz.end()));
+      tile_nz32_.resize(n_blocks + 1);
+      merge_partition_kernel<<<grid, 256>>>(m_.rp32.data(), a.rows, nnz, tile, n_blocks, tile_row_.data(),
+                                            tile_nz32_.data());
     }
+    SPMV_CUDA_CHECK_LAUNCH();
     carry_row_.resize(n_blocks_);
     carry_val_.resize(n_blocks_);
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());

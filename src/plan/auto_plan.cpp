@@ -50,9 +50,47 @@ struct Entry {
 
 std::string us(double s) { return fmt::format("{:.1f} us", s * 1e6); }
 
+// The rounds through a queueing timer: as many of the policy's rounds as the budget left is
+// predicted to hold (one at least), queued together. Where batches last more than one product (small
+// matrices) they are sized from a queued round of one product each for the candidates not yet timed;
+// else that round is one more of the rounds. False when a product failed: the caller times them one
+// by one, which names the candidate that fails.
+template <typename Left>
+bool queued_rounds(std::vector<Entry>& trial, const RoundTimer& time_rounds, const tuning::TrialPolicy& policy,
+                   bool large, const Left& left) {
+  std::vector<Plan*> plans;
+  for (auto& e : trial) plans.push_back(e.plan.get());
+  const double batch_s = large ? policy.batch_s_large : policy.batch_s_small;
+  int wanted = large ? policy.rounds_large : policy.rounds_small;
+  std::vector<int> batch(trial.size(), 1);
+  try {
+    if (batch_s > 0) {
+      const auto first = time_rounds(plans, batch, 1);
+      for (std::size_t i = 0; i < trial.size(); ++i)
+        if (trial[i].times.empty()) trial[i].times.push_back(first[i].at(0));
+    } else {
+      ++wanted;
+    }
+    double round_s = 0;
+    for (std::size_t i = 0; i < trial.size(); ++i) {
+      const double t = std::max(trial[i].times.empty() ? trial[0].times.at(0) : trial[i].times[0], 1e-9);
+      batch[i] = trial[i].batch = static_cast<int>(std::clamp(batch_s / t, 1.0, 1000.0));
+      round_s += batch[i] * t;
+    }
+    const int rounds = std::clamp(static_cast<int>(left() / std::max(round_s, 1e-9)), 1, wanted);
+    const auto times = time_rounds(plans, batch, rounds);
+    for (std::size_t i = 0; i < trial.size(); ++i)
+      trial[i].times.insert(trial[i].times.end(), times[i].begin(), times[i].end());
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
-std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make) {
+std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
+                                const RoundTimer& time_rounds) {
   const auto t0 = clock::now();
   const tuning::TrialPolicy policy;
   const MatrixFeatures f = analyze(a);
@@ -90,7 +128,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // the shared upload in a few products). Predictions are scaled to the first candidate's measured
   // product.
   const auto fits = [&](const Candidate& c) {
-    if (!large || !c.converts || reference == 0) return true;
+    if (!large || c.predicted_convert_s == 0 || reference == 0) return true;
     const double first = std::max(ranked[trial.front().rank].predicted_s, 1e-12);
     const bool close = c.predicted_s <= policy.close * first;
     return close || c.predicted_convert_s / first * reference <= left();
@@ -128,7 +166,9 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
       e.plan = make(within, shared);
       e.made_s = since(t) - (shared - shared_before);
       making += e.made_s;
-      if (opt.trial) timed(e);  // a first estimate (CUDA: behind an untimed product)
+      // A first estimate (CUDA: behind an untimed product). With a queueing timer only the first
+      // candidate's (the budget's reference): the others' come from one queued round below.
+      if (opt.trial && (trial.empty() || !time_rounds)) timed(e);
     } catch (const std::bad_alloc&) {
       skip(c, "out of memory");
       continue;
@@ -144,21 +184,28 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // Interleaved rounds: every candidate times one batch per round, so a clock ramp or a stall
   // touches them all alike; each keeps the lower median of its times.
   if (opt.trial && trial.size() > 1 && !alone) {
-    const double batch_s = large ? policy.batch_s_large : policy.batch_s_small;
-    for (auto& e : trial) e.batch = static_cast<int>(std::clamp(batch_s / std::max(e.times[0], 1e-9), 1.0, 1000.0));
-    const int rounds = large ? policy.rounds_large : policy.rounds_small;
-    // One round at least: a first estimate alone can be a cold product (a CSR5 plan's first product
-    // right after its conversion).
-    for (int r = 0; r < rounds && (r == 0 || !over_budget()); ++r)
-      for (auto it = trial.begin(); it != trial.end();) {
-        try {
-          timed(*it);
-          ++it;
-        } catch (const std::exception& ex) {
-          skip(ranked[it->rank], ex.what());
-          it = trial.erase(it);
+    const auto t = clock::now();
+    const bool queued = time_rounds && queued_rounds(trial, time_rounds, policy, large, left);
+    timing += since(t);
+    if (!queued) {
+      const double batch_s = large ? policy.batch_s_large : policy.batch_s_small;
+      const int rounds = large ? policy.rounds_large : policy.rounds_small;
+      // One round at least: a first estimate alone can be a cold product (a CSR5 plan's first
+      // product right after its conversion). A candidate without an estimate yet (the queueing
+      // timer failed) gets one first.
+      for (int r = 0; r < rounds && (r == 0 || !over_budget()); ++r)
+        for (auto it = trial.begin(); it != trial.end();) {
+          try {
+            if (it->times.empty()) timed(*it);
+            if (r == 0) it->batch = static_cast<int>(std::clamp(batch_s / std::max(it->times[0], 1e-9), 1.0, 1000.0));
+            timed(*it);
+            ++it;
+          } catch (const std::exception& ex) {
+            skip(ranked[it->rank], ex.what());
+            it = trial.erase(it);
+          }
         }
-      }
+    }
   }
 
   if (trial.empty()) {  // none could be made, or every one failed in the rounds

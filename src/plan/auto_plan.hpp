@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <memory>
+#include <span>
+#include <vector>
 
 namespace spmv::detail {
 
@@ -12,9 +14,16 @@ namespace spmv::detail {
 // candidates (an upload the product needs whatever is chosen: setup, not planning).
 using CandidateMaker = std::function<std::unique_ptr<Plan>(const Candidate&, double& shared_setup_seconds)>;
 
+// Times `rounds` rounds, each one batch of batch[i] products of every plans[i] in order: per plan,
+// its seconds per product in each round. A backend that queues products (CUDA) times them all
+// behind one synchronisation; without one, each batch is timed on its own (Plan::time_runs).
+using RoundTimer = std::function<std::vector<std::vector<double>>(std::span<Plan* const> plans,
+                                                                  std::span<const int> batch, int rounds)>;
+
 // Analysis, model ranking, a bounded trial of the top candidates (or the model's first choice
 // when opt.trial is false); candidates that are refused or fail are skipped and named in the
 // plan's detail. Throws Unsupported only when no candidate can be made.
-std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make);
+std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
+                                const RoundTimer& time_rounds = {});
 
 }  // namespace spmv::detail

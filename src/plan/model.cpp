@@ -20,7 +20,8 @@ struct Ranked {
   std::vector<double> convert_fixed_s;  // per candidate: a conversion's fixed part, in seconds
 
   // t_us: predicted microseconds per product; convert: in products of the best CSR candidate
-  // (resolved in rank_candidates, once that is known), plus fixed_us.
+  // (resolved in rank_candidates, once that is known), plus fixed_us (also the making of a CSR
+  // plan's row blocks or partition).
   void add(std::string kernel, std::string label, double t_us, double convert,
            const std::function<void(PlanOptions&)>& set = {}, double fixed_us = 0) {
     Candidate c;
@@ -138,19 +139,20 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   int subwarp = 2;  // CSR-vector's own rule (choose_subwarp)
   while (subwarp < 32 && 12.0 * subwarp <= f.mean) subwarp *= 2;
   const double split = f.max_row > 2048 ? 1.2 : 0;  // a row split across blocks
-  r.add("csr-adaptive", "csr-adaptive" + bs, predict(m.adaptive, by.csr, 0) + split, 0);
+  const double blocks_us = m.adaptive_blocks_fixed_us + m.adaptive_blocks_ns_per_row * 1e-3 * f.rows;
+  const tuning::KernelFit& adaptive = f.nnz > m.large_nnz ? m.adaptive_large : m.adaptive;
+  r.add("csr-adaptive", "csr-adaptive" + bs, predict(adaptive, by.csr, 0) + split, 0, {}, blocks_us);
   r.add("csr-vector", "csr-vector" + bs, predict(m.vector, by.csr, longest / subwarp), 0);
   if (!r.base.block_size && !r.base.nz_per_block) {
     // The settings the sweep found best on small matrices: smaller row blocks, and 1024 threads.
     r.add("csr-adaptive", "csr-adaptive npb=256", predict(m.adaptive_small_blocks, by.csr, 0) + split, 0,
-          [](PlanOptions& o) { o.nz_per_block = 256; });
-    r.add("csr-adaptive", "csr-adaptive bs=1024", predict(m.adaptive, by.csr, 0) + split + m.other_block_us, 0,
-          [](PlanOptions& o) { o.block_size = 1024, o.nz_per_block = 1024; });
+          [](PlanOptions& o) { o.nz_per_block = 256; }, blocks_us);
+    r.add("csr-adaptive", "csr-adaptive bs=1024", predict(adaptive, by.csr, 0) + split + m.other_block_us, 0,
+          [](PlanOptions& o) { o.block_size = 1024, o.nz_per_block = 1024; }, blocks_us);
     r.add("csr-vector", "csr-vector bs=1024", predict(m.vector, by.csr, longest / subwarp) + m.other_block_us, 0,
           [](PlanOptions& o) { o.block_size = 1024; });
   }
   r.add("csr-scalar", "csr-scalar" + bs, predict(m.scalar, by.csr * (1 + f.mean / 38), longest), 0);
-  r.add("csr-merge", "csr-merge" + bs, predict(m.merge, by.csr, 0), 0);
   r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding);
   // HLL's hack sets only its memory here (padding is never read): one per warp.
   r.add("hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
@@ -167,7 +169,7 @@ std::vector<Candidate> rank_candidates(const MatrixFeatures& f, Backend b, const
   // Conversions were added in products of CSR: of the fastest candidate needing none.
   double t_csr = 0;
   for (const Candidate& c : r.list)
-    if (c.predicted_convert_s == 0 && (t_csr == 0 || c.predicted_s < t_csr)) t_csr = c.predicted_s;
+    if (!c.converts && (t_csr == 0 || c.predicted_s < t_csr)) t_csr = c.predicted_s;
   for (std::size_t i = 0; i < r.list.size(); ++i)
     r.list[i].predicted_convert_s = r.list[i].predicted_convert_s * t_csr + r.convert_fixed_s[i];
   // Any conversion reads the matrix and writes it again, at least a CSR product's worth: one

@@ -37,8 +37,11 @@ struct CudaModel {
   KernelFit vector{3.6, 3100, 0, 0.075};    // longest row / sub-warp; bandwidth of matrices above 1M nnz
   KernelFit adaptive{4.1, 3100, 0, 0};      // + 1.2 us when a row is split across blocks (> 2048)
   KernelFit adaptive_small_blocks{4.0, 2600, 0, 0};  // 256-512 nonzeros per row block
+  // Above large_nnz CSR-adaptive ran 1.1-1.5x the best of ours on every matrix but those with rows
+  // of very different lengths, where CSR-vector's longest-row term ranks it behind anyway.
+  KernelFit adaptive_large{4.1, 2700, 0, 0};
+  long long large_nnz = 1'000'000;
   double other_block_us = 0.1;              // 1024 threads: as often best as 256 on small matrices
-  KernelFit merge{8.5, 2700, 0, 0};
   KernelFit csr5{4.5, 3000, 0, 0};          // fixed cost from the current single-pass kernel
   KernelFit ell{3.4, 4300, 0, 0.060};       // padding's x reads hit the cache: above copy bandwidth
   KernelFit hll{2.8, 4100, 0, 0.19};       // bytes without padding, + half of it: a warp waits for its longest row
@@ -47,6 +50,10 @@ struct CudaModel {
   // in CSR products, and HLL's and CSR5's fixed parts (allocations, the layout's kernels, a scan).
   double convert_ell = 12, convert_hll = 2, convert_csr5 = 4;
   double convert_hll_fixed_us = 250, convert_csr5_fixed_us = 250;
+  // CSR-adaptive's making: its row blocks, built on the host and uploaded.
+  double adaptive_blocks_fixed_us = 30, adaptive_blocks_ns_per_row = 0.4;
+  // csr-merge is not a candidate: it was never within 1.03x of the best of ours on any of 110
+  // matrices (bench/results/README.md).
 };
 
 // The trial: at most this many candidates (large / small matrices), none predicted slower than
