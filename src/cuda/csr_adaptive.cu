@@ -101,8 +101,9 @@ class CsrAdaptive final : public CsrDevicePlan {
     piece_len_ = std::max<offset_t>(nz_per_block_, 8 * block_);
     // Row blocks, greedily, in independent spans of rows (a block never crosses a span's start), so
     // that the host pass runs in parallel (one thread over millions of rows was most of this plan's
-    // making). The spans depend on the row count only, not on the threads.
-    const index_t spans = static_cast<index_t>(std::clamp<offset_t>(a.rows / 65536, 1, 64));
+    // making). The spans depend on the row count only, not on the threads; a few thousand rows each
+    // keep a span's greedy pass to tens of microseconds.
+    const index_t spans = static_cast<index_t>(std::clamp<offset_t>(a.rows / 4096, 1, 256));
     std::vector<std::vector<int>> span_blocks(static_cast<std::size_t>(spans));
 #pragma omp parallel for schedule(dynamic, 1) if (spans > 1)
     for (index_t sp = 0; sp < spans; ++sp) {
