@@ -1,4 +1,4 @@
-// CSR-adaptive (Greathouse & Daga, SC'14). Row blocks are built once on the host: consecutive rows
+// CSR-adaptive (Greathouse & Daga, SC'14). Row blocks are built once, on the device: consecutive rows
 // whose entries fit in NZ_PER_BLOCK (and at most one row per thread) share a block, which runs
 // CSR-stream: all threads stream the block's products val*x into shared memory with coalesced
 // loads, then a group of lanes per row sums that row's slice. A row longer than NZ_PER_BLOCK gets a
@@ -10,6 +10,8 @@
 #include "cuda/cuda_kernels.hpp"
 
 #include <algorithm>
+#include <cub/device/device_scan.cuh>
+#include <limits>
 
 namespace spmv::cuda {
 
@@ -88,6 +90,53 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
   if (g < nr && l == 0) y[r0 + g] = sum;
 }
 
+// Row blocks are built greedily in independent spans of kSpanRows rows (a block never crosses a
+// span's start), a device thread per span: one pass counts each span's blocks, a scan places them,
+// a second pass writes them. On the host this took up to a millisecond and woke idle OpenMP
+// threads, as long as tens of products on matrices of a few microseconds a product.
+constexpr long long kSpanRows = 2048;
+
+// The greedy walk over span `sp`: calls emit(i, descriptor) for its i-th block.
+template <typename OffT, typename Emit>
+__device__ void walk_span(long long sp, const OffT* __restrict__ rp, long long rows, int max_rows, long long npb,
+                          long long piece_len, Emit emit) {
+  const long long end = min(rows, (sp + 1) * kSpanRows);
+  long long r = sp * kSpanRows, i = 0;
+  while (r < end) {
+    const long long start = r, len = rp[r + 1] - rp[r];
+    if (len > npb) {  // a long row: blocks of its own, one per piece
+      const long long pieces = (len + piece_len - 1) / piece_len;
+      for (long long p = 0; p < pieces; ++p)
+        emit(i++, make_int4(static_cast<int>(r), static_cast<int>(r + 1), static_cast<int>(p), static_cast<int>(pieces)));
+      ++r;
+      continue;
+    }
+    long long nz = 0;
+    while (r < end && r - start < max_rows && nz + (rp[r + 1] - rp[r]) <= npb) nz += rp[r + 1] - rp[r], ++r;
+    emit(i++, make_int4(static_cast<int>(start), static_cast<int>(r), 0, 1));
+  }
+}
+
+template <typename OffT>
+__global__ void count_blocks_kernel(const OffT* __restrict__ rp, long long rows, long long spans, int max_rows,
+                                    long long npb, long long piece_len, long long* __restrict__ count) {
+  const long long sp = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (sp > spans) return;
+  long long n = 0;
+  if (sp < spans) walk_span(sp, rp, rows, max_rows, npb, piece_len, [&](long long i, int4) { n = i + 1; });
+  count[sp] = n;  // count[spans] = 0: the scan's last entry is the total
+}
+
+template <typename OffT>
+__global__ void write_blocks_kernel(const OffT* __restrict__ rp, long long rows, long long spans, int max_rows,
+                                    long long npb, long long piece_len, const long long* __restrict__ first,
+                                    int4* __restrict__ blocks) {
+  const long long sp = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (sp >= spans) return;
+  int4* out = blocks + first[sp];
+  walk_span(sp, rp, rows, max_rows, npb, piece_len, [&](long long i, int4 d) { out[i] = d; });
+}
+
 class CsrAdaptive final : public CsrDevicePlan {
  public:
   CsrAdaptive(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
@@ -99,44 +148,14 @@ class CsrAdaptive final : public CsrDevicePlan {
                         "], got " + std::to_string(nz_per_block_));
     // Long rows are cut into pieces big enough to keep a block busy, small enough to spread.
     piece_len_ = std::max<offset_t>(nz_per_block_, 8 * block_);
-    // Row blocks, greedily, in independent spans of rows (a block never crosses a span's start), so
-    // that the host pass runs in parallel (one thread over millions of rows was most of this plan's
-    // making). The spans depend on the row count only, not on the threads; a few thousand rows each
-    // keep a span's greedy pass to tens of microseconds.
-    const index_t spans = static_cast<index_t>(std::clamp<offset_t>(a.rows / 4096, 1, 256));
-    std::vector<std::vector<int>> span_blocks(static_cast<std::size_t>(spans));
-#pragma omp parallel for schedule(dynamic, 1) if (spans > 1)
-    for (index_t sp = 0; sp < spans; ++sp) {
-      const index_t end = static_cast<index_t>(static_cast<offset_t>(a.rows) * (sp + 1) / spans);
-      index_t r = static_cast<index_t>(static_cast<offset_t>(a.rows) * sp / spans);
-      auto& blocks = span_blocks[static_cast<std::size_t>(sp)];
-      while (r < end) {
-        const index_t start = r;
-        if (a.row_length(r) > nz_per_block_) {  // a long row: blocks of its own
-          const offset_t pieces = (a.row_length(r) + piece_len_ - 1) / piece_len_;
-          for (offset_t p = 0; p < pieces; ++p)
-            blocks.insert(blocks.end(), {r, r + 1, static_cast<int>(p), static_cast<int>(pieces)});
-          ++r;
-          continue;
-        }
-        offset_t nz = 0;
-        while (r < end && r - start < block_ && nz + a.row_length(r) <= nz_per_block_) nz += a.row_length(r++);
-        blocks.insert(blocks.end(), {start, r, 0, 1});
-      }
-    }
-    std::vector<int> blocks;
-    std::size_t total = 0;
-    for (const auto& b : span_blocks) total += b.size();
-    blocks.reserve(total);
-    for (const auto& b : span_blocks) blocks.insert(blocks.end(), b.begin(), b.end());
-    n_blocks_ = static_cast<unsigned>(blocks.size() / 4);
-    blocks_.upload(blocks);
+    if (m_.wide) build_blocks(m_.rp64.data());
+    else build_blocks(m_.rp32.data());
     partial_.resize(n_blocks_);
     arrived_.resize(n_blocks_);
     if (n_blocks_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_blocks_ * sizeof(int)));
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     setup_seconds += seconds_since(t0);
-    bytes_per_product += 4 * static_cast<offset_t>(blocks.size());  // the descriptors
+    bytes_per_product += 16 * static_cast<offset_t>(n_blocks_);  // the descriptors
     detail = "nz_per_block=" + std::to_string(nz_per_block_) + " row_blocks=" + std::to_string(n_blocks_);
   }
 
@@ -153,6 +172,29 @@ class CsrAdaptive final : public CsrDevicePlan {
                                                         m_.val.data(), x_.data(), y_.data(), partial_.data(),
                                                         arrived_.data());
     SPMV_CUDA_CHECK_LAUNCH();
+  }
+  // The row blocks into blocks_ (one synchronisation: the count, for the launch's grid).
+  template <typename OffT>
+  void build_blocks(const OffT* rp) {
+    const long long spans = (static_cast<long long>(rows_) + kSpanRows - 1) / kSpanRows;
+    DeviceBuffer<long long> first(static_cast<std::size_t>(spans) + 1);
+    std::size_t temp_bytes = 0;
+    SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, first.data(), first.data(), spans + 1));
+    DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+    const unsigned grid = grid_for(spans + 1, 128);
+    count_blocks_kernel<<<grid, 128>>>(rp, rows_, spans, block_, nz_per_block_, piece_len_, first.data());
+    SPMV_CUDA_CHECK_LAUNCH();
+    SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, first.data(), first.data(), spans + 1));
+    long long total = 0;
+    SPMV_CUDA_CHECK(cudaMemcpy(&total, first.data() + spans, sizeof(total), cudaMemcpyDeviceToHost));
+    if (total >= std::numeric_limits<int>::max()) throw Unsupported("csr-adaptive: too many row blocks");
+    n_blocks_ = static_cast<unsigned>(total);
+    blocks_.resize(4 * static_cast<std::size_t>(total));
+    if (total > 0) {
+      write_blocks_kernel<<<grid, 128>>>(rp, rows_, spans, block_, nz_per_block_, piece_len_, first.data(),
+                                         reinterpret_cast<int4*>(blocks_.data()));
+      SPMV_CUDA_CHECK_LAUNCH();
+    }
   }
   const int4* desc() const { return reinterpret_cast<const int4*>(blocks_.data()); }
   offset_t nz_per_block_ = 0, piece_len_ = 0;

@@ -4,6 +4,7 @@
 // csr_device.cuh) shares it instead of uploading its own; ELL, HLL and CSR5 convert from it on the
 // device.
 #include <spmv/plan.hpp>
+#include <spmv/planner.hpp>
 
 #include <memory>
 #include <string>
@@ -39,6 +40,10 @@ std::unique_ptr<Plan> make_csr5(const Csr& a, const PlanOptions& opt, SharedDevi
 // (its seconds added to *upload_s). nullptr for a kernel without such a factory (cuSPARSE's).
 std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kernel, const PlanOptions& opt,
                                           SharedDeviceCsr& dev, double* upload_s = nullptr);
+
+// The planner's features of `a`, computed on the device from the shared upload `dev` (made, and
+// its seconds added to *upload_s, when dev is empty). Equal to analyze(a).
+MatrixFeatures analyze_on_device(const Csr& a, SharedDeviceCsr& dev, double* upload_s = nullptr);
 
 // Sub-warp width CSR-vector uses for this matrix when the options leave it open.
 int choose_subwarp(const Csr& a);

@@ -90,11 +90,12 @@ bool queued_rounds(std::vector<Entry>& trial, const RoundTimer& time_rounds, con
 }  // namespace
 
 std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
-                                const RoundTimer& time_rounds) {
+                                const RoundTimer& time_rounds, const Analyzer& analyzer) {
   const auto t0 = clock::now();
   const tuning::TrialPolicy policy;
-  const MatrixFeatures f = analyze(a);
-  const double analysis = since(t0);
+  double shared = 0, making = 0, timing = 0, held = 0, reference = 0;
+  const MatrixFeatures f = analyzer ? analyzer(shared) : analyze(a);
+  const double analysis = since(t0) - shared;
   const std::vector<Candidate> ranked = rank_candidates(f, b, opt);
   // Trial order: each kernel's best setting first, in rank order, then the other settings, so that
   // the settings of one kernel (CSR's schedules and inner loops) cannot crowd out another kernel.
@@ -111,7 +112,6 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
 
   std::vector<Entry> trial;
   std::vector<std::string> skipped;
-  double shared = 0, making = 0, timing = 0, held = 0, reference = 0;
   // The budget clock starts after the first candidate: one-time costs of the process (CUDA loads a
   // kernel's module at its first launch) are not the trial's, nor is the shared upload.
   auto trial_start = clock::now();

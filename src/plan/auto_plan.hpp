@@ -20,10 +20,15 @@ using CandidateMaker = std::function<std::unique_ptr<Plan>(const Candidate&, dou
 using RoundTimer = std::function<std::vector<std::vector<double>>(std::span<Plan* const> plans,
                                                                   std::span<const int> batch, int rounds)>;
 
+// Computes the matrix's features where the backend keeps it; adds to shared_setup_seconds the
+// time of data it shares with the candidates (CUDA: the upload), as CandidateMaker does. Without
+// one: analyze(a) on the host.
+using Analyzer = std::function<MatrixFeatures(double& shared_setup_seconds)>;
+
 // Analysis, model ranking, a bounded trial of the top candidates (or the model's first choice
 // when opt.trial is false); candidates that are refused or fail are skipped and named in the
 // plan's detail. Throws Unsupported only when no candidate can be made.
 std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
-                                const RoundTimer& time_rounds = {});
+                                const RoundTimer& time_rounds = {}, const Analyzer& analyzer = {});
 
 }  // namespace spmv::detail

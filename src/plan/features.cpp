@@ -1,7 +1,7 @@
 // The planner's structure features: one parallel pass over the row pointer (row lengths, and the
 // padded slots of ELL and HLL with hacks 16/32/64 from the same 64-row groups); O(rows), never
 // O(nnz).
-#include <spmv/planner.hpp>
+#include "plan/features.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,17 +9,31 @@
 
 namespace spmv {
 
-MatrixFeatures analyze(const Csr& a) {
+namespace detail {
+
+MatrixFeatures features_from(index_t rows, index_t cols, offset_t nnz, const RowLengthSums& s) {
   MatrixFeatures f;
-  f.rows = a.rows;
-  f.cols = a.cols;
-  f.nnz = a.nnz();
-  f.csr_bytes = 12.0 * static_cast<double>(f.nnz) + 4.0 * (a.rows + 1.0) + 8.0 * a.cols + 8.0 * a.rows;
-  if (a.rows == 0) return f;
+  f.rows = rows;
+  f.cols = cols;
+  f.nnz = nnz;
+  f.csr_bytes = 12.0 * static_cast<double>(nnz) + 4.0 * (rows + 1.0) + 8.0 * cols + 8.0 * rows;
+  if (rows == 0) return f;
+  f.mean = static_cast<double>(nnz) / rows;
+  f.std = std::sqrt(std::max(0.0, static_cast<double>(s.sum2) / rows - f.mean * f.mean));
+  f.max_row = s.max_row;
+  f.empty_rows = static_cast<index_t>(s.empty);
+  const double n = std::max(1.0, static_cast<double>(nnz));
+  f.ell_padding = static_cast<double>(rows) * static_cast<double>(s.max_row) / n;
+  for (int h = 0; h < 3; ++h) f.hll_padding[h] = static_cast<double>(s.slots[h]) / n;
+  return f;
+}
+
+}  // namespace detail
+
+MatrixFeatures analyze(const Csr& a) {
   const offset_t* rp = a.row_ptr.data();
   const offset_t rows = a.rows, groups = (rows + 63) / 64;
-  // The sum of squares in unsigned integers (at most nnz^2: exact below 4e9 nonzeros), so that the
-  // 16-row loops below vectorise.
+  // Unsigned integer sums, so that the 16-row loops below vectorise.
   std::uint64_t sum2 = 0;
   offset_t max_row = 0, slots16 = 0, slots32 = 0, slots64 = 0, empty = 0;
 #pragma omp parallel for schedule(static) reduction(+ : sum2, slots16, slots32, slots64, empty) \
@@ -48,16 +62,7 @@ MatrixFeatures analyze(const Csr& a) {
     for (offset_t q = 0; q < 2; ++q) slots32 += w32[q] * std::clamp<offset_t>(last - first - 32 * q, 0, 32);
     slots64 += w64 * (last - first);
   }
-  f.mean = static_cast<double>(f.nnz) / a.rows;
-  f.std = std::sqrt(std::max(0.0, static_cast<double>(sum2) / a.rows - f.mean * f.mean));
-  f.max_row = max_row;
-  f.empty_rows = static_cast<index_t>(empty);
-  const double nnz = std::max(1.0, static_cast<double>(f.nnz));
-  f.ell_padding = static_cast<double>(a.rows) * static_cast<double>(max_row) / nnz;
-  f.hll_padding[0] = static_cast<double>(slots16) / nnz;
-  f.hll_padding[1] = static_cast<double>(slots32) / nnz;
-  f.hll_padding[2] = static_cast<double>(slots64) / nnz;
-  return f;
+  return detail::features_from(a.rows, a.cols, a.nnz(), {sum2, max_row, empty, {slots16, slots32, slots64}});
 }
 
 }  // namespace spmv

@@ -51,7 +51,7 @@ struct CudaModel {
   double convert_ell = 12, convert_hll = 2, convert_csr5 = 4;
   double convert_hll_fixed_us = 250, convert_csr5_fixed_us = 250;
   // CSR-adaptive's making: its row blocks, built on the host and uploaded.
-  double adaptive_blocks_fixed_us = 30, adaptive_blocks_ns_per_row = 0.4;
+  double adaptive_blocks_fixed_us = 30, adaptive_blocks_ns_per_row = 0.8;
   // csr-merge is not a candidate: it was never within 1.03x of the best of ours on any of 110
   // matrices (bench/results/README.md).
 };

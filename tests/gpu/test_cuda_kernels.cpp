@@ -3,6 +3,7 @@
 // machine with a GPU; without one they fail (a GPU test that cannot run has not passed).
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
+#include <spmv/generate.hpp>
 #include <spmv/io.hpp>
 #include <spmv/spmv.hpp>
 
@@ -284,6 +285,37 @@ TEST(CudaKernels, SplitRowKernelsRepeatBitIdentical) {
       const CheckResult c = check_product(a, ref, y2, k, Layout::RowMajor);
       EXPECT_TRUE(c.passed) << name << " k " << k << ": " << c.message;
     }
+  }
+}
+
+// The planner's features computed on the device equal the host's, field for field (the same sums
+// of integers), on the edge cases, a matrix of many 64-row groups and every shared real matrix.
+TEST(CudaKernels, DeviceFeaturesEqualHostFeatures) {
+  REQUIRE_GPU();
+  std::vector<std::pair<std::string, Csr>> cases = test::edge_cases();
+  cases.emplace_back("dc1-like", dc1_like());
+  // More 64-row groups than the kernel has warps: its grid-stride loop.
+  cases.emplace_back("powerlaw 2.2M rows", gen::generate({.kind = gen::Kind::Powerlaw, .rows = 2'200'000, .mean = 3, .std = 4}));
+  const std::filesystem::path dir = test::shared_matrices_dir();
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().string().ends_with(".mtx.gz")) {
+      Csr a = io::load_csr(e.path().string());
+      if (!a.is_complex()) cases.emplace_back(e.path().filename().string(), std::move(a));
+    }
+  ASSERT_GT(cases.size(), 60u);
+  for (const auto& [name, a] : cases) {
+    cuda::SharedDeviceCsr dev;
+    const MatrixFeatures d = cuda::analyze_on_device(a, dev), h = analyze(a);
+    EXPECT_EQ(d.rows, h.rows) << name;
+    EXPECT_EQ(d.cols, h.cols) << name;
+    EXPECT_EQ(d.nnz, h.nnz) << name;
+    EXPECT_EQ(d.max_row, h.max_row) << name;
+    EXPECT_EQ(d.empty_rows, h.empty_rows) << name;
+    EXPECT_EQ(d.mean, h.mean) << name;
+    EXPECT_EQ(d.std, h.std) << name;
+    EXPECT_EQ(d.ell_padding, h.ell_padding) << name;
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(d.hll_padding[i], h.hll_padding[i]) << name << " hack " << (16 << i);
+    EXPECT_EQ(d.csr_bytes, h.csr_bytes) << name;
   }
 }
 
