@@ -91,8 +91,8 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
 }
 
 // Row blocks are built greedily in independent spans of kSpanRows rows (a block never crosses a
-// span's start), a device thread per span: one pass counts each span's blocks, a scan places them,
-// a second pass writes them. On the host this took up to a millisecond and woke idle OpenMP
+// span's start), a device thread per span, a binary search per block: one pass counts each span's
+// blocks, a scan places them, a second pass writes them. On the host this took up to a millisecond and woke idle OpenMP
 // threads, as long as tens of products on matrices of a few microseconds a product.
 constexpr long long kSpanRows = 2048;
 
@@ -111,8 +111,16 @@ __device__ void walk_span(long long sp, const OffT* __restrict__ rp, long long r
       ++r;
       continue;
     }
-    long long nz = 0;
-    while (r < end && r - start < max_rows && nz + (rp[r + 1] - rp[r]) <= npb) nz += rp[r + 1] - rp[r], ++r;
+    // The block ends at the furthest row end within max_rows rows, the span and npb entries (the
+    // greedy row-by-row rule; row ends only grow, so a binary search finds it).
+    long long lo = r + 1, hi = min(end, r + max_rows);
+    const long long limit = static_cast<long long>(rp[r]) + npb;
+    while (lo < hi) {
+      const long long mid = (lo + hi + 1) / 2;
+      if (static_cast<long long>(rp[mid]) <= limit) lo = mid;
+      else hi = mid - 1;
+    }
+    r = lo;
     emit(i++, make_int4(static_cast<int>(start), static_cast<int>(r), 0, 1));
   }
 }
