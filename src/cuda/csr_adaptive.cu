@@ -90,20 +90,25 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
   if (g < nr && l == 0) y[r0 + g] = sum;
 }
 
-// Row blocks are built greedily in independent spans of kSpanRows rows (a block never crosses a
-// span's start), a device thread per span, a binary search per block: one pass counts each span's
-// blocks, a scan places them, a second pass writes them. On the host this took up to a millisecond and woke idle OpenMP
-// threads, as long as tens of products on matrices of a few microseconds a product.
-constexpr long long kSpanRows = 2048;
+// Row blocks are built greedily in independent spans of rows (a block never crosses a span's
+// start), a warp per span: one pass counts each span's blocks, a scan places them, a second pass
+// writes them. A span has max(kSpanRows, block size) rows, so a block may still hold a row per
+// thread. On the host this took up to a millisecond and woke idle OpenMP threads; one device
+// thread per span, with its chain of dependent loads, was as slow.
+constexpr long long kSpanRows = 256;
 
-// The greedy walk over span `sp`: calls emit(i, descriptor) for its i-th block.
+// The greedy walk over span `sp` by one warp: emit(i, descriptor) for its i-th block, called by
+// every lane (lane 0 writes). A block ends at the furthest row end within max_rows rows, the span
+// and npb entries: row ends only grow, so the lanes test 32 of them at once and the ones within
+// the limit are a prefix.
 template <typename OffT, typename Emit>
-__device__ void walk_span(long long sp, const OffT* __restrict__ rp, long long rows, int max_rows, long long npb,
-                          long long piece_len, Emit emit) {
-  const long long end = min(rows, (sp + 1) * kSpanRows);
-  long long r = sp * kSpanRows, i = 0;
+__device__ void walk_span(long long sp, long long span_rows, const OffT* __restrict__ rp, long long rows,
+                          int max_rows, long long npb, long long piece_len, Emit emit) {
+  const int lane = threadIdx.x & 31;
+  const long long end = min(rows, (sp + 1) * span_rows);
+  long long r = sp * span_rows, i = 0;
   while (r < end) {
-    const long long start = r, len = rp[r + 1] - rp[r];
+    const long long start = r, row_start = rp[r], len = rp[r + 1] - row_start;
     if (len > npb) {  // a long row: blocks of its own, one per piece
       const long long pieces = (len + piece_len - 1) / piece_len;
       for (long long p = 0; p < pieces; ++p)
@@ -111,38 +116,40 @@ __device__ void walk_span(long long sp, const OffT* __restrict__ rp, long long r
       ++r;
       continue;
     }
-    // The block ends at the furthest row end within max_rows rows, the span and npb entries (the
-    // greedy row-by-row rule; row ends only grow, so a binary search finds it).
-    long long lo = r + 1, hi = min(end, r + max_rows);
-    const long long limit = static_cast<long long>(rp[r]) + npb;
-    while (lo < hi) {
-      const long long mid = (lo + hi + 1) / 2;
-      if (static_cast<long long>(rp[mid]) <= limit) lo = mid;
-      else hi = mid - 1;
+    const long long hi = min(end, r + max_rows), limit = row_start + npb;
+    long long e = r + 1;  // row r fits
+    for (;;) {
+      const long long j = e + 1 + lane;
+      const unsigned fits = __ballot_sync(0xffffffffu, j <= hi && static_cast<long long>(rp[min(j, hi)]) <= limit);
+      e += __popc(fits);
+      if (fits != 0xffffffffu) break;
     }
-    r = lo;
+    r = e;
     emit(i++, make_int4(static_cast<int>(start), static_cast<int>(r), 0, 1));
   }
 }
 
 template <typename OffT>
-__global__ void count_blocks_kernel(const OffT* __restrict__ rp, long long rows, long long spans, int max_rows,
-                                    long long npb, long long piece_len, long long* __restrict__ count) {
-  const long long sp = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+__global__ void count_blocks_kernel(const OffT* __restrict__ rp, long long rows, long long spans, long long span_rows,
+                                    int max_rows, long long npb, long long piece_len, long long* __restrict__ count) {
+  const long long sp = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) >> 5;
   if (sp > spans) return;
   long long n = 0;
-  if (sp < spans) walk_span(sp, rp, rows, max_rows, npb, piece_len, [&](long long i, int4) { n = i + 1; });
-  count[sp] = n;  // count[spans] = 0: the scan's last entry is the total
+  if (sp < spans) walk_span(sp, span_rows, rp, rows, max_rows, npb, piece_len, [&](long long i, int4) { n = i + 1; });
+  if ((threadIdx.x & 31) == 0) count[sp] = n;  // count[spans] = 0: the scan's last entry is the total
 }
 
 template <typename OffT>
-__global__ void write_blocks_kernel(const OffT* __restrict__ rp, long long rows, long long spans, int max_rows,
-                                    long long npb, long long piece_len, const long long* __restrict__ first,
+__global__ void write_blocks_kernel(const OffT* __restrict__ rp, long long rows, long long spans, long long span_rows,
+                                    int max_rows, long long npb, long long piece_len, const long long* __restrict__ first,
                                     int4* __restrict__ blocks) {
-  const long long sp = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  const long long sp = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) >> 5;
   if (sp >= spans) return;
   int4* out = blocks + first[sp];
-  walk_span(sp, rp, rows, max_rows, npb, piece_len, [&](long long i, int4 d) { out[i] = d; });
+  const bool writer = (threadIdx.x & 31) == 0;
+  walk_span(sp, span_rows, rp, rows, max_rows, npb, piece_len, [&](long long i, int4 d) {
+    if (writer) out[i] = d;
+  });
 }
 
 class CsrAdaptive final : public CsrDevicePlan {
@@ -184,13 +191,14 @@ class CsrAdaptive final : public CsrDevicePlan {
   // The row blocks into blocks_ (one synchronisation: the count, for the launch's grid).
   template <typename OffT>
   void build_blocks(const OffT* rp) {
-    const long long spans = (static_cast<long long>(rows_) + kSpanRows - 1) / kSpanRows;
+    const long long span_rows = std::max<long long>(kSpanRows, block_);
+    const long long spans = (static_cast<long long>(rows_) + span_rows - 1) / span_rows;
     DeviceBuffer<long long> first(static_cast<std::size_t>(spans) + 1);
     std::size_t temp_bytes = 0;
     SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, first.data(), first.data(), spans + 1));
     DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-    const unsigned grid = grid_for(spans + 1, 128);
-    count_blocks_kernel<<<grid, 128>>>(rp, rows_, spans, block_, nz_per_block_, piece_len_, first.data());
+    const unsigned grid = grid_for(32 * (spans + 1), 128);  // a warp per span
+    count_blocks_kernel<<<grid, 128>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_, first.data());
     SPMV_CUDA_CHECK_LAUNCH();
     SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, first.data(), first.data(), spans + 1));
     long long total = 0;
@@ -199,7 +207,7 @@ class CsrAdaptive final : public CsrDevicePlan {
     n_blocks_ = static_cast<unsigned>(total);
     blocks_.resize(4 * static_cast<std::size_t>(total));
     if (total > 0) {
-      write_blocks_kernel<<<grid, 128>>>(rp, rows_, spans, block_, nz_per_block_, piece_len_, first.data(),
+      write_blocks_kernel<<<grid, 128>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_, first.data(),
                                          reinterpret_cast<int4*>(blocks_.data()));
       SPMV_CUDA_CHECK_LAUNCH();
     }

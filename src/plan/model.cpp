@@ -139,7 +139,7 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   int subwarp = 2;  // CSR-vector's own rule (choose_subwarp)
   while (subwarp < 32 && 12.0 * subwarp <= f.mean) subwarp *= 2;
   const double split = f.max_row > 2048 ? 1.2 : 0;  // a row split across blocks
-  const double blocks_us = m.adaptive_blocks_fixed_us + m.adaptive_blocks_ns_per_row * 1e-3 * f.rows;
+  const double blocks_us = m.adaptive_blocks_us;
   const tuning::KernelFit& adaptive = f.nnz > m.large_nnz ? m.adaptive_large : m.adaptive;
   r.add("csr-adaptive", "csr-adaptive" + bs, predict(adaptive, by.csr, 0) + split, 0, {}, blocks_us);
   r.add("csr-vector", "csr-vector" + bs, predict(m.vector, by.csr, longest / subwarp), 0);

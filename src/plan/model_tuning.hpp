@@ -50,8 +50,9 @@ struct CudaModel {
   // in CSR products, and HLL's and CSR5's fixed parts (allocations, the layout's kernels, a scan).
   double convert_ell = 12, convert_hll = 2, convert_csr5 = 4;
   double convert_hll_fixed_us = 250, convert_csr5_fixed_us = 250;
-  // CSR-adaptive's making: its row blocks, built on the device (two kernels, a scan, a count back).
-  double adaptive_blocks_fixed_us = 60, adaptive_blocks_ns_per_row = 0.05;
+  // CSR-adaptive's making: its row blocks, built on the device (two kernels, a scan, a count back),
+  // 45-65 us from 16k to 2M rows on the H200.
+  double adaptive_blocks_us = 55;
   // csr-merge is not a candidate: it was never within 1.03x of the best of ours on any of 110
   // matrices (bench/results/README.md).
 };
