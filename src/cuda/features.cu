@@ -7,6 +7,7 @@
 #include "plan/features.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 namespace spmv::cuda {
 
@@ -17,6 +18,8 @@ using u64 = unsigned long long;
 __device__ __forceinline__ u64 umax(u64 a, u64 b) { return a > b ? a : b; }
 
 constexpr int kWarps = 8;  // per block
+
+__device__ u64 g_sums[6];
 
 // out: sum of squared lengths, longest row, empty rows, padded slots with hacks 16, 32, 64.
 template <typename OffT>
@@ -84,14 +87,19 @@ MatrixFeatures analyze_on_device(const Csr& a, SharedDeviceCsr& dev, double* upl
   const DeviceCsr& m = *dev;
   u64 h[6] = {0, 0, 0, 0, 0, 0};
   if (m.rows > 0) {
-    DeviceBuffer<u64> acc(6);
-    SPMV_CUDA_CHECK(cudaMemsetAsync(acc.data(), 0, 6 * sizeof(u64)));
+    // The sums in a static device array: an allocation right after the upload grew the memory
+    // pool, tens of microseconds. One analysis at a time.
+    static std::mutex busy;
+    const std::lock_guard<std::mutex> lock(busy);
+    u64* acc = nullptr;
+    SPMV_CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&acc), g_sums));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(acc, 0, 6 * sizeof(u64)));
     const long long groups = (static_cast<long long>(m.rows) + 63) / 64;
     const unsigned blocks = static_cast<unsigned>(std::min<long long>((groups + kWarps - 1) / kWarps, 1024));
-    if (m.wide) row_length_sums_kernel<<<blocks, 32 * kWarps>>>(m.rp64.data(), m.rows, acc.data());
-    else row_length_sums_kernel<<<blocks, 32 * kWarps>>>(m.rp32.data(), m.rows, acc.data());
+    if (m.wide) row_length_sums_kernel<<<blocks, 32 * kWarps>>>(m.rp64.data(), m.rows, acc);
+    else row_length_sums_kernel<<<blocks, 32 * kWarps>>>(m.rp32.data(), m.rows, acc);
     SPMV_CUDA_CHECK_LAUNCH();
-    SPMV_CUDA_CHECK(cudaMemcpy(h, acc.data(), sizeof(h), cudaMemcpyDeviceToHost));
+    SPMV_CUDA_CHECK(cudaMemcpy(h, acc, sizeof(h), cudaMemcpyDeviceToHost));
   }
   const auto o = [](u64 v) { return static_cast<offset_t>(v); };
   return detail::features_from(m.rows, m.cols, m.nnz, {h[0], o(h[1]), o(h[2]), {o(h[3]), o(h[4]), o(h[5])}});

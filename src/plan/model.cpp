@@ -143,7 +143,7 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   const tuning::KernelFit& adaptive = f.nnz > m.large_nnz ? m.adaptive_large : m.adaptive;
   r.add("csr-adaptive", "csr-adaptive" + bs, predict(adaptive, by.csr, 0) + split, 0, {}, blocks_us);
   r.add("csr-vector", "csr-vector" + bs, predict(m.vector, by.csr, longest / subwarp), 0);
-  if (!r.base.block_size && !r.base.nz_per_block) {
+  if (!r.base.block_size && !r.base.nz_per_block && f.nnz <= m.large_nnz) {
     // The settings the sweep found best on small matrices: smaller row blocks, and 1024 threads.
     r.add("csr-adaptive", "csr-adaptive npb=256", predict(m.adaptive_small_blocks, by.csr, 0) + split, 0,
           [](PlanOptions& o) { o.nz_per_block = 256; }, blocks_us);
