@@ -53,23 +53,22 @@ std::string us(double s) { return fmt::format("{:.1f} us", s * 1e6); }
 // The rounds through a queueing timer: as many of the policy's rounds as the budget left is
 // predicted to hold (one at least), queued together. Where batches last more than one product (small
 // matrices) they are sized from a queued round of one product each for the candidates not yet timed;
-// else that round is one more of the rounds. False when a product failed: the caller times them one
-// by one, which names the candidate that fails.
+// else the rounds alone (products timed by the device's events, back to back, vary little: the
+// lower median of two is enough). False when a product failed: the caller times them one by one,
+// which names the candidate that fails.
 template <typename Left>
 bool queued_rounds(std::vector<Entry>& trial, const RoundTimer& time_rounds, const tuning::TrialPolicy& policy,
                    bool large, const Left& left) {
   std::vector<Plan*> plans;
   for (auto& e : trial) plans.push_back(e.plan.get());
   const double batch_s = large ? policy.batch_s_large : policy.batch_s_small;
-  int wanted = large ? policy.rounds_large : policy.rounds_small;
+  const int wanted = large ? policy.rounds_large : policy.rounds_small;
   std::vector<int> batch(trial.size(), 1);
   try {
     if (batch_s > 0) {
       const auto first = time_rounds(plans, batch, 1);
       for (std::size_t i = 0; i < trial.size(); ++i)
         if (trial[i].times.empty()) trial[i].times.push_back(first[i].at(0));
-    } else {
-      ++wanted;
     }
     double round_s = 0;
     for (std::size_t i = 0; i < trial.size(); ++i) {
