@@ -1,7 +1,6 @@
 // Kernel "auto" on CUDA: the planner's candidates share one device copy of the CSR matrix, uploaded
 // once for the analysis, which runs on the device; ELL, HLL and CSR5 convert from it on the device.
 #include <algorithm>
-#include <atomic>
 
 #include "core/register.hpp"
 #include "cuda/csr_device.cuh"
@@ -34,31 +33,18 @@ std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kerne
 
 namespace {
 
-// Holds the stream until the host sets *release (host memory mapped into the device), or for
-// max_ns nanoseconds of the device's clock, whichever comes first.
-__global__ void hold_kernel(const volatile int* release, long long max_ns) {
+// Holds the stream for `ns` nanoseconds of the device's clock. (Released by the host through a
+// mapped flag instead, it held no shorter in the benchmark, and the flag's pinned allocation cost
+// about a millisecond in a fresh process: `spmv run`'s planning.)
+__global__ void hold_kernel(long long ns) {
   auto now = [] {
     long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
   };
   const long long t0 = now();
-  while ((release == nullptr || *release == 0) && now() - t0 < max_ns) {
+  while (now() - t0 < ns) {
   }
-}
-
-// The flag the hold waits on: one int of mapped host memory for the process (nullptr where it
-// cannot be had: the hold then lasts its time limit).
-volatile int* release_flag() {
-  static int* flag = [] {
-    int* p = nullptr;
-    if (cudaHostAlloc(reinterpret_cast<void**>(&p), sizeof(int), cudaHostAllocMapped) != cudaSuccess) {
-      cudaGetLastError();
-      return static_cast<int*>(nullptr);
-    }
-    return p;
-  }();
-  return flag;
 }
 
 // The planner's rounds queued on the default stream, one event between consecutive batches and
@@ -88,11 +74,7 @@ std::vector<std::vector<double>> time_queued(std::span<Plan* const> plans, std::
   long long launches = 0;
   for (const int b : batch) launches += b;
   launches *= rounds;
-  // Released by the host once all is queued; a queue longer than the driver holds without
-  // blocking the host (about a thousand launches) is held by time only, ~8 us a launch.
-  volatile int* flag = launches <= 256 ? release_flag() : nullptr;
-  if (flag) *flag = 0;
-  hold_kernel<<<1, 1>>>(const_cast<const int*>(flag), flag ? 20'000'000LL : std::min(20'000 + 8'000 * launches, 4'000'000LL));
+  hold_kernel<<<1, 1>>>(std::min(20'000 + 8'000 * launches, 4'000'000LL));  // ~8 us a launch, 4 ms at most
   SPMV_CUDA_CHECK_LAUNCH();
   cuda[0]->enqueue(1);  // untimed: the first timed product does not start cold behind the hold
   SPMV_CUDA_CHECK(cudaEventRecord(ev.e[0]));
@@ -101,10 +83,6 @@ std::vector<std::vector<double>> time_queued(std::span<Plan* const> plans, std::
       cuda[i]->enqueue(batch[i]);
       SPMV_CUDA_CHECK(cudaEventRecord(ev.e[++j]));
     }
-  if (flag) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    *flag = 1;
-  }
   SPMV_CUDA_CHECK(cudaEventSynchronize(ev.e[n]));
   std::vector<std::vector<double>> t(plans.size());
   for (int r = 0, j = 0; r < rounds; ++r)
