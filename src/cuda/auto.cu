@@ -23,19 +23,14 @@ std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kerne
                     : kernel == "csr5"         ? make_csr5
                                                : nullptr;
   if (!f) return nullptr;
-  if (!dev) {
-    double s = 0;
-    dev = upload_csr(a, &s);
-    if (upload_s) *upload_s += s;
-  }
-  return f(a, opt, dev);
+  return f(a, opt, shared_upload(a, dev, upload_s));
 }
 
 namespace {
 
-// Holds the stream for `ns` nanoseconds of the device's clock. (Released by the host through a
-// mapped flag instead, it held no shorter in the benchmark, and the flag's pinned allocation cost
-// about a millisecond in a fresh process: `spmv run`'s planning.)
+// Holds the stream for `ns` nanoseconds of the device's clock. (A release by the host through a
+// mapped flag held no shorter, and its pinned allocation lands in a fresh process's planning:
+// bench/results/README.md.)
 __global__ void hold_kernel(long long ns) {
   auto now = [] {
     long long t;
@@ -74,7 +69,7 @@ std::vector<std::vector<double>> time_queued(std::span<Plan* const> plans, std::
   long long launches = 0;
   for (const int b : batch) launches += b;
   launches *= rounds;
-  hold_kernel<<<1, 1>>>(std::min(20'000 + 8'000 * launches, 4'000'000LL));  // ~8 us a launch, 4 ms at most
+  hold_kernel<<<1, 1>>>(std::min(20'000 + 8'000 * launches, 4'000'000LL));  // per launch queued, capped
   SPMV_CUDA_CHECK_LAUNCH();
   cuda[0]->enqueue(1);  // untimed: the first timed product does not start cold behind the hold
   SPMV_CUDA_CHECK(cudaEventRecord(ev.e[0]));

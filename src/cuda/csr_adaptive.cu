@@ -93,8 +93,8 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
 // Row blocks are built greedily in independent spans of rows (a block never crosses a span's
 // start), a warp per span: one pass counts each span's blocks, a scan places them, a second pass
 // writes them. A span has max(kSpanRows, block size) rows, so a block may still hold a row per
-// thread. On the host this took up to a millisecond and woke idle OpenMP threads; one device
-// thread per span, with its chain of dependent loads, was as slow.
+// thread. (On the host, and with one device thread per span and its chain of dependent loads, it
+// cost tens of products on small-product matrices: bench/results/README.md.)
 constexpr long long kSpanRows = 256;
 
 // The greedy walk over span `sp` by one warp: emit(i, descriptor) for its i-th block, called by

@@ -87,6 +87,16 @@ inline SharedDeviceCsr upload_csr(const Csr& a, double* seconds = nullptr) {
   return m;
 }
 
+// The upload plans share: made on the first call (its seconds added to *upload_s), then reused.
+inline const SharedDeviceCsr& shared_upload(const Csr& a, SharedDeviceCsr& dev, double* upload_s) {
+  if (!dev) {
+    double s = 0;
+    dev = upload_csr(a, &s);
+    if (upload_s) *upload_s += s;
+  }
+  return dev;
+}
+
 // Base of the CSR plans: the matrix uploaded once, or shared with other plans (then its upload is
 // not this plan's); setup_seconds covers an own upload; subclasses add their preprocessing to it.
 class CsrDevicePlan : public CudaPlan {

@@ -1,7 +1,7 @@
 // The planner's structure features on the device, from the row pointer the candidates share: a
 // warp per 64-row group (coalesced loads, shuffles for each 16-row quarter's longest row), one
-// set of 64-bit atomics per block, one copy back. The host's pass (src/plan/features.cpp) woke
-// idle OpenMP threads first, a third of a millisecond on the H200 host (bench/results/README.md).
+// set of 64-bit atomics per block, one copy back. The host's pass (src/plan/features.cpp) first
+// wakes idle OpenMP threads, slower than this (bench/results/README.md).
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 #include "plan/features.hpp"
@@ -58,8 +58,8 @@ __global__ void row_length_sums_kernel(const OffT* __restrict__ rp, long long ro
     empty += __shfl_down_sync(full, empty, off);
     slots16 += __shfl_down_sync(full, slots16, off);
   }
-  // The block's warps, then one set of atomics per block (one per warp contended on millions of
-  // rows: 150 us for 2M rows on the H200).
+  // The block's warps, then one set of atomics per block (one set per warp contends on millions
+  // of rows).
   __shared__ u64 part[kWarps][6];
   const int warp = threadIdx.x >> 5;
   if (lane == 0) {
@@ -79,16 +79,11 @@ __global__ void row_length_sums_kernel(const OffT* __restrict__ rp, long long ro
 }  // namespace
 
 MatrixFeatures analyze_on_device(const Csr& a, SharedDeviceCsr& dev, double* upload_s) {
-  if (!dev) {
-    double s = 0;
-    dev = upload_csr(a, &s);
-    if (upload_s) *upload_s += s;
-  }
-  const DeviceCsr& m = *dev;
+  const DeviceCsr& m = *shared_upload(a, dev, upload_s);
   u64 h[6] = {0, 0, 0, 0, 0, 0};
   if (m.rows > 0) {
-    // The sums in a static device array: an allocation right after the upload grew the memory
-    // pool, tens of microseconds. One analysis at a time.
+    // The sums in a static device array: an allocation right after the upload would grow the
+    // memory pool. One analysis at a time.
     static std::mutex busy;
     const std::lock_guard<std::mutex> lock(busy);
     u64* acc = nullptr;

@@ -50,6 +50,9 @@ struct Entry {
 
 std::string us(double s) { return fmt::format("{:.1f} us", s * 1e6); }
 
+// Products per timed batch: about batch_s of them at t seconds each.
+int batch_for(double batch_s, double t) { return static_cast<int>(std::clamp(batch_s / std::max(t, 1e-9), 1.0, 1000.0)); }
+
 // The rounds through a queueing timer: as many of the policy's rounds as the budget left is
 // predicted to hold (one at least), queued together. Where batches last more than one product (small
 // matrices) they are sized from a queued round of one product each for the candidates not yet timed;
@@ -73,7 +76,7 @@ bool queued_rounds(std::vector<Entry>& trial, const RoundTimer& time_rounds, con
     double round_s = 0;
     for (std::size_t i = 0; i < trial.size(); ++i) {
       const double t = std::max(trial[i].times.empty() ? trial[0].times.at(0) : trial[i].times[0], 1e-9);
-      batch[i] = trial[i].batch = static_cast<int>(std::clamp(batch_s / t, 1.0, 1000.0));
+      batch[i] = trial[i].batch = batch_for(batch_s, t);
       round_s += batch[i] * t;
     }
     const int rounds = std::clamp(static_cast<int>(left() / std::max(round_s, 1e-9)), 1, wanted);
@@ -196,7 +199,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
         for (auto it = trial.begin(); it != trial.end();) {
           try {
             if (it->times.empty()) timed(*it);
-            if (r == 0) it->batch = static_cast<int>(std::clamp(batch_s / std::max(it->times[0], 1e-9), 1.0, 1000.0));
+            if (r == 0) it->batch = batch_for(batch_s, it->times[0]);
             timed(*it);
             ++it;
           } catch (const std::exception& ex) {

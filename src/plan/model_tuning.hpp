@@ -37,8 +37,8 @@ struct CudaModel {
   KernelFit vector{3.6, 3100, 0, 0.075};    // longest row / sub-warp; bandwidth of matrices above 1M nnz
   KernelFit adaptive{4.1, 3100, 0, 0};      // + 1.2 us when a row is split across blocks (> 2048)
   KernelFit adaptive_small_blocks{4.0, 2600, 0, 0};  // 256-512 nonzeros per row block
-  // Above large_nnz CSR-adaptive ran 1.1-1.5x the best of ours on every matrix but those with rows
-  // of very different lengths, where CSR-vector's longest-row term ranks it behind anyway.
+  // Above large_nnz CSR-adaptive trailed the best of ours except on rows of very different lengths,
+  // where CSR-vector's longest-row term ranks it behind anyway (bench/results/README.md).
   KernelFit adaptive_large{4.1, 2700, 0, 0};
   long long large_nnz = 1'000'000;
   double other_block_us = 0.1;              // 1024 threads: as often best as 256 on small matrices
@@ -51,10 +51,9 @@ struct CudaModel {
   double convert_ell = 12, convert_hll = 2, convert_csr5 = 4;
   double convert_hll_fixed_us = 250, convert_csr5_fixed_us = 250;
   // CSR-adaptive's making: its row blocks, built on the device (two kernels, a scan, a count back),
-  // 45-65 us from 16k to 2M rows on the H200.
+  // about constant in the rows (bench/results/README.md).
   double adaptive_blocks_us = 55;
-  // csr-merge is not a candidate: it was never within 1.03x of the best of ours on any of 110
-  // matrices (bench/results/README.md).
+  // csr-merge is not a candidate: it never came near the best of ours (bench/results/README.md).
 };
 
 // The trial: at most this many candidates (large / small matrices), none predicted slower than
