@@ -381,6 +381,25 @@ TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
   }
 }
 
+TEST(Planner, LargeCpuTrialMakesOnlyConversionsTheProductsCouldRepay) {
+  // Rows of one length: ELL and HLL pad nothing, and the model predicts their products about as
+  // fast as CSR's, their conversions tens of CSR products. Within 100 products no product that
+  // close could repay them: they are not made. Within a million they are (or lead the ranking).
+  const Csr a = large_matrix();
+  for (const long long products : {100LL, 1000000LL}) {
+    PlanOptions opt;
+    opt.products = products;
+    std::vector<std::string> made;
+    int timed = 0;
+    const auto plan = detail::plan_auto(a, Backend::Omp, opt, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+      made.push_back(c.kernel);
+      return std::make_unique<ScriptedPlan>(1e-4, 0, &timed);
+    });
+    const bool padded = std::any_of(made.begin(), made.end(), [](const std::string& k) { return k == "ell" || k == "hll"; });
+    EXPECT_EQ(padded, products > 100) << products << " products: " << plan->detail;
+  }
+}
+
 TEST(Planner, TrialOnALargeGpuMatrixTimesFewProducts) {
   // On CUDA the large trial is bounded in products: at most max_large candidates, each timed once
   // when made and once per round.

@@ -928,7 +928,7 @@ Csr5 csr_to_csr5_on_device(const Csr& a, int sigma, const PlanOptions& opt) {
   d.eo_ptr.download(reinterpret_cast<long long*>(f.empty_offset_ptr.data()), f.empty_offset_ptr.size());
   f.empty_offset.resize(static_cast<std::size_t>(f.empty_offset_ptr.back()));  // eo is allocated by a bound
   d.eo.download(f.empty_offset.data(), f.empty_offset.size());
-  f.row_ptr = a.row_ptr;
+  f.row_ptr.assign(a.row_ptr.begin(), a.row_ptr.end());
   if (f.row_ptr.empty()) f.row_ptr.assign(1, 0);
   const auto col = d.col.download();
   const auto val = d.val.download();

@@ -19,7 +19,7 @@ int ceil_log2(std::int64_t v) {
 }
 
 // First row r with row_ptr[r] >= p (rows + 1 when none).
-index_t first_row_at_or_after(const std::vector<offset_t>& rp, offset_t p) {
+index_t first_row_at_or_after(const FormatArray<offset_t>& rp, offset_t p) {
   return static_cast<index_t>(std::lower_bound(rp.begin(), rp.end(), p) - rp.begin());
 }
 
@@ -83,8 +83,10 @@ Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const PlanOptions& opt) {
   f.desc_words = bits <= 32 ? 1 : 2;
   const offset_t te = f.tile_entries();
   f.tiles = f.nnz / te;
-  f.row_ptr = a.row_ptr;
-  if (f.row_ptr.empty()) f.row_ptr.assign(1, 0);
+  f.row_ptr.resize(std::max<std::size_t>(a.row_ptr.size(), 1));
+  f.row_ptr[0] = 0;
+#pragma omp parallel for schedule(static) num_threads(conversion_threads(opt)) if (a.rows > (1 << 16))
+  for (std::size_t i = 0; i < a.row_ptr.size(); ++i) f.row_ptr[i] = a.row_ptr[i];
   const auto& rp = f.row_ptr;
   const offset_t tiles = f.tiles;
   const bool big = f.nnz > (offset_t{1} << 16);
@@ -182,7 +184,7 @@ Csr csr5_to_csr(const Csr5& f, int threads) {
   Csr a;
   a.rows = f.rows;
   a.cols = f.cols;
-  a.row_ptr = f.row_ptr;
+  a.row_ptr.assign(f.row_ptr.begin(), f.row_ptr.end());
   a.col.resize(f.nnz);
   a.val.resize(f.nnz);
   const offset_t te = f.tile_entries();

@@ -125,15 +125,19 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   const auto over_budget = [&] { return left() < 0; };
   // On large matrices a conversion the model expects to overrun what is left of the budget is not
   // tried (the first candidate's is: it is the model's choice), unless the model predicts a product
-  // about as fast as the first's: there it cannot tell them apart, and the products may repay the
-  // conversion (CSR5 on rows of very different lengths; HLL and ELL on the GPU, which convert from
-  // the shared upload in a few products). Predictions are scaled to the first candidate's measured
-  // product.
+  // about as fast as the first's (close): there it cannot tell them apart, and the products may repay
+  // the conversion (CSR5 on rows of very different lengths; HLL and ELL on the GPU, which convert
+  // from the shared upload in a few products). Even then only a conversion that n products could
+  // repay, were the candidate's product `optimism` times faster than predicted (the CPU's ELL and
+  // HLL conversions, tens of products, rarely are).
+  // Predictions are scaled to the first candidate's measured product.
   const auto fits = [&](const Candidate& c) {
     if (!large || c.predicted_convert_s == 0 || reference == 0) return true;
     const double first = std::max(ranked[trial.front().rank].predicted_s, 1e-12);
+    if (c.predicted_convert_s / first * reference <= left()) return true;
     const bool close = c.predicted_s <= policy.close * first;
-    return close || c.predicted_convert_s / first * reference <= left();
+    const bool repaid = c.predicted_convert_s <= static_cast<double>(n) * (first - c.predicted_s / policy.optimism);
+    return close && repaid;
   };
   // CPU, large: warm products first, then alone (see TrialPolicy); no rounds. CPU, small: one
   // untimed product before each batch, which wakes the threads a plan of another thread count left

@@ -66,7 +66,8 @@ struct TrialPolicy {
   double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
   long long large_nnz = 1'000'000;
   double budget_products = 12;
-  double close = 1.1;  // a converting candidate predicted within this of the first is tried anyway
+  double close = 1.1;  // a converting candidate predicted within this of the first is tried anyway,
+  double optimism = 1.3;  // if a product this much faster than predicted would repay its conversion
   int rounds_large = 2, rounds_small = 5;
   // CPU, large matrices: each candidate is timed alone, warm, instead of in rounds: a plan's first
   // products after another plan's run slow (its data back from DRAM into the last-level cache), so

@@ -22,6 +22,7 @@
 //    (segment k's row is tile_ptr + k when the tile has no empty rows); empty_offset_ptr[t] is
 //    where tile t's entries begin.
 #include <spmv/formats/limits.hpp>
+#include <spmv/formats/storage.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -29,25 +30,6 @@
 #include <vector>
 
 namespace spmv {
-
-// Leaves trivially constructible elements uninitialised on resize: the conversion writes every
-// entry in its parallel loop (pages first touched by the threads that use them) instead of after
-// a serial zero fill, which cost as much as the whole conversion.
-template <class T>
-struct UninitAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UninitAllocator<U>;
-  };
-  UninitAllocator() = default;
-  template <class U>
-  UninitAllocator(const UninitAllocator<U>&) noexcept {}
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
-    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
 
 struct Csr5 {
   static constexpr std::uint64_t kEmptyHint = std::uint64_t{1} << 63;
@@ -63,9 +45,9 @@ struct Csr5 {
   std::vector<std::uint32_t> tile_desc;  // tiles * desc_words * omega
   std::vector<offset_t> empty_offset_ptr;  // tiles + 1
   std::vector<index_t> empty_offset;
-  std::vector<offset_t> row_ptr;  // a copy of the CSR row pointer (the tail and the back-conversion)
-  std::vector<index_t, UninitAllocator<index_t>> col;  // nnz: full tiles transposed, tail in CSR order
-  std::vector<double, UninitAllocator<double>> val;
+  FormatArray<offset_t> row_ptr;  // a copy of the CSR row pointer (the tail and the back-conversion)
+  FormatArray<index_t> col;  // nnz: full tiles transposed, tail in CSR order
+  FormatArray<double> val;
 
   offset_t tile_entries() const { return static_cast<offset_t>(omega) * sigma; }
   offset_t tail_begin() const { return tiles * tile_entries(); }

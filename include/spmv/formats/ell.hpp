@@ -2,6 +2,7 @@
 // ELLPACK: every row padded to the longest row. Padding slots hold value 0 and the row's last
 // valid column index, so padded loads of x hit a cache line the row already touched.
 #include <spmv/formats/limits.hpp>
+#include <spmv/formats/storage.hpp>
 
 namespace spmv {
 
@@ -11,9 +12,9 @@ struct Ell {
   offset_t nnz = 0;           // real entries (without padding)
   Layout layout = Layout::RowMajor;  // RowMajor: slot (r,j) at r*width+j (CPU);
                                      // ColMajor: at j*rows+r (GPU, coalesced)
-  std::vector<index_t> col;   // rows*width
-  std::vector<double> val;    // rows*width
-  std::vector<index_t> row_len;  // real length of each row (the ell-rowlen kernels skip padding)
+  FormatArray<index_t> col;   // rows*width
+  FormatArray<double> val;    // rows*width
+  FormatArray<index_t> row_len;  // real length of each row (the ell-rowlen kernels skip padding)
 
   offset_t slots() const { return static_cast<offset_t>(rows) * width; }
   offset_t at(index_t r, index_t j) const {

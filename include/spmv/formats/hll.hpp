@@ -2,6 +2,7 @@
 // Hacked ELLPACK: rows cut into hacks of `hack` rows, each an ELL block padded to its own longest
 // row and stored column-major inside the hack, all in one flat buffer addressed by hack_offset.
 #include <spmv/formats/limits.hpp>
+#include <spmv/formats/storage.hpp>
 
 #include <algorithm>
 
@@ -13,8 +14,8 @@ struct Hll {
   offset_t nnz = 0;
   std::vector<offset_t> hack_offset;  // n_hacks + 1; slot offset of each hack
   std::vector<index_t> hack_width;    // n_hacks; padded row length of each hack
-  std::vector<index_t> col;           // slot (local row r, j) of hack h at
-  std::vector<double> val;            //   hack_offset[h] + j * hack_rows(h) + r
+  FormatArray<index_t> col;           // slot (local row r, j) of hack h at
+  FormatArray<double> val;            //   hack_offset[h] + j * hack_rows(h) + r
 
   index_t n_hacks() const { return static_cast<index_t>(hack_width.size()); }
   index_t hack_rows(index_t h) const {
