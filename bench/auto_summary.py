@@ -4,9 +4,10 @@ fastest checked kernel and setting) and the best baseline (Eigen; every cuSPARSE
 planning cost (planning_s + convert_s) in auto's products above 1M nonzeros. Ratios are those of the
 interleaved timing after the sweep (duel_* columns) where the CSV has them, else the sweep's medians
 (also printed as '(sweep)').
-Usage: auto_summary.py CSV... [--model MODEL_CSV]: with --model, auto's rows come from MODEL_CSV (a run
+Usage: auto_summary.py CSV[.gz]... [--model MODEL_CSV]: with --model, auto's rows come from MODEL_CSV (a run
 of `spmv bench --kernels auto --no-trial`), the oracle and baselines from the CSVs."""
 import csv
+import gzip
 import math
 import statistics
 import sys
@@ -15,13 +16,19 @@ import sys
 N = 100  # the products a plan serves (spmv bench --products, default 100)
 
 
+def read(path):
+    """A CSV's rows; older runs' CSVs are kept gzipped (bench/results/README.md)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return list(csv.DictReader(f))
+
+
 def main():
     args = sys.argv[1:]
     model = args[args.index("--model") + 1] if "--model" in args else None
     paths = [a for i, a in enumerate(args) if a != "--model" and (i == 0 or args[i - 1] != "--model")]
-    rows = [r for p in paths for r in csv.DictReader(open(p))]
+    rows = [r for p in paths for r in read(p)]
     if model:
-        rows = [r for r in rows if r["kernel"] != "auto"] + [r for r in csv.DictReader(open(model)) if r["kernel"] == "auto"]
+        rows = [r for r in rows if r["kernel"] != "auto"] + [r for r in read(model) if r["kernel"] == "auto"]
     ok = [r for r in rows if r["status"] == "ok" and r["check"] == "passed" and r["k"] == "1"]
     t = lambda r: float(r["time_median_s"])
     for side in ("omp", "cuda"):
