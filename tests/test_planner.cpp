@@ -5,6 +5,7 @@
 #include <spmv/planner.hpp>
 #include <spmv/reference.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <algorithm>
 #include <filesystem>
@@ -358,7 +359,7 @@ Csr large_matrix() { return test::csr_from_lengths(std::vector<offset_t>(70000, 
 TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
   // Above a million nonzeros the CPU trial times each candidate alone after warm_cpu untimed
   // products (no rounds), at most max_large of them. The second candidate is the faster one once
-  // warm, though its first products are 3x slower: judged cold, it would lose.
+  // warm, though its first warm_cpu products are 3x slower: judged cold, it would lose.
   const Csr a = large_matrix();
   ASSERT_GT(a.nnz(), tuning::TrialPolicy{}.large_nnz);
   const tuning::TrialPolicy policy;
@@ -367,7 +368,7 @@ TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
   std::vector<std::string> labels;
   const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
     const double s = made.empty() ? 1e-4 : made.size() == 1 ? 0.8e-4 : 2e-4;
-    const int cold = made.size() == 1 ? 3 : 0;
+    const int cold = made.size() == 1 ? policy.warm_cpu : 0;
     made.emplace_back();
     labels.push_back(c.label);
     return std::make_unique<WarmingPlan>(s, cold, &made.back());
@@ -382,11 +383,11 @@ TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
 }
 
 TEST(Planner, LargeCpuTrialMakesOnlyConversionsTheProductsCouldRepay) {
-  // Rows of one length: ELL and HLL pad nothing, and the model predicts their products about as
-  // fast as CSR's, their conversions tens of CSR products. Within 100 products no product that
-  // close could repay them: they are not made. Within a million they are (or lead the ranking).
+  // Rows of one length: ELL and HLL pad nothing, the model predicts their products about as fast
+  // as CSR's and their conversions a few CSR products. Within 10 products even a product 1.3x
+  // faster than predicted could not repay them: they are not made. Within a million they are.
   const Csr a = large_matrix();
-  for (const long long products : {100LL, 1000000LL}) {
+  for (const long long products : {10LL, 1000000LL}) {
     PlanOptions opt;
     opt.products = products;
     std::vector<std::string> made;
@@ -396,8 +397,45 @@ TEST(Planner, LargeCpuTrialMakesOnlyConversionsTheProductsCouldRepay) {
       return std::make_unique<ScriptedPlan>(1e-4, 0, &timed);
     });
     const bool padded = std::any_of(made.begin(), made.end(), [](const std::string& k) { return k == "ell" || k == "hll"; });
-    EXPECT_EQ(padded, products > 100) << products << " products: " << plan->detail;
+    EXPECT_EQ(padded, products > 10) << products << " products: " << plan->detail;
   }
+}
+
+// A plan whose products take `seconds` of wall time (spinning): for the trial's time budget.
+class SpinningPlan final : public Plan {
+ public:
+  explicit SpinningPlan(double seconds) : s_(seconds) {}
+  void set_x(std::span<const double>) override {}
+  void run(int times) override { spin(times * s_); }
+  void get_y(std::span<double>) override {}
+  double time_runs(int times) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    spin(times * s_);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+ private:
+  static void spin(double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  }
+  double s_;
+};
+
+TEST(Planner, LargeCpuTrialBudgetsInProductsOfTheFastestFound) {
+  // The second candidate is 10x faster than the first: the budget, budget_products of the fastest
+  // product found, is then nearly spent, and a third candidate, whose trial the model prices at
+  // several of the first's products, is not made. Priced in the first's products, it would be.
+  const Csr a = large_matrix();
+  std::vector<std::string> made;
+  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+    made.push_back(c.label);
+    return std::make_unique<SpinningPlan>(made.size() == 1 ? 1e-3 : 1e-4);
+  });
+  ASSERT_GE(made.size(), 2u) << plan->detail;
+  EXPECT_EQ(made.size(), 2u) << plan->detail;
+  EXPECT_EQ(plan->chosen, "omp/" + made[1]) << plan->detail;
 }
 
 TEST(Planner, TrialOnALargeGpuMatrixTimesFewProducts) {

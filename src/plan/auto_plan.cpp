@@ -118,26 +118,25 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // kernel's module at its first launch) are not the trial's, nor is the shared upload.
   auto trial_start = clock::now();
   double shared_at_start = 0;
+  // Large matrices: the budget is in products of the fastest candidate measured so far (what the
+  // plan will run), so a trial that has found a much faster product stops sooner.
+  double fastest = 0;
   const auto left = [&] {
     const double spent = since(trial_start) - (shared - shared_at_start);
-    return (large ? policy.budget_products * reference : policy.small_budget_s) - spent;
+    return (large ? policy.budget_products * fastest : policy.small_budget_s) - spent;
   };
   const auto over_budget = [&] { return left() < 0; };
-  // On large matrices a conversion the model expects to overrun what is left of the budget is not
-  // tried (the first candidate's is: it is the model's choice), unless the model predicts a product
-  // about as fast as the first's (close): there it cannot tell them apart, and the products may repay
-  // the conversion (CSR5 on rows of very different lengths; HLL and ELL on the GPU, which convert
-  // from the shared upload in a few products). Even then only a conversion that n products could
-  // repay, were the candidate's product `optimism` times faster than predicted (the CPU's ELL and
-  // HLL conversions, tens of products, rarely are).
-  // Predictions are scaled to the first candidate's measured product.
+  // On large matrices a converting candidate is tried only if n products could repay its conversion,
+  // were its product `optimism` times faster than the model predicts. Of those, one whose conversion
+  // the model expects to overrun what is left of the budget only if it predicts a product about as
+  // fast as the first candidate's (close): there it cannot tell them apart, and the products may
+  // repay the conversion (CSR5 on rows of very different lengths). The first candidate is always
+  // tried: it is the model's choice. Predictions are scaled to the first candidate's measured product.
   const auto fits = [&](const Candidate& c) {
     if (!large || c.predicted_convert_s == 0 || reference == 0) return true;
     const double first = std::max(ranked[trial.front().rank].predicted_s, 1e-12);
-    if (c.predicted_convert_s / first * reference <= left()) return true;
-    const bool close = c.predicted_s <= policy.close * first;
-    const bool repaid = c.predicted_convert_s <= static_cast<double>(n) * (first - c.predicted_s / policy.optimism);
-    return close && repaid;
+    if (c.predicted_convert_s > static_cast<double>(n) * (first - c.predicted_s / policy.optimism)) return false;
+    return c.predicted_convert_s / first * reference <= left() || c.predicted_s <= policy.close * first;
   };
   // CPU, large: warm products first, then alone (see TrialPolicy); no rounds. CPU, small: one
   // untimed product before each batch, which wakes the threads a plan of another thread count left
@@ -150,6 +149,13 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
     timing += since(t);
   };
   const auto skip = [&](const Candidate& c, const char* why) { skipped.push_back(c.label + ": " + why); };
+  // CPU, large: what trying c would cost (its conversion, its warm and timed products), predicted
+  // and scaled to the first candidate's measured product; a candidate it would take past the budget
+  // is not made.
+  const auto predicted_trial_s = [&](const Candidate& c) {
+    const double first = std::max(ranked[trial.front().rank].predicted_s, 1e-12);
+    return (c.predicted_convert_s + (policy.warm_cpu + policy.timed_cpu) * c.predicted_s) / first * reference;
+  };
 
   // Candidates are made in trial order, each timed once (a first estimate, which may be slow: the
   // lower median of the rounds discounts it), while the budget lasts; a candidate holding its own
@@ -161,6 +167,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
     if (!trial.empty() && c.cost(n) > (large ? policy.prune : policy.prune_small) * ranked.front().cost(n)) continue;
     if (!trial.empty() && over_budget()) break;
     if (!trial.empty() && !fits(c)) continue;
+    if (!trial.empty() && alone && predicted_trial_s(c) > left()) continue;
     Candidate within = c;
     if (held > 0) {
       within.opt.memory_budget_bytes = std::max(1.0, format_memory_budget(opt) - held);
@@ -183,6 +190,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
       continue;
     }
     if (trial.empty()) trial_start = clock::now(), shared_at_start = shared, reference = e.times.empty() ? 0 : e.times[0];
+    if (!e.times.empty()) fastest = fastest > 0 ? std::min(fastest, lower_median(e.times)) : lower_median(e.times);
     if (e.plan->convert_seconds > 0) held += static_cast<double>(e.plan->bytes_per_product);
     trial.push_back(std::move(e));
   }

@@ -80,6 +80,9 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
     };
   };
   const bool small = f.nnz * k < m.small_nnz;
+  const bool large = f.nnz > m.large_nnz;
+  const double conv_ell = large ? m.convert_ell_large : m.convert_ell;
+  const double conv_hll = large ? m.convert_hll_large : m.convert_hll;
   // The inner loop's own trial only where it is cheap; SpMM has one inner loop.
   const std::string inner = small || k > 1 ? "auto" : "scalar";
 
@@ -103,22 +106,22 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
           r.add("csr", fmt::format("csr variant=balanced threads={}", t), predict(m.balanced, by.csr, t), 0,
                 [t](PlanOptions& o) { o.threads = t, o.variant = "balanced"; });
   }
-  r.add("ell", "ell" + th, predict(m.ell, by.ell, threads), m.convert_ell * f.ell_padding, with(inner));
+  r.add("ell", "ell" + th, predict(m.ell, by.ell, threads), conv_ell * f.ell_padding, with(inner));
   if (f.ell_padding > 1.05)
     r.add("ell-rowlen", "ell-rowlen" + th,
           predict(m.ell_rowlen, by.rowlen, threads) + 0.3e-3 * f.cv() * static_cast<double>(f.nnz) / threads,
-          m.convert_ell * f.ell_padding, with(inner));
+          conv_ell * f.ell_padding, with(inner));
   for (int h = 0; h < 3; ++h)
     if (hack_worth_trying(f, h))
       r.add("hll", fmt::format("hll hack={}{}", 16 << h, th),
-            predict(m.hll, by.hll[h], threads) + 0.9e-3 * (16 << h) * longest, m.convert_hll * f.hll_padding[h],
+            predict(m.hll, by.hll[h], threads) + 0.9e-3 * (16 << h) * longest, conv_hll * f.hll_padding[h],
             with(inner, 16 << h));
   if (k == 1) {
     double t = predict(m.csr5, by.csr, threads);
     if (small)  // its own trial may run it on fewer threads, where its tiles beat CSR's short rows
       for (const Candidate& c : r.list)
         if (c.kernel == "csr") t = std::min(t, m.csr5_small_share * c.predicted_s * 1e6);
-    r.add("csr5", "csr5" + th, t, m.convert_csr5, with(small ? "auto" : "simd"));
+    r.add("csr5", "csr5" + th, t, large ? m.convert_csr5_large : m.convert_csr5, with(small ? "auto" : "simd"));
   }
 }
 
@@ -153,7 +156,7 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
           [](PlanOptions& o) { o.block_size = 1024; });
   }
   r.add("csr-scalar", "csr-scalar" + bs, predict(m.scalar, by.csr * (1 + f.mean / 38), longest), 0);
-  r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding);
+  r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding, {}, m.convert_ell_fixed_us);
   // HLL's hack sets only its memory here (padding is never read): one per warp.
   r.add("hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
         [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);

@@ -27,7 +27,11 @@ struct CpuModel {
   KernelFit ell_rowlen{4.4, 143, 0, 0};  // + 0.3 ns x cv per nonzero (rows ending at different slots)
   KernelFit hll{4.6, 163, 0.3, 0};       // + 0.9 ns x hack x longest row (its hack is one unit of work)
   double serial_ns_per_nnz = 1.13;       // one thread, in cache: no fork/join
-  double convert_ell = 30, convert_hll = 30, convert_csr5 = 18;  // medians at 16 threads
+  // Conversions in CSR products per padded slot (CSR5: per entry), medians at 16 threads, up to
+  // and above large_nnz (bench/results/README.md: huge pages and threads first touching them).
+  double convert_ell = 7, convert_hll = 12, convert_csr5 = 11;
+  double convert_ell_large = 4, convert_hll_large = 5, convert_csr5_large = 6;
+  long long large_nnz = 1'000'000;
   long long small_nnz = 65536;           // below: fewer threads are worth a trial
   double csr5_small_share = 0.8;         // small matrices: CSR5 / the best CSR setting
 };
@@ -46,10 +50,10 @@ struct CudaModel {
   KernelFit ell{3.4, 4300, 0, 0.060};       // padding's x reads hit the cache: above copy bandwidth
   KernelFit hll{2.8, 4100, 0, 0.19};       // bytes without padding, + half of it: a warp waits for its longest row
   KernelFit hll_spmm{2.8, 4000, 0, 0.19};  // SpMM: padded bytes (bench/results/README.md)
-  // Device conversions, allocation included (set from the planner's runs, bench/results/README.md):
-  // in CSR products, and HLL's and CSR5's fixed parts (allocations, the layout's kernels, a scan).
-  double convert_ell = 12, convert_hll = 2, convert_csr5 = 4;
-  double convert_hll_fixed_us = 250, convert_csr5_fixed_us = 250;
+  // Device conversions, allocation included (medians of the planner's runs, bench/results/README.md):
+  // in CSR products (ELL: per padded slot), plus fixed parts (allocations, the layout's kernels, a scan).
+  double convert_ell = 5, convert_hll = 5, convert_csr5 = 4;
+  double convert_ell_fixed_us = 65, convert_hll_fixed_us = 75, convert_csr5_fixed_us = 70;
   // CSR-adaptive's making: its row blocks, built on the device (two kernels, a scan, a count back),
   // about constant in the rows (bench/results/README.md).
   double adaptive_blocks_us = 55;
@@ -62,7 +66,7 @@ struct CudaModel {
 // the first candidate stops at budget_products products' worth of time (its estimate), on smaller
 // ones at small_budget_s.
 struct TrialPolicy {
-  int max_large = 4, max_small = 8;
+  int max_large = 3, max_small = 8;
   double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
   long long large_nnz = 1'000'000;
   double budget_products = 12;
@@ -73,7 +77,7 @@ struct TrialPolicy {
   // products after another plan's run slow (its data back from DRAM into the last-level cache), so
   // rounds of one product each were biased against the formats a conversion had just written
   // (bench/results/README.md). warm_cpu products untimed, then timed_cpu timed (the fastest counts).
-  int warm_cpu = 3, timed_cpu = 2;
+  int warm_cpu = 2, timed_cpu = 2;
   double batch_s_large = 0, batch_s_small = 2e-4;  // large: one product per round
   double small_budget_s = 0.04;
 };
