@@ -83,17 +83,19 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
   const bool large = f.nnz > m.large_nnz;
   const double conv_ell = large ? m.convert_ell_large : m.convert_ell;
   const double conv_hll = large ? m.convert_hll_large : m.convert_hll;
+  const double padded = large ? m.padded_large : 1.0;
   // The inner loop's own trial only where it is cheap; SpMM has one inner loop.
   const std::string inner = small || k > 1 ? "auto" : "scalar";
 
   if (b == Backend::Serial) {
     r.add("csr", "csr", predict(m.balanced, by.csr, 1), 0);
   } else {
-    // The OpenMP CSR kernel's schedules, each with its inner loop fixed (simd 2% behind: scalar
-    // won most matrices, and every large one); small matrices also on fewer threads.
+    // The OpenMP CSR kernel's schedules, each with its inner loop fixed (simd behind scalar on short
+    // rows, ahead on long ones); small matrices also on fewer threads.
+    const double simd_lag = k > 1 ? 1.0 : std::clamp(m.simd_lag_0 - m.simd_lag_slope * f.mean, m.simd_lag_lo, m.simd_lag_hi);
     for (const char* in : {"scalar", "simd"}) {
       if (k > 1 && in[1] == 'c') continue;
-      const double lag = in[1] == 'i' ? 1.02 : 1.0;
+      const double lag = in[1] == 'i' ? simd_lag : 1.0;
       if (small || in[1] == 'c' || k > 1)  // large: dynamic led balanced, so one balanced loop is enough
         r.add("csr", fmt::format("csr variant=balanced:{}{}", in, th), lag * predict(m.balanced, by.csr, threads), 0,
               with(fmt::format("balanced:{}", in)));
@@ -106,15 +108,15 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
           r.add("csr", fmt::format("csr variant=balanced threads={}", t), predict(m.balanced, by.csr, t), 0,
                 [t](PlanOptions& o) { o.threads = t, o.variant = "balanced"; });
   }
-  r.add("ell", "ell" + th, predict(m.ell, by.ell, threads), conv_ell * f.ell_padding, with(inner));
+  r.add("ell", "ell" + th, padded * predict(m.ell, by.ell, threads), conv_ell * f.ell_padding, with(inner));
   if (f.ell_padding > 1.05)
     r.add("ell-rowlen", "ell-rowlen" + th,
-          predict(m.ell_rowlen, by.rowlen, threads) + 0.3e-3 * f.cv() * static_cast<double>(f.nnz) / threads,
+          padded * (predict(m.ell_rowlen, by.rowlen, threads) + 0.3e-3 * f.cv() * static_cast<double>(f.nnz) / threads),
           conv_ell * f.ell_padding, with(inner));
   for (int h = 0; h < 3; ++h)
     if (hack_worth_trying(f, h))
       r.add("hll", fmt::format("hll hack={}{}", 16 << h, th),
-            predict(m.hll, by.hll[h], threads) + 0.9e-3 * (16 << h) * longest, conv_hll * f.hll_padding[h],
+            padded * (predict(m.hll, by.hll[h], threads) + 0.9e-3 * (16 << h) * longest), conv_hll * f.hll_padding[h],
             with(inner, 16 << h));
   if (k == 1) {
     double t = predict(m.csr5, by.csr, threads);

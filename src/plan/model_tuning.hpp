@@ -27,6 +27,12 @@ struct CpuModel {
   KernelFit ell_rowlen{4.4, 143, 0, 0};  // + 0.3 ns x cv per nonzero (rows ending at different slots)
   KernelFit hll{4.6, 163, 0.3, 0};       // + 0.9 ns x hack x longest row (its hack is one unit of work)
   double serial_ns_per_nnz = 1.13;       // one thread, in cache: no fork/join
+  // CSR's simd inner loop against its scalar one: lag_0 - slope x mean row length, clamped (the
+  // planner's trials at 16 threads: 1.1-1.5 below 8 nonzeros a row, about 1 at 12-25, 0.55-0.9
+  // above 30).
+  double simd_lag_0 = 1.3, simd_lag_slope = 0.015, simd_lag_lo = 0.8, simd_lag_hi = 1.25;
+  // ELL and HLL products above large_nnz: the trials measured them 1.0-1.75x the model's.
+  double padded_large = 1.2;
   // Conversions in CSR products per padded slot (CSR5: per entry), medians at 16 threads, up to
   // and above large_nnz (bench/results/README.md: huge pages and threads first touching them).
   double convert_ell = 7, convert_hll = 12, convert_csr5 = 11;
