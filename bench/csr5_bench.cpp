@@ -389,7 +389,7 @@ int main(int argc, char** argv) {
         if (t_best_other == 0 || m.t < t_best_other) t_best_other = m.t;
       }
       if (be != Backend::Cuda && t_csr > 0) {  // the back-conversion, with the CPU's tile shape
-        PlanOptions oc;
+        ConvertOptions oc;
         oc.threads = threads;
         const auto t0 = std::chrono::steady_clock::now();
         const Csr5 f = csr_to_csr5(a, csr5_omega_for(be), csr5_sigma_cpu(mean, csr5_omega_for(be)), oc);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <spmv/spmv.hpp>
 
+#include "cuda/tuning.cuh"
 #include "test_util.hpp"
 
 using namespace spmv;
@@ -127,23 +128,23 @@ TEST(Stats, KnownSmallMatrix) {
 
 TEST(Stats, CudaCsrChoiceFollowsTheLongestRow) {
   // Regular rows, however long: CSR-vector (its sub-warp fits the mean).
-  EXPECT_FALSE(cuda_csr_prefers_adaptive(27, 26.1));    // 27-point stencil
-  EXPECT_FALSE(cuda_csr_prefers_adaptive(7, 6.9));      // thermal
-  EXPECT_FALSE(cuda_csr_prefers_adaptive(500, 400.0));  // dense-ish rows
+  EXPECT_FALSE(cuda::tuning::csr_prefers_adaptive(27, 26.1));    // 27-point stencil
+  EXPECT_FALSE(cuda::tuning::csr_prefers_adaptive(7, 6.9));      // thermal
+  EXPECT_FALSE(cuda::tuning::csr_prefers_adaptive(500, 400.0));  // dense-ish rows
   // Short rows with a few long ones under 64: still vector (a sub-warp walks them quickly).
-  EXPECT_FALSE(cuda_csr_prefers_adaptive(63, 2.0));
+  EXPECT_FALSE(cuda::tuning::csr_prefers_adaptive(63, 2.0));
   // A row over 6 times the mean and at least 64 long: adaptive (internet: 138 vs 1.66;
   // Chem97Zt: 969 vs 24.4, where vector took 3.8x as long on the H200).
-  EXPECT_TRUE(cuda_csr_prefers_adaptive(64, 2.0));
-  EXPECT_TRUE(cuda_csr_prefers_adaptive(138, 1.66));
-  EXPECT_TRUE(cuda_csr_prefers_adaptive(969, 24.42));
-  EXPECT_FALSE(cuda_csr_prefers_adaptive(600, 100.0));  // 6x exactly is not over 6x
-  EXPECT_TRUE(cuda_csr_prefers_adaptive(83418, 5.99));  // dc1-like
+  EXPECT_TRUE(cuda::tuning::csr_prefers_adaptive(64, 2.0));
+  EXPECT_TRUE(cuda::tuning::csr_prefers_adaptive(138, 1.66));
+  EXPECT_TRUE(cuda::tuning::csr_prefers_adaptive(969, 24.42));
+  EXPECT_FALSE(cuda::tuning::csr_prefers_adaptive(600, 100.0));  // 6x exactly is not over 6x
+  EXPECT_TRUE(cuda::tuning::csr_prefers_adaptive(83418, 5.99));  // dc1-like
 }
 
 TEST(Formats, EllAndHllHoldTheMatrix) {
   for (const auto& [name, a] : test::edge_cases()) {
-    PlanOptions roomy;  // the dominant-row case pads 1200x: allowed here on purpose
+    ConvertOptions roomy;  // the dominant-row case pads 1200x: allowed here on purpose
     roomy.max_ratio_to_csr = 1e9;
     for (Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
       const Ell e = csr_to_ell(a, lay, roomy);

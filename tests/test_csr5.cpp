@@ -191,7 +191,7 @@ TEST(Csr5Format, CudaSigmaFollowsRowLengthAndRegularity) {
 
 TEST(Csr5Format, MemoryBudgetIsEnforced) {
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(1000, 10), 1000, 2);
-  PlanOptions o;
+  ConvertOptions o;
   o.memory_budget_bytes = 1000;
   EXPECT_THROW(csr_to_csr5(a, 4, 16, o), Unsupported);
 }

@@ -5,8 +5,8 @@
 // cuSPARSE's preprocess: format conversion, partitioning and device upload happen when the plan is
 // made (and are timed there); run() does only the product. Every kernel is listed once in the
 // registry; the CLI, the tests and the benchmark enumerate it.
+#include <spmv/formats/limits.hpp>
 #include <spmv/matrix.hpp>
-#include <spmv/reference.hpp>
 
 #include <functional>
 #include <memory>
@@ -17,7 +17,6 @@
 
 namespace spmv {
 
-enum class Backend { Serial, Omp, Cuda };
 const char* to_string(Backend b);
 Backend parse_backend(std::string_view s);  // throws Unsupported on an unknown name
 
@@ -47,6 +46,8 @@ struct PlanOptions {
 
 // Threads a CPU plan runs with: opt.threads, or every core OpenMP offers when it is 0.
 int plan_threads(const PlanOptions& opt);
+// What a plan's conversion may use: its threads and memory limits.
+ConvertOptions convert_options(const PlanOptions& opt);
 
 class Plan {
  public:

@@ -7,8 +7,6 @@
 
 namespace spmv {
 
-enum class Layout { RowMajor, ColMajor };  // of dense multivectors X (cols x k) and Y (rows x k)
-
 // y = A*x accumulated in long double with compensated (Kahan-Babuska) summation, plus
 // bound[i] = sum_j |a_ij * x_j| (the row's condition scale), which the tolerance is derived from.
 struct Reference {

@@ -17,12 +17,4 @@ struct MatrixStats {
 
 MatrixStats compute_stats(const Csr& a);
 
-// Whether the CUDA "csr" kernel should run CSR-adaptive rather than CSR-vector: a row much longer
-// than the mean. With the longest row at least 64 and over 6 times the mean (or over 1024 and 32
-// times the mean), CSR-vector's sub-warp, sized for the mean, walks the long rows alone. Fitted to
-// the default-suite run on the H200 (bench/results/h200_default_suite.csv, block 256): over the 76
-// real matrices it gets within 0.7% of the better of the two on geometric mean (worst 0.87x, a
-// 14-row matrix) where the former rule (1024 and 32 times) was 7% off, worst 0.27x (Chem97Zt).
-bool cuda_csr_prefers_adaptive(offset_t max_row_nnz, double mean_row_nnz);
-
 }  // namespace spmv

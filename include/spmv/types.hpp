@@ -12,6 +12,8 @@ using index_t = std::int32_t;
 using offset_t = std::int64_t;
 
 enum class Field { Real, Integer, Pattern, Complex };
+enum class Backend { Serial, Omp, Cuda };
+enum class Layout { RowMajor, ColMajor };  // of dense multivectors X (cols x k) and Y (rows x k)
 enum class Symmetry { General, Symmetric, SkewSymmetric, Hermitian };
 
 const char* to_string(Field f);

@@ -1,5 +1,6 @@
 // Measuring one matrix: every selected kernel x setting, checked first, then timed.
 #include <spmv/bench.hpp>
+#include <spmv/reference.hpp>
 #include <spmv/device.hpp>
 #include <spmv/stats.hpp>
 

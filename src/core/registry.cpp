@@ -81,6 +81,10 @@ std::unique_ptr<Plan> make_plan(const Csr& a, const PlanOptions& opt) {
 
 int plan_threads(const PlanOptions& opt) { return opt.threads > 0 ? opt.threads : omp_get_max_threads(); }
 
+ConvertOptions convert_options(const PlanOptions& opt) {
+  return {plan_threads(opt), opt.memory_budget_bytes, opt.max_ratio_to_csr};
+}
+
 double Plan::time_runs(int times) {
   const auto t0 = std::chrono::steady_clock::now();
   run(times);

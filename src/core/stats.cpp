@@ -42,9 +42,4 @@ MatrixStats compute_stats(const Csr& a) {
   return s;
 }
 
-bool cuda_csr_prefers_adaptive(offset_t max_row_nnz, double mean_row_nnz) {
-  const double longest = static_cast<double>(max_row_nnz);
-  return (max_row_nnz > 1024 && longest > 32.0 * mean_row_nnz) || (max_row_nnz >= 64 && longest > 6.0 * mean_row_nnz);
-}
-
 }  // namespace spmv

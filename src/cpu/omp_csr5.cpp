@@ -99,7 +99,7 @@ class Csr5Plan final : public CpuPlan {
     if (omega != 1 && omega != 2 && omega != 4 && omega != 8 && omega != 16 && omega != 32)
       throw Unsupported(fmt::format("csr5 on the CPU: omega must be 1, 2, 4, 8, 16 or 32 (got {})", omega));
     const auto t0 = std::chrono::steady_clock::now();
-    PlanOptions conv = opt;  // the conversion uses the plan's threads (one for the serial kernel)
+    ConvertOptions conv = convert_options(opt);  // the plan's threads (one for the serial kernel)
     conv.threads = threads_;
     f_ = csr_to_csr5(a, omega, sigma, conv);
     convert_seconds = seconds_since(t0);

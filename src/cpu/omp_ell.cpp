@@ -17,7 +17,7 @@ class OmpEll final : public CpuPlan {
   OmpEll(const Csr& a, const PlanOptions& opt, bool skip_padding)
       : CpuPlan(a.rows, a.cols, opt), skip_padding_(skip_padding), threads_(plan_threads(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
-    e_ = csr_to_ell(a, Layout::RowMajor, opt);
+    e_ = csr_to_ell(a, Layout::RowMajor, convert_options(opt));
     convert_seconds = seconds_since(t0);
     stored_entries = e_.slots();
     bytes_per_product = ell_product_bytes(e_, skip_padding, opt.k);

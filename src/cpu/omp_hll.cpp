@@ -17,7 +17,7 @@ class OmpHll final : public CpuPlan {
   OmpHll(const Csr& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt) {
     const int threads = plan_threads(opt);
     const auto t0 = std::chrono::steady_clock::now();
-    h_ = csr_to_hll(a, opt.hack, opt);
+    h_ = csr_to_hll(a, opt.hack, convert_options(opt));
     convert_seconds = seconds_since(t0);
     stored_entries = h_.slots();
     bytes_per_product = hll_product_bytes(h_, opt.k);

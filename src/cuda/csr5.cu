@@ -697,7 +697,7 @@ struct DeviceCsr5 {
   DeviceBuffer<double> val;
   double upload_seconds = 0, convert_seconds = 0;
 
-  DeviceCsr5(const Csr& a, int sigma, const PlanOptions& opt, const DeviceCsr* shared = nullptr) {
+  DeviceCsr5(const Csr& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared = nullptr) {
     constexpr int omega = 32;
     if (sigma < 1) throw Unsupported("CSR5 tile 32x" + std::to_string(sigma) + ": sigma must be at least 1");
     const int bits = csr5_descriptor_bits(omega, sigma);
@@ -788,7 +788,7 @@ class Csr5Plan final : public CudaPlan {
  public:
   Csr5Plan(const Csr& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
-        v_(parse_variant(opt)), m_(a, chosen_sigma(a, opt), opt, dev.get()) {
+        v_(parse_variant(opt)), m_(a, chosen_sigma(a, opt), convert_options(opt), dev.get()) {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
@@ -918,7 +918,7 @@ std::unique_ptr<Plan> make_csr5(const Csr& a, const PlanOptions& opt, SharedDevi
   return std::make_unique<Csr5Plan>(a, opt, dev);
 }
 
-Csr5 csr_to_csr5_on_device(const Csr& a, int sigma, const PlanOptions& opt) {
+Csr5 csr_to_csr5_on_device(const Csr& a, int sigma, const ConvertOptions& opt) {
   DeviceCsr5 d(a, sigma, opt);
   Csr5 f = d.meta;
   f.tile_ptr.resize(d.tile_ptr.size());

@@ -1,10 +1,11 @@
 // "csr" on CUDA: picks the CSR kernel for the matrix from its row statistics, and the CSR SpMM
-// kernel for k > 1. Irregular rows (a row far longer than the mean: cuda_csr_prefers_adaptive) go
+// kernel for k > 1. Irregular rows (a row far longer than the mean: tuning::csr_prefers_adaptive) go
 // to CSR-adaptive, which batches short rows and cuts long ones into pieces of a block each; regular
 // ones to CSR-vector with its sub-warp chosen from the mean row length.
 #include <spmv/stats.hpp>
 
 #include "cuda/csr_device.cuh"
+#include "cuda/tuning.cuh"
 #include "cuda/cuda_kernels.hpp"
 
 namespace spmv::cuda {
@@ -16,7 +17,7 @@ std::unique_ptr<Plan> make_auto(const Csr& a, const PlanOptions& opt) {
   offset_t max_len = 0;
   for (index_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_length(r));
   const double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-  const bool irregular = cuda_csr_prefers_adaptive(max_len, mean);
+  const bool irregular = tuning::csr_prefers_adaptive(max_len, mean);
   auto plan = irregular ? make_csr_adaptive(a, opt) : make_csr_vector(a, opt);
   plan->detail = std::string("kernel=") + (irregular ? "csr-adaptive " : "csr-vector ") + plan->detail;
   return plan;

@@ -70,7 +70,7 @@ class SellCusparse final : public CusparsePlan {
         throw Unsupported("cuSPARSE sliced ELL would need " + std::to_string(slots) +
                           " slots; its 32-bit slice offsets address fewer than 2^31");
       check_format_memory("sliced ELL", 12.0 * static_cast<double>(slots) + 4.0 * static_cast<double>(slices + 1), a,
-                          opt);
+                          convert_options(opt));
       off32_.resize(static_cast<std::size_t>(slices) + 1);
       col_.resize(static_cast<std::size_t>(slots));
       val_.resize(static_cast<std::size_t>(slots));

@@ -62,7 +62,7 @@ class EllPlan final : public CudaPlan {
       SPMV_CUDA_CHECK(cudaMemcpy(&width_, w.data(), sizeof(int), cudaMemcpyDeviceToHost));
     }
     const offset_t slots = static_cast<offset_t>(a.rows) * width_;
-    check_format_memory("ELL", ell_bytes(a.rows, width_), a, opt);
+    check_format_memory("ELL", ell_bytes(a.rows, width_), a, convert_options(opt));
     col_.resize(slots);
     val_.resize(slots);
     if (slots > 0) {

@@ -129,7 +129,7 @@ class HllPlan final : public CudaPlan {
     }
     check_format_memory("HLL (hack " + std::to_string(hack_) + ")",
                         12.0 * static_cast<double>(slots_) + 4.0 * rows_ + 8.0 * static_cast<double>(hacks + 1), a,
-                        opt);
+                        convert_options(opt));
     col_.resize(slots_);
     val_.resize(slots_);
     if (slots_ > 0) {

@@ -63,7 +63,7 @@ double csr5_bytes(const Csr& a, int omega, int sigma) {
   return 12.0 * nnz + 8.0 * (a.rows + 1.0) + 16.0 * (tiles + 1) + 4.0 * words * omega * tiles;
 }
 
-Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const PlanOptions& opt) {
+Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const ConvertOptions& opt) {
   if (omega < 1 || sigma < 1)
     throw Unsupported(fmt::format("CSR5 tile {}x{}: omega and sigma must be at least 1", omega, sigma));
   const int bits = csr5_descriptor_bits(omega, sigma);

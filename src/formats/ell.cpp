@@ -16,7 +16,7 @@ double ell_bytes(index_t rows, index_t width) {
 
 double ell_bytes(const Csr& a) { return ell_bytes(a.rows, ell_width(a)); }
 
-Ell csr_to_ell(const Csr& a, Layout layout, const PlanOptions& opt) {
+Ell csr_to_ell(const Csr& a, Layout layout, const ConvertOptions& opt) {
   const index_t width = ell_width(a);
   check_format_memory("ELL", ell_bytes(a.rows, width), a, opt);
   Ell e;

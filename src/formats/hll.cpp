@@ -30,7 +30,7 @@ offset_t hll_slots(const Csr& a, int hack) { return hll_layout(a, hack).slots();
 
 double hll_bytes(const Csr& a, int hack) { return hll_layout(a, hack).bytes(); }
 
-Hll csr_to_hll(const Csr& a, int hack, const PlanOptions& opt) {
+Hll csr_to_hll(const Csr& a, int hack, const ConvertOptions& opt) {
   HllLayout l = hll_layout(a, hack);
   check_format_memory(fmt::format("HLL (hack {})", hack), l.bytes(), a, opt);
   Hll h;

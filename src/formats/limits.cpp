@@ -7,24 +7,18 @@
 
 namespace spmv {
 
-int conversion_threads(const PlanOptions& opt) { return plan_threads(opt); }
-
-PlanOptions host_conversion_options(const PlanOptions& opt) {
-  PlanOptions o = opt;
-  o.threads = omp_get_max_threads();
-  return o;
-}
+int conversion_threads(const ConvertOptions& opt) { return opt.threads > 0 ? opt.threads : omp_get_max_threads(); }
 
 double csr_storage_bytes(const Csr& a) {
   return 12.0 * static_cast<double>(a.nnz()) + 8.0 * (static_cast<double>(a.rows) + 1);
 }
 
-double format_memory_budget(const PlanOptions& opt) {
+double format_memory_budget(const ConvertOptions& opt) {
   return opt.memory_budget_bytes > 0 ? opt.memory_budget_bytes : 16.0 * 1024 * 1024 * 1024;
 }
 
 void check_format_memory(const std::string& format, double bytes_needed, const Csr& a,
-                         const PlanOptions& opt) {
+                         const ConvertOptions& opt) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   const double budget = format_memory_budget(opt);
   const double max_ratio = opt.max_ratio_to_csr > 0 ? opt.max_ratio_to_csr : 20.0;

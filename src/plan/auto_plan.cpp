@@ -170,7 +170,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
     if (!trial.empty() && alone && predicted_trial_s(c) > left()) continue;
     Candidate within = c;
     if (held > 0) {
-      within.opt.memory_budget_bytes = std::max(1.0, format_memory_budget(opt) - held);
+      within.opt.memory_budget_bytes = std::max(1.0, format_memory_budget(convert_options(opt)) - held);
     }
     Entry e{i, nullptr, {}, 1};
     try {

@@ -29,6 +29,6 @@ index_t ell_width(const Csr& a);
 double ell_bytes(index_t rows, index_t width);
 // Bytes csr_to_ell would allocate (computed in 64 bits from the row pointer only).
 double ell_bytes(const Csr& a);
-Ell csr_to_ell(const Csr& a, Layout layout, const PlanOptions& opt = {});
+Ell csr_to_ell(const Csr& a, Layout layout, const ConvertOptions& opt = {});
 
 }  // namespace spmv

@@ -37,6 +37,6 @@ HllLayout hll_layout(const Csr& a, int hack);
 
 double hll_bytes(const Csr& a, int hack);
 offset_t hll_slots(const Csr& a, int hack);
-Hll csr_to_hll(const Csr& a, int hack, const PlanOptions& opt = {});
+Hll csr_to_hll(const Csr& a, int hack, const ConvertOptions& opt = {});
 
 }  // namespace spmv

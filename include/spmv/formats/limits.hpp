@@ -1,20 +1,24 @@
 #pragma once
-#include <spmv/plan.hpp>
+// What a format conversion may use: threads and memory, checked before anything is allocated.
+#include <spmv/matrix.hpp>
+
+#include <string>
 
 namespace spmv {
 
+struct ConvertOptions {
+  int threads = 0;                  // 0: OpenMP's default (all cores)
+  double memory_budget_bytes = 0;   // the most one format may take; 0: 16 GiB
+  double max_ratio_to_csr = 0;      // the most it may take against CSR (above 64 MiB); 0: 20
+};
+
 // Checks the bytes a format would need *before* allocating it. Throws Unsupported with
 // "<FORMAT> would need X GiB, N times CSR; limit is Y GiB (and M times CSR)" when over budget.
-void check_format_memory(const std::string& format, double bytes_needed, const Csr& a,
-                         const PlanOptions& opt);
+void check_format_memory(const std::string& format, double bytes_needed, const Csr& a, const ConvertOptions& opt);
 double csr_storage_bytes(const Csr& a);
 // The bytes one format may take: opt.memory_budget_bytes, or 16 GiB when it is 0.
-double format_memory_budget(const PlanOptions& opt);
-
-// Threads a format conversion may use: the plan's own (PlanOptions::threads), so that a conversion
-// is timed with the resources of the products it must pay back. Plans of the CUDA backend convert on
-// the host with every core (host_conversion_options).
-int conversion_threads(const PlanOptions& opt);
-PlanOptions host_conversion_options(const PlanOptions& opt);
+double format_memory_budget(const ConvertOptions& opt);
+// Threads a conversion runs on: opt.threads, or all.
+int conversion_threads(const ConvertOptions& opt);
 
 }  // namespace spmv
