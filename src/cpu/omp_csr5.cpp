@@ -17,27 +17,12 @@
 //     (finish4), and the segments go straight into y; other shapes go through a segment buffer.
 // The default CPU path (omega = 4, AVX2 + FMA) is hand-written with intrinsics; any other omega
 // and a build without AVX2 use the same algorithm in plain C++ vectorised by the compiler.
-// Where the time goes (4 x 16, thermal-like7 in L2, one thread, Zen 4; parts switched off one at
-// a time): the scan ~60%, the segment stores ~30%, the tile loop and descriptors ~10%. A
-// fixed-count, branch-free segment loop (no data-dependent exit) measured no faster and costs
-// more instructions (again in round 2: a loop bucketed by 4 segments, +4% stencil27, +10%
-// thermal-like7), so the loop stays data-driven, two segments per iteration, through a table.
-// For regular short rows the costs that differ from CSR were cut: sigma 32 for short rows (half
-// the per-tile work per nonzero; see csr5_sigma_cpu), no row-pointer read per tile (the "tile begins a
-// row" bit is in the descriptor), no shuffle-port uops per step with scalar x loads (Intel's
-// single port 5 bound that step).
-// Round 2 (issue 6: stencil27 0.80-0.87x and thermal-like7 0.84-0.87x of CSR's speed on the
-// 16-core Xeon). Instructions per nonzero of the simd_loads product, counted with cachegrind in
-// L2 (stencil27 12^3, thermal-like7 22^3): 6.42 and 6.63 before (CSR: 6.45-6.57 and 7.93), of
-// which the finish (segment stores, lane bottoms) was 18% and 27%; 5.86 and 6.15 after (-9%,
-// -7%): the lane bottoms carried through T (three adds instead of a select and a y
-// read-modify-write per lane), two segments per loop iteration, no branch on empty lanes, the
-// begins-a-row bit read at its fixed place, no lea per step. Time on Zen 4 (this build machine,
-// one thread, L2, min of 30 batches): 1-4% faster with either variant; in L3 and from memory
-// within this machine's noise (+-7%). Tried and dropped: two tiles' scans interleaved step by
-// step (two sum chains; register spills, +40%), software prefetch of the tiles 2-16 ahead (12%
-// slower in L2, no gain visible from L3 or memory), the reset as one vblendvpd (no gain on Zen
-// 4, more uops on Intel), the bottoms' carries computed in registers (GCC branches on them).
+// The segment loop is data-driven (two segments per iteration, through a table): a fixed-count,
+// branch-free one measured no faster. For regular short rows the costs that differ from CSR are
+// cut: sigma 32 for short rows (half the per-tile work per nonzero; see csr5_sigma_cpu), no
+// row-pointer read per tile (the "tile begins a row" bit is in the descriptor), no shuffle-port
+// uops per step with scalar x loads. What was measured and tried: bench/results/README.md, CSR5
+// tuning history.
 //
 // Who writes y[r]:
 //  - a segment that starts inside a tile and is not the tile's segment 0 is assigned by that
@@ -129,8 +114,7 @@ class Csr5Plan final : public CpuPlan {
     detail += (!simd ? " variant=lanes" : loads ? " variant=simd_loads" : " variant=simd") + trial;
     product_fn_ = pick(omega, simd, loads);
     // Small matrices: a team of fewer threads can beat the fork/join of all of them (the CSR
-    // kernel's trial does the same; on the H200 host oscil_dcop_19, 1.5k nonzeros, took 4.7 us on
-    // 16 threads and 1.5 us with CSR on one). Counted in setup_seconds.
+    // kernel's trial does the same). Counted in setup_seconds.
     if (opt.variant == "auto" && threads_ > 1 && f_.nnz < (offset_t{1} << 18)) {
       std::vector<int> cands{threads_};
       if (threads_ / 4 > 1) cands.push_back(threads_ / 4);
@@ -333,10 +317,8 @@ class Csr5Plan final : public CpuPlan {
   // AVX2 gather; else four scalar loads), multiply, reset the lanes that open a row (blend by the
   // step's flag bit moved to the sign bit), add, store the running sums. GCC compiles the blend
   // to pcmpgtq + andnpd (a zeroing mask move with AVX-512) and contracts multiply + add into one
-  // FMA (C++ defaults to -ffp-contract=fast): the sum's chain is 5 cycles a step. Keeping the
-  // multiply off the chain (an asm barrier on the product; 4 cycles) measured no faster on Zen 4
-  // with scalar loads and 10% slower with the gather while the finish was longer; with finish4's
-  // shorter finish it is kept for scalar loads (in the loop below).
+  // FMA (C++ defaults to -ffp-contract=fast): the sum's chain is 5 cycles a step; the loads
+  // variant keeps the multiply off it (below).
   template <int S, bool Gather>
   double tile4(offset_t t, const double* x, double* y, double* T, double* seg) const {
     const int sigma = S > 0 ? S : f_.sigma;
@@ -403,9 +385,7 @@ class Csr5Plan final : public CpuPlan {
       }
       __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
       // Loads variant: the multiply kept off the sum's chain (4 cycles a step instead of the FMA's
-      // 5). With the finish's instructions cut (finish4) this gained 3% on thermal-like7 in L2 on
-      // Zen 4 and kept stencil27 level (without it, finish4 alone lost 4% there); with the gather
-      // it measured 10% slower, so the gather variant keeps the FMA.
+      // 5); the gather variant keeps the FMA, which measured faster with it.
       if constexpr (!Gather) asm("" : "+x"(prod));
       sum = _mm256_add_pd(_mm256_blendv_pd(sum, _mm256_setzero_pd(), open), prod);
       _mm256_store_pd(T + 4 * (i + 1), sum);
@@ -661,15 +641,8 @@ namespace spmv {
 
 // Our default sigma for the 4-wide AVX2 tile: 32 for short rows (fewer than 16 nonzeros per row
 // on average), else the paper's 16. 4 x 32 tiles halve the per-tile work per nonzero
-// (descriptors, lane bottoms, the tile loop), which weighs most where a tile holds many rows. In
-// L2 on Zen 4, one thread, simd_loads, CSR5/CSR time with 16 -> 32: thermal-like7 0.94 -> 0.85,
-// dc1-like 0.86 -> 0.74, adder-like 0.87 -> 0.81, webbase-like 0.89 -> 0.81 (its hinted tiles
-// finished by finish4 too; through the generic finish it was 15-20% slower than 16); and full
-// size thermal-like7 (from memory) 0.70-0.81 -> 0.52-0.60. stencil27 (26 per row) gained in L2
-// (1.02 -> 0.90) but lost from L3 and memory (full size: 0.74-0.83 -> 0.93-0.98), so long rows
-// keep 16. On the 16-core Xeon of the H200 host (csr5_bench --threads 16, two runs, us, 16 -> 32):
-// dc1-like 84/74 -> 75/63, webbase-like 804/747 -> 773/716, internet 29.6/26.5 -> 25.6/24.5,
-// thermal-like7 583/610 -> 587/599 (no change there: in L3, 16 threads).
+// (descriptors, lane bottoms, the tile loop), which weighs most where a tile holds many rows;
+// long rows lost with 32 from L3 and memory (bench/results/README.md, CSR5 tuning history).
 int csr5_sigma_cpu(double nnz_per_row, int omega) {
   return omega == 4 && cpu::kAvx2 && nnz_per_row < 16 ? 32 : 16;
 }

@@ -346,10 +346,8 @@ __device__ __forceinline__ double tail_straddle(const DevCsr5& m, const double* 
 //    only on lower tiles, which run in blocks of lower index: blocks start in index order, so those
 //    are running or done (the forward-progress assumption of CUB's decoupled look-back). It also
 //    takes a 16-byte access of one thread to be seen whole, as CUB's tile status words of {status,
-//    value} do (PTX's memory model promises it per 8-byte element only). It replaced a
-//    last-arrival count (a release fence and an atomic on the row's counter in every tile of the
-//    row, then the parts loaded): H200, same call, dc1-like 8.8 -> 7.6 us, adder-like 4.8 -> 4.0,
-//    beacxc 6.1 -> 5.1, Reuters911 7.6 -> 6.8 (bench/results/csr5_cuda_session5_h200.txt).
+//    value} do (PTX's memory model promises it per 8-byte element only). Only the row's last tile
+//    waits: no fence or atomic in the others (bench/results/README.md, CSR5 tuning history).
 struct alignas(16) Part {
   double value;
   unsigned long long launch;  // number of the launch that stored `value`
@@ -413,10 +411,8 @@ __device__ __forceinline__ double collect_row(const Parts& p, long long a, long 
 // Registers: at most 56 (overridable when building for experiments), so 36 warps per SM fit
 // instead of 32 at 64, any block size still launches, and the compiled tile heights do not spill
 // (the peak was the long-row sum's 16 loads per lane; it takes 8 now); the generic instance (other
-// heights, other load batches) keeps 64 (launch bounds), where it spills least. H200, same call, 64 -> 56:
-// thermal-like7 36.9 -> 35.0 us, adder-like 5.29 -> 4.87, internet 7.74 -> 7.24, webbase-like 29.9
-// -> 29.4, stencil27 at sigma 16 27.9 -> 26.5 (at 24: 27.6 -> 28.5); 48 (spills in some paths) and
-// 40 were slower on Reuters911, beacxc, gemat1 and stencil27 (bench/results/csr5_cuda_session4_h200.txt).
+// heights, other load batches) keeps 64 (launch bounds), where it spills least (measurements:
+// bench/results/README.md, CSR5 tuning history).
 #ifndef SPMV_CSR5_MAXNREG
 #define SPMV_CSR5_MAXNREG 56
 #endif
@@ -457,8 +453,7 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
     const long long r0s = m.rp[row0], r0e = m.rp[row0 + 1];
     const long long rn_s = rn < m.rows ? m.rp[rn] : end, rn_e = rn < m.rows ? m.rp[rn + 1] : end;
     // A hinted tile's empty_offset entries (the rows of its segments) for its first 32 * kEoRounds
-    // segments, loaded with the tile's own entries instead of after them: H200, same call,
-    // webbase-like 29.2 -> 27.5 us, internet 7.3 -> 6.7, Wordnet3 5.6 -> 5.1.
+    // segments, loaded with the tile's own entries instead of after them (their latency overlaps).
     long long eo_begin = 0;
     index_t eo_pre[kEoRounds];
     {  // (not under `if (hinted)`: that branch kept the tile's loads from starting early)
@@ -793,8 +788,7 @@ class Csr5Plan final : public CudaPlan {
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
     // Default block: 128 threads for tiles of height 8 (the short-row case; 4 tiles per block), 256
-    // for taller ones. H200, same call, 256 -> 128: webbase-like 31.0 -> 30.0 us, thermal-like7 38.4
-    // -> 36.9, dc1-like 9.0 -> 8.8; but stencil27 (height 24) 27.6 -> 41.8.
+    // for taller ones (measured per height: bench/results/README.md, CSR5 tuning history).
     if (opt.block_size == 0 && f.sigma <= 8) block_ = 128;
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());

@@ -72,12 +72,9 @@ int csr5_descriptor_bits(int omega, int sigma);
 // The paper's sigma: fixed 16 on x86 CPUs (Serial/Omp); on GPUs from nonzeros per row with
 // bounds <r, s, t, u> = <4, 32, 256, 4>: r if nnz/row <= r, nnz/row up to s, s up to t, u beyond.
 int csr5_sigma_for(double nnz_per_row, Backend backend);
-// Our default sigma on CUDA, from csr5_bench on the H200 (bench/results/csr5_bench_h200.txt,
-// csr5_cuda_session4_h200.txt): 8 (the kernel loads 8 entries per lane at a time) unless the rows
-// are regular (row-length std, sampled from at most 4096 rows, not above the mean) and 12 or longer
-// on average; then 16. With the kernel's 56-register cap, 16 beat 24 and 32 on every regular matrix
-// measured (us, sigma 16 / 24 / 32: stencil27 26.5 / 28.3 / 35.2, rows of 16: 28.6 / 29.9 / 37.4, of
-// 50: 41.6 / 47.6 / 62.6, of 100: 43.8 / 50.2 / 63.9; the paper's 26 for stencil27 took 40.6).
+// Our default sigma on CUDA: 8 (the kernel loads 8 entries per lane at a time) unless the rows are
+// regular (row-length std, sampled from at most 4096 rows, not above the mean) and 12 or longer on
+// average; then 16 (bench/results/README.md, CSR5 tuning history).
 int csr5_sigma_cuda(const Csr& a);
 // Our default sigma on the CPU for tiles omega wide: 32 for rows under 16 nonzeros on average
 // when the hand-written AVX2 4-wide tiles are built (omega 4), else the paper's 16 (measurements
