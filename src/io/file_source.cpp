@@ -13,9 +13,9 @@
 
 namespace spmv::io::detail {
 
-FileBytes::FileBytes(FileBytes&& o) noexcept { *this = std::move(o); }
+LoadedFile::LoadedFile(LoadedFile&& o) noexcept { *this = std::move(o); }
 
-FileBytes& FileBytes::operator=(FileBytes&& o) noexcept {
+LoadedFile& LoadedFile::operator=(LoadedFile&& o) noexcept {
   if (this != &o) {
     if (map_) munmap(map_, size_);
     map_ = std::exchange(o.map_, nullptr);
@@ -27,7 +27,7 @@ FileBytes& FileBytes::operator=(FileBytes&& o) noexcept {
   return *this;
 }
 
-FileBytes::~FileBytes() {
+LoadedFile::~LoadedFile() {
   if (map_) munmap(map_, size_);
 }
 
@@ -84,7 +84,7 @@ std::string gunzip(const std::string& path, int fd, std::size_t compressed_size)
 
 }  // namespace
 
-FileBytes load_file(const std::string& path) {
+LoadedFile load_file(const std::string& path) {
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) fail_errno(path, "cannot open");
   struct stat st{};
@@ -92,47 +92,47 @@ FileBytes load_file(const std::string& path) {
   if (S_ISDIR(st.st_mode)) throw ParseError(path, 0, "cannot open: Is a directory");
   const std::size_t size = static_cast<std::size_t>(st.st_size);
 
-  FileBytes fb;
+  LoadedFile loaded;
   if (!S_ISREG(st.st_mode)) {
     // A pipe or /dev/stdin: no size, no pread. zlib reads it sequentially and passes plain
     // (non-gzip) data through unchanged.
-    fb.buffer_ = gunzip(path, f.fd, 0);
-    fb.size_ = fb.buffer_.size();
-    fb.data_ = fb.buffer_.data();
-    return fb;
+    loaded.buffer_ = gunzip(path, f.fd, 0);
+    loaded.size_ = loaded.buffer_.size();
+    loaded.data_ = loaded.buffer_.data();
+    return loaded;
   }
   unsigned char magic[2] = {0, 0};
   const ssize_t m = ::pread(f.fd, magic, 2, 0);
   if (m < 0) fail_errno(path, "cannot read");
   if (m == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    fb.buffer_ = gunzip(path, f.fd, size);
-    fb.size_ = fb.buffer_.size();
-    fb.data_ = fb.buffer_.data();
-    return fb;
+    loaded.buffer_ = gunzip(path, f.fd, size);
+    loaded.size_ = loaded.buffer_.size();
+    loaded.data_ = loaded.buffer_.data();
+    return loaded;
   }
-  if (size == 0) return fb;
+  if (size == 0) return loaded;
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, f.fd, 0);
   if (p == MAP_FAILED) {
     // Not mappable (a pipe, /proc): fall back to read() into a buffer.
-    fb.buffer_.resize(size);
+    loaded.buffer_.resize(size);
     std::size_t used = 0;
     while (used < size) {
-      const ssize_t got = ::read(f.fd, fb.buffer_.data() + used, size - used);
+      const ssize_t got = ::read(f.fd, loaded.buffer_.data() + used, size - used);
       if (got < 0) fail_errno(path, "cannot read");
       if (got == 0) break;
       used += static_cast<std::size_t>(got);
     }
-    fb.buffer_.resize(used);
-    fb.size_ = used;
-    fb.data_ = fb.buffer_.data();
-    return fb;
+    loaded.buffer_.resize(used);
+    loaded.size_ = used;
+    loaded.data_ = loaded.buffer_.data();
+    return loaded;
   }
   ::madvise(p, size, MADV_SEQUENTIAL);  // advice values, not flags: one call each
   ::madvise(p, size, MADV_WILLNEED);
-  fb.map_ = p;
-  fb.size_ = size;
-  fb.data_ = static_cast<const char*>(p);
-  return fb;
+  loaded.map_ = p;
+  loaded.size_ = size;
+  loaded.data_ = static_cast<const char*>(p);
+  return loaded;
 }
 
 }  // namespace spmv::io::detail

@@ -11,19 +11,19 @@
 namespace spmv::io::detail {
 
 // The bytes of a file: mmap'ed for plain files (zero copy), decompressed into memory for gzip.
-class FileBytes {
+class LoadedFile {
  public:
-  FileBytes() = default;
-  FileBytes(const FileBytes&) = delete;
-  FileBytes& operator=(const FileBytes&) = delete;
-  FileBytes(FileBytes&& o) noexcept;
-  FileBytes& operator=(FileBytes&& o) noexcept;
-  ~FileBytes();
+  LoadedFile() = default;
+  LoadedFile(const LoadedFile&) = delete;
+  LoadedFile& operator=(const LoadedFile&) = delete;
+  LoadedFile(LoadedFile&& o) noexcept;
+  LoadedFile& operator=(LoadedFile&& o) noexcept;
+  ~LoadedFile();
 
   std::string_view view() const { return {data_, size_}; }
 
  private:
-  friend FileBytes load_file(const std::string& path);
+  friend LoadedFile load_file(const std::string& path);
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   void* map_ = nullptr;      // munmap'ed on destruction when set
@@ -32,7 +32,7 @@ class FileBytes {
 
 // Opens `path` (ParseError "path: cannot open: <strerror>" when missing), decompresses gzip
 // recognised by its magic bytes 1f 8b whatever the name.
-FileBytes load_file(const std::string& path);
+LoadedFile load_file(const std::string& path);
 
 // True when the first bytes are the binary cache's magic.
 bool has_binary_magic(std::string_view head);
@@ -44,7 +44,8 @@ struct Parsed {
   MmFormat format = MmFormat::Coordinate;
 };
 
-// The whole reader: banner, header, size line, parallel data parse, symmetry expansion.
+// The whole reader (the pipeline in mm_reader.cpp): banner, header, size line, parallel data
+// parse, symmetry expansion.
 Parsed parse(std::string_view text, const std::string& name, int threads);
 
 // 64-bit checksum of a byte range, parallel over fixed-size blocks (deterministic whatever the
