@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "core/splitmix64.hpp"
+
 using namespace spmv;
 
 namespace {
@@ -42,13 +44,6 @@ std::vector<int> split_ints(const std::string& s) {
   std::vector<int> v;
   for (const auto& p : split(s, ',')) v.push_back(std::stoi(p));
   return v;
-}
-
-std::uint64_t mix(std::uint64_t z) {  // splitmix64: a per-row generator independent of threads
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
 }
 
 // Fills a CSR from per-row generators in parallel: `row(r, cols_out)` appends row r's sorted,
@@ -80,7 +75,7 @@ Csr build(index_t rows, index_t cols, RowGen row) {
     const offset_t b = a.row_ptr[r];
     for (std::size_t j = 0; j < c.size(); ++j) {
       a.col[b + j] = c[j];
-      a.val[b + j] = c[j] == r ? 26.0 : -1.0 + 1e-3 * static_cast<double>(mix(b + j) % 1000);
+      a.val[b + j] = c[j] == r ? 26.0 : -1.0 + 1e-3 * static_cast<double>(splitmix64(b + j) % 1000);
     }
   });
   return a;
@@ -106,8 +101,8 @@ void sorted_unique(std::vector<index_t>& c) {
 
 Csr random_rows(index_t rows, int per_row) {
   return build(rows, rows, [rows, per_row](index_t r, std::vector<index_t>& c) {
-    std::uint64_t s = mix(static_cast<std::uint64_t>(r) * 7919 + 1);
-    for (int j = 0; j < per_row; ++j) c.push_back(static_cast<index_t>((s = mix(s)) % static_cast<std::uint64_t>(rows)));
+    std::uint64_t s = splitmix64(static_cast<std::uint64_t>(r) * 7919 + 1);
+    for (int j = 0; j < per_row; ++j) c.push_back(static_cast<index_t>((s = splitmix64(s)) % static_cast<std::uint64_t>(rows)));
     sorted_unique(c);
   });
 }
@@ -116,10 +111,10 @@ Csr random_rows(index_t rows, int per_row) {
 // with thousands of entries. Columns uniform.
 Csr power_law(index_t rows) {
   return build(rows, rows, [rows](index_t r, std::vector<index_t>& c) {
-    std::uint64_t s = mix(static_cast<std::uint64_t>(r) * 104729 + 3);
-    const double u = (static_cast<double>((s = mix(s)) >> 11) + 1.0) / 9007199254740993.0;
+    std::uint64_t s = splitmix64(static_cast<std::uint64_t>(r) * 104729 + 3);
+    const double u = (static_cast<double>((s = splitmix64(s)) >> 11) + 1.0) / 9007199254740993.0;
     const int len = static_cast<int>(std::min(10000.0, 3.0 * std::pow(u, -1.0 / 1.5))) - 2;
-    for (int j = 0; j < std::max(len, 1); ++j) c.push_back(static_cast<index_t>((s = mix(s)) % static_cast<std::uint64_t>(rows)));
+    for (int j = 0; j < std::max(len, 1); ++j) c.push_back(static_cast<index_t>((s = splitmix64(s)) % static_cast<std::uint64_t>(rows)));
     sorted_unique(c);
   });
 }

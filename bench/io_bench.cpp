@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "core/elapsed.hpp"
+
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using spmv::seconds_since;
 
 // Rows in order, a few columns per row, values with 17 significant digits: what SuiteSparse
 // files look like, at about 33 bytes a line.

@@ -9,6 +9,8 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include "core/meminfo.hpp"
+
 namespace spmv::bench {
 
 MachineInfo machine_info() {
@@ -25,13 +27,7 @@ MachineInfo machine_info() {
       }
   }
   m.cores = std::max(1, omp_get_num_procs());
-  {
-    std::ifstream f("/proc/meminfo");
-    std::string key, unit;
-    double kb = 0;
-    while (f >> key >> kb >> unit)
-      if (key == "MemTotal:") { m.memory_bytes = kb * 1024.0; break; }
-  }
+  m.memory_bytes = meminfo_bytes("MemTotal:");
 #if defined(__clang__)
   m.compiler = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)

@@ -5,6 +5,7 @@
 #include <spmv/stats.hpp>
 
 #include "bench/auto_compare.hpp"
+#include "core/elapsed.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -90,7 +91,7 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
 // Back-to-back products for `seconds` of wall time, nothing measured.
 void run_for(Plan& plan, double seconds) {
   const auto w0 = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < seconds) plan.run(1);
+  while (seconds_since(w0) < seconds) plan.run(1);
 }
 
 // 50 ms of products of the backend's plain CSR kernel (threads and k as in opt), to wake the device

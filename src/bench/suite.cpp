@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/shared_path.hpp"
+
 namespace spmv::bench {
 
 namespace fs = std::filesystem;
@@ -32,20 +34,7 @@ std::string matrix_name(const fs::path& p) {
 
 }  // namespace
 
-std::string default_matrices_dir() {
-  if (const char* e = std::getenv("SPMV_SHARED_MATRICES"); e && *e) return e;
-  // ../shared/matrices beside the checkout; a git worktree sits one level deeper.
-  std::vector<std::string> cand;
-#ifdef SPMV_SOURCE_DIR
-  cand.push_back(std::string(SPMV_SOURCE_DIR) + "/../shared/matrices");
-  cand.push_back(std::string(SPMV_SOURCE_DIR) + "/../../shared/matrices");
-#endif
-  cand.push_back("../shared/matrices");
-  std::error_code ec;
-  for (const auto& c : cand)
-    if (fs::is_directory(c, ec)) return c;
-  return cand.front();
-}
+std::string default_matrices_dir() { return shared_path("SPMV_SHARED_MATRICES", "matrices", true); }
 
 std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {
   std::vector<MatrixSource> v;

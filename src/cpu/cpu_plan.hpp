@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <memory>
 
+#include "core/elapsed.hpp"
+
 namespace spmv::cpu {
 
 // Allocates without zeroing, so that a parallel loop can make the first touch: page faults spread
@@ -65,10 +67,5 @@ class CpuPlan : public Plan {
   Layout layout_;
   HostArray<double> x_, y_;
 };
-
-// Seconds since `t0`, for timing conversions inside plan constructors.
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace spmv::cpu

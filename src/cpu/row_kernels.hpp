@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/elapsed.hpp"
+
 namespace spmv::cpu {
 
 struct RowRef {
@@ -271,7 +273,7 @@ std::vector<double> trial_candidates(int n, Apply apply, Run run) {
       for (int rep = 0; rep < 100 && (rep < 1 || spent < 1e-4); ++rep) {
         const auto t0 = std::chrono::steady_clock::now();
         run();
-        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double sec = seconds_since(t0);
         best[c] = std::min(best[c], sec);
         spent += sec;
       }

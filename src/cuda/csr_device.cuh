@@ -10,13 +10,10 @@
 #include <limits>
 #include <memory>
 
+#include "core/elapsed.hpp"
 #include "cuda/cuda_plan.cuh"
 
 namespace spmv::cuda {
-
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Threads per block must be a whole number of warps in [32, 1024] (the shuffles and the
 // per-warp reductions assume it); anything else is refused rather than silently changed. 0 asks for
