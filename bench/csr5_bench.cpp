@@ -24,6 +24,8 @@
 
 #include <omp.h>
 
+#include "cpu/tuning.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -392,7 +394,7 @@ int main(int argc, char** argv) {
         ConvertOptions oc;
         oc.threads = threads;
         const auto t0 = std::chrono::steady_clock::now();
-        const Csr5 f = csr_to_csr5(a, csr5_omega_for(be), csr5_sigma_cpu(mean, csr5_omega_for(be)), oc);
+        const Csr5 f = csr_to_csr5(a, cpu::tuning::csr5_omega, cpu::tuning::csr5_sigma(mean, cpu::tuning::csr5_omega), oc);
         const auto t1 = std::chrono::steady_clock::now();
         const Csr back = csr5_to_csr(f, threads);
         const auto t2 = std::chrono::steady_clock::now();

@@ -6,7 +6,9 @@
 
 #include <bit>
 
+#include "cpu/tuning.hpp"
 #include "csr5_cases.hpp"
+#include "cuda/tuning.cuh"
 #include "test_util.hpp"
 
 using namespace spmv;
@@ -148,45 +150,43 @@ TEST(Csr5Format, DescriptorPacking) {
 }
 
 TEST(Csr5Format, SigmaRule) {
-  EXPECT_EQ(csr5_sigma_for(3.0, Backend::Omp), 16);
   // Our CPU default: 4 x 32 for short rows where the library has its AVX2 4-wide tiles (a
   // property of the library's build, not of this file's), else 16; the plan uses that rule.
-  EXPECT_TRUE(csr5_sigma_cpu(7.0, 4) == 32 || csr5_sigma_cpu(7.0, 4) == 16);
-  EXPECT_EQ(csr5_sigma_cpu(26.0, 4), 16);
-  EXPECT_EQ(csr5_sigma_cpu(7.0, 8), 16);
+  EXPECT_TRUE(cpu::tuning::csr5_sigma(7.0, 4) == 32 || cpu::tuning::csr5_sigma(7.0, 4) == 16);
+  EXPECT_EQ(cpu::tuning::csr5_sigma(26.0, 4), 16);
+  EXPECT_EQ(cpu::tuning::csr5_sigma(7.0, 8), 16);
   for (offset_t len : {7, 26}) {
     const Csr a = test::csr_from_lengths(std::vector<offset_t>(500, len), 600, 3);
     PlanOptions o;
     o.threads = 2;
     const auto plan = make_plan(a, Backend::Omp, "csr5", o);
-    const std::string want = "sigma=" + std::to_string(csr5_sigma_cpu(static_cast<double>(len), 4)) + " ";
+    const std::string want = "sigma=" + std::to_string(cpu::tuning::csr5_sigma(static_cast<double>(len), 4)) + " ";
     EXPECT_NE(plan->detail.find(want), std::string::npos) << plan->detail;
   }
-  EXPECT_EQ(csr5_sigma_for(300.0, Backend::Serial), 16);
-  EXPECT_EQ(csr5_sigma_for(0.0, Backend::Cuda), 4);
-  EXPECT_EQ(csr5_sigma_for(4.0, Backend::Cuda), 4);
-  EXPECT_EQ(csr5_sigma_for(6.6, Backend::Cuda), 6);
-  EXPECT_EQ(csr5_sigma_for(32.0, Backend::Cuda), 32);
-  EXPECT_EQ(csr5_sigma_for(100.0, Backend::Cuda), 32);
-  EXPECT_EQ(csr5_sigma_for(256.0, Backend::Cuda), 32);
-  EXPECT_EQ(csr5_sigma_for(257.0, Backend::Cuda), 4);
-  EXPECT_EQ(csr5_omega_for(Backend::Omp), 4);
-  EXPECT_EQ(csr5_omega_for(Backend::Cuda), 32);
+  EXPECT_EQ(cuda::tuning::csr5_sigma_paper(0.0), 4);
+  EXPECT_EQ(cuda::tuning::csr5_sigma_paper(4.0), 4);
+  EXPECT_EQ(cuda::tuning::csr5_sigma_paper(6.6), 6);
+  EXPECT_EQ(cuda::tuning::csr5_sigma_paper(32.0), 32);
+  EXPECT_EQ(cuda::tuning::csr5_sigma_paper(100.0), 32);
+  EXPECT_EQ(cuda::tuning::csr5_sigma_paper(256.0), 32);
+  EXPECT_EQ(cuda::tuning::csr5_sigma_paper(257.0), 4);
+  EXPECT_EQ(cpu::tuning::csr5_omega, 4);
+  EXPECT_EQ(cuda::tuning::csr5_omega, 32);
 }
 
 TEST(Csr5Format, CudaSigmaFollowsRowLengthAndRegularity) {
   // Regular rows of 12 or more: 16, however long; shorter: 8.
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 26), 2000, 1)), 16);
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 7), 2000, 1)), 8);
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 11), 2000, 1)), 8);
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(5000, 12), 2000, 1)), 16);
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(500, 100), 2000, 1)), 16);
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(std::vector<offset_t>(500, 17), 2000, 1)), 16);
+  EXPECT_EQ(cuda::tuning::csr5_sigma(test::csr_from_lengths(std::vector<offset_t>(5000, 26), 2000, 1)), 16);
+  EXPECT_EQ(cuda::tuning::csr5_sigma(test::csr_from_lengths(std::vector<offset_t>(5000, 7), 2000, 1)), 8);
+  EXPECT_EQ(cuda::tuning::csr5_sigma(test::csr_from_lengths(std::vector<offset_t>(5000, 11), 2000, 1)), 8);
+  EXPECT_EQ(cuda::tuning::csr5_sigma(test::csr_from_lengths(std::vector<offset_t>(5000, 12), 2000, 1)), 16);
+  EXPECT_EQ(cuda::tuning::csr5_sigma(test::csr_from_lengths(std::vector<offset_t>(500, 100), 2000, 1)), 16);
+  EXPECT_EQ(cuda::tuning::csr5_sigma(test::csr_from_lengths(std::vector<offset_t>(500, 17), 2000, 1)), 16);
   // Mean 26 but irregular (one row in 50 is 1000 long): 8.
   std::vector<offset_t> l(5000, 6);
   for (std::size_t i = 0; i < l.size(); i += 50) l[i] = 1000;
-  EXPECT_EQ(csr5_sigma_cuda(test::csr_from_lengths(l, 2000, 1)), 8);
-  EXPECT_EQ(csr5_sigma_cuda(Csr{}), 8);
+  EXPECT_EQ(cuda::tuning::csr5_sigma(test::csr_from_lengths(l, 2000, 1)), 8);
+  EXPECT_EQ(cuda::tuning::csr5_sigma(Csr{}), 8);
 }
 
 TEST(Csr5Format, MemoryBudgetIsEnforced) {

@@ -19,7 +19,7 @@
 // and a build without AVX2 use the same algorithm in plain C++ vectorised by the compiler.
 // The segment loop is data-driven (two segments per iteration, through a table): a fixed-count,
 // branch-free one measured no faster. For regular short rows the costs that differ from CSR are
-// cut: sigma 32 for short rows (half the per-tile work per nonzero; see csr5_sigma_cpu), no
+// cut: sigma 32 for short rows (half the per-tile work per nonzero; see tuning::csr5_sigma), no
 // row-pointer read per tile (the "tile begins a row" bit is in the descriptor), no shuffle-port
 // uops per step with scalar x loads. What was measured and tried: bench/results/README.md, CSR5
 // tuning history.
@@ -56,17 +56,14 @@
 
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
+#include "cpu/tuning.hpp"
 #include "cpu/row_kernels.hpp"
 
 namespace spmv::cpu {
 
 namespace {
 
-#if defined(__AVX2__) && defined(__FMA__)
-constexpr bool kAvx2 = true;  // the hand-written 4 x 16 and 4 x 32 tiles exist
-#else
-constexpr bool kAvx2 = false;
-#endif
+using tuning::kAvx2;
 
 // First bit of the row-start flags in a column descriptor of a 4 x S tile: after y_offset
 // (ceil(log2(4 S)) bits) and seg_offset (2 bits). The hand-written tiles read the flags there.
@@ -78,9 +75,9 @@ class Csr5Plan final : public CpuPlan {
  public:
   Csr5Plan(const Csr& a, const PlanOptions& opt, Backend backend)
       : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : plan_threads(opt)) {
-    const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : csr5_omega_for(backend);
+    const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
     const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-    const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : csr5_sigma_cpu(per_row, omega);
+    const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : tuning::csr5_sigma(per_row, omega);
     if (omega != 1 && omega != 2 && omega != 4 && omega != 8 && omega != 16 && omega != 32)
       throw Unsupported(fmt::format("csr5 on the CPU: omega must be 1, 2, 4, 8, 16 or 32 (got {})", omega));
     const auto t0 = std::chrono::steady_clock::now();
@@ -637,14 +634,8 @@ void register_csr5() {
 
 }  // namespace spmv::cpu
 
-namespace spmv {
+namespace spmv::cpu::tuning {
 
-// Our default sigma for the 4-wide AVX2 tile: 32 for short rows (fewer than 16 nonzeros per row
-// on average), else the paper's 16. 4 x 32 tiles halve the per-tile work per nonzero
-// (descriptors, lane bottoms, the tile loop), which weighs most where a tile holds many rows;
-// long rows lost with 32 from L3 and memory (bench/results/README.md, CSR5 tuning history).
-int csr5_sigma_cpu(double nnz_per_row, int omega) {
-  return omega == 4 && cpu::kAvx2 && nnz_per_row < 16 ? 32 : 16;
-}
+int csr5_sigma(double nnz_per_row, int omega) { return omega == 4 && kAvx2 && nnz_per_row < 16 ? 32 : 16; }
 
-}  // namespace spmv
+}  // namespace spmv::cpu::tuning

@@ -35,6 +35,7 @@
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
+#include "cuda/tuning.cuh"
 
 namespace spmv::cuda {
 
@@ -888,10 +889,10 @@ class Csr5Plan final : public CudaPlan {
     return r;
   }
   static int chosen_sigma(const Csr& a, const PlanOptions& opt) {
-    const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : csr5_omega_for(Backend::Cuda);
+    const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
     if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
-    // Not the paper's rule (4-7 for short rows, 26 for stencil27): see csr5_sigma_cuda.
-    return opt.csr5_sigma > 0 ? opt.csr5_sigma : csr5_sigma_cuda(a);
+    // Not the paper's rule (4-7 for short rows, 26 for stencil27): see tuning::csr5_sigma.
+    return opt.csr5_sigma > 0 ? opt.csr5_sigma : tuning::csr5_sigma(a);
   }
 
   int block_;

@@ -29,33 +29,6 @@ int csr5_descriptor_bits(int omega, int sigma) {
   return sigma + ceil_log2(static_cast<std::int64_t>(omega) * sigma) + ceil_log2(omega);
 }
 
-int csr5_omega_for(Backend backend) { return backend == Backend::Cuda ? 32 : 4; }
-
-int csr5_sigma_for(double nnz_per_row, Backend backend) {
-  if (backend != Backend::Cuda) return 16;
-  constexpr int r = 4, s = 32, t = 256, u = 4;
-  if (!(nnz_per_row > r)) return r;  // also NaN (0 rows)
-  if (nnz_per_row <= s) return static_cast<int>(nnz_per_row);
-  if (nnz_per_row <= t) return s;
-  return u;
-}
-
-int csr5_sigma_cuda(const Csr& a) {
-  if (a.rows <= 0) return 8;
-  const double mean = static_cast<double>(a.nnz()) / a.rows;
-  const index_t step = std::max<index_t>(1, a.rows / 4096);
-  double s = 0, s2 = 0, n = 0;
-  for (index_t r = 0; r < a.rows; r += step) {
-    const double len = static_cast<double>(a.row_ptr[r + 1] - a.row_ptr[r]);
-    s += len;
-    s2 += len * len;
-    ++n;
-  }
-  const double m = s / n, sd = std::sqrt(std::max(0.0, s2 / n - m * m));
-  if (mean < 12 || sd > mean) return 8;
-  return 16;
-}
-
 double csr5_bytes(const Csr& a, int omega, int sigma) {
   const double nnz = static_cast<double>(a.nnz());
   const double tiles = std::floor(nnz / (static_cast<double>(omega) * sigma));

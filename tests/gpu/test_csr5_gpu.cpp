@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "csr5_cases.hpp"
+#include "cuda/tuning.cuh"
 #include "test_util.hpp"
 
 using namespace spmv;
@@ -90,7 +91,7 @@ TEST(Csr5Gpu, DeviceConversionEqualsHostConversion) {
   for (const auto& [name, file] : test::shared_matrix_files()) {
     if (++checked > 12) break;  // a dozen real matrices; the product test covers all of them
     const Csr m = io::load_csr(file);
-    expect_same_conversion(m, csr5_sigma_for(m.rows ? double(m.nnz()) / m.rows : 0.0, Backend::Cuda), name);
+    expect_same_conversion(m, cuda::tuning::csr5_sigma_paper(m.rows ? double(m.nnz()) / m.rows : 0.0), name);
   }
 }
 

@@ -69,19 +69,6 @@ struct Csr5 {
 // Bits of one column descriptor: sigma + ceil(log2(omega*sigma)) + ceil(log2(omega)); must be <= 64.
 int csr5_descriptor_bits(int omega, int sigma);
 
-// The paper's sigma: fixed 16 on x86 CPUs (Serial/Omp); on GPUs from nonzeros per row with
-// bounds <r, s, t, u> = <4, 32, 256, 4>: r if nnz/row <= r, nnz/row up to s, s up to t, u beyond.
-int csr5_sigma_for(double nnz_per_row, Backend backend);
-// Our default sigma on CUDA: 8 (the kernel loads 8 entries per lane at a time) unless the rows are
-// regular (row-length std, sampled from at most 4096 rows, not above the mean) and 12 or longer on
-// average; then 16 (bench/results/README.md, CSR5 tuning history).
-int csr5_sigma_cuda(const Csr& a);
-// Our default sigma on the CPU for tiles omega wide: 32 for rows under 16 nonzeros on average
-// when the hand-written AVX2 4-wide tiles are built (omega 4), else the paper's 16 (measurements
-// in src/cpu/omp_csr5.cpp).
-int csr5_sigma_cpu(double nnz_per_row, int omega);
-// The paper's omega: the SIMD width in doubles (4 for AVX2) on CPUs, the warp (32) on GPUs.
-int csr5_omega_for(Backend backend);
 
 // Bytes csr_to_csr5 allocates (without the empty_offset entries, at most a few per empty row).
 double csr5_bytes(const Csr& a, int omega, int sigma);
