@@ -1,7 +1,5 @@
 #pragma once
 // Matrices that stress CSR5's tile bookkeeping; shared by the CPU and the GPU tests.
-#include <fstream>
-#include <sstream>
 
 #include "test_util.hpp"
 
@@ -56,21 +54,6 @@ inline std::vector<std::pair<std::string, Csr>> csr5_adversarial_cases() {
     v.emplace_back("power_law_20000", csr_from_lengths(l, 20000, 21));
   }
   return v;
-}
-
-// Names and files of the shared SuiteSparse matrices (MANIFEST.tsv: name, file, ...).
-inline std::vector<std::pair<std::string, std::string>> shared_matrix_files() {
-  std::vector<std::pair<std::string, std::string>> out;
-  const std::string dir = shared_matrices_dir();
-  std::ifstream in(dir + "/MANIFEST.tsv");
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string name, file;
-    if (std::getline(ls, name, '\t') && std::getline(ls, file, '\t')) out.emplace_back(name, dir + "/" + file);
-  }
-  return out;
 }
 
 // The generic edge cases, the adversarial ones above and a few random matrices: what every CSR5

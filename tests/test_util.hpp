@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -115,6 +117,31 @@ inline std::vector<std::pair<std::string, Csr>> edge_cases() {
     v.emplace_back("irregular_5000", csr_from_lengths(l, 5000, 8));
   }
   return v;
+}
+
+// Names and files of the shared SuiteSparse matrices (MANIFEST.tsv: name, file, ...).
+inline std::vector<std::pair<std::string, std::string>> shared_matrix_files() {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string dir = shared_matrices_dir();
+  std::ifstream in(dir + "/MANIFEST.tsv");
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string name, file;
+    if (std::getline(ls, name, '\t') && std::getline(ls, file, '\t')) out.emplace_back(name, dir + "/" + file);
+  }
+  return out;
+}
+
+// Rows of 100k entries next to rows of 2 (like SuiteSparse's dc1), empty rows, and a long row at
+// the very end.
+inline Csr dc1_like() {
+  std::vector<offset_t> l(40000, 2);
+  for (int i = 0; i < 40000; i += 9973) l[i] = 100000;
+  l[39999] = 100000;
+  for (int i = 100; i < 400; ++i) l[i] = 0;
+  return csr_from_lengths(l, 120000, 21);
 }
 
 }  // namespace spmv::test

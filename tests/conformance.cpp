@@ -1,0 +1,303 @@
+// Conformance: every registered kernel of the backends this binary tests (Serial and Omp in
+// spmv_tests, Cuda in spmv_gpu_tests; see conformance.hpp) against the accurate reference, on the
+// same cases: the edge cases at k = 1 and k > 1 in both layouts where the kernel does SpMM, every
+// setting that matters (threads, block sizes, hacks, variants, subwarps, row-block sizes), a
+// dc1-like irregular matrix, the memory refusals of the padded formats and every shared
+// SuiteSparse matrix. On CUDA every test first asserts a device: a GPU test that cannot run has
+// not passed.
+#include <spmv/device.hpp>
+#include <spmv/io.hpp>
+
+#include <regex>
+
+#include "conformance.hpp"
+
+using namespace spmv;
+using test::run_one;
+using test::tested_kernels;
+
+#if defined(SPMV_TEST_BACKEND_CUDA)
+#define CONFORMANCE CudaConformance
+#define REQUIRE_BACKEND()                                                          \
+  ASSERT_GT(device::cuda_device_count(), 0)                                       \
+      << "no usable CUDA device: the gpu tests must run on a machine with a GPU"; \
+  ASSERT_FALSE(tested_kernels().empty()) << "the CUDA backend registered no kernels"
+#else
+#define CONFORMANCE CpuConformance
+#define REQUIRE_BACKEND() ASSERT_FALSE(tested_kernels().empty()) << "no CPU kernels registered"
+#endif
+
+namespace {
+
+// One setting of a kernel's options, with what its plan's detail must then say.
+struct Setting {
+  PlanOptions opt;
+  std::string detail_has;
+};
+
+// The settings every case runs under: each thread count (Omp; Serial runs one thread) or each
+// block size (kernels taking one); otherwise the defaults.
+std::vector<Setting> main_settings(const KernelSpec& k) {
+  std::vector<Setting> v;
+  if (k.backend == Backend::Omp)
+    for (const int t : {1, 2, 3, 7, 16}) v.push_back({.opt = {.threads = t}});
+  else if (k.backend == Backend::Serial)
+    v.push_back({.opt = {.threads = 1}});
+  else if (test::has_param(k, "block_size"))
+    for (const int bs : {128, 256, 1024}) v.push_back({.opt = {.block_size = bs}});
+  else
+    v.push_back({});
+  return v;
+}
+
+// The kernel's own settings, each swept on its own: the SpMV inner loops and OpenMP schedules
+// (forced, so both are correct whatever this machine's trial prefers; CSR5's own are tested in
+// test_csr5), hack sizes (with CUDA HLL's threads per row), CSR-vector subwarps, CSR-adaptive row
+// blocks. k: the right-hand-side counts each runs at.
+struct Sweep {
+  Setting s;
+  std::vector<int> ks = {1};
+};
+
+std::vector<Sweep> param_sweeps(const KernelSpec& k) {
+  std::vector<Sweep> v;
+  const std::vector<int> threads = k.backend == Backend::Omp ? std::vector<int>{1, 3} : std::vector<int>{1};
+  if (test::has_param(k, "variant") && k.format != "csr5") {
+    std::vector<std::string> variants = {"simd", "scalar"};
+    if (k.name == "csr" && k.backend == Backend::Omp)
+      variants.insert(variants.end(), {"dynamic:scalar", "dynamic:simd", "balanced:scalar", "balanced:simd"});
+    for (const auto& variant : variants)
+      for (const int t : threads)
+        v.push_back({.s = {.opt = {.threads = t, .variant = variant},
+                           .detail_has = "inner=" + variant.substr(variant.find(':') + 1)}});
+  }
+  if (test::has_param(k, "hack")) {
+    const std::vector<int> lanes = k.backend == Backend::Cuda ? std::vector<int>{1, 2, 4, 8, 16, 32} : std::vector<int>{0};
+    for (const int hack : {1, 7, 16, 32, 64, 4096})
+      for (const int sw : lanes)
+        v.push_back({.s = {.opt = {.threads = threads.back(), .hack = hack, .subwarp = sw}}, .ks = {1, 5}});
+  }
+  if (test::has_param(k, "subwarp"))
+    for (const int sw : {2, 4, 8, 16, 32}) v.push_back({.s = {.opt = {.subwarp = sw}}});
+  if (test::has_param(k, "nz_per_block"))  // 1: every non-empty row is "long"; 7: few rows per block
+    for (const offset_t nb : {1, 7, 64, 1000}) v.push_back({.s = {.opt = {.block_size = 128, .nz_per_block = nb}}});
+  return v;
+}
+
+const Csr& edge_case(const std::vector<std::pair<std::string, Csr>>& cases, const std::string& name) {
+  const auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.first == name; });
+  if (it == cases.end()) throw std::runtime_error("no edge case " + name);
+  return it->second;
+}
+
+}  // namespace
+
+// The kernels the rest of the project names are registered, baselines flagged, and the families
+// that must do SpMM declare it.
+TEST(CONFORMANCE, RegistryHasTheKernels) {
+  REQUIRE_BACKEND();
+  struct Want {
+    Backend b;
+    std::vector<const char*> names, spmm, baselines;
+  };
+#if defined(SPMV_TEST_BACKEND_CUDA)
+  const std::vector<Want> want = {
+      {Backend::Cuda,
+       {"auto", "csr", "csr-scalar", "csr-vector", "csr-adaptive", "csr-merge", "csr5", "ell", "hll", "cusparse",
+        "cusparse-alg1", "cusparse-alg2", "cusparse-coo-alg1", "cusparse-coo-alg2", "cusparse-sell"},
+       {"auto", "csr", "hll", "cusparse"},
+       {"cusparse", "cusparse-alg1", "cusparse-alg2", "cusparse-coo-alg1", "cusparse-coo-alg2", "cusparse-sell"}}};
+#else
+  // The CSR, ELL and HLL families must all do SpMM (CSR5 is SpMV only and refuses k > 1).
+  const std::vector<Want> want = {
+      {Backend::Serial, {"auto", "csr", "ell", "ell-rowlen", "hll"}, {"auto", "csr", "ell", "ell-rowlen", "hll"}, {}},
+      {Backend::Omp,
+       {"auto", "csr", "csr-dynamic", "csr-balanced", "ell", "ell-rowlen", "hll"},
+       {"auto", "csr", "csr-dynamic", "csr-balanced", "ell", "ell-rowlen", "hll"},
+       {}}};
+  for (const KernelSpec* k : tested_kernels())
+    if (k->format != "csr5") EXPECT_TRUE(k->spmm) << k->name << " should accept k > 1";
+  // Eigen is optional (SPMV_WITH_EIGEN); when built in it is a baseline.
+  if (const KernelSpec* e = find_kernel(Backend::Omp, "eigen")) EXPECT_TRUE(e->baseline);
+#endif
+  for (const Want& w : want) {
+    for (const char* n : w.names) EXPECT_NE(find_kernel(w.b, n), nullptr) << to_string(w.b) << " " << n;
+    for (const char* n : w.spmm)
+      if (const KernelSpec* k = find_kernel(w.b, n)) EXPECT_TRUE(k->spmm) << n << " should accept k > 1";
+    for (const char* n : w.baselines)
+      if (const KernelSpec* k = find_kernel(w.b, n)) EXPECT_TRUE(k->baseline) << n;
+  }
+}
+
+TEST(CONFORMANCE, EdgeCasesEverySettingAndRightHandSides) {
+  REQUIRE_BACKEND();
+  const auto cases = test::edge_cases();
+  int runs = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const Setting& s : main_settings(*spec))
+      for (const auto& [name, a] : cases)
+        for (const int k : {1, 3})
+          for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+            if (k == 1 && lay == Layout::ColMajor) continue;  // identical for one column
+            if (k > 1 && !spec->spmm) continue;  // the refusal is SpmvOnlyKernelsRefuseSeveralRightHandSides
+            PlanOptions opt = s.opt;
+            opt.k = k;
+            opt.layout = lay;
+            EXPECT_EQ(run_one(*spec, a, opt, name), "");
+            ++runs;
+          }
+  EXPECT_GT(runs, 500);
+}
+
+// Wider SpMM: the 16/8/4/2/1 column blocks all appear for k = 8 and k = 33 (16+16+1).
+TEST(CONFORMANCE, WideSpmmBothLayouts) {
+  REQUIRE_BACKEND();
+  const auto cases = test::edge_cases();
+  int runs = 0;
+  for (const KernelSpec* spec : tested_kernels()) {
+    if (!spec->spmm) continue;
+    for (const int k : {8, 33})
+      for (const Layout lay : {Layout::RowMajor, Layout::ColMajor})
+        for (const char* name : {"irregular_5000", "empty_rows_everywhere", "wide_3x50", "tall_200x3"}) {
+          PlanOptions opt;
+          opt.threads = spec->backend == Backend::Omp ? 3 : 1;
+          opt.k = k;
+          opt.layout = lay;
+          EXPECT_EQ(run_one(*spec, edge_case(cases, name), opt, name), "");
+          ++runs;
+        }
+  }
+  EXPECT_GE(runs, 3 * 16);  // csr, hll and one more family at least
+}
+
+// A kernel that does not declare SpMM refuses k > 1 clearly instead of computing one column.
+TEST(CONFORMANCE, SpmvOnlyKernelsRefuseSeveralRightHandSides) {
+  REQUIRE_BACKEND();
+  const Csr a = test::csr_from_lengths({2, 0, 3}, 4, 1);
+  for (const KernelSpec* spec : tested_kernels()) {
+    if (spec->spmm) continue;
+    PlanOptions opt;
+    opt.k = 2;
+    try {
+      make_plan(a, spec->backend, spec->name, opt);
+      ADD_FAILURE() << spec->name << " accepted k = 2";
+    } catch (const Unsupported& e) {
+      EXPECT_NE(std::string(e.what()).find("one right-hand side"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Each kernel's own settings (param_sweeps) on every edge case. HLL with hack 4096 puts
+// one_dominant_row's 2000 rows into one hack 5000 wide: every backend must refuse it.
+TEST(CONFORMANCE, ParameterSweeps) {
+  REQUIRE_BACKEND();
+  const auto cases = test::edge_cases();
+  int runs = 0, detail_checked = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const Sweep& sw : param_sweeps(*spec))
+      for (const auto& [name, a] : cases)
+        for (const int k : sw.ks) {
+          if (k > 1 && !spec->spmm) continue;
+          PlanOptions opt = sw.s.opt;
+          opt.k = k;
+          // The inner loop shows in the detail of SpMV plans only.
+          const std::string detail_has = k == 1 ? sw.s.detail_has : "";
+          bool refused = false;
+          EXPECT_EQ(run_one(*spec, a, opt, name, &refused, detail_has), "");
+          if (spec->format == "hll" && opt.hack == 4096 && name == "one_dominant_row")
+            EXPECT_TRUE(refused) << test::describe(*spec, opt) << ": one hack padded to 5000 wide accepted";
+          ++runs;
+          detail_checked += !refused && !detail_has.empty();
+        }
+  EXPECT_GT(runs, 300);
+#if !defined(SPMV_TEST_BACKEND_CUDA)
+  EXPECT_GT(detail_checked, 100);
+#endif
+}
+
+// Rows of 100k entries next to rows of 2 (like dc1): every kernel at every main setting.
+TEST(CONFORMANCE, Dc1LikeIrregular) {
+  REQUIRE_BACKEND();
+  const Csr a = test::dc1_like();
+  int computed = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const Setting& s : main_settings(*spec)) {
+      bool refused = false;
+      EXPECT_EQ(run_one(*spec, a, s.opt, "dc1_like", &refused), "");
+      computed += !refused;
+    }
+  EXPECT_GE(computed, 3);
+}
+
+// A dc1-like matrix: 116835 rows, one of them with 100000 entries. ELL would need ~131 GiB; the
+// plan must refuse with the sizes in the message, before allocating anything. HLL confines the
+// long row's padding to its own hack: it fits and computes the right answer.
+TEST(CONFORMANCE, EllRefusesDominantRowBeforeAllocating) {
+  REQUIRE_BACKEND();
+  std::vector<offset_t> lengths(116835, 4);
+  lengths[5000] = 100000;
+  const Csr a = test::csr_from_lengths(lengths, 116835, 17);
+  PlanOptions opt;
+  opt.threads = 2;
+  opt.memory_budget_bytes = 1024.0 * 1024 * 1024;
+  const std::regex want(R"(ELL would need [0-9.]+ GiB, [0-9.]+ times CSR; limit is 1\.00 GiB)");
+  int ell = 0, hll = 0;
+  for (const KernelSpec* spec : tested_kernels()) {
+    if (spec->format == "ell" || spec->format == "ell-rowlen") {
+      ++ell;
+      try {
+        make_plan(a, spec->backend, spec->name, opt);
+        ADD_FAILURE() << test::describe(*spec, opt) << " accepted a matrix needing ~131 GiB";
+      } catch (const Unsupported& e) {
+        EXPECT_TRUE(std::regex_search(e.what(), want)) << e.what();
+        EXPECT_NE(std::string(e.what()).find("would need 130."), std::string::npos) << e.what();
+      }
+    } else if (spec->format == "hll") {
+      ++hll;
+      PlanOptions h = opt;
+      h.hack = 32;
+      bool refused = true;
+      EXPECT_EQ(run_one(*spec, a, h, "dc1-like 116835 rows", &refused), "");
+      EXPECT_FALSE(refused) << test::describe(*spec, h);
+    }
+  }
+  EXPECT_GE(ell, 1);
+  EXPECT_GE(hll, 1);
+}
+
+// Every kernel at every main setting on every real shared SuiteSparse matrix (k = 1); every kernel
+// refuses the complex ones. On the host the inner loops and schedules are forced in turn (both
+// run on real matrices, and no plan-time trial costs test time); the omp "csr" trial itself runs
+// at 16 threads.
+TEST(CONFORMANCE, EverySharedMatrixEveryKernel) {
+  REQUIRE_BACKEND();
+  const auto files = test::shared_matrix_files();
+  ASSERT_GE(files.size(), 50u) << "MANIFEST.tsv missing or short in " << test::shared_matrices_dir();
+  int checked = 0, real = 0, complex = 0;
+  for (const auto& [name, file] : files) {
+    const Csr a = io::load_csr(file);
+    if (a.is_complex()) {
+      for (const KernelSpec* spec : tested_kernels())
+        EXPECT_THROW(make_plan(a, spec->backend, spec->name), Unsupported) << spec->name << " on " << name;
+      ++complex;
+      continue;
+    }
+    ++real;
+    for (const KernelSpec* spec : tested_kernels())
+      for (const Setting& s : main_settings(*spec)) {
+        PlanOptions opt = s.opt;
+        const int t = opt.threads;
+        if (test::has_param(*spec, "variant") && spec->format != "csr5" && spec->backend != Backend::Cuda) {
+          opt.variant = (t + spec->name.size()) % 2 ? "simd" : "scalar";
+          if (spec->name == "csr" && spec->backend == Backend::Omp)
+            opt.variant = t == 16 ? "auto" : t % 2 ? "balanced:simd" : "dynamic:scalar";
+        }
+        EXPECT_EQ(run_one(*spec, a, opt, name), "");
+        ++checked;
+      }
+  }
+  EXPECT_GT(real, 50);
+  EXPECT_GT(checked, 100);
+  std::printf("[ info ] %d real matrices checked with every kernel (%d runs), %d complex ones refused\n", real,
+              checked, complex);
+}

@@ -1,0 +1,155 @@
+#pragma once
+// The conformance harness: one product of one registered kernel under one PlanOptions, checked
+// against the accurate reference, with the plan's stored_entries and bytes_per_product, and a
+// memory refusal judged by one rule. conformance.cpp compiles it once per test binary, for the
+// backends named at compile time:
+//   SPMV_TEST_BACKEND_CPU   the host backends (Serial and Omp)   -> spmv_tests
+//   SPMV_TEST_BACKEND_CUDA  the CUDA backend                     -> spmv_gpu_tests
+#include <gtest/gtest.h>
+#include <spmv/spmv.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+
+#if defined(SPMV_TEST_BACKEND_CUDA) == defined(SPMV_TEST_BACKEND_CPU)
+#error "define exactly one of SPMV_TEST_BACKEND_CPU and SPMV_TEST_BACKEND_CUDA"
+#endif
+
+namespace spmv::test {
+
+#if defined(SPMV_TEST_BACKEND_CUDA)
+inline const std::vector<Backend> tested_backends = {Backend::Cuda};
+#else
+inline const std::vector<Backend> tested_backends = {Backend::Serial, Backend::Omp};
+#endif
+
+// Every registered kernel of the backends under test.
+inline std::vector<const KernelSpec*> tested_kernels() {
+  std::vector<const KernelSpec*> v;
+  for (const auto& k : kernels())
+    if (std::find(tested_backends.begin(), tested_backends.end(), k.backend) != tested_backends.end()) v.push_back(&k);
+  return v;
+}
+
+inline bool has_param(const KernelSpec& k, const char* p) {
+  return std::find(k.params.begin(), k.params.end(), p) != k.params.end();
+}
+
+// Kernels whose storage holds padding slots: ELL (every row as long as the longest), ELL-rowlen
+// (the same slots; its kernels only skip the padding when reading, see formats/ell.hpp), HLL (each
+// hack as long as its longest row), and cuSPARSE's sliced ELL, registered with format "csr"
+// because it converts from CSR but storing 32-row slices padded like HLL. Only these may refuse a
+// matrix for memory.
+inline bool pads(const KernelSpec& k) {
+  return k.format == "ell" || k.format == "ell-rowlen" || k.format == "hll" || k.name == "cusparse-sell";
+}
+
+// Slots of cuSPARSE's sliced ELL: slices of 32 rows, the last one padded to 32 rows too.
+inline offset_t sell32_slots(const Csr& a) {
+  offset_t slots = 0;
+  for (index_t first = 0; first < a.rows; first += 32) {
+    offset_t w = 0;
+    for (index_t r = first; r < std::min<index_t>(a.rows, first + 32); ++r) w = std::max(w, a.row_length(r));
+    slots += 32 * w;
+  }
+  return slots;
+}
+
+// The slots a plan of this kernel must store (its stored_entries), padding included.
+inline offset_t expected_stored_entries(const KernelSpec& k, const Csr& a, int hack) {
+  if (k.format == "hll") return hll_slots(a, hack);
+  if (k.name == "cusparse-sell") return sell32_slots(a);
+  if (k.format == "ell" || k.format == "ell-rowlen") {
+    offset_t max_len = 0;
+    for (index_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_length(r));
+    return static_cast<offset_t>(a.rows) * max_len;
+  }
+  return a.nnz();
+}
+
+// Padded slots / nonzeros of the format the kernel uses (ELL counts its row lengths too).
+inline double padding_ratio(const KernelSpec& k, const Csr& a, int hack) {
+  const double nnz = std::max<double>(1.0, static_cast<double>(a.nnz()));
+  if (k.format == "ell" || k.format == "ell-rowlen") return ell_bytes(a) / 12.0 / nnz;
+  return static_cast<double>(expected_stored_entries(k, a, hack)) / nnz;
+}
+
+// A refusal is a result, never a pass: accepted only from a padded kernel, with the "would need"
+// message, on a matrix whose padding ratio is really large (the default budget allows 20x CSR).
+// Returns "" when the refusal is the expected one, else what is wrong with it.
+inline std::string judge_refusal(const KernelSpec& k, const Csr& a, int hack, const std::string& msg) {
+  if (!pads(k) || msg.find("would need") == std::string::npos) return "unexpected refusal: " + msg;
+  if (const double r = padding_ratio(k, a, hack); r < 10)
+    return fmt::format("refused with padding ratio only {:.2f}: {}", r, msg);
+  return "";
+}
+
+// The kernel a plan of "auto" chose, from Plan::chosen ("omp/hll hack=16 threads=2",
+// "cuda/ell bs=256"); sets hack to the chosen one.
+inline const KernelSpec& chosen_spec(Backend b, const std::string& chosen, int& hack) {
+  const auto slash = chosen.find('/');
+  const std::string name = chosen.substr(slash + 1, chosen.find(' ', slash) - slash - 1);
+  if (const auto h = chosen.find("hack="); h != std::string::npos) hack = std::stoi(chosen.substr(h + 5));
+  return get_kernel(b, name);
+}
+
+// A second product on the same plan must be bit-identical to the first (no state left from it),
+// except for the cuSPARSE algorithms that NVIDIA does not document as deterministic run to run
+// (CSR_ALG1/default, COO_ALG1, SELL): there the second product is checked against the reference.
+inline bool repeats_bit_identical(const KernelSpec& k) {
+  return !(k.backend == Backend::Cuda && k.baseline && !k.name.ends_with("-alg2"));
+}
+
+inline std::string describe(const KernelSpec& k, const PlanOptions& o) {
+  return fmt::format("[{} {} threads={} block={} k={} layout={} hack={} subwarp={} nz_per_block={} variant={}]",
+                     to_string(k.backend), k.name, o.threads, o.block_size, o.k,
+                     o.layout == Layout::RowMajor ? "row" : "col", o.hack, o.subwarp, o.nz_per_block, o.variant);
+}
+
+// Runs one configuration; returns "" on success (a correct product, or an expected refusal: see
+// refused), else what went wrong. `detail_has`: a string the plan's detail must contain.
+inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt, const std::string& what,
+                           bool* refused = nullptr, const std::string& detail_has = "") {
+  const std::string where = what + " " + describe(spec, opt);
+  if (refused) *refused = false;
+  std::unique_ptr<Plan> plan;
+  try {
+    plan = make_plan(a, spec.backend, spec.name, opt);
+  } catch (const Unsupported& e) {
+    if (refused) *refused = true;
+    const std::string bad = judge_refusal(spec, a, opt.hack, e.what());
+    return bad.empty() ? "" : where + ": " + bad;
+  }
+  const std::size_t nx = static_cast<std::size_t>(a.cols) * opt.k, ny = static_cast<std::size_t>(a.rows) * opt.k;
+  const auto x = make_vector("random:11", nx);
+  std::vector<double> y(ny, std::nan("")), y2(ny, std::nan(""));  // garbage that must be overwritten
+  plan->multiply(x, y);
+  plan->run(1);
+  plan->get_y(y2);
+  const Reference ref = reference_product(a, x, opt.k, opt.layout);
+  if (const CheckResult c = check_product(a, ref, y, opt.k, opt.layout); !c.passed) return where + ": " + c.message;
+  if (repeats_bit_identical(spec)) {
+    for (std::size_t i = 0; i < ny; ++i)
+      if (!(y[i] == y2[i])) return where + fmt::format(": second run differs at {}", i);
+  } else if (const CheckResult c = check_product(a, ref, y2, opt.k, opt.layout); !c.passed) {
+    return where + ": second run: " + c.message;
+  }
+  if (!detail_has.empty() && plan->detail.find(detail_has) == std::string::npos)
+    return where + ": detail '" + plan->detail + "' lacks '" + detail_has + "'";
+  // The planner stores what its choice stores ("omp/hll hack=16 threads=2": HLL with hack 16).
+  const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.hack) : spec;
+  if (const offset_t want = expected_stored_entries(stored, a, opt.hack); plan->stored_entries != want)
+    return where + fmt::format(": stored_entries {} != {} ({})", plan->stored_entries, want, stored.name);
+  if (plan->bytes_per_product < 12 * a.nnz() + 8 * static_cast<offset_t>(a.rows) * opt.k)
+    return where + ": bytes_per_product below the data the product must read";
+  return "";
+}
+
+}  // namespace spmv::test
