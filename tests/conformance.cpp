@@ -146,7 +146,8 @@ TEST(CONFORMANCE, EdgeCasesEverySettingAndRightHandSides) {
             EXPECT_EQ(run_one(*spec, a, opt, name), "");
             ++runs;
           }
-  EXPECT_GT(runs, 500);
+  // Not vacuous: every case ran under many kernels and settings (each backend has well over 20).
+  EXPECT_GT(runs, 20 * static_cast<int>(cases.size()));
 }
 
 // Wider SpMM: the 16/8/4/2/1 column blocks all appear for k = 8 and k = 33 (16+16+1).
