@@ -1,6 +1,7 @@
 #pragma once
 // Shared plumbing of CPU plans: x and y live in host vectors owned by the plan, so run() touches
 // only the product.
+#include <spmv/formats/storage.hpp>
 #include <spmv/plan.hpp>
 
 #include <algorithm>
@@ -12,23 +13,10 @@
 
 namespace spmv::cpu {
 
-// Allocates without zeroing, so that a parallel loop can make the first touch: page faults spread
-// over the threads (one thread zeroing a large plan's x and y was most of its making), pages
-// placed near them.
+// Without zeroing, so that a parallel loop makes the first touch: page faults spread over the
+// threads (one thread zeroing a large plan's x and y was most of its making), pages placed near them.
 template <typename T>
-struct NoInitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = NoInitAllocator<U>;
-  };
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
-    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-template <typename T>
-using HostArray = std::vector<T, NoInitAllocator<T>>;
+using HostArray = std::vector<T, UninitAllocator<T>>;
 
 // n zeros, written by every core OpenMP offers when n is large.
 template <typename T>

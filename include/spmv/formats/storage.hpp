@@ -22,9 +22,32 @@ void* allocate_large(std::size_t bytes);
 void free_large(void* p) noexcept;
 }  // namespace detail
 
+// Leaves trivially constructible elements uninitialised on resize, so that a parallel loop makes
+// the first touch (also the CPU plans' x and y).
 template <class T>
-struct FormatAllocator {
+struct UninitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
+    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// UninitAllocator, with large blocks advised to huge pages.
+template <class T>
+struct FormatAllocator : UninitAllocator<T> {
   using value_type = T;
+  template <class U>
+  struct rebind {
+    using other = FormatAllocator<U>;
+  };
   FormatAllocator() = default;
   template <class U>
   FormatAllocator(const FormatAllocator<U>&) noexcept {}
@@ -38,11 +61,6 @@ struct FormatAllocator {
   void deallocate(T* p, std::size_t n) noexcept {
     if (n * sizeof(T) >= detail::huge_block_bytes) detail::free_large(p);
     else std::allocator<T>().deallocate(p, n);
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
-    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   template <class U>
   bool operator==(const FormatAllocator<U>&) const noexcept { return true; }
