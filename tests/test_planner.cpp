@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <fmt/format.h>
 
@@ -152,19 +151,17 @@ TEST(Planner, EdgeCasesForEveryKAndLayout) {
 }
 
 TEST(Planner, EveryRealSharedMatrix) {
-  namespace fs = std::filesystem;
-  const fs::path dir = test::shared_matrices_dir();
-  if (!fs::exists(dir)) GTEST_FAIL() << "no shared matrices at " << dir;
+  const auto files = test::shared_matrix_files();
+  ASSERT_GE(files.size(), 70u) << "MANIFEST.tsv missing or short in " << test::shared_matrices_dir();
   int checked = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().string().find(".mtx") == std::string::npos) continue;
-    const Csr a = io::load_csr(e.path().string());
+  for (const auto& [name, file] : files) {
+    const Csr a = io::load_csr(file);
     if (a.is_complex()) continue;  // refused with a clear error: ComplexMatrixIsAClearError
     for (const int k : {1, 2}) {
       PlanOptions o;
       o.k = k;
       const auto plan = make_plan(a, Backend::Omp, o);
-      expect_correct(a, *plan, k, Layout::RowMajor, fmt::format("{} k={}", e.path().filename().string(), k));
+      expect_correct(a, *plan, k, Layout::RowMajor, fmt::format("{} k={}", name, k));
     }
     ++checked;
   }
@@ -353,7 +350,7 @@ TEST(Planner, SmallCpuTrialWakesEachCandidateBeforeTimingIt) {
   EXPECT_EQ(plan->chosen, "omp/" + labels[1]) << plan->detail;
 }
 
-// 1.12M nonzeros: above TrialPolicy::large_nnz.
+// 1.12M nonzeros: above tuning::large_nnz.
 Csr large_matrix() { return test::csr_from_lengths(std::vector<offset_t>(70000, 16), 70000, 5); }
 
 TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
@@ -361,7 +358,7 @@ TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
   // products (no rounds), at most max_large of them. The second candidate is the faster one once
   // warm, though its first warm_cpu products are 3x slower: judged cold, it would lose.
   const Csr a = large_matrix();
-  ASSERT_GT(a.nnz(), tuning::TrialPolicy{}.large_nnz);
+  ASSERT_GT(a.nnz(), tuning::large_nnz);
   const tuning::TrialPolicy policy;
   std::vector<ProductCounts> made;
   made.reserve(64);

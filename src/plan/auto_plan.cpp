@@ -109,7 +109,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
       if (first == (pass == 0)) order.push_back(i);
     }
   const long long n = std::max(1LL, opt.products);
-  const bool large = f.nnz > policy.large_nnz;
+  const bool large = f.nnz > tuning::large_nnz;
   const int max_trials = !opt.trial ? 1 : large ? policy.max_large : policy.max_small;
 
   std::vector<Entry> trial;
@@ -126,6 +126,8 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
     return (large ? policy.budget_products * fastest : policy.small_budget_s) - spent;
   };
   const auto over_budget = [&] { return left() < 0; };
+  // The model's prediction of the first candidate's product (what its measured `reference` scales).
+  const auto first_predicted = [&] { return std::max(ranked[trial.front().rank].predicted_s, 1e-12); };
   // On large matrices a converting candidate is tried only if n products could repay its conversion,
   // were its product `optimism` times faster than the model predicts. Of those, one whose conversion
   // the model expects to overrun what is left of the budget only if it predicts a product about as
@@ -134,7 +136,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // tried: it is the model's choice. Predictions are scaled to the first candidate's measured product.
   const auto fits = [&](const Candidate& c) {
     if (!large || c.predicted_convert_s == 0 || reference == 0) return true;
-    const double first = std::max(ranked[trial.front().rank].predicted_s, 1e-12);
+    const double first = first_predicted();
     if (c.predicted_convert_s > static_cast<double>(n) * (first - c.predicted_s / policy.optimism)) return false;
     return c.predicted_convert_s / first * reference <= left() || c.predicted_s <= policy.close * first;
   };
@@ -153,8 +155,7 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
   // and scaled to the first candidate's measured product; a candidate it would take past the budget
   // is not made.
   const auto predicted_trial_s = [&](const Candidate& c) {
-    const double first = std::max(ranked[trial.front().rank].predicted_s, 1e-12);
-    return (c.predicted_convert_s + (policy.warm_cpu + policy.timed_cpu) * c.predicted_s) / first * reference;
+    return (c.predicted_convert_s + (policy.warm_cpu + policy.timed_cpu) * c.predicted_s) / first_predicted() * reference;
   };
 
   // Candidates are made in trial order, each timed once (a first estimate, which may be slow: the
@@ -190,7 +191,10 @@ std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt,
       continue;
     }
     if (trial.empty()) trial_start = clock::now(), shared_at_start = shared, reference = e.times.empty() ? 0 : e.times[0];
-    if (!e.times.empty()) fastest = fastest > 0 ? std::min(fastest, lower_median(e.times)) : lower_median(e.times);
+    if (!e.times.empty()) {
+      const double t = lower_median(e.times);
+      fastest = fastest > 0 ? std::min(fastest, t) : t;
+    }
     if (e.plan->convert_seconds > 0) held += static_cast<double>(e.plan->bytes_per_product);
     trial.push_back(std::move(e));
   }

@@ -80,7 +80,7 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
     };
   };
   const bool small = f.nnz * k < m.small_nnz;
-  const bool large = f.nnz > m.large_nnz;
+  const bool large = f.nnz > tuning::large_nnz;
   const double conv_ell = large ? m.convert_ell_large : m.convert_ell;
   const double conv_hll = large ? m.convert_hll_large : m.convert_hll;
   const double padded = large ? m.padded_large : 1.0;
@@ -145,10 +145,10 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   while (subwarp < 32 && 12.0 * subwarp <= f.mean) subwarp *= 2;
   const double split = f.max_row > 2048 ? 1.2 : 0;  // a row split across blocks
   const double blocks_us = m.adaptive_blocks_us;
-  const tuning::KernelFit& adaptive = f.nnz > m.large_nnz ? m.adaptive_large : m.adaptive;
+  const tuning::KernelFit& adaptive = f.nnz > tuning::large_nnz ? m.adaptive_large : m.adaptive;
   r.add("csr-adaptive", "csr-adaptive" + bs, predict(adaptive, by.csr, 0) + split, 0, {}, blocks_us);
   r.add("csr-vector", "csr-vector" + bs, predict(m.vector, by.csr, longest / subwarp), 0);
-  if (!r.base.block_size && !r.base.nz_per_block && f.nnz <= m.large_nnz) {
+  if (!r.base.block_size && !r.base.nz_per_block && f.nnz <= tuning::large_nnz) {
     // The settings the sweep found best on small matrices: smaller row blocks, and 1024 threads.
     r.add("csr-adaptive", "csr-adaptive npb=256", predict(m.adaptive_small_blocks, by.csr, 0) + split, 0,
           [](PlanOptions& o) { o.nz_per_block = 256; }, blocks_us);

@@ -6,6 +6,10 @@
 // Conversions are in products of the candidate's CSR product.
 namespace spmv::tuning {
 
+// Above this many nonzeros a matrix is large: to the models (their constants above it) and to the
+// trial (its budget in products, its candidates timed alone on the CPU).
+inline constexpr long long large_nnz = 1'000'000;
+
 struct KernelFit {
   double fixed_us;      // launch or fork/join: the floor of a product
   double gbs;           // bytes streamed per microsecond x 1e-3 (GB/s)
@@ -37,7 +41,6 @@ struct CpuModel {
   // and above large_nnz (bench/results/README.md: huge pages and threads first touching them).
   double convert_ell = 7, convert_hll = 12, convert_csr5 = 11;
   double convert_ell_large = 4, convert_hll_large = 5, convert_csr5_large = 6;
-  long long large_nnz = 1'000'000;
   long long small_nnz = 65536;           // below: fewer threads are worth a trial
   double csr5_small_share = 0.8;         // small matrices: CSR5 / the best CSR setting
 };
@@ -50,7 +53,6 @@ struct CudaModel {
   // Above large_nnz CSR-adaptive trailed the best of ours except on rows of very different lengths,
   // where CSR-vector's longest-row term ranks it behind anyway (bench/results/README.md).
   KernelFit adaptive_large{4.1, 2700, 0, 0};
-  long long large_nnz = 1'000'000;
   double other_block_us = 0.1;              // 1024 threads: as often best as 256 on small matrices
   KernelFit csr5{4.5, 3000, 0, 0};          // fixed cost from the current single-pass kernel
   KernelFit ell{3.4, 4300, 0, 0.060};       // padding's x reads hit the cache: above copy bandwidth
@@ -74,7 +76,6 @@ struct CudaModel {
 struct TrialPolicy {
   int max_large = 3, max_small = 8;
   double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
-  long long large_nnz = 1'000'000;
   double budget_products = 12;
   double close = 1.1;  // a converting candidate predicted within this of the first is tried anyway,
   double optimism = 1.3;  // if a product this much faster than predicted would repay its conversion
