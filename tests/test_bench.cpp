@@ -2,8 +2,9 @@
 // (never the global registry, which other tests iterate expecting every kernel to be correct).
 #include <gtest/gtest.h>
 
-#include <spmv/bench.hpp>
+#include <spmv/bench/bench.hpp>
 #include <spmv/io.hpp>
+#include <spmv/timing.hpp>
 
 #include <cmath>
 #include <cstdlib>

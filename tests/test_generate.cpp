@@ -1,7 +1,7 @@
 // Structure-alike generator: determinism, size and row-profile targets, --like, memory refusal.
 #include <gtest/gtest.h>
 
-#include <spmv/generate.hpp>
+#include <spmv/bench/generate.hpp>
 #include <spmv/io.hpp>
 #include <spmv/stats.hpp>
 

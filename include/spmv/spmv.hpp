@@ -8,4 +8,5 @@
 #include <spmv/plan.hpp>
 #include <spmv/reference.hpp>
 #include <spmv/stats.hpp>
+#include <spmv/timing.hpp>
 #include <spmv/types.hpp>

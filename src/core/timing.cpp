@@ -1,5 +1,5 @@
 // Timing a plan: calibrated batches of back-to-back products, median over samples.
-#include <spmv/plan.hpp>
+#include <spmv/timing.hpp>
 
 #include <algorithm>
 #include <cmath>

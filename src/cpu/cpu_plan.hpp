@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <memory>
 
-#include "core/elapsed.hpp"
+#include <spmv/timing.hpp>
 
 namespace spmv::cpu {
 

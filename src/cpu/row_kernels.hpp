@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/elapsed.hpp"
+#include <spmv/timing.hpp>
 
 namespace spmv::cpu {
 

@@ -10,7 +10,7 @@
 #include <limits>
 #include <memory>
 
-#include "core/elapsed.hpp"
+#include <spmv/timing.hpp>
 #include "cuda/cuda_plan.cuh"
 
 namespace spmv::cuda {

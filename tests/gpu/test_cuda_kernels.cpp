@@ -6,7 +6,7 @@
 // cannot run has not passed).
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
-#include <spmv/generate.hpp>
+#include <spmv/bench/generate.hpp>
 #include <spmv/io.hpp>
 #include <spmv/spmv.hpp>
 

@@ -1,4 +1,4 @@
-#include <spmv/generate.hpp>
+#include <spmv/bench/generate.hpp>
 #include <spmv/io.hpp>
 #include <spmv/stats.hpp>
 

@@ -1,4 +1,4 @@
-#include <spmv/bench.hpp>
+#include <spmv/bench/bench.hpp>
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,5 +1,6 @@
 #include <spmv/io.hpp>
 #include <spmv/plan.hpp>
+#include <spmv/timing.hpp>
 #include <spmv/reference.hpp>
 
 #include <algorithm>

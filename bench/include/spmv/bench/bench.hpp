@@ -2,7 +2,7 @@
 // The benchmark: every registered kernel over a suite of matrices and a sweep of its parameters,
 // each configuration checked against the reference product before it is timed, with measured
 // bandwidth ceilings, baselines in the same run, and CSV/JSON/summary output.
-#include <spmv/generate.hpp>
+#include <spmv/bench/generate.hpp>
 #include <spmv/plan.hpp>
 
 #include <functional>

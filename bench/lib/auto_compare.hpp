@@ -3,7 +3,7 @@
 // timing after the sweep (runner.cpp): the oracle is the fastest usable non-baseline, non-auto row
 // of auto's backend and k (any setting); the baseline the fastest usable baseline row of its side
 // (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel) and k. nullptr where there is none.
-#include <spmv/bench.hpp>
+#include <spmv/bench/bench.hpp>
 
 #include <span>
 

@@ -1,7 +1,7 @@
 // CSV, JSON and the stdout summary. One row per measurement, each carrying the machine.
-#include <spmv/bench.hpp>
+#include <spmv/bench/bench.hpp>
 
-#include "bench/auto_compare.hpp"
+#include "auto_compare.hpp"
 
 #include <algorithm>
 #include <cmath>

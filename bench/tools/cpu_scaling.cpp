@@ -7,7 +7,7 @@
 //   cpu_scaling [--threads 1,2,4,8,16] [--gen stencil27:110,random8:4000000,powerlaw:3000000|none]
 //               [--dir FOLDER] [--suite-threads T] [--suite-min-ms 10] [--spmm 1,4,16,64]
 //               [--spmm-gen stencil27:64] [--min-ms 50] [--samples 5] [FILE ...]
-#include <spmv/ceiling.hpp>
+#include <spmv/bench/ceiling.hpp>
 #include <spmv/spmv.hpp>
 
 #include <algorithm>
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "core/splitmix64.hpp"
+#include "gen/splitmix64.hpp"
 
 using namespace spmv;
 

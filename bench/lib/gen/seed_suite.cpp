@@ -1,6 +1,6 @@
 // The seed suite: the table of the course's matrices (seed_suite.tsv, or the copy compiled in
 // here), the generator kind that imitates each, and the spec of a scaled-down alike.
-#include <spmv/generate.hpp>
+#include <spmv/bench/generate.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/shared_path.hpp"
+#include "shared_path.hpp"
 
 namespace spmv::gen {
 

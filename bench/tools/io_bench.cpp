@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/elapsed.hpp"
+#include <spmv/timing.hpp>
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include <spmv/ceiling.hpp>
+#include <spmv/bench/ceiling.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <omp.h>
 #include <unistd.h>
 
-#include "core/elapsed.hpp"
+#include <spmv/timing.hpp>
 
 namespace spmv {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/splitmix64.hpp"
+#include "gen/splitmix64.hpp"
 
 namespace spmv::gen::detail {
 

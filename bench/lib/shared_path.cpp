@@ -1,4 +1,4 @@
-#include "core/shared_path.hpp"
+#include "shared_path.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -2,7 +2,7 @@
 // (row_lengths.cpp), a prefix sum, and the columns and values of each row (shapes.cpp).
 // Everything per row depends only on (seed, row), so the result is identical for any thread count.
 // The seed suite is in seed_suite.cpp, the memory check and the cache in gen_cache.cpp.
-#include <spmv/generate.hpp>
+#include <spmv/bench/generate.hpp>
 
 #include <algorithm>
 #include <cmath>

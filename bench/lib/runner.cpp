@@ -1,11 +1,11 @@
 // Measuring one matrix: every selected kernel x setting, checked first, then timed.
-#include <spmv/bench.hpp>
+#include <spmv/bench/bench.hpp>
 #include <spmv/reference.hpp>
 #include <spmv/device.hpp>
 #include <spmv/stats.hpp>
 
-#include "bench/auto_compare.hpp"
-#include "core/elapsed.hpp"
+#include "auto_compare.hpp"
+#include <spmv/timing.hpp>
 
 #include <algorithm>
 #include <chrono>

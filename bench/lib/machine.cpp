@@ -1,6 +1,6 @@
 // What the run was measured on, the bandwidth ceilings, and where the report script lives.
-#include <spmv/bench.hpp>
-#include <spmv/ceiling.hpp>
+#include <spmv/bench/bench.hpp>
+#include <spmv/bench/ceiling.hpp>
 #include <spmv/device.hpp>
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <omp.h>
 #include <unistd.h>
 
-#include "core/meminfo.hpp"
+#include "meminfo.hpp"
 
 namespace spmv::bench {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: the two passes of generate() that give a matrix its shape: the row lengths
 // (row_lengths.cpp) and each row's columns and values by kind (shapes.cpp).
-#include <spmv/generate.hpp>
+#include <spmv/bench/generate.hpp>
 
 #include <vector>
 

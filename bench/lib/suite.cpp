@@ -1,6 +1,6 @@
 // The default suite (real matrices + structure-alikes of the missing seed matrices) and the
 // default sweep, both sized to the machine.
-#include <spmv/bench.hpp>
+#include <spmv/bench/bench.hpp>
 #include <spmv/io.hpp>
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/shared_path.hpp"
+#include "shared_path.hpp"
 
 namespace spmv::bench {
 

@@ -1,12 +1,12 @@
 // What generating costs before it starts (the memory check) and the on-disk cache of generated
 // matrices.
-#include <spmv/generate.hpp>
+#include <spmv/bench/generate.hpp>
 #include <spmv/io.hpp>
 
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "core/meminfo.hpp"
+#include "meminfo.hpp"
 
 namespace spmv::gen {
 
