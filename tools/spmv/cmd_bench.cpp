@@ -1,4 +1,6 @@
 #include <spmv/bench/bench.hpp>
+#include <spmv/bench/budget.hpp>
+#include <spmv/timing.hpp>
 #include <spmv/device.hpp>
 
 #include <algorithm>
@@ -89,17 +91,8 @@ int bench_cmd(BenchArgs& a) {
                device::cuda_built() ? " (CUDA backend built, but no usable GPU)" : " (built without CUDA)");
 
   const std::size_t per_matrix = count_configs(cfg);
-  const std::size_t total = per_matrix * sources.size();
-  // Time budget: a first estimate; the loop below refines it as it measures its own pace.
-  if (a.time_budget > 0 && a.min_sample_ms <= 0 && total > 0) {
-    const double allowed = 0.8 * a.time_budget / static_cast<double>(total);
-    const double cost = (cfg.repeat + 3) * cfg.min_sample_seconds;
-    if (cost > allowed) {
-      cfg.min_sample_seconds = std::max(0.005, allowed / (cfg.repeat + 3));
-      if ((cfg.repeat + 3) * cfg.min_sample_seconds > allowed && a.repeat <= 0) cfg.repeat = std::max(3, cfg.repeat - 2);
-      cfg.max_config_seconds = std::min(cfg.max_config_seconds, std::max(allowed, 0.1));
-    }
-  }
+  TimeBudget budget(a.time_budget, a.min_sample_ms <= 0);
+  budget.first_estimate(cfg, per_matrix * sources.size(), a.repeat > 0);
   fmt::print(stderr,
              "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats; threads {}; "
              "machine {} ({} cores, {:.0f} GiB{}){}\n",
@@ -115,72 +108,19 @@ int bench_cmd(BenchArgs& a) {
   const bool tty = isatty(fileno(stderr)) && !a.no_progress;
   const auto start = clock::now();
   Progress prog;
-  prog.update = [&](std::size_t done, std::size_t tot, const std::string& what) {
-    if (!tty || tot == 0) return;
-    const double el = std::chrono::duration<double>(clock::now() - start).count();
-    const double frac = static_cast<double>(done) / tot;
-    const int w = 30, fill = static_cast<int>(frac * w);
-    const std::string eta = done > 0 ? fmt_seconds(el / done * (tot - done)) : "?";
-    fmt::print(stderr, "\r[{}{}] {:3.0f}% {}/{} ETA {:<7} {:<40.40}", std::string(fill, '#'),
-               std::string(w - fill, '-'), 100 * frac, done, tot, eta, what);
-    std::fflush(stderr);
-  };
-
-  std::vector<Row> rows;
-  std::size_t done = 0;
-  // The budget is kept as the run goes: before each matrix the sample length is recomputed from
-  // the time left and the observed cost per configuration (plan making, checks and oversubscribed
-  // thread counts cost more than the samples themselves on a busy machine).
-  const bool adaptive = a.time_budget > 0 && a.min_sample_ms <= 0;
-  const double max_sample = cfg.min_sample_seconds, max_config = cfg.max_config_seconds;
-  double used_min = cfg.min_sample_seconds, used_max = cfg.min_sample_seconds;
-  for (std::size_t i = 0; i < sources.size(); ++i) {
-    const MatrixSource& s = sources[i];
-    if (adaptive && done > 0 && done < total) {
-      const double el = std::chrono::duration<double>(clock::now() - start).count();
-      const double left_s = 0.95 * a.time_budget - std::chrono::duration<double>(clock::now() - t0).count();
-      const double per = std::max(0.0, left_s) / static_cast<double>(total - done);
-      const double overhead = std::max(0.0, el / done - (cfg.repeat + 2) * cfg.min_sample_seconds);
-      cfg.min_sample_seconds = std::clamp((per - overhead) / (cfg.repeat + 2), 0.002, max_sample);
-      cfg.max_config_seconds = std::clamp(2 * per, 0.05, max_config);
-      used_min = std::min(used_min, cfg.min_sample_seconds);
-      used_max = std::max(used_max, cfg.min_sample_seconds);
-    }
-    if (a.time_budget > 0 &&
-        std::chrono::duration<double>(clock::now() - t0).count() > 1.5 * a.time_budget) {
-      // Far over budget (a slow machine, huge matrices): the rest is listed, not measured.
-      fmt::print(stderr, "{}: skipped: time budget exhausted\n", s.name);
-      rows.push_back(unavailable_row(s, "skipped: time budget exhausted (--time-budget)"));
-      done += per_matrix;
-      continue;
-    }
-    if (!tty)
-      fmt::print(stderr, "[{}/{}] {} ({}{})\n", i + 1, sources.size(), s.name, s.origin,
-                 s.origin == "synthetic-scaled" ? fmt::format(" x{:.3g}", s.scale) : "");
-    else prog.update(done, total, "loading " + s.name);
-    Csr mat;
-    try {
-      mat = load_source(s, so);
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "{}{}: skipped: {}\n", tty ? "\n" : "", s.name, e.what());
-      rows.push_back(unavailable_row(s, std::string("skipped: ") + e.what()));
-      done += per_matrix;
-      continue;
-    }
-    std::vector<Row> r;
-    try {
-      r = bench_matrix(mat, s, cfg, ceil, prog, done, total);
-    } catch (const std::exception& e) {  // one bad matrix never ends the run
-      fmt::print(stderr, "{}{}: error: {}\n", tty ? "\n" : "", s.name, e.what());
-      r.push_back(unavailable_row(s, std::string("error: ") + e.what()));
-    }
-    done += per_matrix;
-    for (const Row& row : r)
-      if (row.status == "failed" || row.status.rfind("error", 0) == 0)
-        fmt::print(stderr, "{}{}: {}/{} {}: {}\n", tty ? "\n" : "", s.name, row.backend, row.kernel,
-                   row.status, row.detail);
-    rows.insert(rows.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
-  }
+  if (tty)
+    prog.update = [&](std::size_t done, std::size_t tot, const std::string& what) {
+      if (tot == 0) return;
+      const double el = seconds_since(start);
+      const double frac = static_cast<double>(done) / tot;
+      const int w = 30, fill = static_cast<int>(frac * w);
+      const std::string eta = done > 0 ? fmt_seconds(el / done * (tot - done)) : "?";
+      fmt::print(stderr, "\r[{}{}] {:3.0f}% {}/{} ETA {:<7} {:<40.40}", std::string(fill, '#'),
+                 std::string(w - fill, '-'), 100 * frac, done, tot, eta, what);
+      std::fflush(stderr);
+    };
+  prog.message = [tty](const std::string& line) { fmt::print(stderr, "{}{}\n", tty ? "\n" : "", line); };
+  const std::vector<Row> rows = run_suite(sources, so, cfg, ceil, budget, t0, prog);
   if (tty) fmt::print(stderr, "\n");
 
   namespace fs = std::filesystem;
@@ -192,15 +132,15 @@ int bench_cmd(BenchArgs& a) {
   write_json(json.string(), rows, m, ceil);
 
   fmt::print("{}", summary_table(rows));
-  const double el = std::chrono::duration<double>(clock::now() - t0).count();
+  const double el = seconds_since(t0);
   fmt::print("machine: {} | {} | {} cores | {}\n", m.hostname, m.cpu_model, m.cores,
              m.gpus ? m.device : "no CUDA device: CPU only");
   fmt::print("ceilings: STREAM triad {:.1f} GB/s{}\n", ceil.cpu_triad * 1e-9,
              ceil.gpu_copy > 0 ? fmt::format(", GPU copy {:.1f} GB/s", ceil.gpu_copy * 1e-9) : "");
   fmt::print("wrote {} and {} ({} rows) in {}", a.out, json.string(), rows.size(), fmt_seconds(el));
-  if (adaptive)
+  if (budget.adapts())
     fmt::print(" (time budget {}: samples of {:.0f}-{:.0f} ms)", fmt_seconds(a.time_budget),
-               used_min * 1e3, used_max * 1e3);
+               budget.shortest_sample() * 1e3, budget.longest_sample() * 1e3);
   fmt::print("\n");
   const bool any_failed = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "failed"; });
   return any_failed ? 1 : 0;

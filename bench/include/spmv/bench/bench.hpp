@@ -5,6 +5,7 @@
 #include <spmv/bench/generate.hpp>
 #include <spmv/plan.hpp>
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -132,7 +133,10 @@ struct Row {
 const std::vector<std::string>& csv_columns();
 
 struct Progress {
+  // A progress bar (may be empty).
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> update;
+  // A line for the user: which matrix is loaded (when there is no bar), what was skipped or failed.
+  std::function<void(const std::string& line)> message;
 };
 
 // Number of configurations bench_matrix will run for a matrix (for progress/ETA).
@@ -144,6 +148,16 @@ std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const Sweep
                               std::size_t done_before = 0, std::size_t total = 0);
 // A row for a matrix that could not be loaded or generated.
 Row unavailable_row(const MatrixSource& src, const std::string& status);
+
+class TimeBudget;  // spmv/bench/budget.hpp
+// The sweep over a suite: each source loaded (or generated through the cache), then bench_matrix,
+// with the budget consulted before each (`started`: when the run began, which the budget counts
+// from). A source that cannot be loaded, or whose benchmark throws, becomes a row and the run goes
+// on; past the budget the rest are listed as skipped.
+std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const SuiteOptions& so,
+                           SweepConfig& cfg, const Ceilings& ceil, TimeBudget& budget,
+                           std::chrono::steady_clock::time_point started,
+                           const Progress& progress = {});
 
 // ---- output --------------------------------------------------------------------------------
 

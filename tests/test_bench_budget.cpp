@@ -1,0 +1,143 @@
+// The benchmark's time budget (the arithmetic, given elapsed times) and the suite loop it steers.
+#include <gtest/gtest.h>
+
+#include <spmv/bench/bench.hpp>
+#include <spmv/bench/budget.hpp>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace spmv::bench {
+namespace {
+
+SweepConfig sweep_of(int repeat, double sample_s) {
+  SweepConfig c;
+  c.repeat = repeat;
+  c.min_sample_seconds = sample_s;
+  c.max_config_seconds = 3.0;
+  return c;
+}
+
+TEST(TimeBudget, FirstEstimateShortensSamplesToFitEightyPercent) {
+  SweepConfig c = sweep_of(7, 0.05);
+  TimeBudget b(10, true);
+  b.first_estimate(c, 100, false);  // 0.08 s allowed per configuration, 10 samples of 0.05 wanted
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.008);
+  EXPECT_EQ(c.repeat, 7);  // ten samples of 8 ms fit
+  EXPECT_DOUBLE_EQ(c.max_config_seconds, 0.1);
+}
+
+TEST(TimeBudget, FirstEstimateDropsRepeatsOnlyWhenTheFloorIsReachedAndTheUserGaveNone) {
+  SweepConfig c = sweep_of(7, 0.05);
+  TimeBudget(1, true).first_estimate(c, 1000, false);  // 0.8 ms per configuration: below 5 ms
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.005);
+  EXPECT_EQ(c.repeat, 5);
+  SweepConfig fixed = sweep_of(7, 0.05);
+  TimeBudget(1, true).first_estimate(fixed, 1000, true);
+  EXPECT_EQ(fixed.repeat, 7);
+}
+
+TEST(TimeBudget, AmpleBudgetOrFixedSamplesChangeNothing) {
+  for (const auto& [seconds, adapt] : {std::pair{1e6, true}, std::pair{10.0, false}, std::pair{0.0, true}}) {
+    SweepConfig c = sweep_of(7, 0.05);
+    TimeBudget b(seconds, adapt);
+    b.first_estimate(c, 100, false);
+    b.before_matrix(c, 9.0, 9.0, 50, 100);
+    EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.05) << seconds << adapt;
+    EXPECT_EQ(c.repeat, 7);
+    EXPECT_DOUBLE_EQ(c.max_config_seconds, 3.0);
+  }
+}
+
+TEST(TimeBudget, BeforeEachMatrixSpendsWhatIsLeftAfterTheObservedOverhead) {
+  SweepConfig c = sweep_of(7, 0.05);
+  TimeBudget b(100, true);
+  b.first_estimate(c, 1000, false);  // 0.08 s per configuration: samples of 8 ms
+  ASSERT_DOUBLE_EQ(c.min_sample_seconds, 0.008);
+  // 500 done in 40 s of sweep (0.08 s each, 0.008 of it overhead beyond 9 samples), 60 s into the
+  // run: 35 s left for 500, 0.07 s each, so (0.07 - 0.008) / 9 per sample, under the 8 ms cap.
+  b.before_matrix(c, 60, 40, 500, 1000);
+  EXPECT_NEAR(c.min_sample_seconds, 0.062 / 9, 1e-12);
+  EXPECT_DOUBLE_EQ(c.max_config_seconds, 0.1);  // 2 * 0.07 capped by the first estimate's 0.1
+  // Behind schedule: 94 s in, 0 left per configuration: the 2 ms floor, configurations of 50 ms.
+  b.before_matrix(c, 94, 90, 500, 1000);
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.002);
+  EXPECT_DOUBLE_EQ(c.max_config_seconds, 0.05);
+  // Far ahead: never longer than the first estimate.
+  b.before_matrix(c, 1, 1, 500, 1000);
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.008);
+  EXPECT_DOUBLE_EQ(b.shortest_sample(), 0.002);
+  EXPECT_DOUBLE_EQ(b.longest_sample(), 0.008);
+  // Nothing measured yet, or everything: no change.
+  c.min_sample_seconds = 0.004;
+  b.before_matrix(c, 50, 40, 0, 1000);
+  b.before_matrix(c, 50, 40, 1000, 1000);
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.004);
+}
+
+TEST(TimeBudget, ExhaustedPastOneAndAHalfTimesTheBudget) {
+  EXPECT_FALSE(TimeBudget(10, true).exhausted(15));
+  EXPECT_TRUE(TimeBudget(10, true).exhausted(15.01));
+  EXPECT_TRUE(TimeBudget(10, false).exhausted(15.01));  // fixed samples: the cut still applies
+  EXPECT_FALSE(TimeBudget(0, true).exhausted(1e9));
+}
+
+class RunSuite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / fmt::format("spmv_run_suite_{}", ::getpid());
+    so_.cache_dir = (dir_ / "cache").string();
+    reg_ = {*find_kernel(Backend::Serial, "csr")};
+    cfg_.backends = {Backend::Serial};
+    cfg_.baselines = false;
+    cfg_.repeat = 3;
+    cfg_.min_sample_seconds = 1e-4;
+    cfg_.duel_rounds = 0;
+    cfg_.registry = &reg_;
+    generated_.name = "gen";
+    generated_.origin = "synthetic";
+    generated_.spec = gen::GenSpec{.kind = gen::Kind::Random, .rows = 300, .mean = 5, .std = 1};
+    missing_.name = "missing";
+    missing_.path = (dir_ / "missing.mtx").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+  SuiteOptions so_;
+  std::vector<KernelSpec> reg_;
+  SweepConfig cfg_;
+  MatrixSource generated_, missing_;
+  Ceilings ceil_;
+};
+
+TEST_F(RunSuite, AnUnloadableMatrixIsASkippedRowAndTheRunGoesOn) {
+  TimeBudget budget(0, true);
+  std::vector<std::string> lines;
+  Progress p;
+  p.message = [&](const std::string& l) { lines.push_back(l); };
+  const auto rows = run_suite({missing_, generated_}, so_, cfg_, ceil_, budget,
+                              std::chrono::steady_clock::now(), p);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].matrix, "missing");
+  EXPECT_TRUE(rows[0].status.starts_with("skipped: ")) << rows[0].status;
+  EXPECT_EQ(rows[1].matrix, "gen");
+  EXPECT_EQ(rows[1].kernel, "csr");
+  EXPECT_TRUE(rows[1].usable()) << rows[1].status;
+  EXPECT_EQ(rows[1].nnz, 1500);
+  ASSERT_EQ(lines.size(), 3u);  // [1/2] missing, its error, [2/2] gen
+  EXPECT_EQ(lines[0], "[1/2] missing (real)");
+  EXPECT_TRUE(lines[1].starts_with("missing: skipped: ")) << lines[1];
+  EXPECT_EQ(lines[2], "[2/2] gen (synthetic)");
+}
+
+TEST_F(RunSuite, PastTheBudgetTheRestIsListedNotMeasured) {
+  TimeBudget budget(10, true);
+  const auto started = std::chrono::steady_clock::now() - std::chrono::seconds(20);
+  const auto rows = run_suite({generated_, generated_}, so_, cfg_, ceil_, budget, started);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const Row& r : rows) EXPECT_EQ(r.status, "skipped: time budget exhausted (--time-budget)");
+}
+
+}  // namespace
+}  // namespace spmv::bench
