@@ -48,7 +48,7 @@ inline bool has_param(const KernelSpec& k, const char* p) {
 // because it converts from CSR but storing 32-row slices padded like HLL. Only these may refuse a
 // matrix for memory.
 inline bool pads(const KernelSpec& k) {
-  return k.format == "ell" || k.format == "ell-rowlen" || k.format == "hll" || k.name == "cusparse-sell";
+  return k.format == "ell" || k.format == "hll" || k.name == "cusparse-sell";
 }
 
 // Slots of cuSPARSE's sliced ELL: slices of 32 rows, the last one padded to 32 rows too.
@@ -66,7 +66,7 @@ inline offset_t sell32_slots(const Csr& a) {
 inline offset_t expected_stored_entries(const KernelSpec& k, const Csr& a, int hack) {
   if (k.format == "hll") return hll_slots(a, hack);
   if (k.name == "cusparse-sell") return sell32_slots(a);
-  if (k.format == "ell" || k.format == "ell-rowlen") {
+  if (k.format == "ell") {
     offset_t max_len = 0;
     for (index_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_length(r));
     return static_cast<offset_t>(a.rows) * max_len;
@@ -77,7 +77,7 @@ inline offset_t expected_stored_entries(const KernelSpec& k, const Csr& a, int h
 // Padded slots / nonzeros of the format the kernel uses (ELL counts its row lengths too).
 inline double padding_ratio(const KernelSpec& k, const Csr& a, int hack) {
   const double nnz = std::max<double>(1.0, static_cast<double>(a.nnz()));
-  if (k.format == "ell" || k.format == "ell-rowlen") return ell_bytes(a) / 12.0 / nnz;
+  if (k.format == "ell") return ell_bytes(a) / 12.0 / nnz;
   return static_cast<double>(expected_stored_entries(k, a, hack)) / nnz;
 }
 
@@ -94,8 +94,7 @@ inline std::string judge_refusal(const KernelSpec& k, const Csr& a, int hack, co
 // The kernel a plan of "auto" chose, from Plan::chosen ("omp/hll hack=16 threads=2",
 // "cuda/ell bs=256"); sets hack to the chosen one.
 inline const KernelSpec& chosen_spec(Backend b, const std::string& chosen, int& hack) {
-  const auto slash = chosen.find('/');
-  const std::string name = chosen.substr(slash + 1, chosen.find(' ', slash) - slash - 1);
+  const std::string name = chosen_kernel(chosen);
   if (const auto h = chosen.find("hack="); h != std::string::npos) hack = std::stoi(chosen.substr(h + 5));
   return get_kernel(b, name);
 }

@@ -418,8 +418,8 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
   auto rows = bench_matrix(a, src, cfg, Ceilings{10e9, 2, 0});
   MatrixSource gone = source("missing");
   rows.push_back(unavailable_row(gone, "skipped: generating missing needs 99 GiB"));
-  const std::string dir = testing::TempDir() + "/spmv_bench_csv";
-  fs::create_directories(dir);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
   const MachineInfo m = machine_info();
   write_csv(dir + "/r.csv", rows, m, Ceilings{10e9, 2, 0});
   write_json(dir + "/r.json", rows, m, Ceilings{10e9, 2, 0});
@@ -456,7 +456,6 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
   js << std::ifstream(dir + "/r.json").rdbuf();
   EXPECT_NE(js.str().find("\"status\": \"failed\""), std::string::npos);
   EXPECT_NE(js.str().find("\"git_commit\""), std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST(Bench, DefaultSuiteHasRealMatricesAndLabelledAlikes) {
@@ -493,8 +492,8 @@ TEST(Bench, DefaultSuiteHasRealMatricesAndLabelledAlikes) {
 // Files given to the benchmark: a generated one is labelled synthetic with its description, a
 // real one stays real.
 TEST(Bench, GeneratedFilesAreLabelledSynthetic) {
-  const auto dir = std::filesystem::temp_directory_path() / fmt::format("spmv_bench_prov_{}", ::getpid());
-  std::filesystem::create_directories(dir);
+  const test::ScratchDir scratch;
+  const std::filesystem::path dir = scratch.path;
   const Csr a = coo_to_csr(test::random_coo(30, 30, 0.1, 2));
   io::write_matrix_market((dir / "alike.mtx").string(), a, "webbase-1M alike (web graph), seed 1");
   io::write_binary((dir / "alike2.spmvbin").string(), a, true);
@@ -510,7 +509,6 @@ TEST(Bench, GeneratedFilesAreLabelledSynthetic) {
     }
   }
   EXPECT_EQ(sources_from_paths({(dir / "alike.mtx").string()}).at(0).origin, "synthetic");
-  std::filesystem::remove_all(dir);
 }
 
 // `spmv report CSV -o DIR/OUT`; report.md's text, "" (and a failure) when it did not run.
@@ -544,9 +542,8 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   planned.gflops /= 1.25;
   planned.duel_oracle = 0.9;  // timed interleaved: 0.9 (the sweep's medians say 0.8)
   rows.push_back(planned);
-  const std::string dir = testing::TempDir() + "/spmv_report";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
   write_csv(dir + "/results.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
   const std::string s = run_report(dir, dir + "/results.csv", "out");
   ASSERT_FALSE(s.empty());
@@ -607,17 +604,15 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   const std::string before = run_report(dir, dir + "/old.csv", "old");
   EXPECT_NE(before.find("auto was not measured"), std::string::npos) << before;
   EXPECT_FALSE(fs::exists(dir + "/old/auto_vs_oracle.png"));
-  fs::remove_all(dir);
 }
 
 TEST(Bench, CliQuickRunEndToEnd) {
-  const std::string dir = testing::TempDir() + "/spmv_bench_cli";
-  fs::remove_all(dir);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
   const std::string cmd = fmt::format(
       "SPMV_SHARED_MATRICES={} {} bench --quick --no-progress --out {}/results.csv --cache-dir {}/cache "
       "> {}/stdout 2> {}/stderr",
       test::shared_matrices_dir(), SPMV_CLI, dir, dir, dir, dir);
-  fs::create_directories(dir);
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   std::stringstream out, csv;
   out << std::ifstream(dir + "/stdout").rdbuf();
@@ -640,7 +635,6 @@ TEST(Bench, CliQuickRunEndToEnd) {
   EXPECT_GT(autos, 0);
   EXPECT_EQ(dueled, autos);
   EXPECT_TRUE(fs::exists(dir + "/results.json"));
-  fs::remove_all(dir);
 }
 
 }  // namespace

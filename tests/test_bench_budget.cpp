@@ -4,9 +4,7 @@
 #include <spmv/bench/bench.hpp>
 #include <spmv/bench/budget.hpp>
 
-#include <filesystem>
-#include <fmt/format.h>
-#include <unistd.h>
+#include "test_util.hpp"
 
 namespace spmv::bench {
 namespace {
@@ -86,8 +84,7 @@ TEST(TimeBudget, ExhaustedPastOneAndAHalfTimesTheBudget) {
 class RunSuite : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / fmt::format("spmv_run_suite_{}", ::getpid());
-    so_.cache_dir = (dir_ / "cache").string();
+    so_.cache_dir = dir_ / "cache";
     reg_ = {*find_kernel(Backend::Serial, "csr")};
     cfg_.backends = {Backend::Serial};
     cfg_.baselines = false;
@@ -99,11 +96,9 @@ class RunSuite : public ::testing::Test {
     generated_.origin = "synthetic";
     generated_.spec = gen::GenSpec{.kind = gen::Kind::Random, .rows = 300, .mean = 5, .std = 1};
     missing_.name = "missing";
-    missing_.path = (dir_ / "missing.mtx").string();
+    missing_.path = dir_ / "missing.mtx";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::filesystem::path dir_;
+  test::ScratchDir dir_;
   SuiteOptions so_;
   std::vector<KernelSpec> reg_;
   SweepConfig cfg_;

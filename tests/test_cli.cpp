@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_util.hpp"
+
 using namespace spmv;
 namespace fs = std::filesystem;
 
@@ -31,15 +33,7 @@ std::string slurp(const fs::path& p) {
 
 class Cli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / fmt::format("spmv_cli_{}_{}", ::getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string tmp(const std::string& name) const { return (dir_ / name).string(); }
+  std::string tmp(const std::string& name) const { return dir_ / name; }
 
   // Runs `spmv ARGS`, capturing stdout, stderr and the exit status.
   // With `pipe_from`, that file is piped into the command's stdin through cat.
@@ -54,7 +48,7 @@ class Cli : public ::testing::Test {
     return r;
   }
 
-  fs::path dir_;
+  test::ScratchDir dir_;
 };
 
 // "key: value" lines -> map.

@@ -66,7 +66,8 @@ TEST(CpuKernels, BalancedBoundsSplitWorkEvenly) {
 TEST(CpuKernels, CliRunsHllOnOmp) {
   const auto files = test::shared_matrix_files();
   ASSERT_FALSE(files.empty()) << "no MANIFEST.tsv in " << test::shared_matrices_dir();
-  const std::string out = (std::filesystem::temp_directory_path() / "spmv_cpu_cli_test.txt").string();
+  const test::ScratchDir scratch;
+  const std::string out = scratch / "run.txt";
   const std::string cmd = fmt::format("{} run {} --format hll --hack 16 --backend omp --threads 4 > {} 2>&1",
                                       SPMV_CLI, files.front().second, out);
   const int rc = std::system(cmd.c_str());
@@ -76,5 +77,4 @@ TEST(CpuKernels, CliRunsHllOnOmp) {
   EXPECT_NE(text.find("kernel: hll"), std::string::npos) << text;
   EXPECT_NE(text.find("check: passed"), std::string::npos) << text;
   EXPECT_NE(text.find("hack=16"), std::string::npos) << text;
-  std::filesystem::remove(out);
 }

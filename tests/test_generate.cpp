@@ -183,8 +183,8 @@ TEST(Generate, RefusesWhatDoesNotFitInMemory) {
 }
 
 TEST(Generate, CacheRoundTrip) {
-  const std::string dir = testing::TempDir() + "/spmv_gen_cache";
-  std::filesystem::remove_all(dir);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
   GenSpec s;
   s.kind = Kind::Fem;
   s.rows = 5000;
@@ -199,11 +199,11 @@ TEST(Generate, CacheRoundTrip) {
   EXPECT_EQ(a.val, b.val);
   s.seed = 2;
   EXPECT_NE(cache_name(s), cache_name(GenSpec{s.kind, s.rows, 0, 0, s.mean, s.std, 1}));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Generate, CliWritesMatrixMarket) {
-  const std::string out = testing::TempDir() + "/spmv_gen_cage4.mtx";
+  const test::ScratchDir scratch;
+  const std::string out = scratch / "cage4.mtx";
   const std::string cmd = fmt::format("{} generate --like cage4 --seed 3 -o {} > /dev/null", SPMV_CLI, out);
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const Csr a = io::load_csr(out);
@@ -211,7 +211,6 @@ TEST(Generate, CliWritesMatrixMarket) {
   EXPECT_EQ(a.nnz(), 49);
   const std::string bad = fmt::format("{} generate --like no_such_matrix -o {} 2> /dev/null", SPMV_CLI, out);
   EXPECT_NE(std::system(bad.c_str()), 0);
-  std::filesystem::remove(out);
 }
 
 }  // namespace
@@ -219,8 +218,8 @@ TEST(Generate, CliWritesMatrixMarket) {
 
 TEST(Generate, SeedSuiteNamedByFolderOrRefusedWhenMissing) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / fmt::format("spmv_seed_suite_{}", ::getpid());
-  fs::create_directories(dir);
+  const spmv::test::ScratchDir scratch;
+  const fs::path dir = scratch.path;
   {
     std::ofstream f(dir / "seed_suite.tsv");
     f << "name\trows\tnnz\tnnz_per_row_mean\tnnz_per_row_std\tkind\n"
@@ -231,5 +230,4 @@ TEST(Generate, SeedSuiteNamedByFolderOrRefusedWhenMissing) {
   EXPECT_EQ(by_folder[0].name, "tiny");
   EXPECT_EQ(by_folder[0].rows, 100);
   EXPECT_THROW(spmv::gen::read_seed_suite((dir / "absent.tsv").string()), spmv::Error);  // named: never the built-in copy
-  fs::remove_all(dir);
 }

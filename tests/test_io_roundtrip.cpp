@@ -21,17 +21,6 @@ namespace {
 
 const std::string kDir = std::string(SPMV_TEST_DATA) + "/mm";
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path = fs::temp_directory_path() / fmt::format("spmv_io_{}_{}_{}", ::getpid(), info->test_suite_name(), info->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -115,7 +104,7 @@ BigFile big_file(const char* symmetry, std::int64_t n_entries, index_t n) {
 }  // namespace
 
 TEST(Gzip, ReadsGzipByMagicWhateverTheName) {
-  TempDir dir;
+  test::ScratchDir dir;
   const std::string text = slurp(kDir + "/coord_real_symmetric.mtx");
   gzip_file(text, dir / "a.mtx.gz");
   gzip_file(text, dir / "no_gz_suffix.mtx");
@@ -126,13 +115,13 @@ TEST(Gzip, ReadsGzipByMagicWhateverTheName) {
 }
 
 TEST(Gzip, ErrorsNameTheFileAndLine) {
-  TempDir dir;
+  test::ScratchDir dir;
   gzip_file(slurp(kDir + "/bad_index_zero.mtx"), dir / "bad.mtx.gz");
   EXPECT_EQ(error_of([&] { io::read_matrix(dir / "bad.mtx.gz"); }), dir / "bad.mtx.gz" + ":4: row index 0 out of range 1..3");
 }
 
 TEST(Gzip, TruncatedStreamIsAnError) {
-  TempDir dir;
+  test::ScratchDir dir;
   std::string text;
   for (int i = 0; i < 2000; ++i) text += fmt::format("{} {} {}\n", i % 50 + 1, i % 40 + 1, i * 0.37);
   gzip_file("%%MatrixMarket matrix coordinate real general\n50 40 2000\n" + text, dir / "full.mtx.gz");
@@ -218,7 +207,7 @@ TEST(ParallelParse, MirroredPairInASymmetricFileHasExactLines) {
 }
 
 TEST(RoundTrip, WriteReadIsBitIdentical) {
-  TempDir dir;
+  test::ScratchDir dir;
   std::vector<std::pair<std::string, Csr>> cases = test::edge_cases();
   for (std::uint64_t seed = 1; seed <= 6; ++seed)
     cases.emplace_back(fmt::format("random{}", seed),
@@ -244,7 +233,7 @@ TEST(RoundTrip, WriteReadIsBitIdentical) {
 }
 
 TEST(RoundTrip, ComplexMatricesAreWrittenAsComplexGeneral) {
-  TempDir dir;
+  test::ScratchDir dir;
   const Csr a = io::load_csr(kDir + "/coord_complex_hermitian.mtx");
   io::write_matrix_market(dir / "c.mtx", a);
   EXPECT_EQ(slurp(dir / "c.mtx").rfind("%%MatrixMarket matrix coordinate complex general\n", 0), 0u);
@@ -254,7 +243,7 @@ TEST(RoundTrip, ComplexMatricesAreWrittenAsComplexGeneral) {
 }
 
 TEST(RoundTrip, DenseVectorIsBitIdentical) {
-  TempDir dir;
+  test::ScratchDir dir;
   std::mt19937_64 g(3);
   std::uniform_real_distribution<double> u(-1e6, 1e6);
   std::vector<double> v(1000);
@@ -268,7 +257,7 @@ TEST(RoundTrip, DenseVectorIsBitIdentical) {
 }
 
 TEST(BinaryCache, RoundTripRealAndComplexWhateverTheName) {
-  TempDir dir;
+  test::ScratchDir dir;
   for (const char* file : {"coord_real_symmetric.mtx", "coord_complex_hermitian.mtx", "coord_empty.mtx",
                            "coord_pattern_general.mtx"}) {
     SCOPED_TRACE(file);
@@ -287,7 +276,7 @@ TEST(BinaryCache, RoundTripRealAndComplexWhateverTheName) {
 }
 
 TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
-  TempDir dir;
+  test::ScratchDir dir;
   const Csr a = coo_to_csr(test::random_coo(300, 200, 0.05, 11));
   const std::string good = dir / "a.spmvbin";
   io::write_binary(good, a);
@@ -331,7 +320,7 @@ TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
 // A generated matrix says so in its file (Matrix Market comment, binary-cache flag), the mark
 // survives a conversion, and real files have none: benchmarks of files label alikes "synthetic".
 TEST(Provenance, GeneratedFilesAreMarkedRealFilesAreNot) {
-  TempDir dir;
+  test::ScratchDir dir;
   const Csr a = coo_to_csr(test::random_coo(50, 40, 0.1, 5));
   io::write_matrix_market(dir / "gen.mtx", a, "dc1 alike (circuit), seed 3");
   io::write_matrix_market(dir / "plain.mtx", a);

@@ -28,12 +28,6 @@ void expect_correct(const Csr& a, Plan& plan, int k, Layout layout, const std::s
   EXPECT_TRUE(chk.passed) << what << ": " << chk.message << " (" << plan.describe() << ")";
 }
 
-// "omp/csr variant=balanced:scalar threads=2" -> "csr"
-std::string chosen_kernel(const Plan& p) {
-  const auto slash = p.chosen.find('/');
-  return p.chosen.substr(slash + 1, p.chosen.find(' ', slash) - slash - 1);
-}
-
 }  // namespace
 
 TEST(Planner, FeaturesOfASmallMatrix) {
@@ -71,7 +65,7 @@ TEST(Planner, OneProductNeverPaysAConversion) {
     for (const Candidate& c : rank_candidates(analyze(a), b, o))
       EXPECT_EQ(get_kernel(b, c.kernel).format, "csr") << c.label;
     const auto plan = make_plan(a, b, "auto", o);
-    EXPECT_EQ(get_kernel(b, chosen_kernel(*plan)).format, "csr") << plan->describe();
+    EXPECT_EQ(get_kernel(b, test::chosen_kernel(plan->chosen)).format, "csr") << plan->describe();
     EXPECT_EQ(plan->convert_seconds, 0.0);
   }
 }
@@ -107,7 +101,7 @@ TEST(Planner, RefusedFormatFallsBackToAWorkingKernel) {
   o.memory_budget_bytes = 1;  // every format that allocates its own storage is refused
   ASSERT_NE(get_kernel(Backend::Omp, rank_candidates(analyze(a), Backend::Omp, o).front().kernel).format, "csr");
   const auto plan = make_plan(a, Backend::Omp, "auto", o);
-  EXPECT_EQ(get_kernel(Backend::Omp, chosen_kernel(*plan)).format, "csr") << plan->describe();
+  EXPECT_EQ(get_kernel(Backend::Omp, test::chosen_kernel(plan->chosen)).format, "csr") << plan->describe();
   EXPECT_NE(plan->detail.find("skipped: "), std::string::npos) << plan->detail;
   EXPECT_NE(plan->detail.find("would need"), std::string::npos) << plan->detail;
   expect_correct(a, *plan, 1, Layout::RowMajor, "fallback");

@@ -1,14 +1,20 @@
 #pragma once
-// Helpers shared by the tests: random and edge-case matrices, and a dense reference.
+// Helpers shared by the tests: random and edge-case matrices, a dense reference, the shared
+// matrices, and a scratch folder per test.
+#include <gtest/gtest.h>
+
 #include <spmv/matrix.hpp>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace spmv::test {
@@ -143,5 +149,29 @@ inline Csr dc1_like() {
   for (int i = 100; i < 400; ++i) l[i] = 0;
   return csr_from_lengths(l, 120000, 21);
 }
+
+// The kernel named in Plan::chosen: "omp/hll hack=16 threads=2" -> "hll".
+inline std::string chosen_kernel(const std::string& chosen) {
+  const auto slash = chosen.find('/');
+  return chosen.substr(slash + 1, chosen.find(' ', slash) - slash - 1);
+}
+
+// A fresh folder for one test, named by process and test so that parallel runs never share it;
+// removed with its contents at the end of the test.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path = std::filesystem::path(::testing::TempDir()) /
+           fmt::format("spmv_{}_{}_{}", ::getpid(), info->test_suite_name(), info->name());
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+  std::string str() const { return path.string(); }
+};
 
 }  // namespace spmv::test

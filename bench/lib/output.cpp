@@ -14,7 +14,7 @@ namespace spmv::bench {
 namespace {
 
 // Each column: name, and how a row renders it (numbers unquoted in JSON).
-struct Field {
+struct Column {
   std::string name;
   bool text;
   std::function<std::string(const Row&, const MachineInfo&, const Ceilings&)> get;
@@ -25,8 +25,8 @@ std::string num(double v) {
   return fmt::format("{:.6g}", v);
 }
 
-const std::vector<Field>& fields() {
-  static const std::vector<Field> f = {
+const std::vector<Column>& columns() {
+  static const std::vector<Column> f = {
       {"matrix", true, [](const Row& r, auto&, auto&) { return r.matrix; }},
       {"origin", true, [](const Row& r, auto&, auto&) { return r.origin; }},
       {"scale", false, [](const Row& r, auto&, auto&) { return num(r.scale); }},
@@ -227,7 +227,7 @@ const Row* auto_baseline(const Row& a, std::span<const Row* const> rows) {
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> c = [] {
     std::vector<std::string> v;
-    for (const auto& f : fields()) v.push_back(f.name);
+    for (const auto& f : columns()) v.push_back(f.name);
     return v;
   }();
   return c;
@@ -236,7 +236,7 @@ const std::vector<std::string>& csv_columns() {
 void write_csv(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
                const Ceilings& c) {
   auto f = open_out(path);
-  const auto& fs = fields();
+  const auto& fs = columns();
   for (std::size_t i = 0; i < fs.size(); ++i) f << (i ? "," : "") << fs[i].name;
   f << "\n";
   for (const Row& r : rows) {
@@ -257,7 +257,7 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Mac
   f << "  \"ceilings\": {\"cpu_triad_gbs\": " << num(c.cpu_triad * 1e-9)
     << ", \"cpu_triad_threads\": " << c.cpu_triad_threads
     << ", \"gpu_copy_gbs\": " << num(c.gpu_copy * 1e-9) << "},\n  \"rows\": [\n";
-  const auto& fs = fields();
+  const auto& fs = columns();
   for (std::size_t j = 0; j < rows.size(); ++j) {
     f << "    {";
     for (std::size_t i = 0; i < fs.size(); ++i) {

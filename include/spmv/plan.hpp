@@ -85,7 +85,7 @@ class Plan {
 struct KernelSpec {
   std::string name;         // "csr", "csr-balanced", "ell", "hll", "csr-vector", "cusparse-alg2", ...
   Backend backend;
-  std::string format;       // storage it needs: "csr", "ell", "ell-rowlen", "hll", "csr5", ...
+  std::string format;       // storage it needs: "csr", "ell", "hll", "csr5" (kernels of one format share it)
   std::string description;
   bool baseline = false;    // a third-party library we compare against (Eigen, cuSPARSE)
   bool spmm = false;        // accepts k > 1

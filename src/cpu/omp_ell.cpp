@@ -89,7 +89,7 @@ void register_omp_ell() {
   for (const bool skip : {false, true})
     add_kernel({.name = skip ? "ell-rowlen" : "ell",
                 .backend = Backend::Omp,
-                .format = skip ? "ell-rowlen" : "ell",
+                .format = "ell",
                 .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length"
                                     : "OpenMP row-major ELLPACK, static rows, padded slots multiplied",
                 .spmm = true,

@@ -10,7 +10,7 @@ void register_serial_ell() {
   for (const bool skip : {false, true})
     add_kernel({.name = skip ? "ell-rowlen" : "ell",
                 .backend = Backend::Serial,
-                .format = skip ? "ell-rowlen" : "ell",
+                .format = "ell",
                 .description = skip ? "serial row-major ELLPACK, each row stops at its true length"
                                     : "serial row-major ELLPACK, padded slots multiplied",
                 .spmm = true,

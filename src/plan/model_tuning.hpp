@@ -2,7 +2,7 @@
 // The planner's model constants, as data. Each kernel's product time is predicted as
 //   fixed_us + bytes / (GB/s) + per-row and longest-row terms,
 // fitted (least squares in log time) to the H200 machine's default-suite run, 100 matrices
-// (bench/results/h200_default_suite.csv; the fit and its evaluation in bench/results/README.md).
+// (bench/results/default_suite_h200_17fa0b5.csv; the fit and its evaluation in bench/results/README.md).
 // Conversions are in products of the candidate's CSR product.
 namespace spmv::tuning {
 

@@ -1,5 +1,4 @@
 #include <spmv/io.hpp>
-#include <spmv/plan.hpp>
 
 #include <fmt/format.h>
 
@@ -21,18 +20,6 @@ void add_convert(CLI::App& app, Action& action) {
       if (out->ends_with(".spmvbin")) io::write_binary(*out, a, !generated.empty());
       else io::write_matrix_market(*out, a, generated);
       fmt::print("wrote {} ({} x {}, {} nonzeros)\n", *out, a.rows, a.cols, a.nnz());
-      return 0;
-    };
-  });
-}
-
-void add_kernels(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand("kernels", "List the kernels built into this binary");
-  cmd->callback([&action] {
-    action = [] {
-      for (const auto& k : kernels())
-        fmt::print("{:<7} {:<18} {:<11} {}{}{}\n", to_string(k.backend), k.name, k.format,
-                   k.description, k.spmm ? " [spmm]" : "", k.baseline ? " [baseline]" : "");
       return 0;
     };
   });

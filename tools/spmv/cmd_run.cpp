@@ -91,7 +91,7 @@ void add_run(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("run", "Compute y = A*x with one kernel, check it and time it");
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("FILE", args->file, "Matrix Market file (.mtx, .mtx.gz) or binary cache")->required();
-  cmd->add_option("--format", args->format, "Storage format (csr, ell, ell-rowlen, hll, csr5, ...): its kernel instead of auto");
+  cmd->add_option("--format", args->format, "Storage format (csr, ell, hll, csr5): its main kernel instead of auto");
   cmd->add_option("--backend", args->backend, "serial, omp or cuda (default: cuda where a GPU is usable, else omp)");
   cmd->add_option("--kernel", args->kernel, "Kernel name (default: auto, the planner); see `spmv kernels`");
   cmd->add_option("--threads", args->threads, "OpenMP threads (default 0: every core; given without --backend: omp)")->check(CLI::NonNegativeNumber);

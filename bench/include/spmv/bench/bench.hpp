@@ -72,7 +72,6 @@ struct SweepConfig {
   int repeat = 7;                     // samples per configuration (median and min reported)
   double min_sample_seconds = 0.05;   // products per sample chosen so a sample lasts this long
   double max_config_seconds = 3.0;    // cap on timed work per configuration
-  std::vector<int> iterations{50, 500};  // the iterative scenario: conversion + N products
   std::string x_spec = "random:7";
   long long products = 100;           // the planner's (kernel auto) expected products
   bool trial = true;                  // false: auto takes its model's first choice
@@ -119,7 +118,8 @@ struct Row {
   double gflops = 0, speedup = 0, efficiency = 0;  // speedup vs serial CSR; efficiency CPU only
   double bandwidth_gbs = 0, bandwidth_share = 0, ceiling_gbs = 0;
   offset_t bytes_per_product = 0, stored_entries = 0;
-  double iter50_s = 0, iter500_s = 0;  // conversion + setup + N products (N from cfg.iterations)
+  // The iterative scenario of the CSR5 paper: conversion + setup + 50 or 500 products.
+  double iter50_s = 0, iter500_s = 0;
   // Kernel "auto" (per backend and k; the most threads where several): the oracle's and the best
   // baseline's time per product over auto's, timed interleaved with it after the sweep (median of
   // cfg.duel_rounds rounds); 0: not measured. Which rows are the oracle and the baseline: see

@@ -1,0 +1,21 @@
+#include <spmv/plan.hpp>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+
+namespace spmv::cli {
+
+void add_kernels(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("kernels", "List the kernels built into this binary");
+  cmd->callback([&action] {
+    action = [] {
+      for (const auto& k : kernels())
+        fmt::print("{:<7} {:<18} {:<11} {}{}{}\n", to_string(k.backend), k.name, k.format,
+                   k.description, k.spmm ? " [spmm]" : "", k.baseline ? " [baseline]" : "");
+      return 0;
+    };
+  });
+}
+
+}  // namespace spmv::cli
