@@ -86,7 +86,7 @@ std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {
 
 namespace {
 // A file made by `spmv generate` says so (io::generated_description): label it synthetic.
-MatrixSource file_source(const fs::path& f) {
+MatrixSource source_from_file(const fs::path& f) {
   MatrixSource s;
   s.name = matrix_name(f);
   s.path = f.string();
@@ -107,9 +107,9 @@ std::vector<MatrixSource> sources_from_paths(const std::vector<std::string>& pat
       for (const auto& de : fs::directory_iterator(p, ec))
         if (de.is_regular_file() && is_matrix_file(de.path())) files.push_back(de.path());
       std::sort(files.begin(), files.end());
-      for (const auto& f : files) v.push_back(file_source(f));
+      for (const auto& f : files) v.push_back(source_from_file(f));
     } else {
-      v.push_back(file_source(p));
+      v.push_back(source_from_file(p));
     }
   }
   return v;
