@@ -53,7 +53,7 @@ std::vector<Setting> main_settings(const KernelSpec& k) {
 // The kernel's own settings, each swept on its own: the SpMV inner loops and OpenMP schedules
 // (forced, so both are correct whatever this machine's trial prefers; CSR5's own are tested in
 // test_csr5), hack sizes (with CUDA HLL's threads per row), CSR-vector subwarps, CSR-adaptive row
-// blocks. k: the right-hand-side counts each runs at.
+// blocks, OpenMP CSR-dynamic chunks. k: the right-hand-side counts each runs at.
 struct Sweep {
   Setting s;
   std::vector<int> ks = {1};
@@ -81,6 +81,10 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
     for (const int sw : {2, 4, 8, 16, 32}) v.push_back({.s = {.opt = {.subwarp = sw}}});
   if (test::has_param(k, "nz_per_block"))  // 1: every non-empty row is "long"; 7: few rows per block
     for (const offset_t nb : {1, 7, 64, 1000}) v.push_back({.s = {.opt = {.block_size = 128, .nz_per_block = nb}}});
+  if (test::has_param(k, "nz_per_chunk"))  // 1: a chunk per row; 7: rows split across chunks' edges
+    for (const offset_t nc : {1, 7, 64, 1000})
+      v.push_back({.s = {.opt = {.threads = threads.back(), .nz_per_chunk = nc,
+                                 .variant = k.name == "csr" ? "dynamic:scalar" : "scalar"}}});
   return v;
 }
 
