@@ -81,9 +81,10 @@ class Csr5Plan final : public CpuPlan {
     product_fn_ = pick(omega, simd, loads);
     // Small matrices: a team of fewer threads can beat the fork/join of all of them (the CSR
     // kernel's trial does the same). Counted in setup_seconds.
-    if (opt.variant == "auto" && threads_ > 1 && f_.nnz < (offset_t{1} << 18)) {
+    const auto& small = tuning::small_matrix_trial;
+    if (opt.variant == "auto" && threads_ > 1 && f_.nnz < small.csr5_max_nnz) {
       std::vector<int> cands{threads_};
-      if (threads_ / 4 > 1) cands.push_back(threads_ / 4);
+      if (threads_ / small.csr5_thread_divisor > 1) cands.push_back(threads_ / small.csr5_thread_divisor);
       cands.push_back(1);
       const auto t1 = std::chrono::steady_clock::now();
       const auto t = trial_candidates(static_cast<int>(cands.size()), [&](int c) { threads_ = cands[c]; },
@@ -256,7 +257,7 @@ class Csr5Plan final : public CpuPlan {
       for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += v[p] * x[ci[p]];
       y[r] = s;
     };
-    if (rows_ - rb > 100000 && threads_ > 1) {
+    if (rows_ - rb > tuning::csr5_parallel_tail_rows && threads_ > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads_)
       for (index_t r = rb; r < rows_; ++r) rows(r);
     } else {

@@ -11,6 +11,41 @@ inline constexpr bool kAvx2 = true;  // the hand-written 4 x 16 and 4 x 32 CSR5 
 inline constexpr bool kAvx2 = false;
 #endif
 
+// Fills and copies of this many elements or fewer run on one thread: a parallel region costs more.
+inline constexpr int parallel_fill_min = 1 << 16;
+
+// How a plan times its candidates (trial_candidates): rounds over all candidates, and per round
+// runs of each until min_seconds have passed (at least one, at most max_runs), so that tiny
+// products are timed many times and microsecond noise does not decide.
+struct TrialTiming {
+  int rounds = 3;
+  int max_runs = 100;
+  double min_seconds = 1e-4;
+};
+inline constexpr TrialTiming trial_timing{};
+
+// OpenMP CSR's dynamic schedule: chunks of about nz_per_chunk nonzeros, but at least
+// min_chunks_per_thread chunks per thread, so that small matrices still feed every thread and can
+// rebalance.
+struct CsrChunks {
+  offset_t nz_per_chunk = 8192;
+  offset_t min_chunks_per_thread = 4;
+};
+inline constexpr CsrChunks csr_chunks{};
+
+// Small matrices, where fork/join weighs and the plan's trial also times fewer threads.
+struct SmallMatrixTrial {
+  offset_t csr_max_nnz = offset_t{1} << 21;   // CSR: nnz x k below this also tries 1 thread and...
+  offset_t csr_nnz_per_thread = 32768;        // ...about one thread per this many nonzeros
+  offset_t csr5_max_nnz = offset_t{1} << 18;  // CSR5: below this also tries a quarter of the threads and 1
+  int csr5_thread_divisor = 4;
+};
+inline constexpr SmallMatrixTrial small_matrix_trial{};
+
+// CSR5's tail (plain CSR over the rows after the last full tile) runs in parallel above this many
+// rows; a few rows cost less than a parallel region.
+inline constexpr index_t csr5_parallel_tail_rows = 100000;
+
 // CSR5's omega on the CPU: the SIMD width in doubles (4 for AVX2), as the paper has it.
 inline constexpr int csr5_omega = 4;
 

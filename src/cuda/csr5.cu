@@ -193,9 +193,7 @@ class Csr5Plan final : public CudaPlan {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
-    // Default block: 128 threads for tiles of height 8 (the short-row case; 4 tiles per block), 256
-    // for taller ones (measured per height: bench/results/README.md, CSR5 tuning history).
-    if (opt.block_size == 0 && f.sigma <= 8) block_ = 128;
+    if (opt.block_size == 0) block_ = tuning::csr5_block(f.sigma);
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
     // The single-pass kernel keeps a tile's segment sums in shared memory (omega*sigma doubles per
@@ -267,7 +265,7 @@ class Csr5Plan final : public CudaPlan {
   static constexpr const char* kModeName[] = {"single-pass", "two-pass", "atomic"};
   struct Variant {
     Mode mode = Mode::Single;
-    int batch = 8;
+    int batch = tuning::csr5_batch;
   };
 
   // variant: "auto" or "single" (one kernel, deterministic), "two-pass" (main kernel + fix-up

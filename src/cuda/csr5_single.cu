@@ -3,13 +3,14 @@
 // (shorter than a tile) or collected by their last tile (csr5_long_rows.cuh); then the tail.
 #include "cuda/csr5_device.cuh"
 #include "cuda/csr5_long_rows.cuh"
+#include "cuda/tuning.cuh"
 
 namespace spmv::cuda::csr5 {
 
 namespace {
 
-constexpr int kEoRounds = 4;   // segments of a hinted tile whose rows are loaded early: 32 per round
-constexpr int kPartLoads = 4;  // a long row's parts loaded per lane per round (8 spills at 56 registers)
+constexpr int kEoRounds = tuning::csr5_eo_rounds;    // segment rows of a hinted tile loaded early: 32 a round
+constexpr int kPartLoads = tuning::csr5_part_loads;  // a long row's parts loaded per lane per round
 
 // A full tile's segment sums into seg_sum (its warp's shared buffer), at the segments' numbers:
 // a lane's closed segments by a predicated store (no divergent branch per step), its last one
@@ -82,14 +83,9 @@ __device__ __forceinline__ double tail_straddle(const DevCsr5& m, const double* 
 // its warp's shared buffer at the segment's number (a predicated store), and the warp then copies
 // the buffer to y with consecutive lanes on consecutive rows. The buffer holds a tile's segments:
 // at most omega * sigma doubles per warp (the plan falls back to two-pass when that does not fit).
-// Registers: at most 56 (overridable when building for experiments), so 36 warps per SM fit
-// instead of 32 at 64, any block size still launches, and the compiled tile heights do not spill
-// (the peak was the long-row sum's 16 loads per lane; it takes 8 now); the generic instance (other
-// heights, other load batches) keeps 64 (launch bounds), where it spills least (measurements:
-// bench/results/README.md, CSR5 tuning history).
-#ifndef SPMV_CSR5_MAXNREG
-#define SPMV_CSR5_MAXNREG 56
-#endif
+// Registers: the compiled tile heights are capped at tuning::csr5_max_registers (36 warps per SM
+// instead of 32 at 64, any block size launches, no spills); the generic instance (other heights,
+// other load batches) keeps 64 (launch bounds), where it spills least.
 template <int kBatch, int kSigma>
 __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __restrict__ x, double* __restrict__ y,
                                             const Parts& parts) {
@@ -214,7 +210,7 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
 }
 
 template <int kBatch, int kSigma>
-__global__ void __maxnreg__(SPMV_CSR5_MAXNREG) csr5_single(DevCsr5 m, const double* __restrict__ x,
+__global__ void __maxnreg__(tuning::csr5_max_registers) csr5_single(DevCsr5 m, const double* __restrict__ x,
                                                           double* __restrict__ y, Parts parts) {
   single_tile<kBatch, kSigma>(m, x, y, parts);
 }

@@ -12,14 +12,15 @@
 
 #include "core/elapsed.hpp"
 #include "cuda/cuda_plan.cuh"
+#include "cuda/tuning.cuh"
 
 namespace spmv::cuda {
 
 // Threads per block must be a whole number of warps in [32, 1024] (the shuffles and the
 // per-warp reductions assume it); anything else is refused rather than silently changed. 0 asks for
-// the kernel's own choice: 256 here, unless the plan picks another (CSR5 does).
+// the kernel's own choice: tuning::default_block here, unless the plan picks another (CSR5 does).
 inline int checked_block_size(const PlanOptions& opt) {
-  const int b = opt.block_size == 0 ? 256 : opt.block_size;
+  const int b = opt.block_size == 0 ? tuning::default_block : opt.block_size;
   if (b < 32 || b > 1024 || b % 32 != 0)
     throw Unsupported("CUDA block size must be a multiple of 32 in [32, 1024], got " + std::to_string(b));
   return b;
