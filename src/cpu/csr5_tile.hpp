@@ -7,8 +7,8 @@
 //  1. A branch-free segmented scan down the lanes: per step, x is gathered for the omega lanes,
 //     the lanes whose flag bit opens a row there are reset (a blend by the step's flag bits, moved
 //     to the sign bit), and the product is added; the running sums of every step go to a small
-//     per-thread buffer T (row 0 zero). The earlier kernel branched per step over the lanes and
-//     per segment into a store function: 2-2.5x the time of CSR per nonzero.
+//     per-thread buffer T (row 0 zero). No branch per step or per segment: those cost more than
+//     the products.
 //  2. The segments from T: the k-th flag of the tile in CSR order closes segment k-1, whose part in
 //     that lane is T just before the flag; the sum at the bottom of each lane goes to the segment
 //     open there (y_offset of the next lane - 1). This stands in for the paper's seg_offset walk

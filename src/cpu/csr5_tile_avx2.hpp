@@ -3,11 +3,10 @@
 // the flags and the finish of the 4 x 16 and 4 x 32 tiles specialised (finish4). Without AVX2 only
 // kFlagShift is defined; the plain tiles of csr5_tile.hpp run instead.
 // The segment loop is data-driven (two segments per iteration, through a table): a fixed-count,
-// branch-free one measured no faster. For regular short rows the costs that differ from CSR are
-// cut: sigma 32 for short rows (half the per-tile work per nonzero; see tuning::csr5_sigma), no
-// row-pointer read per tile (the "tile begins a row" bit is in the descriptor), no shuffle-port
-// uops per step with scalar x loads. What was measured and tried: bench/results/README.md, CSR5
-// tuning history.
+// branch-free one is no faster and has more instructions. For regular short rows the costs that
+// differ from CSR are cut: sigma 32 for short rows (half the per-tile work per nonzero; see
+// tuning::csr5_sigma), no row-pointer read per tile (the "tile begins a row" bit is in the
+// descriptor), no shuffle-port uops per step with scalar x loads.
 #include <spmv/formats/csr5.hpp>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -41,7 +40,7 @@ static_assert(kFlagShift<16> == 8 && kFlagShift<32> == 9);
 // Lane bottoms: the sum at the bottom of lane c belongs to the segment open there, which the
 // first flag of a later lane closes (or nothing: the segment open at the tile's end). Rather
 // than adding each bottom to y afterwards (a select of y slot or segment 0, a load, an add and
-// a store per lane, 30% of this function on thermal-like7), the bottom of lane c is added to
+// a store per lane, a large part of this function), the bottom of lane c is added to
 // the T slot that lane c+1's first flag reads: T[first flag * 4 + c + 1]. A flagless lane c+1
 // has countr_zero = S, i.e. its own bottom slot, so the bottom carries on to lane c+2 by the
 // same three adds, in lane order, without a branch. A first flag at step 0 writes to T's zero
@@ -155,7 +154,7 @@ inline double tile4(const Csr5& f, offset_t t, const double* x, double* y, doubl
   const index_t* ci = f.col.data() + base;
   // ci opaque to the optimiser: GCC otherwise rebuilds base + 16*i into a register with one lea
   // per step (a reused register under pressure) instead of addressing ci + constant: one of 18
-  // instructions a step (cachegrind, in L2: 6.16 -> 5.86 per nonzero on stencil27).
+  // instructions a step.
   asm("" : "+r"(ci));
   __m256d sum = _mm256_setzero_pd();
   [[maybe_unused]] const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
@@ -173,7 +172,7 @@ inline double tile4(const Csr5& f, offset_t t, const double* x, double* y, doubl
       // load and three broadcasts, merged by immediate blends. The plain set (two movhpd and an
       // insertf128) puts three uops a step on Intel's one shuffle port (port 5), with the mask's
       // pcmpgtq four: 64 cycles a tile, more than the rest of the step needs; broadcasts from
-      // memory are load-port only and blends go to any vector ALU. Same speed on AMD Zen 4.
+      // memory are load-port only and blends go to any vector ALU; no slower where shuffles are cheap.
       const index_t* c4 = ci + 4 * i;
       const __m256d x0 = _mm256_castpd128_pd256(_mm_load_sd(x + c4[0]));
       const __m256d x1 = _mm256_broadcast_sd(x + c4[1]);
@@ -183,7 +182,7 @@ inline double tile4(const Csr5& f, offset_t t, const double* x, double* y, doubl
     }
     __m256d prod = _mm256_mul_pd(_mm256_loadu_pd(v + 4 * i), xv);
     // Loads variant: the multiply kept off the sum's chain (4 cycles a step instead of the FMA's
-    // 5); the gather variant keeps the FMA, which measured faster with it.
+    // 5); the gather variant keeps the FMA, faster with it.
     if constexpr (!Gather) asm("" : "+x"(prod));
     sum = _mm256_add_pd(_mm256_blendv_pd(sum, _mm256_setzero_pd(), open), prod);
     _mm256_store_pd(T + 4 * (i + 1), sum);

@@ -192,8 +192,8 @@ class Csr5Plan final : public CpuPlan {
       } else {
         // Without empty rows, the tile begins row r exactly when its first entry carries a flag
         // (kept in the descriptor): no look-up of the row pointer (one cache line per ~8 rows
-        // that CSR5 otherwise reads on top of the matrix: 7% of thermal-like7's traffic) and no
-        // branch on it (a tile of short rows begins one at random, 1 in 7 on thermal-like7).
+        // that CSR5 otherwise reads on top of the matrix) and no branch on it (a tile of short rows
+        // begins one at random, so the branch mispredicts).
         // Assign or add by masking the old value: y[r] may still hold anything when assigned.
         // The 4 x 16 / 4 x 32 tiles read the bit from lane 0's first word at its known place
         // (the generic descriptor() costs a dozen instructions a tile: member loads, multiplies).

@@ -1,6 +1,5 @@
 #pragma once
-// The CPU backends' rules and constants that are not a kernel's own code (the measurements behind
-// them: bench/results/README.md).
+// The CPU backends' rules and constants that are not a kernel's own code, one line of why each.
 #include <spmv/types.hpp>
 
 namespace spmv::cpu::tuning {
@@ -52,7 +51,7 @@ inline constexpr int csr5_omega = 4;
 // CSR5's sigma for tiles omega wide: 32 for short rows (fewer than 16 nonzeros per row on average)
 // when the hand-written 4-wide tiles are built, else the paper's 16. 4 x 32 tiles halve the
 // per-tile work per nonzero (descriptors, lane bottoms, the tile loop), which weighs most where a
-// tile holds many rows; long rows lost with 32 from L3 and memory. Defined in the library (whether
+// tile holds many rows; long rows run slower with 32 from L3 and memory. Defined in the library (whether
 // the AVX2 tiles exist is a property of its build, not of the caller's).
 int csr5_sigma(double nnz_per_row, int omega);
 

@@ -188,8 +188,7 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
     // transposed in a full tile, in CSR order in the tail.
     if (short_cross) {
       // Lane j takes the row's j-th entry there (one round of loads, not a loop per column): in a
-      // full tile CSR entry j sits at column j / sigma, step j % sigma. (Rounds of 4 x 32 entries
-      // with all loads in flight: no gain on rows of 50-100, 9-11% slower on Reuters911 and beacxc.)
+      // full tile CSR entry j sits at column j / sigma, step j % sigma.
       const int n = static_cast<int>(rn_end - end);
       const bool full = t + 1 < m.tiles;
       double s = 0;
