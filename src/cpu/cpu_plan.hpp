@@ -11,6 +11,8 @@
 
 #include <spmv/timing.hpp>
 
+#include "cpu/tuning.hpp"
+
 namespace spmv::cpu {
 
 // Without zeroing, so that a parallel loop makes the first touch: page faults spread over the
@@ -22,7 +24,7 @@ using HostArray = std::vector<T, UninitAllocator<T>>;
 template <typename T>
 HostArray<T> parallel_zeros(std::size_t n) {
   HostArray<T> v(n);
-#pragma omp parallel for schedule(static) if (n > (1u << 16))
+#pragma omp parallel for schedule(static) if (n > static_cast<std::size_t>(tuning::parallel_fill_min))
   for (std::size_t i = 0; i < n; ++i) v[i] = T{};
   return v;
 }

@@ -14,12 +14,11 @@
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
+#include "cpu/tuning.hpp"
 
 namespace spmv::cpu {
 
 namespace {
-
-constexpr offset_t kDefaultNzPerChunk = 8192;
 
 enum class Mode { Dynamic, Balanced };
 
@@ -32,7 +31,7 @@ class OmpCsr final : public CpuPlan {
     if (nnz < std::numeric_limits<std::int32_t>::max()) {
       rp32_.resize(a.row_ptr.size());
       const offset_t* rp = a.row_ptr.data();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (a.rows > (1 << 16))
+#pragma omp parallel for schedule(static) num_threads(threads_) if (a.rows > tuning::parallel_fill_min)
       for (std::size_t i = 0; i < rp32_.size(); ++i) rp32_[i] = static_cast<std::int32_t>(rp[i]);
     }
     const offset_t rp_bytes = (rp32_.empty() ? 8 : 4) * (static_cast<offset_t>(a.rows) + 1);
@@ -40,12 +39,12 @@ class OmpCsr final : public CpuPlan {
                         8 * static_cast<offset_t>(a.rows) * opt.k;
     stored_entries = nnz;
 
-    // Default: kDefaultNzPerChunk, but at least 4 chunks per thread so small matrices still feed
-    // every thread and can rebalance (on the 16-core Xeon, 12 chunks of 8192 for 16 threads lost
-    // 1.5x to Eigen's n/(4T)-row chunks on a 100k-nonzero matrix).
-    const offset_t nz_chunk = opt.nz_per_chunk > 0
-                                  ? opt.nz_per_chunk
-                                  : std::clamp<offset_t>(nnz / (4 * offset_t{threads_}), 1, kDefaultNzPerChunk);
+    // Default: tuning::csr_chunks, at least a few chunks per thread.
+    const auto& chunks = tuning::csr_chunks;
+    const offset_t nz_chunk =
+        opt.nz_per_chunk > 0
+            ? opt.nz_per_chunk
+            : std::clamp<offset_t>(nnz / (chunks.min_chunks_per_thread * offset_t{threads_}), 1, chunks.nz_per_chunk);
     const double mean_row = a.rows > 0 ? static_cast<double>(nnz) / a.rows : 0.0;
     chunk_rows_ = static_cast<index_t>(std::clamp(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0),
                                                   1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
@@ -66,9 +65,10 @@ class OmpCsr final : public CpuPlan {
       if (threads_ > 1) add(Mode::Dynamic, threads_, "dynamic");
       // Small matrices (in cache, fork/join dominates) may run faster on one thread, or on about
       // one thread per 32k nonzeros.
-      if (threads_ > 1 && nnz * k_ < (offset_t{1} << 21)) {
+      const auto& small = tuning::small_matrix_trial;
+      if (threads_ > 1 && nnz * k_ < small.csr_max_nnz) {
         add(Mode::Balanced, 1, "serial");
-        const int few = static_cast<int>(std::clamp<offset_t>(nnz * k_ / 32768, 2, threads_));
+        const int few = static_cast<int>(std::clamp<offset_t>(nnz * k_ / small.csr_nnz_per_thread, 2, threads_));
         if (few < threads_) add(Mode::Balanced, few, fmt::format("balanced-{}", few));
       }
     }

@@ -20,6 +20,8 @@
 
 #include <spmv/timing.hpp>
 
+#include "cpu/tuning.hpp"
+
 namespace spmv::cpu {
 
 struct RowRef {
@@ -118,7 +120,7 @@ void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double
     const double* xb = x + (RowMajor ? c0 : static_cast<std::size_t>(c0) * n_cols);
     double* yb = y + (RowMajor ? c0 : static_cast<std::size_t>(c0) * n_rows);
     // Column-major X: each column of a block is a separate stream of cache lines; more than 8 at a
-    // time thrash the caches (measured: 16 columns at once ran 2x slower than two blocks of 8).
+    // time thrash the caches, so column-major blocks stop at 8.
     const int left = RowMajor ? k - c0 : std::min(k - c0, 8);
     if (left >= 16) {
       rows_block<16, RowMajor>(rows, r0, r1, xb, ldx, yb, ldy);
@@ -258,19 +260,20 @@ void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, doub
 }
 
 // Times n equivalent ways of doing the product when a plan is made: apply(c) switches the plan to
-// candidate c, run() does one product. Candidates are timed round-robin (3 rounds of ~0.1 ms or at
-// least one run each, after a warm-up), so drifting clock speed or background load hits all alike;
-// returns the fastest single run of each. Tiny products get many runs, so microsecond noise does
-// not decide.
+// candidate c, run() does one product. Candidates are timed round-robin (tuning::trial_timing:
+// rounds of ~0.1 ms or at least one run each, after a warm-up), so drifting clock speed or
+// background load hits all alike; returns the fastest single run of each. Tiny products get many
+// runs, so microsecond noise does not decide.
 template <class Apply, class Run>
 std::vector<double> trial_candidates(int n, Apply apply, Run run) {
+  const auto& timing = tuning::trial_timing;
   std::vector<double> best(static_cast<std::size_t>(n), 1e300);
-  for (int round = 0; round < 3; ++round)
+  for (int round = 0; round < timing.rounds; ++round)
     for (int c = 0; c < n; ++c) {
       apply(c);
       if (round == 0) run();  // warm-up: first touch of y, caches, thread team of this size
       double spent = 0;
-      for (int rep = 0; rep < 100 && (rep < 1 || spent < 1e-4); ++rep) {
+      for (int rep = 0; rep < timing.max_runs && (rep < 1 || spent < timing.min_seconds); ++rep) {
         const auto t0 = std::chrono::steady_clock::now();
         run();
         const double sec = seconds_since(t0);

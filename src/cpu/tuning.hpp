@@ -1,6 +1,5 @@
 #pragma once
-// The CPU backends' rules and constants that are not a kernel's own code (the measurements behind
-// them: bench/results/README.md).
+// The CPU backends' rules and constants that are not a kernel's own code, one line of why each.
 #include <spmv/types.hpp>
 
 namespace spmv::cpu::tuning {
@@ -11,13 +10,48 @@ inline constexpr bool kAvx2 = true;  // the hand-written 4 x 16 and 4 x 32 CSR5 
 inline constexpr bool kAvx2 = false;
 #endif
 
+// Fills and copies of this many elements or fewer run on one thread: a parallel region costs more.
+inline constexpr int parallel_fill_min = 1 << 16;
+
+// How a plan times its candidates (trial_candidates): rounds over all candidates, and per round
+// runs of each until min_seconds have passed (at least one, at most max_runs), so that tiny
+// products are timed many times and microsecond noise does not decide.
+struct TrialTiming {
+  int rounds = 3;
+  int max_runs = 100;
+  double min_seconds = 1e-4;
+};
+inline constexpr TrialTiming trial_timing{};
+
+// OpenMP CSR's dynamic schedule: chunks of about nz_per_chunk nonzeros, but at least
+// min_chunks_per_thread chunks per thread, so that small matrices still feed every thread and can
+// rebalance.
+struct CsrChunks {
+  offset_t nz_per_chunk = 8192;
+  offset_t min_chunks_per_thread = 4;
+};
+inline constexpr CsrChunks csr_chunks{};
+
+// Small matrices, where fork/join weighs and the plan's trial also times fewer threads.
+struct SmallMatrixTrial {
+  offset_t csr_max_nnz = offset_t{1} << 21;   // CSR: nnz x k below this also tries 1 thread and...
+  offset_t csr_nnz_per_thread = 32768;        // ...about one thread per this many nonzeros
+  offset_t csr5_max_nnz = offset_t{1} << 18;  // CSR5: below this also tries a quarter of the threads and 1
+  int csr5_thread_divisor = 4;
+};
+inline constexpr SmallMatrixTrial small_matrix_trial{};
+
+// CSR5's tail (plain CSR over the rows after the last full tile) runs in parallel above this many
+// rows; a few rows cost less than a parallel region.
+inline constexpr index_t csr5_parallel_tail_rows = 100000;
+
 // CSR5's omega on the CPU: the SIMD width in doubles (4 for AVX2), as the paper has it.
 inline constexpr int csr5_omega = 4;
 
 // CSR5's sigma for tiles omega wide: 32 for short rows (fewer than 16 nonzeros per row on average)
 // when the hand-written 4-wide tiles are built, else the paper's 16. 4 x 32 tiles halve the
 // per-tile work per nonzero (descriptors, lane bottoms, the tile loop), which weighs most where a
-// tile holds many rows; long rows lost with 32 from L3 and memory. Defined in the library (whether
+// tile holds many rows; long rows run slower with 32 from L3 and memory. Defined in the library (whether
 // the AVX2 tiles exist is a property of its build, not of the caller's).
 int csr5_sigma(double nnz_per_row, int omega);
 

@@ -28,9 +28,8 @@ std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kerne
 
 namespace {
 
-// Holds the stream for `ns` nanoseconds of the device's clock. (A release by the host through a
-// mapped flag held no shorter, and its pinned allocation lands in a fresh process's planning:
-// bench/results/README.md.)
+// Holds the stream for `ns` nanoseconds of the device's clock: no shorter than a release by the host
+// through a mapped flag, and without its pinned allocation in a fresh process's planning.
 __global__ void hold_kernel(long long ns) {
   auto now = [] {
     long long t;

@@ -17,8 +17,6 @@ namespace spmv::cuda {
 
 namespace {
 
-constexpr int kMaxSharedDoubles = 6144;  // 48 KiB, the default dynamic shared memory limit
-
 // Block descriptor (int4): rows [x, y); a long row is cut into w pieces of `piece_len` entries,
 // this block computing piece number z.
 
@@ -92,10 +90,9 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
 
 // Row blocks are built greedily in independent spans of rows (a block never crosses a span's
 // start), a warp per span: one pass counts each span's blocks, a scan places them, a second pass
-// writes them. A span has max(kSpanRows, block size) rows, so a block may still hold a row per
-// thread. (On the host, and with one device thread per span and its chain of dependent loads, it
-// cost tens of products on small-product matrices: bench/results/README.md.)
-constexpr long long kSpanRows = 256;
+// writes them. A span has max(tuning::csr_adaptive.span_rows, block size) rows, so a block may
+// still hold a row per thread. A warp per span: one thread per span (or the host) would walk a
+// chain of dependent loads, slower than the products it prepares on small matrices.
 
 // The greedy walk over span `sp` by one warp: emit(i, descriptor) for its i-th block, called by
 // every lane (lane 0 writes). A block ends at the furthest row end within max_rows rows, the span
@@ -157,12 +154,13 @@ class CsrAdaptive final : public CsrDevicePlan {
   CsrAdaptive(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {
     const auto t0 = std::chrono::steady_clock::now();
-    nz_per_block_ = opt.nz_per_block ? opt.nz_per_block : std::min(4 * block_, kMaxSharedDoubles);
-    if (nz_per_block_ < 1 || nz_per_block_ > kMaxSharedDoubles)
-      throw Unsupported("CSR-adaptive nz_per_block must be in [1, " + std::to_string(kMaxSharedDoubles) +
+    const auto& p = tuning::csr_adaptive;
+    nz_per_block_ = opt.nz_per_block ? opt.nz_per_block : std::min(p.nz_per_thread * block_, p.max_nz_per_block);
+    if (nz_per_block_ < 1 || nz_per_block_ > p.max_nz_per_block)
+      throw Unsupported("CSR-adaptive nz_per_block must be in [1, " + std::to_string(p.max_nz_per_block) +
                         "], got " + std::to_string(nz_per_block_));
     // Long rows are cut into pieces big enough to keep a block busy, small enough to spread.
-    piece_len_ = std::max<offset_t>(nz_per_block_, 8 * block_);
+    piece_len_ = std::max<offset_t>(nz_per_block_, p.piece_per_thread * block_);
     if (m_.wide) build_blocks(m_.rp64.data());
     else build_blocks(m_.rp32.data());
     partial_.resize(n_blocks_);
@@ -191,14 +189,15 @@ class CsrAdaptive final : public CsrDevicePlan {
   // The row blocks into blocks_ (one synchronisation: the count, for the launch's grid).
   template <typename OffT>
   void build_blocks(const OffT* rp) {
-    const long long span_rows = std::max<long long>(kSpanRows, block_);
+    const long long span_rows = std::max<long long>(tuning::csr_adaptive.span_rows, block_);
     const long long spans = (static_cast<long long>(rows_) + span_rows - 1) / span_rows;
     DeviceBuffer<long long> first(static_cast<std::size_t>(spans) + 1);
     std::size_t temp_bytes = 0;
     SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, first.data(), first.data(), spans + 1));
     DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-    const unsigned grid = grid_for(32 * (spans + 1), 128);  // a warp per span
-    count_blocks_kernel<<<grid, 128>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_, first.data());
+    const int build_block = tuning::csr_adaptive.build_block;
+    const unsigned grid = grid_for(32 * (spans + 1), build_block);  // a warp per span
+    count_blocks_kernel<<<grid, build_block>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_, first.data());
     SPMV_CUDA_CHECK_LAUNCH();
     SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, first.data(), first.data(), spans + 1));
     long long total = 0;
@@ -207,7 +206,7 @@ class CsrAdaptive final : public CsrDevicePlan {
     n_blocks_ = static_cast<unsigned>(total);
     blocks_.resize(4 * static_cast<std::size_t>(total));
     if (total > 0) {
-      write_blocks_kernel<<<grid, 128>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_, first.data(),
+      write_blocks_kernel<<<grid, build_block>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_, first.data(),
                                          reinterpret_cast<int4*>(blocks_.data()));
       SPMV_CUDA_CHECK_LAUNCH();
     }

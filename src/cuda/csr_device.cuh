@@ -12,14 +12,15 @@
 
 #include <spmv/timing.hpp>
 #include "cuda/cuda_plan.cuh"
+#include "cuda/tuning.cuh"
 
 namespace spmv::cuda {
 
 // Threads per block must be a whole number of warps in [32, 1024] (the shuffles and the
 // per-warp reductions assume it); anything else is refused rather than silently changed. 0 asks for
-// the kernel's own choice: 256 here, unless the plan picks another (CSR5 does).
+// the kernel's own choice: tuning::default_block here, unless the plan picks another (CSR5 does).
 inline int checked_block_size(const PlanOptions& opt) {
-  const int b = opt.block_size == 0 ? 256 : opt.block_size;
+  const int b = opt.block_size == 0 ? tuning::default_block : opt.block_size;
   if (b < 32 || b > 1024 || b % 32 != 0)
     throw Unsupported("CUDA block size must be a multiple of 32 in [32, 1024], got " + std::to_string(b));
   return b;
@@ -120,8 +121,8 @@ inline void zero_async(DeviceBuffer<double>& y) {
 
 // Sum of val[slot(j)] * x[col[slot(j)]] over j = first, first + step, ... < n, the entries of a
 // row in a padded (column-major) layout, four at a time: four column and value loads issued
-// together (clamped to the row's last entry, so no branch), then the four loads of x. An entry at a
-// time left one chain of dependent loads per thread, latency-bound (bench/results/README.md). The
+// together (clamped to the row's last entry, so no branch), then the four loads of x: an entry at a
+// time would leave one chain of dependent loads per thread, bound by latency. The
 // matrix is read with the last-use hint (no product reads it again), so that x keeps the caches.
 template <class Slot>
 __device__ __forceinline__ double padded_row_sum(index_t first, index_t n, index_t step, Slot slot,
@@ -154,8 +155,7 @@ __device__ __forceinline__ double group_sum(double v, int width) {
 
 // Counts one arrival at a device-wide counter and returns the count before it. Acquire-release:
 // the caller's earlier writes are visible to whoever counts after it, and the last to count sees
-// everyone's. A __threadfence (sequentially consistent) before a relaxed atomicAdd did the same at
-// up to 1.6 us more per product on small matrices with long rows (H200).
+// everyone's; cheaper than a __threadfence (sequentially consistent) before a relaxed atomicAdd.
 template <typename T>
 __device__ __forceinline__ T count_arrival(T& counter) {
   return ::cuda::atomic_ref<T, ::cuda::thread_scope_device>(counter).fetch_add(T{1}, ::cuda::memory_order_acq_rel);

@@ -139,23 +139,21 @@ class CsrMerge final : public CsrDevicePlan {
       : CsrDevicePlan(a, opt, std::move(dev)) {
     const auto t0 = std::chrono::steady_clock::now();
     // Items per thread: as many as fit comfortably in 48 KiB of shared memory.
-    // (Measured on an H200: about 1800-3000 items per tile is best; fewer tiles of more items
-    // leave too few blocks per SM.)
-    ipt_ = block_ <= 256 ? 7 : std::clamp(3072 / block_, 3, 8);
+    ipt_ = tuning::csr_merge_items_per_thread(block_);
     const offset_t tile = static_cast<offset_t>(block_) * ipt_;
     const offset_t nnz = a.nnz(), total = a.rows + nnz;
     const offset_t n_blocks = (total + tile - 1) / tile;
     if (n_blocks >= std::numeric_limits<int>::max()) throw Unsupported("csr-merge: too many tiles");
     n_blocks_ = static_cast<int>(n_blocks);
     tile_row_.resize(n_blocks + 1);
-    const unsigned grid = static_cast<unsigned>((n_blocks + 1 + 255) / 256);
+    const unsigned grid = grid_for(n_blocks + 1, tuning::setup_block);
     if (m_.wide) {
       tile_nz64_.resize(n_blocks + 1);
-      merge_partition_kernel<<<grid, 256>>>(m_.rp64.data(), a.rows, nnz, tile, n_blocks, tile_row_.data(),
+      merge_partition_kernel<<<grid, tuning::setup_block>>>(m_.rp64.data(), a.rows, nnz, tile, n_blocks, tile_row_.data(),
                                             tile_nz64_.data());
     } else {
       tile_nz32_.resize(n_blocks + 1);
-      merge_partition_kernel<<<grid, 256>>>(m_.rp32.data(), a.rows, nnz, tile, n_blocks, tile_row_.data(),
+      merge_partition_kernel<<<grid, tuning::setup_block>>>(m_.rp32.data(), a.rows, nnz, tile, n_blocks, tile_row_.data(),
                                             tile_nz32_.data());
     }
     SPMV_CUDA_CHECK_LAUNCH();
@@ -180,7 +178,7 @@ class CsrMerge final : public CsrDevicePlan {
                                                      m_.col.data(), m_.val.data(), x_.data(), y_.data(),
                                                      carry_row_.data(), carry_val_.data());
     SPMV_CUDA_CHECK_LAUNCH();
-    csr_merge_fixup<<<grid_for(n_blocks_, 256), 256>>>(n_blocks_, rows_, carry_row_.data(), carry_val_.data(),
+    csr_merge_fixup<<<grid_for(n_blocks_, tuning::setup_block), tuning::setup_block>>>(n_blocks_, rows_, carry_row_.data(), carry_val_.data(),
                                                        y_.data());
     SPMV_CUDA_CHECK_LAUNCH();
   }

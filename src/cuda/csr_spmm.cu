@@ -11,18 +11,6 @@ namespace spmv::cuda {
 
 namespace {
 
-// Rows longer than long_row go to the block-per-row kernel. A warp walks its row with 32/KT groups
-// of lanes, so a row far longer than the others keeps one warp busy long after the rest: rows
-// over 64 steps per group (64 * 32/KT entries) that are also over 8x the mean row length, and any
-// row over 1024 entries, are long. With a fixed 1024, K = 5 on Reuters911 (mean 22, rows up to
-// 2265) took 77 us, now 32 (cuSPARSE 27, H200). Regular matrices keep every row on the warp path,
-// unless they have so few rows that the warps do not fill the device (under ~4096, a wave of
-// warps on the H200): then every row over 64 steps per group is split over a block.
-int long_row_limit(int kt, index_t rows, double mean_row) {
-  const double steps = 64.0 * (32 / kt);
-  return static_cast<int>(std::min(1024.0, rows < 4096 ? steps : std::max(steps, 8.0 * mean_row)));
-}
-
 template <typename OffT>
 __global__ void csr_spmm_kernel(index_t rows, int k, int kt, int long_row, const OffT* __restrict__ rp,
                                 const index_t* __restrict__ col, const double* __restrict__ val,
@@ -43,11 +31,11 @@ __global__ void csr_spmm_kernel(index_t rows, int k, int kt, int long_row, const
   }
 }
 
-// Long rows are cut into pieces of kPiece entries, a block of 1024 threads per piece: KT lanes
+// Long rows are cut into pieces of kPiece entries (tuning::csr_spmm_piece), a block of 1024 threads per piece: KT lanes
 // along the right-hand sides times 1024/KT groups along the entries; warps reduce by shuffles,
 // then warp partials are added in warp order. A row of several pieces: each piece writes its
 // partial row, and the last piece to finish adds them in piece order (deterministic, one launch).
-constexpr int kPiece = 2048;
+constexpr int kPiece = tuning::csr_spmm_piece;
 
 template <typename OffT>
 __global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int kt, const OffT* __restrict__ rp,
@@ -104,7 +92,7 @@ class CsrSpmm final : public CsrDevicePlan {
       : CsrDevicePlan(a, opt, std::move(dev)) {
     kt_ = 1;
     while (kt_ < 32 && kt_ < k_) kt_ *= 2;
-    long_row_ = long_row_limit(kt_, a.rows, a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0);
+    long_row_ = tuning::csr_spmm_long_row(kt_, a.rows, a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0);
     std::vector<int> desc;
     int n_rows = 0;
     for (index_t r = 0; r < a.rows; ++r)

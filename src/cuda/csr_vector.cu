@@ -63,15 +63,10 @@ class CsrVector final : public CsrDevicePlan {
 
 }  // namespace
 
-// The largest power of two not above mean/6, in [2, 32]: each lane then handles about six
-// entries of a row, which keeps several independent loads in flight per thread. (Measured on an
-// H200: a 27-point stencil runs at 81% of copy bandwidth with 4 lanes, 61% with 16; random
-// 8-per-row rows are best with 2.)
+// The sub-warp for the matrix's mean row length (tuning::csr_vector_subwarp).
 int choose_subwarp(const Csr& a) {
   const double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-  int s = 2;
-  while (s < 32 && 6.0 * 2 * s <= mean) s *= 2;
-  return s;
+  return tuning::csr_vector_subwarp(mean);
 }
 
 std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {

@@ -123,7 +123,7 @@ class CooCusparse final : public CusparsePlan {
     if (!trivial()) {
       const auto t0 = std::chrono::steady_clock::now();
       row_.resize(static_cast<std::size_t>(m_.nnz));
-      constexpr int block = 256;
+      constexpr int block = tuning::setup_block;
       expand_row_indices<<<grid_for(m_.nnz, block), block>>>(rows_, m_.nnz, m_.rp32.data(), row_.data());
       SPMV_CUDA_CHECK_LAUNCH();
       SPMV_CUDA_CHECK(cudaDeviceSynchronize());

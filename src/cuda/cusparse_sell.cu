@@ -54,7 +54,7 @@ class SellCusparse final : public CusparsePlan {
     long long slots = 0;
     if (!trivial()) {
       const auto t0 = std::chrono::steady_clock::now();
-      constexpr int block = 256;
+      constexpr int block = tuning::setup_block;
       const unsigned grid = grid_for(slices * kSlice, block);
       // Slice offsets: an exclusive prefix sum over the slices' slot counts, the total last.
       DeviceBuffer<long long> off(static_cast<std::size_t>(slices) + 1);

@@ -56,8 +56,8 @@ class EllPlan final : public CudaPlan {
     if (a.rows > 0) {  // on the device: a host pass over the rows cost more than the conversion
       DeviceBuffer<int> w(1);
       SPMV_CUDA_CHECK(cudaMemsetAsync(w.data(), 0, sizeof(int)));
-      if (dev->wide) ell_width_kernel<<<grid_for(a.rows, 256), 256>>>(a.rows, dev->rp64.data(), w.data());
-      else ell_width_kernel<<<grid_for(a.rows, 256), 256>>>(a.rows, dev->rp32.data(), w.data());
+      if (dev->wide) ell_width_kernel<<<grid_for(a.rows, tuning::setup_block), tuning::setup_block>>>(a.rows, dev->rp64.data(), w.data());
+      else ell_width_kernel<<<grid_for(a.rows, tuning::setup_block), tuning::setup_block>>>(a.rows, dev->rp32.data(), w.data());
       SPMV_CUDA_CHECK_LAUNCH();
       SPMV_CUDA_CHECK(cudaMemcpy(&width_, w.data(), sizeof(int), cudaMemcpyDeviceToHost));
     }
@@ -66,11 +66,11 @@ class EllPlan final : public CudaPlan {
     col_.resize(slots);
     val_.resize(slots);
     if (slots > 0) {
-      const unsigned grid = grid_for(a.rows, 256);
+      const unsigned grid = grid_for(a.rows, tuning::setup_block);
       if (dev->wide)
-        csr_to_ell_kernel<<<grid, 256>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
+        csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
       else
-        csr_to_ell_kernel<<<grid, 256>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
+        csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());

@@ -1,7 +1,7 @@
 // The planner's structure features on the device, from the row pointer the candidates share: a
 // warp per 64-row group (coalesced loads, shuffles for each 16-row quarter's longest row), one
 // set of 64-bit atomics per block, one copy back. The host's pass (src/plan/features.cpp) first
-// wakes idle OpenMP threads, slower than this (bench/results/README.md).
+// wakes idle OpenMP threads, slower than this.
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 #include "plan/features.hpp"

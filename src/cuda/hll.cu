@@ -103,13 +103,10 @@ __global__ void csr_to_hll_kernel(index_t rows, int hack, const RpT* __restrict_
   }
 }
 
-// Threads per row when the options leave it open: one up to 128 entries a row, then 2, 4, ...
-// (measured in bench/results/README.md: one lane led 2 and 4 on every matrix tried).
+// Threads per row when the options leave it open (tuning::hll_lanes of the mean row length).
 int choose_lanes(const Csr& a) {
   const double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-  int l = 1;
-  while (l < 32 && mean >= 128.0 * l) l *= 2;
-  return l;
+  return tuning::hll_lanes(mean);
 }
 
 class HllPlan final : public CudaPlan {
@@ -133,12 +130,12 @@ class HllPlan final : public CudaPlan {
     col_.resize(slots_);
     val_.resize(slots_);
     if (slots_ > 0) {
-      const unsigned grid = grid_for(rows_, 256);
+      const unsigned grid = grid_for(rows_, tuning::setup_block);
       if (dev->wide)
-        csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, dev->rp64.data(), dev->col.data(), dev->val.data(),
+        csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp64.data(), dev->col.data(), dev->val.data(),
                                          offset_, col_.data(), val_.data());
       else
-        csr_to_hll_kernel<<<grid, 256>>>(rows_, hack_, dev->rp32.data(), dev->col.data(), dev->val.data(),
+        csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp32.data(), dev->col.data(), dev->val.data(),
                                          offset_, col_.data(), val_.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
@@ -162,10 +159,10 @@ class HllPlan final : public CudaPlan {
     layout_.resize(off_bytes + len_bytes + temp_bytes);
     offset_ = reinterpret_cast<long long*>(layout_.data());
     len_ = reinterpret_cast<index_t*>(layout_.data() + off_bytes);
-    hll_row_lengths<<<grid_for(rows_, 256), 256>>>(rows_, rp, len_);
+    hll_row_lengths<<<grid_for(rows_, tuning::setup_block), tuning::setup_block>>>(rows_, rp, len_);
     SPMV_CUDA_CHECK_LAUNCH();
     SPMV_CUDA_CHECK(cudaMemsetAsync(offset_ + hacks, 0, sizeof(long long)));
-    hll_hack_slots<<<grid_for(hacks, 256), 256>>>(rows_, hack_, hacks, len_, offset_);
+    hll_hack_slots<<<grid_for(hacks, tuning::setup_block), tuning::setup_block>>>(rows_, hack_, hacks, len_, offset_);
     SPMV_CUDA_CHECK_LAUNCH();
     SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(layout_.data() + off_bytes + len_bytes, temp_bytes, offset_,
                                                   offset_, hacks + 1));

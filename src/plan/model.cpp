@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "cuda/tuning.cuh"
 #include "plan/model_tuning.hpp"
 
 namespace spmv {
@@ -141,8 +142,7 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
           [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
     return;
   }
-  int subwarp = 2;  // CSR-vector's own rule (choose_subwarp)
-  while (subwarp < 32 && 12.0 * subwarp <= f.mean) subwarp *= 2;
+  const int subwarp = cuda::tuning::csr_vector_subwarp(f.mean);  // CSR-vector's own rule
   const double split = f.max_row > 2048 ? 1.2 : 0;  // a row split across blocks
   const double blocks_us = m.adaptive_blocks_us;
   const tuning::KernelFit& adaptive = f.nnz > tuning::large_nnz ? m.adaptive_large : m.adaptive;

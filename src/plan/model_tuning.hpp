@@ -1,8 +1,7 @@
 #pragma once
 // The planner's model constants, as data. Each kernel's product time is predicted as
 //   fixed_us + bytes / (GB/s) + per-row and longest-row terms,
-// fitted (least squares in log time) to the H200 machine's default-suite run, 100 matrices
-// (bench/results/default_suite_h200_17fa0b5.csv; the fit and its evaluation in bench/results/README.md).
+// fitted (least squares in log time) to a run of the default suite (100 matrices) on each backend.
 // Conversions are in products of the candidate's CSR product.
 namespace spmv::tuning {
 
@@ -24,7 +23,7 @@ struct CpuModel {
   double out_of_cache = 0.63;
   KernelFit balanced{4.6, 160, 2.2, 0.7};
   // Dynamic's and CSR5's per-row costs and CSR5's bandwidth set from large generated matrices,
-  // which the default suite lacks (bench/results/README.md, the planner's runs).
+  // which the default suite lacks.
   KernelFit dynamic{9.5, 181, 2.2, 0.55};
   KernelFit csr5{5.0, 160, 1.2, 0};  // per row: below CSR's, its tiles carry no row loop
   KernelFit ell{4.7, 186, 4.7, 0};
@@ -35,10 +34,10 @@ struct CpuModel {
   // planner's trials at 16 threads: 1.1-1.5 below 8 nonzeros a row, about 1 at 12-25, 0.55-0.9
   // above 30).
   double simd_lag_0 = 1.3, simd_lag_slope = 0.015, simd_lag_lo = 0.8, simd_lag_hi = 1.25;
-  // ELL and HLL products above large_nnz: the trials measured them 1.0-1.75x the model's.
+  // ELL and HLL products above large_nnz run slower than the model: 1.0-1.75x in the trials.
   double padded_large = 1.2;
   // Conversions in CSR products per padded slot (CSR5: per entry), medians at 16 threads, up to
-  // and above large_nnz (bench/results/README.md: huge pages and threads first touching them).
+  // and above large_nnz (large ones gain from huge pages and threads first touching them).
   double convert_ell = 7, convert_hll = 12, convert_csr5 = 11;
   double convert_ell_large = 4, convert_hll_large = 5, convert_csr5_large = 6;
   long long small_nnz = 65536;           // below: fewer threads are worth a trial
@@ -51,21 +50,21 @@ struct CudaModel {
   KernelFit adaptive{4.1, 3100, 0, 0};      // + 1.2 us when a row is split across blocks (> 2048)
   KernelFit adaptive_small_blocks{4.0, 2600, 0, 0};  // 256-512 nonzeros per row block
   // Above large_nnz CSR-adaptive trailed the best of ours except on rows of very different lengths,
-  // where CSR-vector's longest-row term ranks it behind anyway (bench/results/README.md).
+  // where CSR-vector's longest-row term ranks it behind anyway.
   KernelFit adaptive_large{4.1, 2700, 0, 0};
   double other_block_us = 0.1;              // 1024 threads: as often best as 256 on small matrices
   KernelFit csr5{4.5, 3000, 0, 0};          // fixed cost from the current single-pass kernel
   KernelFit ell{3.4, 4300, 0, 0.060};       // padding's x reads hit the cache: above copy bandwidth
   KernelFit hll{2.8, 4100, 0, 0.19};       // bytes without padding, + half of it: a warp waits for its longest row
-  KernelFit hll_spmm{2.8, 4000, 0, 0.19};  // SpMM: padded bytes (bench/results/README.md)
-  // Device conversions, allocation included (medians of the planner's runs, bench/results/README.md):
+  KernelFit hll_spmm{2.8, 4000, 0, 0.19};  // SpMM: padded bytes
+  // Device conversions, allocation included (medians of the planner's runs):
   // in CSR products (ELL: per padded slot), plus fixed parts (allocations, the layout's kernels, a scan).
   double convert_ell = 5, convert_hll = 5, convert_csr5 = 4;
   double convert_ell_fixed_us = 65, convert_hll_fixed_us = 75, convert_csr5_fixed_us = 70;
   // CSR-adaptive's making: its row blocks, built on the device (two kernels, a scan, a count back),
-  // about constant in the rows (bench/results/README.md).
+  // about constant in the rows.
   double adaptive_blocks_us = 55;
-  // csr-merge is not a candidate: it never came near the best of ours (bench/results/README.md).
+  // csr-merge is not a candidate: it never comes near the best of ours.
 };
 
 // The trial: at most this many candidates (large / small matrices), none predicted slower than
@@ -82,8 +81,8 @@ struct TrialPolicy {
   int rounds_large = 2, rounds_small = 5;
   // CPU, large matrices: each candidate is timed alone, warm, instead of in rounds: a plan's first
   // products after another plan's run slow (its data back from DRAM into the last-level cache), so
-  // rounds of one product each were biased against the formats a conversion had just written
-  // (bench/results/README.md). warm_cpu products untimed, then timed_cpu timed (the fastest counts).
+  // rounds of one product each are biased against the formats a conversion has just written.
+  // warm_cpu products untimed, then timed_cpu timed (the fastest counts).
   int warm_cpu = 2, timed_cpu = 2;
   double batch_s_large = 0, batch_s_small = 2e-4;  // large: one product per round
   double small_budget_s = 0.04;

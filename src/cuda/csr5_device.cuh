@@ -1,0 +1,111 @@
+#pragma once
+// CSR5 on CUDA, the parts its files share: the device view of the format (DevCsr5), the per-tile
+// helpers of both product modes, the device arrays (DeviceCsr5, built by csr5_convert.cu) and the
+// entry to the single-pass kernel (csr5_single.cu).
+#include <spmv/formats/csr5.hpp>
+
+#include "cuda/csr_device.cuh"
+
+namespace spmv::cuda::csr5 {
+
+constexpr unsigned long long kHint = 1ull << 63;
+constexpr unsigned kFull = 0xffffffffu;
+
+struct DevCsr5 {
+  int sigma, y_bits, seg_bits, desc_words;
+  long long tiles, te, nnz;
+  index_t rows, rb;  // rb: first row starting at or after the tail
+  long long tb;      // tail begin
+  const unsigned long long* tile_ptr;
+  const unsigned* desc;
+  const long long* eo_ptr;
+  const index_t* eo;
+  const long long* rp;
+  const index_t* col;
+  const double* val;
+};
+
+// Empty rows just before row r that starts at `start` (hinted tiles only).
+__device__ __forceinline__ void zero_empty_before(const DevCsr5& m, index_t r, long long start, double* y) {
+  for (index_t e = r - 1; e >= 0 && m.rp[e] == start; --e) y[e] = 0.0;
+}
+
+// Entry q's product a_q * x[col_q].
+__device__ __forceinline__ double entry_product(const DevCsr5& m, const double* __restrict__ x, long long q) {
+  return __ldg(m.val + q) * __ldg(x + __ldg(m.col + q));
+}
+
+// Lane's column descriptor of tile t (one or two 32-bit words).
+__device__ __forceinline__ unsigned long long load_desc(const DevCsr5& m, long long t, int lane) {
+  unsigned long long d = m.desc[t * m.desc_words * 32 + lane];
+  if (m.desc_words == 2) d |= static_cast<unsigned long long>(m.desc[(t * m.desc_words + 1) * 32 + lane]) << 32;
+  return d;
+}
+
+// Products of steps i0 .. i0+kBatch-1 of this lane's column (v, ci: the column's first entry; step i
+// of all lanes is one coalesced load), 0 past sigma: kBatch independent x gathers in flight.
+template <int kBatch>
+__device__ __forceinline__ void batch_products(const double* v, const index_t* ci, const double* __restrict__ x,
+                                               int i0, int sigma, double (&p)[kBatch]) {
+#pragma unroll
+  for (int j = 0; j < kBatch; ++j) {
+    const int i = i0 + j;
+    p[j] = i < sigma ? __ldg(v + i * 32) * __ldg(x + __ldg(ci + i * 32)) : 0.0;
+  }
+}
+
+// Segmented suffix scan of the columns' leading parts ("red": the end of a segment opened to the
+// left): the sum of the red parts of the flag-free columns after this lane and of the next column
+// with a flag, i.e. what ends this lane's last segment (0 for lane 31). Adds only values of one
+// row: no cancellation between rows as with the paper's prefix-sum differences.
+__device__ __forceinline__ double right_of_column(double red, bool has_flag, int lane) {
+  double acc = red;
+  int stop = has_flag || lane == 31;
+  for (int off = 1; off < 32; off *= 2) {
+    const double a = __shfl_down_sync(kFull, acc, off);
+    const int s = __shfl_down_sync(kFull, stop, off);
+    if (lane + off < 32 && !stop) {
+      acc += a;
+      stop = s;
+    }
+  }
+  const double right = __shfl_down_sync(kFull, acc, 1);
+  return lane == 31 ? 0.0 : right;
+}
+
+// Row of a hinted tile's segment at empty_offset `offset`, the segment before it being at `before`;
+// zeroes the empty rows between them.
+__device__ __forceinline__ index_t row_after_empties(index_t row0, index_t before, index_t offset,
+                                                     double* __restrict__ y) {
+  const index_t row = row0 + offset;
+  for (index_t r = row0 + before + 1; r < row; ++r) y[r] = 0.0;
+  return row;
+}
+// Row of segment k >= 1 of a tile; in a hinted tile (eo: its empty_offset entries, else null) also
+// zeroes the empty rows just before it.
+__device__ __forceinline__ index_t segment_row(const index_t* eo, index_t row0, int k, double* __restrict__ y) {
+  return eo ? row_after_empties(row0, eo[k - 1], eo[k], y) : row0 + k;
+}
+
+// CSR5 arrays on the device; the host struct keeps only the scalars (and nothing else). Converted
+// from `shared` (the planner's device CSR) where given, else from an upload of its own.
+struct DeviceCsr5 {
+  Csr5 meta;
+  DeviceBuffer<unsigned long long> tile_ptr;
+  DeviceBuffer<unsigned> desc;
+  DeviceBuffer<long long> eo_ptr;
+  DeviceBuffer<index_t> eo;
+  DeviceBuffer<long long> rp;
+  DeviceBuffer<index_t> col;
+  DeviceBuffer<double> val;
+  double upload_seconds = 0, convert_seconds = 0;
+
+  DeviceCsr5(const Csr& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared = nullptr);
+};
+
+// The single-pass kernel for a load batch and tile height (csr5_single.cu).
+struct Parts;
+using SingleKernel = void (*)(DevCsr5, const double*, double*, Parts);
+SingleKernel single_kernel(int batch, int sigma);
+
+}  // namespace spmv::cuda::csr5
