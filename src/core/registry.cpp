@@ -25,6 +25,7 @@ void register_all() {
   detail::register_serial_kernels();
   detail::register_omp_kernels();
 #ifdef SPMV_HAVE_CUDA
+  detail::register_cuda_auto_kernel();
   detail::register_cuda_kernels();
 #endif
 }

@@ -14,7 +14,6 @@ namespace spmv::cuda {
 struct DeviceCsr;
 using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
 
-void register_auto();  // src/cuda/auto.cu
 void register_csr_scalar();
 void register_csr_vector();
 void register_csr_adaptive();
@@ -41,9 +40,6 @@ std::unique_ptr<Plan> make_csr5(const Csr& a, const PlanOptions& opt, SharedDevi
 std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kernel, const PlanOptions& opt,
                                           SharedDeviceCsr& dev, double* upload_s = nullptr);
 
-// The planner's features of `a`, computed on the device from the shared upload `dev` (made, and
-// its seconds added to *upload_s, when dev is empty). Equal to analyze(a).
-MatrixFeatures analyze_on_device(const Csr& a, SharedDeviceCsr& dev, double* upload_s = nullptr);
 
 // Sub-warp width CSR-vector uses for this matrix when the options leave it open.
 int choose_subwarp(const Csr& a);

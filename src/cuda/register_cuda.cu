@@ -5,7 +5,6 @@
 namespace spmv::detail {
 
 void register_cuda_kernels() {
-  cuda::register_auto();
   cuda::register_csr_auto();
   cuda::register_csr_scalar();
   cuda::register_csr_vector();

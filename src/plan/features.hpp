@@ -1,9 +1,10 @@
 #pragma once
-// Internal: the row-length sums behind MatrixFeatures, so that a backend can compute them where
-// the matrix lives (CUDA: on the device, src/cuda/features.cu) and share the rest.
+// Internal: the row-length sums behind MatrixFeatures, computed where the matrix lives (the host:
+// features.cpp; CUDA: on the device, features_cuda.cu) with the rest shared.
 #include <spmv/planner.hpp>
 
 #include <cstdint>
+#include <memory>
 
 namespace spmv::detail {
 
@@ -17,3 +18,13 @@ struct RowLengthSums {
 MatrixFeatures features_from(index_t rows, index_t cols, offset_t nnz, const RowLengthSums& s);
 
 }  // namespace spmv::detail
+
+#ifdef SPMV_HAVE_CUDA
+namespace spmv::cuda {
+struct DeviceCsr;
+using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
+// The features of `a` computed on the device from the shared upload `dev` (made, and its seconds
+// added to *upload_s, when dev is empty). Equal to analyze(a).
+MatrixFeatures analyze_on_device(const Csr& a, SharedDeviceCsr& dev, double* upload_s = nullptr);
+}  // namespace spmv::cuda
+#endif

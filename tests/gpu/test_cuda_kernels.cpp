@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "cuda/cuda_kernels.hpp"
+#include "plan/features.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;

@@ -1,5 +1,6 @@
-// Kernel "auto" on CUDA: the planner's candidates share one device copy of the CSR matrix, uploaded
-// once for the analysis, which runs on the device; ELL, HLL and CSR5 convert from it on the device.
+// Kernel "auto" on CUDA, the planner's CUDA half: the candidates share one device copy of the CSR
+// matrix, uploaded once for the analysis, which runs on the device (features_cuda.cu); ELL, HLL and
+// CSR5 convert from it on the device; the trial's rounds are queued on the device.
 #include <algorithm>
 
 #include "core/register.hpp"
@@ -7,24 +8,9 @@
 #include "cuda/cuda_kernels.hpp"
 #include "cuda/cuda_plan.cuh"
 #include "plan/auto_plan.hpp"
+#include "plan/features.hpp"
 
 namespace spmv::cuda {
-
-std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kernel, const PlanOptions& opt,
-                                          SharedDeviceCsr& dev, double* upload_s) {
-  using Factory = std::unique_ptr<Plan> (*)(const Csr&, const PlanOptions&, SharedDeviceCsr);
-  const Factory f = kernel == "csr-vector"     ? make_csr_vector
-                    : kernel == "csr-adaptive" ? make_csr_adaptive
-                    : kernel == "csr-merge"    ? make_csr_merge
-                    : kernel == "csr-scalar"   ? make_csr_scalar
-                    : kernel == "csr"          ? make_csr_spmm
-                    : kernel == "ell"          ? make_ell
-                    : kernel == "hll"          ? make_hll
-                    : kernel == "csr5"         ? make_csr5
-                                               : nullptr;
-  if (!f) return nullptr;
-  return f(a, opt, shared_upload(a, dev, upload_s));
-}
 
 namespace {
 
@@ -98,7 +84,11 @@ std::unique_ptr<Plan> make_auto(const Csr& a, const PlanOptions& opt) {
 
 }  // namespace
 
-void register_auto() {
+}  // namespace spmv::cuda
+
+namespace spmv::detail {
+
+void register_cuda_auto_kernel() {
   add_kernel({.name = "auto",
               .backend = Backend::Cuda,
               .format = "auto",
@@ -106,7 +96,7 @@ void register_auto() {
                              "timed trial (the default)",
               .spmm = true,
               .params = {},
-              .make = make_auto});
+              .make = cuda::make_auto});
 }
 
-}  // namespace spmv::cuda
+}  // namespace spmv::detail

@@ -1,0 +1,302 @@
+// The benchmark's outputs: the summary table, CSV and JSON, the report (plots and tables) and the
+// CLI end to end.
+#include <gtest/gtest.h>
+
+#include <spmv/bench/bench.hpp>
+#include <spmv/io.hpp>
+#include <spmv/timing.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "bench_fakes.hpp"
+#include "test_util.hpp"
+
+namespace spmv::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace test_fakes;
+
+// The summary's lines from the one starting with `head` up to the next line that is not indented,
+// each run of spaces made one (the tests check content, not column widths).
+std::string block(const std::string& s, const std::string& head) {
+  const auto b = s.find("\n" + head);
+  if (b == std::string::npos) return "";
+  auto e = s.find('\n', b + 1);
+  while (e != std::string::npos && e + 1 < s.size() && s[e + 1] == ' ') e = s.find('\n', e + 1);
+  std::string out;
+  for (char c : s.substr(b + 1, e - b))
+    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
+  return out;
+}
+
+TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
+  std::vector<Row> rows = {
+      timed("ma", "serial", "csr", 20e-6, 1),
+      auto_row("ma", "omp", 4e-6, "omp/hll t=2", 30e-6, 10e-6),
+      timed("ma", "omp", "csr", 4e-6, 2),
+      timed("ma", "omp", "hll", 3e-6, 2),  // the omp oracle
+      timed("ma", "omp", "fast-wrong", 1e-6, 2),
+      timed("ma", "omp", "eigen", 6e-6, 2, true),
+      auto_row("ma", "omp", 8e-6, "omp/csr t=2", 0, 0, 4),
+      timed("ma", "omp", "csr", 6e-6, 2, false, 4),  // the k=4 oracle: k=1 rows never count
+      auto_row("ma", "cuda", 1e-6, "cuda/csr bs=256", 50e-6, 0),
+      timed("ma", "cuda", "csr", 0.9e-6),
+      timed("ma", "cuda", "cusparse", 1.2e-6, 0, true),
+      timed("ma", "cuda", "cusparse-alg2", 0.8e-6, 0, true),  // the best GPU baseline
+      timed("mb", "serial", "csr", 10e-6, 1),
+      auto_row("mb", "omp", 1.6e-6, "omp/csr t=2", 1e-6, 0),  // faster than the oracle (noise)
+      timed("mb", "omp", "csr", 2e-6, 2),
+      timed("mb", "omp", "hll", 2.5e-6, 2),
+      timed("mb", "omp", "fast-wrong", 0.5e-6, 2),
+      timed("mb", "omp", "eigen", 1.28e-6, 2, true),
+      auto_row("mb", "cuda", 1e-6, "", 0, 0),
+      timed("mb", "cuda", "csr", 1e-6),
+      timed("mb", "cuda", "cusparse", 1e-6, 0, true),
+  };
+  for (Row& r : rows) {
+    r.hack = r.kernel == "hll" ? 32 : 0;
+    r.block_size = r.kernel == "csr" && r.backend == "cuda" ? 256 : 0;
+    if (r.kernel == "fast-wrong") r.status = r.check = "failed";  // fastest, but never an oracle
+  }
+  rows[18].status = "error: boom";
+  rows[18].check = "";
+  // ma's omp auto was also timed interleaved with its oracle and baseline: those ratios count.
+  rows[1].duel_oracle = 0.9;
+  rows[1].duel_baseline = 1.4;
+  const std::string s = summary_table(rows);
+  EXPECT_EQ(s.find("fast-wrong"), std::string::npos) << s;
+
+  // Ratios are oracle (or baseline) time / auto time; "sweep": from the sweep's medians.
+  const double ma_omp = 0.9, mb_omp = 2e-6 / 1.6e-6;                        // 0.9 interleaved, 1.25
+  const double ma_omp_sweep = 3e-6 / 4e-6;                                  // 0.75
+  const double ma_omp_base = 1.4, mb_omp_base = 1.28e-6 / 1.6e-6;           // 1.4 interleaved, 0.8
+  const double ma_k4 = 6e-6 / 8e-6, ma_cuda = 0.9e-6 / 1e-6, ma_cuda_base = 0.8e-6 / 1e-6;
+  const std::string ma = block(s, "ma ");
+  EXPECT_NE(ma.find(fmt::format("\n auto omp k=1: omp/hll t=2 4.0us | oracle omp/hll t=2 hack=32 3.0us | "
+                                "auto/oracle {:.3f} (sweep {:.3f}) | auto/base {:.3f} (sweep {:.3f}) | "
+                                "plan+convert {:.1f} products\n",
+                                ma_omp, ma_omp_sweep, ma_omp_base, 6e-6 / 4e-6, (30e-6 + 10e-6) / 4e-6)),
+            std::string::npos) << s;
+  EXPECT_NE(ma.find(fmt::format("\n auto omp k=4: omp/csr t=2 8.0us | oracle omp/csr t=2 k=4 6.0us | "
+                                "auto/oracle {0:.3f} (sweep {0:.3f}) | auto/base - (sweep -) | plan+convert 0.0 "
+                                "products\n", ma_k4)),
+            std::string::npos) << s;
+  EXPECT_NE(ma.find(fmt::format("\n auto cuda k=1: cuda/csr bs=256 1.0us | oracle cuda/csr bs=256 0.9us | "
+                                "auto/oracle {0:.3f} (sweep {0:.3f}) | auto/base {1:.3f} (sweep {1:.3f}) | "
+                                "plan+convert {2:.1f} products\n",
+                                ma_cuda, ma_cuda_base, 50e-6 / 1e-6)),
+            std::string::npos) << s;
+  const std::string mb = block(s, "mb ");
+  EXPECT_NE(mb.find("\n auto cuda k=1: not usable: error: boom\n"), std::string::npos) << s;
+  // auto is never the best kernel of the main line, even where it is the fastest.
+  const std::string main_line = mb.substr(0, mb.find('\n'));
+  EXPECT_NE(main_line.find("| omp/csr t=2 "), std::string::npos) << s;
+  EXPECT_EQ(main_line.find("auto"), std::string::npos) << s;
+
+  EXPECT_EQ(block(s, "auto omp k=1 over"),
+            fmt::format("auto omp k=1 over 2 matrices (0 with auto not usable):\n"
+                        " auto/oracle geomean {:.3f} worst {:.3f} (ma) below 0.85 on 0 of 2\n"
+                        " (sweep) geomean {:.3f} worst {:.3f} (ma) below 0.85 on 1 of 2\n"
+                        " auto/baseline geomean {:.3f} worst {:.3f} (mb) below 1.00 on 1 of 2\n",
+                        std::sqrt(ma_omp * mb_omp), ma_omp, std::sqrt(ma_omp_sweep * mb_omp), ma_omp_sweep,
+                        std::sqrt(ma_omp_base * mb_omp_base), mb_omp_base));
+  EXPECT_EQ(block(s, "auto omp k=4 over"),
+            fmt::format("auto omp k=4 over 1 matrices (0 with auto not usable):\n"
+                        " auto/oracle geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 1 of 1\n"
+                        " (sweep) geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 1 of 1\n"
+                        " auto/baseline -\n", ma_k4));
+  EXPECT_EQ(block(s, "auto cuda k=1 over"),
+            fmt::format("auto cuda k=1 over 2 matrices (1 with auto not usable):\n"
+                        " auto/oracle geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 0 of 1\n"
+                        " (sweep) geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 0 of 1\n"
+                        " auto/baseline geomean {1:.3f} worst {1:.3f} (ma) below 1.00 on 1 of 1\n",
+                        ma_cuda, ma_cuda_base));
+  // Without auto rows the summary has no auto lines.
+  std::vector<Row> plain;
+  for (const Row& r : rows)
+    if (r.kernel != "auto") plain.push_back(r);
+  EXPECT_EQ(summary_table(plain).find("auto"), std::string::npos);
+}
+
+TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
+  const auto reg = fake_registry();
+  const SweepConfig cfg = quick_config(reg);
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(200, 4), 200, 5);
+  MatrixSource src = source("with,comma");
+  auto rows = bench_matrix(a, src, cfg, Ceilings{10e9, 2, 0});
+  MatrixSource gone = source("missing");
+  rows.push_back(unavailable_row(gone, "skipped: generating missing needs 99 GiB"));
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  const MachineInfo m = machine_info();
+  write_csv(dir + "/r.csv", rows, m, Ceilings{10e9, 2, 0});
+  write_json(dir + "/r.json", rows, m, Ceilings{10e9, 2, 0});
+
+  std::ifstream f(dir + "/r.csv");
+  std::string header;
+  std::getline(f, header);
+  const auto cols = split_csv_line(header);
+  // The columns the README and report.py rely on.
+  for (const char* c : {"matrix", "origin", "scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std",
+                        "backend", "kernel", "format", "baseline", "threads", "block_size", "hack",
+                        "nz_per_block", "k", "status", "check", "max_rel_error", "mean_rel_error",
+                        "convert_s", "setup_s", "time_median_s", "time_min_s", "gflops", "speedup",
+                        "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share", "iter50_s",
+                        "iter500_s", "detail", "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler", "git_commit"})
+    EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << c;
+  EXPECT_EQ(cols, csv_columns());
+  const auto idx = [&](const std::string& c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
+  EXPECT_EQ(idx("chosen"), idx("detail") + 1);  // the planner's columns follow detail
+  EXPECT_EQ(idx("planning_s"), idx("detail") + 2);
+  std::size_t n = 0, failed = 0;
+  for (std::string line; std::getline(f, line); ++n) {
+    const auto v = split_csv_line(line);
+    ASSERT_EQ(v.size(), cols.size()) << line;
+    if (v[idx("kernel")] == "fake-wrong") {
+      EXPECT_EQ(v[idx("status")], "failed");
+      ++failed;
+    }
+    if (v[idx("matrix")] == "with,comma") EXPECT_EQ(v[idx("origin")], "synthetic");
+  }
+  EXPECT_EQ(n, rows.size());
+  EXPECT_EQ(failed, 1u);
+  std::stringstream js;
+  js << std::ifstream(dir + "/r.json").rdbuf();
+  EXPECT_NE(js.str().find("\"status\": \"failed\""), std::string::npos);
+  EXPECT_NE(js.str().find("\"git_commit\""), std::string::npos);
+}
+
+std::string run_report(const std::string& dir, const std::string& csv, const std::string& out) {
+  const std::string cmd = fmt::format("{} report {} -o {}/{} > {}/log 2>&1", SPMV_CLI, csv, dir, out, dir);
+  std::stringstream log, md;
+  if (std::system(cmd.c_str()) != 0) {
+    log << std::ifstream(dir + "/log").rdbuf();
+    ADD_FAILURE() << cmd << "\n" << log.str();
+    return "";
+  }
+  md << std::ifstream(dir + "/" + out + "/report.md").rdbuf();
+  return md.str();
+}
+
+TEST(Bench, ReportWritesPlotsAndTables) {
+  const auto reg = fake_registry();
+  const SweepConfig cfg = quick_config(reg);
+  std::vector<Row> rows;
+  for (int i = 0; i < 2; ++i) {
+    const Csr a = test::csr_from_lengths(std::vector<offset_t>(400 + 100 * i, 6 + i), 400 + 100 * i, 6 + i);
+    auto r = bench_matrix(a, source(fmt::format("mat{}", i)), cfg, Ceilings{10e9, 2, 0});
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  // mat0 gets an auto row: its fake-good row at 2 threads, a quarter slower, with the planner's fields.
+  Row planned = *find_row(rows, "fake-good", 2);
+  planned.kernel = "auto";
+  planned.chosen = "omp/fake-good threads=2";
+  planned.planning_s = 1e-3;
+  planned.time_median_s *= 1.25;
+  planned.gflops /= 1.25;
+  planned.duel_oracle = 0.9;  // timed interleaved: 0.9 (the sweep's medians say 0.8)
+  rows.push_back(planned);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  write_csv(dir + "/results.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
+  const std::string s = run_report(dir, dir + "/results.csv", "out");
+  ASSERT_FALSE(s.empty());
+  for (const char* png : {"gflops_vs_threads_omp_fake-good.png", "speedup_vs_threads_omp_fake-good.png",
+                          "efficiency_vs_threads_omp_fake-good.png",
+                          "gflops_vs_threads_omp_fake-hll_hack_32.png", "roofline.png",
+                          "conversion_cost.png", "cpu_kernels.png", "bandwidth_share.png"}) {
+    EXPECT_TRUE(fs::exists(dir + "/out/" + png)) << png;
+    if (fs::exists(dir + "/out/" + png)) EXPECT_GT(fs::file_size(dir + "/out/" + png), 1000u) << png;
+  }
+  EXPECT_NE(s.find("| matrix | rows | nnz | nnz/row mean | nnz/row std |"), std::string::npos) << s;
+  EXPECT_NE(s.find("mat0 *"), std::string::npos);  // synthetic, marked
+  EXPECT_NE(s.find("**"), std::string::npos);      // the best in bold
+  EXPECT_NE(s.find("omp/fake-good"), std::string::npos);
+  EXPECT_NE(s.find("fake-wrong"), std::string::npos);  // listed under failures...
+  const auto h = s.find("| matrix | rows | nnz |");
+  ASSERT_NE(h, std::string::npos);
+  const std::string header = s.substr(h, s.find('\n', h) - h);
+  EXPECT_EQ(header.find("fake-wrong"), std::string::npos) << header;  // ...never a GFLOPS column
+  EXPECT_NE(header.find("omp/fake-lib"), std::string::npos) << header;  // the baseline is one
+  EXPECT_NE(s.find("no CUDA device"), std::string::npos);
+  EXPECT_NE(s.find("+ 50 / + 500 products"), std::string::npos);
+  // The planner's section: one table row (mat0), its summary under the table and at the top.
+  EXPECT_TRUE(fs::exists(dir + "/out/auto_vs_oracle.png"));
+  EXPECT_NE(s.find("### auto omp k=1"), std::string::npos) << s;
+  EXPECT_NE(s.find("| mat0 | omp/fake-good threads=2 |"), std::string::npos) << s;
+  double oracle_s = 1e300;  // the sweep's oracle: the fastest usable omp row
+  for (const Row& r : rows)
+    if (r.backend == "omp" && r.usable() && !r.baseline && r.kernel != "auto") oracle_s = std::min(oracle_s, r.time_median_s);
+  // auto/oracle from the interleaved timing, then the sweep's (from the CSV's rounded times: within
+  // a unit of its third decimal of the ratio computed here)
+  const auto row0 = s.find("| mat0 | omp/fake-good threads=2 |");
+  const auto duel = s.find("| 0.900 | ", row0);
+  ASSERT_NE(duel, std::string::npos) << s;
+  ASSERT_LT(duel, s.find('\n', row0)) << s;
+  EXPECT_NEAR(std::stod(s.substr(duel + 10, 5)), oracle_s / planned.time_median_s, 0.0015) << s;
+  EXPECT_EQ(s.find("| mat1 | omp/fake-good threads=2 |"), std::string::npos) << s;
+  EXPECT_NE(s.find("- auto omp k=1 over 1 matrices: auto/oracle geomean"), std::string::npos) << s;
+
+  // A CSV from before the planner (no auto rows, no chosen/planning_s columns) still reports.
+  std::ifstream in(dir + "/results.csv");
+  std::ofstream old(dir + "/old.csv");
+  std::vector<std::size_t> keep;
+  std::size_t kernel = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto v = split_csv_line(line);
+    if (keep.empty()) {
+      kernel = std::find(v.begin(), v.end(), "kernel") - v.begin();
+      for (std::size_t i = 0; i < v.size(); ++i)
+        if (v[i] != "chosen" && v[i] != "planning_s") keep.push_back(i);
+    }
+    if (v[kernel] == "auto") continue;
+    for (std::size_t i : keep)
+      old << (i == keep.front() ? "" : ",") << (v[i].find(',') == std::string::npos ? v[i] : '"' + v[i] + '"');
+    old << "\n";
+  }
+  old.close();
+  const std::string before = run_report(dir, dir + "/old.csv", "old");
+  EXPECT_NE(before.find("auto was not measured"), std::string::npos) << before;
+  EXPECT_FALSE(fs::exists(dir + "/old/auto_vs_oracle.png"));
+}
+
+TEST(Bench, CliQuickRunEndToEnd) {
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  const std::string cmd = fmt::format(
+      "SPMV_SHARED_MATRICES={} {} bench --quick --no-progress --out {}/results.csv --cache-dir {}/cache "
+      "> {}/stdout 2> {}/stderr",
+      test::shared_matrices_dir(), SPMV_CLI, dir, dir, dir, dir);
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::stringstream out, csv;
+  out << std::ifstream(dir + "/stdout").rdbuf();
+  csv << std::ifstream(dir + "/results.csv").rdbuf();
+  EXPECT_NE(out.str().find("best CPU kernel"), std::string::npos) << out.str();
+  EXPECT_NE(csv.str().find(",real,"), std::string::npos);
+  EXPECT_NE(csv.str().find(",synthetic"), std::string::npos);
+  // auto's rows carry the interleaved timing against the oracle (on by default).
+  std::string line;
+  std::getline(csv, line);
+  const auto cols = split_csv_line(line);
+  const auto col = [&](const char* c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
+  int autos = 0, dueled = 0;
+  while (std::getline(csv, line)) {
+    const auto v = split_csv_line(line);
+    if (v[col("kernel")] != "auto" || v[col("status")] != "ok") continue;
+    ++autos;
+    dueled += !v[col("duel_oracle")].empty() && std::stod(v[col("duel_oracle")]) > 0;
+  }
+  EXPECT_GT(autos, 0);
+  EXPECT_EQ(dueled, autos);
+  EXPECT_TRUE(fs::exists(dir + "/results.json"));
+}
+
+}  // namespace
+}  // namespace spmv::bench
