@@ -16,18 +16,6 @@
 namespace spmv::gen {
 namespace {
 
-// Every row strictly increasing and in range: a valid CSR that coo_to_csr would produce.
-void expect_valid(const Csr& a) {
-  ASSERT_EQ(a.row_ptr.size(), static_cast<std::size_t>(a.rows) + 1);
-  ASSERT_EQ(a.col.size(), static_cast<std::size_t>(a.nnz()));
-  for (index_t r = 0; r < a.rows; ++r)
-    for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
-      ASSERT_GE(a.col[p], 0);
-      ASSERT_LT(a.col[p], a.cols);
-      if (p > a.row_ptr[r]) ASSERT_LT(a.col[p - 1], a.col[p]) << "row " << r;
-    }
-}
-
 struct Target {
   Kind kind;
   index_t rows;
@@ -55,7 +43,7 @@ TEST(Generate, EachKindMeetsRowsNnzMeanStd) {
     s.std = t.std;
     s.seed = 11;
     const Csr a = generate(s, 2);
-    expect_valid(a);
+    test::expect_valid_csr(a);
     EXPECT_EQ(a.rows, t.rows);
     EXPECT_EQ(a.cols, t.rows);
     const double want_nnz = t.mean * t.rows;

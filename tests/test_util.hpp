@@ -5,6 +5,7 @@
 
 #include <spmv/matrix.hpp>
 
+#include <gtest/gtest.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +25,18 @@ namespace spmv::test {
 inline std::string shared_matrices_dir() {
   if (const char* e = std::getenv("SPMV_SHARED_MATRICES"); e && *e) return e;
   return SPMV_SHARED_MATRICES;
+}
+
+// Every row strictly increasing and in range: a valid CSR that coo_to_csr would produce.
+inline void expect_valid_csr(const Csr& a) {
+  ASSERT_EQ(a.row_ptr.size(), static_cast<std::size_t>(a.rows) + 1);
+  ASSERT_EQ(a.col.size(), static_cast<std::size_t>(a.nnz()));
+  for (index_t r = 0; r < a.rows; ++r)
+    for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+      ASSERT_GE(a.col[p], 0);
+      ASSERT_LT(a.col[p], a.cols);
+      if (p > a.row_ptr[r]) ASSERT_LT(a.col[p - 1], a.col[p]) << "row " << r;
+    }
 }
 
 // Random COO with duplicates and empty rows (about `density` of the entries filled).

@@ -3,13 +3,11 @@
 // speedup over serial CSR, efficiency, effective bandwidth and its share of the triad, and the
 // ratio to Eigen at the same thread count. Optionally a suite pass over a folder of Matrix Market
 // files at one thread count (geometric-mean speedup over Eigen) and an SpMM pass.
-//
-//   cpu_scaling [--threads 1,2,4,8,16] [--gen stencil27:110,random8:4000000,powerlaw:3000000|none]
-//               [--dir FOLDER] [--suite-threads T] [--suite-min-ms 10] [--spmm 1,4,16,64]
-//               [--spmm-gen stencil27:64] [--min-ms 50] [--samples 5] [FILE ...]
 #include <spmv/bench/ceiling.hpp>
+#include <spmv/bench/generate.hpp>
 #include <spmv/spmv.hpp>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,117 +15,40 @@
 #include <fmt/format.h>
 #include <map>
 #include <omp.h>
-#include <random>
 #include <string>
 #include <vector>
-
-#include "gen/splitmix64.hpp"
 
 using namespace spmv;
 
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> v;
-  std::size_t b = 0;
-  while (b <= s.size()) {
-    const std::size_t e = s.find(sep, b);
-    const std::string part = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
-    if (!part.empty()) v.push_back(part);
-    if (e == std::string::npos) break;
-    b = e + 1;
+// The generated matrices, NAME:SIZE: stencil27:N (N^3 grid), random8:ROWS (8 uniform columns a
+// row), powerlaw:ROWS (Pareto x_min 3, alpha 1.5, capped at 10000, minus 2: mean about 6.4).
+const char* const kGenNames = "stencil27, random8, powerlaw";
+
+// Splits NAME:SIZE; an empty name when the spec is malformed or the name unknown.
+std::pair<std::string, long> parse_gen(const std::string& spec) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos) return {};
+  const std::string name = spec.substr(0, colon);
+  if (name != "stencil27" && name != "random8" && name != "powerlaw") return {};
+  try {
+    std::size_t used = 0;
+    const long size = std::stol(spec.substr(colon + 1), &used);
+    if (used != spec.size() - colon - 1 || size < 1) return {};
+    return {name, size};
+  } catch (const std::exception&) {
+    return {};
   }
-  return v;
 }
 
-std::vector<int> split_ints(const std::string& s) {
-  std::vector<int> v;
-  for (const auto& p : split(s, ',')) v.push_back(std::stoi(p));
-  return v;
-}
-
-// Fills a CSR from per-row generators in parallel: `row(r, cols_out)` appends row r's sorted,
-// distinct columns (called twice: once to count, once to fill).
-template <class RowGen>
-Csr build(index_t rows, index_t cols, RowGen row) {
-  Csr a;
-  a.rows = rows;
-  a.cols = cols;
-  a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
-  // Runs use(r, columns of row r) for every row, in parallel.
-  auto each_row = [&](auto&& use) {
-#pragma omp parallel
-    {
-      std::vector<index_t> c;
-#pragma omp for schedule(dynamic, 4096)
-      for (index_t r = 0; r < rows; ++r) {
-        c.clear();
-        row(r, c);
-        use(r, c);
-      }
-    }
-  };
-  each_row([&](index_t r, const std::vector<index_t>& c) { a.row_ptr[r + 1] = static_cast<offset_t>(c.size()); });
-  for (index_t r = 0; r < rows; ++r) a.row_ptr[r + 1] += a.row_ptr[r];
-  a.col.resize(a.nnz());
-  a.val.resize(a.nnz());
-  each_row([&](index_t r, const std::vector<index_t>& c) {
-    const offset_t b = a.row_ptr[r];
-    for (std::size_t j = 0; j < c.size(); ++j) {
-      a.col[b + j] = c[j];
-      a.val[b + j] = c[j] == r ? 26.0 : -1.0 + 1e-3 * static_cast<double>(splitmix64(b + j) % 1000);
-    }
-  });
-  return a;
-}
-
-Csr stencil27(int n) {
-  const index_t rows = static_cast<index_t>(n) * n * n;
-  return build(rows, rows, [n](index_t r, std::vector<index_t>& c) {
-    const int i = r / (n * n), j = (r / n) % n, k = r % n;
-    for (int di = -1; di <= 1; ++di)
-      for (int dj = -1; dj <= 1; ++dj)
-        for (int dk = -1; dk <= 1; ++dk) {
-          const int ii = i + di, jj = j + dj, kk = k + dk;
-          if (ii >= 0 && ii < n && jj >= 0 && jj < n && kk >= 0 && kk < n) c.push_back((ii * n + jj) * n + kk);
-        }
-  });
-}
-
-void sorted_unique(std::vector<index_t>& c) {
-  std::sort(c.begin(), c.end());
-  c.erase(std::unique(c.begin(), c.end()), c.end());
-}
-
-Csr random_rows(index_t rows, int per_row) {
-  return build(rows, rows, [rows, per_row](index_t r, std::vector<index_t>& c) {
-    std::uint64_t s = splitmix64(static_cast<std::uint64_t>(r) * 7919 + 1);
-    for (int j = 0; j < per_row; ++j) c.push_back(static_cast<index_t>((s = splitmix64(s)) % static_cast<std::uint64_t>(rows)));
-    sorted_unique(c);
-  });
-}
-
-// Row lengths from a Pareto law (x_m = 3, alpha = 1.5, capped at 10000): mean about 8, a few rows
-// with thousands of entries. Columns uniform.
-Csr power_law(index_t rows) {
-  return build(rows, rows, [rows](index_t r, std::vector<index_t>& c) {
-    std::uint64_t s = splitmix64(static_cast<std::uint64_t>(r) * 104729 + 3);
-    const double u = (static_cast<double>((s = splitmix64(s)) >> 11) + 1.0) / 9007199254740993.0;
-    const int len = static_cast<int>(std::min(10000.0, 3.0 * std::pow(u, -1.0 / 1.5))) - 2;
-    for (int j = 0; j < std::max(len, 1); ++j) c.push_back(static_cast<index_t>((s = splitmix64(s)) % static_cast<std::uint64_t>(rows)));
-    sorted_unique(c);
-  });
-}
-
-Csr generate(const std::string& spec, std::string& name) {
-  const auto parts = split(spec, ':');
-  if (parts.size() != 2) throw Error("generator spec is NAME:SIZE, got " + spec);
-  const long size = std::stol(parts[1]);
-  name = spec;
-  if (parts[0] == "stencil27") return stencil27(static_cast<int>(size));
-  if (parts[0] == "random8") return random_rows(static_cast<index_t>(size), 8);
-  if (parts[0] == "powerlaw") return power_law(static_cast<index_t>(size));
-  throw Error("unknown generator " + parts[0] + " (stencil27, random8, powerlaw)");
+Csr generate(const std::string& spec) {
+  const auto [name, size] = parse_gen(spec);
+  if (name == "stencil27") return gen::grid_stencil(3, static_cast<index_t>(size), 27);
+  if (name == "random8") return gen::random_rows(static_cast<index_t>(size), 8);
+  if (name == "powerlaw")
+    return gen::pareto_rows(static_cast<index_t>(size), {.x_min = 3, .alpha = 1.5, .cap = 10000, .shift = 2});
+  throw Error(fmt::format("generator spec is NAME:SIZE with NAME one of {}, got {}", kGenNames, spec));
 }
 
 struct Measure {
@@ -182,29 +103,38 @@ double geomean(const std::vector<double>& v) {
 int main(int argc, char** argv) try {
   std::vector<int> threads;
   std::vector<int> spmm_k;
-  std::string gen = "stencil27:110,random8:4000000,powerlaw:3000000", dir;
+  std::vector<std::string> gens = {"stencil27:110", "random8:4000000", "powerlaw:3000000"};
+  std::string dir;
   std::vector<std::string> files;
   std::string spmm_gen = "stencil27:64";
   double min_ms = 50, suite_min_ms = 10;
   int samples = 5, suite_threads = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--threads") threads = split_ints(next());
-    else if (arg == "--gen") gen = next();
-    else if (arg == "--dir") dir = next();
-    else if (arg == "--suite-threads") suite_threads = std::stoi(next());
-    else if (arg == "--spmm") spmm_k = split_ints(next());
-    else if (arg == "--min-ms") min_ms = std::stod(next());
-    else if (arg == "--suite-min-ms") suite_min_ms = std::stod(next());
-    else if (arg == "--spmm-gen") spmm_gen = next();
-    else if (arg == "--samples") samples = std::stoi(next());
-    else if (arg.starts_with("--")) throw Error("unknown option " + arg);
-    else files.push_back(arg);
-  }
+  const CLI::Validator gen_spec(
+      [](std::string& spec) {
+        return spec == "none" || !parse_gen(spec).first.empty()
+                   ? std::string()
+                   : fmt::format("expected NAME:SIZE with NAME one of {}, got {}", kGenNames, spec);
+      },
+      "NAME:SIZE");
+  CLI::App app{"cpu_scaling: triad, then every OpenMP kernel and Eigen at each thread count on large matrices"};
+  app.add_option("FILES", files, "Matrix files measured like the generated ones");
+  app.add_option("--threads", threads, "Thread counts (default 1, 2, 4, ... up to the processors)")
+      ->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--gen", gens, fmt::format("Generated matrices NAME:SIZE ({}), or none", kGenNames))
+      ->delimiter(',')->capture_default_str()->check(gen_spec);
+  app.add_option("--dir", dir, "Suite pass: every .mtx / .mtx.gz of this folder")->check(CLI::ExistingDirectory);
+  app.add_option("--suite-threads", suite_threads, "Threads of the suite and SpMM passes (default the largest of --threads)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--suite-min-ms", suite_min_ms, "Suite pass: each sample lasts at least this long")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--spmm", spmm_k, "SpMM pass: right-hand side counts (e.g. 1,4,16,64; default none)")
+      ->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--spmm-gen", spmm_gen, "SpMM pass: the generated matrix")->capture_default_str()->check(gen_spec);
+  app.add_option("--min-ms", min_ms, "Each sample lasts at least this long")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--samples", samples, "Timed samples per kernel (median reported)")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
+  CLI11_PARSE(app, argc, argv);
+  if (gens.size() == 1 && gens[0] == "none") gens.clear();
   const int procs = omp_get_num_procs();
   if (threads.empty())
     for (int t = 1; t <= procs; t *= 2) threads.push_back(t);
@@ -229,11 +159,7 @@ int main(int argc, char** argv) try {
 
   // ---- Scaling on the large matrices ----
   std::vector<std::pair<std::string, Csr>> mats;
-  for (const auto& g : split(gen == "none" ? "" : gen, ',')) {
-    std::string name;
-    Csr a = generate(g, name);
-    mats.emplace_back(name, std::move(a));
-  }
+  for (const auto& g : gens) mats.emplace_back(g, generate(g));
   for (const auto& f : files) mats.emplace_back(std::filesystem::path(f).filename().string(), io::load_csr(f));
 
   std::vector<double> big_ratio_auto;  // eigen / csr(auto) time at each matrix's largest thread count
@@ -290,9 +216,8 @@ int main(int argc, char** argv) try {
 
   // ---- SpMM on the first matrix, at the suite thread count ----
   if (!spmm_k.empty()) {
-    std::string name;
-    const Csr a = generate(spmm_gen, name);
-    fmt::print("\n## SpMM on {} (nnz {}) at {} threads (GFLOPS = 2 nnz k / t)\n", name, a.nnz(), suite_threads);
+    const Csr a = generate(spmm_gen);
+    fmt::print("\n## SpMM on {} (nnz {}) at {} threads (GFLOPS = 2 nnz k / t)\n", spmm_gen, a.nnz(), suite_threads);
     fmt::print("{:<8} {:>4} {:>4} {:>10} {:>8} {:>8}\n", "kernel", "k", "lay", "median_ms", "GFLOPS", "GB/s");
     for (const int k : spmm_k)
       for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {

@@ -8,145 +8,33 @@
 // (computed from the measured product time), and for each kernel faster than our best CSR after how
 // many products its extra conversion and setup time is paid back.
 //
-//   csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only | --cpu-only]
-//              [--block-size B] [--cuda-variants V[@SIGMA],...] [--cpu-variants V[@SIGMA],...]
-//              [--only K,...] [--matrix NAME] [--duel ROUNDS] [matrix files...]
-//
 // --cuda-variants / --cpu-variants replace the default extra CSR5 runs of that backend (CUDA: the
 // other modes, a tile-height sweep, other load batches; CPU: lanes, sigma 16 and 32) with the
 // listed variants, each optionally with a tile height ("auto@32"); --only runs just the listed
 // kernels of each backend (besides the CSR5 runs); --matrix NAME keeps the generated matrices
 // whose name contains NAME; --duel R adds an interleaved comparison of CSR5 with our CSR kernels
 // and the baselines (R rounds, one batch of each per round; see duel()).
+#include <spmv/bench/generate.hpp>
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
 
 #include <omp.h>
 
-#include "cpu/tuning.hpp"
-
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
-#include <random>
+#include <functional>
 #include <string>
 #include <vector>
 
 using namespace spmv;
 
 namespace {
-
-// CSR from per-row column lists (sorted, unique) with values in [-1, 1).
-struct Builder {
-  Csr a;
-  std::mt19937_64 g;
-  std::vector<index_t> cols_buf;
-  Builder(index_t rows, index_t cols, std::uint64_t seed) : g(seed) {
-    a.rows = rows;
-    a.cols = cols;
-    a.row_ptr.assign(1, 0);
-  }
-  void row(std::vector<index_t>& c) {
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    std::uniform_real_distribution<double> v(-1.0, 1.0);
-    for (index_t j : c) {
-      a.col.push_back(j);
-      a.val.push_back(v(g));
-    }
-    a.row_ptr.push_back(static_cast<offset_t>(a.col.size()));
-  }
-  // About `len` distinct columns: half next to the diagonal, half spread from a random start
-  // (duplicates merged, so a row may come out slightly shorter).
-  void random_row(index_t r, offset_t len) {
-    cols_buf.clear();
-    len = std::min<offset_t>(len, a.cols);
-    const offset_t near = len / 2, far = len - near;
-    for (offset_t k = 0; k < near; ++k) cols_buf.push_back(static_cast<index_t>((r + k) % a.cols));
-    const offset_t stride = std::max<offset_t>(1, a.cols / std::max<offset_t>(far, 1));
-    const offset_t start = std::uniform_int_distribution<offset_t>(0, a.cols - 1)(g);
-    for (offset_t k = 0; k < far; ++k) cols_buf.push_back(static_cast<index_t>((start + k * stride) % a.cols));
-    row(cols_buf);
-  }
-};
-
-// dc1-like: 116835 rows of a few entries and a few rows of ~100k entries (dc1: 766k nnz,
-// longest row 114k).
-Csr gen_dc1_like(double scale) {
-  const index_t n = static_cast<index_t>(116835 * scale);
-  Builder b(n, n, 1);
-  std::uniform_int_distribution<int> len(1, 7);
-  for (index_t r = 0; r < n; ++r) {
-    offset_t l = len(b.g);
-    if (r == n / 7 || r == n / 2 || r == n - 5) l = static_cast<offset_t>(100000 * scale);
-    b.random_row(r, l);
-  }
-  return std::move(b.a);
-}
-
-// webbase-like: 1M rows, power-law row lengths (mean ~3.1, std ~25, longest ~4700), some empty.
-Csr gen_webbase_like(double scale) {
-  const index_t n = static_cast<index_t>(1000000 * scale);
-  Builder b(n, n, 2);
-  std::uniform_real_distribution<double> u(0, 1);
-  for (index_t r = 0; r < n; ++r) {
-    offset_t l;
-    if (u(b.g) < 0.02)
-      l = std::min<offset_t>(static_cast<offset_t>(10.0 * std::pow(1.0 - u(b.g), -1.0 / 1.15)), 4700);
-    else
-      l = static_cast<offset_t>(u(b.g) * 4.4);  // 0..4
-    b.random_row(r, l);
-  }
-  return std::move(b.a);
-}
-
-// adder_dcop_32-like: 1813 rows, ~11k nnz, a couple of almost dense rows and columns.
-Csr gen_adder_like(double) {
-  const index_t n = 1813;
-  Builder b(n, n, 3);
-  std::uniform_int_distribution<int> len(2, 6);
-  std::vector<index_t> c;
-  for (index_t r = 0; r < n; ++r) {
-    if (r == 0 || r == 1) {
-      b.random_row(r, 1500);
-      continue;
-    }
-    c.clear();
-    c.push_back(r);
-    c.push_back(0);  // dense columns 0 and 1
-    if (r % 2) c.push_back(1);
-    const int l = len(b.g);
-    for (int k = 0; k < l; ++k) c.push_back(std::uniform_int_distribution<index_t>(0, n - 1)(b.g));
-    b.row(c);
-  }
-  return std::move(b.a);
-}
-
-// 3D stencils on an m^3 grid: 7-point (thermal-like) or 27-point.
-Csr gen_stencil(index_t m, bool full27) {
-  const index_t n = m * m * m;
-  Builder b(n, n, 4);
-  std::vector<index_t> c;
-  for (index_t z = 0; z < m; ++z)
-    for (index_t y = 0; y < m; ++y)
-      for (index_t x = 0; x < m; ++x) {
-        c.clear();
-        for (int dz = -1; dz <= 1; ++dz)
-          for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx) {
-              if (!full27 && std::abs(dx) + std::abs(dy) + std::abs(dz) > 1) continue;
-              const index_t X = x + dx, Y = y + dy, Z = z + dz;
-              if (X < 0 || Y < 0 || Z < 0 || X >= m || Y >= m || Z >= m) continue;
-              c.push_back((Z * m + Y) * m + X);
-            }
-        b.row(c);
-      }
-  return std::move(b.a);
-}
 
 struct Measured {
   std::string kernel;
@@ -256,55 +144,58 @@ std::string note(const Measured& m, double conv_units, double t_csr_family, doub
 
 int main(int argc, char** argv) {
   int threads = omp_get_max_threads();
-  double min_seconds = 0.5, scale = 1.0;
-  bool gen = true, cpu = true, gpu = true;
+  double min_seconds = 0.5;
   int duel_rounds = 0;
   int block_size = 0;
   std::string csv_path, matrix;
   std::vector<std::string> files, cuda_variants, cpu_variants, only;
-  const auto split = [](const std::string& list) {
-    std::vector<std::string> v;
-    for (std::size_t b = 0; b <= list.size();) {
-      const auto e = std::min(list.find(',', b), list.size());
-      if (e > b) v.push_back(list.substr(b, e - b));
-      b = e + 1;
-    }
-    return v;
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string s = argv[i];
-    if (s == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else if (s == "--min-seconds" && i + 1 < argc) min_seconds = std::stod(argv[++i]);
-    else if (s == "--csv" && i + 1 < argc) csv_path = argv[++i];
-    else if (s == "--no-gen") gen = false;
-    else if (s == "--small") scale = 0.1;
-    else if (s == "--gpu-only") cpu = false;
-    else if (s == "--cpu-only") gpu = false;
-    else if (s == "--duel" && i + 1 < argc) duel_rounds = std::stoi(argv[++i]);
-    else if (s == "--block-size" && i + 1 < argc) block_size = std::stoi(argv[++i]);
-    else if (s == "--cuda-variants" && i + 1 < argc) cuda_variants = split(argv[++i]);
-    else if (s == "--cpu-variants" && i + 1 < argc) cpu_variants = split(argv[++i]);
-    else if (s == "--only" && i + 1 < argc) only = split(argv[++i]);
-    else if (s == "--matrix" && i + 1 < argc) matrix = argv[++i];
-    else if (s == "-h" || s == "--help") {
-      std::puts("csr5_bench [--threads N] [--min-seconds S] [--csv FILE] [--no-gen] [--small] [--gpu-only | --cpu-only]\n"
-                "           [--block-size B] [--cuda-variants V[@SIGMA],...] [--cpu-variants V[@SIGMA],...]\n"
-                "           [--only K,...] [--matrix NAME] [--duel ROUNDS]\n"
-                "           [files...]");
-      return 0;
-    } else files.push_back(s);
-  }
+  bool no_gen = false, small = false, gpu_only = false, cpu_only = false;
+  CLI::App app{"csr5_bench: CSR5 against every other kernel of each backend, conversion cost and payback"};
+  app.add_option("FILES", files, "Matrix files after the generated ones");
+  app.add_option("--threads", threads, "OpenMP threads (default: OpenMP's maximum)")->check(CLI::Range(1, 4096));
+  app.add_option("--min-seconds", min_seconds, "Timing per kernel: 5 batches of a fifth of this")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--csv", csv_path, "Also write one CSV line per kernel and matrix here");
+  app.add_flag("--no-gen", no_gen, "Only the files, no generated matrices");
+  app.add_flag("--small", small, "Generated matrices at a tenth of the size");
+  auto* g_only = app.add_flag("--gpu-only", gpu_only, "Only the CUDA backend");
+  app.add_flag("--cpu-only", cpu_only, "Only the OpenMP backend")->excludes(g_only);
+  app.add_option("--block-size", block_size, "CUDA threads per block (default: the kernel's own)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cuda-variants", cuda_variants,
+                 "CUDA CSR5 runs instead of the default extras: VARIANT[@SIGMA] (two-pass, atomic, auto@16, b4, ...)")
+      ->delimiter(',');
+  app.add_option("--cpu-variants", cpu_variants,
+                 "CPU CSR5 runs instead of the default extras: VARIANT[@SIGMA] (lanes, simd, simd_loads, auto@32, ...)")
+      ->delimiter(',');
+  app.add_option("--only", only, "Only these kernels of each backend (besides the CSR5 runs)")->delimiter(',');
+  app.add_option("--matrix", matrix, "Only the generated matrices whose name contains this");
+  app.add_option("--duel", duel_rounds, "Interleaved CSR5 / CSR / baseline comparison with this many rounds (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  CLI11_PARSE(app, argc, argv);
+  const bool with_gen = !no_gen, cpu = !gpu_only, gpu = !cpu_only;
+  const double scale = small ? 0.1 : 1.0;
 
   std::vector<std::pair<std::string, std::function<Csr()>>> mats;
   const auto generated = [&](const std::string& name, std::function<Csr()> make) {
     if (name.find(matrix) != std::string::npos) mats.emplace_back(name, std::move(make));  // --matrix
   };
-  if (gen) {
-    generated("dc1-like", [=] { return gen_dc1_like(scale); });
-    generated("webbase-like", [=] { return gen_webbase_like(scale); });
-    generated("adder_dcop_32-like", [=] { return gen_adder_like(scale); });
-    generated("stencil27", [=] { return gen_stencil(static_cast<index_t>(60 * std::cbrt(scale)), true); });
-    generated("thermal-like7", [=] { return gen_stencil(static_cast<index_t>(100 * std::cbrt(scale)), false); });
+  if (with_gen) {
+    // Columns half next to the diagonal, half spread (Spread::HalfDiagonal).
+    const auto spread = gen::Spread::HalfDiagonal;
+    const auto rows = [=](double n) { return static_cast<index_t>(n * scale); };
+    // dc1: 116835 rows, 766k nnz, longest row 114k.
+    const gen::FewLongRows dc1{.short_min = 1, .short_max = 7, .long_rows = 3, .long_len = rows(100000)};
+    // webbase-1M: mean ~3.1, std ~25, longest ~4700, some rows empty.
+    const gen::ParetoLaw webbase{.x_min = 10, .alpha = 1.15, .cap = 4700, .tail = 0.02, .short_min = 0, .short_max = 4};
+    // adder_dcop_32: 1813 rows, ~11k nnz, two almost dense rows and columns (not scaled).
+    const gen::FewLongRows adder{.short_min = 4, .short_max = 8, .long_rows = 2, .long_len = 1500, .dense_cols = 2};
+    const auto side = [=](double n) { return static_cast<index_t>(n * std::cbrt(scale)); };
+    generated("dc1-like", [=] { return gen::few_long_rows(rows(116835), dc1, spread, 1); });
+    generated("webbase-like", [=] { return gen::pareto_rows(rows(1000000), webbase, spread, 2); });
+    generated("adder_dcop_32-like", [=] { return gen::few_long_rows(1813, adder, spread, 3); });
+    generated("stencil27", [=] { return gen::grid_stencil(3, side(60), 27); });
+    generated("thermal-like7", [=] { return gen::grid_stencil(3, side(100), 7); });
   }
   for (const auto& f : files) mats.emplace_back(f, [f] { return io::load_csr(f); });
 
@@ -390,11 +281,15 @@ int main(int argc, char** argv) {
           t_best_csr_family = m.t;
         if (t_best_other == 0 || m.t < t_best_other) t_best_other = m.t;
       }
-      if (be != Backend::Cuda && t_csr > 0) {  // the back-conversion, with the CPU's tile shape
+      int omega = 0, sigma = 0;  // the tile shape the OpenMP csr5 plan chose ("omega=4 sigma=16 ...")
+      for (const auto& m : res)
+        if (m.ok && m.kernel == "csr5" && std::sscanf(m.detail.c_str(), "omega=%d sigma=%d", &omega, &sigma) != 2)
+          omega = sigma = 0;
+      if (be != Backend::Cuda && t_csr > 0 && omega > 0) {  // the round trip with that tile shape
         ConvertOptions oc;
         oc.threads = threads;
         const auto t0 = std::chrono::steady_clock::now();
-        const Csr5 f = csr_to_csr5(a, cpu::tuning::csr5_omega, cpu::tuning::csr5_sigma(mean, cpu::tuning::csr5_omega), oc);
+        const Csr5 f = csr_to_csr5(a, omega, sigma, oc);
         const auto t1 = std::chrono::steady_clock::now();
         const Csr back = csr5_to_csr(f, threads);
         const auto t2 = std::chrono::steady_clock::now();

@@ -6,20 +6,18 @@
 // bandwidth, then our best against the best baseline per matrix, an SpMM section and a compact
 // table last.
 //
-//   gpu_bench [--quick] [--sample-ms MS] [--samples N] [FILE.mtx[.gz] ...]
-//
 // The effective bandwidth counts the bytes any CSR product must move with int32 row offsets
 // (12*nnz + 4*(rows+1) + 8*cols*k + 8*rows*k) for every kernel, so padding or extra passes show up
 // as a lower share rather than as more "useful" traffic.
+#include <spmv/bench/generate.hpp>
 #include <spmv/spmv.hpp>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <fmt/format.h>
+#include <functional>
 #include <map>
-#include <random>
 
 using namespace spmv;
 
@@ -32,102 +30,6 @@ struct Opts {
   std::vector<std::string> files;
 };
 
-// ---- generated matrices -------------------------------------------------------------------
-Csr finish(index_t rows, index_t cols, std::vector<offset_t> rp, std::vector<index_t> col) {
-  Csr a;
-  a.rows = rows;
-  a.cols = cols;
-  a.row_ptr = std::move(rp);
-  a.col = std::move(col);
-  a.val.resize(a.col.size());
-  std::mt19937_64 g(99);
-  std::uniform_real_distribution<double> v(-1.0, 1.0);
-  for (auto& x : a.val) x = v(g);
-  return a;
-}
-
-Csr stencil27(int n) {
-  const index_t rows = n * n * n;
-  std::vector<offset_t> rp{0};
-  std::vector<index_t> col;
-  col.reserve(static_cast<std::size_t>(rows) * 27);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      for (int k = 0; k < n; ++k) {
-        for (int di = -1; di <= 1; ++di)
-          for (int dj = -1; dj <= 1; ++dj)
-            for (int dk = -1; dk <= 1; ++dk) {
-              const int a = i + di, b = j + dj, c = k + dk;
-              if (a >= 0 && a < n && b >= 0 && b < n && c >= 0 && c < n) col.push_back((a * n + b) * n + c);
-            }
-        rp.push_back(static_cast<offset_t>(col.size()));
-      }
-  return finish(rows, rows, std::move(rp), std::move(col));
-}
-
-Csr stencil5(int n) {
-  const index_t rows = n * n;
-  std::vector<offset_t> rp{0};
-  std::vector<index_t> col;
-  col.reserve(static_cast<std::size_t>(rows) * 5);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      if (i > 0) col.push_back((i - 1) * n + j);
-      if (j > 0) col.push_back(i * n + j - 1);
-      col.push_back(i * n + j);
-      if (j + 1 < n) col.push_back(i * n + j + 1);
-      if (i + 1 < n) col.push_back((i + 1) * n + j);
-      rp.push_back(static_cast<offset_t>(col.size()));
-    }
-  return finish(rows, rows, std::move(rp), std::move(col));
-}
-
-// Rows with the given lengths, columns uniformly random (sorted, distinct).
-Csr random_rows(const std::vector<offset_t>& len, index_t cols, std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_int_distribution<index_t> c(0, cols - 1);
-  std::vector<offset_t> rp{0};
-  std::vector<index_t> col;
-  std::vector<index_t> row;
-  for (offset_t l : len) {
-    row.clear();
-    if (l * 4 > cols) {  // dense-ish long row: a strided walk, then jitter-free
-      const offset_t step = std::max<offset_t>(cols / std::max<offset_t>(l, 1), 1);
-      for (offset_t j = 0; j < l && j * step < cols; ++j) row.push_back(static_cast<index_t>(j * step));
-    } else {
-      for (offset_t j = 0; j < l; ++j) row.push_back(c(g));
-      std::sort(row.begin(), row.end());
-      row.erase(std::unique(row.begin(), row.end()), row.end());
-    }
-    col.insert(col.end(), row.begin(), row.end());
-    rp.push_back(static_cast<offset_t>(col.size()));
-  }
-  return finish(static_cast<index_t>(len.size()), cols, std::move(rp), std::move(col));
-}
-
-Csr random_per_row(index_t rows, int per_row, std::uint64_t seed) {
-  return random_rows(std::vector<offset_t>(rows, per_row), rows, seed);
-}
-
-// Pareto row lengths (alpha 2.5, minimum 3: mean about 9), capped at 50k.
-Csr power_law(index_t rows, std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<double> u(1e-12, 1.0);
-  std::vector<offset_t> len(rows);
-  for (auto& l : len) l = std::min<offset_t>(static_cast<offset_t>(3.0 * std::pow(u(g), -1.0 / 1.5)), 50000);
-  return random_rows(len, rows, seed + 1);
-}
-
-// dc1-like: short rows (2..6) with a few rows of 100k entries.
-Csr few_long_rows(index_t rows, int n_long, std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::vector<offset_t> len(rows);
-  for (auto& l : len) l = 2 + static_cast<offset_t>(g() % 5);
-  for (int i = 0; i < n_long; ++i) len[static_cast<std::size_t>(g() % rows)] = 100000;
-  return random_rows(len, rows, seed + 1);
-}
-
-// ---- measurement --------------------------------------------------------------------------
 struct Result {
   std::string kernel, detail;
   int block = 0;
@@ -188,16 +90,16 @@ void print_result(const Csr& a, const Result& r, int k, double bw) {
 
 int main(int argc, char** argv) {
   Opts o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") o.quick = true;
-    else if (a == "--sample-ms" && i + 1 < argc) o.sample_s = std::atof(argv[++i]) * 1e-3;
-    else if (a == "--samples" && i + 1 < argc) o.samples = std::max(1, std::atoi(argv[++i]));
-    else if (a == "-h" || a == "--help") {
-      fmt::print("usage: gpu_bench [--quick] [--sample-ms MS] [--samples N] [FILE ...]\n");
-      return 0;
-    } else o.files.push_back(a);
-  }
+  double sample_ms = o.sample_s * 1e3;
+  CLI::App app{"gpu_bench: every CUDA kernel and the cuSPARSE baselines on generated matrices and files"};
+  app.add_option("FILES", o.files, "Matrix files (.mtx, .mtx.gz, binary cache) after the generated ones");
+  app.add_flag("--quick", o.quick, "Block size 256 only, no subwarp sweep");
+  app.add_option("--sample-ms", sample_ms, "Each sample lasts at least this long")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--samples", o.samples, "Timed samples per kernel (median reported)")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
+  CLI11_PARSE(app, argc, argv);
+  o.sample_s = sample_ms * 1e-3;
   std::vector<const KernelSpec*> ks;
   for (const auto& k : kernels())
     if (k.backend == Backend::Cuda) ks.push_back(&k);
@@ -214,15 +116,19 @@ int main(int argc, char** argv) {
              bw * 1e-9);
   fmt::print("samples: {} x >= {:.0f} ms each, median reported\n\n", o.samples, o.sample_s * 1e3);
 
+  // Pareto lengths with a minimum of 3 (mean about 8.5), capped at 50k; dc1-like long rows.
+  const gen::ParetoLaw power_law{.x_min = 3, .alpha = 1.5, .cap = 50000};
+  const gen::FewLongRows long_rows{.short_min = 2, .short_max = 6, .long_rows = 8, .long_len = 100000};
+  const auto uniform = gen::Spread::Uniform;
   std::vector<std::pair<std::string, std::function<Csr()>>> suite = {
-      {"stencil27_1M", [] { return stencil27(100); }},
-      {"stencil5_4.2M", [] { return stencil5(2048); }},
-      {"random8_1M", [] { return random_per_row(1 << 20, 8, 5); }},
-      {"powerlaw_1M", [] { return power_law(1 << 20, 6); }},
-      {"longrows_1M", [] { return few_long_rows(1 << 20, 8, 7); }},
-      {"small_stencil5_10k", [] { return stencil5(100); }},
-      {"small_random_20k", [] { return random_per_row(20000, 4, 8); }},
-      {"small_stencil27_3k", [] { return stencil27(15); }},
+      {"stencil27_1M", [] { return gen::grid_stencil(3, 100, 27); }},
+      {"stencil5_4.2M", [] { return gen::grid_stencil(2, 2048, 5); }},
+      {"random8_1M", [=] { return gen::random_rows(1 << 20, 8, uniform, 5); }},
+      {"powerlaw_1M", [=] { return gen::pareto_rows(1 << 20, power_law, uniform, 6); }},
+      {"longrows_1M", [=] { return gen::few_long_rows(1 << 20, long_rows, uniform, 7); }},
+      {"small_stencil5_10k", [] { return gen::grid_stencil(2, 100, 5); }},
+      {"small_random_20k", [=] { return gen::random_rows(20000, 4, uniform, 8); }},
+      {"small_stencil27_3k", [] { return gen::grid_stencil(3, 15, 27); }},
   };
   for (const auto& f : o.files) suite.emplace_back(f, [f] { return io::load_csr(f); });
 

@@ -1,51 +1,34 @@
 // Matrix Market reader throughput: generates a coordinate real general file of about --mb MB,
 // reads it with 1, 2, 4, ..., N threads (file in page cache; median of 3 reads each) and reports
 // MB/s of text parsed; then the same for the binary cache.
-//
-//   io_bench [--mb 500] [--threads N] [--keep] [PATH]      (PATH default /tmp/spmv_io_bench.mtx)
+#include <spmv/bench/generate.hpp>
 #include <spmv/io.hpp>
+#include <spmv/timing.hpp>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <omp.h>
-#include <random>
 #include <string>
 #include <vector>
-
-#include <spmv/timing.hpp>
 
 namespace {
 
 using spmv::seconds_since;
 
-// Rows in order, a few columns per row, values with 17 significant digits: what SuiteSparse
-// files look like, at about 33 bytes a line.
+// Rows of 12 uniform columns, values with 17 significant digits (what SuiteSparse files look
+// like): about `mb` MB of text at 2 * digits(rows) + 23 bytes a line.
 void generate(const std::string& path, double mb) {
-  const auto target = static_cast<std::int64_t>(mb * 1e6);
-  const std::int64_t nnz = target / 33;
-  const std::int32_t n = static_cast<std::int32_t>(std::max<std::int64_t>(1000, nnz / 12));
-  std::mt19937_64 g(42);
-  std::uniform_int_distribution<std::int32_t> col(1, n);
-  std::uniform_real_distribution<double> val(-1.0, 1.0);
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write " + path);
-  fmt::memory_buffer buf;
-  auto it = std::back_inserter(buf);
-  fmt::format_to(it, "%%MatrixMarket matrix coordinate real general\n% io_bench synthetic\n{} {} {}\n", n, n, nnz);
-  for (std::int64_t e = 0; e < nnz; ++e) {
-    fmt::format_to(it, "{} {} {:.17g}\n", 1 + e * n / nnz, col(g), val(g));
-    if (buf.size() > (1 << 22)) {
-      std::fwrite(buf.data(), 1, buf.size(), f);
-      buf.clear();
-    }
-  }
-  std::fwrite(buf.data(), 1, buf.size(), f);
-  std::fclose(f);
+  double rows = 1000;
+  for (int i = 0; i < 3; ++i)  // the line length depends on the row count's digits
+    rows = std::max(1000.0, mb * 1e6 / (12 * (2 * std::floor(std::log10(rows) + 1) + 23)));
+  const spmv::Csr a = spmv::gen::random_rows(static_cast<spmv::index_t>(rows), 12, spmv::gen::Spread::Uniform, 42);
+  spmv::io::write_matrix_market(path, a, fmt::format("io_bench random_rows({}, 12)", a.rows));
 }
 
 // Median wall seconds of `reps` runs; `cpu` gets the process CPU seconds (all threads) of that
@@ -71,16 +54,13 @@ int main(int argc, char** argv) {
   double mb = 500;
   int max_threads = omp_get_max_threads();
   bool keep = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--mb" && i + 1 < argc) mb = std::atof(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) max_threads = std::atoi(argv[++i]);
-    else if (a == "--keep") keep = true;
-    else if (a == "--help" || a == "-h") {
-      std::puts("usage: io_bench [--mb 500] [--threads N] [--keep] [PATH]");
-      return 0;
-    } else path = a;
-  }
+  CLI::App app{"io_bench: Matrix Market parse throughput at 1, 2, 4, ... threads, then the binary cache"};
+  app.add_option("PATH", path, "The generated file (its binary cache goes beside it)")->capture_default_str();
+  app.add_option("--mb", mb, "Size of the generated file in MB")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--threads", max_threads, "The most threads to read with (default: OpenMP's maximum)")
+      ->check(CLI::Range(1, 4096));
+  app.add_flag("--keep", keep, "Keep the file and its cache afterwards");
+  CLI11_PARSE(app, argc, argv);
   try {
     auto t0 = std::chrono::steady_clock::now();
     generate(path, mb);

@@ -9,11 +9,8 @@
 
 namespace spmv::gen::detail {
 
-namespace {
-
 // ---- column pickers -------------------------------------------------------------------------
 
-// Appends `len` distinct columns from [lo, hi) (hi - lo >= len) to out, not sorted.
 void pick_unique(Rng& g, index_t lo, index_t hi, offset_t len, std::vector<index_t>& out) {
   const offset_t range = static_cast<offset_t>(hi) - lo;
   if (len <= 0) return;
@@ -36,7 +33,6 @@ void pick_unique(Rng& g, index_t lo, index_t hi, offset_t len, std::vector<index
   }
 }
 
-// Sorts and removes duplicates, then tops up with uniform columns until `len` distinct.
 void finish_row(Rng& g, index_t cols, offset_t len, std::vector<index_t>& out) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -50,6 +46,8 @@ void finish_row(Rng& g, index_t cols, offset_t len, std::vector<index_t>& out) {
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
 }
+
+namespace {
 
 // `len` distinct columns from a window of [0, cols) centred at `centre`, widened as needed.
 void pick_window(Rng& g, index_t cols, index_t centre, offset_t len, offset_t half,

@@ -87,4 +87,46 @@ std::string cache_name(const GenSpec& spec);
 Csr generate_cached(const GenSpec& spec, const std::string& cache_dir, bool* from_cache = nullptr,
                     int threads = 0);
 
+// ---- Tool shapes ------------------------------------------------------------------------------
+// Fixed families for the tools in bench/tools: exact grid stencils and simple random row laws, where
+// generate() above matches a row-length profile instead. Columns sorted and distinct in every row,
+// values uniform in [-1, 1), square; deterministic for a seed whatever the thread count (each row
+// draws from its own stream). Lengths beyond the column count are clipped to it.
+
+// The stencil on an n^dims grid, dims 2 (points 5 or 9) or 3 (points 7 or 27): row (z*n + y)*n + x
+// holds the in-grid neighbours of point (x, y, z), so boundary rows are shorter (a 27-point corner
+// row has 8 entries). Throws Error for other dims or points, or n^dims beyond index_t.
+Csr grid_stencil(int dims, index_t n, int points, std::uint64_t seed = 1);
+
+// Where a random row's columns lie.
+enum class Spread {
+  Uniform,       // anywhere in [0, cols)
+  HalfDiagonal,  // half a run from the diagonal on (r, r+1, ...), half strided from a random start
+};
+
+// Every row `per_row` columns.
+Csr random_rows(index_t rows, offset_t per_row, Spread spread = Spread::Uniform, std::uint64_t seed = 1);
+
+// Heavy-tailed row lengths: a share `tail` of the rows (drawn at random) takes
+// max(1, floor(min(cap, x_min * u^(-1/alpha))) - shift), u uniform in (0, 1]; the others a length
+// uniform in [short_min, short_max].
+struct ParetoLaw {
+  double x_min = 3, alpha = 1.5;
+  offset_t cap = 10000, shift = 0;
+  double tail = 1.0;
+  offset_t short_min = 0, short_max = 0;
+};
+Csr pareto_rows(index_t rows, const ParetoLaw& law, Spread spread = Spread::Uniform, std::uint64_t seed = 1);
+
+// Short rows and a few long ones (circuit-like): `long_rows` rows of `long_len` entries spaced
+// evenly over the matrix, the others a length uniform in [short_min, short_max]. With dense_cols > 0
+// every row also holds columns 0 .. dense_cols-1, counted in its length.
+struct FewLongRows {
+  offset_t short_min = 2, short_max = 6;
+  int long_rows = 8;
+  offset_t long_len = 100000;
+  int dense_cols = 0;
+};
+Csr few_long_rows(index_t rows, const FewLongRows& shape, Spread spread = Spread::Uniform, std::uint64_t seed = 1);
+
 }  // namespace spmv::gen
