@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, runs every CPU test (label cpu).
 # GPU tests (label gpu) run on a machine with a GPU: scripts/test.sh -L gpu
+# SPMV_CUDA=OFF skips the CUDA backend where nvcc exists (scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,3 +9,5 @@ bash scripts/build.sh
 label=(-L cpu)
 [ $# -gt 0 ] && label=("$@")
 ctest --test-dir "${BUILD_DIR:-build}" "${label[@]}" --output-on-failure -j "$(nproc)"
+# With the CPU tests: the library installed and used from other projects (examples/).
+if [ "${label[*]}" = "-L cpu" ]; then bash scripts/consumer_test.sh; fi

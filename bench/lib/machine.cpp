@@ -2,6 +2,7 @@
 #include <spmv/bench/bench.hpp>
 #include <spmv/bench/ceiling.hpp>
 #include <spmv/device.hpp>
+#include <spmv/version.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -35,11 +36,7 @@ MachineInfo machine_info() {
 #else
   m.compiler = "unknown";
 #endif
-#ifdef SPMV_GIT_COMMIT
-  m.git_commit = SPMV_GIT_COMMIT;
-#else
-  m.git_commit = "unknown";
-#endif
+  m.git_commit = git_commit();
   try {
     m.gpus = device::cuda_device_count();
     if (m.gpus > 0) m.device = device::cuda_device_name();

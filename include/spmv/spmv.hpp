@@ -10,3 +10,4 @@
 #include <spmv/stats.hpp>
 #include <spmv/timing.hpp>
 #include <spmv/types.hpp>
+#include <spmv/version.hpp>

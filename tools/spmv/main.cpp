@@ -1,6 +1,7 @@
 // spmv: a thin command line over the library. Exit status: 0 success, 1 bad input or a failed
 // check, 2 bad usage.
 #include <spmv/types.hpp>
+#include <spmv/version.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   CLI::App app{"spmv: sparse matrix-vector products on CPUs and GPUs, checked and measured"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "spmv 0.1.0");
+  app.set_version_flag("--version", fmt::format("spmv {} (commit {})", spmv::version(), spmv::git_commit()));
   spmv::cli::Action action;
   spmv::cli::add_info(app, action);
   spmv::cli::add_run(app, action);
