@@ -154,6 +154,39 @@ TEST(CONFORMANCE, EdgeCasesEverySettingAndRightHandSides) {
   EXPECT_GT(runs, 20 * static_cast<int>(cases.size()));
 }
 
+// y = alpha*A*x + beta*y on every kernel: against alpha times the reference plus beta times the
+// y given; beta = 0 must not read y (NaN there is overwritten, as in BLAS).
+TEST(CONFORMANCE, AlphaBetaOnEveryKernel) {
+  REQUIRE_BACKEND();
+  const Csr a = edge_case(test::edge_cases(), "irregular_5000");
+  int runs = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const int k : {1, 3}) {
+      if (k > 1 && !spec->spmm) continue;
+      PlanOptions opt;
+      opt.k = k;
+      const auto plan = make_plan(a, spec->backend, spec->name, opt);
+      std::vector<double> x(static_cast<std::size_t>(a.cols) * k);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
+      const Reference ref = reference_product(a, x, k, Layout::RowMajor);
+      const std::size_t n = static_cast<std::size_t>(a.rows) * k;
+      for (const auto& [alpha, beta] : {std::pair{2.5, -0.5}, std::pair{-1.0, 1.0}, std::pair{0.5, 0.0}}) {
+        std::vector<double> y(n), want(n);
+        for (std::size_t i = 0; i < n; ++i) y[i] = beta == 0.0 ? std::nan("") : std::cos(0.11 * static_cast<double>(i));
+        Reference scaled = ref;
+        for (std::size_t i = 0; i < n; ++i) {
+          scaled.y[i] = alpha * ref.y[i] + (beta == 0.0 ? 0.0 : beta * y[i]);
+          scaled.bound[i] = std::abs(alpha) * ref.bound[i] + (beta == 0.0 ? 0.0 : std::abs(beta * y[i]));
+        }
+        plan->multiply(x, y, alpha, beta);
+        const CheckResult c = check_product(a, scaled, y, k, Layout::RowMajor);
+        EXPECT_TRUE(c.passed) << spec->name << " k=" << k << " alpha=" << alpha << " beta=" << beta << ": " << c.message;
+        ++runs;
+      }
+    }
+  EXPECT_GT(runs, 10);
+}
+
 // Wider SpMM: the 16/8/4/2/1 column blocks all appear for k = 8 and k = 33 (16+16+1).
 TEST(CONFORMANCE, WideSpmmBothLayouts) {
   REQUIRE_BACKEND();

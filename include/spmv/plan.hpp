@@ -49,6 +49,14 @@ int plan_threads(const PlanOptions& opt);
 // What a plan's conversion may use: its threads and memory limits.
 ConvertOptions convert_options(const PlanOptions& opt);
 
+// A plan: a matrix prepared once for one kernel (format converted, rows partitioned, data on the
+// device), then multiplied as often as needed.
+//
+// Lifetime: a plan of a CSR kernel on the CPU (serial, OpenMP, Eigen) borrows the matrix it was
+// made from: that Csr must outlive the plan and not change while it lives. Plans of ELL, HLL and
+// CSR5 on the CPU hold their own converted copy, and every CUDA plan its own device copy: the Csr
+// may go once the plan is made. Plans made by "auto" follow the kernel they chose (Plan::chosen);
+// keep the matrix alive when in doubt. A plan is used by one thread at a time.
 class Plan {
  public:
   virtual ~Plan() = default;
@@ -61,11 +69,10 @@ class Plan {
   // GPU plans override this with device events around the kernels only.
   virtual double time_runs(int times);
 
-  void multiply(std::span<const double> x, std::span<double> y) {
-    set_x(x);
-    run(1);
-    get_y(y);
-  }
+  // y = alpha * A*x + beta * y (with k right-hand sides: Y = alpha * A*X + beta * Y). beta == 0 does
+  // not read y (NaN there is overwritten), as in BLAS. alpha == 1, beta == 0 is the kernel's own
+  // product; other values add one pass over y on the host.
+  void multiply(std::span<const double> x, std::span<double> y, double alpha = 1.0, double beta = 0.0);
 
   double convert_seconds = 0;   // CSR -> this plan's format
   double setup_seconds = 0;     // partitioning, upload, library preprocessing
@@ -80,6 +87,9 @@ class Plan {
   int chosen_threads = 0;  // CPU threads the planner gave its choice (0: not a CPU choice)
   // What was chosen and why (the planner's line), or the kernel's own detail.
   std::string describe() const { return chosen.empty() ? detail : "auto -> " + chosen + ": " + detail; }
+
+ private:
+  std::vector<double> product_;  // A*x, for multiply with alpha != 1 or beta != 0
 };
 
 struct KernelSpec {

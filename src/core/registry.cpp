@@ -86,6 +86,23 @@ ConvertOptions convert_options(const PlanOptions& opt) {
   return {plan_threads(opt), opt.memory_budget_bytes, opt.max_ratio_to_csr};
 }
 
+void Plan::multiply(std::span<const double> x, std::span<double> y, double alpha, double beta) {
+  set_x(x);
+  run(1);
+  if (alpha == 1.0 && beta == 0.0) {
+    get_y(y);
+    return;
+  }
+  product_.resize(y.size());
+  get_y(product_);
+  const auto n = static_cast<std::ptrdiff_t>(y.size());
+  const double* p = product_.data();
+  double* out = y.data();
+  // y = alpha*p + beta*y; beta == 0 never reads y.
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+  for (std::ptrdiff_t i = 0; i < n; ++i) out[i] = alpha * p[i] + (beta == 0.0 ? 0.0 : beta * out[i]);
+}
+
 double Plan::time_runs(int times) {
   const auto t0 = std::chrono::steady_clock::now();
   run(times);
