@@ -1,14 +1,15 @@
 #pragma once
-// What the host code may know about the GPU, without including any CUDA header. Without the CUDA
-// backend these report "no device".
+/// @file
+/// What the host code may know about the GPU, without including any CUDA header. Without the CUDA
+/// backend these report "no device".
 #include <string>
 
 namespace spmv::device {
 
-bool cuda_built();       // the CUDA backend is compiled in
-int cuda_device_count(); // 0 when none is usable (no driver, no GPU)
-std::string cuda_device_name();  // "" when none
-// Device-to-device copy bandwidth in bytes/s (bytes read + written), measured now; 0 without GPU.
+bool cuda_built();       ///< the CUDA backend is compiled in
+int cuda_device_count(); ///< 0 when none is usable (no driver, no GPU)
+std::string cuda_device_name();  ///< "" when none
+/// Device-to-device copy bandwidth in bytes/s (bytes read + written), measured now; 0 without GPU.
 double cuda_copy_bandwidth();
 
-}  // namespace spmv::device
+}  ///< namespace spmv::device

@@ -1,6 +1,7 @@
 #pragma once
-// The two hub formats: COO (what the reader produces) and CSR (what every other format is
-// converted from). Formats are plain data; conversions and kernels are free functions.
+/// @file
+/// The two hub formats: COO (what the reader produces) and CSR (what every other format is
+/// converted from). Formats are plain data; conversions and kernels are free functions.
 #include <spmv/types.hpp>
 
 #include <complex>
@@ -8,13 +9,13 @@
 
 namespace spmv {
 
-// Coordinate list after symmetry expansion. Entries may be unsorted and may repeat
-// (duplicates are summed by coo_to_csr). `imag` is non-empty only for complex matrices.
+/// Coordinate list after symmetry expansion. Entries may be unsorted and may repeat
+/// (duplicates are summed by coo_to_csr). `imag` is non-empty only for complex matrices.
 struct Coo {
   index_t rows = 0;
   index_t cols = 0;
   Field field = Field::Real;
-  Symmetry symmetry = Symmetry::General;  // as declared by the file; storage is always expanded
+  Symmetry symmetry = Symmetry::General;  ///< as declared by the file; storage is always expanded
   std::vector<index_t> row;
   std::vector<index_t> col;
   std::vector<double> val;
@@ -24,29 +25,29 @@ struct Coo {
   bool is_complex() const { return field == Field::Complex; }
 };
 
-// Compressed sparse rows; columns sorted within each row, no duplicates.
+/// Compressed sparse rows; columns sorted within each row, no duplicates.
 struct Csr {
   index_t rows = 0;
   index_t cols = 0;
   Field field = Field::Real;
   Symmetry symmetry = Symmetry::General;
-  std::vector<offset_t> row_ptr;  // rows + 1 entries
+  std::vector<offset_t> row_ptr;  ///< rows + 1 entries
   std::vector<index_t> col;
   std::vector<double> val;
-  std::vector<double> imag;  // non-empty only for complex matrices
+  std::vector<double> imag;  ///< non-empty only for complex matrices
 
   offset_t nnz() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
   bool is_complex() const { return field == Field::Complex; }
   offset_t row_length(index_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
 };
 
-// Throws Unsupported("<what> needs a real matrix; this one is complex") for complex input.
+/// Throws Unsupported("<what> needs a real matrix; this one is complex") for complex input.
 void require_real(const Csr& a, const std::string& what);
 
-// Builds CSR in O(nnz + rows): stable counting sort by row, then columns sorted within each row
-// and duplicates summed. Parallel over rows for large inputs.
+/// Builds CSR in O(nnz + rows): stable counting sort by row, then columns sorted within each row
+/// and duplicates summed. Parallel over rows for large inputs.
 Csr coo_to_csr(const Coo& coo);
-// Expands CSR back to COO in row-major order (used by writers and tests).
+/// Expands CSR back to COO in row-major order (used by writers and tests).
 Coo csr_to_coo(const Csr& csr);
 
-}  // namespace spmv
+}  ///< namespace spmv

@@ -1,10 +1,11 @@
 #pragma once
-// One kernel interface, many implementations chosen at run time.
-//
-// A Plan is made once per (matrix, kernel, options) and applied many times, like an FFTW plan or
-// cuSPARSE's preprocess: format conversion, partitioning and device upload happen when the plan is
-// made (and are timed there); run() does only the product. Every kernel is listed once in the
-// registry; the CLI, the tests and the benchmark enumerate it.
+/// @file
+/// One kernel interface, many implementations chosen at run time.
+///
+/// A Plan is made once per (matrix, kernel, options) and applied many times, like an FFTW plan or
+/// cuSPARSE's preprocess: format conversion, partitioning and device upload happen when the plan is
+/// made (and are timed there); run() does only the product. Every kernel is listed once in the
+/// registry; the CLI, the tests and the benchmark enumerate it.
 #include <spmv/formats/limits.hpp>
 #include <spmv/matrix.hpp>
 
@@ -18,111 +19,111 @@
 namespace spmv {
 
 const char* to_string(Backend b);
-Backend parse_backend(std::string_view s);  // throws Unsupported on an unknown name
+Backend parse_backend(std::string_view s);  ///< throws Unsupported on an unknown name
 
 struct PlanOptions {
-  int threads = 0;              // CPU backends (omp); 0 = every core OpenMP offers; never a global setting
-  int block_size = 0;           // CUDA threads per block (a multiple of 32, 32..1024); 0: the kernel's own (256 for most)
-  int hack = 32;                // HLL rows per hack
-  int k = 1;                    // right-hand sides: 1 = SpMV, > 1 = SpMM
-  Layout layout = Layout::RowMajor;  // of X and Y when k > 1
-  int subwarp = 0;              // CSR-vector threads per row; 0 = chosen from the matrix
-  offset_t nz_per_chunk = 0;    // OpenMP dynamic chunk size in nonzeros; 0 = default
-  offset_t nz_per_block = 0;    // CSR-adaptive row-block size in nonzeros; 0 = default
-  int csr5_omega = 0;           // CSR5 tile width; 0 = the backend's SIMD/warp width
-  int csr5_sigma = 0;           // CSR5 tile height; 0 = chosen from nonzeros per row
-  bool deterministic = true;    // kernels with atomics use their two-pass variant
-  std::string variant = "auto"; // kernel-specific sub-choice; "auto" = picked per matrix
-  // Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
-  // max_ratio_to_csr times the CSR size (0 = the default: 20).
+  int threads = 0;              ///< CPU backends (omp); 0 = every core OpenMP offers; never a global setting
+  int block_size = 0;           ///< CUDA threads per block (a multiple of 32, 32..1024); 0: the kernel's own (256 for most)
+  int hack = 32;                ///< HLL rows per hack
+  int k = 1;                    ///< right-hand sides: 1 = SpMV, > 1 = SpMM
+  Layout layout = Layout::RowMajor;  ///< of X and Y when k > 1
+  int subwarp = 0;              ///< CSR-vector threads per row; 0 = chosen from the matrix
+  offset_t nz_per_chunk = 0;    ///< OpenMP dynamic chunk size in nonzeros; 0 = default
+  offset_t nz_per_block = 0;    ///< CSR-adaptive row-block size in nonzeros; 0 = default
+  int csr5_omega = 0;           ///< CSR5 tile width; 0 = the backend's SIMD/warp width
+  int csr5_sigma = 0;           ///< CSR5 tile height; 0 = chosen from nonzeros per row
+  bool deterministic = true;    ///< kernels with atomics use their two-pass variant
+  std::string variant = "auto"; ///< kernel-specific sub-choice; "auto" = picked per matrix
+  /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
+  /// max_ratio_to_csr times the CSR size (0 = the default: 20).
   double memory_budget_bytes = 0;
   double max_ratio_to_csr = 0;
-  // The planner (kernel "auto"): how many products the plan will serve, so that a format is
-  // chosen only if its conversion is repaid within them; and whether it may time its top
-  // candidates on the matrix (false: the model's first choice, deterministic).
+  /// The planner (kernel "auto"): how many products the plan will serve, so that a format is
+  /// chosen only if its conversion is repaid within them; and whether it may time its top
+  /// candidates on the matrix (false: the model's first choice, deterministic).
   long long products = 100;
   bool trial = true;
 };
 
-// Threads a CPU plan runs with: opt.threads, or every core OpenMP offers when it is 0.
+/// Threads a CPU plan runs with: opt.threads, or every core OpenMP offers when it is 0.
 int plan_threads(const PlanOptions& opt);
-// What a plan's conversion may use: its threads and memory limits.
+/// What a plan's conversion may use: its threads and memory limits.
 ConvertOptions convert_options(const PlanOptions& opt);
 
-// A plan: a matrix prepared once for one kernel (format converted, rows partitioned, data on the
-// device), then multiplied as often as needed.
-//
-// Lifetime: a plan of a CSR kernel on the CPU (serial, OpenMP, Eigen) borrows the matrix it was
-// made from: that Csr must outlive the plan and not change while it lives. Plans of ELL, HLL and
-// CSR5 on the CPU hold their own converted copy, and every CUDA plan its own device copy: the Csr
-// may go once the plan is made. Plans made by "auto" follow the kernel they chose (Plan::chosen);
-// keep the matrix alive when in doubt. A plan is used by one thread at a time.
+/// A plan: a matrix prepared once for one kernel (format converted, rows partitioned, data on the
+/// device), then multiplied as often as needed.
+///
+/// Lifetime: a plan of a CSR kernel on the CPU (serial, OpenMP, Eigen) borrows the matrix it was
+/// made from: that Csr must outlive the plan and not change while it lives. Plans of ELL, HLL and
+/// CSR5 on the CPU hold their own converted copy, and every CUDA plan its own device copy: the Csr
+/// may go once the plan is made. Plans made by "auto" follow the kernel they chose (Plan::chosen);
+/// keep the matrix alive when in doubt. A plan is used by one thread at a time.
 class Plan {
  public:
   virtual ~Plan() = default;
-  // x holds cols*k values, y rows*k (layout from the options). GPU plans copy to/from the device.
+  /// x holds cols*k values, y rows*k (layout from the options). GPU plans copy to/from the device.
   virtual void set_x(std::span<const double> x) = 0;
-  // `times` back-to-back products on the resident x; nothing is copied.
+  /// `times` back-to-back products on the resident x; nothing is copied.
   virtual void run(int times = 1) = 0;
   virtual void get_y(std::span<double> y) = 0;
-  // Wall seconds of `times` back-to-back products on the resident x. CPU: steady clock;
-  // GPU plans override this with device events around the kernels only.
+  /// Wall seconds of `times` back-to-back products on the resident x. CPU: steady clock;
+  /// GPU plans override this with device events around the kernels only.
   virtual double time_runs(int times);
 
-  // y = alpha * A*x + beta * y (with k right-hand sides: Y = alpha * A*X + beta * Y). beta == 0 does
-  // not read y (NaN there is overwritten), as in BLAS. alpha == 1, beta == 0 is the kernel's own
-  // product; other values add one pass over y on the host.
+  /// y = alpha * A*x + beta * y (with k right-hand sides: Y = alpha * A*X + beta * Y). beta == 0 does
+  /// not read y (NaN there is overwritten), as in BLAS. alpha == 1, beta == 0 is the kernel's own
+  /// product; other values add one pass over y on the host.
   void multiply(std::span<const double> x, std::span<double> y, double alpha = 1.0, double beta = 0.0);
 
-  double convert_seconds = 0;   // CSR -> this plan's format
-  double setup_seconds = 0;     // partitioning, upload, library preprocessing
-  offset_t bytes_per_product = 0;  // the fewest bytes one product must move (matrix, x, y)
-  offset_t stored_entries = 0;     // slots stored including padding (= nnz for CSR)
-  std::string detail;              // what "auto" chose, e.g. "subwarp=8" or "variant=balanced"
-  // Set by the planner (kernel "auto"): what runs ("cuda/ell bs=256"), and the seconds spent
-  // choosing it (analysis + trial + the conversions of the candidates it did not keep), which
-  // setup_seconds includes.
+  double convert_seconds = 0;   ///< CSR -> this plan's format
+  double setup_seconds = 0;     ///< partitioning, upload, library preprocessing
+  offset_t bytes_per_product = 0;  ///< the fewest bytes one product must move (matrix, x, y)
+  offset_t stored_entries = 0;     ///< slots stored including padding (= nnz for CSR)
+  std::string detail;              ///< what "auto" chose, e.g. "subwarp=8" or "variant=balanced"
+  /// Set by the planner (kernel "auto"): what runs ("cuda/ell bs=256"), and the seconds spent
+  /// choosing it (analysis + trial + the conversions of the candidates it did not keep), which
+  /// setup_seconds includes.
   std::string chosen;
   double planning_seconds = 0;
-  int chosen_threads = 0;  // CPU threads the planner gave its choice (0: not a CPU choice)
-  // What was chosen and why (the planner's line), or the kernel's own detail.
+  int chosen_threads = 0;  ///< CPU threads the planner gave its choice (0: not a CPU choice)
+  /// What was chosen and why (the planner's line), or the kernel's own detail.
   std::string describe() const { return chosen.empty() ? detail : "auto -> " + chosen + ": " + detail; }
 
  private:
-  std::vector<double> product_;  // A*x, for multiply with alpha != 1 or beta != 0
+  std::vector<double> product_;  ///< A*x, for multiply with alpha != 1 or beta != 0
 };
 
 struct KernelSpec {
-  std::string name;         // "csr", "csr-balanced", "ell", "hll", "csr-vector", "cusparse-alg2", ...
+  std::string name;         ///< "csr", "csr-balanced", "ell", "hll", "csr-vector", "cusparse-alg2", ...
   Backend backend;
-  std::string format;       // storage it needs: "csr", "ell", "hll", "csr5" (kernels of one format share it)
+  std::string format;       ///< storage it needs: "csr", "ell", "hll", "csr5" (kernels of one format share it)
   std::string description;
-  bool baseline = false;    // a third-party library we compare against (Eigen, cuSPARSE)
-  bool spmm = false;        // accepts k > 1
-  std::vector<std::string> params;  // options that matter: "threads", "block_size", "hack", ...
+  bool baseline = false;    ///< a third-party library we compare against (Eigen, cuSPARSE)
+  bool spmm = false;        ///< accepts k > 1
+  std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...
   std::function<std::unique_ptr<Plan>(const Csr&, const PlanOptions&)> make;
 };
 
-// All kernels built into this binary (CUDA ones only when the CUDA backend is built).
+/// All kernels built into this binary (CUDA ones only when the CUDA backend is built).
 const std::vector<KernelSpec>& kernels();
 const KernelSpec* find_kernel(Backend b, std::string_view name);
-// Like find_kernel but throws Unsupported listing the kernels that do exist for the backend.
+/// Like find_kernel but throws Unsupported listing the kernels that do exist for the backend.
 const KernelSpec& get_kernel(Backend b, std::string_view name);
-// Looks the kernel up, refuses complex matrices, makes the plan. The default kernel, "auto", is
-// the planner (spmv/planner.hpp): format, kernel and settings chosen for this matrix.
+/// Looks the kernel up, refuses complex matrices, makes the plan. The default kernel, "auto", is
+/// the planner (spmv/planner.hpp): format, kernel and settings chosen for this matrix.
 std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel = "auto",
                                 const PlanOptions& opt = {});
 std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, const PlanOptions& opt);
-// The fastest backend present: CUDA when a device is usable, else OpenMP.
+/// The fastest backend present: CUDA when a device is usable, else OpenMP.
 Backend default_backend();
-// make_plan(a, default_backend(), "auto", opt).
+/// make_plan(a, default_backend(), "auto", opt).
 std::unique_ptr<Plan> make_plan(const Csr& a, const PlanOptions& opt = {});
 
-// Effective bytes of one CSR product with this library's index widths:
-// 12*nnz + 8*(rows+1) + 8*cols*k + 8*rows*k.
+/// Effective bytes of one CSR product with this library's index widths:
+/// 12*nnz + 8*(rows+1) + 8*cols*k + 8*rows*k.
 offset_t csr_product_bytes(const Csr& a, int k = 1);
 
-// Registration, one call per backend file; defined in src/core/registry.cpp's list.
+/// Registration, one call per backend file; defined in src/core/registry.cpp's list.
 void add_kernel(KernelSpec spec);
 
-}  // namespace spmv
+}  ///< namespace spmv

@@ -1,5 +1,6 @@
 #pragma once
-// The accurate reference product and the check every kernel result goes through.
+/// @file
+/// The accurate reference product and the check every kernel result goes through.
 #include <spmv/matrix.hpp>
 
 #include <span>
@@ -7,32 +8,32 @@
 
 namespace spmv {
 
-// y = A*x accumulated in long double with compensated (Kahan-Babuska) summation, plus
-// bound[i] = sum_j |a_ij * x_j| (the row's condition scale), which the tolerance is derived from.
+/// y = A*x accumulated in long double with compensated (Kahan-Babuska) summation, plus
+/// bound[i] = sum_j |a_ij * x_j| (the row's condition scale), which the tolerance is derived from.
 struct Reference {
   std::vector<double> y;
   std::vector<double> bound;
 };
 Reference reference_product(const Csr& a, std::span<const double> x);
-// k right-hand sides; x and the returned y/bound use `layout`.
+/// k right-hand sides; x and the returned y/bound use `layout`.
 Reference reference_product(const Csr& a, std::span<const double> x, int k, Layout layout);
 
 struct CheckResult {
   bool passed = true;
-  double max_rel_error = 0;   // max over components of |y - ref| / |ref| (components with ref != 0)
-  double mean_rel_error = 0;  // mean of the same
-  double max_scaled_error = 0;  // max of |y - ref| / (tol_i), passes iff <= 1
+  double max_rel_error = 0;   ///< max over components of |y - ref| / |ref| (components with ref != 0)
+  double mean_rel_error = 0;  ///< mean of the same
+  double max_scaled_error = 0;  ///< max of |y - ref| / (tol_i), passes iff <= 1
   offset_t worst_index = -1;
   offset_t failures = 0;
-  std::string message;        // first failure, human readable, empty when passed
+  std::string message;        ///< first failure, human readable, empty when passed
 };
 
-// Component i passes when |y_i - ref_i| <= c * eps * (len_i + 1) * bound_i (+ a denormal floor);
-// NaN/Inf in the reference must be reproduced exactly in kind. `k` and `layout` as above.
+/// Component i passes when |y_i - ref_i| <= c * eps * (len_i + 1) * bound_i (+ a denormal floor);
+/// NaN/Inf in the reference must be reproduced exactly in kind. `k` and `layout` as above.
 CheckResult check_product(const Csr& a, const Reference& ref, std::span<const double> y,
                           int k = 1, Layout layout = Layout::RowMajor);
 
-// Deterministic input vectors: "ones", "random" or "random:SEED" (uniform in [-1, 1)).
+/// Deterministic input vectors: "ones", "random" or "random:SEED" (uniform in [-1, 1)).
 std::vector<double> make_vector(const std::string& spec, std::size_t n);
 
-}  // namespace spmv
+}  ///< namespace spmv

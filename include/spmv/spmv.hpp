@@ -1,5 +1,6 @@
 #pragma once
-// Umbrella header.
+/// @file
+/// Umbrella header.
 #include <spmv/device.hpp>
 #include <spmv/formats/ell.hpp>
 #include <spmv/formats/hll.hpp>

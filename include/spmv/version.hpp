@@ -1,9 +1,10 @@
 #pragma once
-// The library's version (CMake's project version) and the git commit it was built from.
+/// @file
+/// The library's version (CMake's project version) and the git commit it was built from.
 
 namespace spmv {
 
-const char* version();     // "0.1.0"
-const char* git_commit();  // short hash, "unknown" outside a git checkout
+const char* version();     ///< "0.1.0"
+const char* git_commit();  ///< short hash, "unknown" outside a git checkout
 
-}  // namespace spmv
+}  ///< namespace spmv

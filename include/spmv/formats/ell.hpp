@@ -1,6 +1,7 @@
 #pragma once
-// ELLPACK: every row padded to the longest row. Padding slots hold value 0 and the row's last
-// valid column index, so padded loads of x hit a cache line the row already touched.
+/// @file
+/// ELLPACK: every row padded to the longest row. Padding slots hold value 0 and the row's last
+/// valid column index, so padded loads of x hit a cache line the row already touched.
 #include <spmv/formats/limits.hpp>
 #include <spmv/formats/storage.hpp>
 
@@ -8,13 +9,13 @@ namespace spmv {
 
 struct Ell {
   index_t rows = 0, cols = 0;
-  index_t width = 0;          // max nonzeros per row
-  offset_t nnz = 0;           // real entries (without padding)
-  Layout layout = Layout::RowMajor;  // RowMajor: slot (r,j) at r*width+j (CPU);
-                                     // ColMajor: at j*rows+r (GPU, coalesced)
-  FormatArray<index_t> col;   // rows*width
-  FormatArray<double> val;    // rows*width
-  FormatArray<index_t> row_len;  // real length of each row (the ell-rowlen kernels skip padding)
+  index_t width = 0;          ///< max nonzeros per row
+  offset_t nnz = 0;           ///< real entries (without padding)
+  Layout layout = Layout::RowMajor;  ///< RowMajor: slot (r,j) at r*width+j (CPU);
+                                     /// ColMajor: at j*rows+r (GPU, coalesced)
+  FormatArray<index_t> col;   ///< rows*width
+  FormatArray<double> val;    ///< rows*width
+  FormatArray<index_t> row_len;  ///< real length of each row (the ell-rowlen kernels skip padding)
 
   offset_t slots() const { return static_cast<offset_t>(rows) * width; }
   offset_t at(index_t r, index_t j) const {
@@ -23,12 +24,12 @@ struct Ell {
   }
 };
 
-// The longest row: ELL's width (one parallel pass over the row pointer).
+/// The longest row: ELL's width (one parallel pass over the row pointer).
 index_t ell_width(const Csr& a);
-// Bytes an ELL of this width would take: slots, plus a row length per row.
+/// Bytes an ELL of this width would take: slots, plus a row length per row.
 double ell_bytes(index_t rows, index_t width);
-// Bytes csr_to_ell would allocate (computed in 64 bits from the row pointer only).
+/// Bytes csr_to_ell would allocate (computed in 64 bits from the row pointer only).
 double ell_bytes(const Csr& a);
 Ell csr_to_ell(const Csr& a, Layout layout, const ConvertOptions& opt = {});
 
-}  // namespace spmv
+}  ///< namespace spmv

@@ -1,6 +1,7 @@
 #pragma once
-// Hacked ELLPACK: rows cut into hacks of `hack` rows, each an ELL block padded to its own longest
-// row and stored column-major inside the hack, all in one flat buffer addressed by hack_offset.
+/// @file
+/// Hacked ELLPACK: rows cut into hacks of `hack` rows, each an ELL block padded to its own longest
+/// row and stored column-major inside the hack, all in one flat buffer addressed by hack_offset.
 #include <spmv/formats/limits.hpp>
 #include <spmv/formats/storage.hpp>
 
@@ -12,10 +13,10 @@ struct Hll {
   index_t rows = 0, cols = 0;
   int hack = 32;
   offset_t nnz = 0;
-  std::vector<offset_t> hack_offset;  // n_hacks + 1; slot offset of each hack
-  std::vector<index_t> hack_width;    // n_hacks; padded row length of each hack
-  FormatArray<index_t> col;           // slot (local row r, j) of hack h at
-  FormatArray<double> val;            //   hack_offset[h] + j * hack_rows(h) + r
+  std::vector<offset_t> hack_offset;  ///< n_hacks + 1; slot offset of each hack
+  std::vector<index_t> hack_width;    ///< n_hacks; padded row length of each hack
+  FormatArray<index_t> col;           ///< slot (local row r, j) of hack h at
+  FormatArray<double> val;            ///<   hack_offset[h] + j * hack_rows(h) + r
 
   index_t n_hacks() const { return static_cast<index_t>(hack_width.size()); }
   index_t hack_rows(index_t h) const {
@@ -25,13 +26,13 @@ struct Hll {
   offset_t slots() const { return hack_offset.empty() ? 0 : hack_offset.back(); }
 };
 
-// Each hack's width (its longest row) and slot offset: one parallel O(rows) pass (the host
-// conversion; the CUDA plan makes its own layout on the device).
+/// Each hack's width (its longest row) and slot offset: one parallel O(rows) pass (the host
+/// conversion; the CUDA plan makes its own layout on the device).
 struct HllLayout {
-  std::vector<index_t> width;    // n_hacks
-  std::vector<offset_t> offset;  // n_hacks + 1; offset.back() = slots
+  std::vector<index_t> width;    ///< n_hacks
+  std::vector<offset_t> offset;  ///< n_hacks + 1; offset.back() = slots
   offset_t slots() const { return offset.back(); }
-  double bytes() const;  // what csr_to_hll allocates: slots, hack widths and offsets
+  double bytes() const;  ///< what csr_to_hll allocates: slots, hack widths and offsets
 };
 HllLayout hll_layout(const Csr& a, int hack);
 
@@ -39,4 +40,4 @@ double hll_bytes(const Csr& a, int hack);
 offset_t hll_slots(const Csr& a, int hack);
 Hll csr_to_hll(const Csr& a, int hack, const ConvertOptions& opt = {});
 
-}  // namespace spmv
+}  ///< namespace spmv

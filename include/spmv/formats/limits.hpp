@@ -1,5 +1,6 @@
 #pragma once
-// What a format conversion may use: threads and memory, checked before anything is allocated.
+/// @file
+/// What a format conversion may use: threads and memory, checked before anything is allocated.
 #include <spmv/matrix.hpp>
 
 #include <string>
@@ -7,18 +8,18 @@
 namespace spmv {
 
 struct ConvertOptions {
-  int threads = 0;                  // 0: OpenMP's default (all cores)
-  double memory_budget_bytes = 0;   // the most one format may take; 0: 16 GiB
-  double max_ratio_to_csr = 0;      // the most it may take against CSR (above 64 MiB); 0: 20
+  int threads = 0;                  ///< 0: OpenMP's default (all cores)
+  double memory_budget_bytes = 0;   ///< the most one format may take; 0: 16 GiB
+  double max_ratio_to_csr = 0;      ///< the most it may take against CSR (above 64 MiB); 0: 20
 };
 
-// Checks the bytes a format would need *before* allocating it. Throws Unsupported with
-// "<FORMAT> would need X GiB, N times CSR; limit is Y GiB (and M times CSR)" when over budget.
+/// Checks the bytes a format would need *before* allocating it. Throws Unsupported with
+/// "<FORMAT> would need X GiB, N times CSR; limit is Y GiB (and M times CSR)" when over budget.
 void check_format_memory(const std::string& format, double bytes_needed, const Csr& a, const ConvertOptions& opt);
 double csr_storage_bytes(const Csr& a);
-// The bytes one format may take: opt.memory_budget_bytes, or 16 GiB when it is 0.
+/// The bytes one format may take: opt.memory_budget_bytes, or 16 GiB when it is 0.
 double format_memory_budget(const ConvertOptions& opt);
-// Threads a conversion runs on: opt.threads, or all.
+/// Threads a conversion runs on: opt.threads, or all.
 int conversion_threads(const ConvertOptions& opt);
 
-}  // namespace spmv
+}  ///< namespace spmv

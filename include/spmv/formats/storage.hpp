@@ -1,11 +1,12 @@
 #pragma once
-// The arrays of a converted format (ELL, HLL, CSR5): std::vectors whose allocator
-//  - leaves trivially constructible elements uninitialised on resize: each conversion writes every
-//    entry in its parallel loop, so the pages are first touched by the threads that use them,
-//    instead of by one thread's zero fill (which cost as much as the whole conversion);
-//  - asks Linux for transparent huge pages on blocks of huge_block_bytes or more (where the
-//    kernel gives them only on request, as on the GPU machine): 512 times fewer page faults in
-//    the conversion, fewer TLB misses in the product.
+/// @file
+/// The arrays of a converted format (ELL, HLL, CSR5): std::vectors whose allocator
+///  - leaves trivially constructible elements uninitialised on resize: each conversion writes every
+///    entry in its parallel loop, so the pages are first touched by the threads that use them,
+///    instead of by one thread's zero fill (which cost as much as the whole conversion);
+///  - asks Linux for transparent huge pages on blocks of huge_block_bytes or more (where the
+///    kernel gives them only on request, as on the GPU machine): 512 times fewer page faults in
+///    the conversion, fewer TLB misses in the product.
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -16,14 +17,14 @@ namespace spmv {
 
 namespace detail {
 inline constexpr std::size_t huge_block_bytes = std::size_t{4} << 20;
-// Blocks of at least huge_block_bytes: 2 MiB aligned and advised to huge pages where the system
-// has them. Throws std::bad_alloc.
+/// Blocks of at least huge_block_bytes: 2 MiB aligned and advised to huge pages where the system
+/// has them. Throws std::bad_alloc.
 void* allocate_large(std::size_t bytes);
 void free_large(void* p) noexcept;
-}  // namespace detail
+}  ///< namespace detail
 
-// Leaves trivially constructible elements uninitialised on resize, so that a parallel loop makes
-// the first touch (also the CPU plans' x and y).
+/// Leaves trivially constructible elements uninitialised on resize, so that a parallel loop makes
+/// the first touch (also the CPU plans' x and y).
 template <class T>
 struct UninitAllocator : std::allocator<T> {
   template <class U>
@@ -40,7 +41,7 @@ struct UninitAllocator : std::allocator<T> {
   }
 };
 
-// UninitAllocator, with large blocks advised to huge pages.
+/// UninitAllocator, with large blocks advised to huge pages.
 template <class T>
 struct FormatAllocator : UninitAllocator<T> {
   using value_type = T;
@@ -69,4 +70,4 @@ struct FormatAllocator : UninitAllocator<T> {
 template <class T>
 using FormatArray = std::vector<T, FormatAllocator<T>>;
 
-}  // namespace spmv
+}  ///< namespace spmv
