@@ -1,0 +1,230 @@
+// The compiled part of the Python package spmv (python/src/spmv/__init__.py adds the scipy
+// conversions): Matrix wraps a spmv::Csr, Plan a spmv::Plan that multiplies numpy arrays in place.
+// Only the public API (include/spmv) is used.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <spmv/io.hpp>
+#include <spmv/matrix.hpp>
+#include <spmv/plan.hpp>
+#include <spmv/version.hpp>
+
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace py = pybind11;
+using namespace py::literals;
+
+namespace {
+
+using CsrPtr = std::shared_ptr<spmv::Csr>;
+
+std::string shape_str(const py::array& a) {
+  std::string s = "(";
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) s += (d ? ", " : "") + std::to_string(a.shape(d));
+  return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+// A read-only numpy view of one of the matrix's arrays; `owner` (the Python Matrix) keeps it alive.
+// Read-only because a plan may borrow the Csr, which must not change while the plan lives.
+template <typename T>
+py::array view(const std::vector<T>& v, py::handle owner) {
+  py::array a(py::dtype::of<T>(), {static_cast<py::ssize_t>(v.size())}, {static_cast<py::ssize_t>(sizeof(T))},
+              v.data(), owner);
+  a.attr("setflags")("write"_a = false);
+  return a;
+}
+
+// A Csr from CSR arrays (copied), checked as spmv::Csr requires: row pointers from 0 and
+// non-decreasing, columns in range and strictly increasing within each row.
+CsrPtr csr_from_arrays(std::int64_t rows, std::int64_t cols,
+                       py::array_t<spmv::offset_t, py::array::c_style> indptr,
+                       py::array_t<spmv::index_t, py::array::c_style> indices,
+                       py::array_t<double, py::array::c_style> data) {
+  constexpr auto max_index = std::numeric_limits<spmv::index_t>::max();
+  if (rows < 0 || cols < 0 || rows > max_index || cols > max_index)
+    throw py::value_error("shape (" + std::to_string(rows) + ", " + std::to_string(cols) +
+                          ") out of range: rows and cols must be in [0, 2^31)");
+  if (indptr.ndim() != 1 || indptr.shape(0) != rows + 1)
+    throw py::value_error("indptr must have rows + 1 = " + std::to_string(rows + 1) + " entries");
+  const auto nnz = indices.size();
+  if (data.size() != nnz) throw py::value_error("indices and data must have the same length");
+  auto a = std::make_shared<spmv::Csr>();
+  a->rows = static_cast<spmv::index_t>(rows);
+  a->cols = static_cast<spmv::index_t>(cols);
+  a->row_ptr.assign(indptr.data(), indptr.data() + rows + 1);
+  a->col.assign(indices.data(), indices.data() + nnz);
+  a->val.assign(data.data(), data.data() + nnz);
+  if (a->row_ptr[0] != 0 || a->row_ptr[rows] != nnz)
+    throw py::value_error("indptr must start at 0 and end at nnz = " + std::to_string(nnz));
+  for (spmv::index_t r = 0; r < a->rows; ++r) {
+    const auto begin = a->row_ptr[r], end = a->row_ptr[r + 1];
+    if (end < begin) throw py::value_error("indptr decreases at row " + std::to_string(r));
+    for (auto i = begin; i < end; ++i) {
+      const auto c = a->col[i];
+      if (c < 0 || c >= a->cols || (i > begin && c <= a->col[i - 1]))
+        throw py::value_error("row " + std::to_string(r) +
+                              ": column indices must be in [0, cols), sorted and without duplicates");
+    }
+  }
+  return a;
+}
+
+py::object to_scipy(py::object self) {
+  const auto& a = self.cast<const spmv::Csr&>();
+  py::object data = view(a.val, self);
+  if (a.is_complex()) data = data + view(a.imag, self) * py::cast(std::complex<double>(0, 1));
+  // copy=True: the scipy matrix owns its arrays and may be changed freely.
+  return py::module_::import("scipy.sparse")
+      .attr("csr_matrix")(py::make_tuple(data, view(a.col, self), view(a.row_ptr, self)),
+                          "shape"_a = py::make_tuple(a.rows, a.cols), "copy"_a = true);
+}
+
+// A plan with the matrix it was made from: a CPU CSR plan borrows the Csr, so the Csr is held
+// here for as long as the plan lives (a_ is declared first, so it is destroyed last).
+class PyPlan {
+ public:
+  PyPlan(CsrPtr a, const std::optional<std::string>& backend, const std::string& kernel,
+         const spmv::PlanOptions& opt)
+      : a_(std::move(a)), k_(opt.k) {
+    py::gil_scoped_release nogil;  // planning may convert, time trials or upload
+    backend_ = backend ? spmv::parse_backend(*backend) : spmv::default_backend();
+    plan_ = spmv::make_plan(*a_, backend_, kernel, opt);
+  }
+
+  // y = alpha*A*x + beta*y on the numpy buffers themselves; x and y are checked, never copied.
+  void multiply(const py::array& x, py::array y, double alpha, double beta) {
+    check(x, "x", a_->cols);
+    check(y, "y", a_->rows);
+    if (!y.writeable()) throw py::value_error("y is read-only");
+    const auto* xp = static_cast<const double*>(x.data());
+    auto* yp = static_cast<double*>(y.mutable_data());
+    if (xp < yp + y.size() && yp < xp + x.size()) throw py::value_error("x and y must not overlap");
+    std::span<const double> xs(xp, static_cast<std::size_t>(x.size()));
+    std::span<double> ys(yp, static_cast<std::size_t>(y.size()));
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(mu_);
+    plan_->multiply(xs, ys, alpha, beta);
+  }
+
+  // plan @ x: x converted to a C-contiguous float64 array if it is not one, y new.
+  py::array matmul(const py::object& x) {
+    auto xa = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(x);
+    if (!xa) throw py::type_error("plan @ x: x must be convertible to a float64 array");
+    py::array_t<double> y = k_ == 1 ? py::array_t<double>(a_->rows) : py::array_t<double>({a_->rows, k_});
+    multiply(xa, y, 1.0, 0.0);
+    return y;
+  }
+
+  double time_runs(int times) {
+    if (times < 1) throw py::value_error("times must be at least 1");
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(mu_);
+    return plan_->time_runs(times);
+  }
+
+  const spmv::Plan& plan() const { return *plan_; }
+  const CsrPtr& matrix() const { return a_; }
+  spmv::Backend backend() const { return backend_; }
+  int k() const { return k_; }
+
+ private:
+  // Shape (n,) for one right-hand side, (n, k) row-major for k; float64, C-contiguous.
+  void check(const py::array& v, const char* name, spmv::index_t n) const {
+    const bool shape_ok = k_ == 1 ? v.ndim() == 1 && v.shape(0) == n
+                                  : v.ndim() == 2 && v.shape(0) == n && v.shape(1) == k_;
+    if (!shape_ok) {
+      const std::string want = k_ == 1 ? "(" + std::to_string(n) + ",)"
+                                       : "(" + std::to_string(n) + ", " + std::to_string(k_) + ")";
+      throw py::value_error(std::string(name) + " must have shape " + want + ", got " + shape_str(v));
+    }
+    if (!py::isinstance<py::array_t<double>>(v))
+      throw py::value_error(std::string(name) + " must be float64, got " + py::str(v.dtype()).cast<std::string>());
+    if (!(v.flags() & py::array::c_style))
+      throw py::value_error(std::string(name) + " must be C-contiguous (np.ascontiguousarray)");
+  }
+
+  CsrPtr a_;
+  std::unique_ptr<spmv::Plan> plan_;
+  spmv::Backend backend_ = spmv::Backend::Omp;
+  int k_;
+  std::mutex mu_;  // a plan serves one thread at a time; the GIL is released during products
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_spmv, m) {
+  m.doc() = "Compiled part of the spmv package (see spmv/__init__.py)";
+
+  // spmv.Error (RuntimeError) for every error of the library; bad input (a malformed file, an
+  // unsupported request) is also a ValueError. Later registrations are tried first.
+  auto& error = py::register_local_exception<spmv::Error>(m, "Error", PyExc_RuntimeError);
+  py::register_local_exception<spmv::ParseError>(m, "ParseError", py::make_tuple(error, py::handle(PyExc_ValueError)));
+  py::register_local_exception<spmv::Unsupported>(m, "Unsupported", py::make_tuple(error, py::handle(PyExc_ValueError)));
+
+  m.def("version", &spmv::version, "The library's version");
+  m.def("git_commit", &spmv::git_commit, "The git commit the library was built from");
+  m.def("default_backend", [] { return spmv::to_string(spmv::default_backend()); },
+        "The fastest backend present: 'cuda' when a device is usable, else 'omp'");
+
+  py::class_<spmv::Csr, CsrPtr>(m, "Matrix", "A sparse matrix in CSR form (spmv::Csr); read-only")
+      .def_static("from_csr", &csr_from_arrays, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a,
+                  "From CSR arrays (int64 indptr, int32 indices, float64 data), copied and checked")
+      .def_property_readonly("shape", [](const spmv::Csr& a) { return py::make_tuple(a.rows, a.cols); })
+      .def_property_readonly("nnz", &spmv::Csr::nnz)
+      .def_property_readonly("field", [](const spmv::Csr& a) { return spmv::to_string(a.field); })
+      .def_property_readonly("symmetry", [](const spmv::Csr& a) { return spmv::to_string(a.symmetry); })
+      .def_property_readonly("indptr", [](py::object s) { return view(s.cast<const spmv::Csr&>().row_ptr, s); })
+      .def_property_readonly("indices", [](py::object s) { return view(s.cast<const spmv::Csr&>().col, s); })
+      .def_property_readonly("data", [](py::object s) { return view(s.cast<const spmv::Csr&>().val, s); })
+      .def_property_readonly("imag", [](py::object s) { return view(s.cast<const spmv::Csr&>().imag, s); },
+                             "Imaginary parts (empty unless complex)")
+      .def("to_scipy", &to_scipy, "A scipy.sparse.csr_matrix copy (complex where the matrix is)")
+      .def("__repr__", [](const spmv::Csr& a) {
+        return "<spmv.Matrix " + std::to_string(a.rows) + "x" + std::to_string(a.cols) + ", " +
+               std::to_string(a.nnz()) + " nnz, " + spmv::to_string(a.field) + " " + spmv::to_string(a.symmetry) + ">";
+      });
+
+  m.def("read", [](const std::string& path) {
+        py::gil_scoped_release nogil;
+        return std::make_shared<spmv::Csr>(spmv::io::load_csr(path));
+      }, "path"_a, "Reads .mtx, .mtx.gz or a binary cache (spmv::io::load_csr)");
+
+  py::class_<PyPlan>(m, "Plan")
+      .def(py::init([](CsrPtr a, std::optional<std::string> backend, const std::string& kernel,
+                       int threads, int k, long long products) {
+             spmv::PlanOptions opt;
+             opt.threads = threads;
+             opt.k = k;
+             opt.products = products;
+             return std::make_unique<PyPlan>(std::move(a), backend, kernel, opt);
+           }),
+           "matrix"_a, "backend"_a = py::none(), "kernel"_a = "auto", "threads"_a = 0, "k"_a = 1,
+           "products"_a = 100)
+      // noconvert: a list for y would be converted to a temporary and the result lost.
+      .def("multiply", &PyPlan::multiply, "x"_a.noconvert(), "y"_a.noconvert(), "alpha"_a = 1.0, "beta"_a = 0.0,
+           "y = alpha*A@x + beta*y in place; x, y float64 C-contiguous, (n,) or (n, k)")
+      .def("__matmul__", &PyPlan::matmul, "x"_a)
+      .def("time_runs", &PyPlan::time_runs, "times"_a,
+           "Seconds of `times` back-to-back products on the last x (Plan::time_runs)")
+      .def("describe", [](const PyPlan& p) { return p.plan().describe(); })
+      .def_property_readonly("detail", [](const PyPlan& p) { return p.plan().detail; })
+      .def_property_readonly("chosen", [](const PyPlan& p) { return p.plan().chosen; })
+      .def_property_readonly("backend", [](const PyPlan& p) { return spmv::to_string(p.backend()); })
+      .def_property_readonly("k", &PyPlan::k)
+      .def_property_readonly("shape", [](const PyPlan& p) { return py::make_tuple(p.matrix()->rows, p.matrix()->cols); })
+      .def_property_readonly("matrix", &PyPlan::matrix)
+      .def_property_readonly("convert_seconds", [](const PyPlan& p) { return p.plan().convert_seconds; })
+      .def_property_readonly("setup_seconds", [](const PyPlan& p) { return p.plan().setup_seconds; })
+      .def_property_readonly("bytes_per_product", [](const PyPlan& p) { return p.plan().bytes_per_product; })
+      .def("__repr__", [](const PyPlan& p) {
+        return std::string("<spmv.Plan ") + spmv::to_string(p.backend()) + ": " + p.plan().describe() + ">";
+      });
+}

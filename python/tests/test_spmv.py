@@ -1,0 +1,203 @@
+"""Tests of the Python module spmv (PYTHONPATH=<build>/python): reading against scipy.io.mmread,
+products against scipy on every shared matrix, alpha/beta, k > 1, errors and lifetimes."""
+import csv
+import gc
+import gzip
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse
+
+import spmv
+
+# $SPMV_SHARED_MATRICES, or ../shared/matrices beside the repository (as the C++ tests).
+SHARED = Path(os.environ.get("SPMV_SHARED_MATRICES")
+              or Path(__file__).resolve().parents[2].parent / "shared" / "matrices")
+
+
+def manifest():
+    """(name, file) of every real (non-complex) matrix in MANIFEST.tsv; [] if there is none."""
+    path = SHARED / "MANIFEST.tsv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    # Complex matrices are skipped on purpose: the kernels are real-only.
+    return [(r["name"], r["file"]) for r in rows if r["field"] != "complex"]
+
+
+MATRICES = manifest()
+
+
+def scipy_read(path):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as f:
+        return scipy.sparse.csr_matrix(scipy.io.mmread(f), dtype=np.float64)
+
+
+def check_product(y, a, x):
+    """y == a @ x within 1e-12 of |a| @ |x|, row by row (rounding grows with the row's terms)."""
+    ref = a @ x
+    bound = 1e-12 * (abs(a) @ abs(x))
+    assert y.shape == ref.shape
+    assert np.all(np.abs(y - ref) <= bound), f"max error {np.max(np.abs(y - ref))}"
+
+
+def small(rows=100, cols=80, density=0.06, seed=1):
+    return scipy.sparse.random(rows, cols, density=density, format="csr", random_state=seed)
+
+
+def test_manifest_count():
+    assert len(MATRICES) > 60, f"{len(MATRICES)} real matrices in {SHARED}/MANIFEST.tsv"
+
+
+@pytest.mark.parametrize("name,file", MATRICES, ids=[m[0] for m in MATRICES])
+def test_shared_matrix(name, file):
+    path = SHARED / file
+    a = spmv.read(path)
+    s = scipy_read(path)
+    assert a.shape == s.shape and a.nnz == s.nnz
+    # Same structure (both sum duplicates, keep explicit zeros), values to the last bit or so.
+    got = a.to_scipy()
+    assert np.array_equal(got.indptr, s.indptr) and np.array_equal(got.indices, s.indices)
+    np.testing.assert_allclose(got.data, s.data, rtol=1e-15, atol=0)
+
+    x = np.random.default_rng(7).uniform(-1, 1, a.shape[1])
+    plan = spmv.Plan(a, backend="omp")
+    check_product(plan @ x, s, x)
+    # The same from the scipy matrix itself.
+    check_product(spmv.Plan(s, backend="omp", kernel="csr") @ x, s, x)
+
+
+@pytest.mark.parametrize("backend", ["omp", "serial"])
+def test_alpha_beta(backend):
+    s = small()
+    plan = spmv.Plan(s, backend=backend)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, s.shape[1])
+    y0 = rng.uniform(-1, 1, s.shape[0])
+    y = y0.copy()
+    plan.multiply(x, y, alpha=2.0, beta=-0.5)
+    np.testing.assert_allclose(y, 2.0 * (s @ x) - 0.5 * y0, rtol=1e-12, atol=1e-12)
+    y = np.full(s.shape[0], np.nan)  # beta = 0 never reads y
+    plan.multiply(x, y)
+    check_product(y, s, x)
+
+
+def test_spmm_k4():
+    s = small(seed=4)
+    plan = spmv.Plan(s, backend="omp", k=4)
+    assert plan.k == 4
+    x = np.random.default_rng(5).uniform(-1, 1, (s.shape[1], 4))
+    check_product(plan @ x, s, x)
+    y = np.ones((s.shape[0], 4))
+    plan.multiply(x, y, alpha=1.0, beta=1.0)
+    np.testing.assert_allclose(y, s @ x + 1.0, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        plan.multiply(np.asfortranarray(x), y)
+    with pytest.raises(ValueError, match=r"shape \(80, 4\)"):
+        plan @ x[:, :3]
+
+
+def test_errors():
+    s = small()
+    plan = spmv.Plan(s, backend="omp")
+    x = np.ones(s.shape[1])
+    y = np.zeros(s.shape[0])
+    with pytest.raises(ValueError, match=r"x must have shape \(80,\), got \(79,\)"):
+        plan.multiply(x[:-1], y)
+    with pytest.raises(ValueError, match="y must have shape"):
+        plan.multiply(x, np.zeros(s.shape[0] + 1))
+    with pytest.raises(ValueError, match="x must have shape"):
+        plan @ np.ones(s.shape[1] + 1)
+    with pytest.raises(TypeError):  # a list for y would lose the result: refused
+        plan.multiply(x, list(y))
+    with pytest.raises(ValueError, match="float64"):
+        plan.multiply(x.astype(np.float32), y)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        plan.multiply(np.ones(2 * s.shape[1])[::2], y)
+    y.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        plan.multiply(x, y)
+    z = np.zeros(200)
+    with pytest.raises(ValueError, match="overlap"):
+        spmv.Plan(small(100, 100), backend="omp").multiply(z[:100], z[50:150])
+    with pytest.raises(FileNotFoundError, match="no_such_matrix.mtx"):
+        spmv.read("/nonexistent/no_such_matrix.mtx")
+    with pytest.raises(spmv.Unsupported, match="unknown backend"):
+        spmv.Plan(s, backend="nope")
+    with pytest.raises(ValueError, match="no kernel 'nope'"):  # spmv.Unsupported is a ValueError
+        spmv.Plan(s, backend="omp", kernel="nope")
+    with pytest.raises(TypeError):
+        spmv.Plan(np.eye(3))
+
+
+def test_parse_error_names_file(tmp_path):
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n")
+    with pytest.raises(spmv.ParseError, match="bad.mtx"):
+        spmv.read(bad)
+
+
+def test_scipy_inputs():
+    s = small(seed=9)
+    x = np.random.default_rng(2).uniform(-1, 1, s.shape[1])
+    for a in (scipy.sparse.csr_array(s), s.tocoo(), s.tocsc()):
+        check_product(spmv.Plan(a, backend="omp") @ x, s, x)
+    # Unsorted columns and duplicates are put in canonical form first.
+    coo = s.tocoo()
+    dup = scipy.sparse.csr_matrix((np.r_[coo.data, coo.data], (np.r_[coo.row, coo.row], np.r_[coo.col, coo.col])),
+                                  shape=s.shape)
+    dup.has_sorted_indices = False
+    check_product(spmv.Plan(dup, backend="omp") @ x, 2 * s, x)
+    with pytest.raises(ValueError, match="sorted"):
+        spmv.Matrix.from_csr(1, 3, np.array([0, 2]), np.array([2, 1], np.int32), np.ones(2))
+
+
+def test_matrix_views_and_lifetime():
+    s = small(seed=11)
+    m = spmv.as_matrix(s)
+    assert m.shape == s.shape and m.nnz == s.nnz and m.field == "real"
+    assert m.indptr.dtype == np.int64 and m.indices.dtype == np.int32
+    with pytest.raises(ValueError):
+        m.data[0] = 1.0  # read-only: a plan may borrow the matrix
+    x = np.random.default_rng(1).uniform(-1, 1, s.shape[1])
+    # The plan keeps the matrix alive (CPU CSR plans borrow it).
+    plan = spmv.Plan(spmv.as_matrix(s.copy()), backend="omp", kernel="csr")
+    del m
+    gc.collect()
+    check_product(plan @ x, s, x)
+    assert plan.matrix.shape == s.shape
+
+
+def test_describe_and_version():
+    plan = spmv.Plan(small(), backend="omp", products=1000)
+    assert plan.backend == "omp"
+    assert isinstance(plan.describe(), str) and plan.describe()
+    assert isinstance(plan.detail, str)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", spmv.__version__)
+    assert spmv.default_backend() in ("omp", "cuda")
+    assert spmv.Plan(small()).backend == spmv.default_backend()  # backend=None
+    assert plan.time_runs(3) > 0
+
+
+def test_threads_share_a_plan():
+    """Products release the GIL; a plan serves one thread at a time (its lock)."""
+    s = small(300, 300, density=0.02, seed=13)
+    plan = spmv.Plan(s, backend="omp", threads=1)
+    xs = np.random.default_rng(4).uniform(-1, 1, (8, s.shape[1]))
+
+    def work(i):
+        y = np.empty(s.shape[0])
+        for _ in range(50):
+            plan.multiply(xs[i], y)
+        return y
+
+    with ThreadPoolExecutor(4) as pool:
+        for i, y in enumerate(pool.map(work, range(len(xs)))):
+            check_product(y, s, xs[i])
