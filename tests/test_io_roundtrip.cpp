@@ -9,9 +9,11 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <random>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "io/io_internal.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;
@@ -37,6 +39,18 @@ void gzip_file(const std::string& text, const std::string& path) {
   ASSERT_NE(gz, nullptr);
   ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
   ASSERT_EQ(gzclose(gz), Z_OK);
+}
+
+std::string gzipped(const test::ScratchDir& dir, const std::string& text) {
+  gzip_file(text, dir / "gzipped.tmp");
+  return slurp(dir / "gzipped.tmp");
+}
+
+// A 2000-entry coordinate file (about 30 KB of text).
+std::string small_text() {
+  std::string text = "%%MatrixMarket matrix coordinate real general\n50 40 2000\n";
+  for (int i = 0; i < 2000; ++i) text += fmt::format("{} {} {}\n", i % 50 + 1, i % 40 + 1, i * 0.37);
+  return text;
 }
 
 std::string error_of(const std::function<void()>& f) {
@@ -122,13 +136,102 @@ TEST(Gzip, ErrorsNameTheFileAndLine) {
 
 TEST(Gzip, TruncatedStreamIsAnError) {
   test::ScratchDir dir;
-  std::string text;
-  for (int i = 0; i < 2000; ++i) text += fmt::format("{} {} {}\n", i % 50 + 1, i % 40 + 1, i * 0.37);
-  gzip_file("%%MatrixMarket matrix coordinate real general\n50 40 2000\n" + text, dir / "full.mtx.gz");
-  const std::string gz = slurp(dir / "full.mtx.gz");
+  const std::string gz = gzipped(dir, small_text());
   dump(dir / "cut.mtx.gz", gz.substr(0, gz.size() / 2));
   const std::string msg = error_of([&] { io::read_matrix(dir / "cut.mtx.gz"); });
   EXPECT_EQ(msg.rfind(dir / "cut.mtx.gz" + ": corrupt gzip data: ", 0), 0u) << msg;
+}
+
+TEST(Gzip, CorruptDeflateStreamNamesTheFile) {
+  test::ScratchDir dir;
+  std::string gz = gzipped(dir, small_text());
+  for (std::size_t i = gz.size() / 2; i < gz.size() / 2 + 8; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
+  dump(dir / "flipped.mtx.gz", gz);
+  const std::string msg = error_of([&] { io::read_matrix(dir / "flipped.mtx.gz"); });
+  EXPECT_EQ(msg, dir / "flipped.mtx.gz" + ": corrupt gzip data: the gzip member at byte 0 is truncated or damaged "
+                                          "(its deflate stream, CRC-32 or length does not check out)");
+}
+
+// Concatenated gzip files (gzip -c a b, blocked writers) decompress to the concatenation of
+// their members, here cut mid-line and with an empty member.
+TEST(Gzip, MultiMemberFileReadsAsTheConcatenation) {
+  test::ScratchDir dir;
+  const std::string text = small_text();
+  dump(dir / "multi.mtx.gz", gzipped(dir, text.substr(0, 1001)) + gzipped(dir, "") +
+                                 gzipped(dir, text.substr(1001, 20000)) + gzipped(dir, text.substr(21001)));
+  expect_same_coo(io::read_matrix(dir / "multi.mtx.gz"), io::parse_matrix_market(text, "multi.mtx"));
+}
+
+// gzip -d accepts zero padding after the last member; anything else there is not gzip data.
+TEST(Gzip, TrailingZerosAreToleratedOtherTrailingBytesAreNot) {
+  test::ScratchDir dir;
+  const std::string text = small_text(), gz = gzipped(dir, text);
+  dump(dir / "padded.mtx.gz", gz + std::string(512, '\0'));
+  expect_same_coo(io::read_matrix(dir / "padded.mtx.gz"), io::parse_matrix_market(text, "padded.mtx"));
+  dump(dir / "junk.mtx.gz", gz + "junk");
+  EXPECT_EQ(error_of([&] { io::read_matrix(dir / "junk.mtx.gz"); }),
+            fmt::format("{}: corrupt gzip data: 4 bytes of trailing garbage after the gzip data at byte {}",
+                        dir / "junk.mtx.gz", gz.size()));
+}
+
+// The ISIZE trailer (size mod 2^32) only sizes the first try: a file compressing better than the
+// trusted 64:1 grows the buffer and decompresses again.
+TEST(Gzip, HighlyCompressibleFileGrowsTheBuffer) {
+  test::ScratchDir dir;
+  std::string text = "%%MatrixMarket matrix coordinate pattern general\n2000 1000 2000000\n";
+  for (int i = 0; i < 2000000; ++i) text += "1 1\n";
+  const std::string gz = gzipped(dir, text);
+  ASSERT_LT(io::detail::gzip_initial_capacity(gz.size(), static_cast<std::uint32_t>(text.size())), text.size());
+  dump(dir / "ones.mtx.gz", gz);
+  EXPECT_EQ(io::read_matrix(dir / "ones.mtx.gz").nnz(), 2000000);
+}
+
+TEST(Gzip, InitialCapacityTrustsOnlyAPlausibleIsize) {
+  using io::detail::gzip_initial_capacity;
+  EXPECT_EQ(gzip_initial_capacity(1 << 20, 3 << 20), 3u << 20);      // honest: the exact size
+  EXPECT_EQ(gzip_initial_capacity(1 << 20, 0xfffffff0u), 64u << 20);  // a lie: at most 64:1
+  EXPECT_EQ(gzip_initial_capacity(1 << 20, 0), 4u << 20);             // unknown: text-like 4:1
+  EXPECT_EQ(gzip_initial_capacity(100, 0xfffffff0u), 1u << 16);       // never below 64 KiB
+  EXPECT_EQ(gzip_initial_capacity(SIZE_MAX, 5), 1u << 16);            // no overflow
+}
+
+// A trailer that lies is caught by libdeflate's length check; a huge one costs no huge buffer:
+// the read runs with the address space limited to 1 GiB more than the process uses now.
+TEST(Gzip, LyingIsizeIsAnErrorWithoutAHugeAllocation) {
+  test::ScratchDir dir;
+  const std::string gz = gzipped(dir, small_text());
+  for (const std::uint32_t isize : {1u, 0xfffffff0u}) {
+    std::string bytes = gz;
+    for (int k = 0; k < 4; ++k) bytes[bytes.size() - 4 + k] = static_cast<char>(isize >> (8 * k));
+    const std::string path = dir / fmt::format("isize_{}.mtx.gz", isize);
+    dump(path, bytes);
+    std::ifstream statm("/proc/self/statm");
+    std::size_t vm_pages = 0;
+    statm >> vm_pages;
+    rlimit old{};
+    ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
+    rlimit tight = old;
+    tight.rlim_cur = std::min<rlim_t>(old.rlim_max, vm_pages * sysconf(_SC_PAGESIZE) + (rlim_t{1} << 30));
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+    const std::string msg = error_of([&] { io::read_matrix(path); });
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
+    EXPECT_EQ(msg, path + ": corrupt gzip data: the gzip member at byte 0 is truncated or damaged "
+                          "(its deflate stream, CRC-32 or length does not check out)");
+  }
+}
+
+// A pipe has no size and cannot be mapped: it is read whole, then decompressed.
+TEST(Gzip, ReadsGzipFromAPipe) {
+  test::ScratchDir dir;
+  const std::string text = small_text(), gz = gzipped(dir, text);
+  ASSERT_LT(gz.size(), 65536u);  // fits the pipe's buffer: written before reading
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ASSERT_EQ(write(fds[1], gz.data(), gz.size()), static_cast<ssize_t>(gz.size()));
+  close(fds[1]);
+  const Coo c = io::read_matrix(fmt::format("/dev/fd/{}", fds[0]));
+  close(fds[0]);
+  expect_same_coo(c, io::parse_matrix_market(text, "pipe.mtx"));
 }
 
 TEST(ParallelParse, SameCooWithOneAndFourThreads) {

@@ -1,6 +1,8 @@
 // Matrix Market reader throughput: generates a coordinate real general file of about --mb MB,
 // reads it with 1, 2, 4, ..., N threads (file in page cache; median of 3 reads each) and reports
-// MB/s of text parsed; then the same for the binary cache.
+// MB/s of text parsed; then the same for the binary cache. With --gzip, the file gzipped: its
+// decompression alone with zlib's inflate and with libdeflate (the reader's), and the whole read
+// of the .mtx.gz against the .mtx.
 #include <spmv/bench/generate.hpp>
 #include <spmv/io.hpp>
 #include <spmv/timing.hpp>
@@ -13,9 +15,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
+#include <libdeflate.h>
 #include <omp.h>
 #include <string>
 #include <vector>
+#include <zlib.h>
 
 namespace {
 
@@ -47,6 +52,76 @@ double median_seconds(F&& f, int reps = 3, double* cpu = nullptr) {
   return t[t.size() / 2].first;
 }
 
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+// zlib's streaming inflate of one gzip member into `out` (sized to fit); returns the bytes written.
+std::size_t zlib_gunzip(const std::string& gz, std::string& out) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+  std::size_t in = 0, done = 0;
+  int r = Z_OK;
+  while (r == Z_OK) {  // avail_in/avail_out are 32-bit: fed in chunks of at most 1 GiB
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data())) + in;
+    z.avail_in = static_cast<uInt>(std::min<std::size_t>(gz.size() - in, 1u << 30));
+    z.next_out = reinterpret_cast<Bytef*>(out.data()) + done;
+    z.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size() - done, 1u << 30));
+    const uInt avail_in = z.avail_in, avail_out = z.avail_out;
+    r = inflate(&z, Z_NO_FLUSH);
+    in += avail_in - z.avail_in;
+    done += avail_out - z.avail_out;
+  }
+  inflateEnd(&z);
+  if (r != Z_STREAM_END) throw std::runtime_error(fmt::format("zlib inflate failed: {}", r));
+  return done;
+}
+
+// The --gzip study: `path` gzipped at zlib's level 6 (gzip's default), then from memory into a
+// preallocated buffer zlib's inflate and libdeflate_gzip_decompress (decompression alone), then
+// read_matrix of the .mtx.gz against the .mtx at `threads` threads.
+void gzip_study(const std::string& path, double bytes, int threads, bool keep) {
+  const std::string gz_path = path + ".gz";
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    const std::string text = slurp(path);
+    gzFile g = gzopen(gz_path.c_str(), "wb6");
+    if (!g || gzfwrite(text.data(), 1, text.size(), g) != text.size() || gzclose(g) != Z_OK)
+      throw std::runtime_error("cannot write " + gz_path);
+  }
+  const std::string gz = slurp(gz_path);
+  fmt::print("gzip_bytes: {}\ngzip_ratio: {:.2f}\ngzip_write_s: {:.2f}\n", gz.size(), bytes / gz.size(),
+             seconds_since(t0));
+  std::string out(static_cast<std::size_t>(bytes), '\0');
+  const auto check = [&](std::size_t got) {
+    if (got != out.size()) throw std::runtime_error("decompressed size differs from the file's");
+  };
+  const double zlib_s = median_seconds([&] { check(zlib_gunzip(gz, out)); });
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  const double deflate_s = median_seconds([&] {
+    std::size_t got = 0;
+    if (libdeflate_gzip_decompress(d, gz.data(), gz.size(), out.data(), out.size(), &got) != LIBDEFLATE_SUCCESS)
+      throw std::runtime_error("libdeflate_gzip_decompress failed");
+    check(got);
+  });
+  libdeflate_free_decompressor(d);
+  fmt::print("{:>22} {:>10} {:>10}\n", "gunzip (1 thread)", "median_s", "MB/s out");
+  fmt::print("{:>22} {:>10.4f} {:>10.1f}\n{:>22} {:>10.4f} {:>10.1f}\n", "zlib inflate", zlib_s,
+             bytes / zlib_s * 1e-6, "libdeflate", deflate_s, bytes / deflate_s * 1e-6);
+  fmt::print("libdeflate_speedup_vs_zlib: {:.2f}x\n", zlib_s / deflate_s);
+  const auto read_s = [&](const std::string& p) {
+    return median_seconds([&] { (void)spmv::io::read_matrix(p, {.threads = threads}); });
+  };
+  const double gz_s = read_s(gz_path), mtx_s = read_s(path);
+  fmt::print("{:>22} {:>10} {:>10}\n", fmt::format("read_matrix ({}t)", threads), "median_s", "MB/s text");
+  fmt::print("{:>22} {:>10.4f} {:>10.1f}\n{:>22} {:>10.4f} {:>10.1f}\n", ".mtx.gz", gz_s, bytes / gz_s * 1e-6,
+             ".mtx", mtx_s, bytes / mtx_s * 1e-6);
+  fmt::print("gz_read_share_decompression: {:.0f}% (libdeflate alone / the whole .mtx.gz read)\n",
+             100 * deflate_s / gz_s);
+  if (!keep) std::filesystem::remove(gz_path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,7 +134,9 @@ int main(int argc, char** argv) {
   app.add_option("--mb", mb, "Size of the generated file in MB")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--threads", max_threads, "The most threads to read with (default: OpenMP's maximum)")
       ->check(CLI::Range(1, 4096));
-  app.add_flag("--keep", keep, "Keep the file and its cache afterwards");
+  bool gzip = false;
+  app.add_flag("--keep", keep, "Keep the file and its cache (and .gz) afterwards");
+  app.add_flag("--gzip", gzip, "Also gzip the file: decompression MB/s with zlib and libdeflate, .mtx.gz vs .mtx read");
   CLI11_PARSE(app, argc, argv);
   try {
     auto t0 = std::chrono::steady_clock::now();
@@ -92,6 +169,7 @@ int main(int argc, char** argv) {
                "binary_cache_speedup_vs_text_{}t: load {:.1f}x faster than parsing\n",
                cbytes, s, cbytes / s * 1e-6, max_threads,
                median_seconds([&] { (void)spmv::io::read_matrix(path, {.threads = max_threads}); }, 1) / s);
+    if (gzip) gzip_study(path, bytes, max_threads, keep);
     if (!keep) {
       std::filesystem::remove(path);
       std::filesystem::remove(cache);

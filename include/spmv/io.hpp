@@ -12,7 +12,7 @@ struct ReadOptions {
   int threads = 0;  ///< 0: all available hardware threads for large files
 };
 
-/// Reads .mtx, .mtx.gz (zlib) or a binary cache (recognised by its magic number, whatever the
+/// Reads .mtx, .mtx.gz (libdeflate) or a binary cache (recognised by its magic number, whatever the
 /// name). Symmetric/hermitian files are expanded (diagonal never doubled), skew-symmetric ones
 /// mirrored with the sign flipped; pattern entries get 1.0; duplicates are kept in the COO and
 /// summed by coo_to_csr. Blank lines and `%` comment lines are tolerated anywhere, also inside

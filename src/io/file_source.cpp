@@ -1,13 +1,16 @@
-// Getting a file's bytes into memory: one mmap for plain files, zlib for gzip (by magic bytes).
+// Getting a file's bytes into memory: one mmap for plain files; gzip (by magic bytes) is mapped
+// and decompressed whole with libdeflate, member by member.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <libdeflate.h>
+#include <limits>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
-#include <zlib.h>
 
 #include "io/io_internal.hpp"
 
@@ -19,10 +22,9 @@ LoadedFile& LoadedFile::operator=(LoadedFile&& o) noexcept {
   if (this != &o) {
     if (map_) munmap(map_, size_);
     map_ = std::exchange(o.map_, nullptr);
-    buffer_ = std::move(o.buffer_);
+    heap_ = std::move(o.heap_);  // the bytes stay where they are: data_ moves as is
     size_ = std::exchange(o.size_, 0);
-    data_ = map_ ? static_cast<const char*>(map_) : (o.data_ ? buffer_.data() : nullptr);
-    o.data_ = nullptr;
+    data_ = std::exchange(o.data_, nullptr);
   }
   return *this;
 }
@@ -32,6 +34,15 @@ LoadedFile::~LoadedFile() {
 }
 
 namespace {
+
+// DEFLATE expands at most 1032:1 (a 258-byte match per 2 bits); the slack covers the headers.
+constexpr std::size_t kMaxInflateRatio = 1032;
+constexpr std::size_t kMinCapacity = std::size_t{1} << 16;
+
+std::size_t most_inflated(std::size_t compressed) {
+  const std::size_t cap = std::numeric_limits<std::size_t>::max() / kMaxInflateRatio - kMinCapacity;
+  return std::min(compressed, cap) * kMaxInflateRatio + kMinCapacity;
+}
 
 struct Fd {
   int fd;
@@ -44,45 +55,89 @@ struct Fd {
   throw ParseError(path, 0, fmt::format("{}: {}", what, std::strerror(errno)));
 }
 
-std::string gunzip(const std::string& path, int fd, std::size_t compressed_size) {
-  const int dup_fd = ::dup(fd);  // gzclose closes its descriptor; ours is closed by Fd
-  if (dup_fd < 0) fail_errno(path, "cannot open");
-  gzFile gz = gzdopen(dup_fd, "rb");
-  if (!gz) {
-    ::close(dup_fd);
-    throw ParseError(path, 0, "cannot open the gzip stream");
-  }
-  gzbuffer(gz, 1 << 20);
-  std::string out;
-  // Matrix Market text compresses about 3-5x; start there and grow geometrically.
-  out.resize(std::max<std::size_t>(compressed_size * 4, 1 << 16));
-  std::size_t used = 0;
-  for (;;) {
-    if (used == out.size()) out.resize(out.size() * 2);
-    const std::size_t want = std::min<std::size_t>(out.size() - used, 1u << 30);
-    const int got = gzread(gz, out.data() + used, static_cast<unsigned>(want));
-    if (got < 0) {
-      int err = 0;
-      const std::string msg = gzerror(gz, &err);
-      gzclose(gz);
-      throw ParseError(path, 0, "corrupt gzip data: " + msg);
+// Resizes a malloc'ed buffer to n bytes (n > 0); running out of memory names the file.
+void regrow(HeapBytes& b, std::size_t n, const std::string& path) {
+  char* p = static_cast<char*>(std::realloc(b.get(), n));
+  if (!p) throw ParseError(path, 0, fmt::format("out of memory: cannot hold {} bytes of the file", n));
+  (void)b.release();
+  b.reset(p);
+}
+
+bool is_gzip(std::string_view s) {
+  return s.size() >= 2 && static_cast<unsigned char>(s[0]) == 0x1f && static_cast<unsigned char>(s[1]) == 0x8b;
+}
+
+struct Decompressor {
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  ~Decompressor() { libdeflate_free_decompressor(d); }
+};
+
+// Decompresses every gzip member of `in` into one buffer (their concatenation, as gzip -d
+// does). libdeflate needs the whole output space up front: on INSUFFICIENT_SPACE the buffer
+// grows (bounded by what the remaining input can expand to) and the member is decompressed again.
+// Zero padding after the last member is tolerated, other trailing bytes are an error.
+std::pair<HeapBytes, std::size_t> gunzip(const std::string& path, std::string_view in) {
+  const auto* src = reinterpret_cast<const unsigned char*>(in.data());
+  const std::size_t n = in.size();
+  std::uint32_t isize = 0;
+  if (n >= 4) isize = src[n - 4] | src[n - 3] << 8 | src[n - 2] << 16 | static_cast<std::uint32_t>(src[n - 1]) << 24;
+  Decompressor dec;
+  if (!dec.d) throw ParseError(path, 0, "out of memory: cannot allocate a gzip decompressor");
+  std::size_t cap = gzip_initial_capacity(n, isize), used = 0, pos = 0;
+  HeapBytes out;
+  regrow(out, cap, path);
+  while (pos < n) {
+    if (pos > 0 && !is_gzip(in.substr(pos))) {
+      if (std::all_of(src + pos, src + n, [](unsigned char c) { return c == 0; })) break;
+      throw ParseError(path, 0, fmt::format("corrupt gzip data: {} bytes of trailing garbage after the gzip data at byte {}",
+                                            n - pos, pos));
     }
+    std::size_t member_in = 0, member_out = 0;
+    const libdeflate_result r = libdeflate_gzip_decompress_ex(dec.d, src + pos, n - pos, out.get() + used, cap - used,
+                                                              &member_in, &member_out);
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
+      const std::size_t most = used + most_inflated(n - pos);
+      if (cap >= most) break;  // cannot be valid data: reported below
+      cap = std::min(most, cap * 2);
+      regrow(out, cap, path);
+      continue;
+    }
+    if (r != LIBDEFLATE_SUCCESS) break;
+    pos += member_in;
+    used += member_out;
+  }
+  if (pos < n && is_gzip(in.substr(pos)))
+    throw ParseError(path, 0, fmt::format("corrupt gzip data: the gzip member at byte {} is truncated or damaged "
+                                          "(its deflate stream, CRC-32 or length does not check out)", pos));
+  if (used < cap) regrow(out, std::max<std::size_t>(used, 1), path);  // give back the unused tail
+  return {std::move(out), used};
+}
+
+// The bytes of a pipe, /dev/stdin or an unmappable file, read() to the end.
+std::pair<HeapBytes, std::size_t> read_all(const std::string& path, int fd, std::size_t size_hint) {
+  std::size_t cap = std::max(size_hint, std::size_t{1} << 20), used = 0;
+  HeapBytes b;
+  regrow(b, cap, path);
+  for (;;) {
+    if (used == cap) regrow(b, cap *= 2, path);
+    const ssize_t got = ::read(fd, b.get() + used, cap - used);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail_errno(path, "cannot read");
     if (got == 0) break;
     used += static_cast<std::size_t>(got);
   }
-  int err = 0;
-  const char* msg = gzerror(gz, &err);
-  if (err != Z_OK && err != Z_STREAM_END) {
-    const std::string m = msg;
-    gzclose(gz);
-    throw ParseError(path, 0, "corrupt gzip data: " + m);
-  }
-  gzclose(gz);
-  out.resize(used);
-  return out;
+  if (used < cap) regrow(b, std::max<std::size_t>(used, 1), path);
+  return {std::move(b), used};
 }
 
 }  // namespace
+
+std::size_t gzip_initial_capacity(std::size_t compressed, std::uint32_t isize) {
+  const std::size_t c = std::min(compressed, std::numeric_limits<std::size_t>::max() / 64);
+  // No ISIZE (0: empty, or the empty last member of a blocked file): about what text compresses to.
+  const std::size_t guess = isize ? std::min<std::size_t>(isize, c * 64) : c * 4;
+  return std::max(guess, kMinCapacity);
+}
 
 LoadedFile load_file(const std::string& path) {
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
@@ -92,46 +147,30 @@ LoadedFile load_file(const std::string& path) {
   if (S_ISDIR(st.st_mode)) throw ParseError(path, 0, "cannot open: Is a directory");
   const std::size_t size = static_cast<std::size_t>(st.st_size);
 
-  LoadedFile loaded;
-  if (!S_ISREG(st.st_mode)) {
-    // A pipe or /dev/stdin: no size, no pread. zlib reads it sequentially and passes plain
-    // (non-gzip) data through unchanged.
-    loaded.buffer_ = gunzip(path, f.fd, 0);
-    loaded.size_ = loaded.buffer_.size();
-    loaded.data_ = loaded.buffer_.data();
-    return loaded;
-  }
-  unsigned char magic[2] = {0, 0};
-  const ssize_t m = ::pread(f.fd, magic, 2, 0);
-  if (m < 0) fail_errno(path, "cannot read");
-  if (m == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    loaded.buffer_ = gunzip(path, f.fd, size);
-    loaded.size_ = loaded.buffer_.size();
-    loaded.data_ = loaded.buffer_.data();
-    return loaded;
-  }
-  if (size == 0) return loaded;
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, f.fd, 0);
-  if (p == MAP_FAILED) {
-    // Not mappable (a pipe, /proc): fall back to read() into a buffer.
-    loaded.buffer_.resize(size);
-    std::size_t used = 0;
-    while (used < size) {
-      const ssize_t got = ::read(f.fd, loaded.buffer_.data() + used, size - used);
-      if (got < 0) fail_errno(path, "cannot read");
-      if (got == 0) break;
-      used += static_cast<std::size_t>(got);
+  LoadedFile raw;
+  if (S_ISREG(st.st_mode)) {
+    if (size == 0) return raw;
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, f.fd, 0);
+    if (p != MAP_FAILED) {
+      ::madvise(p, size, MADV_SEQUENTIAL);  // advice values, not flags: one call each
+      ::madvise(p, size, MADV_WILLNEED);
+      raw.map_ = p;
+      raw.size_ = size;
+      raw.data_ = static_cast<const char*>(p);
     }
-    loaded.buffer_.resize(used);
-    loaded.size_ = used;
-    loaded.data_ = loaded.buffer_.data();
-    return loaded;
   }
-  ::madvise(p, size, MADV_SEQUENTIAL);  // advice values, not flags: one call each
-  ::madvise(p, size, MADV_WILLNEED);
-  loaded.map_ = p;
-  loaded.size_ = size;
-  loaded.data_ = static_cast<const char*>(p);
+  if (!raw.data_) {  // a pipe, /dev/stdin, or not mappable (/proc): read() it whole
+    auto [bytes, used] = read_all(path, f.fd, S_ISREG(st.st_mode) ? size : 0);
+    raw.heap_ = std::move(bytes);
+    raw.size_ = used;
+    raw.data_ = raw.heap_.get();
+  }
+  if (!is_gzip(raw.view())) return raw;
+  LoadedFile loaded;  // the compressed bytes are unmapped or freed on return
+  auto [bytes, used] = gunzip(path, raw.view());
+  loaded.heap_ = std::move(bytes);
+  loaded.size_ = used;
+  loaded.data_ = loaded.heap_.get();
   return loaded;
 }
 
