@@ -21,6 +21,7 @@ export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
 echo "pkg-config: spmv $(pkg-config --modversion spmv): $(pkg-config --cflags --libs spmv)"
 [ "$(pkg-config --modversion spmv)" = "$("$tmp/prefix/bin/spmv" --version | awk '{print $2}')" ] ||
   { echo "pkg-config's version differs from spmv --version"; exit 1; }
+[ -f "$(pkg-config --variable=includedir spmv)/spmv/spmv.hpp" ] || { echo "pkg-config's includedir lacks the headers"; exit 1; }
 
 # As a subproject (its CUDA backend off: this checks the packaging, not the kernels).
 cmake -S examples -B "$tmp/subproject" -DSPMV_SOURCE_DIR="$PWD" -DSPMV_ENABLE_CUDA=OFF >/dev/null
