@@ -23,6 +23,26 @@ echo "pkg-config: spmv $(pkg-config --modversion spmv): $(pkg-config --cflags --
   { echo "pkg-config's version differs from spmv --version"; exit 1; }
 [ -f "$(pkg-config --variable=includedir spmv)/spmv/spmv.hpp" ] || { echo "pkg-config's includedir lacks the headers"; exit 1; }
 
+# The Python package, where the build made it: imported from the prefix, one product against scipy.
+for init in "$tmp"/prefix/lib/python3*/site-packages/spmv/__init__.py; do
+  [ -f "$init" ] || continue
+  site=$(dirname "$(dirname "$init")")
+  imported=0
+  for py in python3 /usr/bin/python3; do
+    if PYTHONPATH="$site" "$py" -c 'import spmv' 2>/dev/null; then
+      run env PYTHONPATH="$site" "$py" -c "
+import numpy as np, spmv
+a = spmv.read('$m/bcsstk16.mtx.gz'); x = np.linspace(-1, 1, a.shape[1])
+y, ref = spmv.Plan(a) @ x, a.to_scipy() @ x
+assert np.allclose(y, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max()), 'Python product differs from scipy'
+print('installed Python package', spmv.__version__, 'matches scipy')"
+      imported=1
+      break
+    fi
+  done
+  [ "$imported" = 1 ] || { echo "the installed Python package does not import (PYTHONPATH=$site)"; exit 1; }
+done
+
 # As a subproject (its CUDA backend off: this checks the packaging, not the kernels).
 cmake -S examples -B "$tmp/subproject" -DSPMV_SOURCE_DIR="$PWD" -DSPMV_ENABLE_CUDA=OFF >/dev/null
 cmake --build "$tmp/subproject" -j "$(nproc)" >/dev/null
