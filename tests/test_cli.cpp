@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <spmv/io.hpp>
 #include <spmv/plan.hpp>
+#include <spmv/version.hpp>
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -66,6 +67,14 @@ std::map<std::string, std::string> keys(const std::string& out) {
 }  // namespace
 
 // cli_small.mtx: 4 x 5, rows of 2, 1, 0 and 3 entries.
+// --version: the library's version (CMake's) and the commit it was built from, as the library says.
+TEST_F(Cli, VersionNamesTheLibraryVersionAndCommit) {
+  const Result r = run("--version");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, fmt::format("spmv {} (commit {})\n", spmv::version(), spmv::git_commit()));
+  EXPECT_NE(std::string(spmv::version()), "");
+}
+
 TEST_F(Cli, InfoPrintsTheMatrixNumbers) {
   const Result r = run("info " + kDir + "/cli_small.mtx");
   ASSERT_EQ(r.status, 0) << r.err;
