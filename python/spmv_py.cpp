@@ -42,8 +42,7 @@ py::array view(const std::vector<T>& v, py::handle owner) {
   return a;
 }
 
-// A Csr from CSR arrays (copied), checked as spmv::Csr requires: row pointers from 0 and
-// non-decreasing, columns in range and strictly increasing within each row.
+// A Csr from CSR arrays (copied), checked as spmv::Csr requires (spmv::csr_structure_error).
 CsrPtr csr_from_arrays(std::int64_t rows, std::int64_t cols,
                        py::array_t<spmv::offset_t, py::array::c_style> indptr,
                        py::array_t<spmv::index_t, py::array::c_style> indices,
@@ -62,18 +61,7 @@ CsrPtr csr_from_arrays(std::int64_t rows, std::int64_t cols,
   a->row_ptr.assign(indptr.data(), indptr.data() + rows + 1);
   a->col.assign(indices.data(), indices.data() + nnz);
   a->val.assign(data.data(), data.data() + nnz);
-  if (a->row_ptr[0] != 0 || a->row_ptr[rows] != nnz)
-    throw py::value_error("indptr must start at 0 and end at nnz = " + std::to_string(nnz));
-  for (spmv::index_t r = 0; r < a->rows; ++r) {
-    const auto begin = a->row_ptr[r], end = a->row_ptr[r + 1];
-    if (end < begin) throw py::value_error("indptr decreases at row " + std::to_string(r));
-    for (auto i = begin; i < end; ++i) {
-      const auto c = a->col[i];
-      if (c < 0 || c >= a->cols || (i > begin && c <= a->col[i - 1]))
-        throw py::value_error("row " + std::to_string(r) +
-                              ": column indices must be in [0, cols), sorted and without duplicates");
-    }
-  }
+  if (const std::string e = spmv::csr_structure_error(*a); !e.empty()) throw py::value_error(e);
   return a;
 }
 

@@ -256,3 +256,24 @@ TEST(Timing, TheCapLimitsTheSamplesButKeepsThreeForAMedian) {
   EXPECT_EQ(time_products(slow, 1e-3, 100, 1e-3).samples, 3);
   EXPECT_EQ(products_per_sample(slow, 1e-3), 1);
 }
+
+// The structure check the binary cache and the Python bindings apply to outside data.
+TEST(Core, CsrStructureErrorNamesTheFirstBadRow) {
+  const spmv::Csr good = spmv::test::csr_from_lengths({2, 0, 3}, 5, 1);
+  EXPECT_EQ(spmv::csr_structure_error(good), "");
+  spmv::Csr a = good;
+  a.col[3] = a.col[2];  // row 2 repeats a column
+  EXPECT_EQ(spmv::csr_structure_error(a), "row 2: column indices must be in [0, cols), sorted and without duplicates");
+  a = good;
+  a.col[1] = 5;  // row 0: beyond cols
+  EXPECT_EQ(spmv::csr_structure_error(a), "row 0: column indices must be in [0, cols), sorted and without duplicates");
+  a = good;
+  a.row_ptr[2] = 1;  // row 1 would end before it starts
+  EXPECT_EQ(spmv::csr_structure_error(a), "row_ptr decreases or leaves 0..nnz at row 1");
+  a = good;
+  a.row_ptr.pop_back();
+  EXPECT_EQ(spmv::csr_structure_error(a), "row_ptr has 3 entries, rows + 1 = 4");
+  a = good;
+  a.val.pop_back();
+  EXPECT_NE(spmv::csr_structure_error(a).find("row_ptr must span 0..nnz"), std::string::npos);
+}

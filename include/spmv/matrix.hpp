@@ -5,6 +5,7 @@
 #include <spmv/types.hpp>
 
 #include <complex>
+#include <string>
 #include <vector>
 
 namespace spmv {
@@ -40,6 +41,11 @@ struct Csr {
   bool is_complex() const { return field == Field::Complex; }
   offset_t row_length(index_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
 };
+
+/// What is wrong with a's structure, "" when nothing: array sizes, row_ptr from 0 to nnz and
+/// non-decreasing, column indices in [0, cols), strictly increasing within each row. The kernels
+/// trust these invariants; a Csr made from outside data (a file, a user's arrays) is checked here.
+std::string csr_structure_error(const Csr& a);
 
 /// Throws Unsupported("<what> needs a real matrix; this one is complex") for complex input.
 void require_real(const Csr& a, const std::string& what);

@@ -1,6 +1,7 @@
 #include <spmv/matrix.hpp>
 #include <spmv/plan.hpp>
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace spmv {
@@ -44,6 +45,30 @@ Backend parse_backend(std::string_view s) {
 ParseError::ParseError(const std::string& f, std::int64_t l, const std::string& r)
     : Error(l > 0 ? fmt::format("{}:{}: {}", f, l, r) : fmt::format("{}: {}", f, r)),
       file(f), line(l), reason(r) {}
+
+std::string csr_structure_error(const Csr& a) {
+  if (a.rows < 0 || a.cols < 0) return fmt::format("negative shape {} x {}", a.rows, a.cols);
+  if (a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1)
+    return fmt::format("row_ptr has {} entries, rows + 1 = {}", a.row_ptr.size(), offset_t{a.rows} + 1);
+  const offset_t nnz = a.row_ptr.back();
+  if (a.row_ptr[0] != 0 || static_cast<offset_t>(a.col.size()) != nnz || a.val.size() != a.col.size())
+    return fmt::format("row_ptr must span 0..nnz with nnz = {} column indices and values (it spans {}..{})",
+                       a.col.size(), a.row_ptr[0], nnz);
+  // The first bad row, found in parallel on large matrices.
+  index_t bad = a.rows;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (a.rows > (1 << 16))
+  for (index_t r = 0; r < a.rows; ++r) {
+    const offset_t b = a.row_ptr[r], e = a.row_ptr[r + 1];
+    bool ok = b >= 0 && b <= e && e <= nnz;
+    for (offset_t p = b; ok && p < e; ++p)
+      ok = a.col[p] >= 0 && a.col[p] < a.cols && (p == b || a.col[p] > a.col[p - 1]);
+    if (!ok) bad = std::min(bad, r);
+  }
+  if (bad == a.rows) return "";
+  const offset_t b = a.row_ptr[bad], e = a.row_ptr[bad + 1];
+  if (b < 0 || b > e || e > nnz) return fmt::format("row_ptr decreases or leaves 0..nnz at row {}", bad);
+  return fmt::format("row {}: column indices must be in [0, cols), sorted and without duplicates", bad);
+}
 
 void require_real(const Csr& a, const std::string& what) {
   if (a.is_complex())

@@ -267,17 +267,7 @@ Csr read_binary(const std::string& path) {
   if (full_checksum(h, a) != h.checksum) throw ParseError(path, 0, "binary cache checksum mismatch: the file is corrupted");
 
   // A file with a valid checksum can still be hand-made; kernels trust these invariants.
-  if (a.row_ptr[0] != 0 || a.row_ptr[a.rows] != h.nnz)
-    throw ParseError(path, 0, "corrupt binary cache: row_ptr does not span 0..nnz");
-  bool ok = true;
-#pragma omp parallel for schedule(static) reduction(&& : ok) if (a.rows > (1 << 16))
-  for (index_t r = 0; r < a.rows; ++r) {
-    const offset_t b = a.row_ptr[r], e = a.row_ptr[r + 1];
-    if (b < 0 || b > e || e > h.nnz) { ok = false; continue; }
-    for (offset_t p = b; p < e; ++p)
-      if (a.col[p] < 0 || a.col[p] >= a.cols || (p > b && a.col[p] <= a.col[p - 1])) ok = false;
-  }
-  if (!ok) throw ParseError(path, 0, "corrupt binary cache: row_ptr or column indices out of order or range");
+  if (const std::string e = csr_structure_error(a); !e.empty()) throw ParseError(path, 0, "corrupt binary cache: " + e);
   return a;
 }
 
