@@ -12,4 +12,4 @@ std::string cuda_device_name();  ///< "" when none
 /// Device-to-device copy bandwidth in bytes/s (bytes read + written), measured now; 0 without GPU.
 double cuda_copy_bandwidth();
 
-}  ///< namespace spmv::device
+}  // namespace spmv::device

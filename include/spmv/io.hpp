@@ -44,4 +44,4 @@ std::string generated_description(const std::string& path);
 /// Convenience: read any supported file straight to CSR.
 Csr load_csr(const std::string& path, const ReadOptions& opt = {});
 
-}  ///< namespace spmv::io
+}  // namespace spmv::io

@@ -56,4 +56,4 @@ Csr coo_to_csr(const Coo& coo);
 /// Expands CSR back to COO in row-major order (used by writers and tests).
 Coo csr_to_coo(const Csr& csr);
 
-}  ///< namespace spmv
+}  // namespace spmv

@@ -126,4 +126,4 @@ offset_t csr_product_bytes(const Csr& a, int k = 1);
 /// Registration, one call per backend file; defined in src/core/registry.cpp's list.
 void add_kernel(KernelSpec spec);
 
-}  ///< namespace spmv
+}  // namespace spmv

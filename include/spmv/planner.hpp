@@ -39,4 +39,4 @@ struct Candidate {
 /// and layout, with formats whose conversion cannot be repaid within opt.products left out.
 std::vector<Candidate> rank_candidates(const MatrixFeatures& f, Backend b, const PlanOptions& opt);
 
-}  ///< namespace spmv
+}  // namespace spmv

@@ -36,4 +36,4 @@ CheckResult check_product(const Csr& a, const Reference& ref, std::span<const do
 /// Deterministic input vectors: "ones", "random" or "random:SEED" (uniform in [-1, 1)).
 std::vector<double> make_vector(const std::string& spec, std::size_t n);
 
-}  ///< namespace spmv
+}  // namespace spmv

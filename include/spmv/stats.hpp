@@ -17,4 +17,4 @@ struct MatrixStats {
 
 MatrixStats compute_stats(const Csr& a);
 
-}  ///< namespace spmv
+}  // namespace spmv

@@ -35,4 +35,4 @@ ProductTiming time_products(Plan& plan, double sample_seconds, int samples, doub
 /// medians taken one plan after another, and free of the bias of a best-of-many taken that way.
 std::vector<double> interleaved_ratios(std::span<Plan* const> plans, double batch_seconds, int rounds);
 
-}  ///< namespace spmv
+}  // namespace spmv

@@ -39,4 +39,4 @@ struct Unsupported : Error {
   using Error::Error;
 };
 
-}  ///< namespace spmv
+}  // namespace spmv

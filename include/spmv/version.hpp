@@ -7,4 +7,4 @@ namespace spmv {
 const char* version();     ///< "0.1.0"
 const char* git_commit();  ///< short hash, "unknown" outside a git checkout
 
-}  ///< namespace spmv
+}  // namespace spmv

@@ -79,4 +79,4 @@ Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const ConvertOptions& opt =
 /// The exact inverse: same row_ptr, col and val, bit for bit. threads: 0 = OpenMP's default.
 Csr csr5_to_csr(const Csr5& f, int threads = 0);
 
-}  ///< namespace spmv
+}  // namespace spmv

@@ -11,4 +11,4 @@ namespace spmv::cuda {
 /// uploaded CSR, then downloaded.
 Csr5 csr_to_csr5_on_device(const Csr& a, int sigma, const ConvertOptions& opt = {});
 
-}  ///< namespace spmv::cuda
+}  // namespace spmv::cuda

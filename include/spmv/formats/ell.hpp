@@ -32,4 +32,4 @@ double ell_bytes(index_t rows, index_t width);
 double ell_bytes(const Csr& a);
 Ell csr_to_ell(const Csr& a, Layout layout, const ConvertOptions& opt = {});
 
-}  ///< namespace spmv
+}  // namespace spmv

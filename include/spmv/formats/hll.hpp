@@ -40,4 +40,4 @@ double hll_bytes(const Csr& a, int hack);
 offset_t hll_slots(const Csr& a, int hack);
 Hll csr_to_hll(const Csr& a, int hack, const ConvertOptions& opt = {});
 
-}  ///< namespace spmv
+}  // namespace spmv

@@ -22,4 +22,4 @@ double format_memory_budget(const ConvertOptions& opt);
 /// Threads a conversion runs on: opt.threads, or all.
 int conversion_threads(const ConvertOptions& opt);
 
-}  ///< namespace spmv
+}  // namespace spmv

@@ -21,7 +21,7 @@ inline constexpr std::size_t huge_block_bytes = std::size_t{4} << 20;
 /// has them. Throws std::bad_alloc.
 void* allocate_large(std::size_t bytes);
 void free_large(void* p) noexcept;
-}  ///< namespace detail
+}  // namespace detail
 
 /// Leaves trivially constructible elements uninitialised on resize, so that a parallel loop makes
 /// the first touch (also the CPU plans' x and y).
@@ -70,4 +70,4 @@ struct FormatAllocator : UninitAllocator<T> {
 template <class T>
 using FormatArray = std::vector<T, FormatAllocator<T>>;
 
-}  ///< namespace spmv
+}  // namespace spmv
