@@ -24,7 +24,21 @@ using namespace py::literals;
 
 namespace {
 
-using CsrPtr = std::shared_ptr<spmv::Csr>;
+// spmv.Matrix: a CsrView over arrays it keeps alive, either a Csr the reader made (owned) or the
+// caller's numpy arrays (held, not copied: scipy's indices and data are read in place).
+struct PyMatrix {
+  std::shared_ptr<const spmv::Csr> owned;
+  py::object arrays;  // (indptr, indices, data) when made from arrays
+  spmv::CsrView view;
+};
+using MatrixPtr = std::shared_ptr<PyMatrix>;
+
+MatrixPtr from_csr(spmv::Csr a) {
+  auto m = std::make_shared<PyMatrix>();
+  m->owned = std::make_shared<const spmv::Csr>(std::move(a));
+  m->view = *m->owned;
+  return m;
+}
 
 std::string shape_str(const py::array& a) {
   std::string s = "(";
@@ -33,40 +47,43 @@ std::string shape_str(const py::array& a) {
 }
 
 // A read-only numpy view of one of the matrix's arrays; `owner` (the Python Matrix) keeps it alive.
-// Read-only because a plan may borrow the Csr, which must not change while the plan lives.
+// Read-only because a plan may borrow the arrays, which must not change while the plan lives.
 template <typename T>
-py::array view(const std::vector<T>& v, py::handle owner) {
+py::array view(std::span<const T> v, py::handle owner) {
   py::array a(py::dtype::of<T>(), {static_cast<py::ssize_t>(v.size())}, {static_cast<py::ssize_t>(sizeof(T))},
               v.data(), owner);
   a.attr("setflags")("write"_a = false);
   return a;
 }
 
-// A Csr from CSR arrays (copied), checked as spmv::Csr requires (spmv::csr_structure_error).
-CsrPtr csr_from_arrays(std::int64_t rows, std::int64_t cols,
-                       py::array_t<spmv::offset_t, py::array::c_style> indptr,
-                       py::array_t<spmv::index_t, py::array::c_style> indices,
-                       py::array_t<double, py::array::c_style> data) {
+// A Matrix over CSR arrays, checked as the kernels require (spmv::csr_structure_error). Arrays of
+// the right dtype and C order are held as they are; others are converted once where numpy can do
+// it safely (an int32 indptr widened; indices or data of a wider type refused).
+MatrixPtr matrix_from_arrays(std::int64_t rows, std::int64_t cols,
+                             py::array_t<spmv::offset_t, py::array::c_style> indptr,
+                             py::array_t<spmv::index_t, py::array::c_style> indices,
+                             py::array_t<double, py::array::c_style> data) {
   constexpr auto max_index = std::numeric_limits<spmv::index_t>::max();
   if (rows < 0 || cols < 0 || rows > max_index || cols > max_index)
     throw py::value_error("shape (" + std::to_string(rows) + ", " + std::to_string(cols) +
                           ") out of range: rows and cols must be in [0, 2^31)");
   if (indptr.ndim() != 1 || indptr.shape(0) != rows + 1)
     throw py::value_error("indptr must have rows + 1 = " + std::to_string(rows + 1) + " entries");
-  const auto nnz = indices.size();
-  if (data.size() != nnz) throw py::value_error("indices and data must have the same length");
-  auto a = std::make_shared<spmv::Csr>();
-  a->rows = static_cast<spmv::index_t>(rows);
-  a->cols = static_cast<spmv::index_t>(cols);
-  a->row_ptr.assign(indptr.data(), indptr.data() + rows + 1);
-  a->col.assign(indices.data(), indices.data() + nnz);
-  a->val.assign(data.data(), data.data() + nnz);
-  if (const std::string e = spmv::csr_structure_error(*a); !e.empty()) throw py::value_error(e);
-  return a;
+  if (indices.ndim() != 1 || data.ndim() != 1 || data.size() != indices.size())
+    throw py::value_error("indices and data must be 1-d and of the same length");
+  auto m = std::make_shared<PyMatrix>();
+  m->arrays = py::make_tuple(indptr, indices, data);
+  m->view.rows = static_cast<spmv::index_t>(rows);
+  m->view.cols = static_cast<spmv::index_t>(cols);
+  m->view.row_ptr = {indptr.data(), static_cast<std::size_t>(rows + 1)};
+  m->view.col = {indices.data(), static_cast<std::size_t>(indices.size())};
+  m->view.val = {data.data(), static_cast<std::size_t>(data.size())};
+  if (const std::string e = spmv::csr_structure_error(m->view); !e.empty()) throw py::value_error(e);
+  return m;
 }
 
 py::object to_scipy(py::object self) {
-  const auto& a = self.cast<const spmv::Csr&>();
+  const spmv::CsrView& a = self.cast<const PyMatrix&>().view;
   py::object data = view(a.val, self);
   if (a.is_complex()) data = data + view(a.imag, self) * py::cast(std::complex<double>(0, 1));
   // copy=True: the scipy matrix owns its arrays and may be changed freely.
@@ -75,22 +92,22 @@ py::object to_scipy(py::object self) {
                           "shape"_a = py::make_tuple(a.rows, a.cols), "copy"_a = true);
 }
 
-// A plan with the matrix it was made from: a CPU CSR plan borrows the Csr, so the Csr is held
-// here for as long as the plan lives (a_ is declared first, so it is destroyed last).
+// A plan with the matrix it was made from: a CPU CSR plan borrows the matrix's arrays, so the
+// Matrix is held here for as long as the plan lives (a_ is declared first, so it is destroyed last).
 class PyPlan {
  public:
-  PyPlan(CsrPtr a, const std::optional<std::string>& backend, const std::string& kernel,
+  PyPlan(MatrixPtr a, const std::optional<std::string>& backend, const std::string& kernel,
          const spmv::PlanOptions& opt)
       : a_(std::move(a)), k_(opt.k) {
     py::gil_scoped_release nogil;  // planning may convert, time trials or upload
     backend_ = backend ? spmv::parse_backend(*backend) : spmv::default_backend();
-    plan_ = spmv::make_plan(*a_, backend_, kernel, opt);
+    plan_ = spmv::make_plan(a_->view, backend_, kernel, opt);
   }
 
   // y = alpha*A*x + beta*y on the numpy buffers themselves; x and y are checked, never copied.
   void multiply(const py::array& x, py::array y, double alpha, double beta) {
-    check(x, "x", a_->cols);
-    check(y, "y", a_->rows);
+    check(x, "x", a_->view.cols);
+    check(y, "y", a_->view.rows);
     if (!y.writeable()) throw py::value_error("y is read-only");
     const auto* xp = static_cast<const double*>(x.data());
     auto* yp = static_cast<double*>(y.mutable_data());
@@ -106,7 +123,7 @@ class PyPlan {
   py::array matmul(const py::object& x) {
     auto xa = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(x);
     if (!xa) throw py::type_error("plan @ x: x must be convertible to a float64 array");
-    py::array_t<double> y = k_ == 1 ? py::array_t<double>(a_->rows) : py::array_t<double>({a_->rows, k_});
+    py::array_t<double> y = k_ == 1 ? py::array_t<double>(a_->view.rows) : py::array_t<double>({a_->view.rows, k_});
     multiply(xa, y, 1.0, 0.0);
     return y;
   }
@@ -119,7 +136,7 @@ class PyPlan {
   }
 
   const spmv::Plan& plan() const { return *plan_; }
-  const CsrPtr& matrix() const { return a_; }
+  const MatrixPtr& matrix() const { return a_; }
   spmv::Backend backend() const { return backend_; }
   int k() const { return k_; }
 
@@ -139,7 +156,7 @@ class PyPlan {
       throw py::value_error(std::string(name) + " must be C-contiguous (np.ascontiguousarray)");
   }
 
-  CsrPtr a_;
+  MatrixPtr a_;
   std::unique_ptr<spmv::Plan> plan_;
   spmv::Backend backend_ = spmv::Backend::Omp;
   int k_;
@@ -162,31 +179,37 @@ PYBIND11_MODULE(_spmv, m) {
   m.def("default_backend", [] { return spmv::to_string(spmv::default_backend()); },
         "The fastest backend present: 'cuda' when a device is usable, else 'omp'");
 
-  py::class_<spmv::Csr, CsrPtr>(m, "Matrix", "A sparse matrix in CSR form (spmv::Csr); read-only")
-      .def_static("from_csr", &csr_from_arrays, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a,
-                  "From CSR arrays (int64 indptr, int32 indices, float64 data), copied and checked")
-      .def_property_readonly("shape", [](const spmv::Csr& a) { return py::make_tuple(a.rows, a.cols); })
-      .def_property_readonly("nnz", &spmv::Csr::nnz)
-      .def_property_readonly("field", [](const spmv::Csr& a) { return spmv::to_string(a.field); })
-      .def_property_readonly("symmetry", [](const spmv::Csr& a) { return spmv::to_string(a.symmetry); })
-      .def_property_readonly("indptr", [](py::object s) { return view(s.cast<const spmv::Csr&>().row_ptr, s); })
-      .def_property_readonly("indices", [](py::object s) { return view(s.cast<const spmv::Csr&>().col, s); })
-      .def_property_readonly("data", [](py::object s) { return view(s.cast<const spmv::Csr&>().val, s); })
-      .def_property_readonly("imag", [](py::object s) { return view(s.cast<const spmv::Csr&>().imag, s); },
+  py::class_<PyMatrix, MatrixPtr>(m, "Matrix", "A sparse matrix in CSR form (a spmv::CsrView over arrays it holds); read-only")
+      .def_static("from_csr", &matrix_from_arrays, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a,
+                  "From CSR arrays, checked; int64 indptr, int32 indices and float64 data (C order) are held "
+                  "without a copy, other dtypes converted once")
+      .def_property_readonly("shape", [](const PyMatrix& a) { return py::make_tuple(a.view.rows, a.view.cols); })
+      .def_property_readonly("nnz", [](const PyMatrix& a) { return a.view.nnz(); })
+      .def_property_readonly("field", [](const PyMatrix& a) { return spmv::to_string(a.view.field); })
+      .def_property_readonly("symmetry", [](const PyMatrix& a) { return spmv::to_string(a.view.symmetry); })
+      .def_property_readonly("indptr", [](py::object s) { return view(s.cast<const PyMatrix&>().view.row_ptr, s); })
+      .def_property_readonly("indices", [](py::object s) { return view(s.cast<const PyMatrix&>().view.col, s); })
+      .def_property_readonly("data", [](py::object s) { return view(s.cast<const PyMatrix&>().view.val, s); })
+      .def_property_readonly("imag", [](py::object s) { return view(s.cast<const PyMatrix&>().view.imag, s); },
                              "Imaginary parts (empty unless complex)")
       .def("to_scipy", &to_scipy, "A scipy.sparse.csr_matrix copy (complex where the matrix is)")
-      .def("__repr__", [](const spmv::Csr& a) {
+      .def("__repr__", [](const PyMatrix& m) {
+        const spmv::CsrView& a = m.view;
         return "<spmv.Matrix " + std::to_string(a.rows) + "x" + std::to_string(a.cols) + ", " +
                std::to_string(a.nnz()) + " nnz, " + spmv::to_string(a.field) + " " + spmv::to_string(a.symmetry) + ">";
       });
 
   m.def("read", [](const std::string& path) {
-        py::gil_scoped_release nogil;
-        return std::make_shared<spmv::Csr>(spmv::io::load_csr(path));
+        spmv::Csr a;
+        {
+          py::gil_scoped_release nogil;
+          a = spmv::io::load_csr(path);
+        }
+        return from_csr(std::move(a));
       }, "path"_a, "Reads .mtx, .mtx.gz or a binary cache (spmv::io::load_csr)");
 
   py::class_<PyPlan>(m, "Plan")
-      .def(py::init([](CsrPtr a, std::optional<std::string> backend, const std::string& kernel,
+      .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel,
                        int threads, int k, long long products) {
              spmv::PlanOptions opt;
              opt.threads = threads;
@@ -207,7 +230,7 @@ PYBIND11_MODULE(_spmv, m) {
       .def_property_readonly("chosen", [](const PyPlan& p) { return p.plan().chosen; })
       .def_property_readonly("backend", [](const PyPlan& p) { return spmv::to_string(p.backend()); })
       .def_property_readonly("k", &PyPlan::k)
-      .def_property_readonly("shape", [](const PyPlan& p) { return py::make_tuple(p.matrix()->rows, p.matrix()->cols); })
+      .def_property_readonly("shape", [](const PyPlan& p) { return py::make_tuple(p.matrix()->view.rows, p.matrix()->view.cols); })
       .def_property_readonly("matrix", &PyPlan::matrix)
       .def_property_readonly("convert_seconds", [](const PyPlan& p) { return p.plan().convert_seconds; })
       .def_property_readonly("setup_seconds", [](const PyPlan& p) { return p.plan().setup_seconds; })

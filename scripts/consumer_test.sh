@@ -15,6 +15,7 @@ cmake --install "$BUILD_DIR" --prefix "$tmp/prefix" >/dev/null
 cmake -S examples -B "$tmp/installed" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/installed" -j "$(nproc)" >/dev/null
 run "$tmp/installed/multiply" "$m/bcsstk16.mtx.gz"
+run "$tmp/installed/own_arrays" 200000
 run "$tmp/installed/spmm" "$m/Reuters911.mtx.gz" 8
 run "$tmp/installed/cg" "$m/bcsstk16.mtx.gz" omp
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"

@@ -16,7 +16,7 @@ namespace spmv::bench::test_fakes {
 // A CPU plan computing y = scale * A*x, recording the options it was made with.
 class FakePlan final : public Plan {
  public:
-  FakePlan(const Csr& a, const PlanOptions& o, double scale) : a_(a), scale_(scale) {
+  FakePlan(const CsrView& a, const PlanOptions& o, double scale) : a_(a), scale_(scale) {
     x_.assign(a.cols, 0.0);
     y_.assign(a.rows, 0.0);
     bytes_per_product = csr_product_bytes(a);
@@ -35,7 +35,7 @@ class FakePlan final : public Plan {
   void get_y(std::span<double> y) override { std::copy(y_.begin(), y_.end(), y.begin()); }
 
  private:
-  const Csr& a_;
+  CsrView a_;
   double scale_;
   std::vector<double> x_, y_;
 };
@@ -44,7 +44,7 @@ inline KernelSpec fake(const std::string& name, Backend b, std::vector<std::stri
                 bool baseline = false) {
   return {.name = name, .backend = b, .format = name == "fake-hll" ? "hll" : "csr",
           .description = "test fake", .baseline = baseline, .spmm = false, .params = std::move(params),
-          .make = [scale](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+          .make = [scale](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
             return std::make_unique<FakePlan>(a, o, scale);
           }};
 }
@@ -58,7 +58,7 @@ inline std::vector<KernelSpec> fake_registry() {
   v.push_back(fake("fake-hll", Backend::Omp, {"threads", "hack"}, 1.0));
   v.push_back(fake("fake-wrong", Backend::Omp, {}, 2.0));
   KernelSpec refused = fake("fake-refused", Backend::Omp, {}, 1.0);
-  refused.make = [](const Csr&, const PlanOptions&) -> std::unique_ptr<Plan> {
+  refused.make = [](const CsrView&, const PlanOptions&) -> std::unique_ptr<Plan> {
     throw Unsupported("ELL would need 99 GiB");
   };
   v.push_back(refused);

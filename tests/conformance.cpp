@@ -187,6 +187,58 @@ TEST(CONFORMANCE, AlphaBetaOnEveryKernel) {
   EXPECT_GT(runs, 10);
 }
 
+// Plans over the user's own arrays (CsrView with 64-bit offsets, CsrView32 with 32-bit ones) give
+// the reference product on every kernel at its defaults; the CPU CSR kernels (Eigen's too) read the
+// user's values in place (a change after planning shows in the next product), others copied them.
+TEST(CONFORMANCE, PlansOverUserArrays) {
+  REQUIRE_BACKEND();
+  const Csr a = edge_case(test::edge_cases(), "irregular_5000");
+  std::vector<offset_t> rp64(a.row_ptr.begin(), a.row_ptr.end());
+  std::vector<std::int32_t> rp32(a.row_ptr.begin(), a.row_ptr.end());
+  std::vector<index_t> col(a.col.begin(), a.col.end());
+  std::vector<double> val(a.val.begin(), a.val.end());
+  const CsrView v64{.rows = a.rows, .cols = a.cols, .row_ptr = rp64, .col = col, .val = val};
+  const CsrView32 v32{.rows = a.rows, .cols = a.cols, .row_ptr = rp32, .col = col, .val = val};
+  ASSERT_EQ(csr_structure_error(v64), "");
+  ASSERT_EQ(csr_structure_error(v32), "");
+  const auto x = make_vector("random:5", static_cast<std::size_t>(a.cols));
+  const Reference ref = reference_product(a, x);
+  Csr doubled = a;
+  for (double& w : doubled.val) w *= 2;
+  const Reference ref2 = reference_product(doubled, x);
+  int borrowed = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const bool wide : {true, false}) {
+      const std::string what = spec->name + (wide ? " CsrView" : " CsrView32");
+      const auto plan = wide ? make_plan(v64, spec->backend, spec->name) : make_plan(v32, spec->backend, spec->name);
+      std::vector<double> y(static_cast<std::size_t>(a.rows), std::nan(""));
+      plan->multiply(x, y);
+      const CheckResult c = check_product(a, ref, y);
+      EXPECT_TRUE(c.passed) << what << ": " << c.message;
+      for (double& w : val) w *= 2;  // what a borrowing plan sees; a copying one does not
+      plan->multiply(x, y);
+      for (double& w : val) w /= 2;
+      int hack = 0;
+      const KernelSpec& ran = plan->chosen.empty() ? *spec : test::chosen_spec(spec->backend, plan->chosen, hack);
+      const bool borrows = ran.backend != Backend::Cuda && ran.format == "csr";
+      EXPECT_TRUE(check_product(borrows ? doubled : a, borrows ? ref2 : ref, y).passed)
+          << what << (borrows ? " must read the user's values in place" : " must hold its own copy");
+      borrowed += borrows;
+    }
+#if defined(SPMV_TEST_BACKEND_CPU)
+  EXPECT_GE(borrowed, 10);  // serial csr, Eigen and the OpenMP CSR family, both offset widths
+#endif
+  const std::vector<std::int32_t> short_rp(rp32.begin(), rp32.end() - 1);
+  EXPECT_THROW(make_plan(CsrView32{.rows = a.rows, .cols = a.cols, .row_ptr = short_rp, .col = col, .val = val},
+                         tested_kernels().front()->backend, "auto"),
+               Error);
+  std::vector<index_t> bad_col = col;
+  std::swap(bad_col[a.row_ptr[7]], bad_col[a.row_ptr[7] + 1]);
+  ASSERT_GE(a.row_length(7), 2);
+  EXPECT_EQ(csr_structure_error(CsrView32{.rows = a.rows, .cols = a.cols, .row_ptr = rp32, .col = bad_col, .val = val}),
+            "row 7: column indices must be in [0, cols), sorted and without duplicates");
+}
+
 // Wider SpMM: the 16/8/4/2/1 column blocks all appear for k = 8 and k = 33 (16+16+1).
 TEST(CONFORMANCE, WideSpmmBothLayouts) {
   REQUIRE_BACKEND();

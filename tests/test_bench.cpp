@@ -128,7 +128,7 @@ TEST(Bench, TinyMatrixSamplesManyProducts) {
 // n x per_product(call), so timing code can be tested without timing anything.
 class ClockedPlan final : public Plan {
  public:
-  ClockedPlan(const Csr& a, std::function<double(int call)> per_product)
+  ClockedPlan(const CsrView& a, std::function<double(int call)> per_product)
       : fake_(a, PlanOptions{}, 1.0), per_product_(std::move(per_product)) {}
   void set_x(std::span<const double> x) override { fake_.set_x(x); }
   void run(int times) override { fake_.run(std::min(times, 1)); }
@@ -161,7 +161,7 @@ TEST(Bench, AutoIsTimedInterleavedWithTheOracleAndTheBaseline) {
     auto made = std::make_shared<int>(0);
     return KernelSpec{.name = name, .backend = Backend::Omp, .format = "csr", .description = "test fake",
                       .baseline = baseline, .spmm = false, .params = {},
-                      .make = [per, made](const Csr& a, const PlanOptions&) -> std::unique_ptr<Plan> {
+                      .make = [per, made](const CsrView& a, const PlanOptions&) -> std::unique_ptr<Plan> {
                         const double t = per((*made)++);
                         return std::make_unique<ClockedPlan>(a, [t](int) { return t; });
                       }};

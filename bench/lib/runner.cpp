@@ -96,7 +96,7 @@ void run_for(Plan& plan, double seconds) {
 
 // 50 ms of products of the backend's plain CSR kernel (threads and k as in opt), to wake the device
 // or the cores; nothing is measured, and a backend that cannot run it is left as it is.
-void warm_up(const Csr& a, Backend b, const PlanOptions& opt) {
+void warm_up(const CsrView& a, Backend b, const PlanOptions& opt) {
   const KernelSpec* csr = find_kernel(b, "csr");
   if (!csr || a.nnz() == 0) return;
   PlanOptions o;
@@ -112,7 +112,7 @@ void warm_up(const Csr& a, Backend b, const PlanOptions& opt) {
 // Auto's row `ai` against its oracle and best baseline (auto_compare.hpp), timed interleaved with
 // auto's kept plan; the ratios go into the auto row. The oracle and baseline plans are made again
 // from their jobs. A plan that cannot be made again leaves its ratio at 0 (not measured).
-void duel_auto(const Csr& a, std::vector<Row>& out, const std::vector<const Job*>& row_job, std::size_t ai,
+void duel_auto(const CsrView& a, std::vector<Row>& out, const std::vector<const Job*>& row_job, std::size_t ai,
                Plan& auto_plan, const std::vector<double>& x, const SweepConfig& cfg) {
   Row& ar = out[ai];
   std::vector<const Row*> rows;
@@ -165,7 +165,7 @@ Row unavailable_row(const MatrixSource& src, const std::string& status) {
   return r;
 }
 
-std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const SweepConfig& cfg,
+std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const SweepConfig& cfg,
                               const Ceilings& ceil, const Progress& progress,
                               std::size_t done_before, std::size_t total) {
   std::vector<Row> out;

@@ -60,7 +60,7 @@ struct Measure {
   std::string detail;
 };
 
-Measure measure(const Csr& a, Backend b, const std::string& kernel, PlanOptions opt, const Reference* ref,
+Measure measure(const CsrView& a, Backend b, const std::string& kernel, PlanOptions opt, const Reference* ref,
                 double min_seconds, int samples) {
   Measure m;
   std::unique_ptr<Plan> plan;

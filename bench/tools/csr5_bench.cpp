@@ -46,7 +46,7 @@ struct Measured {
 // One of our CSR kernels (not a baseline): the bar CSR5 is compared with.
 bool our_csr(const KernelSpec* spec) { return spec && !spec->baseline && spec->format == "csr"; }
 
-Measured measure(const Csr& a, Backend be, const std::string& kernel, const PlanOptions& o,
+Measured measure(const CsrView& a, Backend be, const std::string& kernel, const PlanOptions& o,
                  const std::vector<double>& x, const Reference& ref, double min_seconds) {
   Measured m;
   m.kernel = kernel;
@@ -77,7 +77,7 @@ Measured measure(const Csr& a, Backend be, const std::string& kernel, const Plan
 // while in a round every kernel sees about the same state. Prints each kernel's median over the
 // rounds and the median (and quartiles) over the rounds of best-time / CSR5-time (>1: CSR5 faster),
 // for our CSR kernels and for the baselines (cuSPARSE, Eigen).
-void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels, const std::vector<std::string>& baselines,
+void duel(const CsrView& a, Backend be, const std::vector<std::string>& csr_kernels, const std::vector<std::string>& baselines,
           const PlanOptions& o, const std::vector<double>& x, int rounds, double min_seconds) {
   std::vector<std::string> names{"csr5"};
   names.insert(names.end(), csr_kernels.begin(), csr_kernels.end());
@@ -118,7 +118,7 @@ void duel(const Csr& a, Backend be, const std::vector<std::string>& csr_kernels,
              to_string(be), rounds, line, quantile(ratio, 0.5), quantile(ratio, 0.25), quantile(ratio, 0.75), base);
 }
 
-double row_std(const Csr& a, double& mean) {
+double row_std(const CsrView& a, double& mean) {
   mean = a.rows ? double(a.nnz()) / a.rows : 0;
   double s = 0;
   for (index_t r = 0; r < a.rows; ++r) s += (a.row_length(r) - mean) * (a.row_length(r) - mean);

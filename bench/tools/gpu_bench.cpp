@@ -39,7 +39,7 @@ struct Result {
 
 double time_plan(Plan& p, const Opts& o) { return time_products(p, o.sample_s, o.samples).median_s; }
 
-offset_t must_bytes(const Csr& a, int k) {
+offset_t must_bytes(const CsrView& a, int k) {
   return 12 * a.nnz() + 4 * (static_cast<offset_t>(a.rows) + 1) + 8 * static_cast<offset_t>(a.cols) * k +
          8 * static_cast<offset_t>(a.rows) * k;
 }
@@ -55,7 +55,7 @@ struct Summary {
   Result ours, theirs;
 };
 
-Result measure(const Csr& a, const KernelSpec& spec, PlanOptions opt, const Reference& ref,
+Result measure(const CsrView& a, const KernelSpec& spec, PlanOptions opt, const Reference& ref,
                const std::vector<double>& x, const Opts& o) {
   Result r{spec.name, "", opt.block_size, spec.baseline};
   try {
@@ -76,7 +76,7 @@ Result measure(const Csr& a, const KernelSpec& spec, PlanOptions opt, const Refe
   return r;
 }
 
-void print_result(const Csr& a, const Result& r, int k, double bw) {
+void print_result(const CsrView& a, const Result& r, int k, double bw) {
   if (!r.ok) {
     fmt::print("  {:<17} {:>5}  {}\n", r.kernel, r.block, r.detail.substr(0, 110));
     return;

@@ -23,7 +23,7 @@ Coo parse_matrix_market(std::string_view text, const std::string& name, const Re
 
 /// Coordinate writer (general symmetry, 17 significant digits). `generated`: what produced a
 /// synthetic matrix (see generated_description); empty for real data.
-void write_matrix_market(const std::string& path, const Csr& a, const std::string& generated = "");
+void write_matrix_market(const std::string& path, const CsrView& a, const std::string& generated = "");
 
 /// Dense vectors as Matrix Market `array real general` with one column (or k columns).
 std::vector<double> read_dense_vector(const std::string& path);
@@ -31,7 +31,7 @@ void write_dense_vector(const std::string& path, const std::vector<double>& v);
 
 /// Binary cache: magic, version, sizes, payload and a checksum; loads at disk speed. `generated`
 /// marks a synthetic matrix (a flag in the header).
-void write_binary(const std::string& path, const Csr& a, bool generated = false);
+void write_binary(const std::string& path, const CsrView& a, bool generated = false);
 Csr read_binary(const std::string& path);
 bool is_binary_cache(const std::string& path);
 

@@ -5,6 +5,7 @@
 #include <spmv/types.hpp>
 
 #include <complex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,36 @@ struct Coo {
   bool is_complex() const { return field == Field::Complex; }
 };
 
+/// A CSR matrix in arrays someone else owns (a Csr, the user's own arrays, numpy's): what every
+/// plan, conversion, reference and statistic reads. Nothing is copied; the arrays must outlive
+/// whatever is made from the view (see Plan's lifetime contract) and keep Csr's invariants
+/// (csr_structure_error tells; kernels trust them). A Csr converts to it implicitly.
+struct CsrView {
+  index_t rows = 0;
+  index_t cols = 0;
+  Field field = Field::Real;
+  Symmetry symmetry = Symmetry::General;
+  std::span<const offset_t> row_ptr;  ///< rows + 1 entries
+  std::span<const index_t> col;
+  std::span<const double> val;
+  std::span<const double> imag;  ///< non-empty only for complex matrices
+
+  offset_t nnz() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
+  bool is_complex() const { return field == Field::Complex; }
+  offset_t row_length(index_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
+};
+
+/// A real CSR matrix over the user's arrays with 32-bit row offsets (scipy's and many codes'
+/// default while nnz < 2^31). make_plan widens row_ptr into the plan (8 bytes per row); col and
+/// val are borrowed as with CsrView.
+struct CsrView32 {
+  index_t rows = 0;
+  index_t cols = 0;
+  std::span<const std::int32_t> row_ptr;  ///< rows + 1 entries
+  std::span<const index_t> col;
+  std::span<const double> val;
+};
+
 /// Compressed sparse rows; columns sorted within each row, no duplicates.
 struct Csr {
   index_t rows = 0;
@@ -40,20 +71,25 @@ struct Csr {
   offset_t nnz() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
   bool is_complex() const { return field == Field::Complex; }
   offset_t row_length(index_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
+
+  CsrView view() const { return {rows, cols, field, symmetry, row_ptr, col, val, imag}; }
+  operator CsrView() const { return view(); }  // NOLINT: every reader of a Csr takes a view
 };
 
 /// What is wrong with a's structure, "" when nothing: array sizes, row_ptr from 0 to nnz and
 /// non-decreasing, column indices in [0, cols), strictly increasing within each row. The kernels
 /// trust these invariants; a Csr made from outside data (a file, a user's arrays) is checked here.
-std::string csr_structure_error(const Csr& a);
+std::string csr_structure_error(const CsrView& a);
+/// The same for 32-bit row offsets.
+std::string csr_structure_error(const CsrView32& a);
 
 /// Throws Unsupported("<what> needs a real matrix; this one is complex") for complex input.
-void require_real(const Csr& a, const std::string& what);
+void require_real(const CsrView& a, const std::string& what);
 
 /// Builds CSR in O(nnz + rows): stable counting sort by row, then columns sorted within each row
 /// and duplicates summed. Parallel over rows for large inputs.
 Csr coo_to_csr(const Coo& coo);
 /// Expands CSR back to COO in row-major order (used by writers and tests).
-Coo csr_to_coo(const Csr& csr);
+Coo csr_to_coo(const CsrView& csr);
 
 }  // namespace spmv

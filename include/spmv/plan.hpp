@@ -53,11 +53,12 @@ ConvertOptions convert_options(const PlanOptions& opt);
 /// A plan: a matrix prepared once for one kernel (format converted, rows partitioned, data on the
 /// device), then multiplied as often as needed.
 ///
-/// Lifetime: a plan of a CSR kernel on the CPU (serial, OpenMP, Eigen) borrows the matrix it was
-/// made from: that Csr must outlive the plan and not change while it lives. Plans of ELL, HLL and
-/// CSR5 on the CPU hold their own converted copy, and every CUDA plan its own device copy: the Csr
-/// may go once the plan is made. Plans made by "auto" follow the kernel they chose (Plan::chosen);
-/// keep the matrix alive when in doubt. A plan is used by one thread at a time.
+/// Lifetime: a plan of a CSR kernel on the CPU (serial, OpenMP, Eigen) borrows the arrays of the
+/// matrix it was made from (a Csr's vectors, or whatever a CsrView points to): they must outlive
+/// the plan and not change while it lives. Plans of ELL, HLL and CSR5 on the CPU hold their own
+/// converted copy, and every CUDA plan its own device copy: the matrix may go once the plan is
+/// made. Plans made by "auto" follow the kernel they chose (Plan::chosen); keep the matrix alive
+/// when in doubt. A plan is used by one thread at a time.
 class Plan {
  public:
   virtual ~Plan() = default;
@@ -101,7 +102,7 @@ struct KernelSpec {
   bool baseline = false;    ///< a third-party library we compare against (Eigen, cuSPARSE)
   bool spmm = false;        ///< accepts k > 1
   std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...
-  std::function<std::unique_ptr<Plan>(const Csr&, const PlanOptions&)> make;
+  std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)> make;
 };
 
 /// All kernels built into this binary (CUDA ones only when the CUDA backend is built).
@@ -111,17 +112,21 @@ const KernelSpec* find_kernel(Backend b, std::string_view name);
 const KernelSpec& get_kernel(Backend b, std::string_view name);
 /// Looks the kernel up, refuses complex matrices, makes the plan. The default kernel, "auto", is
 /// the planner (spmv/planner.hpp): format, kernel and settings chosen for this matrix.
-std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel = "auto",
+std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel = "auto",
                                 const PlanOptions& opt = {});
-std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, const PlanOptions& opt);
+std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, const PlanOptions& opt);
+/// The same over 32-bit row offsets: the plan keeps a 64-bit copy of row_ptr (8 bytes per row) and
+/// borrows col and val as make_plan(CsrView) would. Throws Error if row_ptr's size is not rows + 1.
+std::unique_ptr<Plan> make_plan(const CsrView32& a, Backend b, std::string_view kernel = "auto",
+                                const PlanOptions& opt = {});
 /// The fastest backend present: CUDA when a device is usable, else OpenMP.
 Backend default_backend();
 /// make_plan(a, default_backend(), "auto", opt).
-std::unique_ptr<Plan> make_plan(const Csr& a, const PlanOptions& opt = {});
+std::unique_ptr<Plan> make_plan(const CsrView& a, const PlanOptions& opt = {});
 
 /// Effective bytes of one CSR product with this library's index widths:
 /// 12*nnz + 8*(rows+1) + 8*cols*k + 8*rows*k.
-offset_t csr_product_bytes(const Csr& a, int k = 1);
+offset_t csr_product_bytes(const CsrView& a, int k = 1);
 
 /// Registration, one call per backend file; defined in src/core/registry.cpp's list.
 void add_kernel(KernelSpec spec);

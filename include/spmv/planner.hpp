@@ -24,7 +24,7 @@ struct MatrixFeatures {
 
   double cv() const { return mean > 0 ? std / mean : 0; }  ///< row-length coefficient of variation
 };
-MatrixFeatures analyze(const Csr& a);
+MatrixFeatures analyze(const CsrView& a);
 
 struct Candidate {
   std::string kernel;           ///< a kernel of the backend, as registered

@@ -14,9 +14,9 @@ struct Reference {
   std::vector<double> y;
   std::vector<double> bound;
 };
-Reference reference_product(const Csr& a, std::span<const double> x);
+Reference reference_product(const CsrView& a, std::span<const double> x);
 /// k right-hand sides; x and the returned y/bound use `layout`.
-Reference reference_product(const Csr& a, std::span<const double> x, int k, Layout layout);
+Reference reference_product(const CsrView& a, std::span<const double> x, int k, Layout layout);
 
 struct CheckResult {
   bool passed = true;
@@ -30,7 +30,7 @@ struct CheckResult {
 
 /// Component i passes when |y_i - ref_i| <= c * eps * (len_i + 1) * bound_i (+ a denormal floor);
 /// NaN/Inf in the reference must be reproduced exactly in kind. `k` and `layout` as above.
-CheckResult check_product(const Csr& a, const Reference& ref, std::span<const double> y,
+CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y,
                           int k = 1, Layout layout = Layout::RowMajor);
 
 /// Deterministic input vectors: "ones", "random" or "random:SEED" (uniform in [-1, 1)).

@@ -15,6 +15,6 @@ struct MatrixStats {
   double hll_padding_ratio[3] = {0, 0, 0};  ///< the same for HLL with hack 16, 32, 64
 };
 
-MatrixStats compute_stats(const Csr& a);
+MatrixStats compute_stats(const CsrView& a);
 
 }  // namespace spmv

@@ -157,6 +157,8 @@ def test_scipy_inputs():
     check_product(spmv.Plan(dup, backend="omp") @ x, 2 * s, x)
     with pytest.raises(ValueError, match="sorted"):
         spmv.Matrix.from_csr(1, 3, np.array([0, 2]), np.array([2, 1], np.int32), np.ones(2))
+    with pytest.raises(TypeError):  # int64 indices are not narrowed silently
+        spmv.Matrix.from_csr(1, 3, np.array([0, 2]), np.array([0, 2**40], np.int64), np.ones(2))
 
 
 def test_matrix_views_and_lifetime():
@@ -164,6 +166,9 @@ def test_matrix_views_and_lifetime():
     m = spmv.as_matrix(s)
     assert m.shape == s.shape and m.nnz == s.nnz and m.field == "real"
     assert m.indptr.dtype == np.int64 and m.indices.dtype == np.int32
+    # Zero-copy: the Matrix (and so a CSR plan) reads scipy's own indices and values.
+    assert np.shares_memory(m.indices, s.indices) and np.shares_memory(m.data, s.data)
+    assert np.array_equal(m.indptr, s.indptr)
     with pytest.raises(ValueError):
         m.data[0] = 1.0  # read-only: a plan may borrow the matrix
     x = np.random.default_rng(1).uniform(-1, 1, s.shape[1])

@@ -110,7 +110,7 @@ Csr coo_to_csr(const Coo& coo) {
   return csr;
 }
 
-Coo csr_to_coo(const Csr& csr) {
+Coo csr_to_coo(const CsrView& csr) {
   Coo coo;
   coo.rows = csr.rows;
   coo.cols = csr.cols;
@@ -120,9 +120,9 @@ Coo csr_to_coo(const Csr& csr) {
   coo.row.resize(n);
   for (index_t r = 0; r < csr.rows; ++r)
     std::fill(coo.row.begin() + csr.row_ptr[r], coo.row.begin() + csr.row_ptr[r + 1], r);
-  coo.col = csr.col;
-  coo.val = csr.val;
-  coo.imag = csr.imag;
+  coo.col.assign(csr.col.begin(), csr.col.end());
+  coo.val.assign(csr.val.begin(), csr.val.end());
+  coo.imag.assign(csr.imag.begin(), csr.imag.end());
   return coo;
 }
 

@@ -17,11 +17,11 @@ inline std::size_t at(std::size_t i, int c, std::size_t n, int k, Layout layout)
 
 }  // namespace
 
-Reference reference_product(const Csr& a, std::span<const double> x) {
+Reference reference_product(const CsrView& a, std::span<const double> x) {
   return reference_product(a, x, 1, Layout::RowMajor);
 }
 
-Reference reference_product(const Csr& a, std::span<const double> x, int k, Layout layout) {
+Reference reference_product(const CsrView& a, std::span<const double> x, int k, Layout layout) {
   require_real(a, "the reference product");
   if (x.size() != static_cast<std::size_t>(a.cols) * k)
     throw Error(fmt::format("x has {} values, expected {} (cols {} x k {})", x.size(),
@@ -52,7 +52,7 @@ Reference reference_product(const Csr& a, std::span<const double> x, int k, Layo
   return ref;
 }
 
-CheckResult check_product(const Csr& a, const Reference& ref, std::span<const double> y, int k,
+CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y, int k,
                           Layout layout) {
   CheckResult res;
   if (y.size() != ref.y.size()) {

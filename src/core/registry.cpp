@@ -57,7 +57,7 @@ const KernelSpec& get_kernel(Backend b, std::string_view name) {
                                 to_string(b), known));
 }
 
-std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel,
+std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel,
                                 const PlanOptions& opt) {
   const KernelSpec& spec = get_kernel(b, kernel);
   require_real(a, fmt::format("kernel '{}' ({})", spec.name, to_string(b)));
@@ -68,7 +68,7 @@ std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, std::string_view kernel
   return spec.make(a, opt);
 }
 
-std::unique_ptr<Plan> make_plan(const Csr& a, Backend b, const PlanOptions& opt) {
+std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, const PlanOptions& opt) {
   return make_plan(a, b, "auto", opt);
 }
 
@@ -76,8 +76,49 @@ Backend default_backend() {
   return find_kernel(Backend::Cuda, "auto") && device::cuda_device_count() > 0 ? Backend::Cuda : Backend::Omp;
 }
 
-std::unique_ptr<Plan> make_plan(const Csr& a, const PlanOptions& opt) {
+std::unique_ptr<Plan> make_plan(const CsrView& a, const PlanOptions& opt) {
   return make_plan(a, default_backend(), "auto", opt);
+}
+
+namespace {
+
+// A plan over a CsrView32: the row offsets widened to 64 bits live here, as long as the plan made
+// over them (declared first, destroyed last); everything else is forwarded.
+class WidenedPlan final : public Plan {
+ public:
+  explicit WidenedPlan(const CsrView32& a) : row_ptr_(a.row_ptr.begin(), a.row_ptr.end()) {}
+  CsrView view(const CsrView32& a) const { return {a.rows, a.cols, Field::Real, Symmetry::General, row_ptr_, a.col, a.val, {}}; }
+  void adopt(std::unique_ptr<Plan> p, double widen_seconds) {
+    inner_ = std::move(p);
+    convert_seconds = inner_->convert_seconds;
+    setup_seconds = inner_->setup_seconds + widen_seconds;
+    bytes_per_product = inner_->bytes_per_product;
+    stored_entries = inner_->stored_entries;
+    detail = inner_->detail;
+    chosen = inner_->chosen;
+    planning_seconds = inner_->planning_seconds;
+    chosen_threads = inner_->chosen_threads;
+  }
+  void set_x(std::span<const double> x) override { inner_->set_x(x); }
+  void run(int times) override { inner_->run(times); }
+  void get_y(std::span<double> y) override { inner_->get_y(y); }
+  double time_runs(int times) override { return inner_->time_runs(times); }
+
+ private:
+  std::vector<offset_t> row_ptr_;
+  std::unique_ptr<Plan> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> make_plan(const CsrView32& a, Backend b, std::string_view kernel, const PlanOptions& opt) {
+  if (a.rows < 0 || a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1)
+    throw Error(fmt::format("row_ptr has {} entries, rows + 1 = {}", a.row_ptr.size(), offset_t{a.rows} + 1));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto plan = std::make_unique<WidenedPlan>(a);
+  const double widen = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  plan->adopt(make_plan(plan->view(a), b, kernel, opt), widen);
+  return plan;
 }
 
 int plan_threads(const PlanOptions& opt) { return opt.threads > 0 ? opt.threads : omp_get_max_threads(); }
@@ -110,7 +151,7 @@ double Plan::time_runs(int times) {
   return std::chrono::duration<double>(t1 - t0).count();
 }
 
-offset_t csr_product_bytes(const Csr& a, int k) {
+offset_t csr_product_bytes(const CsrView& a, int k) {
   return 12 * a.nnz() + 8 * (static_cast<offset_t>(a.rows) + 1) +
          8 * static_cast<offset_t>(a.cols) * k + 8 * static_cast<offset_t>(a.rows) * k;
 }

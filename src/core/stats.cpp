@@ -6,7 +6,7 @@
 
 namespace spmv {
 
-MatrixStats compute_stats(const Csr& a) {
+MatrixStats compute_stats(const CsrView& a) {
   // The row-length figures and paddings are the planner's features (one O(rows) pass); the rest
   // needs the entries.
   const MatrixFeatures f = analyze(a);

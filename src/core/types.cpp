@@ -46,11 +46,16 @@ ParseError::ParseError(const std::string& f, std::int64_t l, const std::string& 
     : Error(l > 0 ? fmt::format("{}:{}: {}", f, l, r) : fmt::format("{}: {}", f, r)),
       file(f), line(l), reason(r) {}
 
-std::string csr_structure_error(const Csr& a) {
+namespace {
+
+// V: CsrView or CsrView32 (same member names; the offset width differs).
+template <typename V>
+std::string structure_error(const V& a) {
   if (a.rows < 0 || a.cols < 0) return fmt::format("negative shape {} x {}", a.rows, a.cols);
   if (a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1)
     return fmt::format("row_ptr has {} entries, rows + 1 = {}", a.row_ptr.size(), offset_t{a.rows} + 1);
   const offset_t nnz = a.row_ptr.back();
+  if (nnz < 0) return fmt::format("row_ptr ends at {}", nnz);
   if (a.row_ptr[0] != 0 || static_cast<offset_t>(a.col.size()) != nnz || a.val.size() != a.col.size())
     return fmt::format("row_ptr must span 0..nnz with nnz = {} column indices and values (it spans {}..{})",
                        a.col.size(), a.row_ptr[0], nnz);
@@ -70,7 +75,12 @@ std::string csr_structure_error(const Csr& a) {
   return fmt::format("row {}: column indices must be in [0, cols), sorted and without duplicates", bad);
 }
 
-void require_real(const Csr& a, const std::string& what) {
+}  // namespace
+
+std::string csr_structure_error(const CsrView& a) { return structure_error(a); }
+std::string csr_structure_error(const CsrView32& a) { return structure_error(a); }
+
+void require_real(const CsrView& a, const std::string& what) {
   if (a.is_complex())
     throw Unsupported(fmt::format("{} needs a real matrix; this one is complex "
                                   "(complex values are read and stored, but only real kernels exist)",

@@ -24,7 +24,7 @@ class EigenPlan final : public CpuPlan {
   using ColMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 
  public:
-  EigenPlan(const Csr& a, const PlanOptions& opt)
+  EigenPlan(const CsrView& a, const PlanOptions& opt)
       : CpuPlan(a.rows, a.cols, opt), threads_(plan_threads(opt)),
         outer_(a.row_ptr.begin(), a.row_ptr.end()) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -81,7 +81,7 @@ void register_eigen_baseline() {
               .baseline = true,
               .spmm = true,
               .params = {"threads"},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+              .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 if (a.nnz() < std::numeric_limits<std::int32_t>::max())
                   return std::make_unique<EigenPlan<index_t>>(a, o);
                 return std::make_unique<EigenPlan<std::int64_t>>(a, o);

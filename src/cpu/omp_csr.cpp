@@ -24,7 +24,7 @@ enum class Mode { Dynamic, Balanced };
 
 class OmpCsr final : public CpuPlan {
  public:
-  OmpCsr(const Csr& a, const PlanOptions& opt, const std::string& variant)
+  OmpCsr(const CsrView& a, const PlanOptions& opt, const std::string& variant)
       : CpuPlan(a.rows, a.cols, opt), a_(a), threads_(plan_threads(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     const offset_t nnz = a.nnz();
@@ -160,7 +160,7 @@ class OmpCsr final : public CpuPlan {
     }
   }
 
-  const Csr& a_;
+  CsrView a_;
   int threads_;
   HostArray<std::int32_t> rp32_;
   std::vector<index_t> bounds_;
@@ -169,7 +169,7 @@ class OmpCsr final : public CpuPlan {
   bool simd_ = true;
 };
 
-std::unique_ptr<Plan> make(const Csr& a, const PlanOptions& o, const std::string& variant) {
+std::unique_ptr<Plan> make(const CsrView& a, const PlanOptions& o, const std::string& variant) {
   return std::make_unique<OmpCsr>(a, o, variant);
 }
 
@@ -182,21 +182,21 @@ void register_omp_csr() {
               .description = "OpenMP CSR; schedule (dynamic|balanced|1 thread) and inner loop (simd|scalar) chosen per matrix by a timed trial",
               .spmm = true,
               .params = {"threads", "variant", "nz_per_chunk"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant); }});
   add_kernel({.name = "csr-dynamic",
               .backend = Backend::Omp,
               .format = "csr",
               .description = "OpenMP CSR, schedule(dynamic) over row chunks of ~nz_per_chunk nonzeros",
               .spmm = true,
               .params = {"threads", "nz_per_chunk", "variant"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant + ":dynamic"); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":dynamic"); }});
   add_kernel({.name = "csr-balanced",
               .backend = Backend::Omp,
               .format = "csr",
               .description = "OpenMP CSR, static row partition balanced by nonzeros (computed once)",
               .spmm = true,
               .params = {"threads", "variant"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make(a, o, o.variant + ":balanced"); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":balanced"); }});
 }
 
 }  // namespace spmv::cpu

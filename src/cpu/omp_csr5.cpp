@@ -42,7 +42,7 @@ namespace {
 
 class Csr5Plan final : public CpuPlan {
  public:
-  Csr5Plan(const Csr& a, const PlanOptions& opt, Backend backend)
+  Csr5Plan(const CsrView& a, const PlanOptions& opt, Backend backend)
       : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : plan_threads(opt)) {
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
     const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
@@ -282,7 +282,7 @@ KernelSpec spec(Backend b) {
           .spmm = false,
           .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma", "variant"}
                                          : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma", "variant"},
-          .make = [b](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+          .make = [b](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
             return std::make_unique<Csr5Plan>(a, o, b);
           }};
 }

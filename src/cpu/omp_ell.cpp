@@ -14,7 +14,7 @@ namespace {
 
 class OmpEll final : public CpuPlan {
  public:
-  OmpEll(const Csr& a, const PlanOptions& opt, bool skip_padding)
+  OmpEll(const CsrView& a, const PlanOptions& opt, bool skip_padding)
       : CpuPlan(a.rows, a.cols, opt), skip_padding_(skip_padding), threads_(plan_threads(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     e_ = csr_to_ell(a, Layout::RowMajor, convert_options(opt));
@@ -81,7 +81,7 @@ offset_t ell_product_bytes(const Ell& e, bool skip_padding, int k) {
   return matrix + 8 * static_cast<offset_t>(e.cols) * k + 8 * static_cast<offset_t>(e.rows) * k;
 }
 
-std::unique_ptr<Plan> make_ell_plan(const Csr& a, const PlanOptions& opt, bool skip_padding) {
+std::unique_ptr<Plan> make_ell_plan(const CsrView& a, const PlanOptions& opt, bool skip_padding) {
   return std::make_unique<OmpEll>(a, opt, skip_padding);
 }
 
@@ -94,7 +94,7 @@ void register_omp_ell() {
                                     : "OpenMP row-major ELLPACK, static rows, padded slots multiplied",
                 .spmm = true,
                 .params = {"threads", "variant"},
-                .make = [skip](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   return make_ell_plan(a, o, skip);
                 }});
 }

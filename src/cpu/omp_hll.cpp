@@ -14,7 +14,7 @@ namespace {
 
 class OmpHll final : public CpuPlan {
  public:
-  OmpHll(const Csr& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt) {
+  OmpHll(const CsrView& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt) {
     const int threads = plan_threads(opt);
     const auto t0 = std::chrono::steady_clock::now();
     h_ = csr_to_hll(a, opt.hack, convert_options(opt));
@@ -85,7 +85,7 @@ offset_t hll_product_bytes(const Hll& h, int k) {
          8 * static_cast<offset_t>(h.cols) * k + 8 * static_cast<offset_t>(h.rows) * k;
 }
 
-std::unique_ptr<Plan> make_hll_plan(const Csr& a, const PlanOptions& opt) {
+std::unique_ptr<Plan> make_hll_plan(const CsrView& a, const PlanOptions& opt) {
   return std::make_unique<OmpHll>(a, opt);
 }
 
@@ -96,7 +96,7 @@ void register_omp_hll() {
               .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots",
               .spmm = true,
               .params = {"threads", "hack", "variant"},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+              .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return make_hll_plan(a, o);
               }});
 }

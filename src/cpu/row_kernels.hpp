@@ -329,8 +329,8 @@ offset_t hll_product_bytes(const Hll& h, int k);
 
 // The ELL and HLL plans (omp_ell.cpp / omp_hll.cpp). At one thread they run no parallel region,
 // so the serial kernels are these plans with opt.threads = 1.
-std::unique_ptr<Plan> make_ell_plan(const Csr& a, const PlanOptions& opt, bool skip_padding);
-std::unique_ptr<Plan> make_hll_plan(const Csr& a, const PlanOptions& opt);
+std::unique_ptr<Plan> make_ell_plan(const CsrView& a, const PlanOptions& opt, bool skip_padding);
+std::unique_ptr<Plan> make_hll_plan(const CsrView& a, const PlanOptions& opt);
 
 // ---- Partitioning ----
 

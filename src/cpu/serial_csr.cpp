@@ -8,7 +8,7 @@ namespace {
 
 class SerialCsr final : public CpuPlan {
  public:
-  SerialCsr(const Csr& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt), a_(a) {
+  SerialCsr(const CsrView& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt), a_(a) {
     bytes_per_product = csr_product_bytes(a, opt.k);
     stored_entries = a.nnz();
   }
@@ -49,7 +49,7 @@ class SerialCsr final : public CpuPlan {
   }
 
  private:
-  const Csr& a_;  // CSR needs no conversion: the plan borrows the caller's matrix
+  CsrView a_;  // CSR needs no conversion: the plan borrows the caller's matrix
 };
 
 }  // namespace
@@ -61,7 +61,7 @@ void register_serial_csr() {
               .description = "serial CSR, one row at a time (the speedup baseline)",
               .spmm = true,
               .params = {},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+              .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<SerialCsr>(a, o);
               }});
 }

@@ -15,7 +15,7 @@ void register_serial_ell() {
                                     : "serial row-major ELLPACK, padded slots multiplied",
                 .spmm = true,
                 .params = {"variant"},
-                .make = [skip](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   PlanOptions serial = o;
                   serial.threads = 1;
                   return make_ell_plan(a, serial, skip);

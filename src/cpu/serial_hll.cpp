@@ -12,7 +12,7 @@ void register_serial_hll() {
               .description = "serial hacked ELLPACK (hacks column-major, one flat buffer)",
               .spmm = true,
               .params = {"hack", "variant"},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+              .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 PlanOptions serial = o;
                 serial.threads = 1;
                 return make_hll_plan(a, serial);

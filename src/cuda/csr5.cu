@@ -187,7 +187,7 @@ __global__ void csr5_fixup(DevCsr5 m, const double* __restrict__ first, double* 
 
 class Csr5Plan final : public CudaPlan {
  public:
-  Csr5Plan(const Csr& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
+  Csr5Plan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
         v_(parse_variant(opt)), m_(a, chosen_sigma(a, opt), convert_options(opt), dev.get()) {
     convert_seconds = m_.convert_seconds;
@@ -291,7 +291,7 @@ class Csr5Plan final : public CudaPlan {
       throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
     return r;
   }
-  static int chosen_sigma(const Csr& a, const PlanOptions& opt) {
+  static int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
     if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
     // Not the paper's rule (4-7 for short rows, 26 for stencil27): see tuning::csr5_sigma.
@@ -314,7 +314,7 @@ class Csr5Plan final : public CudaPlan {
 
 }  // namespace csr5
 
-std::unique_ptr<Plan> make_csr5(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+std::unique_ptr<Plan> make_csr5(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<csr5::Csr5Plan>(a, opt, dev);
 }
 
@@ -326,7 +326,7 @@ void register_csr5() {
                              "converted on the device, a warp per tile; rows across tiles combined in one pass "
                              "(deterministic), or variant two-pass / atomic",
               .params = {"block_size", "csr5_sigma", "deterministic", "variant"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make_csr5(a, o, nullptr); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make_csr5(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -131,7 +131,7 @@ __global__ void widen_row_ptr(long long n, const int* __restrict__ in, long long
 
 }  // namespace
 
-DeviceCsr5::DeviceCsr5(const Csr& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared) {
+DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared) {
   constexpr int omega = 32;
   if (sigma < 1) throw Unsupported("CSR5 tile 32x" + std::to_string(sigma) + ": sigma must be at least 1");
   const int bits = csr5_descriptor_bits(omega, sigma);
@@ -219,7 +219,7 @@ DeviceCsr5::DeviceCsr5(const Csr& a, int sigma, const ConvertOptions& opt, const
 
 }  // namespace csr5
 
-Csr5 csr_to_csr5_on_device(const Csr& a, int sigma, const ConvertOptions& opt) {
+Csr5 csr_to_csr5_on_device(const CsrView& a, int sigma, const ConvertOptions& opt) {
   csr5::DeviceCsr5 d(a, sigma, opt);
   Csr5 f = d.meta;
   f.tile_ptr.resize(d.tile_ptr.size());

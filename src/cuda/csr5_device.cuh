@@ -100,7 +100,7 @@ struct DeviceCsr5 {
   DeviceBuffer<double> val;
   double upload_seconds = 0, convert_seconds = 0;
 
-  DeviceCsr5(const Csr& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared = nullptr);
+  DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared = nullptr);
 };
 
 // The single-pass kernel for a load batch and tile height (csr5_single.cu).

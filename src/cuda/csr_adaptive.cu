@@ -151,7 +151,7 @@ __global__ void write_blocks_kernel(const OffT* __restrict__ rp, long long rows,
 
 class CsrAdaptive final : public CsrDevicePlan {
  public:
-  CsrAdaptive(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+  CsrAdaptive(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto& p = tuning::csr_adaptive;
@@ -221,7 +221,7 @@ class CsrAdaptive final : public CsrDevicePlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+std::unique_ptr<Plan> make_csr_adaptive(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<CsrAdaptive>(a, opt, std::move(dev));
 }
 
@@ -231,7 +231,7 @@ void register_csr_adaptive() {
               .format = "csr",
               .description = "CSR-adaptive: CSR-stream row blocks of NZ_PER_BLOCK entries, CSR-vector for long rows",
               .params = {"block_size", "nz_per_block"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make_csr_adaptive(a, o, nullptr); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_adaptive(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

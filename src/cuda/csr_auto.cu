@@ -12,7 +12,7 @@ namespace spmv::cuda {
 
 namespace {
 
-std::unique_ptr<Plan> make_auto(const Csr& a, const PlanOptions& opt) {
+std::unique_ptr<Plan> make_auto(const CsrView& a, const PlanOptions& opt) {
   if (opt.k > 1) return make_csr_spmm(a, opt);
   offset_t max_len = 0;
   for (index_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_length(r));

@@ -39,7 +39,7 @@ struct DeviceCsr {
   DeviceBuffer<index_t> col;
   DeviceBuffer<double> val;
 
-  explicit DeviceCsr(const Csr& a) : rows(a.rows), cols(a.cols), nnz(a.nnz()) {
+  explicit DeviceCsr(const CsrView& a) : rows(a.rows), cols(a.cols), nnz(a.nnz()) {
     wide = nnz >= std::numeric_limits<int>::max();
     if (wide) {
       std::vector<long long> rp(a.row_ptr.begin(), a.row_ptr.end());
@@ -77,7 +77,7 @@ using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
 inline SharedVectors vectors_of(const SharedDeviceCsr& dev, int k) { return dev ? dev->vectors(k) : nullptr; }
 
 // Uploads the matrix; `seconds` gets the host time of the upload (after a device synchronisation).
-inline SharedDeviceCsr upload_csr(const Csr& a, double* seconds = nullptr) {
+inline SharedDeviceCsr upload_csr(const CsrView& a, double* seconds = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
   auto m = std::make_shared<DeviceCsr>(a);
   SPMV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -86,7 +86,7 @@ inline SharedDeviceCsr upload_csr(const Csr& a, double* seconds = nullptr) {
 }
 
 // The upload plans share: made on the first call (its seconds added to *upload_s), then reused.
-inline const SharedDeviceCsr& shared_upload(const Csr& a, SharedDeviceCsr& dev, double* upload_s) {
+inline const SharedDeviceCsr& shared_upload(const CsrView& a, SharedDeviceCsr& dev, double* upload_s) {
   if (!dev) {
     double s = 0;
     dev = upload_csr(a, &s);
@@ -99,7 +99,7 @@ inline const SharedDeviceCsr& shared_upload(const Csr& a, SharedDeviceCsr& dev, 
 // not this plan's); setup_seconds covers an own upload; subclasses add their preprocessing to it.
 class CsrDevicePlan : public CudaPlan {
  public:
-  CsrDevicePlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+  CsrDevicePlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
         dev_(dev ? std::move(dev) : upload_csr(a, &setup_seconds)), m_(*dev_) {
     bytes_per_product = m_.product_bytes(opt.k);

@@ -135,7 +135,7 @@ __global__ void merge_partition_kernel(const OffT* __restrict__ rp, long long ro
 
 class CsrMerge final : public CsrDevicePlan {
  public:
-  CsrMerge(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+  CsrMerge(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {
     const auto t0 = std::chrono::steady_clock::now();
     // Items per thread: as many as fit comfortably in 48 KiB of shared memory.
@@ -192,7 +192,7 @@ class CsrMerge final : public CsrDevicePlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+std::unique_ptr<Plan> make_csr_merge(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<CsrMerge>(a, opt, std::move(dev));
 }
 
@@ -202,7 +202,7 @@ void register_csr_merge() {
               .format = "csr",
               .description = "CSR merge-path: equal rows+nnz tiles, deterministic carry fix-up",
               .params = {"block_size"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make_csr_merge(a, o, nullptr); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_merge(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -20,7 +20,7 @@ __global__ void csr_scalar_kernel(index_t rows, const OffT* __restrict__ rp, con
 
 class CsrScalar final : public CsrDevicePlan {
  public:
-  CsrScalar(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+  CsrScalar(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {}
 
  protected:
@@ -37,7 +37,7 @@ class CsrScalar final : public CsrDevicePlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_csr_scalar(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+std::unique_ptr<Plan> make_csr_scalar(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<CsrScalar>(a, opt, std::move(dev));
 }
 
@@ -47,7 +47,7 @@ void register_csr_scalar() {
               .format = "csr",
               .description = "CSR, one thread per row",
               .params = {"block_size"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make_csr_scalar(a, o, nullptr); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_scalar(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -88,7 +88,7 @@ __global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int k
 
 class CsrSpmm final : public CsrDevicePlan {
  public:
-  CsrSpmm(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+  CsrSpmm(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {
     kt_ = 1;
     while (kt_ < 32 && kt_ < k_) kt_ *= 2;
@@ -141,7 +141,7 @@ class CsrSpmm final : public CsrDevicePlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_csr_spmm(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+std::unique_ptr<Plan> make_csr_spmm(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<CsrSpmm>(a, opt, std::move(dev));
 }
 

@@ -28,7 +28,7 @@ __global__ void csr_vector_kernel(index_t rows, const OffT* __restrict__ rp, con
 
 class CsrVector final : public CsrDevicePlan {
  public:
-  CsrVector(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
+  CsrVector(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {
     subwarp_ = opt.subwarp ? opt.subwarp : choose_subwarp(a);
     if (subwarp_ < 2 || subwarp_ > 32 || !std::has_single_bit(static_cast<unsigned>(subwarp_)))
@@ -64,12 +64,12 @@ class CsrVector final : public CsrDevicePlan {
 }  // namespace
 
 // The sub-warp for the matrix's mean row length (tuning::csr_vector_subwarp).
-int choose_subwarp(const Csr& a) {
+int choose_subwarp(const CsrView& a) {
   const double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0.0;
   return tuning::csr_vector_subwarp(mean);
 }
 
-std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+std::unique_ptr<Plan> make_csr_vector(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<CsrVector>(a, opt, std::move(dev));
 }
 
@@ -79,7 +79,7 @@ void register_csr_vector() {
               .format = "csr",
               .description = "CSR, a sub-warp of 2..32 lanes per row (width from the mean row length)",
               .params = {"block_size", "subwarp"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make_csr_vector(a, o, nullptr); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_vector(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

@@ -7,6 +7,7 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,7 +72,7 @@ class DeviceBuffer {
     resize(n);
     if (n) SPMV_CUDA_CHECK(cudaMemcpy(ptr_, host, n * sizeof(T), cudaMemcpyHostToDevice));
   }
-  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+  void upload(std::span<const T> host) { upload(host.data(), host.size()); }
   void download(T* host, std::size_t n) const {
     if (n) SPMV_CUDA_CHECK(cudaMemcpy(host, ptr_, n * sizeof(T), cudaMemcpyDeviceToHost));
   }

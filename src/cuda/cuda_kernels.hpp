@@ -25,23 +25,23 @@ void register_cusparse_sell();  // src/cuda/cusparse_sell.cu
 void register_csr_auto();
 void register_csr5();  // src/cuda/csr5.cu
 
-std::unique_ptr<Plan> make_csr_scalar(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
-std::unique_ptr<Plan> make_csr_vector(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
-std::unique_ptr<Plan> make_csr_adaptive(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
-std::unique_ptr<Plan> make_csr_merge(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
-std::unique_ptr<Plan> make_csr_spmm(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
-std::unique_ptr<Plan> make_ell(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
-std::unique_ptr<Plan> make_hll(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
-std::unique_ptr<Plan> make_csr5(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_scalar(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_vector(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_adaptive(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_merge(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr_spmm(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_ell(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_hll(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+std::unique_ptr<Plan> make_csr5(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 
 // The planner's way of making a candidate: a plan of `kernel` converting from (or running on) one
 // device upload of `a` shared by every plan made with the same `dev`, uploaded on the first call
 // (its seconds added to *upload_s). nullptr for a kernel without such a factory (cuSPARSE's).
-std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kernel, const PlanOptions& opt,
+std::unique_ptr<Plan> make_sharing_upload(const CsrView& a, const std::string& kernel, const PlanOptions& opt,
                                           SharedDeviceCsr& dev, double* upload_s = nullptr);
 
 
 // Sub-warp width CSR-vector uses for this matrix when the options leave it open.
-int choose_subwarp(const Csr& a);
+int choose_subwarp(const CsrView& a);
 
 }  // namespace spmv::cuda

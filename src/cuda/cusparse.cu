@@ -13,14 +13,14 @@
 
 namespace spmv::cuda {
 
-const Csr& int32_addressable(const Csr& a, const char* format) {
+const CsrView& int32_addressable(const CsrView& a, const char* format) {
   if (a.nnz() >= std::numeric_limits<int>::max())
     throw Unsupported(std::string("cuSPARSE ") + format + " baseline: " + std::to_string(a.nnz()) +
                       " nonzeros do not fit its 32-bit indices");
   return a;
 }
 
-CusparsePlan::CusparsePlan(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
+CusparsePlan::CusparsePlan(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
     : CsrDevicePlan(a, opt), alg_(alg) {
   host_transpose_ = false;  // cuSPARSE takes column-major dense matrices as they are
   detail = name;
@@ -87,7 +87,7 @@ namespace {
 // cuSPARSE on our device CSR as it is.
 class CsrCusparse final : public CusparsePlan {
  public:
-  CsrCusparse(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
+  CsrCusparse(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
       : CusparsePlan(a, opt, alg, name) {
     if (!trivial()) {
       const auto off_type = m_.wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
@@ -117,7 +117,7 @@ __global__ void expand_row_indices(index_t rows, long long nnz, const int* __res
 // (convert_seconds); 4 more bytes per entry to read than CSR.
 class CooCusparse final : public CusparsePlan {
  public:
-  CooCusparse(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
+  CooCusparse(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
       : CusparsePlan(int32_addressable(a, "COO"), opt, alg, name) {
     bytes_per_product = 16 * m_.nnz + 8 * static_cast<offset_t>(cols_) + 8 * static_cast<offset_t>(rows_);
     if (!trivial()) {
@@ -147,7 +147,7 @@ void add(const char* name, const char* desc, cusparseSpMVAlg_t alg, bool spmm = 
               .baseline = true,
               .spmm = spmm,
               .params = {},
-              .make = [alg, name](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+              .make = [alg, name](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<P>(a, o, alg, name);
               }});
 }

@@ -9,11 +9,11 @@ namespace spmv::cuda {
 
 // Refuses (Unsupported) a matrix whose entries cannot be addressed with 32-bit offsets: the COO and
 // sliced-ELL baselines use int32 indices only. Returns `a` so it can guard a base-class initialiser.
-const Csr& int32_addressable(const Csr& a, const char* format);
+const CsrView& int32_addressable(const CsrView& a, const char* format);
 
 class CusparsePlan : public CsrDevicePlan {
  public:
-  CusparsePlan(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name);
+  CusparsePlan(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name);
   ~CusparsePlan() override;
 
  protected:

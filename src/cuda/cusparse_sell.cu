@@ -47,7 +47,7 @@ __global__ void sell_fill(index_t rows, long long slices, const int* __restrict_
 
 class SellCusparse final : public CusparsePlan {
  public:
-  SellCusparse(const Csr& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
+  SellCusparse(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
       : CusparsePlan(int32_addressable(a, "sliced ELL"), opt, alg, name) {
     detail = std::string(name) + " slice=" + std::to_string(kSlice);
     const long long slices = (static_cast<long long>(rows_) + kSlice - 1) / kSlice;
@@ -110,7 +110,7 @@ void register_cusparse_sell() {
               .baseline = true,
               .spmm = false,
               .params = {},
-              .make = [](const Csr& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+              .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<SellCusparse>(a, o, CUSPARSE_SPMV_SELL_ALG1, "cusparse-sell");
               }});
 }

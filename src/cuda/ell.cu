@@ -49,7 +49,7 @@ __global__ void ell_width_kernel(index_t rows, const OffT* __restrict__ rp, int*
 
 class EllPlan final : public CudaPlan {
  public:
-  EllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
+  EllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
@@ -95,7 +95,7 @@ class EllPlan final : public CudaPlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_ell(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+std::unique_ptr<Plan> make_ell(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<EllPlan>(a, opt, std::move(dev));
 }
 
@@ -105,7 +105,7 @@ void register_ell() {
               .format = "ell",
               .description = "ELLPACK, column-major, one thread per row (coalesced); converted on the device",
               .params = {"block_size"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make_ell(a, o, nullptr); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make_ell(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

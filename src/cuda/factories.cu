@@ -4,9 +4,9 @@
 
 namespace spmv::cuda {
 
-std::unique_ptr<Plan> make_sharing_upload(const Csr& a, const std::string& kernel, const PlanOptions& opt,
+std::unique_ptr<Plan> make_sharing_upload(const CsrView& a, const std::string& kernel, const PlanOptions& opt,
                                           SharedDeviceCsr& dev, double* upload_s) {
-  using Factory = std::unique_ptr<Plan> (*)(const Csr&, const PlanOptions&, SharedDeviceCsr);
+  using Factory = std::unique_ptr<Plan> (*)(const CsrView&, const PlanOptions&, SharedDeviceCsr);
   const Factory f = kernel == "csr-vector"     ? make_csr_vector
                     : kernel == "csr-adaptive" ? make_csr_adaptive
                     : kernel == "csr-merge"    ? make_csr_merge

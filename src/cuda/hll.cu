@@ -104,14 +104,14 @@ __global__ void csr_to_hll_kernel(index_t rows, int hack, const RpT* __restrict_
 }
 
 // Threads per row when the options leave it open (tuning::hll_lanes of the mean row length).
-int choose_lanes(const Csr& a) {
+int choose_lanes(const CsrView& a) {
   const double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0.0;
   return tuning::hll_lanes(mean);
 }
 
 class HllPlan final : public CudaPlan {
  public:
-  HllPlan(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev)
+  HllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
         hack_(opt.hack), lanes_(opt.subwarp ? opt.subwarp : choose_lanes(a)) {
     if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
@@ -208,7 +208,7 @@ class HllPlan final : public CudaPlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_hll(const Csr& a, const PlanOptions& opt, SharedDeviceCsr dev) {
+std::unique_ptr<Plan> make_hll(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<HllPlan>(a, opt, std::move(dev));
 }
 
@@ -220,7 +220,7 @@ void register_hll() {
                              "1-32 threads per row; converted on the device; SpMM (X, Y row-major on the device)",
               .spmm = true,
               .params = {"block_size", "hack"},
-              .make = [](const Csr& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

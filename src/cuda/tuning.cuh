@@ -82,7 +82,7 @@ inline int csr5_sigma_paper(double nnz_per_row) {
 // Our default CSR5 sigma: 8 (the kernel loads 8 entries per lane at a time) unless the rows are
 // regular (row-length std, sampled from at most 4096 rows, not above the mean) and 12 or longer
 // on average; then 16, which beats 24 and 32 on regular rows at the kernel's register cap.
-inline int csr5_sigma(const Csr& a) {
+inline int csr5_sigma(const CsrView& a) {
   if (a.rows <= 0) return 8;
   const double mean = static_cast<double>(a.nnz()) / a.rows;
   const index_t step = std::max<index_t>(1, a.rows / 4096);

@@ -29,14 +29,14 @@ int csr5_descriptor_bits(int omega, int sigma) {
   return sigma + ceil_log2(static_cast<std::int64_t>(omega) * sigma) + ceil_log2(omega);
 }
 
-double csr5_bytes(const Csr& a, int omega, int sigma) {
+double csr5_bytes(const CsrView& a, int omega, int sigma) {
   const double nnz = static_cast<double>(a.nnz());
   const double tiles = std::floor(nnz / (static_cast<double>(omega) * sigma));
   const int words = csr5_descriptor_bits(omega, sigma) <= 32 ? 1 : 2;
   return 12.0 * nnz + 8.0 * (a.rows + 1.0) + 16.0 * (tiles + 1) + 4.0 * words * omega * tiles;
 }
 
-Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const ConvertOptions& opt) {
+Csr5 csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& opt) {
   if (omega < 1 || sigma < 1)
     throw Unsupported(fmt::format("CSR5 tile {}x{}: omega and sigma must be at least 1", omega, sigma));
   const int bits = csr5_descriptor_bits(omega, sigma);

@@ -2,7 +2,7 @@
 
 namespace spmv {
 
-index_t ell_width(const Csr& a) {
+index_t ell_width(const CsrView& a) {
   offset_t w = 0;
   const offset_t* rp = a.row_ptr.data();
 #pragma omp parallel for reduction(max : w) if (a.rows > (1 << 16))
@@ -14,9 +14,9 @@ double ell_bytes(index_t rows, index_t width) {
   return static_cast<double>(rows) * static_cast<double>(width) * 12.0 + 4.0 * static_cast<double>(rows);
 }
 
-double ell_bytes(const Csr& a) { return ell_bytes(a.rows, ell_width(a)); }
+double ell_bytes(const CsrView& a) { return ell_bytes(a.rows, ell_width(a)); }
 
-Ell csr_to_ell(const Csr& a, Layout layout, const ConvertOptions& opt) {
+Ell csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& opt) {
   const index_t width = ell_width(a);
   check_format_memory("ELL", ell_bytes(a.rows, width), a, opt);
   Ell e;

@@ -4,7 +4,7 @@
 
 namespace spmv {
 
-HllLayout hll_layout(const Csr& a, int hack) {
+HllLayout hll_layout(const CsrView& a, int hack) {
   if (hack < 1) throw Unsupported(fmt::format("HLL hack size must be positive, got {}", hack));
   const index_t n_hacks = static_cast<index_t>((static_cast<offset_t>(a.rows) + hack - 1) / hack);
   HllLayout l;
@@ -26,11 +26,11 @@ double HllLayout::bytes() const {
   return 12.0 * static_cast<double>(slots()) + 12.0 * static_cast<double>(width.size()) + 8.0;
 }
 
-offset_t hll_slots(const Csr& a, int hack) { return hll_layout(a, hack).slots(); }
+offset_t hll_slots(const CsrView& a, int hack) { return hll_layout(a, hack).slots(); }
 
-double hll_bytes(const Csr& a, int hack) { return hll_layout(a, hack).bytes(); }
+double hll_bytes(const CsrView& a, int hack) { return hll_layout(a, hack).bytes(); }
 
-Hll csr_to_hll(const Csr& a, int hack, const ConvertOptions& opt) {
+Hll csr_to_hll(const CsrView& a, int hack, const ConvertOptions& opt) {
   HllLayout l = hll_layout(a, hack);
   check_format_memory(fmt::format("HLL (hack {})", hack), l.bytes(), a, opt);
   Hll h;

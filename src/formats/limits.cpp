@@ -9,7 +9,7 @@ namespace spmv {
 
 int conversion_threads(const ConvertOptions& opt) { return opt.threads > 0 ? opt.threads : omp_get_max_threads(); }
 
-double csr_storage_bytes(const Csr& a) {
+double csr_storage_bytes(const CsrView& a) {
   return 12.0 * static_cast<double>(a.nnz()) + 8.0 * (static_cast<double>(a.rows) + 1);
 }
 
@@ -17,7 +17,7 @@ double format_memory_budget(const ConvertOptions& opt) {
   return opt.memory_budget_bytes > 0 ? opt.memory_budget_bytes : 16.0 * 1024 * 1024 * 1024;
 }
 
-void check_format_memory(const std::string& format, double bytes_needed, const Csr& a,
+void check_format_memory(const std::string& format, double bytes_needed, const CsrView& a,
                          const ConvertOptions& opt) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   const double budget = format_memory_budget(opt);

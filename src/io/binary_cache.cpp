@@ -115,7 +115,7 @@ std::uint64_t payload_bytes(std::int64_t rows, std::int64_t nnz, bool cplx) {
          static_cast<std::uint64_t>(nnz) * 8 * (cplx ? 2 : 1);
 }
 
-std::uint64_t full_checksum(BinHeader h, const Csr& a) {
+std::uint64_t full_checksum(BinHeader h, const CsrView& a) {
   h.checksum = 0;
   std::uint64_t s = detail::checksum(&h, sizeof h);
   auto mix = [&s](const void* p, std::size_t n) { s = (s ^ detail::checksum(p, n)) * 0x9E3779B185EBCA87ull; };
@@ -155,7 +155,7 @@ void read_all(int fd, const std::string& path, void* p, std::size_t n) {
 
 }  // namespace
 
-void write_binary(const std::string& path, const Csr& a, bool generated) {
+void write_binary(const std::string& path, const CsrView& a, bool generated) {
   const bool cplx = a.is_complex();
   BinHeader h{};
   std::memcpy(h.magic, detail::kMagic, sizeof h.magic);

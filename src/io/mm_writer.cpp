@@ -44,7 +44,7 @@ class Out {
 
 }  // namespace
 
-void write_matrix_market(const std::string& path, const Csr& a, const std::string& generated) {
+void write_matrix_market(const std::string& path, const CsrView& a, const std::string& generated) {
   Out out(path);
   auto it = std::back_inserter(out.buf());
   const bool cplx = a.is_complex();

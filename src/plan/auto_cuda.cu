@@ -74,7 +74,7 @@ std::vector<std::vector<double>> time_queued(std::span<Plan* const> plans, std::
   return t;
 }
 
-std::unique_ptr<Plan> make_auto(const Csr& a, const PlanOptions& opt) {
+std::unique_ptr<Plan> make_auto(const CsrView& a, const PlanOptions& opt) {
   SharedDeviceCsr dev;
   return detail::plan_auto(a, Backend::Cuda, opt, [&](const Candidate& c, double& shared) -> std::unique_ptr<Plan> {
     auto p = make_sharing_upload(a, c.kernel, c.opt, dev, &shared);

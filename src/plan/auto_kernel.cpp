@@ -13,7 +13,7 @@ void register_auto_kernels() {
                                "short timed trial (the default)",
                 .spmm = true,
                 .params = {},
-                .make = [b](const Csr& a, const PlanOptions& o) {
+                .make = [b](const CsrView& a, const PlanOptions& o) {
                   return plan_auto(a, b, o, [&a, b](const Candidate& c, double&) {
                     return make_plan(a, b, c.kernel, c.opt);
                   });

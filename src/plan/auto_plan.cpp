@@ -91,7 +91,7 @@ bool queued_rounds(std::vector<Entry>& trial, const RoundTimer& time_rounds, con
 
 }  // namespace
 
-std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
+std::unique_ptr<Plan> plan_auto(const CsrView& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
                                 const RoundTimer& time_rounds, const Analyzer& analyzer) {
   const auto t0 = clock::now();
   const tuning::TrialPolicy policy;

@@ -28,7 +28,7 @@ using Analyzer = std::function<MatrixFeatures(double& shared_setup_seconds)>;
 // Analysis, model ranking, a bounded trial of the top candidates (or the model's first choice
 // when opt.trial is false); candidates that are refused or fail are skipped and named in the
 // plan's detail. Throws Unsupported only when no candidate can be made.
-std::unique_ptr<Plan> plan_auto(const Csr& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
+std::unique_ptr<Plan> plan_auto(const CsrView& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
                                 const RoundTimer& time_rounds = {}, const Analyzer& analyzer = {});
 
 }  // namespace spmv::detail

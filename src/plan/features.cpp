@@ -30,7 +30,7 @@ MatrixFeatures features_from(index_t rows, index_t cols, offset_t nnz, const Row
 
 }  // namespace detail
 
-MatrixFeatures analyze(const Csr& a) {
+MatrixFeatures analyze(const CsrView& a) {
   const offset_t* rp = a.row_ptr.data();
   const offset_t rows = a.rows, groups = (rows + 63) / 64;
   // Unsigned integer sums, so that the 16-row loops below vectorise.

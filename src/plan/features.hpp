@@ -25,6 +25,6 @@ struct DeviceCsr;
 using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
 // The features of `a` computed on the device from the shared upload `dev` (made, and its seconds
 // added to *upload_s, when dev is empty). Equal to analyze(a).
-MatrixFeatures analyze_on_device(const Csr& a, SharedDeviceCsr& dev, double* upload_s = nullptr);
+MatrixFeatures analyze_on_device(const CsrView& a, SharedDeviceCsr& dev, double* upload_s = nullptr);
 }  // namespace spmv::cuda
 #endif

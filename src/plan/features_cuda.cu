@@ -78,7 +78,7 @@ __global__ void row_length_sums_kernel(const OffT* __restrict__ rp, long long ro
 
 }  // namespace
 
-MatrixFeatures analyze_on_device(const Csr& a, SharedDeviceCsr& dev, double* upload_s) {
+MatrixFeatures analyze_on_device(const CsrView& a, SharedDeviceCsr& dev, double* upload_s) {
   const DeviceCsr& m = *shared_upload(a, dev, upload_s);
   u64 h[6] = {0, 0, 0, 0, 0, 0};
   if (m.rows > 0) {

@@ -72,10 +72,10 @@ int csr5_descriptor_bits(int omega, int sigma);
 
 
 /// Bytes csr_to_csr5 allocates (without the empty_offset entries, at most a few per empty row).
-double csr5_bytes(const Csr& a, int omega, int sigma);
+double csr5_bytes(const CsrView& a, int omega, int sigma);
 /// Throws Unsupported for omega/sigma < 1 or descriptors over 64 bits, and via
 /// check_format_memory when over budget.
-Csr5 csr_to_csr5(const Csr& a, int omega, int sigma, const ConvertOptions& opt = {});
+Csr5 csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& opt = {});
 /// The exact inverse: same row_ptr, col and val, bit for bit. threads: 0 = OpenMP's default.
 Csr csr5_to_csr(const Csr5& f, int threads = 0);
 

@@ -9,6 +9,6 @@ namespace spmv::cuda {
 
 /// Same layout and contents as csr_to_csr5(a, 32, sigma, opt), built by CUDA kernels from the
 /// uploaded CSR, then downloaded.
-Csr5 csr_to_csr5_on_device(const Csr& a, int sigma, const ConvertOptions& opt = {});
+Csr5 csr_to_csr5_on_device(const CsrView& a, int sigma, const ConvertOptions& opt = {});
 
 }  // namespace spmv::cuda

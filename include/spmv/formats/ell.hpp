@@ -25,11 +25,11 @@ struct Ell {
 };
 
 /// The longest row: ELL's width (one parallel pass over the row pointer).
-index_t ell_width(const Csr& a);
+index_t ell_width(const CsrView& a);
 /// Bytes an ELL of this width would take: slots, plus a row length per row.
 double ell_bytes(index_t rows, index_t width);
 /// Bytes csr_to_ell would allocate (computed in 64 bits from the row pointer only).
-double ell_bytes(const Csr& a);
-Ell csr_to_ell(const Csr& a, Layout layout, const ConvertOptions& opt = {});
+double ell_bytes(const CsrView& a);
+Ell csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& opt = {});
 
 }  // namespace spmv

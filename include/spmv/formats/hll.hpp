@@ -34,10 +34,10 @@ struct HllLayout {
   offset_t slots() const { return offset.back(); }
   double bytes() const;  ///< what csr_to_hll allocates: slots, hack widths and offsets
 };
-HllLayout hll_layout(const Csr& a, int hack);
+HllLayout hll_layout(const CsrView& a, int hack);
 
-double hll_bytes(const Csr& a, int hack);
-offset_t hll_slots(const Csr& a, int hack);
-Hll csr_to_hll(const Csr& a, int hack, const ConvertOptions& opt = {});
+double hll_bytes(const CsrView& a, int hack);
+offset_t hll_slots(const CsrView& a, int hack);
+Hll csr_to_hll(const CsrView& a, int hack, const ConvertOptions& opt = {});
 
 }  // namespace spmv

@@ -15,8 +15,8 @@ struct ConvertOptions {
 
 /// Checks the bytes a format would need *before* allocating it. Throws Unsupported with
 /// "<FORMAT> would need X GiB, N times CSR; limit is Y GiB (and M times CSR)" when over budget.
-void check_format_memory(const std::string& format, double bytes_needed, const Csr& a, const ConvertOptions& opt);
-double csr_storage_bytes(const Csr& a);
+void check_format_memory(const std::string& format, double bytes_needed, const CsrView& a, const ConvertOptions& opt);
+double csr_storage_bytes(const CsrView& a);
 /// The bytes one format may take: opt.memory_budget_bytes, or 16 GiB when it is 0.
 double format_memory_budget(const ConvertOptions& opt);
 /// Threads a conversion runs on: opt.threads, or all.

@@ -143,7 +143,7 @@ struct Progress {
 std::size_t count_configs(const SweepConfig& cfg);
 // Benchmarks one matrix: serial CSR first (the speedup baseline), then every selected kernel
 // and setting. Failures never abort: they become rows.
-std::vector<Row> bench_matrix(const Csr& a, const MatrixSource& src, const SweepConfig& cfg,
+std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const SweepConfig& cfg,
                               const Ceilings& ceil, const Progress& progress = {},
                               std::size_t done_before = 0, std::size_t total = 0);
 // A row for a matrix that could not be loaded or generated.
