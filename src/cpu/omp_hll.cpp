@@ -27,7 +27,7 @@ class OmpHll final : public CpuPlan {
     const offset_t* off = h_.hack_offset.data();
     const offset_t hack = h_.hack;
     bounds_ = balanced_bounds(h_.n_hacks(), threads, [off, hack](index_t i) { return off[i] + hack * i; });
-    scratch_stride_ = static_cast<std::size_t>(h_.hack) * 16 + 8;  // +8: no false sharing between threads
+    scratch_stride_ = static_cast<std::size_t>(h_.hack) + 8;  // +8: no false sharing between threads
     scratch_.resize(scratch_stride_ * threads);
     detail = fmt::format("hack={} padding_ratio={:.3f}", h_.hack,
                          h_.nnz > 0 ? static_cast<double>(h_.slots()) / h_.nnz : 1.0);

@@ -5,17 +5,21 @@
 // [r0, r1) for all k right-hand sides, so the serial plans call it once and the OpenMP plans once
 // per partition or chunk.
 //
-// SpMM: the k columns of X are processed in blocks of KB = 16, 8, 4, 2, 1 (templates, so the
-// per-row accumulators live in registers); k = 1 goes straight to the SpMV loop.
+// SpMM (k > 1): one templated row kernel for every format (rows_spmm; HLL and CSR5 as rows with
+// strided entries), vectorised across blocks of the k columns; k = 1 goes straight to the SpMV loop.
 #include <spmv/formats/ell.hpp>
 #include <spmv/formats/hll.hpp>
 #include <spmv/plan.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cstring>
 #include <cstddef>
 #include <fmt/format.h>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <spmv/timing.hpp>
@@ -84,60 +88,176 @@ inline double row_dot_scalar(const RowRef& row, const double* x) {
   return s;
 }
 
+// ---- SpMM: one templated kernel for every format, vectorised across the k columns ----
+//
 // Layout of the dense multivectors: X(j, c) at x[j*ldx + c] (row-major) or x[c*ldx + j].
-template <int KB, bool RowMajor, class Rows>
-void rows_block(const Rows& rows, index_t r0, index_t r1, const double* x, std::size_t ldx,
-                double* y, std::size_t ldy) {
-  for (index_t r = r0; r < r1; ++r) {
-    const RowRef row = rows(r);
-    double acc[KB] = {};
-    for (offset_t p = 0; p < row.len; ++p) {
-      const double a = row.val[p];
-      const std::size_t j = static_cast<std::size_t>(row.col[p]);
-      if constexpr (RowMajor) {
-        const double* xr = x + j * ldx;
-#pragma omp simd
-        for (int c = 0; c < KB; ++c) acc[c] += a * xr[c];
-      } else {
-        for (int c = 0; c < KB; ++c) acc[c] += a * x[c * ldx + j];
-      }
+// A row's product is done for a block of KB columns at a time, the KB sums held in registers and
+// Y's block written once per row (never read):
+//  - row-major: per nonzero, acc[0..KB) += a * X(j, 0..KB), one contiguous row of X, the simd
+//    lanes across the columns. Blocks of kRowMajorBlock = 32 columns (four AVX-512 or eight AVX2
+//    registers), then the remainder as 16 + 8 + 4 + 2 + 1 blocks, all inside the row loop, so the
+//    row's indices and values come from memory once (the later blocks read them from L1).
+//  - column-major: per nonzero, the KB columns' values X(j, c) are scalar loads from KB separate
+//    columns; blocks of kColMajorBlock = 8 (more columns at a time are more streams of cache
+//    lines than the caches keep), so A is read once per 8 columns rather than once per column.
+// Narrow blocks would be one dependent chain of adds per column (the add's latency a nonzero):
+// U independent sets of accumulators take alternate nonzeros and are summed at the row's end.
+inline constexpr int kRowMajorBlock = 32;
+inline constexpr int kColMajorBlock = 8;
+
+// A row with its entries `stride` apart (HLL's column-major hacks, CSR5's transposed tiles).
+struct StridedRowRef {
+  const index_t* col;
+  const double* val;
+  offset_t len;
+  offset_t stride;
+};
+inline std::size_t entry_col(const RowRef& r, offset_t p) { return static_cast<std::size_t>(r.col[p]); }
+inline double entry_val(const RowRef& r, offset_t p) { return r.val[p]; }
+inline std::size_t entry_col(const StridedRowRef& r, offset_t p) { return static_cast<std::size_t>(r.col[p * r.stride]); }
+inline double entry_val(const StridedRowRef& r, offset_t p) { return r.val[p * r.stride]; }
+
+// SIMD packs of doubles for the row-major blocks: GCC/Clang vector types of the target's widest
+// vector (AVX-512: 8, AVX: 4, else 2), narrower for narrow blocks, a plain double for one column.
+// Explicit vectors keep the accumulators in registers: with plain arrays and `omp simd`, GCC 12
+// vectorised across nonzeros instead (gathers) and kept the sums on the stack.
+#if defined(__AVX512F__)
+inline constexpr int kVecDoubles = 8;
+#elif defined(__AVX__)
+inline constexpr int kVecDoubles = 4;
+#else
+inline constexpr int kVecDoubles = 2;
+#endif
+template <int W>
+struct PackOf {
+  using type = double;
+};
+template <>
+struct PackOf<8> {
+  using type = double __attribute__((vector_size(64)));
+};
+template <>
+struct PackOf<4> {
+  using type = double __attribute__((vector_size(32)));
+};
+template <>
+struct PackOf<2> {
+  using type = double __attribute__((vector_size(16)));
+};
+template <int W>
+using Pack = typename PackOf<W>::type;
+template <int KB>
+inline constexpr int kPackWidth = std::min(KB, kVecDoubles);
+template <int W>
+inline Pack<W> load_pack(const double* p) {
+  Pack<W> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <int W>
+inline void store_pack(double* p, const Pack<W>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Independent accumulator sets for a block of KB columns (about 32 row-major values in flight,
+// 16 column-major scalars; at least 1 and at most 4 sets).
+template <int KB, bool RowMajor>
+inline constexpr int kAccSets = std::clamp((RowMajor ? 32 : 16) / KB, 1, 4);
+
+// out[0..KB) += the row's entries times X(col, 0..KB) (x already offset to the block's first column).
+template <int KB, bool RowMajor, class Ref>
+inline void accumulate_row(const Ref& row, const double* __restrict x, std::size_t ldx, double* __restrict out) {
+  constexpr int U = kAccSets<KB, RowMajor>;
+  if constexpr (RowMajor) {
+    constexpr int W = kPackWidth<KB>, NV = KB / W;
+    Pack<W> acc[U][NV];
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u)
+#pragma GCC unroll 32
+      for (int i = 0; i < NV; ++i) acc[u][i] = Pack<W>{};
+    auto fma = [&](Pack<W>* a, offset_t p) {
+      const double v = entry_val(row, p);
+      const double* xr = x + entry_col(row, p) * ldx;
+#pragma GCC unroll 32
+      for (int i = 0; i < NV; ++i) a[i] += v * load_pack<W>(xr + i * W);
+    };
+    offset_t p = 0;
+    if constexpr (U > 1)
+      for (; p + U <= row.len; p += U)
+#pragma GCC unroll 4
+        for (int u = 0; u < U; ++u) fma(acc[u], p + u);
+    for (; p < row.len; ++p) fma(acc[0], p);
+#pragma GCC unroll 32
+    for (int i = 0; i < NV; ++i) {
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) acc[0][i] += acc[u][i];
+      store_pack<W>(out + i * W, load_pack<W>(out + i * W) + acc[0][i]);
     }
+  } else {
+    double acc[U][KB] = {};
+    auto fma = [&](double* a, offset_t p) {
+      const double v = entry_val(row, p);
+      const std::size_t j = entry_col(row, p);
+#pragma GCC unroll 32
+      for (int c = 0; c < KB; ++c) a[c] += v * x[c * ldx + j];
+    };
+    offset_t p = 0;
+    if constexpr (U > 1)
+      for (; p + U <= row.len; p += U)
+#pragma GCC unroll 4
+        for (int u = 0; u < U; ++u) fma(acc[u], p + u);
+    for (; p < row.len; ++p) fma(acc[0], p);
+#pragma GCC unroll 32
     for (int c = 0; c < KB; ++c) {
-      if constexpr (RowMajor)
-        y[static_cast<std::size_t>(r) * ldy + c] = acc[c];
-      else
-        y[c * ldy + static_cast<std::size_t>(r)] = acc[c];
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) acc[0][c] += acc[u][c];
+      out[c] += acc[0][c];
     }
   }
 }
 
+// Y(r, 0..KB) = the row times X(:, 0..KB), x and y already offset to the block's first column.
+template <int KB, bool RowMajor, class Ref>
+inline void row_block(const Ref& row, index_t r, const double* x, std::size_t ldx, double* y, std::size_t ldy) {
+  double acc[KB] = {};
+  accumulate_row<KB, RowMajor>(row, x, ldx, acc);
+  if constexpr (RowMajor) {
+    double* yr = y + static_cast<std::size_t>(r) * ldy;
+#pragma omp simd
+    for (int c = 0; c < KB; ++c) yr[c] = acc[c];
+  } else {
+    for (int c = 0; c < KB; ++c) y[c * ldy + static_cast<std::size_t>(r)] = acc[c];
+  }
+}
+
+// Calls f.template operator()<KB>(c0) for the column blocks of [0, k): full blocks of B, then the
+// remainder in blocks of B/2, B/4, .., 1 (B a power of two), so every width is a template.
+template <int B, class F>
+inline void for_column_blocks(int k, F&& f) {
+  int c0 = 0;
+  for (; c0 + B <= k; c0 += B) f.template operator()<B>(c0);
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    ((((k - c0) & (B >> (I + 1))) ? (f.template operator()<(B >> (I + 1))>(c0), c0 += B >> (I + 1)) : 0), ...);
+  }(std::make_integer_sequence<int, std::bit_width(static_cast<unsigned>(B)) - 1>{});
+}
+
+// Row-major: every row does all k columns (its entries read from memory once). Column-major:
+// every block of columns runs over all rows (the block's columns of X stay in cache).
 template <bool RowMajor, class Rows>
 void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double* y, index_t n_rows,
                index_t n_cols, int k) {
-  const std::size_t ldx = RowMajor ? k : n_cols, ldy = RowMajor ? k : n_rows;
-  for (int c0 = 0; c0 < k;) {
-    // Column block c0 starts at x + c0 (row-major) or x + c0*cols (column-major).
-    const double* xb = x + (RowMajor ? c0 : static_cast<std::size_t>(c0) * n_cols);
-    double* yb = y + (RowMajor ? c0 : static_cast<std::size_t>(c0) * n_rows);
-    // Column-major X: each column of a block is a separate stream of cache lines; more than 8 at a
-    // time thrash the caches, so column-major blocks stop at 8.
-    const int left = RowMajor ? k - c0 : std::min(k - c0, 8);
-    if (left >= 16) {
-      rows_block<16, RowMajor>(rows, r0, r1, xb, ldx, yb, ldy);
-      c0 += 16;
-    } else if (left >= 8) {
-      rows_block<8, RowMajor>(rows, r0, r1, xb, ldx, yb, ldy);
-      c0 += 8;
-    } else if (left >= 4) {
-      rows_block<4, RowMajor>(rows, r0, r1, xb, ldx, yb, ldy);
-      c0 += 4;
-    } else if (left >= 2) {
-      rows_block<2, RowMajor>(rows, r0, r1, xb, ldx, yb, ldy);
-      c0 += 2;
-    } else {
-      rows_block<1, RowMajor>(rows, r0, r1, xb, ldx, yb, ldy);
-      c0 += 1;
+  if constexpr (RowMajor) {
+    const std::size_t ld = static_cast<std::size_t>(k);
+    for (index_t r = r0; r < r1; ++r) {
+      const auto row = rows(r);
+      for_column_blocks<kRowMajorBlock>(k, [&]<int KB>(int c0) { row_block<KB, true>(row, r, x + c0, ld, y + c0, ld); });
     }
+  } else {
+    for_column_blocks<kColMajorBlock>(k, [&]<int KB>(int c0) {
+      const double* xb = x + static_cast<std::size_t>(c0) * n_cols;
+      double* yb = y + static_cast<std::size_t>(c0) * n_rows;
+      for (index_t r = r0; r < r1; ++r) row_block<KB, false>(rows(r), r, xb, n_cols, yb, n_rows);
+    });
   }
 }
 
@@ -184,79 +304,54 @@ inline void hll_column_scalar(double* acc, const double* v, const index_t* c, co
   for (index_t i = 0; i < n; ++i) acc[i] += v[i] * x[c[i]];
 }
 
-template <int KB, bool RowMajor, bool Simd = true>
-void hll_block(const HllView& m, index_t h0, index_t h1, const double* x, std::size_t ldx,
-               double* y, std::size_t ldy, double* acc) {
+// Row r of an HLL matrix as a strided row: its hack's slots j = 0..width, hack_rows apart. SpMM
+// runs row by row through rows_spmm (register accumulators, Y written once per row) and multiplies
+// the padding (value 0) as ELL does; the hack's slots are in L1/L2 while its rows are done.
+struct HllRows {
+  HllView m;
+  StridedRowRef operator()(index_t r) const {
+    const index_t h = r / m.hack, lr = r - h * m.hack, hr = m.hack_rows(h);
+    return {m.col + m.hack_offset[h] + lr, m.val + m.hack_offset[h] + lr, m.hack_width[h], hr};
+  }
+};
+
+// SpMV over hacks [h0, h1): acc (hack doubles) holds the hack's rows while its slots are added.
+template <bool Simd = true>
+void hll_spmv(const HllView& m, index_t h0, index_t h1, const double* x, double* y, double* acc) {
   for (index_t h = h0; h < h1; ++h) {
     const index_t hr = m.hack_rows(h), w = m.hack_width[h];
     const std::size_t first = static_cast<std::size_t>(h) * m.hack;
-    std::fill(acc, acc + static_cast<std::size_t>(hr) * KB, 0.0);
+    std::fill(acc, acc + hr, 0.0);
     for (index_t j = 0; j < w; ++j) {
       const offset_t s = m.hack_offset[h] + static_cast<offset_t>(j) * hr;
       const index_t* c = m.col + s;
       const double* v = m.val + s;
-      if constexpr (KB == 1 && Simd) {
+      if constexpr (Simd) {
 #pragma omp simd
-        for (index_t lr = 0; lr < hr; ++lr) acc[lr] += v[lr] * x[static_cast<std::size_t>(c[lr]) * (RowMajor ? ldx : 1)];
-      } else if constexpr (KB == 1 && !RowMajor) {
-        hll_column_scalar(acc, v, c, x, hr);
+        for (index_t lr = 0; lr < hr; ++lr) acc[lr] += v[lr] * x[c[lr]];
       } else {
-        for (index_t lr = 0; lr < hr; ++lr) {
-          const double a = v[lr];
-          const std::size_t jx = static_cast<std::size_t>(c[lr]);
-          double* ar = acc + static_cast<std::size_t>(lr) * KB;
-          if constexpr (RowMajor) {
-            const double* xr = x + jx * ldx;
-#pragma omp simd
-            for (int q = 0; q < KB; ++q) ar[q] += a * xr[q];
-          } else {
-            for (int q = 0; q < KB; ++q) ar[q] += a * x[q * ldx + jx];
-          }
-        }
+        hll_column_scalar(acc, v, c, x, hr);
       }
     }
-    for (index_t lr = 0; lr < hr; ++lr)
-      for (int q = 0; q < KB; ++q) {
-        const double s = acc[static_cast<std::size_t>(lr) * KB + q];
-        if constexpr (RowMajor)
-          y[(first + lr) * ldy + q] = s;
-        else
-          y[q * ldy + first + lr] = s;
-      }
+    std::copy(acc, acc + hr, y + first);
   }
 }
 
-// Hacks [h0, h1) for k right-hand sides. `scratch` holds hack*16 doubles (one per thread).
+// Hacks [h0, h1) for k right-hand sides. `scratch` holds hack doubles (one per thread; SpMV only).
 // Simd picks the SpMV inner loop (gathers across the hack's rows, or scalar).
 template <bool Simd = true>
 void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, double* y,
                  index_t n_cols, int k, Layout layout, double* scratch) {
   if (k == 1) {
-    hll_block<1, false, Simd>(m, h0, h1, x, 1, y, 1, scratch);
+    hll_spmv<Simd>(m, h0, h1, x, y, scratch);
     return;
   }
-  const bool rm = layout == Layout::RowMajor;
-  const std::size_t ldx = rm ? k : n_cols, ldy = rm ? k : m.rows;
-  for (int c0 = 0; c0 < k;) {
-    const double* xb = x + (rm ? c0 : static_cast<std::size_t>(c0) * n_cols);
-    double* yb = y + (rm ? c0 : static_cast<std::size_t>(c0) * m.rows);
-    const int left = rm ? k - c0 : std::min(k - c0, 8);  // as in rows_spmm
-    const int kb = left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-    auto go = [&]<int KB>() {
-      if (rm)
-        hll_block<KB, true>(m, h0, h1, xb, ldx, yb, ldy, scratch);
-      else
-        hll_block<KB, false>(m, h0, h1, xb, ldx, yb, ldy, scratch);
-    };
-    switch (kb) {
-      case 16: go.template operator()<16>(); break;
-      case 8: go.template operator()<8>(); break;
-      case 4: go.template operator()<4>(); break;
-      case 2: go.template operator()<2>(); break;
-      default: go.template operator()<1>(); break;
-    }
-    c0 += kb;
-  }
+  const index_t r0 = static_cast<index_t>(std::min<offset_t>(static_cast<offset_t>(h0) * m.hack, m.rows));
+  const index_t r1 = static_cast<index_t>(std::min<offset_t>(static_cast<offset_t>(h1) * m.hack, m.rows));
+  if (layout == Layout::RowMajor)
+    rows_spmm<true>(HllRows{m}, r0, r1, x, y, m.rows, n_cols, k);
+  else
+    rows_spmm<false>(HllRows{m}, r0, r1, x, y, m.rows, n_cols, k);
 }
 
 // Times n equivalent ways of doing the product when a plan is made: apply(c) switches the plan to
