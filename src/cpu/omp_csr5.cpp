@@ -14,8 +14,6 @@
 //  - the tail (incomplete last tile) is plain CSR over its rows, after everything else;
 //  - empty rows are zeroed by the tile holding the next non-empty row's start (hinted tiles:
 //    the tile zeroes its whole row span, then places the segments through empty_offset).
-// SpMM (k > 1, either layout): the same tiles and rules, a tile walked lane by lane in CSR order
-// for a block of columns at a time (product_spmm).
 // One thread runs without an OpenMP region (a region costs about a microsecond, 10% of a small
 // matrix's product).
 #include <spmv/formats/csr5.hpp>
@@ -57,7 +55,7 @@ class Csr5Plan final : public CpuPlan {
     f_ = csr_to_csr5(a, omega, sigma, conv);
     convert_seconds = seconds_since(t0);
     carry_.assign(threads_, 0.0);
-    bytes_per_product = csr_product_bytes(a, opt.k) + static_cast<offset_t>(f_.tile_desc.size()) * 4 +
+    bytes_per_product = csr_product_bytes(a, 1) + static_cast<offset_t>(f_.tile_desc.size()) * 4 +
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
@@ -72,7 +70,7 @@ class Csr5Plan final : public CpuPlan {
     const bool simd = opt.variant != "lanes";
     bool loads = opt.variant == "simd_loads";
     std::string trial;
-    if (k_ == 1 && opt.variant == "auto" && pick(omega, true, true) != pick(omega, true, false)) {
+    if (opt.variant == "auto" && pick(omega, true, true) != pick(omega, true, false)) {
       const auto t1 = std::chrono::steady_clock::now();
       const auto t = trial_candidates(2, [&](int c) { product_fn_ = pick(omega, true, c == 1); }, [this] { product(); });
       loads = t[1] < t[0];
@@ -81,12 +79,6 @@ class Csr5Plan final : public CpuPlan {
     }
     detail += (!simd ? " variant=lanes" : loads ? " variant=simd_loads" : " variant=simd") + trial;
     product_fn_ = pick(omega, simd, loads);
-    if (k_ > 1) {  // SpMM: the variant does not apply (the simd lanes run across the k columns)
-      spmm_stride_ = (2 * static_cast<std::size_t>(k_) + 7) / 8 * 8 + 8;
-      spmm_scratch_.assign(spmm_stride_ * threads_, 0.0);
-      product_fn_ = layout_ == Layout::RowMajor ? &Csr5Plan::product_spmm<true> : &Csr5Plan::product_spmm<false>;
-      detail += " spmm";
-    }
     // Small matrices: a team of fewer threads can beat the fork/join of all of them (the CSR
     // kernel's trial does the same). Counted in setup_seconds.
     const auto& small = tuning::small_matrix_trial;
@@ -273,163 +265,6 @@ class Csr5Plan final : public CpuPlan {
     }
   }
 
-  // ---- SpMM (k > 1) ----
-  // A tile's entries in CSR order are lane 0's sigma entries, then lane 1's, and so on: the tile
-  // is walked lane by lane, cut at the row-start flags into runs, and each run's products for a
-  // block of KB columns (rows_spmm's accumulate_row over a strided row, SIMD across the columns)
-  // are added to the open segment's sums. Segments are stored as in SpMV: segment 0 returned (in
-  // `first`) for the tile loop, the others assigned, the empty rows of a hinted tile zeroed.
-  std::size_t ld_x() const { return layout_ == Layout::RowMajor ? k_ : cols_; }
-  std::size_t ld_y() const { return layout_ == Layout::RowMajor ? k_ : rows_; }
-  // Y(r, 0..KB) of a column block: y offset to the block's first column.
-  template <int KB, bool RM>
-  static void store_y(double* y, std::size_t ldy, index_t r, const double* v, bool add) {
-    for (int c = 0; c < KB; ++c) {
-      double& d = RM ? y[static_cast<std::size_t>(r) * ldy + c] : y[c * ldy + static_cast<std::size_t>(r)];
-      d = add ? d + v[c] : v[c];
-    }
-  }
-  template <int KB, bool RM>
-  void tile_spmm(offset_t t, const double* x, double* y, double* first) const {
-    const int W = f_.omega, sigma = f_.sigma;
-    const std::size_t ldx = ld_x(), ldy = ld_y();
-    const offset_t base = t * f_.tile_entries();
-    const index_t row0 = Csr5::row_of(f_.tile_ptr[t]);
-    const index_t* eo = f_.hinted(t) ? f_.empty_offset.data() + f_.empty_offset_ptr[t] : nullptr;
-    const index_t* ci = f_.col.data() + base;
-    const double* v = f_.val.data() + base;
-    if (eo) {  // zero the tile's row span (its empty rows); the segments are placed after
-      int nseg = 0;
-      for (int c = 0; c < W; ++c) nseg += std::popcount(f_.bit_flag(f_.descriptor(t, c)) | (c == 0 ? 1u : 0u));
-      const double zero[KB] = {};
-      for (index_t r = row0 + 1; r <= row0 + eo[nseg - 1]; ++r) store_y<KB, RM>(y, ldy, r, zero, false);
-    }
-    double acc[KB] = {};
-    int k = 0;  // the open segment
-    for (int c = 0; c < W; ++c) {
-      std::uint64_t fl = f_.bit_flag(f_.descriptor(t, c));
-      if (c == 0) fl &= ~std::uint64_t{1};  // segment 0 opens at the tile's first entry anyway
-      int pos = 0;
-      for (;;) {
-        const int next = fl ? std::countr_zero(fl) : sigma;
-        accumulate_row<KB, RM>(StridedRowRef{ci + static_cast<offset_t>(pos) * W + c, v + static_cast<offset_t>(pos) * W + c,
-                                             next - pos, W},
-                               x, ldx, acc);
-        if (!fl) break;
-        if (k == 0)
-          std::copy(acc, acc + KB, first);
-        else
-          store_y<KB, RM>(y, ldy, row0 + (eo ? eo[k] : k), acc, false);
-        std::fill(acc, acc + KB, 0.0);
-        ++k;
-        pos = next;
-        fl &= fl - 1;
-      }
-    }
-    // The segment open at the tile's end: assigned (a later tile adds the rest of its row).
-    if (k == 0)
-      std::copy(acc, acc + KB, first);
-    else
-      store_y<KB, RM>(y, ldy, row0 + (eo ? eo[k] : k), acc, false);
-  }
-
-  // Tiles of part j of n for all k columns; the part's carry (its first row's sums when that row
-  // started in an earlier part) is left in carry (k doubles).
-  template <bool RM>
-  void tile_range_spmm(int j, int n, const double* x, double* y, double* first, double* carry) const {
-    const offset_t tiles = f_.tiles;
-    const offset_t* rp = f_.row_ptr.data();
-    const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
-    const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
-    const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
-    std::fill(carry, carry + k_, 0.0);
-    for (offset_t t = t0; t < t1; ++t) {
-      for_column_blocks<RM ? kRowMajorBlock : kColMajorBlock>(k_, [&]<int KB>(int c0) {
-        tile_spmm<KB, RM>(t, x + (RM ? c0 : static_cast<std::size_t>(c0) * cols_),
-                          y + (RM ? c0 : static_cast<std::size_t>(c0) * rows_), first + c0);
-      });
-      const std::uint64_t tp = f_.tile_ptr[t];
-      const index_t r = Csr5::row_of(tp);
-      if (r == r0 && started_before) {
-        for (int c = 0; c < k_; ++c) carry[c] += first[c];
-        continue;
-      }
-      bool begins;
-      if (tp & Csr5::kEmptyHint) {
-        const offset_t base = t * f_.tile_entries();
-        begins = rp[r] == base;
-        if (begins)
-          for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) fill_row<RM>(y, e, 0.0);
-      } else {
-        begins = f_.bit_flag(f_.descriptor(t, 0)) & 1;
-      }
-      add_row<RM>(y, r, first, !begins);
-    }
-  }
-  template <bool RM>
-  void fill_row(double* y, index_t r, double v) const {
-    for (int c = 0; c < k_; ++c) (RM ? y[static_cast<std::size_t>(r) * k_ + c] : y[static_cast<std::size_t>(c) * rows_ + r]) = v;
-  }
-  template <bool RM>
-  void add_row(double* y, index_t r, const double* v, bool add) const {
-    for (int c = 0; c < k_; ++c) {
-      double& d = RM ? y[static_cast<std::size_t>(r) * k_ + c] : y[static_cast<std::size_t>(c) * rows_ + r];
-      d = add ? d + v[c] : v[c];
-    }
-  }
-
-  template <bool RM>
-  void product_spmm() {
-    const double* x = x_.data();
-    double* y = y_.data();
-    const offset_t tiles = f_.tiles;
-    const offset_t* rp = f_.row_ptr.data();
-    const int nt = static_cast<int>(std::clamp<offset_t>(tiles, 1, threads_));
-    auto part = [&](int j) { return spmm_scratch_.data() + spmm_stride_ * j; };  // first, then carry
-    if (nt == 1) {
-      tile_range_spmm<RM>(0, 1, x, y, part(0), part(0) + k_);
-    } else {
-#pragma omp parallel num_threads(nt)
-      {
-        const int j = omp_get_thread_num(), n = omp_get_num_threads();
-        tile_range_spmm<RM>(j, n, x, y, part(j), part(j) + k_);
-      }
-      for (int j = 0; j < nt; ++j) {
-        const offset_t t0 = tiles * j / nt, t1 = tiles * (j + 1) / nt;
-        if (t0 < t1) {
-          const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
-          if (rp[r0] < t0 * f_.tile_entries()) add_row<RM>(y, r0, part(j) + k_, true);
-        }
-      }
-    }
-    // The tail in CSR order: the row straddling its start gets the rest added; the rows after it
-    // (trailing empty rows included) through rows_spmm.
-    const offset_t tb = f_.tail_begin();
-    const index_t rb = static_cast<index_t>(std::lower_bound(rp, rp + rows_ + 1, tb) - rp);
-    if (rb > 0 && rb <= rows_ && rp[rb] > tb) {
-      double* sums = part(0);
-      std::fill(sums, sums + k_, 0.0);
-      const RowRef rest{f_.col.data() + tb, f_.val.data() + tb, rp[rb] - tb};
-      for_column_blocks<RM ? kRowMajorBlock : kColMajorBlock>(k_, [&]<int KB>(int c0) {
-        accumulate_row<KB, RM>(rest, x + (RM ? c0 : static_cast<std::size_t>(c0) * cols_), ld_x(), sums + c0);
-      });
-      add_row<RM>(y, rb - 1, sums, true);
-    }
-    const CsrRows<offset_t> rows{rp, f_.col.data(), f_.val.data()};
-    if (rows_ - rb > tuning::csr5_parallel_tail_rows && threads_ > 1) {
-#pragma omp parallel num_threads(threads_)
-      {
-        const index_t j = omp_get_thread_num(), n = omp_get_num_threads(), len = rows_ - rb;
-        rows_spmm<RM>(rows, rb + static_cast<index_t>(offset_t{len} * j / n), rb + static_cast<index_t>(offset_t{len} * (j + 1) / n),
-                      x, y, rows_, cols_, k_);
-      }
-    } else if (rb < rows_) {
-      rows_spmm<RM>(rows, rb, rows_, x, y, rows_, cols_, k_);
-    }
-  }
-  std::vector<double> spmm_scratch_;
-  std::size_t spmm_stride_ = 0;
-
   int threads_;
   Csr5 f_;
   std::vector<double> carry_;
@@ -444,7 +279,7 @@ KernelSpec spec(Backend b) {
           .description = b == Backend::Serial
                              ? "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16), one thread"
                              : "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16) over threads, SIMD across tile columns",
-          .spmm = true,
+          .spmm = false,
           .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma", "variant"}
                                          : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma", "variant"},
           .make = [b](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
