@@ -239,14 +239,15 @@ TEST(CONFORMANCE, PlansOverUserArrays) {
             "row 7: column indices must be in [0, cols), sorted and without duplicates");
 }
 
-// Wider SpMM: the 16/8/4/2/1 column blocks all appear for k = 8 and k = 33 (16+16+1).
+// Wider SpMM: every column block of rows_spmm appears for k = 8, 29 and 33 (row-major: 8, 16+8+4+1,
+// 32+1; column-major: 8, 8+8+8+4+1, 4x8+1; k = 3 in EdgeCases adds 2+1).
 TEST(CONFORMANCE, WideSpmmBothLayouts) {
   REQUIRE_BACKEND();
   const auto cases = test::edge_cases();
   int runs = 0;
   for (const KernelSpec* spec : tested_kernels()) {
     if (!spec->spmm) continue;
-    for (const int k : {8, 33})
+    for (const int k : {8, 29, 33})
       for (const Layout lay : {Layout::RowMajor, Layout::ColMajor})
         for (const char* name : {"irregular_5000", "empty_rows_everywhere", "wide_3x50", "tall_200x3"}) {
           PlanOptions opt;
