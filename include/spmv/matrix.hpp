@@ -72,7 +72,10 @@ struct Csr {
   bool is_complex() const { return field == Field::Complex; }
   offset_t row_length(index_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
 
-  CsrView view() const { return {rows, cols, field, symmetry, row_ptr, col, val, imag}; }
+  CsrView view() const {
+    return {rows, cols, field, symmetry, {row_ptr.data(), row_ptr.size()}, {col.data(), col.size()},
+            {val.data(), val.size()}, {imag.data(), imag.size()}};
+  }
   operator CsrView() const { return view(); }  // NOLINT: every reader of a Csr takes a view
 };
 

@@ -101,6 +101,7 @@ struct KernelSpec {
   std::string description;
   bool baseline = false;    ///< a third-party library we compare against (Eigen, cuSPARSE)
   bool spmm = false;        ///< accepts k > 1
+  bool for_spmm = false;    ///< an algorithm made for k > 1: the benchmark times it only there (k = 1 still works)
   std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...
   std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)> make;
 };

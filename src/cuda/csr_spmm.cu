@@ -1,8 +1,22 @@
-// CSR SpMM, Y = A*X with K right-hand sides, X and Y row-major: a warp per row, its lanes split
-// into KT = min(K, 32) lanes along the right-hand sides (consecutive entries of X and Y) times
-// 32/KT groups along the row's entries, joined by warp shuffles. K = 1 never comes here: the
-// "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
+// CSR SpMM, Y = A*X with K right-hand sides, in the layout the user gives (no transposition):
+//
+// Row-major X and Y: a group of W lanes per row (W | 32), KL lanes along the right-hand sides times
+// W/KL groups along the row's entries; each lane keeps C consecutive columns of its Y row in
+// registers (C = 1, 2 or 4: X's row read as double2 vectors), so A is read once per block of
+// KL*C columns, and the entry groups are joined by shuffles. The corners of this family are the
+// SpMM report's mappings: a thread per element of Y (C = 1, W = KL), a warp per row with lanes
+// across K (W = 32, C = 1), the register-blocked kernel for large K (C = 4).
+// Column-major X and Y: a group of W lanes per row along its entries (CSR-vector), each lane
+// accumulating C columns at once, so A's row is read once per block of C columns; or X transposed
+// on the device, the row-major kernel, Y transposed back, all within the product (variant suffix
+// "t"): on rows whose columns scatter, reading X's rows whole more than repays the two passes.
+// Rows longer than long_row go to a block-per-piece kernel (both layouts). The shape (C, W) is
+// chosen per matrix, K and layout by a short timed trial among a few candidates near the model's
+// (tuning::csr_spmm_*), or forced with the variant "c<C>w<W>" ("c<C>w<W>t": transposed). K = 1 never comes here: the "csr"
+// kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
@@ -11,37 +25,130 @@ namespace spmv::cuda {
 
 namespace {
 
-template <typename OffT>
-__global__ void csr_spmm_kernel(index_t rows, int k, int kt, int long_row, const OffT* __restrict__ rp,
-                                const index_t* __restrict__ col, const double* __restrict__ val,
-                                const double* __restrict__ x, double* __restrict__ y) {
-  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const int lane = threadIdx.x & 31, kl = lane % kt, g = lane / kt, ng = 32 / kt;
-  if (warp >= rows) return;  // whole warps leave together
-  const OffT b = rp[warp], e = rp[warp + 1];
-  if (e - b > long_row) return;  // done by csr_spmm_long_kernel
-  for (int c0 = 0; c0 < k; c0 += kt) {
-    const int c = c0 + kl;
-    double acc = 0;
-    if (c < k)
-      for (OffT p = b + g; p < e; p += ng)
-        acc += __ldg(val + p) * __ldg(x + static_cast<long long>(__ldg(col + p)) * k + c);
-    for (int off = kt; off < 32; off *= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    if (g == 0 && c < k) y[warp * k + c] = acc;
+// One shape of the row-major or column-major kernel.
+struct Shape {
+  Shape(int rhs = 1, int lanes = 32, bool transposed = false) : c(rhs), w(lanes), t(transposed) {}
+  int c;  // right-hand sides per lane
+  int w;  // lanes per row (a power of two <= 32)
+  bool t;  // column-major X and Y through device transposes and the row-major kernel
+  double seconds = 0;
+};
+
+template <int C>
+__device__ __forceinline__ void load_row(const double* __restrict__ p, double (&v)[C]) {
+  if constexpr (C == 1) {
+    v[0] = __ldg(p);
+  } else {
+#pragma unroll
+    for (int j = 0; j < C; j += 2) {
+      const double2 t = __ldg(reinterpret_cast<const double2*>(p + j));
+      v[j] = t.x;
+      v[j + 1] = t.y;
+    }
   }
 }
 
-// Long rows are cut into pieces of kPiece entries (tuning::csr_spmm_piece), a block of 1024 threads per piece: KT lanes
-// along the right-hand sides times 1024/KT groups along the entries; warps reduce by shuffles,
-// then warp partials are added in warp order. A row of several pieces: each piece writes its
-// partial row, and the last piece to finish adds them in piece order (deterministic, one launch).
+// Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries.
+template <typename OffT, int C>
+__global__ void spmm_row_kernel(index_t rows, int k, int w, int lanes_k, int long_row, const OffT* __restrict__ rp,
+                                const index_t* __restrict__ col, const double* __restrict__ val,
+                                const double* __restrict__ x, double* __restrict__ y) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long row = t / w;
+  const int lane = static_cast<int>(t & (w - 1)), kl = lane & (lanes_k - 1), g = lane / lanes_k, ng = w / lanes_k;
+  OffT b = 0, e = 0;
+  bool mine = row < rows;
+  if (mine) {
+    b = rp[row];
+    e = rp[row + 1];
+    if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel; the lanes still join the shuffles
+  }
+  for (int c0 = 0; c0 < k; c0 += lanes_k * C) {  // the same trip count on every lane of the warp
+    const int c = c0 + kl * C;
+    double acc[C] = {};
+    if (c < k) {
+      // Two entries a step: their column, value and X loads issued together (one dependent chain
+      // of loads per entry would leave the lane waiting on latency).
+      OffT p = b + g;
+      for (; p + ng < e; p += 2 * ng) {
+        const double v0 = __ldg(val + p), v1 = __ldg(val + p + ng);
+        const long long i0 = __ldg(col + p), i1 = __ldg(col + p + ng);
+        double x0[C], x1[C];
+        load_row<C>(x + i0 * k + c, x0);
+        load_row<C>(x + i1 * k + c, x1);
+#pragma unroll
+        for (int j = 0; j < C; ++j) acc[j] += v0 * x0[j] + v1 * x1[j];
+      }
+      if (p < e) {
+        const double v = __ldg(val + p);
+        double xr[C];
+        load_row<C>(x + static_cast<long long>(__ldg(col + p)) * k + c, xr);
+#pragma unroll
+        for (int j = 0; j < C; ++j) acc[j] += v * xr[j];
+      }
+    }
+    for (int off = lanes_k; off < w; off *= 2)
+#pragma unroll
+      for (int j = 0; j < C; ++j) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
+    if (g == 0 && c < k && mine) {
+      double* out = y + row * k + c;
+      if constexpr (C == 1) {
+        out[0] = acc[0];
+      } else {
+#pragma unroll
+        for (int j = 0; j < C; j += 2) *reinterpret_cast<double2*>(out + j) = make_double2(acc[j], acc[j + 1]);
+      }
+    }
+  }
+}
+
+// Column-major: w lanes per row along its entries, C columns at a time.
+template <typename OffT, int C>
+__global__ void spmm_col_kernel(index_t rows, index_t cols, int k, int w, int long_row, const OffT* __restrict__ rp,
+                                const index_t* __restrict__ col, const double* __restrict__ val,
+                                const double* __restrict__ x, double* __restrict__ y) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long row = t / w;
+  const int lane = static_cast<int>(t & (w - 1));
+  OffT b = 0, e = 0;
+  bool mine = row < rows;
+  if (mine) {
+    b = rp[row];
+    e = rp[row + 1];
+    if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel
+  }
+  for (int c0 = 0; c0 < k; c0 += C) {
+    double acc[C] = {};
+    for (OffT p = b + lane; p < e; p += w) {
+      const double v = __ldg(val + p);
+      const long long ci = __ldg(col + p);
+#pragma unroll
+      for (int j = 0; j < C; ++j)
+        if (c0 + j < k) acc[j] += v * __ldg(x + static_cast<long long>(c0 + j) * cols + ci);
+    }
+#pragma unroll
+    for (int j = 0; j < C; ++j) acc[j] = group_sum(acc[j], w);
+    // Every lane of the group holds the sums; lane l writes columns l, l + w, ... of the block.
+    if (mine)
+#pragma unroll
+      for (int j = 0; j < C; ++j)
+        if ((j & (w - 1)) == lane && c0 + j < k) y[static_cast<long long>(c0 + j) * rows + row] = acc[j];
+  }
+}
+
+// Long rows are cut into pieces of kPiece entries (tuning::csr_spmm_piece), a block of 1024 threads
+// per piece: KT lanes along the right-hand sides times 1024/KT groups along the entries; warps
+// reduce by shuffles, then warp partials are added in warp order. A row of several pieces: each
+// piece writes its partial row, and the last piece to finish adds them in piece order
+// (deterministic, one launch). X and Y are addressed by strides, so both layouts use it:
+// element (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc].
 constexpr int kPiece = tuning::csr_spmm_piece;
 
 template <typename OffT>
-__global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int kt, const OffT* __restrict__ rp,
-                                     const index_t* __restrict__ col, const double* __restrict__ val,
-                                     const double* __restrict__ x, double* __restrict__ y,
-                                     double* __restrict__ partial, int* __restrict__ arrived) {
+__global__ void spmm_long_kernel(const int4* __restrict__ desc, int k, int kt, const OffT* __restrict__ rp,
+                                 const index_t* __restrict__ col, const double* __restrict__ val,
+                                 const double* __restrict__ x, long long xr, long long xc, double* __restrict__ y,
+                                 long long yr, long long yc, double* __restrict__ partial, int* __restrict__ arrived) {
   __shared__ double red[32 * 32];
   __shared__ bool last;
   const int4 d = desc[blockIdx.x];  // row, piece, pieces
@@ -51,21 +158,21 @@ __global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int k
   const OffT e0 = rp[row + 1];
   const OffT b = rp[row] + static_cast<OffT>(d.y) * kPiece;
   const OffT e = min(e0, static_cast<OffT>(b + kPiece));
-  double* out = d.z == 1 ? y + static_cast<long long>(row) * k : partial + static_cast<long long>(blockIdx.x) * k;
+  double* part = partial + static_cast<long long>(blockIdx.x) * k;
   for (int c0 = 0; c0 < k; c0 += kt) {
     const int c = c0 + kl;
     double acc = 0;
     if (c < k)
 #pragma unroll 4
-      for (OffT p = b + g; p < e; p += ng)
-        acc += __ldg(val + p) * __ldg(x + static_cast<long long>(__ldg(col + p)) * k + c);
+      for (OffT p = b + g; p < e; p += ng) acc += __ldg(val + p) * __ldg(x + __ldg(col + p) * xr + c * xc);
     for (int off = kt; off < 32; off *= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
     if (lane < kt) red[warp * 32 + lane] = acc;
     __syncthreads();
     if (tid < kt && c0 + tid < k) {
       double s = 0;
       for (int w = 0; w < nw; ++w) s += red[w * 32 + tid];
-      out[c0 + tid] = s;
+      if (d.z == 1) y[row * yr + (c0 + tid) * yc] = s;
+      else part[c0 + tid] = s;
     }
     __syncthreads();
   }
@@ -81,18 +188,27 @@ __global__ void csr_spmm_long_kernel(const int4* __restrict__ desc, int k, int k
   for (int c = tid; c < k; c += blockDim.x) {
     double s = 0;
     for (int j = 0; j < d.z; ++j) s += __ldcg(partial + static_cast<long long>(first + j) * k + c);
-    y[static_cast<long long>(row) * k + c] = s;
+    y[row * yr + c * yc] = s;
   }
   if (tid == 0) arrived[first] = 0;  // ready for the next product
+}
+
+int pow2_at_least(int n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
 }
 
 class CsrSpmm final : public CsrDevicePlan {
  public:
   CsrSpmm(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
-      : CsrDevicePlan(a, opt, std::move(dev)) {
-    kt_ = 1;
-    while (kt_ < 32 && kt_ < k_) kt_ *= 2;
-    long_row_ = tuning::csr_spmm_long_row(kt_, a.rows, a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0);
+      : CsrDevicePlan(a, opt, std::move(dev)), row_major_(opt.layout == Layout::RowMajor) {
+    device_transpose_ = false;  // set per shape (use()): the native kernels read both layouts as they are
+    const auto t0 = std::chrono::steady_clock::now();
+    const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+    std::vector<Shape> cands = candidates(mean, opt.variant);
+    // Long rows: from the shape the model prefers (the candidates' first), for all of them.
+    long_row_ = tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean);
     std::vector<int> desc;
     int n_rows = 0;
     for (index_t r = 0; r < a.rows; ++r)
@@ -106,33 +222,119 @@ class CsrSpmm final : public CsrDevicePlan {
     partial_.resize(static_cast<std::size_t>(n_long_) * k_);
     arrived_.resize(n_long_);
     if (n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_long_ * sizeof(int)));
-    detail = "kernel=csr-spmm lanes_per_rhs=" + std::to_string(kt_) + " long_rows=" + std::to_string(n_rows) +
-             " (over " + std::to_string(long_row_) + ")" +
+    long_kt_ = std::min(32, pow2_at_least(k_));
+    std::string trial;
+    if (cands.size() > 1 && !trivial()) {
+      for (Shape& s : cands) {
+        use(s);
+        time_runs(1);  // warm-up
+        s.seconds = time_runs(3) / 3;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%sc%dw%d%s %.1f", trial.empty() ? "" : ", ", s.c, s.w, s.t ? "t" : "",
+                      s.seconds * 1e6);
+        trial += buf;
+      }
+    }
+    use(*std::min_element(cands.begin(), cands.end(), [](const Shape& l, const Shape& r) { return l.seconds < r.seconds; }));
+    setup_seconds += seconds_since(t0);
+    detail = std::string("kernel=csr-spmm layout=") + (row_major_ ? "row" : "col") +
+             " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) + (shape_.t ? " transposed" : "") +
+             " long_rows=" + std::to_string(n_rows) + " (over " + std::to_string(long_row_) + ")" +
              " pieces=" + std::to_string(n_long_);
+    if (!trial.empty()) detail += " (trial us: " + trial + ")";
   }
 
  protected:
   void launch() override {
     if (trivial()) return zero_async(y_);
-    const unsigned grid = grid_for(static_cast<offset_t>(rows_) * 32, block_);
-    if (m_.wide)
-      csr_spmm_kernel<<<grid, block_>>>(rows_, k_, kt_, long_row_, m_.rp64.data(), m_.col.data(), m_.val.data(), x_.data(),
-                                        y_.data());
-    else
-      csr_spmm_kernel<<<grid, block_>>>(rows_, k_, kt_, long_row_, m_.rp32.data(), m_.col.data(), m_.val.data(), x_.data(),
-                                        y_.data());
+    if (m_.wide) launch_with(m_.rp64.data());
+    else launch_with(m_.rp32.data());
+  }
+
+ private:
+  void use(const Shape& s) {
+    shape_ = s;
+    device_transpose_ = s.t;
+  }
+  // Whether a shape runs the row-major kernel (on the user's X and Y, or on transposed copies).
+  bool rows_kernel(const Shape& s) const { return row_major_ || s.t; }
+  // Entry groups of a shape: lanes working along a row's entries.
+  int entry_groups(const Shape& s) const { return rows_kernel(s) ? s.w / lanes_k(s) : s.w; }
+  int lanes_k(const Shape& s) const { return std::min(s.w, pow2_at_least((k_ + s.c - 1) / s.c)); }
+
+  // The model's shape first, then its neighbours for the trial (or the one forced by variant).
+  std::vector<Shape> candidates(double mean, const std::string& variant) const {
+    if (variant != "auto" && !variant.empty()) {
+      Shape s;
+      int used = 0;
+      const bool parsed = std::sscanf(variant.c_str(), "c%dw%d%n", &s.c, &s.w, &used) == 2;
+      s.t = parsed && variant.substr(used) == "t";
+      if (!parsed || (variant.substr(used) != "" && !s.t) || !valid(s))
+        throw Unsupported("csr-spmm variant '" + variant + "': expected c<C>w<W>, C in 1, 2, 4 dividing k = " +
+                          std::to_string(k_) + " (1, 2, 4, 8 column-major) and W a power of two in 1..32; "
+                          "column-major also c<C>w<W>t (transposed, row-major kernel)");
+      return {s};
+    }
+    std::vector<Shape> v;
+    auto add = [&](int c, int w, bool t) {
+      const Shape s{c, w, t};
+      if (valid(s) && std::none_of(v.begin(), v.end(), [&](const Shape& o) { return o.c == c && o.w == w && o.t == t; }))
+        v.push_back(s);
+    };
+    // Lanes along the entries: about a quarter of the mean row length (as CSR-vector), at most 32.
+    const int eg = std::clamp(pow2_at_least(static_cast<int>(mean / 4)), 1, 32);
+    if (!row_major_)
+      for (const int c : {std::min(8, pow2_at_least(k_)), 4})
+        for (const int w : {eg, eg * 2, std::max(1, eg / 2)}) add(std::min(c, 8), std::min(w, 32), false);
+    for (const int c : {k_ % 4 == 0 ? 4 : 0, k_ % 2 == 0 ? 2 : 0, 1}) {
+      if (c == 0) continue;
+      const int kl = std::min(32, pow2_at_least((k_ + c - 1) / c));
+      add(c, std::min(32, kl * eg), !row_major_);
+      add(c, std::min(32, kl * std::max(1, eg / 2)), !row_major_);
+      add(c, std::min(32, kl * eg * 2), !row_major_);
+      if (!row_major_) break;  // transposed: the widest C only
+    }
+    return v;
+  }
+  bool valid(const Shape& s) const {
+    const bool w_ok = s.w >= 1 && s.w <= 32 && (s.w & (s.w - 1)) == 0;
+    if (s.t && row_major_) return false;
+    if (!rows_kernel(s)) return w_ok && (s.c == 1 || s.c == 2 || s.c == 4 || s.c == 8);
+    return w_ok && (s.c == 1 || s.c == 2 || s.c == 4) && k_ % s.c == 0;
+  }
+
+  template <typename OffT>
+  void launch_with(const OffT* rp) {
+    const Shape s = shape_;
+    const unsigned grid = grid_for(static_cast<offset_t>(rows_) * s.w, block_);
+    const index_t* col = m_.col.data();
+    const double* val = m_.val.data();
+    const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
+    if (rm) {
+      const int kl = lanes_k(s);
+      if (s.c == 4) spmm_row_kernel<OffT, 4><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
+      else if (s.c == 2) spmm_row_kernel<OffT, 2><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
+      else spmm_row_kernel<OffT, 1><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
+    } else {
+      switch (s.c) {
+        case 8: spmm_col_kernel<OffT, 8><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        case 4: spmm_col_kernel<OffT, 4><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        case 2: spmm_col_kernel<OffT, 2><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        default: spmm_col_kernel<OffT, 1><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data());
+      }
+    }
     SPMV_CUDA_CHECK_LAUNCH();
     if (n_long_ == 0) return;
-    if (m_.wide)
-      csr_spmm_long_kernel<<<n_long_, 1024>>>(desc(), k_, kt_, m_.rp64.data(), m_.col.data(), m_.val.data(),
-                                              x_.data(), y_.data(), partial_.data(), arrived_.data());
-    else
-      csr_spmm_long_kernel<<<n_long_, 1024>>>(desc(), k_, kt_, m_.rp32.data(), m_.col.data(), m_.val.data(),
-                                              x_.data(), y_.data(), partial_.data(), arrived_.data());
+    const long long xr = rm ? k_ : 1, xc = rm ? 1 : cols_;
+    const long long yr = rm ? k_ : 1, yc = rm ? 1 : rows_;
+    spmm_long_kernel<<<n_long_, 1024>>>(reinterpret_cast<const int4*>(desc_.data()), k_, long_kt_, rp, col, val,
+                                        x_.data(), xr, xc, y_.data(), yr, yc, partial_.data(), arrived_.data());
     SPMV_CUDA_CHECK_LAUNCH();
   }
-  int kt_ = 1, long_row_ = 1024;
-  const int4* desc() const { return reinterpret_cast<const int4*>(desc_.data()); }
+
+  bool row_major_;
+  Shape shape_;
+  int long_row_ = 1024, long_kt_ = 32;
   unsigned n_long_ = 0;  // blocks of the long-row kernel (pieces)
   DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
   DeviceBuffer<double> partial_;

@@ -60,6 +60,10 @@ class DeviceBuffer {
     return *this;
   }
   ~DeviceBuffer() { release(); }
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(n_, o.n_);
+  }
 
   void resize(std::size_t n) {
     if (n == n_ && ptr_) return;

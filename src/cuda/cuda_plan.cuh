@@ -1,9 +1,10 @@
 #pragma once
 // Shared plumbing of CUDA plans: x and y resident on the device, products timed with CUDA events
-// around the kernels only (transfers are never inside the timed region). Our SpMM kernels read X
-// and write Y row-major on the device; column-major X and Y (k > 1) are transposed on the host
-// as they are uploaded and downloaded, outside the timed products. Plans that take column-major
-// operands natively (cuSPARSE) clear host_transpose_.
+// around the kernels only (transfers are never inside the timed region). X and Y stay on the
+// device in the layout the user gave. A kernel that works row-major only, given column-major X
+// and Y (k > 1), gets them transposed on the device within each product, and so within its time
+// (device_transpose_); plans that take column-major operands natively (cuSPARSE, the CSR SpMM's
+// column-major kernel) clear it.
 #include <spmv/plan.hpp>
 
 #include <memory>
@@ -17,6 +18,9 @@ namespace spmv::cuda {
 
 // x and y on the device. Plans of the same product may share them (the planner's candidates: one
 // allocation instead of one per candidate).
+// out (cols x rows, row-major) = in (rows x cols, row-major), queued on the default stream.
+void transpose_async(const double* in, double* out, long long rows, long long cols);
+
 struct DeviceVectors {
   DeviceBuffer<double> x, y;
   DeviceVectors(std::size_t nx, std::size_t ny) : x(nx), y(ny) {}
@@ -28,7 +32,7 @@ class CudaPlan : public Plan {
   // `shared`: vectors of the right sizes to use instead of allocating (else nullptr).
   CudaPlan(index_t rows, index_t cols, const PlanOptions& opt, SharedVectors shared = nullptr)
       : rows_(rows), cols_(cols), k_(opt.k), layout_(opt.layout),
-        host_transpose_(opt.k > 1 && opt.layout == Layout::ColMajor),
+        device_transpose_(opt.k > 1 && opt.layout == Layout::ColMajor),
         v_(shared ? std::move(shared)
                   : std::make_shared<DeviceVectors>(static_cast<std::size_t>(cols) * opt.k,
                                                     static_cast<std::size_t>(rows) * opt.k)),
@@ -44,35 +48,29 @@ class CudaPlan : public Plan {
   void set_x(std::span<const double> x) override {
     if (x.size() != x_.size())
       throw Error("x has " + std::to_string(x.size()) + " values, expected " + std::to_string(x_.size()));
-    if (!host_transpose_) return x_.upload(x.data(), x.size());
-    std::vector<double> t(x.size());
-    transpose(x, cols_, k_, t);  // column j of X holds x[j*cols ..]; the device gets rows of k
-    x_.upload(t.data(), t.size());
+    x_.upload(x.data(), x.size());
   }
   void get_y(std::span<double> y) override {
     if (y.size() != y_.size())
       throw Error("y has room for " + std::to_string(y.size()) + " values, expected " + std::to_string(y_.size()));
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    if (!host_transpose_) return y_.download(y.data(), y.size());
-    std::vector<double> t(y.size());
-    y_.download(t.data(), t.size());
-    transpose(t, k_, rows_, y);  // the device's rows of k -> column j of Y at y[j*rows ..]
+    y_.download(y.data(), y.size());
   }
   void run(int times) override {
-    for (int t = 0; t < times; ++t) launch();
+    for (int t = 0; t < times; ++t) product();
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
   }
   // Queues `times` products on the default stream and returns without waiting (the planner's
   // rounds, timed with events of their own).
   void enqueue(int times) {
-    for (int t = 0; t < times; ++t) launch();
+    for (int t = 0; t < times; ++t) product();
   }
   // A short batch of short products starts behind one untimed product, so that its first timed
   // product does not wait for the host's launch (a few microseconds: a small matrix's product).
   double time_runs(int times) override {
-    if (times <= 4 && last_product_s_ < 2e-5) launch();
+    if (times <= 4 && last_product_s_ < 2e-5) product();
     SPMV_CUDA_CHECK(cudaEventRecord(start_));
-    for (int t = 0; t < times; ++t) launch();
+    for (int t = 0; t < times; ++t) product();
     SPMV_CUDA_CHECK(cudaEventRecord(stop_));
     SPMV_CUDA_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
@@ -84,15 +82,26 @@ class CudaPlan : public Plan {
  protected:
   // Enqueue one product y_ = A * x_ on the default stream; no host synchronisation inside.
   virtual void launch() = 0;
-  // v holds an n x m matrix column-major; out gets it row-major.
-  static void transpose(std::span<const double> v, std::size_t n, std::size_t m, std::span<double> out) {
-    for (std::size_t j = 0; j < m; ++j)
-      for (std::size_t i = 0; i < n; ++i) out[i * m + j] = v[j * n + i];
+  // One product as the user sees it: launch(), with column-major X and Y transposed around it on
+  // the device when the kernel works row-major (x_ and y_ then hold the row-major copies while
+  // launch() is queued).
+  void product() {
+    if (!device_transpose_) return launch();
+    xt_.resize(x_.size());
+    yt_.resize(y_.size());
+    transpose_async(x_.data(), xt_.data(), k_, cols_);  // X: k rows of cols -> cols rows of k
+    x_.swap(xt_);
+    y_.swap(yt_);
+    launch();
+    x_.swap(xt_);
+    y_.swap(yt_);
+    transpose_async(yt_.data(), y_.data(), rows_, k_);  // Y: rows of k -> k rows of rows
   }
   index_t rows_, cols_;
   int k_;
   Layout layout_;
-  bool host_transpose_;  // column-major X and Y for a kernel that works row-major
+  bool device_transpose_;  // column-major X and Y for a kernel that works row-major (product())
+  DeviceBuffer<double> xt_, yt_;  // their row-major copies (only then)
   SharedVectors v_;
   DeviceBuffer<double>& x_;
   DeviceBuffer<double>& y_;

@@ -1,12 +1,15 @@
 // The cuSPARSE baseline, every SpMV algorithm that applies to a general real matrix, each started
 // from our CSR as a cuSPARSE user would:
 //   CSR on the same device arrays as our kernels (int32 offsets where they fit): the default
-//     algorithm (cusparseSpMM for k > 1), CSR_ALG1, CSR_ALG2;
+//     algorithm (cusparseSpMM for k > 1), CSR_ALG1, CSR_ALG2; for SpMM also cusparseSpMM's
+//     CSR_ALG1, CSR_ALG2 and CSR_ALG3 on both dense layouts (an algorithm that refuses a layout
+//     refuses the plan: Unsupported);
 //   COO (row indices expanded from the row offsets on the device): COO_ALG1, COO_ALG2;
 //   sliced ELL (cusparse_sell.cu): SELL_ALG1.
 // Buffer allocation and cusparse*_preprocess happen when the plan is made, outside the timed
 // region, as a user of the library would arrange it.
 #include <limits>
+#include <tuple>
 
 #include "cuda/cuda_kernels.hpp"
 #include "cuda/cusparse.cuh"
@@ -20,9 +23,11 @@ const CsrView& int32_addressable(const CsrView& a, const char* format) {
   return a;
 }
 
-CusparsePlan::CusparsePlan(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
-    : CsrDevicePlan(a, opt), alg_(alg) {
-  host_transpose_ = false;  // cuSPARSE takes column-major dense matrices as they are
+CusparsePlan::CusparsePlan(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name,
+                           cusparseSpMMAlg_t spmm_alg)
+    : CsrDevicePlan(a, opt), alg_(alg), spmm_alg_(spmm_alg),
+      use_spmm_(opt.k > 1 || spmm_alg != CUSPARSE_SPMM_ALG_DEFAULT) {
+  device_transpose_ = false;  // cuSPARSE takes column-major dense matrices as they are
   detail = name;
   const auto t0 = std::chrono::steady_clock::now();
   SPMV_CUSPARSE_CHECK(cusparseCreate(&handle_));
@@ -42,7 +47,7 @@ void CusparsePlan::prepare() {
   const auto t0 = std::chrono::steady_clock::now();
   if (!trivial()) {
     std::size_t bytes = 0;
-    if (k_ == 1) {
+    if (!use_spmm_) {
       SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, cols_, x_.data(), CUDA_R_64F));
       SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, rows_, y_.data(), CUDA_R_64F));
       SPMV_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_,
@@ -54,17 +59,26 @@ void CusparsePlan::prepare() {
       if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_NOT_SUPPORTED)
         fail("cusparseSpMV_preprocess", __FILE__, __LINE__, cusparseGetErrorString(st));
     } else {
-      const bool row = layout_ == Layout::RowMajor;
+      const bool row = k_ == 1 || layout_ == Layout::RowMajor;
       const auto order = row ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
       SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&mx_, cols_, k_, row ? k_ : cols_, x_.data(), CUDA_R_64F, order));
       SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&my_, rows_, k_, row ? k_ : rows_, y_.data(), CUDA_R_64F, order));
-      SPMV_CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                  CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, mx_, &zero_, my_,
-                                                  CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
+      const cusparseStatus_t sb = cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                          CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, mx_, &zero_,
+                                                          my_, CUDA_R_64F, spmm_alg_, &bytes);
+      if (sb == CUSPARSE_STATUS_NOT_SUPPORTED)
+        throw Unsupported(detail + ": cusparseSpMM does not support " + (row ? "row" : "column") +
+                          "-major X and Y with this algorithm");
+      if (sb != CUSPARSE_STATUS_SUCCESS) fail("cusparseSpMM_bufferSize", __FILE__, __LINE__, cusparseGetErrorString(sb));
       buffer_.resize(bytes);
-      SPMV_CUSPARSE_CHECK(cusparseSpMM_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                  CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, mx_, &zero_, my_,
-                                                  CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT, buffer_.data()));
+      const cusparseStatus_t st = cusparseSpMM_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                          CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, mx_, &zero_,
+                                                          my_, CUDA_R_64F, spmm_alg_, buffer_.data());
+      if (st == CUSPARSE_STATUS_NOT_SUPPORTED && spmm_alg_ != CUSPARSE_SPMM_ALG_DEFAULT)
+        throw Unsupported(detail + ": cusparseSpMM does not support " + (row ? "row" : "column") +
+                          "-major X and Y with this algorithm");
+      if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_NOT_SUPPORTED)
+        fail("cusparseSpMM_preprocess", __FILE__, __LINE__, cusparseGetErrorString(st));
     }
   }
   SPMV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -73,13 +87,12 @@ void CusparsePlan::prepare() {
 
 void CusparsePlan::launch() {
   if (trivial()) return zero_async(y_);
-  if (k_ == 1)
+  if (!use_spmm_)
     SPMV_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_, &zero_, vy_,
                                      CUDA_R_64F, alg_, buffer_.data()));
   else
     SPMV_CUSPARSE_CHECK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                     &one_, mat_, mx_, &zero_, my_, CUDA_R_64F, CUSPARSE_SPMM_ALG_DEFAULT,
-                                     buffer_.data()));
+                                     &one_, mat_, mx_, &zero_, my_, CUDA_R_64F, spmm_alg_, buffer_.data()));
 }
 
 namespace {
@@ -87,8 +100,9 @@ namespace {
 // cuSPARSE on our device CSR as it is.
 class CsrCusparse final : public CusparsePlan {
  public:
-  CsrCusparse(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
-      : CusparsePlan(a, opt, alg, name) {
+  CsrCusparse(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name,
+              cusparseSpMMAlg_t spmm_alg = CUSPARSE_SPMM_ALG_DEFAULT)
+      : CusparsePlan(a, opt, alg, name, spmm_alg) {
     if (!trivial()) {
       const auto off_type = m_.wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
       void* rp = m_.wide ? static_cast<void*>(m_.rp64.data()) : static_cast<void*>(m_.rp32.data());
@@ -162,6 +176,21 @@ void register_cusparse() {
                    CUSPARSE_SPMV_CSR_ALG2);
   add<CooCusparse>("cusparse-coo-alg1", "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG1",
                    CUSPARSE_SPMV_COO_ALG1);
+  for (const auto& [name, alg, desc] :
+       {std::tuple{"cusparse-spmm-alg1", CUSPARSE_SPMM_CSR_ALG1, "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG1 (both layouts)"},
+        std::tuple{"cusparse-spmm-alg2", CUSPARSE_SPMM_CSR_ALG2, "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG2"},
+        std::tuple{"cusparse-spmm-alg3", CUSPARSE_SPMM_CSR_ALG3, "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG3"}})
+    add_kernel({.name = name,
+                .backend = Backend::Cuda,
+                .format = "csr",
+                .description = desc,
+                .baseline = true,
+                .spmm = true,
+                .for_spmm = true,
+                .params = {},
+                .make = [name, alg](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                  return std::make_unique<CsrCusparse>(a, o, CUSPARSE_SPMV_ALG_DEFAULT, name, alg);
+                }});
   add<CooCusparse>("cusparse-coo-alg2",
                    "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG2 (deterministic)",
                    CUSPARSE_SPMV_COO_ALG2);

@@ -13,7 +13,10 @@ const CsrView& int32_addressable(const CsrView& a, const char* format);
 
 class CusparsePlan : public CsrDevicePlan {
  public:
-  CusparsePlan(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name);
+  // spmm_alg: the cusparseSpMM algorithm for k > 1; an explicit one (not the default) makes the
+  // plan call cusparseSpMM at k = 1 too, so that the kernel is what its name says.
+  CusparsePlan(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name,
+               cusparseSpMMAlg_t spmm_alg = CUSPARSE_SPMM_ALG_DEFAULT);
   ~CusparsePlan() override;
 
  protected:
@@ -23,6 +26,8 @@ class CusparsePlan : public CsrDevicePlan {
   void launch() override;
 
   cusparseSpMVAlg_t alg_;
+  cusparseSpMMAlg_t spmm_alg_;
+  bool use_spmm_;  // cusparseSpMM (k > 1, or an explicit SpMM algorithm), else cusparseSpMV
   const double one_ = 1.0, zero_ = 0.0;
   cusparseHandle_t handle_ = nullptr;
   cusparseSpMatDescr_t mat_ = nullptr;

@@ -47,12 +47,12 @@ inline constexpr CsrAdaptivePolicy csr_adaptive{};
 // to 8 per thread); tiles of about 1800-3000 items are best, larger ones leave SMs short of blocks.
 inline int csr_merge_items_per_thread(int block) { return block <= 256 ? 7 : std::clamp(3072 / block, 3, 8); }
 
-// CSR SpMM: rows longer than this go to the block-per-row kernel (kt: lanes per right-hand side).
-// Long: over 64 steps per group of lanes and 8x the mean, or over 1024 entries, so that one row
+// CSR SpMM: rows longer than this go to the block-per-piece kernel (groups: lanes along a row's
+// entries). Long: over 64 steps per lane and 8x the mean, or over 1024 entries, so that one row
 // does not keep a warp busy long after the rest; under 4096 rows (too few warps to fill the device)
 // every row over 64 steps.
-inline int csr_spmm_long_row(int kt, index_t rows, double mean_row) {
-  const double steps = 64.0 * (32 / kt);
+inline int csr_spmm_long_row(int groups, index_t rows, double mean_row) {
+  const double steps = 64.0 * groups;
   return static_cast<int>(std::min(1024.0, rows < 4096 ? steps : std::max(steps, 8.0 * mean_row)));
 }
 // CSR SpMM: a long row is cut into pieces of this many entries, one block of the long-row kernel each.

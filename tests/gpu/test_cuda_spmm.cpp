@@ -1,0 +1,110 @@
+// CUDA SpMM: every shape of the CSR SpMM family (right-hand sides per lane x lanes per row, in both
+// layouts; the SpMM report's mappings are corners of it) forced one by one against the reference,
+// and column-major through device transposes around the row-major kernel, on the edge cases and
+// a dc1-like matrix whose long rows take the block-per-piece kernel; the
+// shape the trial keeps is one of its candidates; cuSPARSE's SpMM algorithms in both layouts, a
+// refusal accepted only as "does not support" a layout.
+#include <gtest/gtest.h>
+#include <spmv/device.hpp>
+#include <spmv/spmv.hpp>
+
+#include <fmt/format.h>
+
+#include "test_util.hpp"
+
+using namespace spmv;
+
+namespace {
+
+void require_gpu() {
+  ASSERT_TRUE(device::cuda_built()) << "built without the CUDA backend";
+  ASSERT_GT(device::cuda_device_count(), 0) << "no CUDA device";
+}
+
+// "" when the kernel's product matches the reference, else why not.
+std::string check(const Csr& a, const std::string& kernel, PlanOptions o, const std::string& what) {
+  const auto plan = make_plan(a, Backend::Cuda, kernel, o);
+  const auto x = make_vector("random:3", static_cast<std::size_t>(a.cols) * o.k);
+  std::vector<double> y(static_cast<std::size_t>(a.rows) * o.k, std::nan(""));
+  plan->multiply(x, y);
+  plan->run(2);  // repeated products must not accumulate (the long-row kernel's counters)
+  plan->get_y(y);
+  const CheckResult c = check_product(a, reference_product(a, x, o.k, o.layout), y, o.k, o.layout);
+  return c.passed ? "" : fmt::format("{} {} k={} {} variant={}: {}", what, kernel, o.k,
+                                     o.layout == Layout::RowMajor ? "row" : "col", o.variant, c.message);
+}
+
+}  // namespace
+
+TEST(CudaSpmm, EveryShapeBothLayouts) {
+  require_gpu();
+  auto cases = test::edge_cases();
+  cases.emplace_back("dc1_like", test::csr_from_lengths([] {
+                       std::vector<offset_t> l(3000, 3);
+                       l[5] = 40000;  // pieces of the long-row kernel
+                       l[2000] = 1500;
+                       return l;
+                     }(), 45000, 4));
+  int runs = 0;
+  for (const auto& [name, a] : cases)
+    for (const int k : {2, 4, 5, 16, 33, 64}) {
+      for (const int c : {1, 2, 4})
+        for (const int w : {1, 2, 8, 32}) {
+          if (k % c != 0) continue;
+          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::RowMajor, .variant = fmt::format("c{}w{}", c, w)}, name), "");
+          ++runs;
+        }
+      for (const int c : {1, 2, 4, 8})
+        for (const int w : {1, 4, 32}) {
+          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}", c, w)}, name), "");
+          ++runs;
+        }
+      for (const int c : {1, 2, 4})  // transposed on the device around the row-major kernel
+        for (const int w : {1, 8, 32}) {
+          if (k % c != 0) continue;
+          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}t", c, w)}, name), "");
+          ++runs;
+        }
+    }
+  EXPECT_GT(runs, 500);
+}
+
+TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
+  require_gpu();
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 12), 20000, 9);
+  for (const Layout l : {Layout::RowMajor, Layout::ColMajor}) {
+    const auto plan = make_plan(a, Backend::Cuda, "csr", {.k = 16, .layout = l});
+    EXPECT_NE(plan->detail.find(l == Layout::RowMajor ? "layout=row" : "layout=col"), std::string::npos) << plan->detail;
+    EXPECT_NE(plan->detail.find("trial us:"), std::string::npos) << plan->detail;
+    const std::string kept = plan->detail.substr(plan->detail.find("rhs_per_lane="));
+    const int c = std::stoi(kept.substr(13));
+    const int w = std::stoi(kept.substr(kept.find("lanes_per_row=") + 14));
+    const bool t = kept.find(" transposed") != std::string::npos;
+    EXPECT_TRUE(l == Layout::ColMajor || !t) << plan->detail;
+    EXPECT_NE(plan->detail.find(fmt::format("c{}w{}{} ", c, w, t ? "t" : "")), std::string::npos)
+        << "kept shape not among the trial's: " << plan->detail;
+    EXPECT_EQ(check(a, "csr", {.k = 16, .layout = l}, "trial"), "");
+  }
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 6, .variant = "c4w8"}), Unsupported);  // 4 does not divide 6
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w3"}), Unsupported);  // 3 lanes
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8t"}), Unsupported);  // row-major: nothing to transpose
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8x"}), Unsupported);
+}
+
+TEST(CudaSpmm, CusparseSpmmAlgorithmsBothLayouts) {
+  require_gpu();
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(5000, 9), 4000, 5);
+  int ran = 0;
+  for (const char* kernel : {"cusparse", "cusparse-spmm-alg1", "cusparse-spmm-alg2", "cusparse-spmm-alg3"})
+    for (const Layout l : {Layout::RowMajor, Layout::ColMajor})
+      for (const int k : {1, 4, 64}) {
+        try {
+          EXPECT_EQ(check(a, kernel, {.k = k, .layout = l}, "regular"), "");
+          ++ran;
+        } catch (const Unsupported& e) {
+          EXPECT_NE(std::string(e.what()).find("does not support"), std::string::npos) << kernel << ": " << e.what();
+          EXPECT_NE(std::string(kernel), "cusparse-spmm-alg1") << "CSR_ALG1 takes both layouts";
+        }
+      }
+  EXPECT_GE(ran, 12);  // the default and ALG1 in both layouts at least
+}
