@@ -45,6 +45,34 @@ TEST(Bench, SweepsOnlyTheParamsAKernelNames) {
   EXPECT_EQ(wrong->threads, 0);
 }
 
+// k > 1 is swept in every layout asked for, each checked against its own reference and timed
+// against the serial CSR of the same k and layout; k = 1 has one (row) layout.
+TEST(Bench, SweepsLayoutsForSeveralRightHandSides) {
+  SweepConfig cfg;
+  cfg.backends = {Backend::Serial, Backend::Omp};
+  cfg.kernels = {"csr"};
+  cfg.threads = {2};
+  cfg.ks = {1, 3};
+  cfg.layouts = {Layout::RowMajor, Layout::ColMajor};
+  cfg.baselines = false;
+  cfg.repeat = 3;
+  cfg.min_sample_seconds = 0.001;
+  cfg.max_config_seconds = 0.02;
+  cfg.duel_rounds = 0;
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(400, 6), 300, 3);
+  const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  ASSERT_EQ(rows.size(), 6u);  // (serial, omp) x (k=1, k=3 row, k=3 col)
+  int col = 0;
+  for (const Row& r : rows) {
+    EXPECT_TRUE(r.usable()) << r.kernel << " k=" << r.k << " " << r.layout << ": " << r.status << " " << r.detail;
+    EXPECT_EQ(r.layout, r.k == 1 ? "row" : r.layout);
+    col += r.layout == "col";
+    EXPECT_GT(r.speedup, 0) << "speedup against the serial CSR of the same k and layout";
+    if (r.backend == "serial") EXPECT_DOUBLE_EQ(r.speedup, 1.0);
+  }
+  EXPECT_EQ(col, 2);
+}
+
 TEST(Bench, WrongKernelIsMarkedFailedAndExcluded) {
   const auto reg = fake_registry();
   const SweepConfig cfg = quick_config(reg);

@@ -45,6 +45,7 @@ const std::vector<Column>& columns() {
       {"hack", false, [](const Row& r, auto&, auto&) { return std::to_string(r.hack); }},
       {"nz_per_block", false, [](const Row& r, auto&, auto&) { return std::to_string(r.nz_per_block); }},
       {"k", false, [](const Row& r, auto&, auto&) { return std::to_string(r.k); }},
+      {"layout", true, [](const Row& r, auto&, auto&) { return r.layout; }},
       {"status", true, [](const Row& r, auto&, auto&) { return r.status; }},
       {"check", true, [](const Row& r, auto&, auto&) { return r.check; }},
       {"max_rel_error", false, [](const Row& r, auto&, auto&) { return num(r.max_rel_error); }},
@@ -115,7 +116,7 @@ std::string setting(const Row& r) {
   if (r.block_size) add(fmt::format("bs={}", r.block_size));
   if (r.hack) add(fmt::format("hack={}", r.hack));
   if (r.nz_per_block) add(fmt::format("npb={}", r.nz_per_block));
-  if (r.k > 1) add(fmt::format("k={}", r.k));
+  if (r.k > 1) add(fmt::format("k={}{}", r.k, r.layout == "col" ? " col" : ""));
   return s;
 }
 
@@ -168,7 +169,7 @@ std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
 
 // "auto omp" plus " k=N" when some auto row has k > 1 (k = 1 and k > 1 are separate comparisons).
 std::string auto_name(const Row& a, bool many_k) {
-  return fmt::format("auto {}{}", a.backend, many_k ? fmt::format(" k={}", a.k) : "");
+  return fmt::format("auto {}{}", a.backend, many_k ? fmt::format(" k={}{}", a.k, a.layout == "col" ? " col" : "") : "");
 }
 
 std::string auto_line(const AutoCompare& c, bool many_k) {
@@ -216,12 +217,12 @@ const Row* fastest(std::span<const Row* const> v, const std::function<bool(const
 
 const Row* auto_oracle(const Row& a, std::span<const Row* const> rows) {
   return fastest(rows, [&](const Row& o) {
-    return !o.baseline && o.kernel != "auto" && o.backend == a.backend && o.k == a.k;
+    return !o.baseline && o.kernel != "auto" && o.backend == a.backend && o.k == a.k && o.layout == a.layout;
   });
 }
 
 const Row* auto_baseline(const Row& a, std::span<const Row* const> rows) {
-  return fastest(rows, [&](const Row& o) { return o.baseline && gpu(o) == gpu(a) && o.k == a.k; });
+  return fastest(rows, [&](const Row& o) { return o.baseline && gpu(o) == gpu(a) && o.k == a.k && o.layout == a.layout; });
 }
 
 const std::vector<std::string>& csv_columns() {

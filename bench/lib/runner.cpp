@@ -70,6 +70,9 @@ std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, i
   return v;
 }
 
+// One number per (k, layout): the keys of the per-product maps below.
+int rhs_key(const PlanOptions& o) { return 2 * o.k + (o.k > 1 && o.layout == Layout::ColMajor ? 1 : 0); }
+
 struct Job {
   const KernelSpec* spec;
   PlanOptions opt;
@@ -78,13 +81,20 @@ struct Job {
 std::vector<Job> jobs(const SweepConfig& cfg) {
   std::vector<Job> v;
   const KernelSpec* base = serial_csr(cfg);
-  for (int rhs : cfg.ks) {
-    if (base && (rhs == 1 || base->spmm)) v.push_back({base, [&] { PlanOptions o; o.k = rhs; return o; }()});
-    for (const KernelSpec& k : registry(cfg)) {
-      if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm)) continue;
-      for (const PlanOptions& o : settings(k, cfg, rhs)) v.push_back({&k, o});
+  for (int rhs : cfg.ks)
+    for (const Layout layout : rhs == 1 ? std::vector<Layout>{Layout::RowMajor} : cfg.layouts) {
+      PlanOptions bo;
+      bo.k = rhs;
+      bo.layout = layout;
+      if (base && (rhs == 1 || base->spmm)) v.push_back({base, bo});
+      for (const KernelSpec& k : registry(cfg)) {
+        if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm) || (rhs == 1 && k.for_spmm)) continue;
+        for (PlanOptions o : settings(k, cfg, rhs)) {
+          o.layout = layout;
+          v.push_back({&k, o});
+        }
+      }
     }
-  }
   return v;
 }
 
@@ -180,15 +190,16 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     return out;
   }
   const MatrixStats st = compute_stats(a);
+  // Per right-hand-side count and layout (rhs_key).
   std::map<int, std::vector<double>> xs;
   std::map<int, Reference> refs;
-  std::map<int, double> serial_time;  // per k
+  std::map<int, double> serial_time;
   const KernelSpec* base = serial_csr(cfg);
   std::size_t done = done_before;
   std::optional<Backend> warmed;  // the backend whose last configuration ran just before
   const std::vector<Job> all = jobs(cfg);
   std::vector<const Job*> row_job;  // the job of each row of `out`
-  // Per backend and k, auto's row and plan (the most threads where several), kept for the duel.
+  // Per backend, k and layout, auto's row and plan (the most threads where several), kept for the duel.
   std::map<std::pair<int, int>, std::pair<std::size_t, std::unique_ptr<Plan>>> autos;
 
   for (const Job& job : all) {
@@ -209,6 +220,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     r.format = k.format;
     r.baseline = k.baseline;
     r.k = opt.k;
+    r.layout = opt.k > 1 && opt.layout == Layout::ColMajor ? "col" : "row";
     const bool cpu = k.backend != Backend::Cuda;
     r.threads = has_param(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
     r.block_size = has_param(k, "block_size") ? opt.block_size : 0;
@@ -217,9 +229,10 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     const double ceiling = cpu ? ceil.cpu_triad : ceil.gpu_copy;
     r.ceiling_gbs = ceiling * 1e-9;
 
-    auto& x = xs[opt.k];
+    const int key = rhs_key(opt);
+    auto& x = xs[key];
     if (x.empty()) x = make_vector(cfg.x_spec, static_cast<std::size_t>(a.cols) * opt.k);
-    if (!refs.count(opt.k)) refs[opt.k] = reference_product(a, x, opt.k, opt.layout);
+    if (!refs.count(key)) refs[key] = reference_product(a, x, opt.k, opt.layout);
 
     try {
       // Same checks as make_plan, but on this spec (it may come from a private list).
@@ -246,7 +259,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       plan->set_x(x);
       plan->run(1);
       plan->get_y(y);
-      const CheckResult chk = check_product(a, refs[opt.k], y, opt.k, opt.layout);
+      const CheckResult chk = check_product(a, refs[key], y, opt.k, opt.layout);
       r.check = chk.passed ? "passed" : "failed";
       r.max_rel_error = chk.max_rel_error;
       r.mean_rel_error = chk.mean_rel_error;
@@ -267,7 +280,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       r.time_median_s = pt.median_s;
       r.time_min_s = pt.min_s;
       if (k.name == "auto" && cfg.duel_rounds > 0) {
-        auto& kept = autos[{static_cast<int>(k.backend), opt.k}];
+        auto& kept = autos[{static_cast<int>(k.backend), key}];
         if (!kept.second || r.threads > out[kept.first].threads) kept = {out.size(), std::move(plan)};
       }
     } catch (const Unsupported& e) {
@@ -282,8 +295,8 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       r.gflops = 2.0 * static_cast<double>(a.nnz()) * opt.k / tm * 1e-9;
       r.bandwidth_gbs = static_cast<double>(r.bytes_per_product) / tm * 1e-9;
       r.bandwidth_share = ceiling > 0 ? r.bandwidth_gbs / (ceiling * 1e-9) : 0;
-      if (&k == base) serial_time[opt.k] = tm;
-      if (serial_time.count(opt.k)) r.speedup = serial_time[opt.k] / tm;
+      if (&k == base) serial_time[key] = tm;
+      if (serial_time.count(key)) r.speedup = serial_time[key] / tm;
       if (cpu && r.threads > 0) r.efficiency = r.speedup / r.threads;
       const double fixed = r.convert_s + r.setup_s;
       r.iter50_s = fixed + 50 * tm;

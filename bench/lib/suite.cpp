@@ -53,7 +53,7 @@ std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {
       if (c.size() < 6) continue;
       offset_t nnz = 0;
       try { nnz = std::stoll(c[5]); } catch (const std::exception&) {}
-      if (opt.max_real_nnz > 0 && nnz > opt.max_real_nnz) continue;
+      if ((opt.max_real_nnz > 0 && nnz > opt.max_real_nnz) || nnz < opt.min_nnz) continue;
       MatrixSource s;
       s.name = c[0];
       s.path = (fs::path(dir) / c[1]).string();
@@ -68,7 +68,7 @@ std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {
     }
   }
   for (const gen::SeedEntry& e : gen::read_seed_suite(opt.seed_suite)) {
-    if (have.count(e.name)) continue;
+    if (have.count(e.name) || e.nnz < opt.min_nnz) continue;
     MatrixSource s;
     s.name = e.name;
     s.kind = e.kind_text;

@@ -19,6 +19,7 @@ namespace {
 struct BenchArgs {
   std::vector<std::string> paths, backends, formats, kernel_names;
   std::vector<int> threads, block_sizes, hacks, ks;
+  std::vector<std::string> layouts{"row"};
   std::vector<offset_t> nz_per_block;
   int repeat = 0;
   double min_sample_ms = 0, time_budget = 480;
@@ -26,6 +27,7 @@ struct BenchArgs {
               cache_dir = ".cache/matrices";
   bool quick = false, no_baselines = false, no_progress = false, no_trial = false;
   long long products = 100;
+  offset_t min_nnz = 0;
   int duel_rounds = 11;
 };
 
@@ -55,6 +57,8 @@ int bench_cmd(BenchArgs& a) {
   if (!a.hacks.empty()) cfg.hacks = a.hacks;
   if (!a.nz_per_block.empty()) cfg.nz_per_block = a.nz_per_block;
   if (!a.ks.empty()) cfg.ks = a.ks;
+  cfg.layouts.clear();
+  for (const std::string& l : a.layouts) cfg.layouts.push_back(l == "col" ? Layout::ColMajor : Layout::RowMajor);
   if (a.repeat > 0) cfg.repeat = a.repeat;
   if (a.min_sample_ms > 0) cfg.min_sample_seconds = a.min_sample_ms * 1e-3;
   cfg.baselines = !a.no_baselines;
@@ -68,6 +72,7 @@ int bench_cmd(BenchArgs& a) {
   so.cache_dir = a.cache_dir;
   so.full = full;
   so.small_machine = small || a.suite == "scaled";
+  so.min_nnz = a.min_nnz;
   if (quick) {
     so.max_real_nnz = 20000;
     so.scaled_max_nnz = 50000;
@@ -161,6 +166,11 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("--hack", a->hacks, "HLL hack sizes (default 16,32,64)")->delimiter(',');
   cmd->add_option("--nz-per-block", a->nz_per_block, "CSR-adaptive nonzeros per row block")->delimiter(',');
   cmd->add_option("--k", a->ks, "Right-hand sides (k > 1: SpMM kernels only)")->delimiter(',');
+  cmd->add_option("--min-nnz", a->min_nnz, "Leave out suite matrices with fewer nonzeros (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--layouts", a->layouts, "Layouts of X and Y swept when k > 1: row, col (default row)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"row", "col"}));
   cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)");
   cmd->add_option("--min-sample-ms", a->min_sample_ms, "Each sample lasts at least this long (default 50)");
   cmd->add_option("--time-budget", a->time_budget,

@@ -45,6 +45,7 @@ struct SuiteOptions {
   offset_t scaled_max_nnz = 2'000'000;  // small machines: alikes shrunk to at most this many nnz
   bool small_machine = false;
   offset_t max_real_nnz = 0;    // 0 = all real matrices; else skip larger ones (--quick)
+  offset_t min_nnz = 0;         // skip matrices (real or alike) with fewer nonzeros (--min-nnz)
   int max_matrices = 0;         // 0 = all
 };
 std::string default_matrices_dir();
@@ -68,6 +69,7 @@ struct SweepConfig {
   std::vector<int> hacks{32};         // "hack"
   std::vector<offset_t> nz_per_block{0};  // "nz_per_block" (0 = the kernel's default)
   std::vector<int> ks{1};             // right-hand sides; k > 1 only for spmm kernels
+  std::vector<Layout> layouts{Layout::RowMajor};  // of X and Y, each swept when k > 1
   bool baselines = true;              // include baseline kernels (Eigen, cuSPARSE)
   int repeat = 7;                     // samples per configuration (median and min reported)
   double min_sample_seconds = 0.05;   // products per sample chosen so a sample lasts this long
@@ -105,6 +107,7 @@ struct Row {
   std::string backend, kernel, format;
   bool baseline = false;
   int threads = 0, block_size = 0, hack = 0, k = 1;  // 0: not a parameter of this kernel
+  std::string layout = "row";  // of X and Y: "row" or "col" (k = 1: "row")
   offset_t nz_per_block = 0;
   std::string detail;
   std::string chosen;         // kernel "auto": what the planner chose ("cuda/ell bs=256")
