@@ -329,7 +329,7 @@ def spmm_section(rows, matrices, out, written):
                     ax.plot(ks, [statistics.median(pts[k]) for k in ks], style,
                             label=f'{"auto (ours)" if role == "auto" else "best baseline"}, {layout}-major')
             n = len({m for (m, k, l), d in best.items() if any(regular(r) == keep for r in d.values())})
-            ax.set_title(f"{cls} ({n} matrices)")
+            ax.set_title(f"{cls} ({n} matri{'x' if n == 1 else 'ces'})")
             ax.set_xscale("log", base=2)
             ks_all = sorted({k for (_, k, _) in best})
             ax.set_xticks(ks_all)
