@@ -69,6 +69,12 @@ class CpuPlan : public Plan {
     tile_stride_ = static_cast<std::size_t>(tile_rows_) * k_ + 8;  // +8: no false sharing between threads
     tiles_ = HostArray<double>(tile_stride_ * std::max(threads, 1));  // first touched by each thread
   }
+  // After the choice: the native path keeps no copies (xt_ is as large as X).
+  void release_unused_transpose_scratch() {
+    if (via_transpose_) return;
+    xt_ = {};
+    tiles_ = {};
+  }
   // xt_ = X row-major, on `threads` threads (static blocks of rows, as xt_'s first touch).
   void transpose_x(int threads) {
     const index_t n = cols_;

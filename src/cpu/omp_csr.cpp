@@ -159,6 +159,7 @@ class OmpCsr final : public CpuPlan {
     const auto win = std::min_element(cands.begin(), cands.end(),
                                       [](const Candidate& l, const Candidate& r) { return l.seconds < r.seconds; });
     apply(*win);
+    release_unused_transpose_scratch();
     detail = fmt::format("variant={}{} inner={}", win->name,
                          win->mode == Mode::Dynamic ? fmt::format(" chunk_rows={}", chunk_rows_) : "",
                          win->simd ? "simd" : "scalar");

@@ -39,6 +39,7 @@ class OmpHll final : public CpuPlan {
       if (v.via != 0) make_transpose_scratch(threads);
       std::string trial;
       choose_via(v.via, [this](bool t) { via_transpose_ = t; }, [this] { product(); }, trial);
+      release_unused_transpose_scratch();
       detail += " " + via_detail() + trial;
     }
     setup_seconds = seconds_since(t1);
