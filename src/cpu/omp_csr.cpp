@@ -3,6 +3,9 @@
 // "csr", which picks between them per matrix by timing both (and one thread, for matrices so small
 // that a parallel region costs more than it saves) when the plan is made. Every variant also times
 // its two SpMV inner loops (simd gather vs plain sequential sum): which wins depends on the CPU.
+// Column-major SpMM also times the native column-major kernel against the path through row-major
+// copies (X transposed into the plan's scratch, the row-major kernel, Y written back from
+// per-thread tiles; all inside the product), per schedule; the detail says "layout=col via=...".
 //
 // The plan keeps a 32-bit copy of the row pointer when nnz < 2^31: 4 bytes less per row on every
 // product (bytes_per_product counts what is really read). col and val are borrowed, not copied.
@@ -49,12 +52,17 @@ class OmpCsr final : public CpuPlan {
     chunk_rows_ = static_cast<index_t>(std::clamp(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0),
                                                   1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
 
-    // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one).
+    // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one) x,
+    // column-major SpMM, the native kernel and the path through row-major copies.
     const Variant v = parse_variant(variant, true, "csr");
     std::vector<Candidate> cands;
     auto add = [&](Mode m, int parts, const std::string& name) {
-      if (v.inner != 0) cands.push_back({m, parts, true, name});
-      if (v.inner != 1 && k_ == 1) cands.push_back({m, parts, false, name});  // SpMM has one loop
+      for (const bool via : {false, true}) {
+        if (via && (!transpose_possible() || v.via == 0)) continue;
+        if (!via && transpose_possible() && v.via == 1) continue;
+        if (v.inner != 0) cands.push_back({m, parts, true, via, name});
+        if (v.inner != 1 && k_ == 1) cands.push_back({m, parts, false, via, name});  // SpMM has one loop
+      }
     };
     if (v.schedule == "dynamic") {
       add(Mode::Dynamic, threads_, "dynamic");
@@ -72,6 +80,8 @@ class OmpCsr final : public CpuPlan {
         if (few < threads_) add(Mode::Balanced, few, fmt::format("balanced-{}", few));
       }
     }
+    if (std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.via; }))
+      make_transpose_scratch(threads_);
     choose_by_trial(cands);
     setup_seconds = seconds_since(t0);
   }
@@ -96,24 +106,23 @@ class OmpCsr final : public CpuPlan {
     Mode mode;
     int parts;
     bool simd;
+    bool via;  // column-major SpMM through row-major copies
     std::string name;
     double seconds = 0;
   };
 
   template <bool Simd, class Rows>
   void product_with(const Rows& rows) {
-    const double* x = x_.data();
-    double* y = y_.data();
     const int nparts = static_cast<int>(bounds_.size()) - 1;
+    if (via_transpose_) transpose_x(mode_ == Mode::Balanced ? nparts : threads_);
     if (mode_ == Mode::Balanced && nparts == 1) {
-      rows_product<Simd>(rows, 0, rows_, x, y, rows_, cols_, k_, layout_);  // no parallel region at all
+      rows_part<Simd>(rows, 0, rows_, 0);  // no parallel region at all
     } else if (mode_ == Mode::Balanced) {
 #pragma omp parallel num_threads(nparts)
       {
         // If the runtime grants fewer threads than asked, each takes several parts.
-        const int nt = omp_get_num_threads();
-        for (int p = omp_get_thread_num(); p < nparts; p += nt)
-          rows_product<Simd>(rows, bounds_[p], bounds_[p + 1], x, y, rows_, cols_, k_, layout_);
+        const int nt = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int p = me; p < nparts; p += nt) rows_part<Simd>(rows, bounds_[p], bounds_[p + 1], me);
       }
     } else {
       const index_t cr = chunk_rows_;
@@ -121,7 +130,7 @@ class OmpCsr final : public CpuPlan {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
       for (index_t ch = 0; ch < n_chunks; ++ch) {
         const index_t r0 = ch * cr;
-        rows_product<Simd>(rows, r0, std::min<index_t>(r0 + cr, rows_), x, y, rows_, cols_, k_, layout_);
+        rows_part<Simd>(rows, r0, std::min<index_t>(r0 + cr, rows_), omp_get_thread_num());
       }
     }
   }
@@ -136,6 +145,7 @@ class OmpCsr final : public CpuPlan {
   void apply(const Candidate& c) {
     mode_ = c.mode;
     simd_ = c.simd;
+    via_transpose_ = c.via;
     partition(c.parts);
   }
 
@@ -149,13 +159,16 @@ class OmpCsr final : public CpuPlan {
     const auto win = std::min_element(cands.begin(), cands.end(),
                                       [](const Candidate& l, const Candidate& r) { return l.seconds < r.seconds; });
     apply(*win);
+    release_unused_transpose_scratch();
     detail = fmt::format("variant={}{} inner={}", win->name,
                          win->mode == Mode::Dynamic ? fmt::format(" chunk_rows={}", chunk_rows_) : "",
                          win->simd ? "simd" : "scalar");
+    if (transpose_possible()) detail += " " + via_detail();
     if (cands.size() > 1) {
       std::string trial;
       for (const auto& c : cands)
-        trial += fmt::format("{}{}/{} {:.1f}", trial.empty() ? "" : ", ", c.name, c.simd ? "simd" : "scalar", c.seconds * 1e6);
+        trial += fmt::format("{}{}/{}{} {:.1f}", trial.empty() ? "" : ", ", c.name, c.simd ? "simd" : "scalar",
+                             transpose_possible() ? (c.via ? "/transpose" : "/native") : "", c.seconds * 1e6);
       detail += " (trial us: " + trial + ")";
     }
   }
@@ -179,7 +192,7 @@ void register_omp_csr() {
   add_kernel({.name = "csr",
               .backend = Backend::Omp,
               .format = "csr",
-              .description = "OpenMP CSR; schedule (dynamic|balanced|1 thread) and inner loop (simd|scalar) chosen per matrix by a timed trial",
+              .description = "OpenMP CSR; schedule (dynamic|balanced|1 thread), inner loop (simd|scalar) and, column-major SpMM, native or via row-major copies (native|transpose) chosen per matrix by a timed trial",
               .spmm = true,
               .params = {"threads", "variant", "nz_per_chunk"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant); }});

@@ -26,6 +26,12 @@ class OmpEll final : public CpuPlan {
     if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
       choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
       detail = fmt::format("inner={}", simd_ ? "simd" : "scalar");
+    } else if (transpose_possible()) {  // column-major SpMM: native or through row-major copies
+      if (v.via != 0) make_transpose_scratch(threads_);
+      std::string trial;
+      choose_via(v.via, [this](bool t) { via_transpose_ = t; }, [this] { product(); }, trial);
+      release_unused_transpose_scratch();
+      detail = via_detail() + trial;
     }
     setup_seconds = seconds_since(t1);
   }
@@ -49,20 +55,18 @@ class OmpEll final : public CpuPlan {
 
   template <bool Simd, class Rows>
   void product_with(const Rows& rows) {
-    const double* x = x_.data();
-    double* y = y_.data();
+    if (via_transpose_) transpose_x(threads_);
     if (threads_ == 1) {
-      rows_product<Simd>(rows, 0, rows_, x, y, rows_, cols_, k_, layout_);
+      rows_part<Simd>(rows, 0, rows_, 0);
       return;
     }
     const int parts = threads_;
     const offset_t n = rows_;
 #pragma omp parallel num_threads(parts)
     {
-      const int nt = omp_get_num_threads();
-      for (int p = omp_get_thread_num(); p < parts; p += nt)  // schedule(static), one block each
-        rows_product<Simd>(rows, static_cast<index_t>(n * p / parts), static_cast<index_t>(n * (p + 1) / parts), x,
-                     y, rows_, cols_, k_, layout_);
+      const int nt = omp_get_num_threads(), me = omp_get_thread_num();
+      for (int p = me; p < parts; p += nt)  // schedule(static), one block each
+        rows_part<Simd>(rows, static_cast<index_t>(n * p / parts), static_cast<index_t>(n * (p + 1) / parts), me);
     }
   }
 
@@ -90,8 +94,8 @@ void register_omp_ell() {
     add_kernel({.name = skip ? "ell-rowlen" : "ell",
                 .backend = Backend::Omp,
                 .format = "ell",
-                .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length"
-                                    : "OpenMP row-major ELLPACK, static rows, padded slots multiplied",
+                .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length; column-major SpMM native or via row-major copies by a timed trial"
+                                    : "OpenMP row-major ELLPACK, static rows, padded slots multiplied; column-major SpMM native or via row-major copies by a timed trial",
                 .spmm = true,
                 .params = {"threads", "variant"},
                 .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {

@@ -35,6 +35,12 @@ class OmpHll final : public CpuPlan {
     if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
       choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
       detail += fmt::format(" inner={}", simd_ ? "simd" : "scalar");
+    } else if (transpose_possible()) {  // column-major SpMM: native or through row-major copies
+      if (v.via != 0) make_transpose_scratch(threads);
+      std::string trial;
+      choose_via(v.via, [this](bool t) { via_transpose_ = t; }, [this] { product(); }, trial);
+      release_unused_transpose_scratch();
+      detail += " " + via_detail() + trial;
     }
     setup_seconds = seconds_since(t1);
   }
@@ -54,15 +60,22 @@ class OmpHll final : public CpuPlan {
     const double* x = x_.data();
     double* y = y_.data();
     const int parts = static_cast<int>(bounds_.size()) - 1;
+    // Hacks [h0, h1) on thread `me`: the rows of HLL's SpMM through row-major copies, else hll_product.
+    auto hacks = [&](index_t h0, index_t h1, int me) {
+      if (via_transpose_)
+        transposed_part(HllRows{m}, hll_first_row(m, h0), hll_first_row(m, h1), me);
+      else
+        hll_product<Simd>(m, h0, h1, x, y, cols_, k_, layout_, scratch_.data() + scratch_stride_ * me);
+    };
+    if (via_transpose_) transpose_x(parts);
     if (parts == 1) {
-      hll_product<Simd>(m, 0, h_.n_hacks(), x, y, cols_, k_, layout_, scratch_.data());
+      hacks(0, h_.n_hacks(), 0);
       return;
     }
 #pragma omp parallel num_threads(parts)
     {
       const int nt = omp_get_num_threads(), me = omp_get_thread_num();
-      for (int p = me; p < parts; p += nt)
-        hll_product<Simd>(m, bounds_[p], bounds_[p + 1], x, y, cols_, k_, layout_, scratch_.data() + scratch_stride_ * me);
+      for (int p = me; p < parts; p += nt) hacks(bounds_[p], bounds_[p + 1], me);
     }
   }
 
@@ -93,7 +106,7 @@ void register_omp_hll() {
   add_kernel({.name = "hll",
               .backend = Backend::Omp,
               .format = "hll",
-              .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots",
+              .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots; column-major SpMM native or via row-major copies by a timed trial",
               .spmm = true,
               .params = {"threads", "hack", "variant"},
               .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {

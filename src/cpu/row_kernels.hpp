@@ -261,6 +261,63 @@ void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double
   }
 }
 
+// ---- Column-major SpMM through row-major copies ("via=transpose") ----
+//
+// Column-major X gathers KB scattered scalars per nonzero and A is read once per kColMajorBlock
+// columns; where the columns of A scatter that is far slower than the row-major kernel. Instead
+// X is copied row-major (xt, cols x k) at the start of the product, and each thread computes
+// blocks of rows with the row-major kernel into its own row-major tile (tile_rows x k, in L1/L2),
+// written to Y's columns while still in cache: Y never needs a full row-major copy.
+
+// dst(j, c) = X(j, c) for rows [j0, j1): X column-major (ld n), dst row-major (ld k). Blocks of
+// 8 columns x 256 rows, so that each pass reads 8 streams and writes whole 64-byte lines of dst.
+inline void col_to_row_major(const double* __restrict x, std::size_t n, int k, index_t j0, index_t j1,
+                             double* __restrict dst) {
+  const std::size_t ld = static_cast<std::size_t>(k);
+  constexpr index_t J = 256;
+  for (index_t jb = j0; jb < j1; jb += J) {
+    const index_t je = std::min<index_t>(jb + J, j1);
+    int c0 = 0;
+    for (; c0 + 8 <= k; c0 += 8)
+      for (index_t j = jb; j < je; ++j) {
+        double* d = dst + static_cast<std::size_t>(j) * ld + c0;
+#pragma GCC unroll 8
+        for (int c = 0; c < 8; ++c) d[c] = x[static_cast<std::size_t>(c0 + c) * n + static_cast<std::size_t>(j)];
+      }
+    for (index_t j = jb; j < je; ++j)
+      for (int c = c0; c < k; ++c)
+        dst[static_cast<std::size_t>(j) * ld + c] = x[static_cast<std::size_t>(c) * n + static_cast<std::size_t>(j)];
+  }
+}
+
+// Rows of a tile per block: about tuning::spmm_tile_doubles values, at least 8 rows (64 bytes of
+// every Y column per write).
+inline index_t spmm_tile_rows(int k) {
+  return std::max<index_t>(8, static_cast<index_t>(tuning::spmm_tile_doubles / std::max(k, 1)));
+}
+
+// Column-major Y rows [r0, r1) = A rows [r0, r1) * X, from xt (X row-major): blocks of tile_rows
+// rows through `tile` (tile_rows * k doubles, the calling thread's own).
+template <class Rows>
+void rows_spmm_transposed(const Rows& rows, index_t r0, index_t r1, const double* xt, double* y, index_t n_rows,
+                          int k, double* __restrict tile, index_t tile_rows) {
+  const std::size_t ld = static_cast<std::size_t>(k), ldy = static_cast<std::size_t>(n_rows);
+  for (index_t b = r0; b < r1; b += tile_rows) {
+    const index_t e = std::min<index_t>(b + tile_rows, r1);
+    for (index_t r = b; r < e; ++r) {
+      const auto row = rows(r);
+      for_column_blocks<kRowMajorBlock>(
+          k, [&]<int KB>(int c0) { row_block<KB, true>(row, r - b, xt + c0, ld, tile + c0, ld); });
+    }
+    const index_t nr = e - b;
+    for (int c = 0; c < k; ++c) {
+      double* __restrict yc = y + static_cast<std::size_t>(c) * ldy + static_cast<std::size_t>(b);
+      const double* t = tile + c;
+      for (index_t i = 0; i < nr; ++i) yc[i] = t[static_cast<std::size_t>(i) * ld];
+    }
+  }
+}
+
 // y rows [r0, r1) = A rows [r0, r1) * x for k right-hand sides. Simd picks the SpMV inner loop.
 template <bool Simd = true, class Rows>
 void rows_product(const Rows& rows, index_t r0, index_t r1, const double* x, double* y,
@@ -337,6 +394,11 @@ void hll_spmv(const HllView& m, index_t h0, index_t h1, const double* x, double*
   }
 }
 
+// The first row of hack h (rows when h is the end).
+inline index_t hll_first_row(const HllView& m, index_t h) {
+  return static_cast<index_t>(std::min<offset_t>(static_cast<offset_t>(h) * m.hack, m.rows));
+}
+
 // Hacks [h0, h1) for k right-hand sides. `scratch` holds hack doubles (one per thread; SpMV only).
 // Simd picks the SpMV inner loop (gathers across the hack's rows, or scalar).
 template <bool Simd = true>
@@ -346,8 +408,7 @@ void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, doub
     hll_spmv<Simd>(m, h0, h1, x, y, scratch);
     return;
   }
-  const index_t r0 = static_cast<index_t>(std::min<offset_t>(static_cast<offset_t>(h0) * m.hack, m.rows));
-  const index_t r1 = static_cast<index_t>(std::min<offset_t>(static_cast<offset_t>(h1) * m.hack, m.rows));
+  const index_t r0 = hll_first_row(m, h0), r1 = hll_first_row(m, h1);
   if (layout == Layout::RowMajor)
     rows_spmm<true>(HllRows{m}, r0, r1, x, y, m.rows, n_cols, k);
   else
@@ -382,9 +443,14 @@ std::vector<double> trial_candidates(int n, Apply apply, Run run) {
 // PlanOptions::variant of the CPU kernels: tokens joined by ':' — a schedule ("auto", "dynamic",
 // "balanced"; CSR only) and/or an SpMV inner loop ("simd", "scalar"). What is not given is chosen
 // per matrix by a timed trial when the plan is made.
+//
+// Column-major SpMM (k > 1) also has "native" (rows_spmm<false>) and "transpose" (X copied row-major,
+// the row-major kernel, Y written back from per-thread tiles: rows_spmm_transposed); row-major and
+// k = 1 have only the one path, so there these tokens change nothing.
 struct Variant {
   std::string schedule = "auto";
   int inner = -1;  // -1: trial, 0: scalar, 1: simd
+  int via = -1;    // column-major SpMM: -1: trial, 0: native, 1: transpose
 };
 inline Variant parse_variant(const std::string& text, bool has_schedule, const std::string& kernel) {
   Variant v;
@@ -394,10 +460,12 @@ inline Variant parse_variant(const std::string& text, bool has_schedule, const s
     const std::string t = text.substr(b, e - b);
     if (t == "simd" || t == "scalar")
       v.inner = t == "simd";
+    else if (t == "native" || t == "transpose")
+      v.via = t == "transpose";
     else if (t == "auto" || (has_schedule && (t == "dynamic" || t == "balanced")))
       v.schedule = t;
     else
-      throw Unsupported(fmt::format("kernel '{}': unknown variant '{}' (use {}simd or scalar, joined by ':')", kernel,
+      throw Unsupported(fmt::format("kernel '{}': unknown variant '{}' (use {}simd or scalar, native or transpose, joined by ':')", kernel,
                                     text, has_schedule ? "auto, dynamic, balanced, " : "auto, "));
     b = e + 1;
   }
@@ -415,6 +483,21 @@ bool choose_inner(int forced, Set set, Run run) {
   const auto t = trial_candidates(2, [&](int c) { set(c == 1); }, run);  // 0: scalar, 1: simd
   set(t[1] <= t[0]);
   return t[1] <= t[0];
+}
+
+// Chooses the column-major SpMM path: forced by the variant, else the faster in a trial.
+// `set(bool transpose)` switches the plan, `run()` does one product. Returns the choice and fills
+// `trial` with the timings (empty when forced).
+template <class Set, class Run>
+bool choose_via(int forced, Set set, Run run, std::string& trial) {
+  if (forced >= 0) {
+    set(forced == 1);
+    return forced == 1;
+  }
+  const auto t = trial_candidates(2, [&](int c) { set(c == 1); }, run);  // 0: native, 1: transpose
+  trial = fmt::format(" (trial us: native {:.1f}, transpose {:.1f})", t[0] * 1e6, t[1] * 1e6);
+  set(t[1] < t[0]);
+  return t[1] < t[0];
 }
 
 // Views and byte counts of the formats' products (defined in omp_ell.cpp / omp_hll.cpp).

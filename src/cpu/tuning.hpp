@@ -23,6 +23,10 @@ struct TrialTiming {
 };
 inline constexpr TrialTiming trial_timing{};
 
+// Column-major SpMM through row-major copies: each thread's row-major tile of Y holds about this
+// many doubles (16 KB: stays in L1/L2 next to the rows of X being read) before going to Y's columns.
+inline constexpr int spmm_tile_doubles = 2048;
+
 // OpenMP CSR's dynamic schedule: chunks of about nz_per_chunk nonzeros, but at least
 // min_chunks_per_thread chunks per thread, so that small matrices still feed every thread and can
 // rebalance.
