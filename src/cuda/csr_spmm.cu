@@ -16,7 +16,6 @@
 // kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <string>
 
 #include "cuda/csr_device.cuh"
@@ -49,21 +48,17 @@ __device__ __forceinline__ void load_row(const double* __restrict__ p, double (&
   }
 }
 
-// Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries. With `list`,
-// the rows are list[0..rows) (the medium rows), else 0..rows.
+// Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries.
 template <typename OffT, int C>
-__global__ void spmm_row_kernel(index_t rows, const index_t* __restrict__ list, int k, int w, int lanes_k, int long_row,
-                                const OffT* __restrict__ rp,
+__global__ void spmm_row_kernel(index_t rows, int k, int w, int lanes_k, int long_row, const OffT* __restrict__ rp,
                                 const index_t* __restrict__ col, const double* __restrict__ val,
                                 const double* __restrict__ x, double* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long item = t / w;
+  const long long row = t / w;
   const int lane = static_cast<int>(t & (w - 1)), kl = lane & (lanes_k - 1), g = lane / lanes_k, ng = w / lanes_k;
   OffT b = 0, e = 0;
-  bool mine = item < rows;
-  long long row = item;
+  bool mine = row < rows;
   if (mine) {
-    if (list) row = list[item];
     b = rp[row];
     e = rp[row + 1];
     if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel; the lanes still join the shuffles
@@ -107,21 +102,17 @@ __global__ void spmm_row_kernel(index_t rows, const index_t* __restrict__ list, 
   }
 }
 
-// Column-major: w lanes per row along its entries, C columns at a time; rows list[0..n_list) when
-// a list is given (rows is then Y's column stride only).
+// Column-major: w lanes per row along its entries, C columns at a time.
 template <typename OffT, int C>
-__global__ void spmm_col_kernel(index_t rows, const index_t* __restrict__ list, index_t n_list, index_t cols, int k, int w,
-                                int long_row, const OffT* __restrict__ rp,
+__global__ void spmm_col_kernel(index_t rows, index_t cols, int k, int w, int long_row, const OffT* __restrict__ rp,
                                 const index_t* __restrict__ col, const double* __restrict__ val,
                                 const double* __restrict__ x, double* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long item = t / w;
+  const long long row = t / w;
   const int lane = static_cast<int>(t & (w - 1));
   OffT b = 0, e = 0;
-  bool mine = item < (list ? n_list : rows);
-  long long row = item;
+  bool mine = row < rows;
   if (mine) {
-    if (list) row = list[item];
     b = rp[row];
     e = rp[row + 1];
     if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel
@@ -219,20 +210,15 @@ class CsrSpmm final : public CsrDevicePlan {
     // Long rows: from the shape the model prefers (the candidates' first), for all of them.
     long_row_ = tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean);
     std::vector<int> desc;
-    std::vector<index_t> medium;
     int n_rows = 0;
     for (index_t r = 0; r < a.rows; ++r)
-      if (a.row_length(r) > long_row_ && a.row_length(r) <= tuning::csr_spmm_medium_row) {
-        medium.push_back(r);
-      } else if (a.row_length(r) > long_row_) {
+      if (a.row_length(r) > long_row_) {
         const int pieces = static_cast<int>((a.row_length(r) + kPiece - 1) / kPiece);
         for (int p = 0; p < pieces; ++p) desc.insert(desc.end(), {r, p, pieces, 0});
         ++n_rows;
       }
     n_long_ = static_cast<unsigned>(desc.size() / 4);
     desc_.upload(desc);
-    n_medium_ = static_cast<index_t>(medium.size());
-    medium_.upload(medium);
     partial_.resize(static_cast<std::size_t>(n_long_) * k_);
     arrived_.resize(n_long_);
     if (n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_long_ * sizeof(int)));
@@ -253,8 +239,7 @@ class CsrSpmm final : public CsrDevicePlan {
     setup_seconds += seconds_since(t0);
     detail = std::string("kernel=csr-spmm layout=") + (row_major_ ? "row" : "col") +
              " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) + (shape_.t ? " transposed" : "") +
-             " medium_rows=" + std::to_string(n_medium_) + " long_rows=" + std::to_string(n_rows) + " (over " +
-             std::to_string(long_row_) + ", " + std::to_string(tuning::csr_spmm_medium_row) + ")" +
+             " long_rows=" + std::to_string(n_rows) + " (over " + std::to_string(long_row_) + ")" +
              " pieces=" + std::to_string(n_long_);
     if (!trial.empty()) detail += " (trial us: " + trial + ")";
   }
@@ -320,13 +305,26 @@ class CsrSpmm final : public CsrDevicePlan {
 
   template <typename OffT>
   void launch_with(const OffT* rp) {
-    const bool rm = rows_kernel(shape_);  // X and Y as the kernels see them (transposed copies: row-major)
-    rows_launch(rp, shape_, nullptr, rows_, long_row_);
-    // Medium rows: a warp each (the shape's right-hand sides per lane), after the short ones.
-    if (n_medium_) rows_launch(rp, Shape(shape_.c, 32, shape_.t), medium_.data(), n_medium_, std::numeric_limits<int>::max());
-    if (n_long_ == 0) return;
+    const Shape s = shape_;
+    const unsigned grid = grid_for(static_cast<offset_t>(rows_) * s.w, block_);
     const index_t* col = m_.col.data();
     const double* val = m_.val.data();
+    const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
+    if (rm) {
+      const int kl = lanes_k(s);
+      if (s.c == 4) spmm_row_kernel<OffT, 4><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
+      else if (s.c == 2) spmm_row_kernel<OffT, 2><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
+      else spmm_row_kernel<OffT, 1><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
+    } else {
+      switch (s.c) {
+        case 8: spmm_col_kernel<OffT, 8><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        case 4: spmm_col_kernel<OffT, 4><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        case 2: spmm_col_kernel<OffT, 2><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        default: spmm_col_kernel<OffT, 1><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data());
+      }
+    }
+    SPMV_CUDA_CHECK_LAUNCH();
+    if (n_long_ == 0) return;
     const long long xr = rm ? k_ : 1, xc = rm ? 1 : cols_;
     const long long yr = rm ? k_ : 1, yc = rm ? 1 : rows_;
     spmm_long_kernel<<<n_long_, 1024>>>(reinterpret_cast<const int4*>(desc_.data()), k_, long_kt_, rp, col, val,
@@ -334,34 +332,10 @@ class CsrSpmm final : public CsrDevicePlan {
     SPMV_CUDA_CHECK_LAUNCH();
   }
 
-  // One launch of the row-major or column-major kernel over rows 0..n (list null) or list[0..n).
-  template <typename OffT>
-  void rows_launch(const OffT* rp, const Shape& s, const index_t* list, index_t n, int long_row) {
-    const unsigned grid = grid_for(static_cast<offset_t>(n) * s.w, block_);
-    const index_t* col = m_.col.data();
-    const double* val = m_.val.data();
-    if (rows_kernel(s)) {
-      const int kl = lanes_k(s);
-      if (s.c == 4) spmm_row_kernel<OffT, 4><<<grid, block_>>>(n, list, k_, s.w, kl, long_row, rp, col, val, x_.data(), y_.data());
-      else if (s.c == 2) spmm_row_kernel<OffT, 2><<<grid, block_>>>(n, list, k_, s.w, kl, long_row, rp, col, val, x_.data(), y_.data());
-      else spmm_row_kernel<OffT, 1><<<grid, block_>>>(n, list, k_, s.w, kl, long_row, rp, col, val, x_.data(), y_.data());
-    } else {
-      switch (s.c) {
-        case 8: spmm_col_kernel<OffT, 8><<<grid, block_>>>(rows_, list, n, cols_, k_, s.w, long_row, rp, col, val, x_.data(), y_.data()); break;
-        case 4: spmm_col_kernel<OffT, 4><<<grid, block_>>>(rows_, list, n, cols_, k_, s.w, long_row, rp, col, val, x_.data(), y_.data()); break;
-        case 2: spmm_col_kernel<OffT, 2><<<grid, block_>>>(rows_, list, n, cols_, k_, s.w, long_row, rp, col, val, x_.data(), y_.data()); break;
-        default: spmm_col_kernel<OffT, 1><<<grid, block_>>>(rows_, list, n, cols_, k_, s.w, long_row, rp, col, val, x_.data(), y_.data());
-      }
-    }
-    SPMV_CUDA_CHECK_LAUNCH();
-  }
-
   bool row_major_;
   Shape shape_;
   int long_row_ = 1024, long_kt_ = 32;
   unsigned n_long_ = 0;  // blocks of the long-row kernel (pieces)
-  index_t n_medium_ = 0;
-  DeviceBuffer<index_t> medium_;  // rows longer than long_row_, up to tuning::csr_spmm_medium_row
   DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
   DeviceBuffer<double> partial_;
   DeviceBuffer<int> arrived_;

@@ -55,10 +55,6 @@ inline int csr_spmm_long_row(int groups, index_t rows, double mean_row) {
   const double steps = 64.0 * groups;
   return static_cast<int>(std::min(1024.0, rows < 4096 ? steps : std::max(steps, 8.0 * mean_row)));
 }
-// CSR SpMM: rows past the long-row threshold up to this many entries take a warp each (a launch of
-// their own, over a list); longer ones the block-per-piece kernel, whose 1024 threads a row of a
-// few hundred entries would mostly leave idle (webbase-1M: 4043 such rows, 4071 blocks).
-inline constexpr int csr_spmm_medium_row = 4096;
 // CSR SpMM: a long row is cut into pieces of this many entries, one block of the long-row kernel each.
 inline constexpr int csr_spmm_piece = 2048;
 
