@@ -164,6 +164,18 @@ inline void store_pack(double* p, const Pack<W>& v) {
 template <int KB, bool RowMajor>
 inline constexpr int kAccSets = std::clamp((RowMajor ? 32 : 16) / KB, 1, 4);
 
+// fma(u, p) for every entry p < len: runs of U consecutive entries to accumulator sets 0..U-1 (U
+// independent chains of adds), the remainder to set 0.
+template <int U, class F>
+inline void over_entries(offset_t len, F&& fma) {
+  offset_t p = 0;
+  if constexpr (U > 1)
+    for (; p + U <= len; p += U)
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) fma(u, p + u);
+  for (; p < len; ++p) fma(0, p);
+}
+
 // out[0..KB) += the row's entries times X(col, 0..KB) (x already offset to the block's first column).
 template <int KB, bool RowMajor, class Ref>
 inline void accumulate_row(const Ref& row, const double* __restrict x, std::size_t ldx, double* __restrict out) {
@@ -175,18 +187,12 @@ inline void accumulate_row(const Ref& row, const double* __restrict x, std::size
     for (int u = 0; u < U; ++u)
 #pragma GCC unroll 32
       for (int i = 0; i < NV; ++i) acc[u][i] = Pack<W>{};
-    auto fma = [&](Pack<W>* a, offset_t p) {
+    over_entries<U>(row.len, [&](int u, offset_t p) {
       const double v = entry_val(row, p);
       const double* xr = x + entry_col(row, p) * ldx;
 #pragma GCC unroll 32
-      for (int i = 0; i < NV; ++i) a[i] += v * load_pack<W>(xr + i * W);
-    };
-    offset_t p = 0;
-    if constexpr (U > 1)
-      for (; p + U <= row.len; p += U)
-#pragma GCC unroll 4
-        for (int u = 0; u < U; ++u) fma(acc[u], p + u);
-    for (; p < row.len; ++p) fma(acc[0], p);
+      for (int i = 0; i < NV; ++i) acc[u][i] += v * load_pack<W>(xr + i * W);
+    });
 #pragma GCC unroll 32
     for (int i = 0; i < NV; ++i) {
 #pragma GCC unroll 4
@@ -195,18 +201,12 @@ inline void accumulate_row(const Ref& row, const double* __restrict x, std::size
     }
   } else {
     double acc[U][KB] = {};
-    auto fma = [&](double* a, offset_t p) {
+    over_entries<U>(row.len, [&](int u, offset_t p) {
       const double v = entry_val(row, p);
       const std::size_t j = entry_col(row, p);
 #pragma GCC unroll 32
-      for (int c = 0; c < KB; ++c) a[c] += v * x[c * ldx + j];
-    };
-    offset_t p = 0;
-    if constexpr (U > 1)
-      for (; p + U <= row.len; p += U)
-#pragma GCC unroll 4
-        for (int u = 0; u < U; ++u) fma(acc[u], p + u);
-    for (; p < row.len; ++p) fma(acc[0], p);
+      for (int c = 0; c < KB; ++c) acc[u][c] += v * x[c * ldx + j];
+    });
 #pragma GCC unroll 32
     for (int c = 0; c < KB; ++c) {
 #pragma GCC unroll 4
