@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <mutex>
 
+#include "core/forwarding_plan.hpp"
 #include "core/register.hpp"
 
 namespace spmv {
@@ -83,10 +84,11 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, const PlanOptions& opt) {
 namespace {
 
 // A plan over a CsrView32: the row offsets widened to 64 bits live here, as long as the plan made
-// over them (declared first, destroyed last); everything else is forwarded.
-class WidenedPlan final : public Plan {
+// over them (the inner plan goes first, see the destructor); everything else is forwarded.
+class WidenedPlan final : public detail::ForwardingPlan {
  public:
   explicit WidenedPlan(const CsrView32& a) : row_ptr_(a.row_ptr.begin(), a.row_ptr.end()) {}
+  ~WidenedPlan() override { inner_.reset(); }  // before row_ptr_, which it may read
   CsrView view(const CsrView32& a) const { return {a.rows, a.cols, Field::Real, Symmetry::General, row_ptr_, a.col, a.val, {}}; }
   void adopt(std::unique_ptr<Plan> p, double widen_seconds) {
     inner_ = std::move(p);
@@ -99,14 +101,9 @@ class WidenedPlan final : public Plan {
     planning_seconds = inner_->planning_seconds;
     chosen_threads = inner_->chosen_threads;
   }
-  void set_x(std::span<const double> x) override { inner_->set_x(x); }
-  void run(int times) override { inner_->run(times); }
-  void get_y(std::span<double> y) override { inner_->get_y(y); }
-  double time_runs(int times) override { return inner_->time_runs(times); }
 
  private:
   std::vector<offset_t> row_ptr_;
-  std::unique_ptr<Plan> inner_;
 };
 
 }  // namespace

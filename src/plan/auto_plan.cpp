@@ -7,6 +7,7 @@
 
 #include <spmv/formats/limits.hpp>
 
+#include "core/forwarding_plan.hpp"
 #include "plan/model_tuning.hpp"
 
 namespace spmv::detail {
@@ -17,20 +18,13 @@ using clock = std::chrono::steady_clock;
 
 double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
-// Forwards everything to the chosen plan; keeps the planner's account of its choice.
-class AutoPlan final : public Plan {
+// Runs the chosen plan; keeps the planner's account of its choice.
+class AutoPlan final : public ForwardingPlan {
  public:
-  explicit AutoPlan(std::unique_ptr<Plan> p) : p_(std::move(p)) {
-    bytes_per_product = p_->bytes_per_product;
-    stored_entries = p_->stored_entries;
+  explicit AutoPlan(std::unique_ptr<Plan> p) : ForwardingPlan(std::move(p)) {
+    bytes_per_product = inner_->bytes_per_product;
+    stored_entries = inner_->stored_entries;
   }
-  void set_x(std::span<const double> x) override { p_->set_x(x); }
-  void run(int times) override { p_->run(times); }
-  void get_y(std::span<double> y) override { p_->get_y(y); }
-  double time_runs(int times) override { return p_->time_runs(times); }
-
- private:
-  std::unique_ptr<Plan> p_;
 };
 
 // The lower median: robust to a round slowed by a stall or by clocks still ramping up.
