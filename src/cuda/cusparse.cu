@@ -9,7 +9,6 @@
 // Buffer allocation and cusparse*_preprocess happen when the plan is made, outside the timed
 // region, as a user of the library would arrange it.
 #include <limits>
-#include <tuple>
 
 #include "cuda/cuda_kernels.hpp"
 #include "cuda/cusparse.cuh"
@@ -131,8 +130,9 @@ __global__ void expand_row_indices(index_t rows, long long nnz, const int* __res
 // (convert_seconds); 4 more bytes per entry to read than CSR.
 class CooCusparse final : public CusparsePlan {
  public:
-  CooCusparse(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name)
-      : CusparsePlan(int32_addressable(a, "COO"), opt, alg, name) {
+  CooCusparse(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name,
+              cusparseSpMMAlg_t spmm_alg = CUSPARSE_SPMM_ALG_DEFAULT)
+      : CusparsePlan(int32_addressable(a, "COO"), opt, alg, name, spmm_alg) {
     bytes_per_product = 16 * m_.nnz + 8 * static_cast<offset_t>(cols_) + 8 * static_cast<offset_t>(rows_);
     if (!trivial()) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -152,17 +152,21 @@ class CooCusparse final : public CusparsePlan {
   DeviceBuffer<index_t> row_;
 };
 
+// One baseline kernel. An explicit SpMM algorithm makes it an SpMM kernel (benchmarked at k > 1).
 template <typename P>
-void add(const char* name, const char* desc, cusparseSpMVAlg_t alg, bool spmm = false) {
+void add(const char* name, const char* desc, cusparseSpMVAlg_t alg, bool spmm = false,
+         cusparseSpMMAlg_t spmm_alg = CUSPARSE_SPMM_ALG_DEFAULT) {
+  const bool for_spmm = spmm_alg != CUSPARSE_SPMM_ALG_DEFAULT;
   add_kernel({.name = name,
               .backend = Backend::Cuda,
               .format = "csr",
               .description = desc,
               .baseline = true,
-              .spmm = spmm,
+              .spmm = spmm || for_spmm,
+              .for_spmm = for_spmm,
               .params = {},
-              .make = [alg, name](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                return std::make_unique<P>(a, o, alg, name);
+              .make = [alg, name, spmm_alg](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                return std::make_unique<P>(a, o, alg, name, spmm_alg);
               }});
 }
 
@@ -176,24 +180,15 @@ void register_cusparse() {
                    CUSPARSE_SPMV_CSR_ALG2);
   add<CooCusparse>("cusparse-coo-alg1", "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG1",
                    CUSPARSE_SPMV_COO_ALG1);
-  for (const auto& [name, alg, desc] :
-       {std::tuple{"cusparse-spmm-alg1", CUSPARSE_SPMM_CSR_ALG1, "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG1 (both layouts)"},
-        std::tuple{"cusparse-spmm-alg2", CUSPARSE_SPMM_CSR_ALG2, "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG2"},
-        std::tuple{"cusparse-spmm-alg3", CUSPARSE_SPMM_CSR_ALG3, "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG3"}})
-    add_kernel({.name = name,
-                .backend = Backend::Cuda,
-                .format = "csr",
-                .description = desc,
-                .baseline = true,
-                .spmm = true,
-                .for_spmm = true,
-                .params = {},
-                .make = [name, alg](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                  return std::make_unique<CsrCusparse>(a, o, CUSPARSE_SPMV_ALG_DEFAULT, name, alg);
-                }});
   add<CooCusparse>("cusparse-coo-alg2",
                    "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG2 (deterministic)",
                    CUSPARSE_SPMV_COO_ALG2);
+  add<CsrCusparse>("cusparse-spmm-alg1", "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG1", CUSPARSE_SPMV_ALG_DEFAULT,
+                   true, CUSPARSE_SPMM_CSR_ALG1);
+  add<CsrCusparse>("cusparse-spmm-alg2", "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG2", CUSPARSE_SPMV_ALG_DEFAULT,
+                   true, CUSPARSE_SPMM_CSR_ALG2);
+  add<CsrCusparse>("cusparse-spmm-alg3", "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG3", CUSPARSE_SPMV_ALG_DEFAULT,
+                   true, CUSPARSE_SPMM_CSR_ALG3);
 }
 
 }  // namespace spmv::cuda
