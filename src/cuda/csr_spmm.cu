@@ -10,16 +10,17 @@
 // accumulating C columns at once, so A's row is read once per block of C columns; or X transposed
 // on the device, the row-major kernel, Y transposed back, all within the product (variant suffix
 // "t"): on rows whose columns scatter, reading X's rows whole more than repays the two passes.
-// Rows longer than long_row go to a block-per-piece kernel (both layouts). The shape (C, W) is
-// chosen per matrix, K and layout by a short timed trial among a few candidates near the model's
-// (tuning::csr_spmm_*), or forced with the variant "c<C>w<W>" ("c<C>w<W>t": transposed). K = 1 never comes here: the "csr"
-// kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
+// Rows longer than long_row go to a block-per-piece kernel (both layouts). The shape is chosen per
+// matrix, K and layout by a short timed trial among a few candidates near the model's
+// (tuning::csr_spmm_*), or forced with the variant "c<C>w<W>[t]". K = 1 never comes here: the
+// "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
+#include "cuda/padded_spmm.cuh"
 
 namespace spmv::cuda {
 
@@ -33,20 +34,6 @@ struct Shape {
   bool t;  // column-major X and Y through device transposes and the row-major kernel
   double seconds = 0;
 };
-
-template <int C>
-__device__ __forceinline__ void load_row(const double* __restrict__ p, double (&v)[C]) {
-  if constexpr (C == 1) {
-    v[0] = __ldg(p);
-  } else {
-#pragma unroll
-    for (int j = 0; j < C; j += 2) {
-      const double2 t = __ldg(reinterpret_cast<const double2*>(p + j));
-      v[j] = t.x;
-      v[j + 1] = t.y;
-    }
-  }
-}
 
 // Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries.
 template <typename OffT, int C>
@@ -91,13 +78,7 @@ __global__ void spmm_row_kernel(index_t rows, int k, int w, int lanes_k, int lon
 #pragma unroll
       for (int j = 0; j < C; ++j) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
     if (g == 0 && c < k && mine) {
-      double* out = y + row * k + c;
-      if constexpr (C == 1) {
-        out[0] = acc[0];
-      } else {
-#pragma unroll
-        for (int j = 0; j < C; j += 2) *reinterpret_cast<double2*>(out + j) = make_double2(acc[j], acc[j + 1]);
-      }
+      store_row<C>(y + row * k + c, acc);
     }
   }
 }
@@ -136,16 +117,17 @@ __global__ void spmm_col_kernel(index_t rows, index_t cols, int k, int w, int lo
   }
 }
 
-// Long rows are cut into pieces of kPiece entries (tuning::csr_spmm_piece), a block of 1024 threads
-// per piece: KT lanes along the right-hand sides times 1024/KT groups along the entries; warps
-// reduce by shuffles, then warp partials are added in warp order. A row of several pieces: each
-// piece writes its partial row, and the last piece to finish adds them in piece order
-// (deterministic, one launch). X and Y are addressed by strides, so both layouts use it:
-// element (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc].
-constexpr int kPiece = tuning::csr_spmm_piece;
-
+// Long rows are cut into pieces, a block per piece: KT lanes along the right-hand sides times
+// blockDim/KT groups along the entries; warps reduce by shuffles, then warp partials are added in
+// warp order. Two launches of this kernel: rows up to tuning::csr_spmm_short_rows entries in short
+// pieces and blocks of 32 entry groups (128 threads at K = 4), longer rows in long pieces and 1024
+// threads (a 1024-thread block on a row of a hundred entries leaves most threads idle, and 4000
+// such rows take 15 waves). A row of several
+// pieces: each piece writes its partial row, and the last piece to finish adds them in piece order
+// (deterministic, one launch). X and Y are addressed by strides, so both layouts use it: element
+// (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc].
 template <typename OffT>
-__global__ void spmm_long_kernel(const int4* __restrict__ desc, int k, int kt, const OffT* __restrict__ rp,
+__global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k, int kt, const OffT* __restrict__ rp,
                                  const index_t* __restrict__ col, const double* __restrict__ val,
                                  const double* __restrict__ x, long long xr, long long xc, double* __restrict__ y,
                                  long long yr, long long yc, double* __restrict__ partial, int* __restrict__ arrived) {
@@ -156,8 +138,8 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int k, int kt, c
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
   const int kl = lane % kt, g = tid / kt, ng = blockDim.x / kt;
   const OffT e0 = rp[row + 1];
-  const OffT b = rp[row] + static_cast<OffT>(d.y) * kPiece;
-  const OffT e = min(e0, static_cast<OffT>(b + kPiece));
+  const OffT b = rp[row] + static_cast<OffT>(d.y) * piece;
+  const OffT e = min(e0, static_cast<OffT>(b + piece));
   double* part = partial + static_cast<long long>(blockIdx.x) * k;
   for (int c0 = 0; c0 < k; c0 += kt) {
     const int c = c0 + kl;
@@ -209,19 +191,26 @@ class CsrSpmm final : public CsrDevicePlan {
     std::vector<Shape> cands = candidates(mean, opt.variant);
     // Long rows: from the shape the model prefers (the candidates' first), for all of them.
     long_row_ = tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean);
+    // Pieces of the rows past long_row: the short class first, then the long one (one descriptor
+    // list, two launches).
     std::vector<int> desc;
     int n_rows = 0;
-    for (index_t r = 0; r < a.rows; ++r)
-      if (a.row_length(r) > long_row_) {
-        const int pieces = static_cast<int>((a.row_length(r) + kPiece - 1) / kPiece);
+    for (const bool short_class : {true, false}) {
+      const offset_t piece = short_class ? tuning::csr_spmm_short_piece : tuning::csr_spmm_piece;
+      for (index_t r = 0; r < a.rows; ++r) {
+        const offset_t len = a.row_length(r);
+        if (len <= long_row_ || (len <= tuning::csr_spmm_short_rows) != short_class) continue;
+        const int pieces = static_cast<int>((len + piece - 1) / piece);
         for (int p = 0; p < pieces; ++p) desc.insert(desc.end(), {r, p, pieces, 0});
         ++n_rows;
       }
-    n_long_ = static_cast<unsigned>(desc.size() / 4);
+      if (short_class) n_short_ = static_cast<unsigned>(desc.size() / 4);
+    }
+    n_long_ = static_cast<unsigned>(desc.size() / 4) - n_short_;
     desc_.upload(desc);
-    partial_.resize(static_cast<std::size_t>(n_long_) * k_);
-    arrived_.resize(n_long_);
-    if (n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_long_ * sizeof(int)));
+    partial_.resize(static_cast<std::size_t>(n_short_ + n_long_) * k_);
+    arrived_.resize(n_short_ + n_long_);
+    if (n_short_ + n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, (n_short_ + n_long_) * sizeof(int)));
     long_kt_ = std::min(32, pow2_at_least(k_));
     std::string trial;
     if (cands.size() > 1 && !trivial()) {
@@ -240,7 +229,7 @@ class CsrSpmm final : public CsrDevicePlan {
     detail = std::string("kernel=csr-spmm layout=") + (row_major_ ? "row" : "col") +
              " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) + (shape_.t ? " transposed" : "") +
              " long_rows=" + std::to_string(n_rows) + " (over " + std::to_string(long_row_) + ")" +
-             " pieces=" + std::to_string(n_long_);
+             " pieces=" + std::to_string(n_short_) + "+" + std::to_string(n_long_);
     if (!trial.empty()) detail += " (trial us: " + trial + ")";
   }
 
@@ -268,8 +257,9 @@ class CsrSpmm final : public CsrDevicePlan {
       Shape s;
       int used = 0;
       const bool parsed = std::sscanf(variant.c_str(), "c%dw%d%n", &s.c, &s.w, &used) == 2;
-      s.t = parsed && variant.substr(used) == "t";
-      if (!parsed || (variant.substr(used) != "" && !s.t) || !valid(s))
+      const std::string suffix = parsed ? variant.substr(used) : "";
+      s.t = suffix == "t";
+      if (!parsed || (!suffix.empty() && !s.t) || !valid(s))
         throw Unsupported("csr-spmm variant '" + variant + "': expected c<C>w<W>, C in 1, 2, 4 dividing k = " +
                           std::to_string(k_) + " (1, 2, 4, 8 column-major) and W a power of two in 1..32; "
                           "column-major also c<C>w<W>t (transposed, row-major kernel)");
@@ -285,7 +275,7 @@ class CsrSpmm final : public CsrDevicePlan {
     const int eg = std::clamp(pow2_at_least(static_cast<int>(mean / 4)), 1, 32);
     if (!row_major_)
       for (const int c : {std::min(8, pow2_at_least(k_)), 4})
-        for (const int w : {eg, eg * 2, std::max(1, eg / 2)}) add(std::min(c, 8), std::min(w, 32), false);
+        for (const int w : {eg, eg * 2, std::max(1, eg / 2)}) add(c, std::min(w, 32), false);
     for (const int c : {k_ % 4 == 0 ? 4 : 0, k_ % 2 == 0 ? 2 : 0, 1}) {
       if (c == 0) continue;
       const int kl = std::min(32, pow2_at_least((k_ + c - 1) / c));
@@ -324,18 +314,28 @@ class CsrSpmm final : public CsrDevicePlan {
       }
     }
     SPMV_CUDA_CHECK_LAUNCH();
-    if (n_long_ == 0) return;
+    if (n_short_ + n_long_ == 0) return;
     const long long xr = rm ? k_ : 1, xc = rm ? 1 : cols_;
     const long long yr = rm ? k_ : 1, yc = rm ? 1 : rows_;
-    spmm_long_kernel<<<n_long_, 1024>>>(reinterpret_cast<const int4*>(desc_.data()), k_, long_kt_, rp, col, val,
-                                        x_.data(), xr, xc, y_.data(), yr, yc, partial_.data(), arrived_.data());
-    SPMV_CUDA_CHECK_LAUNCH();
+    const int4* desc = reinterpret_cast<const int4*>(desc_.data());
+    if (n_short_) {  // 32 groups along the entries, as the long pieces' 1024 threads at k >= 32
+      const int block = std::clamp(32 * long_kt_, 128, 1024);
+      spmm_long_kernel<<<n_short_, block>>>(desc, tuning::csr_spmm_short_piece, k_, long_kt_, rp, col, val,
+                                                                   x_.data(), xr, xc, y_.data(), yr, yc, partial_.data(), arrived_.data());
+      SPMV_CUDA_CHECK_LAUNCH();
+    }
+    if (n_long_) {
+      spmm_long_kernel<<<n_long_, 1024>>>(desc + n_short_, tuning::csr_spmm_piece, k_, long_kt_, rp, col, val, x_.data(), xr, xc,
+                                          y_.data(), yr, yc, partial_.data() + static_cast<std::size_t>(n_short_) * k_,
+                                          arrived_.data() + n_short_);
+      SPMV_CUDA_CHECK_LAUNCH();
+    }
   }
 
   bool row_major_;
   Shape shape_;
   int long_row_ = 1024, long_kt_ = 32;
-  unsigned n_long_ = 0;  // blocks of the long-row kernel (pieces)
+  unsigned n_short_ = 0, n_long_ = 0;  // blocks of the long-row kernel (pieces): short, long class
   DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
   DeviceBuffer<double> partial_;
   DeviceBuffer<int> arrived_;

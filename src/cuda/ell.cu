@@ -1,10 +1,12 @@
 // ELLPACK on the GPU: column-major slots (slot (r, j) at j*rows + r), one thread per row, so a warp
 // reads 32 consecutive values and columns per step. Padding holds value 0 and a column the row
 // already touched, so no branch is needed. Width and slots made on the device from a device CSR.
+// SpMM: padded_spmm.cuh (lanes of a row along K, X and Y row-major on the device).
 #include <spmv/formats/ell.hpp>
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
+#include "cuda/padded_spmm.cuh"
 
 namespace spmv::cuda {
 
@@ -18,6 +20,12 @@ __global__ void ell_kernel(index_t rows, index_t width, const index_t* __restric
   if (r >= rows) return;
   y[r] = padded_row_sum(0, width, 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x);
 }
+
+// Rows for padded_spmm_kernel: every row has width slots, column-major.
+struct EllRows {
+  index_t rows, width;
+  __device__ PaddedRow row(index_t r) const { return {r, rows, width}; }
+};
 
 // Device conversion: thread r writes row r's slots (coalesced across the warp). Padding holds
 // value 0 and the row's last column (column 0 for an empty row), so x is read where the row
@@ -76,7 +84,7 @@ class EllPlan final : public CudaPlan {
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots;
-    bytes_per_product = 12 * slots + 8 * static_cast<offset_t>(a.cols) + 8 * static_cast<offset_t>(a.rows);
+    bytes_per_product = 12 * slots + 8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
     detail = "width=" + std::to_string(width_) + " device-conversion";
   }
 
@@ -84,7 +92,8 @@ class EllPlan final : public CudaPlan {
   void launch() override {
     if (rows_ == 0) return;
     if (width_ == 0) return zero_async(y_);
-    ell_kernel<<<grid_for(rows_, block_), block_>>>(rows_, width_, col_.data(), val_.data(), x_.data(), y_.data());
+    if (k_ > 1) launch_padded_spmm(EllRows{rows_, width_}, k_, block_, col_.data(), val_.data(), x_.data(), y_.data());
+    else ell_kernel<<<grid_for(rows_, block_), block_>>>(rows_, width_, col_.data(), val_.data(), x_.data(), y_.data());
     SPMV_CUDA_CHECK_LAUNCH();
   }
   int block_;
@@ -103,7 +112,9 @@ void register_ell() {
   add_kernel({.name = "ell",
               .backend = Backend::Cuda,
               .format = "ell",
-              .description = "ELLPACK, column-major, one thread per row (coalesced); converted on the device",
+              .description = "ELLPACK, column-major, one thread per row (coalesced); converted on the device; SpMM "
+                             "(lanes along K, X and Y row-major on the device)",
+              .spmm = true,
               .params = {"block_size"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_ell(a, o, nullptr); }});
 }

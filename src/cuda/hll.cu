@@ -4,7 +4,7 @@
 // hack costs nothing but its idle lanes. `lanes` threads share a row (1 to 32, from the mean row
 // length unless PlanOptions::subwarp names it): a warp works on 32 / lanes consecutive rows, lane
 // l taking every lanes-th entry, so each load is still a few runs of consecutive slots, and long
-// rows get more threads in flight. SpMM (row-major X, Y): a thread per (row, right-hand side).
+// rows get more threads in flight. SpMM (row-major X, Y): padded_spmm.cuh, lanes of a row along K.
 // The layout (row lengths, hack widths, offsets) and the slots are made on the device from a
 // device CSR; only the slot count comes back to the host, for the memory check.
 #include <spmv/formats/hll.hpp>
@@ -15,6 +15,7 @@
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
+#include "cuda/padded_spmm.cuh"
 
 namespace spmv::cuda {
 
@@ -50,22 +51,17 @@ __global__ void hll_kernel(index_t rows, int hack, const long long* __restrict__
   if (r < rows && lane < kRowsPerWarp) y[r] = s;
 }
 
-__global__ void hll_spmm_kernel(index_t rows, int k, int hack, const long long* __restrict__ hack_offset,
-                                const index_t* __restrict__ len, const index_t* __restrict__ col,
-                                const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
-  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long r = t / k;
-  const int c = static_cast<int>(t - r * k);
-  if (r >= rows) return;
-  const HllRow row = hll_row(rows, hack, hack_offset, static_cast<index_t>(r));
-  const index_t n = len[r];
-  double s = 0;
-  for (index_t j = 0; j < n; ++j) {
-    const long long p = row.slot(j);
-    s += __ldg(val + p) * __ldg(x + static_cast<long long>(__ldg(col + p)) * k + c);
+// Rows for padded_spmm_kernel: a row's own length, so padding is never read.
+struct HllRows {
+  index_t rows;
+  int hack;
+  const long long* hack_offset;
+  const index_t* len;
+  __device__ PaddedRow row(index_t r) const {
+    const HllRow h = hll_row(rows, hack, hack_offset, r);
+    return {h.base, h.stride, len[r]};
   }
-  y[r * k + c] = s;
-}
+};
 
 // The layout on the device: row lengths (a thread per row), then each hack's slots, its longest
 // row times its rows (a thread per hack), which an exclusive scan turns into offsets.
@@ -184,8 +180,7 @@ class HllPlan final : public CudaPlan {
     if (rows_ == 0) return;
     if (slots_ == 0) return zero_async(y_);
     if (k_ > 1)
-      hll_spmm_kernel<<<grid_for(static_cast<offset_t>(rows_) * k_, block_), block_>>>(
-          rows_, k_, hack_, offset_, len_, col_.data(), val_.data(), x_.data(), y_.data());
+      launch_padded_spmm(HllRows{rows_, hack_, offset_, len_}, k_, block_, col_.data(), val_.data(), x_.data(), y_.data());
     else
       switch (lanes_) {
         case 1: go<1>(); break;
@@ -217,7 +212,7 @@ void register_hll() {
               .backend = Backend::Cuda,
               .format = "hll",
               .description = "Hacked ELLPACK (sliced ELL), column-major hacks, row lengths so padding is never read, "
-                             "1-32 threads per row; converted on the device; SpMM (X, Y row-major on the device)",
+                             "1-32 threads per row; converted on the device; SpMM (lanes along K, X and Y row-major on the device)",
               .spmm = true,
               .params = {"block_size", "hack"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});

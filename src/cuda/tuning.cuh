@@ -55,8 +55,10 @@ inline int csr_spmm_long_row(int groups, index_t rows, double mean_row) {
   const double steps = 64.0 * groups;
   return static_cast<int>(std::min(1024.0, rows < 4096 ? steps : std::max(steps, 8.0 * mean_row)));
 }
-// CSR SpMM: a long row is cut into pieces of this many entries, one block of the long-row kernel each.
+// CSR SpMM: a long row is cut into pieces of this many entries, one block of 1024 threads each;
+// rows up to csr_spmm_short_rows entries into short pieces, one smaller block each (csr_spmm.cu).
 inline constexpr int csr_spmm_piece = 2048;
+inline constexpr int csr_spmm_short_rows = 2048, csr_spmm_short_piece = 512;
 
 // Whether the CUDA "csr" kernel should run CSR-adaptive rather than CSR-vector: a row much longer
 // than the mean. With the longest row at least 64 and over 6 times the mean (or over 1024 and 32

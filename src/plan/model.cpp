@@ -140,6 +140,9 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
     r.add("csr", "csr" + bs, predict(m.vector, by.csr, longest / 32), 0);  // CSR SpMM
     r.add("hll", "hll hack=32" + bs, predict(m.hll_spmm, by.hll[1], longest), m.convert_hll,
           [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
+    if (f.ell_padding <= m.ell_spmm_max_padding)  // ELL reads its padding: only where there is little
+      r.add("ell", "ell" + bs, predict(m.hll_spmm, by.ell, longest), m.convert_ell * f.ell_padding, {},
+            m.convert_ell_fixed_us);
     return;
   }
   const int subwarp = cuda::tuning::csr_vector_subwarp(f.mean);  // CSR-vector's own rule

@@ -57,6 +57,7 @@ struct CudaModel {
   KernelFit ell{3.4, 4300, 0, 0.060};       // padding's x reads hit the cache: above copy bandwidth
   KernelFit hll{2.8, 4100, 0, 0.19};       // bytes without padding, + half of it: a warp waits for its longest row
   KernelFit hll_spmm{2.8, 4000, 0, 0.19};  // SpMM: padded bytes
+  double ell_spmm_max_padding = 1.25;       // SpMM: ELL a candidate up to this padding (slots / nnz)
   // Device conversions, allocation included (medians of the planner's runs):
   // in CSR products (ELL: per padded slot), plus fixed parts (allocations, the layout's kernels, a scan).
   double convert_ell = 5, convert_hll = 5, convert_csr5 = 4;
