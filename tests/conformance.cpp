@@ -261,6 +261,38 @@ TEST(CONFORMANCE, WideSpmmBothLayouts) {
   EXPECT_GE(runs, 3 * 16);  // csr, hll and one more family at least
 }
 
+// Every SpMM kernel at K = 1, 2, 3, 4, 5, 16, 33, 64 in both layouts (each column-block width
+// and its remainders) on the edge cases that break SpMM (nnz = 0, one huge row, rectangular,
+// empty rows) and on real shared matrices (rectangular well1033 and wm1, symmetric Journals with
+// dense rows, skew-symmetric plskz362, mcfe). A refusal counts only with its reason (run_one).
+TEST(CONFORMANCE, SpmmEveryKBothLayouts) {
+  REQUIRE_BACKEND();
+  const auto cases = test::edge_cases();
+  std::vector<std::pair<std::string, Csr>> mats;
+  for (const char* name : {"empty_0nnz", "one_dominant_row", "wide_3x50", "empty_rows_everywhere"})
+    mats.emplace_back(name, edge_case(cases, name));
+  for (const auto& [name, file] : test::shared_matrix_files())
+    if (name == "well1033" || name == "wm1" || name == "Journals" || name == "plskz362" || name == "mcfe")
+      mats.emplace_back(name, io::load_csr(file));
+  ASSERT_EQ(mats.size(), 9u) << "shared matrices missing from " << test::shared_matrices_dir();
+  int runs = 0;
+  for (const KernelSpec* spec : tested_kernels()) {
+    if (!spec->spmm) continue;
+    for (const int k : {1, 2, 3, 4, 5, 16, 33, 64})
+      for (const Layout lay : {Layout::RowMajor, Layout::ColMajor})
+        for (const auto& [name, a] : mats) {
+          if (k == 1 && lay == Layout::ColMajor) continue;
+          PlanOptions opt;
+          opt.threads = spec->backend == Backend::Omp ? 2 : 1;
+          opt.k = k;
+          opt.layout = lay;
+          EXPECT_EQ(run_one(*spec, a, opt, name), "");
+          ++runs;
+        }
+  }
+  EXPECT_GE(runs, 4 * 15 * 9);  // four SpMM kernels at least
+}
+
 // A kernel that does not declare SpMM refuses k > 1 clearly instead of computing one column.
 TEST(CONFORMANCE, SpmvOnlyKernelsRefuseSeveralRightHandSides) {
   REQUIRE_BACKEND();
