@@ -36,7 +36,7 @@ struct Shape {
 };
 
 // Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries.
-template <typename OffT, int C>
+template <typename OffT, int C, int U>
 __global__ void spmm_row_kernel(index_t rows, int k, int w, int lanes_k, int long_row, const OffT* __restrict__ rp,
                                 const index_t* __restrict__ col, const double* __restrict__ val,
                                 const double* __restrict__ x, double* __restrict__ y) {
@@ -54,19 +54,35 @@ __global__ void spmm_row_kernel(index_t rows, int k, int w, int lanes_k, int lon
     const int c = c0 + kl * C;
     double acc[C] = {};
     if (c < k) {
-      // Two entries a step: their column, value and X loads issued together (one dependent chain
-      // of loads per entry would leave the lane waiting on latency).
+      // U entries a step: their column, value and X loads issued together (one dependent chain of
+      // loads per entry would leave the lane waiting on latency). U = 4 where a group's share of a
+      // row is long, 2 on short rows (most of a row would fall to the one-at-a-time tail).
       OffT p = b + g;
-      for (; p + ng < e; p += 2 * ng) {
-        const double v0 = __ldg(val + p), v1 = __ldg(val + p + ng);
-        const long long i0 = __ldg(col + p), i1 = __ldg(col + p + ng);
-        double x0[C], x1[C];
-        load_row<C>(x + i0 * k + c, x0);
-        load_row<C>(x + i1 * k + c, x1);
+      if constexpr (U == 2) {
+        for (; p + ng < e; p += 2 * ng) {
+          const double v0 = __ldg(val + p), v1 = __ldg(val + p + ng);
+          const long long i0 = __ldg(col + p), i1 = __ldg(col + p + ng);
+          double x0[C], x1[C];
+          load_row<C>(x + i0 * k + c, x0);
+          load_row<C>(x + i1 * k + c, x1);
 #pragma unroll
-        for (int j = 0; j < C; ++j) acc[j] += v0 * x0[j] + v1 * x1[j];
+          for (int j = 0; j < C; ++j) acc[j] += v0 * x0[j] + v1 * x1[j];
+        }
+      } else {
+        for (; p + (U - 1) * ng < e; p += U * ng) {
+          double v[U], xs[U][C];
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            v[u] = __ldg(val + p + u * ng);
+            load_row<C>(x + static_cast<long long>(__ldg(col + p + u * ng)) * k + c, xs[u]);
+          }
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int j = 0; j < C; ++j) acc[j] += v[u] * xs[u][j];
+        }
       }
-      if (p < e) {
+      for (; p < e; p += ng) {
         const double v = __ldg(val + p);
         double xr[C];
         load_row<C>(x + static_cast<long long>(__ldg(col + p)) * k + c, xr);
@@ -187,10 +203,10 @@ class CsrSpmm final : public CsrDevicePlan {
       : CsrDevicePlan(a, opt, std::move(dev)), row_major_(opt.layout == Layout::RowMajor) {
     device_transpose_ = false;  // set per shape (use()): the native kernels read both layouts as they are
     const auto t0 = std::chrono::steady_clock::now();
-    const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-    std::vector<Shape> cands = candidates(mean, opt.variant);
+    mean_ = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+    std::vector<Shape> cands = candidates(mean_, opt.variant);
     // Long rows: from the shape the model prefers (the candidates' first), for all of them.
-    long_row_ = tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean);
+    long_row_ = tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean_);
     // Pieces of the rows past long_row: the short class first, then the long one (one descriptor
     // list, two launches).
     std::vector<int> desc;
@@ -293,6 +309,12 @@ class CsrSpmm final : public CsrDevicePlan {
     return w_ok && (s.c == 1 || s.c == 2 || s.c == 4) && k_ % s.c == 0;
   }
 
+  template <typename OffT, int C>
+  void row_kernel(bool u4, unsigned grid, int kl, const OffT* rp) {
+    const auto kernel = u4 ? spmm_row_kernel<OffT, C, 4> : spmm_row_kernel<OffT, C, 2>;
+    kernel<<<grid, block_>>>(rows_, k_, shape_.w, kl, long_row_, rp, m_.col.data(), m_.val.data(), x_.data(), y_.data());
+  }
+
   template <typename OffT>
   void launch_with(const OffT* rp) {
     const Shape s = shape_;
@@ -302,9 +324,10 @@ class CsrSpmm final : public CsrDevicePlan {
     const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
     if (rm) {
       const int kl = lanes_k(s);
-      if (s.c == 4) spmm_row_kernel<OffT, 4><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
-      else if (s.c == 2) spmm_row_kernel<OffT, 2><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
-      else spmm_row_kernel<OffT, 1><<<grid, block_>>>(rows_, k_, s.w, kl, long_row_, rp, col, val, x_.data(), y_.data());
+      const bool u4 = mean_ / entry_groups(s) >= tuning::csr_spmm_unroll4_entries;
+      if (s.c == 4) row_kernel<OffT, 4>(u4, grid, kl, rp);
+      else if (s.c == 2) row_kernel<OffT, 2>(u4, grid, kl, rp);
+      else row_kernel<OffT, 1>(u4, grid, kl, rp);
     } else {
       switch (s.c) {
         case 8: spmm_col_kernel<OffT, 8><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
@@ -333,6 +356,7 @@ class CsrSpmm final : public CsrDevicePlan {
   }
 
   bool row_major_;
+  double mean_ = 0;  // entries per row
   Shape shape_;
   int long_row_ = 1024, long_kt_ = 32;
   unsigned n_short_ = 0, n_long_ = 0;  // blocks of the long-row kernel (pieces): short, long class

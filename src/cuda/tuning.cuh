@@ -58,6 +58,11 @@ inline int csr_spmm_long_row(int groups, index_t rows, double mean_row) {
 // CSR SpMM: a long row is cut into pieces of this many entries, one block of 1024 threads each;
 // rows up to csr_spmm_short_rows entries into short pieces, one smaller block each (csr_spmm.cu).
 inline constexpr int csr_spmm_piece = 2048;
+// CSR SpMM, row-major kernel: entries a lane loads at once, 4 where a group of lanes has at least
+// this many of a row on average (mean row / entry groups), else 2. H200, 4 against the 2-entry
+// kernel: cant alike K = 64 3052 -> 3422 GFLOPS, 27-point stencil K = 64 2988 -> 3239; on rows of
+// 3-7 entries per group 4 lost up to 12% (roadNet-PA, thermal2 alikes).
+inline constexpr double csr_spmm_unroll4_entries = 8;
 inline constexpr int csr_spmm_short_rows = 2048, csr_spmm_short_piece = 512;
 
 // Whether the CUDA "csr" kernel should run CSR-adaptive rather than CSR-vector: a row much longer
