@@ -32,6 +32,7 @@ inline unsigned leading_digits(std::uint64_t v) {
 
 // Value of the first n (1..8) digit bytes of v.
 inline std::uint64_t digits_value(std::uint64_t v, unsigned n) {
+  if (n == 8) return fast_float::parse_eight_digits_unrolled(v);  // no padding (a shift by 64 is undefined)
   v = (v << (8 * (8 - n))) | (0x3030303030303030ULL >> (8 * n));  // left-pad with '0'
   return fast_float::parse_eight_digits_unrolled(v);
 }
