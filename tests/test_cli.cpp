@@ -144,6 +144,25 @@ TEST_F(Cli, WrongLengthXIsAnError) {
   EXPECT_EQ(r.err, tmp("x.mtx") + ": vector has 3 values, the matrix needs 5\n");
 }
 
+// Sizes from the input checked before allocating (issue 19): a coordinate vector whose size line
+// claims 2^31-1 x 2^31-1, and --k 2^31-1, were uncaught std::length_error aborts (exit 134).
+TEST_F(Cli, HugeSizesFromTheInputAreRefusedNotAborted) {
+  {
+    std::ofstream(tmp("huge_vec.mtx")) << "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 0\n";
+    const Result r = run(fmt::format("run {}/cli_small.mtx --x {}", kDir, tmp("huge_vec.mtx")));
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find(tmp("huge_vec.mtx") + ": a 2147483647 x 2147483647 vector would need"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("GiB (3/4 of physical memory)"), std::string::npos) << r.err;
+  }
+  // olm1000 (1000 x 1000): 32 TiB, over any machine's budget.
+  const Result r = run(fmt::format("run {}/olm1000.mtx.gz --k 2147483647", SPMV_SHARED_MATRICES));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("--k 2147483647: X (1000 x 2147483647) and Y (1000 x 2147483647) would need 32000.0 GiB"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(Cli, MalformedFileExitsOneWithFileAndLine) {
   for (const char* cmd : {"info", "run", "convert"}) {
     const std::string extra = std::string(cmd) == "convert" ? " " + tmp("out.spmvbin") : "";

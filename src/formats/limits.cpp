@@ -1,6 +1,7 @@
 #include <spmv/formats/limits.hpp>
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -30,6 +31,20 @@ void check_format_memory(const std::string& format, double bytes_needed, const C
     throw Unsupported(fmt::format(
         "{} would need {:.2f} GiB, {:.1f} times CSR; limit is {:.2f} GiB and {:.0f} times CSR",
         format, bytes_needed / GiB, ratio, budget / GiB, max_ratio));
+}
+
+double input_memory_budget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 16.0 * 1024 * 1024 * 1024;  // unknown: the formats' default
+  return 0.75 * static_cast<double>(pages) * static_cast<double>(page);
+}
+
+void check_input_memory(const std::string& what, double bytes_needed) {
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  const double budget = input_memory_budget();
+  if (bytes_needed > budget)
+    throw Error(fmt::format("{} would need {:.1f} GiB; the budget is {:.1f} GiB (3/4 of physical memory)", what,
+                            bytes_needed / GiB, budget / GiB));
 }
 
 }  // namespace spmv

@@ -14,6 +14,7 @@
 // Tolerated: blank lines anywhere, `%` comment lines anywhere before the size line and also inside
 // the data (like fast_matrix_market), CRLF, tabs, leading/trailing blanks, a UTF-8 BOM, numbers
 // such as `1.`, `-.5e-3`, `+2`, `1E+02`, `inf`, `nan` (kept as values).
+#include <spmv/formats/limits.hpp>
 #include <algorithm>
 #include <fmt/format.h>
 #include <omp.h>
@@ -145,6 +146,8 @@ std::vector<double> read_dense_vector(const std::string& path) {
       throw ParseError(path, 0, fmt::format("a vector must be a general array, this one is {}", to_string(c.symmetry)));
     return std::move(c.val);  // file order is column-major
   }
+  check_input_memory(fmt::format("{}: a {} x {} vector", path, c.rows, c.cols),
+                     8.0 * static_cast<double>(c.rows) * static_cast<double>(c.cols));
   std::vector<double> v(static_cast<std::size_t>(c.rows) * c.cols, 0.0);
   for (offset_t e = 0; e < c.nnz(); ++e) v[static_cast<std::size_t>(c.col[e]) * c.rows + c.row[e]] += c.val[e];
   return v;

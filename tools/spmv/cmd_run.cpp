@@ -1,3 +1,4 @@
+#include <spmv/formats/limits.hpp>
 #include <spmv/io.hpp>
 #include <spmv/plan.hpp>
 #include <spmv/timing.hpp>
@@ -41,6 +42,8 @@ int run(const RunArgs& args) {
   opt.products = args.products;
   opt.trial = !args.no_trial;
 
+  check_input_memory(fmt::format("--k {}: X ({} x {}) and Y ({} x {})", args.k, a.cols, args.k, a.rows, args.k),
+                     8.0 * (static_cast<double>(a.cols) + static_cast<double>(a.rows)) * args.k);
   const std::size_t nx = static_cast<std::size_t>(a.cols) * args.k;
   std::vector<double> x;
   if (std::filesystem::exists(args.x)) {

@@ -41,5 +41,11 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "out of memory\n");
     return 1;
+  } catch (const std::exception& e) {  // never an abort: anything else is still a message and exit 1
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "error: unknown exception\n");
+    return 1;
   }
 }

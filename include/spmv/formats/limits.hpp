@@ -22,4 +22,11 @@ double format_memory_budget(const ConvertOptions& opt);
 /// Threads a conversion runs on: opt.threads, or all.
 int conversion_threads(const ConvertOptions& opt);
 
+/// The most one allocation whose size comes from the input (a header's sizes, --k, a vector file)
+/// may take: three quarters of the machine's physical memory.
+double input_memory_budget();
+/// Checks such an allocation before it is made. Throws Error "<what> would need X GiB; the budget
+/// is Y GiB (3/4 of physical memory)" when over.
+void check_input_memory(const std::string& what, double bytes_needed);
+
 }  // namespace spmv
