@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build needs, only those missing.
 set -euo pipefail
-pkgs=(g++ cmake make git pkg-config zlib1g-dev libdeflate-dev libfmt-dev libcli11-dev libfast-float-dev
+pkgs=(g++ cmake make git pkg-config zlib1g-dev libisal-dev libfmt-dev libcli11-dev libfast-float-dev
       libeigen3-dev libgtest-dev python3 python3-matplotlib
       pybind11-dev python3-dev python3-numpy python3-scipy python3-pytest)
 missing=()

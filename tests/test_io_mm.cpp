@@ -190,7 +190,7 @@ TEST(MatrixMarketRead, MalformedSizeLine) {
 TEST(MatrixMarketRead, MalformedEntries) {
   expect_error("bad_index_zero.mtx", "4: row index 0 out of range 1..3");
   expect_error("bad_col_index_beyond.mtx", "4: column index 5 out of range 1..4");
-  expect_error("bad_index_huge.mtx", "3: row index 99999999999999999999 out of range 1..3");
+  expect_error("bad_index_huge.mtx", "3: row index '99999999999999999999' out of range 1..3");
   expect_error("bad_index_not_integer.mtx", "4: row index '1.5' is not an integer");
   expect_error("bad_value_not_number.mtx", "4: value 'abc' is not a number");
   expect_error("bad_value_suffix.mtx", "4: value '1.0x' is not a number");

@@ -148,8 +148,7 @@ TEST(Gzip, CorruptDeflateStreamNamesTheFile) {
   for (std::size_t i = gz.size() / 2; i < gz.size() / 2 + 8; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
   dump(dir / "flipped.mtx.gz", gz);
   const std::string msg = error_of([&] { io::read_matrix(dir / "flipped.mtx.gz"); });
-  EXPECT_EQ(msg, dir / "flipped.mtx.gz" + ": corrupt gzip data: the gzip member at byte 0 is truncated or damaged "
-                                          "(its deflate stream, CRC-32 or length does not check out)");
+  EXPECT_EQ(msg.rfind(dir / "flipped.mtx.gz" + ": corrupt gzip data: the gzip member at byte 0 is damaged (", 0), 0u) << msg;
 }
 
 // Concatenated gzip files (gzip -c a b, blocked writers) decompress to the concatenation of
@@ -170,32 +169,23 @@ TEST(Gzip, TrailingZerosAreToleratedOtherTrailingBytesAreNot) {
   expect_same_coo(io::read_matrix(dir / "padded.mtx.gz"), io::parse_matrix_market(text, "padded.mtx"));
   dump(dir / "junk.mtx.gz", gz + "junk");
   EXPECT_EQ(error_of([&] { io::read_matrix(dir / "junk.mtx.gz"); }),
-            fmt::format("{}: corrupt gzip data: 4 bytes of trailing garbage after the gzip data at byte {}",
-                        dir / "junk.mtx.gz", gz.size()));
+            fmt::format("{}: corrupt gzip data: trailing garbage after the gzip data at byte {}", dir / "junk.mtx.gz",
+                        gz.size()));
 }
 
-// The ISIZE trailer (size mod 2^32) only sizes the first try: a file compressing better than the
-// trusted 64:1 grows the buffer and decompresses again.
-TEST(Gzip, HighlyCompressibleFileGrowsTheBuffer) {
+// A file that inflates 1000:1 streams through the reader's bounded buffer.
+TEST(Gzip, HighlyCompressibleFileStreams) {
   test::ScratchDir dir;
   std::string text = "%%MatrixMarket matrix coordinate pattern general\n2000 1000 2000000\n";
   for (int i = 0; i < 2000000; ++i) text += "1 1\n";
   const std::string gz = gzipped(dir, text);
-  ASSERT_LT(io::detail::gzip_initial_capacity(gz.size(), static_cast<std::uint32_t>(text.size())), text.size());
+  ASSERT_LT(gz.size() * 100, text.size());
   dump(dir / "ones.mtx.gz", gz);
   EXPECT_EQ(io::read_matrix(dir / "ones.mtx.gz").nnz(), 2000000);
+  EXPECT_EQ(io::load_csr(dir / "ones.mtx.gz").nnz(), 1);  // the duplicates summed
 }
 
-TEST(Gzip, InitialCapacityTrustsOnlyAPlausibleIsize) {
-  using io::detail::gzip_initial_capacity;
-  EXPECT_EQ(gzip_initial_capacity(1 << 20, 3 << 20), 3u << 20);      // honest: the exact size
-  EXPECT_EQ(gzip_initial_capacity(1 << 20, 0xfffffff0u), 64u << 20);  // a lie: at most 64:1
-  EXPECT_EQ(gzip_initial_capacity(1 << 20, 0), 4u << 20);             // unknown: text-like 4:1
-  EXPECT_EQ(gzip_initial_capacity(100, 0xfffffff0u), 1u << 16);       // never below 64 KiB
-  EXPECT_EQ(gzip_initial_capacity(SIZE_MAX, 5), 1u << 16);            // no overflow
-}
-
-// A trailer that lies is caught by libdeflate's length check; a huge one costs no huge buffer:
+// A trailer that lies is caught by the length check; a huge one costs no huge buffer:
 // the read runs with the address space limited to 1 GiB more than the process uses now.
 TEST(Gzip, LyingIsizeIsAnErrorWithoutAHugeAllocation) {
   test::ScratchDir dir;
@@ -215,12 +205,12 @@ TEST(Gzip, LyingIsizeIsAnErrorWithoutAHugeAllocation) {
     ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
     const std::string msg = error_of([&] { io::read_matrix(path); });
     ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
-    EXPECT_EQ(msg, path + ": corrupt gzip data: the gzip member at byte 0 is truncated or damaged "
-                          "(its deflate stream, CRC-32 or length does not check out)");
+    EXPECT_EQ(msg, path + ": corrupt gzip data: the gzip member at byte 0 is damaged "
+                          "(its CRC-32 or length does not check out)");
   }
 }
 
-// A pipe has no size and cannot be mapped: it is read whole, then decompressed.
+// A pipe has no size: it is inflated as it is read.
 TEST(Gzip, ReadsGzipFromAPipe) {
   test::ScratchDir dir;
   const std::string text = small_text(), gz = gzipped(dir, text);
@@ -378,13 +368,36 @@ TEST(BinaryCache, RoundTripRealAndComplexWhateverTheName) {
   EXPECT_FALSE(io::is_binary_cache(kDir + "/no_such_file"));
 }
 
+// Caches written before the header had its own checksum (version 1, 64-byte header) still load.
+TEST(BinaryCache, VersionOneStillReads) {
+  const std::string v1 = std::string(SPMV_TEST_DATA) + "/v1_coord_real_general.spmvbin";
+  ASSERT_EQ(slurp(v1)[8], 1);
+  expect_bit_identical(io::load_csr(v1), io::load_csr(kDir + "/coord_real_general.mtx"));
+}
+
+// A gzipped cache is a cache: the magic is looked for in the inflated bytes.
+TEST(BinaryCache, GzippedCacheReads) {
+  test::ScratchDir dir;
+  const Csr a = coo_to_csr(test::random_coo(300, 200, 0.05, 11));
+  io::write_binary(dir / "a.spmvbin", a, true);
+  gzip_file(slurp(dir / "a.spmvbin"), dir / "a.spmvbin.gz");
+  const io::LoadedMatrix m = io::load(dir / "a.spmvbin.gz");
+  expect_bit_identical(m.matrix, a);
+  EXPECT_EQ(m.generated, "spmv-generated");
+  std::string cut = slurp(dir / "a.spmvbin");
+  gzip_file(cut.substr(0, cut.size() - 9), dir / "cut.spmvbin.gz");
+  EXPECT_EQ(error_of([&] { io::load_csr(dir / "cut.spmvbin.gz"); }),
+            dir / "cut.spmvbin.gz" + ": truncated binary cache: the payload: the file ended after " +
+                std::to_string(8 * a.nnz() - 9) + " of " + std::to_string(8 * a.nnz()) + " bytes");
+}
+
 TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
   test::ScratchDir dir;
   const Csr a = coo_to_csr(test::random_coo(300, 200, 0.05, 11));
   const std::string good = dir / "a.spmvbin";
   io::write_binary(good, a);
   const std::string bytes = slurp(good);
-  const std::size_t expected_size = 64 + 8 * 301 + 12 * static_cast<std::size_t>(a.nnz()) + (a.nnz() % 2) * 4;
+  const std::size_t expected_size = 80 + 8 * 301 + 12 * static_cast<std::size_t>(a.nnz()) + (a.nnz() % 2) * 4;
   ASSERT_EQ(bytes.size(), expected_size);
 
   const std::string p = dir / "bad.spmvbin";
@@ -392,30 +405,29 @@ TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
   EXPECT_EQ(error_of([&] { io::read_binary(p); }),
             fmt::format("{}: truncated binary cache: {} bytes, expected {}", p, bytes.size() - 10, bytes.size()));
   dump(p, bytes.substr(0, 20));
-  EXPECT_EQ(error_of([&] { io::read_binary(p); }), p + ": truncated binary cache: 20 bytes, the header alone has 64");
+  EXPECT_EQ(error_of([&] { io::read_binary(p); }), p + ": truncated binary cache: 20 bytes, the header alone has 80");
 
   std::string flipped = bytes;
   flipped[bytes.size() - 3] ^= 0x10;  // a value bit
   dump(p, flipped);
   EXPECT_EQ(error_of([&] { io::load_csr(p); }), p + ": binary cache checksum mismatch: the file is corrupted");
   flipped = bytes;
-  flipped[64 + 8 * 301 + 5] ^= 0x01;  // a column index
+  flipped[80 + 8 * 301 + 5] ^= 0x01;  // a column index
   dump(p, flipped);
   EXPECT_EQ(error_of([&] { io::read_matrix(p); }), p + ": binary cache checksum mismatch: the file is corrupted");
   flipped = bytes;
-  flipped[32] = 3;  // field: real -> complex; the sizes no longer add up
-  dump(p, flipped);
-  EXPECT_EQ(error_of([&] { io::read_binary(p); }),
-            p + ": corrupt binary cache header: the sizes do not add up to the payload size");
-  flipped = bytes;
-  flipped[36] = 1;  // symmetry: sizes still add up, the checksum covers the header
-  dump(p, flipped);
-  EXPECT_EQ(error_of([&] { io::read_binary(p); }), p + ": binary cache checksum mismatch: the file is corrupted");
+  // Any change to the header is caught by its own checksum before its sizes are used.
+  for (const int at : {16, 24, 29, 32, 36, 40, 56}) {
+    flipped = bytes;
+    flipped[at] ^= 0x04;  // rows, nnz (low and high bytes), field, symmetry, payload bytes, flags
+    dump(p, flipped);
+    EXPECT_EQ(error_of([&] { io::read_binary(p); }), p + ": corrupt binary cache header: its checksum does not match") << at;
+  }
   flipped = bytes;
   flipped[8] = 9;  // version
   dump(p, flipped);
   EXPECT_EQ(error_of([&] { io::read_binary(p); }),
-            p + ": binary cache version 9 is not supported (this build reads version 1)");
+            p + ": binary cache version 9 is not supported (this build reads versions 1 and 2)");
   EXPECT_EQ(error_of([&] { io::read_binary(kDir + "/coord_real_general.mtx"); }),
             kDir + "/coord_real_general.mtx: not an spmv binary cache (bad magic number)");
 }
@@ -447,5 +459,6 @@ TEST(Provenance, GeneratedFilesAreMarkedRealFilesAreNot) {
   std::string bytes = slurp(dir / "plain.spmvbin");
   bytes[56] = 2;
   dump(dir / "bad.spmvbin", bytes);
-  EXPECT_EQ(error_of([&] { io::read_binary(dir / "bad.spmvbin"); }), (dir / "bad.spmvbin") + ": corrupt binary cache header");
+  EXPECT_EQ(error_of([&] { io::read_binary(dir / "bad.spmvbin"); }),
+            (dir / "bad.spmvbin") + ": corrupt binary cache header: its checksum does not match");
 }

@@ -10,29 +10,51 @@ namespace spmv::io {
 
 struct ReadOptions {
   int threads = 0;  ///< 0: all available hardware threads for large files
+  /// The most memory, in bytes, that the sizes in a file's header may ask for; 0: half of the
+  /// machine's physical memory (input_memory_budget). Checked at the size line, before anything
+  /// is allocated: "file:line: a R x C matrix with N entries needs X GiB (...); the memory budget is Y GiB".
+  double memory_budget_bytes = 0;
+  /// What the caller will allocate per row and per column beside the matrix (a command's x and y),
+  /// counted in that check so that a hopeless file is refused before it is read; `extra_what`
+  /// names it in the message.
+  double extra_bytes_per_row = 0, extra_bytes_per_col = 0;
+  std::string extra_what = "vectors";
 };
 
-/// Reads .mtx, .mtx.gz (libdeflate) or a binary cache (recognised by its magic number, whatever the
-/// name). Symmetric/hermitian files are expanded (diagonal never doubled), skew-symmetric ones
-/// mirrored with the sign flipped; pattern entries get 1.0; duplicates are kept in the COO and
-/// summed by coo_to_csr. Blank lines and `%` comment lines are tolerated anywhere, also inside
-/// the data; symmetric files must not store both (i,j) and (j,i). Large files parse in parallel.
+/// Reads .mtx, .mtx.gz (ISA-L, streaming) or a binary cache (recognised by its magic number,
+/// whatever the name, also gzipped). The path is opened once and read in order, so a FIFO or
+/// /dev/stdin works, and memory is the matrix plus a bounded buffer, whatever the file's size.
+/// Symmetric/hermitian files are expanded (diagonal never doubled), skew-symmetric ones mirrored
+/// with the sign flipped; pattern entries get 1.0; duplicates are kept in the COO and summed by
+/// coo_to_csr. Blank lines and `%` comment lines are tolerated anywhere, also inside the data;
+/// symmetric files must not store both (i,j) and (j,i). Large files parse in parallel. Errors are
+/// ParseError("file:line: reason"), quoting at most 80 bytes of an offending token.
 Coo read_matrix(const std::string& path, const ReadOptions& opt = {});
 /// Same, from text already in memory; `name` is used in error messages.
 Coo parse_matrix_market(std::string_view text, const std::string& name, const ReadOptions& opt = {});
+
+/// A matrix read from a file, and what the file says made it.
+struct LoadedMatrix {
+  Csr matrix;
+  std::string generated;  ///< as generated_description: "" for real data
+};
+/// Reads any supported file straight to CSR with one open of the path, and its provenance.
+LoadedMatrix load(const std::string& path, const ReadOptions& opt = {});
 
 /// Coordinate writer (general symmetry, 17 significant digits). `generated`: what produced a
 /// synthetic matrix (see generated_description); empty for real data.
 void write_matrix_market(const std::string& path, const CsrView& a, const std::string& generated = "");
 
 /// Dense vectors as Matrix Market `array real general` with one column (or k columns).
-std::vector<double> read_dense_vector(const std::string& path);
+std::vector<double> read_dense_vector(const std::string& path, const ReadOptions& opt = {});
 void write_dense_vector(const std::string& path, const std::vector<double>& v);
 
 /// Binary cache: magic, version, sizes, payload and a checksum; loads at disk speed. `generated`
 /// marks a synthetic matrix (a flag in the header).
 void write_binary(const std::string& path, const CsrView& a, bool generated = false);
-Csr read_binary(const std::string& path);
+Csr read_binary(const std::string& path, const ReadOptions& opt = {});
+/// Whether the file starts with the binary cache's magic (opens and reads it: not for a FIFO that
+/// is read afterwards; load() tells by itself).
 bool is_binary_cache(const std::string& path);
 
 /// Whether a file holds a matrix made by the generator, as the file itself records it: the
@@ -41,7 +63,7 @@ bool is_binary_cache(const std::string& path);
 /// files use it so that a structure-alike is never reported as a real matrix.
 std::string generated_description(const std::string& path);
 
-/// Convenience: read any supported file straight to CSR.
+/// Convenience: load(path, opt).matrix.
 Csr load_csr(const std::string& path, const ReadOptions& opt = {});
 
 }  // namespace spmv::io

@@ -1,16 +1,164 @@
-// COO -> CSR in O(nnz + rows) and back.
+// COO -> CSR in O(nnz + rows), copying (a const COO) or in the COO's own arrays (an rvalue), and back.
 #include <spmv/matrix.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <numeric>
 #include <omp.h>
+#include <utility>
 
 namespace spmv {
 
 namespace {
+
 // Below this many entries threads cost more than they save.
 constexpr offset_t kParallelThreshold = 1 << 20;
+
+// Entries bucketed by row in two levels when placed in place: rows grouped into this many buckets
+// of about equal entries (one pass with as many write heads, cache-friendly), then each bucket's
+// rows in parallel.
+constexpr int kBuckets = 256;
+
+// Sorts each row [start[r], start[r+1]) by column (rows are short: insertion sort on an index
+// permutation is cheap and stable) and sums duplicates, compacting the row in place; returns the
+// new row lengths.
+std::vector<offset_t> sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, double* val, double* imag,
+                                bool parallel) {
+  std::vector<offset_t> len(static_cast<std::size_t>(rows), 0);
+#pragma omp parallel if (parallel)
+  {
+    std::vector<offset_t> perm;
+    std::vector<index_t> tc;
+    std::vector<double> tv, ti;
+#pragma omp for schedule(dynamic, 256)
+    for (index_t r = 0; r < rows; ++r) {
+      const offset_t b = start[r], e = start[r + 1];
+      const offset_t m = e - b;
+      if (m == 0) continue;
+      bool sorted = true;
+      for (offset_t p = b + 1; p < e; ++p)
+        if (col[p] <= col[p - 1]) { sorted = false; break; }
+      if (sorted) {
+        len[r] = m;
+        continue;
+      }
+      perm.resize(m);
+      std::iota(perm.begin(), perm.end(), offset_t{0});
+      std::stable_sort(perm.begin(), perm.end(), [&](offset_t x, offset_t y) { return col[b + x] < col[b + y]; });
+      tc.resize(m);
+      tv.resize(m);
+      ti.resize(imag ? m : 0);
+      for (offset_t q = 0; q < m; ++q) {
+        tc[q] = col[b + perm[q]];
+        tv[q] = val[b + perm[q]];
+        if (imag) ti[q] = imag[b + perm[q]];
+      }
+      std::copy(tc.begin(), tc.end(), col + b);
+      std::copy(tv.begin(), tv.end(), val + b);
+      if (imag) std::copy(ti.begin(), ti.end(), imag + b);
+      // Sum duplicates (now adjacent), keeping explicit zeros as stored entries.
+      offset_t w = b;
+      for (offset_t p = b + 1; p < e; ++p) {
+        if (col[p] == col[w]) {
+          val[w] += val[p];
+          if (imag) imag[w] += imag[p];
+        } else {
+          ++w;
+          col[w] = col[p];
+          val[w] = val[p];
+          if (imag) imag[w] = imag[p];
+        }
+      }
+      len[r] = w - b + 1;
+    }
+  }
+  return len;
 }
+
+std::vector<offset_t> prefix(const std::vector<offset_t>& len) {
+  std::vector<offset_t> ptr(len.size() + 1, 0);
+  for (std::size_t r = 0; r < len.size(); ++r) ptr[r + 1] = ptr[r] + len[r];
+  return ptr;
+}
+
+// Entries of the COO's arrays, moved together while they are placed by row.
+struct Entries {
+  index_t* row;
+  index_t* col;
+  double* val;
+  double* imag;  // null unless complex
+  struct One {
+    index_t r, c;
+    double v, i;
+  };
+  One take(offset_t p) const { return {row[p], col[p], val[p], imag ? imag[p] : 0.0}; }
+  void put(offset_t p, const One& e) const {
+    row[p] = e.r;
+    col[p] = e.c;
+    val[p] = e.v;
+    if (imag) imag[p] = e.i;
+  }
+};
+
+// Places the entries of [begin, end) into their groups in place (American flag sort: each entry
+// moves once, along cycles): group(e) names an entry's group, head[g] is where group g's next
+// entry goes (its start on entry) and end[g] where it ends. Deterministic; not stable.
+template <class Group>
+void place(const Entries& a, std::vector<offset_t>& head, const std::vector<offset_t>& end, Group group) {
+  const std::size_t groups = end.size();
+  for (std::size_t g = 0; g < groups; ++g) {
+    while (head[g] < end[g]) {
+      const offset_t p = head[g];
+      std::size_t t = group(a.row[p]);
+      if (t == g) {
+        ++head[g];
+        continue;
+      }
+      Entries::One carried = a.take(p);
+      while (t != g) {  // swap the carried entry into its group's next slot, carry what was there
+        const offset_t q = head[t]++;
+        Entries::One next = a.take(q);
+        a.put(q, carried);
+        carried = next;
+        t = group(carried.r);
+      }
+      a.put(p, carried);
+      ++head[g];
+    }
+  }
+}
+
+// Puts the entries in row order in place: row buckets of about equal entries first, then the rows
+// within each bucket, buckets in parallel. start: rows + 1 row starts (from the counts).
+void place_by_row(const Entries& a, index_t rows, const std::vector<offset_t>& start, bool parallel) {
+  const offset_t n = start[rows];
+  const int nb = static_cast<int>(std::min<offset_t>(kBuckets, std::max<offset_t>(1, rows)));
+  std::vector<index_t> first_row(static_cast<std::size_t>(nb) + 1, rows);  // bucket b: rows [first_row[b], first_row[b+1])
+  first_row[0] = 0;
+  for (int b = 1; b < nb; ++b) {
+    const offset_t target = n / nb * b;
+    first_row[b] = static_cast<index_t>(std::lower_bound(start.begin(), start.end(), target) - start.begin());
+    first_row[b] = std::clamp(first_row[b], first_row[b - 1], rows);
+  }
+  std::vector<std::uint8_t> bucket(static_cast<std::size_t>(rows));
+  for (int b = 0; b < nb; ++b)
+    std::fill(bucket.begin() + first_row[b], bucket.begin() + first_row[b + 1], static_cast<std::uint8_t>(b));
+  std::vector<offset_t> head(nb), end(nb);
+  for (int b = 0; b < nb; ++b) {
+    head[b] = start[first_row[b]];
+    end[b] = start[first_row[b + 1]];
+  }
+  place(a, head, end, [&](index_t r) { return static_cast<std::size_t>(bucket[r]); });
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int b = 0; b < nb; ++b) {
+    const index_t r0 = first_row[b], r1 = first_row[b + 1];
+    std::vector<offset_t> rhead(start.begin() + r0, start.begin() + r1), rend(start.begin() + r0 + 1, start.begin() + r1 + 1);
+    place(a, rhead, rend, [r0](index_t r) { return static_cast<std::size_t>(r - r0); });
+  }
+}
+
+}  // namespace
 
 Csr coo_to_csr(const Coo& coo) {
   Csr csr;
@@ -38,59 +186,9 @@ Csr coo_to_csr(const Coo& coo) {
     }
   }
 
-  // Sort each row by column (rows are short: insertion sort on an index permutation is cheap and
-  // stable) and sum duplicates, compacting in place; new row lengths go to `len`.
-  std::vector<offset_t> len(coo.rows, 0);
   const bool parallel = n >= kParallelThreshold;
-#pragma omp parallel if (parallel)
-  {
-    std::vector<offset_t> perm;
-    std::vector<index_t> tc;
-    std::vector<double> tv, ti;
-#pragma omp for schedule(dynamic, 256)
-    for (index_t r = 0; r < coo.rows; ++r) {
-      const offset_t b = start[r], e = start[r + 1];
-      const offset_t m = e - b;
-      if (m == 0) continue;
-      bool sorted = true;
-      for (offset_t p = b + 1; p < e; ++p)
-        if (col[p] <= col[p - 1]) { sorted = false; break; }
-      if (!sorted) {
-        perm.resize(m);
-        std::iota(perm.begin(), perm.end(), offset_t{0});
-        std::stable_sort(perm.begin(), perm.end(),
-                         [&](offset_t x, offset_t y) { return col[b + x] < col[b + y]; });
-        tc.resize(m); tv.resize(m); ti.resize(cplx ? m : 0);
-        for (offset_t q = 0; q < m; ++q) {
-          tc[q] = col[b + perm[q]];
-          tv[q] = val[b + perm[q]];
-          if (cplx) ti[q] = imag[b + perm[q]];
-        }
-        std::copy(tc.begin(), tc.end(), col.begin() + b);
-        std::copy(tv.begin(), tv.end(), val.begin() + b);
-        if (cplx) std::copy(ti.begin(), ti.end(), imag.begin() + b);
-        // Sum duplicates (now adjacent), keeping explicit zeros as stored entries.
-        offset_t w = b;
-        for (offset_t p = b + 1; p < e; ++p) {
-          if (col[p] == col[w]) {
-            val[w] += val[p];
-            if (cplx) imag[w] += imag[p];
-          } else {
-            ++w;
-            col[w] = col[p];
-            val[w] = val[p];
-            if (cplx) imag[w] = imag[p];
-          }
-        }
-        len[r] = w - b + 1;
-      } else {
-        len[r] = m;
-      }
-    }
-  }
-
-  csr.row_ptr.assign(static_cast<std::size_t>(coo.rows) + 1, 0);
-  for (index_t r = 0; r < coo.rows; ++r) csr.row_ptr[r + 1] = csr.row_ptr[r] + len[r];
+  const std::vector<offset_t> len = sort_rows(start, coo.rows, col.data(), val.data(), cplx ? imag.data() : nullptr, parallel);
+  csr.row_ptr = prefix(len);
   const offset_t out_n = csr.row_ptr.back();
   if (out_n == n) {
     csr.col = std::move(col);
@@ -107,6 +205,49 @@ Csr coo_to_csr(const Coo& coo) {
       if (cplx) std::copy_n(imag.begin() + start[r], len[r], csr.imag.begin() + csr.row_ptr[r]);
     }
   }
+  return csr;
+}
+
+Csr coo_to_csr(Coo&& coo) {
+  const offset_t n = coo.nnz();
+  const index_t rows = coo.rows;
+  const bool cplx = coo.is_complex();
+  const bool parallel = n >= kParallelThreshold;
+  const Entries a{coo.row.data(), coo.col.data(), coo.val.data(), cplx ? coo.imag.data() : nullptr};
+
+  // Row counts (atomic increments: exact whatever the order), then their prefix sums.
+  std::vector<offset_t> start(static_cast<std::size_t>(rows) + 1, 0);
+  bool in_order = true;  // rows already non-decreasing: nothing to move
+#pragma omp parallel for schedule(static) reduction(&& : in_order) if (parallel)
+  for (offset_t e = 0; e < n; ++e) {
+    std::atomic_ref<offset_t>(start[a.row[e] + 1]).fetch_add(1, std::memory_order_relaxed);
+    if (e > 0 && a.row[e] < a.row[e - 1]) in_order = false;
+  }
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  if (!in_order) place_by_row(a, rows, start, parallel);
+  std::vector<index_t>().swap(coo.row);  // the row indices are done with
+
+  const std::vector<offset_t> len = sort_rows(start, rows, a.col, a.val, a.imag, parallel);
+  Csr csr;
+  csr.rows = rows;
+  csr.cols = coo.cols;
+  csr.field = coo.field;
+  csr.symmetry = coo.symmetry;
+  csr.row_ptr = prefix(len);
+  const offset_t out_n = csr.row_ptr.back();
+  if (out_n != n) {  // duplicates were summed: close the gaps, rows in order (each moves left)
+    for (index_t r = 0; r < rows; ++r) {
+      std::copy_n(a.col + start[r], len[r], a.col + csr.row_ptr[r]);
+      std::copy_n(a.val + start[r], len[r], a.val + csr.row_ptr[r]);
+      if (cplx) std::copy_n(a.imag + start[r], len[r], a.imag + csr.row_ptr[r]);
+    }
+    coo.col.resize(out_n);
+    coo.val.resize(out_n);
+    if (cplx) coo.imag.resize(out_n);
+  }
+  csr.col = std::move(coo.col);
+  csr.val = std::move(coo.val);
+  csr.imag = std::move(coo.imag);
   return csr;
 }
 

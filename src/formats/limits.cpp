@@ -33,18 +33,19 @@ void check_format_memory(const std::string& format, double bytes_needed, const C
         format, bytes_needed / GiB, ratio, budget / GiB, max_ratio));
 }
 
-double input_memory_budget() {
+double input_memory_budget(double requested) {
+  if (requested > 0) return requested;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return 16.0 * 1024 * 1024 * 1024;  // unknown: the formats' default
-  return 0.75 * static_cast<double>(pages) * static_cast<double>(page);
+  return 0.5 * static_cast<double>(pages) * static_cast<double>(page);
 }
 
-void check_input_memory(const std::string& what, double bytes_needed) {
+void check_input_memory(const std::string& what, double bytes_needed, double requested_budget) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
-  const double budget = input_memory_budget();
+  const double budget = input_memory_budget(requested_budget);
   if (bytes_needed > budget)
-    throw Error(fmt::format("{} would need {:.1f} GiB; the budget is {:.1f} GiB (3/4 of physical memory)", what,
-                            bytes_needed / GiB, budget / GiB));
+    throw Error(fmt::format("{} would need {:.1f} GiB; the memory budget is {:.1f} GiB", what, bytes_needed / GiB,
+                            budget / GiB));
 }
 
 }  // namespace spmv

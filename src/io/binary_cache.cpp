@@ -1,12 +1,17 @@
-// Binary CSR cache (`spmv convert A.mtx A.spmvbin`): a 64-byte header, then the CSR arrays as
-// they are in memory, so loading is a few read() calls plus a checksum that runs faster than the
-// disk. Layout (little-endian):
-//   0  char[8]  magic "SPMVBIN\x1a"       8  u32 version (1)      12 u32 header bytes (64)
+// Binary CSR cache (`spmv convert A.mtx A.spmvbin`): an 80-byte header, then the CSR arrays as
+// they are in memory, so loading is reading them into place plus a checksum that runs faster than
+// the disk. Layout (little-endian), version 2:
+//   0  char[8]  magic "SPMVBIN\x1a"       8  u32 version (2)      12 u32 header bytes (80)
 //   16 i32 rows   20 i32 cols   24 i64 nnz   32 u32 field   36 u32 symmetry
-//   40 u64 payload bytes   48 u64 checksum (header with this field zeroed + every section)
-//   56 u64 flags: bit 0 = generated (a synthetic matrix from `spmv generate`); other bits 0
+//   40 u64 payload bytes   48 u64 checksum (header with this field and the header checksum zeroed,
+//   then every section)   56 u64 flags: bit 0 = generated (from `spmv generate`); other bits 0
+//   64 u64 header checksum (bytes 0..63, so that sizes are trusted before anything is allocated)
+//   72 u64 reserved (0)
 //   payload: row_ptr i64[rows+1] | col i32[nnz] | 0..4 zero bytes to an 8-byte boundary |
 //            val f64[nnz] | imag f64[nnz] (complex only)
+// Version 1 (a 64-byte header without the header checksum) is still read.
+#include <spmv/formats/limits.hpp>
+
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -17,7 +22,6 @@
 #include <unistd.h>
 #include <string_view>
 #include <utility>
-#include <zlib.h>
 
 #include "io/io_internal.hpp"
 
@@ -28,7 +32,7 @@ namespace detail {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'P', 'M', 'V', 'B', 'I', 'N', '\x1a'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 struct BinHeader {
   char magic[8];
@@ -42,9 +46,12 @@ struct BinHeader {
   std::uint64_t payload_bytes;
   std::uint64_t checksum;
   std::uint64_t flags;
+  std::uint64_t header_checksum;  // version 2
+  std::uint64_t reserved;
 };
 constexpr std::uint64_t kGenerated = 1;
-static_assert(sizeof(BinHeader) == 64);
+constexpr std::size_t kHeaderV1 = 64;
+static_assert(sizeof(BinHeader) == 80);
 static_assert(std::endian::native == std::endian::little, "the cache layout is little-endian");
 
 constexpr std::uint64_t P1 = 0x9E3779B185EBCA87ull, P2 = 0xC2B2AE3D27D4EB4Full, P3 = 0x165667B19E3779F9ull;
@@ -100,6 +107,7 @@ bool has_binary_magic(std::string_view head) {
 namespace {
 
 using detail::BinHeader;
+using detail::kHeaderV1;
 
 struct Fd {
   int fd;
@@ -115,9 +123,12 @@ std::uint64_t payload_bytes(std::int64_t rows, std::int64_t nnz, bool cplx) {
          static_cast<std::uint64_t>(nnz) * 8 * (cplx ? 2 : 1);
 }
 
+std::uint64_t header_checksum(const BinHeader& h) { return detail::checksum(&h, kHeaderV1); }
+
 std::uint64_t full_checksum(BinHeader h, const CsrView& a) {
   h.checksum = 0;
-  std::uint64_t s = detail::checksum(&h, sizeof h);
+  h.header_checksum = 0;
+  std::uint64_t s = detail::checksum(&h, h.version == 1 ? kHeaderV1 : sizeof h);
   auto mix = [&s](const void* p, std::size_t n) { s = (s ^ detail::checksum(p, n)) * 0x9E3779B185EBCA87ull; };
   mix(a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t));
   mix(a.col.data(), a.col.size() * sizeof(index_t));
@@ -136,20 +147,6 @@ void write_all(int fd, const std::string& path, const void* p, std::size_t n) {
     }
     c += w;
     n -= static_cast<std::size_t>(w);
-  }
-}
-
-void read_all(int fd, const std::string& path, void* p, std::size_t n) {
-  char* c = static_cast<char*>(p);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, c, std::min<std::size_t>(n, std::size_t{1} << 30));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      throw ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
-    }
-    if (r == 0) throw ParseError(path, 0, "truncated binary cache: the file ended inside the payload");
-    c += r;
-    n -= static_cast<std::size_t>(r);
   }
 }
 
@@ -172,6 +169,7 @@ void write_binary(const std::string& path, const CsrView& a, bool generated) {
       static_cast<offset_t>(a.val.size()) != a.nnz() || (cplx && static_cast<offset_t>(a.imag.size()) != a.nnz()))
     throw Error(fmt::format("{}: cannot write an inconsistent CSR matrix", path));
   h.checksum = full_checksum(h, a);
+  h.header_checksum = header_checksum(h);  // over the rest of the header, the payload checksum included
 
   Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
   if (f.fd < 0) throw Error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
@@ -186,68 +184,47 @@ void write_binary(const std::string& path, const CsrView& a, bool generated) {
     throw Error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
 }
 
-bool is_binary_cache(const std::string& path) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) return false;
-  char head[8];
-  return ::pread(f.fd, head, sizeof head, 0) == sizeof head && detail::has_binary_magic({head, sizeof head});
-}
+}  // namespace spmv::io
 
-std::string generated_description(const std::string& path) {
-  {  // a binary cache: its header's flag, from one read of the header
-    Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-    BinHeader h{};  // a shorter file leaves the flags zero
-    if (f.fd >= 0 && ::pread(f.fd, &h, sizeof h, 0) >= 8 && detail::has_binary_magic({h.magic, 8}))
-      return (h.flags & detail::kGenerated) ? "spmv-generated" : "";
-  }
-  // The header comments of a Matrix Market file (zlib reads plain and gzip files alike); only the
-  // comment lines right after the banner count, so the search never reads into the data.
-  gzFile g = gzopen(path.c_str(), "rb");
-  if (!g) return "";
-  std::string found;
-  char line[4096];
-  for (int n = 0; n < 64 && gzgets(g, line, sizeof line); ++n) {
-    const std::string_view l(line);
-    if (n == 0) continue;  // the banner
-    if (l.empty() || l[0] != '%') break;
-    constexpr std::string_view tag = "% spmv-generated: ";
-    if (l.starts_with(tag)) {
-      found = std::string(l.substr(tag.size()));
-      while (!found.empty() && (found.back() == '\n' || found.back() == '\r')) found.pop_back();
-      if (found.empty()) found = "spmv-generated";
-      break;
-    }
-  }
-  gzclose(g);
-  return found;
-}
+namespace spmv::io::detail {
 
-Csr read_binary(const std::string& path) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) throw ParseError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
-  struct stat st{};
-  if (::fstat(f.fd, &st) != 0) throw ParseError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
-  const auto size = static_cast<std::uint64_t>(st.st_size);
+Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
+  const std::string& path = src.name();
   BinHeader h{};
-  if (size < 8 || ::pread(f.fd, &h, 8, 0) != 8 || !detail::has_binary_magic({h.magic, 8}))
-    throw ParseError(path, 0, "not an spmv binary cache (bad magic number)");
-  if (size < sizeof h)
-    throw ParseError(path, 0, fmt::format("truncated binary cache: {} bytes, the header alone has {}", size, sizeof h));
-  read_all(f.fd, path, &h, sizeof h);
-  if (h.version != detail::kVersion)
-    throw ParseError(path, 0, fmt::format("binary cache version {} is not supported (this build reads version {})",
-                                          h.version, detail::kVersion));
-  if (h.header_bytes != sizeof h || h.rows < 0 || h.cols < 0 || h.nnz < 0 || h.field > 3 || h.symmetry > 3 ||
-      (h.flags & ~detail::kGenerated) != 0)
+  const std::int64_t size = src.content_size();  // -1: a pipe or gzip (checked as it is read)
+  const auto truncated_header = [&](std::size_t header_bytes) {
+    return ParseError(path, 0, fmt::format("truncated binary cache: {} bytes, the header alone has {}", size, header_bytes));
+  };
+  if (size >= 0 && size < 12) throw truncated_header(sizeof h);
+  src.read_exact(&h, 12, "truncated binary cache header");  // magic and version
+  if (!has_binary_magic({h.magic, 8})) throw ParseError(path, 0, "not an spmv binary cache (bad magic number)");
+  if (h.version != 1 && h.version != kVersion)
+    throw ParseError(path, 0, fmt::format("binary cache version {} is not supported (this build reads versions 1 and {})",
+                                          h.version, kVersion));
+  const std::size_t header_bytes = h.version == 1 ? kHeaderV1 : sizeof h;
+  if (size >= 0 && size < static_cast<std::int64_t>(header_bytes)) throw truncated_header(header_bytes);
+  src.read_exact(reinterpret_cast<char*>(&h) + 12, header_bytes - 12, "truncated binary cache header");
+  if (h.header_bytes != header_bytes) throw ParseError(path, 0, "corrupt binary cache header");
+  if (h.version >= 2 && (h.header_checksum != header_checksum(h) || h.reserved != 0))
+    throw ParseError(path, 0, "corrupt binary cache header: its checksum does not match");
+  if (h.rows < 0 || h.cols < 0 || h.nnz < 0 || h.field > 3 || h.symmetry > 3 || (h.flags & ~kGenerated) != 0)
     throw ParseError(path, 0, "corrupt binary cache header");
   const bool cplx = static_cast<Field>(h.field) == Field::Complex;
-  // nnz is bounded by the file size before anything is allocated.
-  if (static_cast<std::uint64_t>(h.nnz) > size / 12 || h.payload_bytes != payload_bytes(h.rows, h.nnz, cplx))
+  if (h.payload_bytes != payload_bytes(h.rows, h.nnz, cplx))
     throw ParseError(path, 0, "corrupt binary cache header: the sizes do not add up to the payload size");
-  if (size < sizeof h + h.payload_bytes)
-    throw ParseError(path, 0, fmt::format("truncated binary cache: {} bytes, expected {}", size, sizeof h + h.payload_bytes));
-  if (size > sizeof h + h.payload_bytes)
-    throw ParseError(path, 0, fmt::format("corrupt binary cache: {} bytes after the payload", size - sizeof h - h.payload_bytes));
+  // The sizes are bounded by the file's size, when known, and by the budget before anything is allocated.
+  if (size >= 0) {
+    const auto total = static_cast<std::uint64_t>(size);
+    if (total < header_bytes + h.payload_bytes)
+      throw ParseError(path, 0, fmt::format("truncated binary cache: {} bytes, expected {}", total, header_bytes + h.payload_bytes));
+    if (total > header_bytes + h.payload_bytes)
+      throw ParseError(path, 0, fmt::format("corrupt binary cache: {} bytes after the payload", total - header_bytes - h.payload_bytes));
+  }
+  const double need = static_cast<double>(h.payload_bytes) + opt.extra_bytes_per_row * h.rows + opt.extra_bytes_per_col * h.cols;
+  if (need > input_memory_budget(opt.memory_budget_bytes))
+    throw ParseError(path, 0, fmt::format("a {} x {} matrix with {} entries needs {:.1f} GiB (with {}); the memory budget is {:.1f} GiB",
+                                          h.rows, h.cols, h.nnz, need / (1024.0 * 1024 * 1024), opt.extra_what,
+                                          input_memory_budget(opt.memory_budget_bytes) / (1024.0 * 1024 * 1024)));
 
   Csr a;
   a.rows = h.rows;
@@ -258,17 +235,21 @@ Csr read_binary(const std::string& path) {
   a.col.resize(static_cast<std::size_t>(h.nnz));
   a.val.resize(static_cast<std::size_t>(h.nnz));
   if (cplx) a.imag.resize(static_cast<std::size_t>(h.nnz));
-  read_all(f.fd, path, a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t));
-  read_all(f.fd, path, a.col.data(), a.col.size() * sizeof(index_t));
+  constexpr const char* kShort = "truncated binary cache: the payload";
+  src.read_exact(a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t), kShort);
+  src.read_exact(a.col.data(), a.col.size() * sizeof(index_t), kShort);
   char pad[8];
-  read_all(f.fd, path, pad, col_pad(h.nnz));
-  read_all(f.fd, path, a.val.data(), a.val.size() * sizeof(double));
-  if (cplx) read_all(f.fd, path, a.imag.data(), a.imag.size() * sizeof(double));
+  src.read_exact(pad, col_pad(h.nnz), kShort);
+  src.read_exact(a.val.data(), a.val.size() * sizeof(double), kShort);
+  if (cplx) src.read_exact(a.imag.data(), a.imag.size() * sizeof(double), kShort);
+  if (src.content_size() < 0 && src.read(pad, 1) != 0)
+    throw ParseError(path, 0, "corrupt binary cache: bytes after the payload");
   if (full_checksum(h, a) != h.checksum) throw ParseError(path, 0, "binary cache checksum mismatch: the file is corrupted");
 
   // A file with a valid checksum can still be hand-made; kernels trust these invariants.
   if (const std::string e = csr_structure_error(a); !e.empty()) throw ParseError(path, 0, "corrupt binary cache: " + e);
+  if (generated) *generated = (h.flags & kGenerated) != 0;
   return a;
 }
 
-}  // namespace spmv::io
+}  // namespace spmv::io::detail

@@ -88,12 +88,12 @@ void count_chunks(const char* base, std::vector<Chunk>& chunks, int threads) {
   for (std::size_t i = 0; i < nchunks; ++i) count_chunk(base, chunks[i]);
 }
 
-DataCounts number_chunks(std::vector<Chunk>& chunks, i64 first_line) {
+DataCounts number_chunks(std::vector<Chunk>& chunks, i64 first_line, i64 first_entry) {
   i64 line = first_line;
   DataCounts total;
   for (Chunk& c : chunks) {
     c.first_line = line;
-    c.first_entry = total.entries;
+    c.first_entry = first_entry + total.entries;
     line += c.newlines;
     total.entries += c.entries;
     total.newlines += c.newlines;
@@ -101,14 +101,13 @@ DataCounts number_chunks(std::vector<Chunk>& chunks, i64 first_line) {
   return total;
 }
 
-DataCounts recount_lone_chunk(const char* base, Chunk& c, i64 expected) {
+DataCounts count_parsed_lone_chunk(const char* base, Chunk& c) {
   Chunk rest;
   rest.begin = c.parsed_end;
   rest.end = c.end;
   count_chunk(base, rest);
-  if (c.parsed == expected && rest.entries == 0) return {expected, c.newlines};
-  c.entries = 0;
-  count_chunk(base, c);
+  c.entries = c.parsed + rest.entries;
+  c.newlines = c.parsed_newlines + rest.newlines;
   return {c.entries, c.newlines};
 }
 
@@ -126,6 +125,29 @@ i64 line_of_entry(const char* base, const std::vector<Chunk>& chunks, i64 k) {
     }
   }
   return 0;
+}
+
+void EntryLines::add(Chunk& c, i64 lines) {
+  if (c.entries == 0) return;
+  const bool exact = anchors_ + c.anchors.size() <= kMaxAnchors;
+  Span s{c.first_entry, c.entries, c.first_line, lines, exact, {}};
+  if (exact) {
+    anchors_ += c.anchors.size();
+    s.anchors = std::move(c.anchors);
+  }
+  spans_.push_back(std::move(s));
+}
+
+EntryLines::Where EntryLines::find(i64 k) const {
+  auto it = std::upper_bound(spans_.begin(), spans_.end(), k, [](i64 v, const Span& s) { return v < s.first_entry; });
+  if (it == spans_.begin()) return {};
+  const Span& s = *--it;
+  if (!s.exact) return {s.first_line, s.first_line + s.lines - 1};
+  const auto rel = static_cast<std::uint32_t>(k - s.first_entry);
+  auto a = std::upper_bound(s.anchors.begin(), s.anchors.end(), rel,
+                            [](std::uint32_t v, const std::pair<std::uint32_t, std::uint32_t>& x) { return v < x.first; });
+  const i64 line = a == s.anchors.begin() ? s.first_line + rel : s.first_line + (--a)->second + (rel - a->first);
+  return {line, line};
 }
 
 }  // namespace spmv::io::detail

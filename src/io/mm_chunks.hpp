@@ -3,7 +3,9 @@
 // lines; pass 1 counts each chunk's lines and entry lines, and prefix sums over those counts give
 // every chunk its first line number and first entry index.
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +22,10 @@ struct Chunk {
   i64 error_line = 0;                   // pass 2: line of the first error; 0: no error
   std::size_t parsed_end = 0;           // pass 2: where it stopped (after the last entry it stored)
   i64 parsed = 0;                       // pass 2: entries it stored
+  i64 parsed_newlines = 0;              // pass 2: '\n' bytes before parsed_end
+  // pass 2: the entries that follow blank or comment lines, as (entry, line) offsets from the
+  // chunk's first: every other entry is on the line after the previous one's.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> anchors;
   std::string error;                    // pass 2: message of the first error
 };
 
@@ -37,16 +43,39 @@ std::vector<Chunk> split_into_chunks(std::string_view text, std::size_t data_beg
 // nor `%` comments).
 void count_chunks(const char* base, std::vector<Chunk>& chunks, int threads);
 
-// Prefix sums: each chunk's first line (the data section starts on `first_line`) and first entry.
-DataCounts number_chunks(std::vector<Chunk>& chunks, i64 first_line);
+// Prefix sums: each chunk's first line (the block starts on `first_line`) and first entry (the
+// block's first is entry `first_entry` of the file).
+DataCounts number_chunks(std::vector<Chunk>& chunks, i64 first_line, i64 first_entry);
 
-// For a lone chunk that pass 2 parsed trusting the size line's `expected` (pass 1 skipped): the
-// true counts. Exact without recounting when all `expected` entries were stored and only blank
-// or comment lines follow (newlines is then 0: it is only needed when entries are missing);
-// otherwise the chunk is counted as pass 1 would, for the same messages.
-DataCounts recount_lone_chunk(const char* base, Chunk& c, i64 expected);
+// For a lone chunk that pass 2 parsed without pass 1: its true counts, from what the parse saw
+// and a count of the bytes after where it stopped (lines after its last stored entry).
+DataCounts count_parsed_lone_chunk(const char* base, Chunk& c);
 
 // Line number of entry k (0-based), by rescanning its chunk; used only to report errors.
 i64 line_of_entry(const char* base, const std::vector<Chunk>& chunks, i64 k);
+
+// Where the entries of blocks already parsed were (their text is gone by the time an error about
+// them is found): each chunk's first entry and line and its anchors give an entry's exact line.
+// Past kMaxAnchors anchors in all (a file of alternating comment and entry lines), later chunks
+// keep only their line range.
+class EntryLines {
+ public:
+  static constexpr std::size_t kMaxAnchors = std::size_t{1} << 22;
+  // A parsed chunk (its anchors are moved out); `lines`: its lines, the last one open or not.
+  void add(Chunk& c, i64 lines);
+  struct Where {
+    i64 first = 0, last = 0;  // equal: the exact line
+  };
+  Where find(i64 k) const;
+
+ private:
+  struct Span {
+    i64 first_entry, entries, first_line, lines;
+    bool exact;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> anchors;
+  };
+  std::vector<Span> spans_;
+  std::size_t anchors_ = 0;
+};
 
 }  // namespace spmv::io::detail

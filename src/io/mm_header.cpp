@@ -15,6 +15,9 @@ namespace spmv::io::detail {
 
 namespace {
 
+constexpr std::string_view kNoBanner =
+    "missing banner: the first line must be '%%MatrixMarket matrix <format> <field> <symmetry>'";
+
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -51,44 +54,26 @@ bool comment_line(std::string_view line) {
   return t != line.end() && *t == '%';
 }
 
-// Serial line reader for the header.
-struct LineCursor {
-  std::string_view text;
-  std::size_t pos = 0;
-  i64 line = 0;  // number of the line last returned
-  bool next(std::string_view& out) {
-    if (pos >= text.size()) return false;
-    const std::size_t nl = text.find('\n', pos);
-    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    out = text.substr(pos, end - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line;
-    return true;
-  }
-};
-
 // `%%MatrixMarket matrix <format> <field> <symmetry>` on line `bl`: sets format, field, symmetry.
 void parse_banner(std::string_view line, i64 bl, const std::string& name, MmHeader& h) {
   const auto words = split_words(line);
-  if (lower(words[0]) != "%%matrixmarket")
-    throw ParseError(name, bl, "missing banner: the first line must be "
-                               "'%%MatrixMarket matrix <format> <field> <symmetry>'");
+  if (lower(words[0]) != "%%matrixmarket") throw ParseError(name, bl, std::string(kNoBanner));
   if (words.size() < 2) throw ParseError(name, bl, "banner lacks the object (expected 'matrix')");
   if (lower(words[1]) != "matrix")
-    throw ParseError(name, bl, fmt::format("unknown object '{}' in the banner (expected 'matrix')", words[1]));
+    throw ParseError(name, bl, fmt::format("unknown object {} in the banner (expected 'matrix')", quoted(words[1])));
   if (words.size() < 3)
     throw ParseError(name, bl, "banner lacks the format (expected 'coordinate' or 'array')");
   const auto format = match_word<MmFormat>(words[2], {{"coordinate", MmFormat::Coordinate}, {"array", MmFormat::Array}});
   if (!format)
-    throw ParseError(name, bl, fmt::format("unknown format '{}' in the banner (expected 'coordinate' or 'array')", words[2]));
+    throw ParseError(name, bl, fmt::format("unknown format {} in the banner (expected 'coordinate' or 'array')", quoted(words[2])));
   h.format = *format;
   if (words.size() < 4)
     throw ParseError(name, bl, "banner lacks the field (expected 'real', 'integer', 'pattern' or 'complex')");
   const auto field = match_word<Field>(words[3], {{"real", Field::Real}, {"double", Field::Real}, {"integer", Field::Integer},
                                                    {"pattern", Field::Pattern}, {"complex", Field::Complex}});
   if (!field)
-    throw ParseError(name, bl, fmt::format("unknown field '{}' in the banner (expected 'real', 'integer', "
-                                           "'pattern' or 'complex')", words[3]));
+    throw ParseError(name, bl, fmt::format("unknown field {} in the banner (expected 'real', 'integer', "
+                                           "'pattern' or 'complex')", quoted(words[3])));
   h.field = *field;
   if (words.size() < 5)
     throw ParseError(name, bl, "banner lacks the symmetry (expected 'general', 'symmetric', "
@@ -97,11 +82,11 @@ void parse_banner(std::string_view line, i64 bl, const std::string& name, MmHead
                                                         {"skew-symmetric", Symmetry::SkewSymmetric},
                                                         {"hermitian", Symmetry::Hermitian}});
   if (!symmetry)
-    throw ParseError(name, bl, fmt::format("unknown symmetry '{}' in the banner (expected 'general', "
-                                           "'symmetric', 'skew-symmetric' or 'hermitian')", words[4]));
+    throw ParseError(name, bl, fmt::format("unknown symmetry {} in the banner (expected 'general', "
+                                           "'symmetric', 'skew-symmetric' or 'hermitian')", quoted(words[4])));
   h.symmetry = *symmetry;
   if (words.size() > 5)
-    throw ParseError(name, bl, fmt::format("unexpected word '{}' after the symmetry in the banner", words[5]));
+    throw ParseError(name, bl, fmt::format("unexpected word {} after the symmetry in the banner", quoted(words[5])));
 }
 
 // Banner words that are each valid but not together.
@@ -126,16 +111,16 @@ std::array<i64, 3> parse_size_numbers(std::string_view line, i64 sl, bool coord,
       if (!got.empty()) got += ' ';
       got += w;
     }
-    throw ParseError(name, sl, fmt::format("bad size line: expected {}, found '{}'", shape, got));
+    throw ParseError(name, sl, fmt::format("bad size line: expected {}, found {}", shape, quoted(got)));
   }
   std::array<i64, 3> v = {0, 0, 0};
   const char* what[3] = {"rows", "cols", "nnz"};
   for (std::size_t k = 0; k < want; ++k) {
     const auto r = std::from_chars(t[k].data(), t[k].data() + t[k].size(), v[k]);
     if (r.ec == std::errc::result_out_of_range)
-      throw ParseError(name, sl, fmt::format("bad size line: {} '{}' overflows a 64-bit integer", what[k], t[k]));
+      throw ParseError(name, sl, fmt::format("bad size line: {} {} overflows a 64-bit integer", what[k], quoted(t[k])));
     if (r.ec != std::errc() || r.ptr != t[k].data() + t[k].size())
-      throw ParseError(name, sl, fmt::format("bad size line: {} '{}' is not an integer", what[k], t[k]));
+      throw ParseError(name, sl, fmt::format("bad size line: {} {} is not an integer", what[k], quoted(t[k])));
     if (v[k] < 0) throw ParseError(name, sl, fmt::format("bad size line: negative {} {}", what[k], v[k]));
   }
   constexpr i64 kMaxIndex = std::numeric_limits<index_t>::max();
@@ -171,27 +156,51 @@ void set_shape(MmHeader& h, const std::array<i64, 3>& v, i64 sl, const std::stri
 
 }  // namespace
 
-MmHeader read_header(std::string_view text, const std::string& name) {
+MmHeader read_header(TextBlocks& lines, const std::string& name) {
   MmHeader h;
-  LineCursor cur{text};
-  if (text.starts_with("\xEF\xBB\xBF")) cur.pos = 3;  // UTF-8 byte order mark
   std::string_view line;
+  bool too_long = false;
+  i64 n = 0;  // number of the line last read
+  auto next = [&] {
+    if (!lines.next_line(line, too_long)) return false;
+    ++n;
+    if (n == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);  // UTF-8 byte order mark
+    return true;
+  };
   bool found = false;
-  while (cur.next(line))
-    if (!blank_line(line)) { found = true; break; }
+  while (next())
+    if (too_long || !blank_line(line)) { found = true; break; }
   if (!found) throw ParseError(name, 0, "empty file: no %%MatrixMarket banner");
-  parse_banner(line, cur.line, name, h);
-  check_banner_combination(h, cur.line, name);
+  if (too_long) {  // a banner is short: a line this long is not one
+    const auto t = std::find_if_not(line.begin(), line.end(), is_blank);
+    if (lower(line.substr(static_cast<std::size_t>(t - line.begin()), 14)) != "%%matrixmarket")
+      throw ParseError(name, n, std::string(kNoBanner));
+    throw ParseError(name, n, fmt::format("the banner line is longer than {} bytes", kMaxLine));
+  }
+  parse_banner(line, n, name, h);
+  check_banner_combination(h, n, name);
 
-  // Comments and blank lines, then the size line.
+  // Comments and blank lines, then the size line. A "% spmv-generated: ..." comment right after
+  // the banner marks a matrix made by the generator.
   found = false;
-  while (cur.next(line))
-    if (!blank_line(line) && !comment_line(line)) { found = true; break; }
-  if (!found) throw ParseError(name, cur.line, "missing size line: the file ends before it");
-  const i64 sl = cur.line;
-  set_shape(h, parse_size_numbers(line, sl, h.format == MmFormat::Coordinate, name), sl, name);
-  h.data_begin = cur.pos;
-  h.data_first_line = sl + 1;
+  bool right_after_banner = true;
+  while (next()) {
+    if (too_long) throw ParseError(name, n, fmt::format("a line longer than {} bytes before the size line", kMaxLine));
+    if (comment_line(line)) {
+      constexpr std::string_view tag = "% spmv-generated: ";
+      if (right_after_banner && line.starts_with(tag)) {
+        h.generated = std::string(line.substr(tag.size()));
+        while (!h.generated.empty() && is_blank(h.generated.back())) h.generated.pop_back();
+        if (h.generated.empty()) h.generated = "spmv-generated";
+      }
+      continue;
+    }
+    right_after_banner = false;
+    if (!blank_line(line)) { found = true; break; }
+  }
+  if (!found) throw ParseError(name, n, "missing size line: the file ends before it");
+  set_shape(h, parse_size_numbers(line, n, h.format == MmFormat::Coordinate, name), n, name);
+  h.data_first_line = n + 1;
   return h;
 }
 

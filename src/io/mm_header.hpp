@@ -7,6 +7,7 @@
 
 #include "io/io_internal.hpp"
 #include "io/mm_text.hpp"
+#include "io/text_blocks.hpp"
 
 namespace spmv::io::detail {
 
@@ -16,12 +17,13 @@ struct MmHeader {
   Symmetry symmetry = Symmetry::General;
   i64 rows = 0, cols = 0;
   i64 entries = 0;             // stored entries the data section must hold
-  std::size_t data_begin = 0;  // byte offset of the data section
-  i64 data_first_line = 1;     // line number of its first line
+  i64 data_first_line = 1;     // line number of the data section's first line
+  std::string generated;       // a "% spmv-generated: ..." comment after the banner: what made the matrix
 };
 
-// Reads the header at the start of `text` (a UTF-8 byte order mark is skipped). Throws ParseError
-// naming `name` and the line for a missing or malformed banner or size line.
-MmHeader read_header(std::string_view text, const std::string& name);
+// Reads the header from `lines`, which are then at the data section (a UTF-8 byte order mark is
+// skipped). Throws ParseError naming `name` and the line for a missing or malformed banner or size
+// line; the banner must be the first line that is not blank.
+MmHeader read_header(TextBlocks& lines, const std::string& name);
 
 }  // namespace spmv::io::detail

@@ -48,9 +48,9 @@ inline i64 parse_index(const char*& s, const char* e, i64 limit, const char* wha
   i64 v = 0;
   const auto r = std::from_chars(s, e, v);
   if (r.ec == std::errc::result_out_of_range)
-    throw LineError{fmt::format("{} index {} out of range 1..{}", what, token_at(s, e), limit)};
+    throw LineError{fmt::format("{} index {} out of range 1..{}", what, quoted(token_at(s, e)), limit)};
   if (r.ec != std::errc() || (r.ptr < e && !ends_token(*r.ptr)))
-    throw LineError{fmt::format("{} index '{}' is not an integer", what, token_at(s, e))};
+    throw LineError{fmt::format("{} index {} is not an integer", what, quoted(token_at(s, e)))};
   if (v < 1 || v > limit) throw LineError{fmt::format("{} index {} out of range 1..{}", what, v, limit)};
   s = r.ptr;
   return v;
@@ -65,7 +65,7 @@ inline double parse_real(const char*& s, const char* e, const char* what) {
   const auto r = fast_float::from_chars(b, e, v);
   // Out-of-range values (1e999, 1e-999) come back as inf/0, which is what a file means by them.
   if ((r.ec != std::errc() && r.ec != std::errc::result_out_of_range) || (r.ptr < e && !ends_token(*r.ptr)))
-    throw LineError{fmt::format("{} '{}' is not a number", what, token_at(s, e))};
+    throw LineError{fmt::format("{} {} is not a number", what, quoted(token_at(s, e)))};
   s = r.ptr;
   return v;
 }
@@ -78,9 +78,9 @@ inline double parse_integer_value(const char*& s, const char* e) {
   i64 v = 0;
   const auto r = std::from_chars(b, e, v);
   if (r.ec == std::errc::result_out_of_range)
-    throw LineError{fmt::format("integer value '{}' overflows 64 bits", token_at(s, e))};
+    throw LineError{fmt::format("integer value {} overflows 64 bits", quoted(token_at(s, e)))};
   if (r.ec != std::errc() || (r.ptr < e && !ends_token(*r.ptr)))
-    throw LineError{fmt::format("value '{}' is not an integer (the field is integer)", token_at(s, e))};
+    throw LineError{fmt::format("value {} is not an integer (the field is integer)", quoted(token_at(s, e)))};
   s = r.ptr;
   return static_cast<double>(v);
 }
@@ -88,7 +88,7 @@ inline double parse_integer_value(const char*& s, const char* e) {
 // Leaves s on the line's newline (or the chunk end).
 inline void expect_end(const char*& s, const char* e) {
   while (s < e && is_blank(*s)) ++s;
-  if (!at_eol(s, e)) throw LineError{fmt::format("unexpected '{}' after the entry", token_at(s, e))};
+  if (!at_eol(s, e)) throw LineError{fmt::format("unexpected {} after the entry", quoted(token_at(s, e)))};
 }
 
 // Position of array entry k (column-major; symmetric: lower triangle incl. diagonal; skew: below it).
@@ -201,6 +201,11 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
   const bool skew = h.symmetry == Symmetry::SkewSymmetric;
   ArrayPos pos;
   if (!coord) pos.seek(h, k);
+  bool gap = false;  // blank or comment lines since the last entry: the next one gets an anchor
+  const auto anchor = [&] {
+    c.anchors.push_back({static_cast<std::uint32_t>(k - c.first_entry), static_cast<std::uint32_t>(line - c.first_line)});
+    gap = false;
+  };
   try {
     // No memchr here: the tokens themselves find the end of an entry line.
     const bool fast = coord && h.field != Field::Complex;
@@ -211,6 +216,7 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
         double fv;
         const char* t = fast_entry_line(p, h.rows, h.cols, h.field, nearest, fr, fc, fv);
         if (t && !(skew && fr == fc && fv != 0.0)) {  // a skew diagonal error takes the general path
+          if (gap) anchor();
           out.row[k] = fr;
           out.col[k] = fc;
           out.val[k] = fv;
@@ -224,14 +230,18 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
       while (s < end && is_blank(*s)) ++s;
       if (s < end && *s == '%') s = line_end(s, end);
       if (s < end && *s != '\n') {
+        if (gap) anchor();
         parse_entry_line(s, end, h, pos, out, k);
         ++k;
+      } else {
+        gap = true;
       }
       ++line;
       p = s + 1;
     }
     c.parsed_end = static_cast<std::size_t>(std::min(p, end) - base);  // p passes end after an open last line
     c.parsed = k - c.first_entry;
+    c.parsed_newlines = line - c.first_line - (p > end ? 1 : 0);
   } catch (const LineError& e) {
     c.error_line = line;
     c.error = e.message;

@@ -1,84 +1,135 @@
 // Matrix Market reader: the pipeline (after fast_matrix_market's read_header / chunking /
-// read_body split).
+// read_body split), streaming: the input is opened once and read a block at a time into one
+// buffer of bounded size, so memory is the matrix plus the buffer, whatever the file's size.
 //
-// 1. read_header (mm_header): banner, comments and size line, serially.
-// 2. split_into_chunks (mm_chunks): the data section cut at newline boundaries.
-// 3. count_chunks (mm_chunks), pass 1 in parallel: lines and entry lines per chunk. Skipped for a
-//    lone chunk whose size line is plausible; recount_lone_chunk corrects it after pass 2.
-// 4. number_chunks (mm_chunks): prefix sums give each chunk its first line and first entry.
-// 5. parse_chunks (mm_parse), pass 2 in parallel: straight into the preallocated COO arrays. Every
-//    error is recorded with its exact line; the earliest chunk's wins, as in a serial reader.
-// 6. check_entry_count: the file holds as many entries as its size line says.
-// 7. expand_symmetry (mm_symmetry): symmetric, skew and hermitian files get their mirrors.
+// 1. read_header (mm_header): banner, comments and size line, line by line.
+// 2. check_size_line: the sizes the header claims fit the memory budget and, for a plain file,
+//    the bytes that follow; nothing has been allocated yet.
+// 3. Per block of whole lines (text_blocks):
+//    a. split_into_chunks (mm_chunks): the block cut at newline boundaries.
+//    b. count_chunks (mm_chunks), pass 1 in parallel: lines and entry lines per chunk. Skipped for
+//       a lone chunk (one thread, or a short block), which counts as it parses.
+//    c. number_chunks (mm_chunks): prefix sums give each chunk its first line and first entry.
+//    d. parse_chunks (mm_parse), pass 2 in parallel: straight into the COO arrays. Every error is
+//       recorded with its exact line; the earliest chunk's wins, as in a serial reader.
+// 4. The entry count: the file holds as many entries as its size line says.
+// 5. expand_symmetry (mm_symmetry): symmetric, skew and hermitian files get their mirrors.
 //
 // Tolerated: blank lines anywhere, `%` comment lines anywhere before the size line and also inside
 // the data (like fast_matrix_market), CRLF, tabs, leading/trailing blanks, a UTF-8 BOM, numbers
 // such as `1.`, `-.5e-3`, `+2`, `1E+02`, `inf`, `nan` (kept as values).
 #include <spmv/formats/limits.hpp>
+
 #include <algorithm>
 #include <fmt/format.h>
+#include <new>
 #include <omp.h>
 
+#include "io/byte_source.hpp"
 #include "io/io_internal.hpp"
 #include "io/mm_chunks.hpp"
 #include "io/mm_header.hpp"
 #include "io/mm_parse.hpp"
 #include "io/mm_symmetry.hpp"
+#include "io/text_blocks.hpp"
 
 namespace spmv::io::detail {
 
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 int resolve_threads(int t) { return t > 0 ? t : std::max(1, omp_get_max_threads()); }
 
-// The output with `stored` entries, and room for the mirrors up front so that expanding does not
-// reallocate.
+// Text a block holds: 4 MiB a thread (a few chunks each), at most 64 MiB.
+std::size_t block_bytes(int threads) {
+  return std::clamp<std::size_t>(static_cast<std::size_t>(threads) << 22, std::size_t{4} << 20, std::size_t{64} << 20);
+}
+
+// The fewest bytes an entry line takes: "1 1\n" in a coordinate file, "1\n" in an array file.
+i64 min_entry_bytes(const MmHeader& h) { return h.format == MmFormat::Coordinate ? 4 : 2; }
+
+// Bytes per stored entry in the COO arrays (row, col, value, imaginary part).
+double entry_bytes(const MmHeader& h) { return 16.0 + (h.field == Field::Complex ? 8.0 : 0.0); }
+
+// The entries the arrays may need: the size line's count, or fewer when a plain file's remaining
+// bytes cannot hold that many (a lying or truncated file then ends with "unexpected end of file",
+// having allocated only for what is there).
+i64 entry_bound(const MmHeader& h, std::int64_t bytes_left) {
+  return bytes_left < 0 ? h.entries : std::min<i64>(h.entries, (bytes_left + 1) / min_entry_bytes(h));
+}
+
+// Step 2. The sizes on the size line against the memory budget (the COO the reader fills, the CSR
+// row pointers it becomes, and what the caller will add per row and column), refused here, before
+// anything is allocated.
+void check_size_line(const MmHeader& h, i64 entries_max, const ReadOptions& lim, const std::string& name) {
+  const i64 sl = h.data_first_line - 1;
+  const double mirrors = h.symmetry == Symmetry::General ? 1.0 : 2.0;
+  const double entries = entry_bytes(h) * static_cast<double>(entries_max) * mirrors;
+  const double row_ptr = 8.0 * (static_cast<double>(h.rows) + 1);
+  const double extra = lim.extra_bytes_per_row * static_cast<double>(h.rows) + lim.extra_bytes_per_col * static_cast<double>(h.cols);
+  const double budget = input_memory_budget(lim.memory_budget_bytes);
+  if (entries + row_ptr + extra <= budget) return;
+  std::string parts = fmt::format("row pointers {:.1f} GiB, entries {:.1f} GiB", row_ptr / kGiB, entries / kGiB);
+  if (extra > 0) parts += fmt::format(", {} {:.1f} GiB", lim.extra_what, extra / kGiB);
+  throw ParseError(name, sl, fmt::format("a {} x {} matrix with {} entries needs {:.1f} GiB ({}); the memory budget is {:.1f} GiB",
+                                         h.rows, h.cols, h.entries, (entries + row_ptr + extra) / kGiB, parts, budget / kGiB));
+}
+
+// The output, with capacity for `stored` entries (and their mirrors) reserved but not touched:
+// pages are only committed as entries arrive.
 Parsed allocate_output(const MmHeader& h, i64 stored) {
   Parsed out;
   out.format = h.format;
+  out.generated = h.generated;
   Coo& coo = out.coo;
   coo.rows = static_cast<index_t>(h.rows);
   coo.cols = static_cast<index_t>(h.cols);
   coo.field = h.field;
   coo.symmetry = h.symmetry;
-  const bool cplx = h.field == Field::Complex;
   const std::size_t capacity = static_cast<std::size_t>(h.symmetry != Symmetry::General ? 2 * stored : stored);
   coo.row.reserve(capacity);
   coo.col.reserve(capacity);
   coo.val.reserve(capacity);
-  if (cplx) coo.imag.reserve(capacity);
-  coo.row.resize(stored);
-  coo.col.resize(stored);
-  coo.val.resize(stored);
-  if (cplx) coo.imag.resize(stored);
+  if (h.field == Field::Complex) coo.imag.reserve(capacity);
   return out;
 }
 
-void check_entry_count(std::string_view text, const MmHeader& h, const std::vector<Chunk>& chunks,
-                       const DataCounts& counted, const std::string& name) {
-  if (counted.entries > h.entries)
-    throw ParseError(name, line_of_entry(text.data(), chunks, h.entries),
-                     fmt::format("too many entries: the size line says {}", h.entries));
-  if (counted.entries < h.entries) {
-    const bool open_last = text.size() > h.data_begin && text.back() != '\n';
-    const i64 last_line = h.data_first_line - 1 + counted.newlines + (open_last ? 1 : 0);
-    throw ParseError(name, std::max<i64>(last_line, 1),
-                     fmt::format("unexpected end of file: {} of {} entries", counted.entries, h.entries));
-  }
+// The COO arrays hold at least n entries (never shrunk between blocks: a block only zero-fills
+// what the arrays did not hold yet).
+void cover(Coo& coo, i64 n) {
+  const auto m = static_cast<std::size_t>(n);
+  if (coo.row.size() >= m) return;
+  coo.row.resize(m);
+  coo.col.resize(m);
+  coo.val.resize(m);
+  if (coo.field == Field::Complex) coo.imag.resize(m);
+}
+
+void trim(Coo& coo, i64 n) {
+  const auto m = static_cast<std::size_t>(n);
+  coo.row.resize(m);
+  coo.col.resize(m);
+  coo.val.resize(m);
+  if (coo.field == Field::Complex) coo.imag.resize(m);
+}
+
+std::string where_text(EntryLines::Where w) {
+  return w.first == w.last ? fmt::format("line {}", w.first) : fmt::format("a line in {}-{}", w.first, w.last);
 }
 
 // Throws when an off-diagonal pair is stored in both triangles, then appends the mirrors.
-void expand_symmetry(Coo& coo, int threads, const char* base, const std::vector<Chunk>& chunks,
-                     const std::string& name) {
+void expand_symmetry(Coo& coo, int threads, const EntryLines& lines, const std::string& name) {
   const MirrorBlocks mb = count_mirrors(coo, threads);
   if (mb.both_triangles) {
     if (const auto pair = find_mirrored_pair(coo)) {
       const i64 first = pair->first, second = pair->second;
-      throw ParseError(name, line_of_entry(base, chunks, second),
-                       fmt::format("entry ({},{}) mirrors the entry ({},{}) on line {}: a {} file must store "
-                                   "each off-diagonal pair once", coo.row[second] + 1, coo.col[second] + 1,
-                                   coo.row[first] + 1, coo.col[first] + 1, line_of_entry(base, chunks, first),
-                                   to_string(coo.symmetry)));
+      const EntryLines::Where at = lines.find(second);
+      throw ParseError(name, at.first,
+                       fmt::format("entry ({},{}){} mirrors the entry ({},{}) on {}: a {} file must store each "
+                                   "off-diagonal pair once", coo.row[second] + 1, coo.col[second] + 1,
+                                   at.first == at.last ? "" : " on " + where_text(at), coo.row[first] + 1,
+                                   coo.col[first] + 1, where_text(lines.find(first)), to_string(coo.symmetry)));
     }
   }
   append_mirrors(coo, mb);
@@ -86,71 +137,52 @@ void expand_symmetry(Coo& coo, int threads, const char* base, const std::vector<
 
 }  // namespace
 
-Parsed parse(std::string_view text, const std::string& name, int threads_opt) {
+Parsed parse(ByteSource& src, const ReadOptions& opt) {
+  const std::string& name = src.name();
+  const int threads = resolve_threads(opt.threads);
+  TextBlocks text(src, block_bytes(threads));
   const MmHeader h = read_header(text, name);  // 1
-  const int threads = resolve_threads(threads_opt);
-  const char* base = text.data();
-  const std::size_t data_bytes = text.size() - h.data_begin;
+  const std::int64_t size = src.content_size();
+  const i64 entries_max = entry_bound(h, size >= 0 ? size - static_cast<std::int64_t>(text.consumed()) : -1);
+  check_size_line(h, entries_max, opt, name);  // 2
 
-  std::vector<Chunk> chunks = split_into_chunks(text, h.data_begin, threads);  // 2
-  const int chunk_threads = static_cast<int>(std::min<std::size_t>(threads, chunks.size()));
-  // 3. A lone chunk trusts the size line (the common, well-formed case) only when the data could
-  // hold that many entries (an entry line takes >= 4 bytes), so that a lying size line cannot
-  // make us allocate for entries that are not there.
-  const bool trust_size_line = chunks.size() == 1 && h.entries <= static_cast<i64>((data_bytes + 1) / 4);
-  if (trust_size_line) chunks[0].entries = h.entries;
-  else count_chunks(base, chunks, chunk_threads);
-  DataCounts counted = number_chunks(chunks, h.data_first_line);  // 4
-
-  // 5. A lone chunk that skipped pass 1 gets its true counts once parsed.
-  Parsed out = allocate_output(h, std::min(counted.entries, h.entries));
+  Parsed out = allocate_output(h, entries_max);
   Coo& coo = out.coo;
-  const CooArrays arrays{coo.row.data(), coo.col.data(), coo.val.data(),
-                         h.field == Field::Complex ? coo.imag.data() : nullptr};
-  parse_chunks(base, h, chunks, h.entries, chunk_threads, arrays, name);
-  if (trust_size_line) counted = recount_lone_chunk(base, chunks[0], h.entries);
-
-  check_entry_count(text, h, chunks, counted, name);  // 6
-  if (h.symmetry != Symmetry::General) expand_symmetry(coo, threads, base, chunks, name);  // 7
+  EntryLines lines;
+  i64 line = h.data_first_line;  // the next block's first line
+  i64 seen = 0;                  // entry lines so far (more than h.entries: an error)
+  try {
+    for (;;) {  // 3
+      const std::string_view block = text.next_block(line);
+      if (block.empty()) break;
+      const char* base = block.data();
+      std::vector<Chunk> chunks = split_into_chunks(block, 0, threads);  // a
+      const bool lone = chunks.size() == 1;
+      const i64 room = std::max<i64>(0, h.entries - seen);  // entries the arrays still take
+      if (lone) chunks[0].entries = std::min<i64>(room, static_cast<i64>(block.size()) / min_entry_bytes(h) + 1);
+      else count_chunks(base, chunks, std::min<int>(threads, static_cast<int>(chunks.size())));  // b
+      DataCounts counted = number_chunks(chunks, line, seen);  // c
+      cover(coo, std::min(h.entries, seen + counted.entries));
+      const CooArrays arrays{coo.row.data(), coo.col.data(), coo.val.data(),
+                             h.field == Field::Complex ? coo.imag.data() : nullptr};
+      parse_chunks(base, h, chunks, h.entries, std::min<int>(threads, static_cast<int>(chunks.size())), arrays, name);  // d
+      if (lone) counted = count_parsed_lone_chunk(base, chunks[0]);
+      if (seen + counted.entries > h.entries)  // 4, early: this block holds the entry past the last
+        throw ParseError(name, line_of_entry(base, chunks, h.entries), fmt::format("too many entries: the size line says {}", h.entries));
+      const bool open_last = block.back() != '\n';
+      for (Chunk& c : chunks) lines.add(c, c.newlines + (open_last && &c == &chunks.back() ? 1 : 0));
+      line += counted.newlines;
+      seen += counted.entries;
+      if (open_last) ++line;  // the last line, which ends the input without a '\n'
+    }
+  } catch (const std::bad_alloc&) {
+    throw ParseError(name, line, fmt::format("out of memory after {} entries", seen));
+  }
+  if (seen < h.entries)  // 4
+    throw ParseError(name, std::max<i64>(line - 1, 1), fmt::format("unexpected end of file: {} of {} entries", seen, h.entries));
+  trim(coo, seen);
+  if (h.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines, name);  // 5
   return out;
 }
 
 }  // namespace spmv::io::detail
-
-namespace spmv::io {
-
-Coo parse_matrix_market(std::string_view text, const std::string& name, const ReadOptions& opt) {
-  return detail::parse(text, name, opt.threads).coo;
-}
-
-Coo read_matrix(const std::string& path, const ReadOptions& opt) {
-  const detail::LoadedFile bytes = detail::load_file(path);
-  if (detail::has_binary_magic(bytes.view())) return csr_to_coo(read_binary(path));
-  return detail::parse(bytes.view(), path, opt.threads).coo;
-}
-
-Csr load_csr(const std::string& path, const ReadOptions& opt) {
-  if (is_binary_cache(path)) return read_binary(path);
-  return coo_to_csr(read_matrix(path, opt));
-}
-
-std::vector<double> read_dense_vector(const std::string& path) {
-  const detail::LoadedFile bytes = detail::load_file(path);
-  if (detail::has_binary_magic(bytes.view()))
-    throw ParseError(path, 0, "is a binary matrix cache, not a Matrix Market vector");
-  detail::Parsed p = detail::parse(bytes.view(), path, 0);
-  Coo& c = p.coo;
-  if (c.is_complex()) throw ParseError(path, 0, "a vector must be real or integer, this file is complex");
-  if (p.format == detail::MmFormat::Array) {
-    if (c.symmetry != Symmetry::General)
-      throw ParseError(path, 0, fmt::format("a vector must be a general array, this one is {}", to_string(c.symmetry)));
-    return std::move(c.val);  // file order is column-major
-  }
-  check_input_memory(fmt::format("{}: a {} x {} vector", path, c.rows, c.cols),
-                     8.0 * static_cast<double>(c.rows) * static_cast<double>(c.cols));
-  std::vector<double> v(static_cast<std::size_t>(c.rows) * c.cols, 0.0);
-  for (offset_t e = 0; e < c.nnz(); ++e) v[static_cast<std::size_t>(c.col[e]) * c.rows + c.row[e]] += c.val[e];
-  return v;
-}
-
-}  // namespace spmv::io

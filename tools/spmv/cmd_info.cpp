@@ -10,10 +10,12 @@ namespace spmv::cli {
 void add_info(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("info", "Print a matrix's sizes and structure as key: value lines");
   auto file = std::make_shared<std::string>();
+  auto budget = std::make_shared<std::uint64_t>(0);
   cmd->add_option("FILE", *file, "Matrix Market file (.mtx, .mtx.gz) or binary cache")->required();
-  cmd->callback([&action, file] {
-    action = [file] {
-      const Csr a = io::load_csr(*file);
+  add_memory_budget(cmd, *budget);
+  cmd->callback([&action, file, budget] {
+    action = [file, budget] {
+      const Csr a = io::load_csr(*file, {.memory_budget_bytes = static_cast<double>(*budget)});
       const MatrixStats s = compute_stats(a);
       fmt::print("file: {}\n", *file);
       fmt::print("rows: {}\ncols: {}\nnnz: {}\n", s.rows, s.cols, s.nnz);

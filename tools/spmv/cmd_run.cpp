@@ -18,6 +18,7 @@ struct RunArgs {
   std::string file, format, backend, kernel, x = "ones", output, layout = "row", variant = "auto";
   int threads = 0, repeat = 10, block_size = 0, hack = 32, k = 1, subwarp = 0;
   long long products = 100;
+  std::uint64_t memory_budget = 0;
   bool no_trial = false;
 };
 
@@ -29,7 +30,12 @@ int run(const RunArgs& args) {
                                                 : default_backend();
   const std::string kernel = !args.kernel.empty() ? args.kernel : !args.format.empty() ? args.format : "auto";
   const KernelSpec& spec = get_kernel(backend, kernel);  // fail fast, before reading the file
-  const Csr a = io::load_csr(args.file);
+  // x and y (k columns each) are counted in the memory budget at the file's size line.
+  io::ReadOptions ro;
+  ro.memory_budget_bytes = static_cast<double>(args.memory_budget);
+  ro.extra_bytes_per_row = ro.extra_bytes_per_col = 8.0 * args.k;
+  ro.extra_what = args.k == 1 ? "x and y" : fmt::format("X and Y at --k {}", args.k);
+  const Csr a = io::load_csr(args.file, ro);
 
   PlanOptions opt;
   opt.threads = args.threads;
@@ -43,11 +49,11 @@ int run(const RunArgs& args) {
   opt.trial = !args.no_trial;
 
   check_input_memory(fmt::format("--k {}: X ({} x {}) and Y ({} x {})", args.k, a.cols, args.k, a.rows, args.k),
-                     8.0 * (static_cast<double>(a.cols) + static_cast<double>(a.rows)) * args.k);
+                     8.0 * (static_cast<double>(a.cols) + static_cast<double>(a.rows)) * args.k, ro.memory_budget_bytes);
   const std::size_t nx = static_cast<std::size_t>(a.cols) * args.k;
   std::vector<double> x;
   if (std::filesystem::exists(args.x)) {
-    x = io::read_dense_vector(args.x);
+    x = io::read_dense_vector(args.x, {.memory_budget_bytes = ro.memory_budget_bytes});
     if (x.size() != nx)
       throw Error(fmt::format("{}: vector has {} values, the matrix needs {}", args.x, x.size(), nx));
   } else {
@@ -110,6 +116,7 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd (default auto)");
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(CLI::PositiveNumber);
   cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")->check(CLI::IsMember({"row", "col"}));
+  add_memory_budget(cmd, args->memory_budget);
   cmd->callback([&action, args] { action = [args] { return run(*args); }; });
 }
 

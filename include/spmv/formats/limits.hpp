@@ -22,11 +22,12 @@ double format_memory_budget(const ConvertOptions& opt);
 /// Threads a conversion runs on: opt.threads, or all.
 int conversion_threads(const ConvertOptions& opt);
 
-/// The most one allocation whose size comes from the input (a header's sizes, --k, a vector file)
-/// may take: three quarters of the machine's physical memory.
-double input_memory_budget();
-/// Checks such an allocation before it is made. Throws Error "<what> would need X GiB; the budget
-/// is Y GiB (3/4 of physical memory)" when over.
-void check_input_memory(const std::string& what, double bytes_needed);
+/// The most that allocations whose sizes come from the input (a header's sizes, --k, a vector file)
+/// may take together: `requested` when positive (--memory-budget), else half of the machine's
+/// physical memory.
+double input_memory_budget(double requested = 0);
+/// Checks such an allocation before it is made. Throws Error "<what> would need X GiB; the memory
+/// budget is Y GiB" when over.
+void check_input_memory(const std::string& what, double bytes_needed, double requested_budget = 0);
 
 }  // namespace spmv

@@ -1,0 +1,46 @@
+#pragma once
+// The bytes of an input, read once and in order: a path opened a single time (regular file, FIFO,
+// /dev/stdin, any readable descriptor) or text already in memory. gzip is recognised by its magic
+// bytes whatever the name and inflated as it is read (zlib, every member of a multi-member file),
+// so no reader ever holds the whole file or its decompressed text.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace spmv::io::detail {
+
+class ByteSource {
+ public:
+  // Opens `path` once; ParseError "path: cannot open: <reason>" when it cannot be read.
+  static ByteSource open(const std::string& path);
+  // Bytes someone else owns (they must outlive the source), named `name` in messages; gzip too.
+  static ByteSource memory(std::string_view bytes, const std::string& name);
+
+  ByteSource(ByteSource&&) noexcept;
+  ByteSource& operator=(ByteSource&&) noexcept;
+  ~ByteSource();
+
+  const std::string& name() const { return name_; }
+  // Reads up to n bytes of the content (inflated when gzip) into dst; 0 only at the end.
+  // ParseError naming the file for read errors and corrupt or truncated gzip data.
+  std::size_t read(char* dst, std::size_t n);
+  // Reads exactly n bytes or throws ParseError "<name>: <what>: the file ended after X of Y bytes".
+  void read_exact(void* dst, std::size_t n, const char* what);
+  // Whether the raw bytes are gzip.
+  bool gzip() const;
+  // The content's size when known before reading it (a regular file or memory that is not gzip);
+  // -1 otherwise (pipes, gzip).
+  std::int64_t content_size() const;
+  // The first bytes of the content (up to 64), without consuming them.
+  std::string_view head();
+
+ private:
+  struct State;
+  explicit ByteSource(std::unique_ptr<State> s, std::string name);
+  std::unique_ptr<State> s_;
+  std::string name_;
+};
+
+}  // namespace spmv::io::detail

@@ -1,0 +1,119 @@
+// The reader's entry points: each path is opened once, its first bytes tell a binary cache from
+// Matrix Market text (either may be gzipped), and the one source is read to the end.
+#include <spmv/formats/limits.hpp>
+#include <spmv/io.hpp>
+
+#include <fmt/format.h>
+#include <new>
+
+#include "io/byte_source.hpp"
+#include "io/io_internal.hpp"
+#include "io/mm_header.hpp"
+#include "io/text_blocks.hpp"
+
+namespace spmv::io {
+
+namespace {
+
+// What one open of a path holds: a binary cache (as CSR) or a parsed Matrix Market file.
+struct Read {
+  bool binary = false;
+  Csr csr;
+  detail::Parsed text;
+  std::string generated;
+};
+
+Read read_source(detail::ByteSource& src, const ReadOptions& opt) {
+  Read r;
+  if (detail::has_binary_magic(src.head())) {
+    bool gen = false;
+    r.binary = true;
+    r.csr = detail::read_binary(src, opt, &gen);
+    r.generated = gen ? "spmv-generated" : "";
+  } else {
+    r.text = detail::parse(src, opt);
+    r.generated = r.text.generated;
+  }
+  return r;
+}
+
+Read read_path(const std::string& path, const ReadOptions& opt) {
+  detail::ByteSource src = detail::ByteSource::open(path);
+  try {
+    return read_source(src, opt);
+  } catch (const std::bad_alloc&) {
+    throw ParseError(path, 0, "out of memory while reading");
+  }
+}
+
+}  // namespace
+
+Coo parse_matrix_market(std::string_view text, const std::string& name, const ReadOptions& opt) {
+  detail::ByteSource src = detail::ByteSource::memory(text, name);
+  return detail::parse(src, opt).coo;
+}
+
+Coo read_matrix(const std::string& path, const ReadOptions& opt) {
+  Read r = read_path(path, opt);
+  return r.binary ? csr_to_coo(r.csr) : std::move(r.text.coo);
+}
+
+LoadedMatrix load(const std::string& path, const ReadOptions& opt) {
+  Read r = read_path(path, opt);
+  LoadedMatrix m;
+  m.matrix = r.binary ? std::move(r.csr) : coo_to_csr(std::move(r.text.coo));
+  m.generated = std::move(r.generated);
+  return m;
+}
+
+Csr load_csr(const std::string& path, const ReadOptions& opt) { return load(path, opt).matrix; }
+
+Csr read_binary(const std::string& path, const ReadOptions& opt) {
+  detail::ByteSource src = detail::ByteSource::open(path);
+  return detail::read_binary(src, opt, nullptr);
+}
+
+bool is_binary_cache(const std::string& path) {
+  try {
+    detail::ByteSource src = detail::ByteSource::open(path);
+    return detail::has_binary_magic(src.head());
+  } catch (const ParseError&) {
+    return false;
+  }
+}
+
+std::string generated_description(const std::string& path) {
+  try {
+    detail::ByteSource src = detail::ByteSource::open(path);
+    if (detail::has_binary_magic(src.head())) {
+      bool gen = false;
+      (void)detail::read_binary(src, {}, &gen);
+      return gen ? "spmv-generated" : "";
+    }
+    detail::TextBlocks lines(src, detail::kMaxLine);
+    return detail::read_header(lines, path).generated;
+  } catch (const Error&) {
+    return "";  // not a matrix we can read: not one the generator made either
+  }
+}
+
+std::vector<double> read_dense_vector(const std::string& path, const ReadOptions& opt) {
+  detail::ByteSource src = detail::ByteSource::open(path);
+  if (detail::has_binary_magic(src.head()))
+    throw ParseError(path, 0, "is a binary matrix cache, not a Matrix Market vector");
+  detail::Parsed p = detail::parse(src, opt);
+  Coo& c = p.coo;
+  if (c.is_complex()) throw ParseError(path, 0, "a vector must be real or integer, this file is complex");
+  if (p.format == detail::MmFormat::Array) {
+    if (c.symmetry != Symmetry::General)
+      throw ParseError(path, 0, fmt::format("a vector must be a general array, this one is {}", to_string(c.symmetry)));
+    return std::move(c.val);  // file order is column-major
+  }
+  check_input_memory(fmt::format("{}: a {} x {} vector", path, c.rows, c.cols),
+                     8.0 * static_cast<double>(c.rows) * static_cast<double>(c.cols), opt.memory_budget_bytes);
+  std::vector<double> v(static_cast<std::size_t>(c.rows) * c.cols, 0.0);
+  for (offset_t e = 0; e < c.nnz(); ++e) v[static_cast<std::size_t>(c.col[e]) * c.rows + c.row[e]] += c.val[e];
+  return v;
+}
+
+}  // namespace spmv::io

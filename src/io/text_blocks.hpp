@@ -1,0 +1,46 @@
+#pragma once
+// A text input in one buffer of bounded size: first line by line (the header), then in blocks of
+// whole lines (the data, parsed in parallel a block at a time). Nothing reads more than the buffer
+// holds, so a line without an end (/dev/zero, a flood of NUL bytes) is an error, not a hang or an
+// ever-growing allocation.
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "io/byte_source.hpp"
+#include "io/mm_text.hpp"
+
+namespace spmv::io::detail {
+
+// The longest line accepted: Matrix Market lines are at most 1024 characters; 64 KiB leaves room
+// for long comments and digit runs.
+inline constexpr std::size_t kMaxLine = std::size_t{64} << 10;
+
+class TextBlocks {
+ public:
+  // block_bytes: about how much text one block holds.
+  TextBlocks(ByteSource& src, std::size_t block_bytes);
+
+  // The next line, without its '\n'; false at the end of the input. A line longer than kMaxLine
+  // comes back cut to kMaxLine bytes with too_long set (the caller names the error).
+  bool next_line(std::string_view& line, bool& too_long);
+
+  // The next block of whole lines from where the lines left off: ends after a '\n', or at the
+  // end of the input; empty at the end. Valid until the next call. A block with no '\n' in a full
+  // buffer is a line over kMaxLine: ParseError naming `line`, the number of the block's first line.
+  std::string_view next_block(i64 line);
+
+  // Bytes of the input consumed so far (handed out as lines or blocks).
+  std::size_t consumed() const { return consumed_; }
+
+ private:
+  // Moves the unread bytes to the front and reads until `want` bytes are there (at most the
+  // buffer's capacity) or the input ends.
+  void fill(std::size_t want);
+  ByteSource& src_;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0, end_ = 0, consumed_ = 0;
+  bool eof_ = false;
+};
+
+}  // namespace spmv::io::detail
