@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <spmv/spmv.hpp>
 
@@ -5,6 +6,29 @@
 #include "test_util.hpp"
 
 using namespace spmv;
+
+namespace {
+// A COO in row order (what a row-sorted file gives): the CSR expanded back, every fifth entry
+// repeated right after itself with the value 1.
+Coo coo_to_csr_copy_as_coo(const Coo& c) {
+  const Coo r = csr_to_coo(coo_to_csr(c));
+  Coo out = r;
+  out.row.clear();
+  out.col.clear();
+  out.val.clear();
+  for (offset_t e = 0; e < r.nnz(); ++e) {
+    out.row.push_back(r.row[e]);
+    out.col.push_back(r.col[e]);
+    out.val.push_back(r.val[e]);
+    if (e % 5 == 0) {
+      out.row.push_back(r.row[e]);
+      out.col.push_back(r.col[e]);
+      out.val.push_back(1.0);
+    }
+  }
+  return out;
+}
+}  // namespace
 
 TEST(CooToCsr, RandomWithDuplicatesMatchesDense) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
@@ -27,6 +51,39 @@ TEST(CooToCsr, RandomWithDuplicatesMatchesDense) {
     std::set<std::pair<index_t, index_t>> distinct;
     for (offset_t e = 0; e < coo.nnz(); ++e) distinct.insert({coo.row[e], coo.col[e]});
     EXPECT_EQ(stored, static_cast<offset_t>(distinct.size()));
+  }
+}
+
+// The reader's conversion in the COO's own arrays gives the copying conversion's CSR: unsorted,
+// row-sorted (nothing to move), empty, one-row, complex and large (parallel, every row bucket)
+// inputs with duplicates. Values are small integers, so that sums do not depend on their order.
+TEST(CooToCsr, InPlaceMatchesTheCopy) {
+  std::vector<std::pair<std::string, Coo>> cases;
+  for (const auto& [rows, cols, density] : {std::tuple{97, 83, 0.08}, std::tuple{3000, 2000, 0.2}, std::tuple{1, 500, 0.9},
+                                            std::tuple{0, 0, 0.0}, std::tuple{40, 0, 0.0}, std::tuple{500, 1, 0.5}}) {
+    Coo c = test::random_coo(rows, cols, density, 7 + rows);
+    for (double& v : c.val) v = std::round(v * 4);
+    cases.emplace_back(fmt::format("random {}x{}", rows, cols), c);
+  }
+  Coo sorted = coo_to_csr_copy_as_coo(cases[1].second);
+  cases.emplace_back("row-sorted", sorted);
+  Coo cplx = cases[0].second;
+  cplx.field = Field::Complex;
+  for (double v : cplx.val) cplx.imag.push_back(-v);
+  cases.emplace_back("complex", cplx);
+  for (const auto& [name, coo] : cases) {
+    SCOPED_TRACE(name);
+    const Csr want = coo_to_csr(coo);
+    Coo moved = coo;
+    const Csr got = coo_to_csr(std::move(moved));
+    EXPECT_EQ(got.rows, want.rows);
+    EXPECT_EQ(got.cols, want.cols);
+    EXPECT_EQ(got.field, want.field);
+    EXPECT_EQ(got.row_ptr, want.row_ptr);
+    EXPECT_EQ(got.col, want.col);
+    EXPECT_EQ(got.val, want.val);
+    EXPECT_EQ(got.imag, want.imag);
+    EXPECT_EQ(csr_structure_error(got), "");
   }
 }
 
