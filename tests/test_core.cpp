@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
 #include <spmv/spmv.hpp>
 
 #include "cuda/tuning.cuh"
@@ -144,6 +147,36 @@ TEST(Reference, NanMustStayNan) {
   EXPECT_TRUE(std::isnan(ref.y[0]));
   EXPECT_FALSE(check_product(a, ref, std::vector<double>{0.0}).passed);
   EXPECT_TRUE(check_product(a, ref, std::vector<double>{std::nan("")}).passed);
+}
+
+// Infinities in the matrix (once: the compensation's inf - inf made the reference NaN and every
+// correct +-inf result failed), both signs in a row (NaN), and a row whose terms overflow the double
+// range while the exact sum does not (1e308 + 1e308 - 1e308: inf in double, 1e308 exactly).
+TEST(Reference, InfinitiesAndOverflow) {
+  Coo c;
+  c.rows = 4;
+  c.cols = 3;
+  const double inf = std::numeric_limits<double>::infinity();
+  c.row = {0, 0, 1, 1, 2, 2, 2, 3};
+  c.col = {0, 1, 0, 1, 0, 1, 2, 0};
+  c.val = {inf, 2.0, inf, -inf, 1e308, 1e308, -1e308, 3.0};
+  const Csr a = coo_to_csr(c);
+  const std::vector<double> x{1.0, 1.0, 1.0};
+  const Reference ref = reference_product(a, x);
+  EXPECT_EQ(ref.y[0], inf);
+  EXPECT_TRUE(std::isnan(ref.y[1]));
+  EXPECT_EQ(ref.y[2], 1e308);
+  EXPECT_EQ(ref.y[3], 3.0);
+  // What a double kernel computes in file order: inf, NaN, inf (overflowed), 3.
+  const CheckResult in_order = check_product(a, ref, std::vector<double>{inf, std::nan(""), inf, 3.0});
+  EXPECT_TRUE(in_order.passed) << in_order.message;
+  EXPECT_EQ(in_order.overflows, 1);
+  EXPECT_EQ(in_order.message, "1 component overflow the double range in their partial sums: not compared");
+  EXPECT_TRUE(check_product(a, ref, std::vector<double>{inf, std::nan(""), 1e308, 3.0}).passed);
+  EXPECT_FALSE(check_product(a, ref, std::vector<double>{-inf, std::nan(""), 1e308, 3.0}).passed);  // wrong sign
+  EXPECT_FALSE(check_product(a, ref, std::vector<double>{inf, inf, 1e308, 3.0}).passed);  // not NaN
+  EXPECT_FALSE(check_product(a, ref, std::vector<double>{inf, std::nan(""), std::nan(""), 3.0}).passed);
+  EXPECT_FALSE(check_product(a, ref, std::vector<double>{inf, std::nan(""), 1e308, 3.5}).passed);
 }
 
 TEST(Reference, ComplexIsRefusedClearly) {

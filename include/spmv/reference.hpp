@@ -25,11 +25,14 @@ struct CheckResult {
   double max_scaled_error = 0;  ///< max of |y - ref| / (tol_i), passes iff <= 1
   offset_t worst_index = -1;
   offset_t failures = 0;
-  std::string message;        ///< first failure, human readable, empty when passed
+  offset_t overflows = 0;     ///< components whose terms add up past the double range (not compared)
+  std::string message;        ///< first failure, human readable; when passed, a note on overflows or empty
 };
 
 /// Component i passes when |y_i - ref_i| <= c * eps * (len_i + 1) * bound_i (+ a denormal floor);
-/// NaN/Inf in the reference must be reproduced exactly in kind. `k` and `layout` as above.
+/// NaN/Inf in the reference must be reproduced exactly in kind (a row with +inf and -inf terms, or
+/// a NaN, is NaN). A finite reference whose terms' magnitudes add up past the double range is an
+/// overflow: any non-NaN result passes, counted in `overflows`. `k` and `layout` as above.
 CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y,
                           int k = 1, Layout layout = Layout::RowMajor);
 
