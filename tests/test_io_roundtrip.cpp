@@ -375,6 +375,27 @@ TEST(BinaryCache, VersionOneStillReads) {
   expect_bit_identical(io::load_csr(v1), io::load_csr(kDir + "/coord_real_general.mtx"));
 }
 
+// A header with valid checksums whose nnz makes the payload size wrap around 2^64 to a plausible
+// value (found by fuzz_binary: std::length_error from the arrays' resize) is refused, here through
+// gzip, where no file size bounds it, and with a budget that would let the wrapped size pass.
+TEST(BinaryCache, NnzThatWrapsThePayloadSizeIsRefused) {
+  test::ScratchDir dir;
+  const std::int64_t rows = 2147483647, nnz = static_cast<std::int64_t>(UINT64_MAX / 12 + 1);
+  std::string h(80, '\0');
+  auto put = [&h](std::size_t at, auto v) { std::memcpy(h.data() + at, &v, sizeof v); };
+  h.replace(0, 8, std::string("SPMVBIN\x1a", 8));
+  put(8, std::uint32_t{2});
+  put(12, std::uint32_t{80});
+  put(16, static_cast<std::int32_t>(rows));
+  put(20, static_cast<std::int32_t>(rows));
+  put(24, nnz);
+  put(40, static_cast<std::uint64_t>(rows + 1) * 8 + static_cast<std::uint64_t>(nnz) * 12 + 4);  // wraps: 16 GiB
+  put(64, io::detail::checksum(h.data(), 64));
+  gzip_file(h, dir / "wrap.spmvbin.gz");
+  EXPECT_EQ(error_of([&] { io::load_csr(dir / "wrap.spmvbin.gz", {.memory_budget_bytes = 1e12}); }),
+            fmt::format("{}: corrupt binary cache header: {} entries in a {} x {} matrix", dir / "wrap.spmvbin.gz", nnz, rows, rows));
+}
+
 // A gzipped cache is a cache: the magic is looked for in the inflated bytes.
 TEST(BinaryCache, GzippedCacheReads) {
   test::ScratchDir dir;

@@ -74,9 +74,14 @@ struct ByteSource::State {
   }
 
   // Refills `in` when it is empty; false at the end of the raw bytes.
+  // The raw buffer: 1 MiB, or the whole input when it is smaller (a small file costs what it holds).
+  std::size_t raw_capacity() const {
+    return size >= 0 ? std::max<std::size_t>(std::min<std::size_t>(kRawBuffer, static_cast<std::size_t>(size)), 2) : kRawBuffer;
+  }
+
   bool refill() {
     if (in_pos < in_end) return true;
-    if (in.size() < kRawBuffer) in.resize(kRawBuffer);
+    if (in.size() < raw_capacity()) in.resize(raw_capacity());
     in_pos = 0;
     in_end = raw_read(in.data(), in.size());
     return in_end > 0;
@@ -85,7 +90,7 @@ struct ByteSource::State {
 
   // Reads the first raw bytes (at least 2 unless the input is shorter) to tell gzip.
   void sniff() {
-    in.resize(kRawBuffer);
+    in.resize(raw_capacity());
     while (in_end < 2) {
       const std::size_t got = raw_read(in.data() + in_end, in.size() - in_end);
       if (got == 0) break;

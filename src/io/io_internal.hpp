@@ -22,9 +22,19 @@ struct Parsed {
   std::string generated;  // the header's "% spmv-generated: ..." description, if any
 };
 
+// Sizes of the reader's pieces; the defaults suit files of any size, the fuzz targets take tiny
+// ones so that short inputs still cross block and chunk boundaries.
+struct ParseTuning {
+  std::size_t block_bytes = 0;  // text a block holds; 0: 4 MiB a thread, at most 64 MiB
+  std::size_t min_chunk = std::size_t{64} << 10;  // the smallest chunk a thread parses
+};
+
 // The whole reader (the pipeline in mm_reader.cpp): banner, header, size line, data a block at a
 // time, symmetry expansion.
-Parsed parse(ByteSource& src, const ReadOptions& opt);
+Parsed parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
+
+// A Matrix Market vector (array, or coordinate summed into a dense one), column-major.
+std::vector<double> dense_vector(ByteSource& src, const ReadOptions& opt);
 
 // A binary cache from its first byte (the magic) on: sizes checked against the memory budget and,
 // for a plain file, against its size, before anything is allocated; the checksum after.

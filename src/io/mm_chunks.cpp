@@ -61,12 +61,11 @@ void count_chunk(const char* base, Chunk& c) {
 
 }  // namespace
 
-std::vector<Chunk> split_into_chunks(std::string_view text, std::size_t data_begin, int threads) {
+std::vector<Chunk> split_into_chunks(std::string_view text, std::size_t data_begin, int threads, std::size_t min_chunk) {
   const char* base = text.data();
   const std::size_t data_bytes = text.size() - data_begin;
-  constexpr std::size_t kMinChunk = std::size_t{64} << 10;
   const std::size_t nchunks = threads == 1 ? 1
-      : std::clamp<std::size_t>(data_bytes / kMinChunk, 1, static_cast<std::size_t>(threads) * 8);
+      : std::clamp<std::size_t>(data_bytes / std::max<std::size_t>(min_chunk, 1), 1, static_cast<std::size_t>(threads) * 8);
   std::vector<Chunk> chunks(nchunks);
   std::size_t prev = data_begin;
   for (std::size_t i = 0; i < nchunks; ++i) {

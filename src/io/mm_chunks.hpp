@@ -35,9 +35,11 @@ struct DataCounts {
   i64 newlines = 0;
 };
 
-// Splits text[data_begin, end) into chunks of at least 64 KiB, a few per thread so that uneven
-// lines balance out; a single chunk when threads == 1.
-std::vector<Chunk> split_into_chunks(std::string_view text, std::size_t data_begin, int threads);
+// Splits text[data_begin, end) into chunks of at least min_chunk bytes, a few per thread so that
+// uneven lines balance out; a single chunk when threads == 1.
+inline constexpr std::size_t kMinChunk = std::size_t{64} << 10;
+std::vector<Chunk> split_into_chunks(std::string_view text, std::size_t data_begin, int threads,
+                                     std::size_t min_chunk = kMinChunk);
 
 // Pass 1, `threads` chunks at a time: each chunk's newlines and entry lines (lines neither blank
 // nor `%` comments).

@@ -137,10 +137,10 @@ void expand_symmetry(Coo& coo, int threads, const EntryLines& lines, const std::
 
 }  // namespace
 
-Parsed parse(ByteSource& src, const ReadOptions& opt) {
+Parsed parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
   const std::string& name = src.name();
   const int threads = resolve_threads(opt.threads);
-  TextBlocks text(src, block_bytes(threads));
+  TextBlocks text(src, tune.block_bytes ? tune.block_bytes : block_bytes(threads));
   const MmHeader h = read_header(text, name);  // 1
   const std::int64_t size = src.content_size();
   const i64 entries_max = entry_bound(h, size >= 0 ? size - static_cast<std::int64_t>(text.consumed()) : -1);
@@ -156,7 +156,7 @@ Parsed parse(ByteSource& src, const ReadOptions& opt) {
       const std::string_view block = text.next_block(line);
       if (block.empty()) break;
       const char* base = block.data();
-      std::vector<Chunk> chunks = split_into_chunks(block, 0, threads);  // a
+      std::vector<Chunk> chunks = split_into_chunks(block, 0, threads, tune.min_chunk);  // a
       const bool lone = chunks.size() == 1;
       const i64 room = std::max<i64>(0, h.entries - seen);  // entries the arrays still take
       if (lone) chunks[0].entries = std::min<i64>(room, static_cast<i64>(block.size()) / min_entry_bytes(h) + 1);

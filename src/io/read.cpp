@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <new>
+#include <stdexcept>
 
 #include "io/byte_source.hpp"
 #include "io/io_internal.hpp"
@@ -43,6 +44,8 @@ Read read_path(const std::string& path, const ReadOptions& opt) {
     return read_source(src, opt);
   } catch (const std::bad_alloc&) {
     throw ParseError(path, 0, "out of memory while reading");
+  } catch (const std::length_error&) {  // a size no check caught: still a message, never an abort
+    throw ParseError(path, 0, "sizes beyond what can be allocated");
   }
 }
 
@@ -99,12 +102,20 @@ std::string generated_description(const std::string& path) {
 
 std::vector<double> read_dense_vector(const std::string& path, const ReadOptions& opt) {
   detail::ByteSource src = detail::ByteSource::open(path);
-  if (detail::has_binary_magic(src.head()))
-    throw ParseError(path, 0, "is a binary matrix cache, not a Matrix Market vector");
-  detail::Parsed p = detail::parse(src, opt);
+  return detail::dense_vector(src, opt);
+}
+
+}  // namespace spmv::io
+
+namespace spmv::io::detail {
+
+std::vector<double> dense_vector(ByteSource& src, const ReadOptions& opt) {
+  const std::string& path = src.name();
+  if (has_binary_magic(src.head())) throw ParseError(path, 0, "is a binary matrix cache, not a Matrix Market vector");
+  Parsed p = parse(src, opt);
   Coo& c = p.coo;
   if (c.is_complex()) throw ParseError(path, 0, "a vector must be real or integer, this file is complex");
-  if (p.format == detail::MmFormat::Array) {
+  if (p.format == MmFormat::Array) {
     if (c.symmetry != Symmetry::General)
       throw ParseError(path, 0, fmt::format("a vector must be a general array, this one is {}", to_string(c.symmetry)));
     return std::move(c.val);  // file order is column-major
@@ -116,4 +127,4 @@ std::vector<double> read_dense_vector(const std::string& path, const ReadOptions
   return v;
 }
 
-}  // namespace spmv::io
+}  // namespace spmv::io::detail

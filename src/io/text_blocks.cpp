@@ -8,9 +8,11 @@
 
 namespace spmv::io::detail {
 
-TextBlocks::TextBlocks(ByteSource& src, std::size_t block_bytes) : src_(src) {
-  // Untouched until read into: a small input costs what it holds, not the capacity.
-  buf_.reserve(std::max(block_bytes, kMaxLine) + kMaxLine);
+TextBlocks::TextBlocks(ByteSource& src, std::size_t block_bytes) : src_(src), block_(std::max<std::size_t>(block_bytes, 1)) {
+  // Untouched until read into; an input of known size needs no more than it holds.
+  std::size_t cap = std::max(block_, kMaxLine) + kMaxLine;
+  if (const std::int64_t size = src.content_size(); size >= 0) cap = std::min(cap, static_cast<std::size_t>(size) + 1);
+  buf_.reserve(cap);
 }
 
 void TextBlocks::fill(std::size_t want) {
@@ -54,18 +56,24 @@ bool TextBlocks::next_line(std::string_view& line, bool& too_long) {
 }
 
 std::string_view TextBlocks::next_block(i64 line) {
-  fill(buf_.capacity());
-  const char* b = buf_.data() + pos_;
-  const std::size_t avail = end_ - pos_;
-  if (avail == 0) return {};
-  std::size_t len = avail;
+  fill(block_);
+  if (end_ == pos_) return {};
+  std::size_t len = end_ - pos_;
   if (!eof_) {
-    const char* p = b + avail;
-    while (p > b && p[-1] != '\n') --p;  // the last '\n': the block ends after it
-    if (p == b)  // a full buffer without a '\n'
-      throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
-    len = static_cast<std::size_t>(p - b);
+    const auto last_newline = [&] {
+      const char* b = buf_.data() + pos_;
+      const char* p = buf_.data() + end_;
+      while (p > b && p[-1] != '\n') --p;
+      return static_cast<std::size_t>(p - b);
+    };
+    len = last_newline();
+    if (len == 0) {  // no whole line yet: read on, up to the buffer's capacity
+      fill(buf_.capacity());
+      len = eof_ ? end_ - pos_ : last_newline();
+      if (len == 0) throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
+    }
   }
+  const char* b = buf_.data() + pos_;
   pos_ += len;
   consumed_ += len;
   return {b, len};

@@ -38,6 +38,7 @@ class TextBlocks {
   // buffer's capacity) or the input ends.
   void fill(std::size_t want);
   ByteSource& src_;
+  std::size_t block_;
   std::vector<char> buf_;
   std::size_t pos_ = 0, end_ = 0, consumed_ = 0;
   bool eof_ = false;
