@@ -12,29 +12,46 @@ TextBlocks::TextBlocks(ByteSource& src, std::size_t block_bytes) : src_(src), bl
   // Untouched until read into; an input of known size needs no more than it holds.
   std::size_t cap = std::max(block_, kMaxLine) + kMaxLine;
   if (const std::int64_t size = src.content_size(); size >= 0) cap = std::min(cap, static_cast<std::size_t>(size) + 1);
-  buf_.reserve(cap);
+  for (auto& b : buf_) b.reserve(cap);
+}
+
+TextBlocks::~TextBlocks() {
+  if (next_.valid()) next_.wait();  // the background read uses src_ and the buffer
+}
+
+TextBlocks::Filled TextBlocks::read_into(std::vector<char>& b, std::size_t end, std::size_t want) {
+  const std::size_t cap = b.capacity();
+  want = std::min(want, cap);
+  bool eof = false;
+  while (end < want) {
+    if (b.size() < cap) b.resize(std::min(cap, std::max(end + (std::size_t{1} << 20), 2 * b.size())));
+    const std::size_t got = src_.read(b.data() + end, b.size() - end);
+    if (got == 0) {
+      eof = true;
+      break;
+    }
+    end += got;
+  }
+  return {end, eof};
 }
 
 void TextBlocks::fill(std::size_t want) {
+  std::vector<char>& b = buf_[cur_];
   if (pos_ > 0) {
-    std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+    std::memmove(b.data(), b.data() + pos_, end_ - pos_);
     end_ -= pos_;
     pos_ = 0;
   }
-  const std::size_t cap = buf_.capacity();
-  want = std::min(want, cap);
-  while (!eof_ && end_ < want) {
-    if (buf_.size() < cap) buf_.resize(std::min(cap, std::max(end_ + (std::size_t{1} << 20), 2 * buf_.size())));
-    const std::size_t got = src_.read(buf_.data() + end_, buf_.size() - end_);
-    if (got == 0) eof_ = true;
-    end_ += got;
-  }
+  if (eof_) return;
+  const Filled f = read_into(b, end_, want);
+  end_ = f.end;
+  eof_ = f.eof;
 }
 
 bool TextBlocks::next_line(std::string_view& line, bool& too_long) {
   too_long = false;
   for (;;) {
-    const char* b = buf_.data() + pos_;
+    const char* b = buf_[cur_].data() + pos_;
     const std::size_t avail = end_ - pos_;
     const auto* nl = static_cast<const char*>(std::memchr(b, '\n', avail));
     if (nl || (eof_ && avail > 0) || avail > kMaxLine) {
@@ -56,27 +73,41 @@ bool TextBlocks::next_line(std::string_view& line, bool& too_long) {
 }
 
 std::string_view TextBlocks::next_block(i64 line) {
-  fill(block_);
-  if (end_ == pos_) return {};
-  std::size_t len = end_ - pos_;
-  if (!eof_) {
-    const auto last_newline = [&] {
-      const char* b = buf_.data() + pos_;
-      const char* p = buf_.data() + end_;
-      while (p > b && p[-1] != '\n') --p;
-      return static_cast<std::size_t>(p - b);
-    };
-    len = last_newline();
-    if (len == 0) {  // no whole line yet: read on, up to the buffer's capacity
-      fill(buf_.capacity());
-      len = eof_ ? end_ - pos_ : last_newline();
-      if (len == 0) throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
-    }
+  if (next_.valid()) {  // the block read in the background while the last one was parsed
+    const Filled f = next_.get();
+    cur_ ^= 1;
+    pos_ = 0;
+    end_ = f.end;
+    eof_ = f.eof;
+  } else {
+    fill(block_);
   }
-  const char* b = buf_.data() + pos_;
+  if (end_ == pos_) return {};
+  const auto last_newline = [&] {
+    const char* b = buf_[cur_].data() + pos_;
+    const char* p = buf_[cur_].data() + end_;
+    while (p > b && p[-1] != '\n') --p;
+    return static_cast<std::size_t>(p - b);
+  };
+  std::size_t len = eof_ ? end_ - pos_ : last_newline();
+  if (len == 0) {  // no whole line yet: read on, up to the buffer's capacity
+    fill(buf_[cur_].capacity());
+    len = eof_ ? end_ - pos_ : last_newline();
+    if (len == 0) throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
+  }
+  const char* block = buf_[cur_].data() + pos_;
+  if (!eof_) {
+    // The partial line after the block starts the other buffer, which the rest of the next block
+    // is read into while the caller parses this one.
+    std::vector<char>& other = buf_[cur_ ^ 1];
+    const std::size_t tail = end_ - pos_ - len;
+    if (other.size() < tail) other.resize(std::min(other.capacity(), std::max(tail, std::size_t{1} << 20)));
+    std::memcpy(other.data(), block + len, tail);
+    next_ = std::async(std::launch::async, [this, &other, tail] { return read_into(other, tail, block_); });
+  }
   pos_ += len;
   consumed_ += len;
-  return {b, len};
+  return {block, len};
 }
 
 }  // namespace spmv::io::detail

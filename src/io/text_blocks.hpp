@@ -1,9 +1,10 @@
 #pragma once
-// A text input in one buffer of bounded size: first line by line (the header), then in blocks of
-// whole lines (the data, parsed in parallel a block at a time). Nothing reads more than the buffer
-// holds, so a line without an end (/dev/zero, a flood of NUL bytes) is an error, not a hang or an
-// ever-growing allocation.
+// A text input in two buffers of bounded size: first line by line (the header), then in blocks of
+// whole lines (the data, parsed in parallel a block at a time) while the next block is read (and
+// inflated) in the background. Nothing reads more than a buffer holds, so a line without an end
+// (/dev/zero, a flood of NUL bytes) is an error, not a hang or an ever-growing allocation.
 #include <cstddef>
+#include <future>
 #include <string_view>
 #include <vector>
 
@@ -20,28 +21,39 @@ class TextBlocks {
  public:
   // block_bytes: about how much text one block holds.
   TextBlocks(ByteSource& src, std::size_t block_bytes);
+  ~TextBlocks();
 
   // The next line, without its '\n'; false at the end of the input. A line longer than kMaxLine
   // comes back cut to kMaxLine bytes with too_long set (the caller names the error).
   bool next_line(std::string_view& line, bool& too_long);
 
   // The next block of whole lines from where the lines left off: ends after a '\n', or at the
-  // end of the input; empty at the end. Valid until the next call. A block with no '\n' in a full
-  // buffer is a line over kMaxLine: ParseError naming `line`, the number of the block's first line.
+  // end of the input; empty at the end. Valid until the next call, during which the following
+  // block is read. A line over kMaxLine without an end: ParseError naming `line`, the number of the
+  // block's first line. Errors of the background read come out of the next call.
   std::string_view next_block(i64 line);
 
   // Bytes of the input consumed so far (handed out as lines or blocks).
   std::size_t consumed() const { return consumed_; }
 
  private:
-  // Moves the unread bytes to the front and reads until `want` bytes are there (at most the
-  // buffer's capacity) or the input ends.
+  struct Filled {
+    std::size_t end;
+    bool eof;
+  };
+  // Reads into buffer b from byte `end` until `want` bytes are there (at most its capacity) or
+  // the input ends.
+  Filled read_into(std::vector<char>& b, std::size_t end, std::size_t want);
+  // The current buffer: unread bytes moved to the front, then read_into.
   void fill(std::size_t want);
+
   ByteSource& src_;
   std::size_t block_;
-  std::vector<char> buf_;
+  std::vector<char> buf_[2];
+  int cur_ = 0;
   std::size_t pos_ = 0, end_ = 0, consumed_ = 0;
   bool eof_ = false;
+  std::future<Filled> next_;  // the other buffer, being read while the caller parses a block
 };
 
 }  // namespace spmv::io::detail
