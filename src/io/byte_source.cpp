@@ -1,102 +1,116 @@
-// An input's bytes in order: read() from one descriptor, or memory; gzip inflated on the way
-// (ISA-L's streaming inflate, member after member, in a bounded buffer: as fast as libdeflate's
-// whole-buffer decompression and twice zlib's, bench/results/README.md).
+// An input's bytes in order: a regular file mapped (its pages given back as they are consumed), any
+// other descriptor read(), or memory; gzip inflated on the way (ISA-L's streaming inflate, member
+// after member: as fast as libdeflate's whole-buffer decompression and twice zlib's,
+// bench/results/README.md).
 #include "io/byte_source.hpp"
 
 #include <spmv/types.hpp>
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <isa-l/igzip_lib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
-#include <isa-l/igzip_lib.h>
 
 namespace spmv::io::detail {
 
 namespace {
-constexpr std::size_t kRawBuffer = std::size_t{1} << 20;  // compressed bytes read at a time
-constexpr std::size_t kHead = 64;                         // bytes head() shows
+constexpr std::size_t kRawBuffer = std::size_t{1} << 20;    // compressed bytes read at a time
+constexpr std::size_t kHead = 64;                           // bytes head() shows
+constexpr std::size_t kReleaseStep = std::size_t{16} << 20;  // mapped bytes given back at a time
 }  // namespace
 
 struct ByteSource::State {
   std::string name;
   int fd = -1;
-  const char* mem = nullptr;  // memory source: the bytes, consumed from mem_pos
+  // Memory (the caller's, or a regular file mapped): all raw bytes are there, consumed from mem_pos.
+  const char* mem = nullptr;
   std::size_t mem_size = 0, mem_pos = 0;
-  std::int64_t size = -1;  // the raw size when known (regular file, memory)
+  void* map = nullptr;        // our own mapping of the file (munmap'ed at the end)
+  std::size_t released = 0;  // the mapping's bytes before this are given back (MADV_DONTNEED)
+  std::int64_t size = -1;     // the raw size when known (regular file, memory)
   bool raw_eof = false;
-  std::uint64_t raw_read_bytes = 0;  // raw bytes taken from the descriptor or memory so far
+  std::uint64_t raw_read_bytes = 0;  // raw bytes taken from the descriptor so far
 
-  // Raw bytes read but not yet handed out (plain) or inflated (gzip): in[in_pos, in_end).
+  // A descriptor's raw bytes read but not yet used: in[in_pos, in_end).
   std::vector<char> in;
   std::size_t in_pos = 0, in_end = 0;
 
   bool gz = false;
   std::unique_ptr<inflate_state> z;  // about 40 KiB: on the heap
-  bool between_members = false;     // after a member's end: padding, another member, or the end
-  std::uint64_t member_start = 0;   // raw offset of the current member
+  bool between_members = false;      // after a member's end: padding, another member, or the end
+  std::uint64_t member_start = 0;    // raw offset of the current member
 
-  std::string head;  // content bytes peeked by head(), handed out first
+  std::string head;  // content bytes peeked by head() (descriptor or gzip), handed out first
   std::size_t head_pos = 0;
   bool head_done = false;
 
   ~State() {
+    if (map) ::munmap(map, mem_size);
     if (fd >= 0) ::close(fd);
   }
 
   [[noreturn]] void fail(const std::string& what) const { throw ParseError(name, 0, what); }
 
-  // Up to n raw bytes straight from the descriptor or memory; 0 at the end.
-  std::size_t raw_read(char* dst, std::size_t n) {
-    if (raw_eof || n == 0) return 0;
-    std::size_t got = 0;
-    if (mem) {
-      got = std::min(n, mem_size - mem_pos);
-      std::memcpy(dst, mem + mem_pos, got);
-      mem_pos += got;
-    } else {
+  // Gives back the mapped pages before raw offset `upto` (a read-only private mapping: they stay
+  // in the page cache, the process no longer holds them), a step at a time.
+  void release(std::size_t upto) {
+    if (!map || upto < released + kReleaseStep) return;
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t end = upto / page * page;
+    ::madvise(static_cast<char*>(map) + released, end - released, MADV_DONTNEED);
+    released = end;
+  }
+
+  // The raw bytes not yet used: a view into memory, or the descriptor's buffer refilled.
+  std::string_view raw_view() {
+    if (mem) return {mem + mem_pos, mem_size - mem_pos};
+    if (in_pos == in_end && !raw_eof) {
+      if (in.empty()) in.resize(kRawBuffer);
+      in_pos = 0;
+      in_end = 0;
       for (;;) {
-        const ssize_t r = ::read(fd, dst, std::min<std::size_t>(n, std::size_t{1} << 30));
+        const ssize_t r = ::read(fd, in.data(), in.size());
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) fail(fmt::format("cannot read: {}", std::strerror(errno)));
-        got = static_cast<std::size_t>(r);
+        in_end = static_cast<std::size_t>(r);
+        raw_eof = r == 0;
+        raw_read_bytes += in_end;
         break;
       }
     }
-    if (got == 0) raw_eof = true;
-    raw_read_bytes += got;
-    return got;
+    return {in.data() + in_pos, in_end - in_pos};
   }
-
-  // Refills `in` when it is empty; false at the end of the raw bytes.
-  // The raw buffer: 1 MiB, or the whole input when it is smaller (a small file costs what it holds).
-  std::size_t raw_capacity() const {
-    return size >= 0 ? std::max<std::size_t>(std::min<std::size_t>(kRawBuffer, static_cast<std::size_t>(size)), 2) : kRawBuffer;
-  }
-
-  bool refill() {
-    if (in_pos < in_end) return true;
-    if (in.size() < raw_capacity()) in.resize(raw_capacity());
-    in_pos = 0;
-    in_end = raw_read(in.data(), in.size());
-    return in_end > 0;
-  }
-  std::uint64_t raw_offset() const { return raw_read_bytes - (in_end - in_pos); }
-
-  // Reads the first raw bytes (at least 2 unless the input is shorter) to tell gzip.
-  void sniff() {
-    in.resize(raw_capacity());
-    while (in_end < 2) {
-      const std::size_t got = raw_read(in.data() + in_end, in.size() - in_end);
-      if (got == 0) break;
-      in_end += got;
+  void raw_consume(std::size_t n) {
+    if (mem) {
+      mem_pos += n;
+      release(mem_pos);
+    } else {
+      in_pos += n;
     }
-    gz = in_end >= 2 && static_cast<unsigned char>(in[0]) == 0x1f && static_cast<unsigned char>(in[1]) == 0x8b;
+  }
+  std::uint64_t raw_offset() const { return mem ? mem_pos : raw_read_bytes - (in_end - in_pos); }
+
+  // The first raw bytes tell gzip (a descriptor's are read into `in` and used from there).
+  void sniff() {
+    if (!mem) {
+      in.resize(kRawBuffer);
+      while (in_end < 2 && !raw_eof) {
+        const ssize_t r = ::read(fd, in.data() + in_end, in.size() - in_end);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) fail(fmt::format("cannot read: {}", std::strerror(errno)));
+        raw_eof = r == 0;
+        in_end += static_cast<std::size_t>(r);
+        raw_read_bytes += static_cast<std::size_t>(r);
+      }
+    }
+    const std::string_view v = mem ? std::string_view(mem, mem_size) : std::string_view(in.data(), in_end);
+    gz = v.size() >= 2 && static_cast<unsigned char>(v[0]) == 0x1f && static_cast<unsigned char>(v[1]) == 0x8b;
     if (gz) start_member();
   }
 
@@ -116,34 +130,17 @@ struct ByteSource::State {
   // else is an error. Returns false at the end of the input.
   bool next_member() {
     for (;;) {
-      if (!refill()) return false;
-      while (in_pos < in_end && in[in_pos] == 0) ++in_pos;  // padding (blocked tape images)
-      if (in_pos == in_end) continue;
-      const std::uint64_t at = raw_offset();
-      if (static_cast<unsigned char>(in[in_pos]) != 0x1f)
-        fail(fmt::format("corrupt gzip data: trailing garbage after the gzip data at byte {}", at));
+      const std::string_view v = raw_view();
+      if (v.empty()) return false;
+      std::size_t zeros = 0;
+      while (zeros < v.size() && v[zeros] == 0) ++zeros;  // padding (blocked tape images)
+      raw_consume(zeros);
+      if (zeros == v.size()) continue;
+      if (static_cast<unsigned char>(v[zeros]) != 0x1f)
+        fail(fmt::format("corrupt gzip data: trailing garbage after the gzip data at byte {}", raw_offset()));
       start_member();
       return true;
     }
-  }
-
-  std::size_t inflate_into(char* dst, std::size_t n) {
-    n = std::min<std::size_t>(n, UINT32_MAX);
-    inflate_state& st = *z;
-    st.next_out = reinterpret_cast<std::uint8_t*>(dst);
-    st.avail_out = static_cast<std::uint32_t>(n);
-    while (st.avail_out == n) {
-      if (between_members && !next_member()) break;
-      if (in_pos == in_end && !refill())
-        fail(fmt::format("corrupt gzip data: the gzip member at byte {} is truncated", member_start));
-      st.next_in = reinterpret_cast<std::uint8_t*>(in.data() + in_pos);
-      st.avail_in = static_cast<std::uint32_t>(std::min<std::size_t>(in_end - in_pos, UINT32_MAX));
-      const int r = isal_inflate(&st);
-      in_pos = static_cast<std::size_t>(reinterpret_cast<char*>(st.next_in) - in.data());
-      if (r < 0) fail(fmt::format("corrupt gzip data: the gzip member at byte {} is damaged ({})", member_start, why(r)));
-      if (st.block_state == ISAL_BLOCK_FINISH) between_members = true;
-    }
-    return n - st.avail_out;
   }
 
   static const char* why(int r) {
@@ -155,15 +152,32 @@ struct ByteSource::State {
     }
   }
 
+  std::size_t inflate_into(char* dst, std::size_t n) {
+    n = std::min<std::size_t>(n, UINT32_MAX);
+    inflate_state& st = *z;
+    st.next_out = reinterpret_cast<std::uint8_t*>(dst);
+    st.avail_out = static_cast<std::uint32_t>(n);
+    while (st.avail_out == n) {
+      if (between_members && !next_member()) break;
+      const std::string_view v = raw_view();
+      if (v.empty()) fail(fmt::format("corrupt gzip data: the gzip member at byte {} is truncated", member_start));
+      st.next_in = reinterpret_cast<std::uint8_t*>(const_cast<char*>(v.data()));
+      st.avail_in = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), kRawBuffer));
+      const int r = isal_inflate(&st);
+      raw_consume(static_cast<std::size_t>(reinterpret_cast<const char*>(st.next_in) - v.data()));
+      if (r < 0) fail(fmt::format("corrupt gzip data: the gzip member at byte {} is damaged ({})", member_start, why(r)));
+      if (st.block_state == ISAL_BLOCK_FINISH) between_members = true;
+    }
+    return n - st.avail_out;
+  }
+
   std::size_t content_read(char* dst, std::size_t n) {
     if (gz) return inflate_into(dst, n);
-    if (in_pos < in_end) {
-      const std::size_t k = std::min(n, in_end - in_pos);
-      std::memcpy(dst, in.data() + in_pos, k);
-      in_pos += k;
-      return k;
-    }
-    return raw_read(dst, n);
+    const std::string_view v = raw_view();
+    const std::size_t k = std::min({n, v.size(), 4 * kReleaseStep});  // a mapping given back as it is copied
+    std::memcpy(dst, v.data(), k);
+    raw_consume(k);
+    return k;
   }
 };
 
@@ -180,9 +194,15 @@ ByteSource ByteSource::open(const std::string& path) {
   struct stat st{};
   if (::fstat(s->fd, &st) != 0) s->fail(fmt::format("cannot open: {}", std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) s->fail("cannot open: Is a directory");
-  if (S_ISREG(st.st_mode)) {
-    s->size = static_cast<std::int64_t>(st.st_size);
-    ::posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, s->fd, 0);
+    if (p != MAP_FAILED) {  // else (a /proc file, say) read() like a pipe
+      ::madvise(p, static_cast<std::size_t>(st.st_size), MADV_SEQUENTIAL);
+      s->map = p;
+      s->mem = static_cast<const char*>(p);
+      s->mem_size = static_cast<std::size_t>(st.st_size);
+      s->size = st.st_size;
+    }
   }
   s->sniff();
   return ByteSource(std::move(s), path);
@@ -202,8 +222,28 @@ bool ByteSource::gzip() const { return s_->gz; }
 
 std::int64_t ByteSource::content_size() const { return s_->gz ? -1 : s_->size; }
 
+std::string_view ByteSource::contiguous() const {
+  const State& s = *s_;
+  if (!s.mem || s.gz || s.head_pos < s.head.size()) return {};
+  return {s.mem + s.mem_pos, s.mem_size - s.mem_pos};
+}
+
+void ByteSource::consumed_contiguous(std::size_t upto) {
+  State& s = *s_;
+  s.release(s.mem_pos + upto);
+}
+
+void ByteSource::will_need(std::size_t offset, std::size_t bytes) const {
+  const State& s = *s_;
+  if (!s.map || offset >= s.mem_size) return;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t b = (s.mem_pos + offset) / page * page, e = std::min(s.mem_size, s.mem_pos + offset + bytes);
+  ::madvise(static_cast<char*>(s.map) + b, e - b, MADV_WILLNEED);
+}
+
 std::string_view ByteSource::head() {
   State& s = *s_;
+  if (s.mem && !s.gz) return {s.mem + s.mem_pos, std::min(kHead, s.mem_size - s.mem_pos)};  // a peek costs nothing
   if (!s.head_done) {
     s.head_done = true;
     s.head.resize(kHead);

@@ -1,8 +1,9 @@
 #pragma once
-// The bytes of an input, read once and in order: a path opened a single time (regular file, FIFO,
-// /dev/stdin, any readable descriptor) or text already in memory. gzip is recognised by its magic
-// bytes whatever the name and inflated as it is read (zlib, every member of a multi-member file),
-// so no reader ever holds the whole file or its decompressed text.
+// The bytes of an input, read once and in order: a path opened a single time (a regular file is
+// mapped; a FIFO, /dev/stdin or any other descriptor is read) or text already in memory. gzip is
+// recognised by its magic bytes whatever the name and inflated as it is read (ISA-L, every member
+// of a multi-member file), so no reader ever holds the whole file or its decompressed text: a
+// mapping's pages are given back as they are consumed.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,14 @@ class ByteSource {
   std::int64_t content_size() const;
   // The first bytes of the content (up to 64), without consuming them.
   std::string_view head();
+
+  // The rest of the content as one view when it is all in memory (a mapped regular file or memory,
+  // not gzip): read in place instead of through read(); empty otherwise.
+  std::string_view contiguous() const;
+  // The view's first `upto` bytes are done with: a mapping gives their pages back.
+  void consumed_contiguous(std::size_t upto);
+  // The view's bytes [offset, offset + bytes) will be read soon: the kernel reads them ahead.
+  void will_need(std::size_t offset, std::size_t bytes) const;
 
  private:
   struct State;

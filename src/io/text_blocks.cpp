@@ -8,7 +8,13 @@
 
 namespace spmv::io::detail {
 
-TextBlocks::TextBlocks(ByteSource& src, std::size_t block_bytes) : src_(src), block_(std::max<std::size_t>(block_bytes, 1)) {
+TextBlocks::TextBlocks(ByteSource& src, std::size_t block_bytes)
+    : src_(src), block_(std::max<std::size_t>(block_bytes, 1)), view_(src.contiguous()) {
+  if (!view_.empty()) {  // read in place: no buffers
+    end_ = view_.size();
+    eof_ = true;
+    return;
+  }
   // Untouched until read into; an input of known size needs no more than it holds.
   std::size_t cap = std::max(block_, kMaxLine) + kMaxLine;
   if (const std::int64_t size = src.content_size(); size >= 0) cap = std::min(cap, static_cast<std::size_t>(size) + 1);
@@ -51,9 +57,9 @@ void TextBlocks::fill(std::size_t want) {
 bool TextBlocks::next_line(std::string_view& line, bool& too_long) {
   too_long = false;
   for (;;) {
-    const char* b = buf_[cur_].data() + pos_;
+    const char* b = (view_.empty() ? buf_[cur_].data() : view_.data()) + pos_;
     const std::size_t avail = end_ - pos_;
-    const auto* nl = static_cast<const char*>(std::memchr(b, '\n', avail));
+    const auto* nl = static_cast<const char*>(std::memchr(b, '\n', std::min(avail, kMaxLine + 1)));
     if (nl || (eof_ && avail > 0) || avail > kMaxLine) {
       const std::size_t len = nl ? static_cast<std::size_t>(nl - b) : avail;
       if (len > kMaxLine) {
@@ -72,7 +78,27 @@ bool TextBlocks::next_line(std::string_view& line, bool& too_long) {
   }
 }
 
+std::string_view TextBlocks::next_view_block(i64 line) {
+  src_.consumed_contiguous(pos_);  // the caller is done with the last block
+  if (pos_ == end_) return {};
+  const std::size_t window = std::min(end_ - pos_, block_ + kMaxLine);
+  std::size_t len = window;
+  if (pos_ + window < end_) {
+    const char* b = view_.data() + pos_;
+    const char* p = b + window;
+    while (p > b && p[-1] != '\n') --p;
+    len = static_cast<std::size_t>(p - b);
+    if (len == 0) throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
+  }
+  src_.will_need(pos_ + len, block_ + kMaxLine);  // read ahead while this block is parsed
+  const std::string_view block = view_.substr(pos_, len);
+  pos_ += len;
+  consumed_ += len;
+  return block;
+}
+
 std::string_view TextBlocks::next_block(i64 line) {
+  if (!view_.empty()) return next_view_block(line);
   if (next_.valid()) {  // the block read in the background while the last one was parsed
     const Filled f = next_.get();
     cur_ ^= 1;

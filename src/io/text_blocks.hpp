@@ -1,7 +1,9 @@
 #pragma once
-// A text input in two buffers of bounded size: first line by line (the header), then in blocks of
-// whole lines (the data, parsed in parallel a block at a time) while the next block is read (and
-// inflated) in the background. Nothing reads more than a buffer holds, so a line without an end
+// A text input first line by line (the header), then in blocks of whole lines (the data, parsed in
+// parallel a block at a time). In memory (a mapped file, text given as such) the blocks are views
+// into it, the pages behind each block given back once the next is asked for; otherwise (pipes,
+// gzip) two buffers of bounded size, the next block read (and inflated) in the background while the
+// caller parses one. Nothing looks further than a block and a line ahead, so a line without an end
 // (/dev/zero, a flood of NUL bytes) is an error, not a hang or an ever-growing allocation.
 #include <cstddef>
 #include <future>
@@ -47,8 +49,11 @@ class TextBlocks {
   // The current buffer: unread bytes moved to the front, then read_into.
   void fill(std::size_t want);
 
+  std::string_view next_view_block(i64 line);  // the in-memory case of next_block
+
   ByteSource& src_;
   std::size_t block_;
+  std::string_view view_;  // the whole content when it is in memory; then pos_ is an offset into it
   std::vector<char> buf_[2];
   int cur_ = 0;
   std::size_t pos_ = 0, end_ = 0, consumed_ = 0;
