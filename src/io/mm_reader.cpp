@@ -24,6 +24,8 @@
 #include <fmt/format.h>
 #include <new>
 #include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "io/byte_source.hpp"
 #include "io/io_internal.hpp"
@@ -76,6 +78,43 @@ void check_size_line(const MmHeader& h, i64 entries_max, const ReadOptions& lim,
                                          h.rows, h.cols, h.entries, (entries + row_ptr + extra) / kGiB, parts, budget / kGiB));
 }
 
+// Advice on the pages of [p, p + bytes) (whole pages inside it only; advice a kernel refuses is ignored).
+void advise(const void* p, std::size_t bytes, int advice) {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const auto b = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const auto e = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
+  if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, advice);
+}
+
+// An array's capacity asks for huge pages: 512 times fewer page faults as the entries arrive.
+template <class T>
+void advise_huge(const std::vector<T>& v) {
+#ifdef MADV_HUGEPAGE
+  if (v.capacity() * sizeof(T) >= (std::size_t{4} << 20)) advise(v.data(), v.capacity() * sizeof(T), MADV_HUGEPAGE);
+#else
+  (void)v;
+#endif
+}
+
+// v grows to n elements (within its capacity). resize() zero-fills on one thread; the pages are
+// faulted in first by all the threads (MADV_POPULATE_WRITE, Linux 5.14+), so that the fill is a
+// memset at memory speed instead of a page fault every few KiB on the critical path.
+template <class T>
+void grow(std::vector<T>& v, std::size_t n, int threads) {
+  if (v.size() >= n) return;
+#ifdef MADV_POPULATE_WRITE
+  const std::size_t bytes = (n - v.size()) * sizeof(T);
+  const char* from = reinterpret_cast<const char*>(v.data() + v.size());
+  if (threads > 1 && bytes >= (std::size_t{8} << 20)) {
+    const std::size_t piece = (bytes + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (int t = 0; t < threads; ++t)
+      if (t * piece < bytes) advise(from + t * piece, std::min(piece, bytes - t * piece), MADV_POPULATE_WRITE);
+  }
+#endif
+  v.resize(n);
+}
+
 // The output, with capacity for `stored` entries (and their mirrors) reserved but not touched:
 // pages are only committed as entries arrive.
 Parsed allocate_output(const MmHeader& h, i64 stored) {
@@ -92,18 +131,21 @@ Parsed allocate_output(const MmHeader& h, i64 stored) {
   coo.col.reserve(capacity);
   coo.val.reserve(capacity);
   if (h.field == Field::Complex) coo.imag.reserve(capacity);
+  advise_huge(coo.row);
+  advise_huge(coo.col);
+  advise_huge(coo.val);
+  advise_huge(coo.imag);
   return out;
 }
 
 // The COO arrays hold at least n entries (never shrunk between blocks: a block only zero-fills
 // what the arrays did not hold yet).
-void cover(Coo& coo, i64 n) {
+void cover(Coo& coo, i64 n, int threads) {
   const auto m = static_cast<std::size_t>(n);
-  if (coo.row.size() >= m) return;
-  coo.row.resize(m);
-  coo.col.resize(m);
-  coo.val.resize(m);
-  if (coo.field == Field::Complex) coo.imag.resize(m);
+  grow(coo.row, m, threads);
+  grow(coo.col, m, threads);
+  grow(coo.val, m, threads);
+  if (coo.field == Field::Complex) grow(coo.imag, m, threads);
 }
 
 void trim(Coo& coo, i64 n) {
@@ -162,7 +204,7 @@ Parsed parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
       if (lone) chunks[0].entries = std::min<i64>(room, static_cast<i64>(block.size()) / min_entry_bytes(h) + 1);
       else count_chunks(base, chunks, std::min<int>(threads, static_cast<int>(chunks.size())));  // b
       DataCounts counted = number_chunks(chunks, line, seen);  // c
-      cover(coo, std::min(h.entries, seen + counted.entries));
+      cover(coo, std::min(h.entries, seen + counted.entries), threads);
       const CooArrays arrays{coo.row.data(), coo.col.data(), coo.val.data(),
                              h.field == Field::Complex ? coo.imag.data() : nullptr};
       parse_chunks(base, h, chunks, h.entries, std::min<int>(threads, static_cast<int>(chunks.size())), arrays, name);  // d
