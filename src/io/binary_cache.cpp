@@ -23,6 +23,7 @@
 #include <string_view>
 #include <utility>
 
+#include "io/arrays.hpp"
 #include "io/io_internal.hpp"
 
 namespace spmv::io {
@@ -83,19 +84,48 @@ std::uint64_t block_digest(const unsigned char* p, std::size_t n, std::uint64_t 
   return h;
 }
 
+constexpr std::size_t kBlock = std::size_t{1} << 20;
+
+std::uint64_t combine(const std::vector<std::uint64_t>& digests, std::size_t bytes) {
+  std::uint64_t h = P3 ^ bytes;
+  for (std::uint64_t x : digests) h = round(h, x);
+  return h;
+}
+
 }  // namespace
 
 std::uint64_t checksum(const void* data, std::size_t bytes) {
-  constexpr std::size_t kBlock = std::size_t{1} << 20;
   const auto* p = static_cast<const unsigned char*>(data);
   const std::size_t nblocks = (bytes + kBlock - 1) / kBlock;
   std::vector<std::uint64_t> d(nblocks);
 #pragma omp parallel for schedule(static) if (nblocks > 4)
   for (std::size_t b = 0; b < nblocks; ++b)
     d[b] = block_digest(p + b * kBlock, std::min(kBlock, bytes - b * kBlock), b);
-  std::uint64_t h = P3 ^ bytes;
-  for (std::uint64_t x : d) h = round(h, x);
-  return h;
+  return combine(d, bytes);
+}
+
+std::uint64_t copy_and_checksum(ByteSource& src, void* dst, std::size_t bytes, const char* what) {
+  const std::string_view v = src.contiguous();
+  if (v.size() < bytes || bytes == 0) {  // a pipe or gzip (or a short file: read_exact says so)
+    src.read_exact(dst, bytes, what);
+    return checksum(dst, bytes);
+  }
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = reinterpret_cast<const unsigned char*>(v.data());
+  const std::size_t nblocks = (bytes + kBlock - 1) / kBlock;
+  constexpr std::size_t kWindow = 64;  // blocks copied between two give-backs of the mapping
+  std::vector<std::uint64_t> d(nblocks);
+  for (std::size_t w = 0; w < nblocks; w += kWindow) {
+    const std::size_t w_end = std::min(nblocks, w + kWindow);
+#pragma omp parallel for schedule(static) if (w_end - w > 4)
+    for (std::size_t b = w; b < w_end; ++b) {
+      const std::size_t n = std::min(kBlock, bytes - b * kBlock);
+      std::memcpy(out + b * kBlock, in + b * kBlock, n);
+      d[b] = block_digest(out + b * kBlock, n, b);  // while the block is in cache
+    }
+    src.advance(std::min(bytes, w_end * kBlock) - w * kBlock);
+  }
+  return combine(d, bytes);
 }
 
 bool has_binary_magic(std::string_view head) {
@@ -133,15 +163,20 @@ std::uint64_t payload_bytes(std::int64_t rows, std::int64_t nnz, bool cplx) {
 
 std::uint64_t header_checksum(const BinHeader& h) { return detail::checksum(&h, kHeaderV1); }
 
-std::uint64_t full_checksum(BinHeader h, const CsrView& a) {
+// The payload checksum: the header's (with the checksum fields zeroed), then each section's mixed in.
+std::uint64_t header_part(BinHeader h) {
   h.checksum = 0;
   h.header_checksum = 0;
-  std::uint64_t s = detail::checksum(&h, h.version == 1 ? kHeaderV1 : sizeof h);
-  auto mix = [&s](const void* p, std::size_t n) { s = (s ^ detail::checksum(p, n)) * 0x9E3779B185EBCA87ull; };
-  mix(a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t));
-  mix(a.col.data(), a.col.size() * sizeof(index_t));
-  mix(a.val.data(), a.val.size() * sizeof(double));
-  if (a.is_complex()) mix(a.imag.data(), a.imag.size() * sizeof(double));
+  return detail::checksum(&h, h.version == 1 ? kHeaderV1 : sizeof h);
+}
+std::uint64_t mix(std::uint64_t s, std::uint64_t section) { return (s ^ section) * 0x9E3779B185EBCA87ull; }
+
+std::uint64_t full_checksum(const BinHeader& h, const CsrView& a) {
+  std::uint64_t s = header_part(h);
+  s = mix(s, detail::checksum(a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t)));
+  s = mix(s, detail::checksum(a.col.data(), a.col.size() * sizeof(index_t)));
+  s = mix(s, detail::checksum(a.val.data(), a.val.size() * sizeof(double)));
+  if (a.is_complex()) s = mix(s, detail::checksum(a.imag.data(), a.imag.size() * sizeof(double)));
   return s;
 }
 
@@ -243,21 +278,31 @@ Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
   a.cols = h.cols;
   a.field = static_cast<Field>(h.field);
   a.symmetry = static_cast<Symmetry>(h.symmetry);
-  a.row_ptr.resize(static_cast<std::size_t>(h.rows) + 1);
-  a.col.resize(static_cast<std::size_t>(h.nnz));
-  a.val.resize(static_cast<std::size_t>(h.nnz));
-  if (cplx) a.imag.resize(static_cast<std::size_t>(h.nnz));
+  // The arrays grown without one thread's page faults, then copied and digested in parallel.
+  const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+  const auto n = static_cast<std::size_t>(h.nnz);
+  a.row_ptr.reserve(static_cast<std::size_t>(h.rows) + 1);
+  a.col.reserve(n);
+  a.val.reserve(n);
+  if (cplx) a.imag.reserve(n);
+  for (const auto* v : {&a.val, &a.imag}) advise_huge(*v);
+  advise_huge(a.row_ptr);
+  advise_huge(a.col);
+  grow(a.row_ptr, static_cast<std::size_t>(h.rows) + 1, threads);
+  grow(a.col, n, threads);
+  grow(a.val, n, threads);
+  if (cplx) grow(a.imag, n, threads);
   constexpr const char* kShort = "truncated binary cache: the payload";
-  src.read_exact(a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t), kShort);
-  src.read_exact(a.col.data(), a.col.size() * sizeof(index_t), kShort);
+  std::uint64_t sum = header_part(h);
+  sum = mix(sum, copy_and_checksum(src, a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t), kShort));
+  sum = mix(sum, copy_and_checksum(src, a.col.data(), a.col.size() * sizeof(index_t), kShort));
   char pad[8];
   src.read_exact(pad, col_pad(h.nnz), kShort);
-  src.read_exact(a.val.data(), a.val.size() * sizeof(double), kShort);
-  if (cplx) src.read_exact(a.imag.data(), a.imag.size() * sizeof(double), kShort);
+  sum = mix(sum, copy_and_checksum(src, a.val.data(), a.val.size() * sizeof(double), kShort));
+  if (cplx) sum = mix(sum, copy_and_checksum(src, a.imag.data(), a.imag.size() * sizeof(double), kShort));
   if (src.content_size() < 0 && src.read(pad, 1) != 0)
     throw ParseError(path, 0, "corrupt binary cache: bytes after the payload");
-  if (checksums_checked && full_checksum(h, a) != h.checksum)
-    throw ParseError(path, 0, "binary cache checksum mismatch: the file is corrupted");
+  if (checksums_checked && sum != h.checksum) throw ParseError(path, 0, "binary cache checksum mismatch: the file is corrupted");
 
   // A file with a valid checksum can still be hand-made; kernels trust these invariants.
   if (const std::string e = csr_structure_error(a); !e.empty()) throw ParseError(path, 0, "corrupt binary cache: " + e);

@@ -233,6 +233,12 @@ void ByteSource::consumed_contiguous(std::size_t upto) {
   s.release(s.mem_pos + upto);
 }
 
+void ByteSource::advance(std::size_t n) {
+  State& s = *s_;
+  s.mem_pos += std::min(n, s.mem_size - s.mem_pos);
+  s.release(s.mem_pos);
+}
+
 void ByteSource::will_need(std::size_t offset, std::size_t bytes) const {
   const State& s = *s_;
   if (!s.map || offset >= s.mem_size) return;

@@ -43,5 +43,9 @@ Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated);
 // 64-bit checksum of a byte range, parallel over fixed-size blocks (deterministic whatever the
 // thread count): a 4-lane multiply/rotate mix per block, block digests combined in order.
 std::uint64_t checksum(const void* data, std::size_t bytes);
+// Reads `bytes` of src into dst and returns their checksum: from memory (a mapped file) in
+// parallel, each block digested right after its copy while it is in cache; otherwise read, then
+// digested. ParseError "<what>: the file ended ..." when the source is shorter.
+std::uint64_t copy_and_checksum(ByteSource& src, void* dst, std::size_t bytes, const char* what);
 
 }  // namespace spmv::io::detail

@@ -24,9 +24,8 @@
 #include <fmt/format.h>
 #include <new>
 #include <omp.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "io/arrays.hpp"
 #include "io/byte_source.hpp"
 #include "io/io_internal.hpp"
 #include "io/mm_chunks.hpp"
@@ -76,43 +75,6 @@ void check_size_line(const MmHeader& h, i64 entries_max, const ReadOptions& lim,
   if (extra > 0) parts += fmt::format(", {} {:.1f} GiB", lim.extra_what, extra / kGiB);
   throw ParseError(name, sl, fmt::format("a {} x {} matrix with {} entries needs {:.1f} GiB ({}); the memory budget is {:.1f} GiB",
                                          h.rows, h.cols, h.entries, (entries + row_ptr + extra) / kGiB, parts, budget / kGiB));
-}
-
-// Advice on the pages of [p, p + bytes) (whole pages inside it only; advice a kernel refuses is ignored).
-void advise(const void* p, std::size_t bytes, int advice) {
-  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const auto b = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
-  const auto e = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
-  if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, advice);
-}
-
-// An array's capacity asks for huge pages: 512 times fewer page faults as the entries arrive.
-template <class T>
-void advise_huge(const std::vector<T>& v) {
-#ifdef MADV_HUGEPAGE
-  if (v.capacity() * sizeof(T) >= (std::size_t{4} << 20)) advise(v.data(), v.capacity() * sizeof(T), MADV_HUGEPAGE);
-#else
-  (void)v;
-#endif
-}
-
-// v grows to n elements (within its capacity). resize() zero-fills on one thread; the pages are
-// faulted in first by all the threads (MADV_POPULATE_WRITE, Linux 5.14+), so that the fill is a
-// memset at memory speed instead of a page fault every few KiB on the critical path.
-template <class T>
-void grow(std::vector<T>& v, std::size_t n, int threads) {
-  if (v.size() >= n) return;
-#ifdef MADV_POPULATE_WRITE
-  const std::size_t bytes = (n - v.size()) * sizeof(T);
-  const char* from = reinterpret_cast<const char*>(v.data() + v.size());
-  if (threads > 1 && bytes >= (std::size_t{8} << 20)) {
-    const std::size_t piece = (bytes + threads - 1) / threads;
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-    for (int t = 0; t < threads; ++t)
-      if (t * piece < bytes) advise(from + t * piece, std::min(piece, bytes - t * piece), MADV_POPULATE_WRITE);
-  }
-#endif
-  v.resize(n);
 }
 
 // The output, with capacity for `stored` entries (and their mirrors) reserved but not touched:

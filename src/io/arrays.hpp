@@ -1,0 +1,50 @@
+#pragma once
+// Growing the readers' arrays (std::vectors: resize() zero-fills on one thread) without their page
+// faults on the critical path: huge pages asked for, pages faulted in by all threads first.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
+
+namespace spmv::io::detail {
+
+// Advice on the pages of [p, p + bytes) (whole pages inside it only; advice a kernel refuses is ignored).
+inline void advise(const void* p, std::size_t bytes, int advice) {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const auto b = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const auto e = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
+  if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, advice);
+}
+
+// An array's capacity asks for huge pages: 512 times fewer page faults as the entries arrive.
+template <class T>
+void advise_huge(const std::vector<T>& v) {
+#ifdef MADV_HUGEPAGE
+  if (v.capacity() * sizeof(T) >= (std::size_t{4} << 20)) advise(v.data(), v.capacity() * sizeof(T), MADV_HUGEPAGE);
+#else
+  (void)v;
+#endif
+}
+
+// v grows to n elements (within its capacity). resize() zero-fills on one thread; the pages are
+// faulted in first by all the threads (MADV_POPULATE_WRITE, Linux 5.14+), so that the fill is a
+// memset at memory speed instead of a page fault every few KiB on the critical path.
+template <class T>
+void grow(std::vector<T>& v, std::size_t n, int threads) {
+  if (v.size() >= n) return;
+#ifdef MADV_POPULATE_WRITE
+  const std::size_t bytes = (n - v.size()) * sizeof(T);
+  const char* from = reinterpret_cast<const char*>(v.data() + v.size());
+  if (threads > 1 && bytes >= (std::size_t{8} << 20)) {
+    const std::size_t piece = (bytes + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (int t = 0; t < threads; ++t)
+      if (t * piece < bytes) advise(from + t * piece, std::min(piece, bytes - t * piece), MADV_POPULATE_WRITE);
+  }
+#endif
+  v.resize(n);
+}
+
+}  // namespace spmv::io::detail
