@@ -5,6 +5,7 @@
 #include <limits>
 #include <spmv/spmv.hpp>
 
+#include "core/convert.hpp"
 #include "cuda/tuning.cuh"
 #include "test_util.hpp"
 
@@ -77,16 +78,22 @@ TEST(CooToCsr, InPlaceMatchesTheCopy) {
   for (const auto& [name, coo] : cases) {
     SCOPED_TRACE(name);
     const Csr want = coo_to_csr(coo);
-    Coo moved = coo;
-    const Csr got = coo_to_csr(std::move(moved));
-    EXPECT_EQ(got.rows, want.rows);
-    EXPECT_EQ(got.cols, want.cols);
-    EXPECT_EQ(got.field, want.field);
-    EXPECT_EQ(got.row_ptr, want.row_ptr);
-    EXPECT_EQ(got.col, want.col);
-    EXPECT_EQ(got.val, want.val);
-    EXPECT_EQ(got.imag, want.imag);
-    EXPECT_EQ(csr_structure_error(got), "");
+    Coo moved = coo, placed = coo;
+    const bool in_order = std::is_sorted(coo.row.begin(), coo.row.end());
+    // The public overload (which copies these small inputs unless they are in row order) and its
+    // in-place half by itself, with and without the in-order shortcut.
+    for (const Csr& got : {coo_to_csr(std::move(moved)), detail::coo_to_csr_in_place(std::move(placed), in_order)}) {
+      EXPECT_EQ(got.rows, want.rows);
+      EXPECT_EQ(got.cols, want.cols);
+      EXPECT_EQ(got.field, want.field);
+      EXPECT_EQ(got.row_ptr, want.row_ptr);
+      EXPECT_EQ(got.col, want.col);
+      EXPECT_EQ(got.val, want.val);
+      EXPECT_EQ(got.imag, want.imag);
+      EXPECT_EQ(csr_structure_error(got), "");
+    }
+    Coo again = coo;
+    EXPECT_EQ(detail::coo_to_csr_in_place(std::move(again), false).col, want.col);
   }
 }
 

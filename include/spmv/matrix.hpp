@@ -92,10 +92,11 @@ void require_real(const CsrView& a, const std::string& what);
 /// Builds CSR in O(nnz + rows): stable counting sort by row, then columns sorted within each row
 /// and duplicates summed (in file order). Parallel over rows for large inputs.
 Csr coo_to_csr(const Coo& coo);
-/// The same in the COO's own arrays, without a second copy of the entries (the reader's path):
-/// entries placed by row in place, so duplicates are summed in a deterministic order that need
-/// not be the file's (results can differ from the copying version in the last bit when a
-/// position repeats three or more times). `coo` is left empty.
+/// The same, taking the COO's arrays (the reader's path): where a copy of the entries fits in 64 MiB
+/// a thread, the copying conversion; beyond, in the COO's own arrays without a second copy (entries
+/// placed by row in place, so duplicates are summed in a deterministic order that need not be the
+/// file's: results can differ from the copying version in the last bit when a position repeats
+/// three or more times). `coo` is left empty.
 Csr coo_to_csr(Coo&& coo);
 /// Expands CSR back to COO in row-major order (used by writers and tests).
 Coo csr_to_coo(const CsrView& csr);

@@ -1,6 +1,8 @@
 // COO -> CSR in O(nnz + rows), copying (a const COO) or in the COO's own arrays (an rvalue), and back.
 #include <spmv/matrix.hpp>
 
+#include "core/convert.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -19,10 +21,15 @@ constexpr offset_t kParallelThreshold = 1 << 20;
 // of about equal entries (one pass with as many write heads, cache-friendly), then each bucket's
 // rows in parallel.
 constexpr int kBuckets = 256;
+// The most entries of a bucket placed through a copy (24 bytes each: 48 MiB a thread at most).
+constexpr offset_t kBucketCopy = offset_t{1} << 21;
 
-// Sorts each row [start[r], start[r+1]) by column (rows are short: insertion sort on an index
-// permutation is cheap and stable) and sums duplicates, compacting the row in place; returns the
-// new row lengths.
+// Rows up to this long are sorted in place by insertion (no buffers); longer ones through a sorted
+// permutation.
+constexpr offset_t kInsertionRow = 64;
+
+// Sorts each row [start[r], start[r+1]) by column (stable: equal columns keep their order) and
+// sums duplicates, compacting the row in place; returns the new row lengths.
 std::vector<offset_t> sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, double* val, double* imag,
                                 bool parallel) {
   std::vector<offset_t> len(static_cast<std::size_t>(rows), 0);
@@ -43,20 +50,36 @@ std::vector<offset_t> sort_rows(const std::vector<offset_t>& start, index_t rows
         len[r] = m;
         continue;
       }
-      perm.resize(m);
-      std::iota(perm.begin(), perm.end(), offset_t{0});
-      std::stable_sort(perm.begin(), perm.end(), [&](offset_t x, offset_t y) { return col[b + x] < col[b + y]; });
-      tc.resize(m);
-      tv.resize(m);
-      ti.resize(imag ? m : 0);
-      for (offset_t q = 0; q < m; ++q) {
-        tc[q] = col[b + perm[q]];
-        tv[q] = val[b + perm[q]];
-        if (imag) ti[q] = imag[b + perm[q]];
+      if (m <= kInsertionRow) {
+        for (offset_t p = b + 1; p < e; ++p) {
+          const index_t c = col[p];
+          const double v = val[p], im = imag ? imag[p] : 0.0;
+          offset_t q = p;
+          for (; q > b && col[q - 1] > c; --q) {
+            col[q] = col[q - 1];
+            val[q] = val[q - 1];
+            if (imag) imag[q] = imag[q - 1];
+          }
+          col[q] = c;
+          val[q] = v;
+          if (imag) imag[q] = im;
+        }
+      } else {
+        perm.resize(m);
+        std::iota(perm.begin(), perm.end(), offset_t{0});
+        std::stable_sort(perm.begin(), perm.end(), [&](offset_t x, offset_t y) { return col[b + x] < col[b + y]; });
+        tc.resize(m);
+        tv.resize(m);
+        ti.resize(imag ? m : 0);
+        for (offset_t q = 0; q < m; ++q) {
+          tc[q] = col[b + perm[q]];
+          tv[q] = val[b + perm[q]];
+          if (imag) ti[q] = imag[b + perm[q]];
+        }
+        std::copy(tc.begin(), tc.end(), col + b);
+        std::copy(tv.begin(), tv.end(), val + b);
+        if (imag) std::copy(ti.begin(), ti.end(), imag + b);
       }
-      std::copy(tc.begin(), tc.end(), col + b);
-      std::copy(tv.begin(), tv.end(), val + b);
-      if (imag) std::copy(ti.begin(), ti.end(), imag + b);
       // Sum duplicates (now adjacent), keeping explicit zeros as stored entries.
       offset_t w = b;
       for (offset_t p = b + 1; p < e; ++p) {
@@ -150,11 +173,26 @@ void place_by_row(const Entries& a, index_t rows, const std::vector<offset_t>& s
     end[b] = start[first_row[b + 1]];
   }
   place(a, head, end, [&](index_t r) { return static_cast<std::size_t>(bucket[r]); });
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int b = 0; b < nb; ++b) {
-    const index_t r0 = first_row[b], r1 = first_row[b + 1];
-    std::vector<offset_t> rhead(start.begin() + r0, start.begin() + r1), rend(start.begin() + r0 + 1, start.begin() + r1 + 1);
-    place(a, rhead, rend, [r0](index_t r) { return static_cast<std::size_t>(r - r0); });
+  // Within a bucket: a stable counting placement through a copy of the bucket (a bucket of at most
+  // kBucketCopy entries, within a reader's scratch; its stores are independent, unlike the cycles'
+  // chain of dependent swaps), or the cycles in place for a larger one.
+#pragma omp parallel if (parallel)
+  {
+    std::vector<Entries::One> copy;
+#pragma omp for schedule(dynamic, 1)
+    for (int b = 0; b < nb; ++b) {
+      const index_t r0 = first_row[b], r1 = first_row[b + 1];
+      std::vector<offset_t> rhead(start.begin() + r0, start.begin() + r1);
+      const offset_t lo = start[r0], hi = start[r1];
+      if (hi - lo <= kBucketCopy) {
+        copy.resize(static_cast<std::size_t>(hi - lo));
+        for (offset_t p = lo; p < hi; ++p) copy[p - lo] = a.take(p);
+        for (const Entries::One& e : copy) a.put(rhead[e.r - r0]++, e);
+      } else {
+        const std::vector<offset_t> rend(start.begin() + r0 + 1, start.begin() + r1 + 1);
+        place(a, rhead, rend, [r0](index_t r) { return static_cast<std::size_t>(r - r0); });
+      }
+    }
   }
 }
 
@@ -210,18 +248,54 @@ Csr coo_to_csr(const Coo& coo) {
 
 Csr coo_to_csr(Coo&& coo) {
   const offset_t n = coo.nnz();
+  const bool parallel = n >= kParallelThreshold;
+  // Entries already in row order (a file written by rows) need no moving: in place, always. Else,
+  // a second copy of the entries within the scratch a reader may take (64 MiB a thread): the
+  // copying conversion, stable and faster on unsorted entries (its rows come out sorted where the
+  // file's order was by column, as SuiteSparse's is); in place beyond it.
+  bool in_order = true;
+#pragma omp parallel for schedule(static) reduction(&& : in_order) if (parallel)
+  for (offset_t e = 1; e < n; ++e)
+    if (coo.row[e] < coo.row[e - 1]) in_order = false;
+  const double copy_bytes = (12.0 + (coo.is_complex() ? 8.0 : 0.0)) * static_cast<double>(n) + 16.0 * (static_cast<double>(coo.rows) + 1);
+  if (!in_order && copy_bytes <= 64.0 * 1024 * 1024 * std::max(1, omp_get_max_threads())) {
+    Csr out = coo_to_csr(static_cast<const Coo&>(coo));
+    coo = Coo{};
+    return out;
+  }
+  return detail::coo_to_csr_in_place(std::move(coo), in_order);
+}
+
+namespace detail {
+
+Csr coo_to_csr_in_place(Coo&& coo, bool in_order) {
+  const offset_t n = coo.nnz();
   const index_t rows = coo.rows;
   const bool cplx = coo.is_complex();
   const bool parallel = n >= kParallelThreshold;
   const Entries a{coo.row.data(), coo.col.data(), coo.val.data(), cplx ? coo.imag.data() : nullptr};
 
-  // Row counts (atomic increments: exact whatever the order), then their prefix sums.
+  // Row counts, then their prefix sums: a count per thread where the threads' counts together are
+  // small against the entries, else atomic increments (exact whatever the order either way).
   std::vector<offset_t> start(static_cast<std::size_t>(rows) + 1, 0);
-  bool in_order = true;  // rows already non-decreasing: nothing to move
-#pragma omp parallel for schedule(static) reduction(&& : in_order) if (parallel)
-  for (offset_t e = 0; e < n; ++e) {
-    std::atomic_ref<offset_t>(start[a.row[e] + 1]).fetch_add(1, std::memory_order_relaxed);
-    if (e > 0 && a.row[e] < a.row[e - 1]) in_order = false;
+  const int threads = parallel ? omp_get_max_threads() : 1;
+  if (threads > 1 && static_cast<offset_t>(rows) * threads <= n / 2) {
+    std::vector<std::vector<offset_t>> counts(threads);
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<offset_t>& c = counts[omp_get_thread_num()];
+      c.assign(static_cast<std::size_t>(rows) + 1, 0);
+#pragma omp for schedule(static)
+      for (offset_t e = 0; e < n; ++e) ++c[a.row[e] + 1];
+#pragma omp for schedule(static)
+      for (index_t r = 0; r <= rows; ++r)
+        for (int t = 0; t < threads; ++t) start[r] += counts[t][r];
+    }
+  } else if (threads > 1) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (offset_t e = 0; e < n; ++e) std::atomic_ref<offset_t>(start[a.row[e] + 1]).fetch_add(1, std::memory_order_relaxed);
+  } else {
+    for (offset_t e = 0; e < n; ++e) ++start[a.row[e] + 1];
   }
   std::partial_sum(start.begin(), start.end(), start.begin());
   if (!in_order) place_by_row(a, rows, start, parallel);
@@ -250,6 +324,8 @@ Csr coo_to_csr(Coo&& coo) {
   csr.imag = std::move(coo.imag);
   return csr;
 }
+
+}  // namespace detail
 
 Coo csr_to_coo(const CsrView& csr) {
   Coo coo;

@@ -1,6 +1,8 @@
 // Symmetry expansion: a counting pass per block, then each block writes its mirrors at its offset.
 #include "io/mm_symmetry.hpp"
 
+#include "io/arrays.hpp"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -66,10 +68,11 @@ void append_mirrors(Coo& coo, const MirrorBlocks& mb) {
   const std::vector<i64>& off = mb.mirror_offset;
   const i64 m = off[nb];
   const bool cplx = coo.field == Field::Complex;
-  coo.row.resize(n + m);
-  coo.col.resize(n + m);
-  coo.val.resize(n + m);
-  if (cplx) coo.imag.resize(n + m);
+  const auto total = static_cast<std::size_t>(n + m);
+  grow(coo.row, total, nb);
+  grow(coo.col, total, nb);
+  grow(coo.val, total, nb);
+  if (cplx) grow(coo.imag, total, nb);
   const double vsign = coo.symmetry == Symmetry::SkewSymmetric ? -1.0 : 1.0;
   // Skew mirrors -a (both parts); hermitian mirrors conj(a).
   const double isign = coo.symmetry == Symmetry::Symmetric ? 1.0 : -1.0;
