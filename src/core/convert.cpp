@@ -28,12 +28,12 @@ constexpr offset_t kBucketCopy = offset_t{1} << 21;
 // permutation.
 constexpr offset_t kInsertionRow = 64;
 
-// Sorts each row [start[r], start[r+1]) by column (stable: equal columns keep their order) and
-// sums duplicates, compacting the row in place; returns the new row lengths.
-std::vector<offset_t> sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, double* val, double* imag,
-                                bool parallel) {
-  std::vector<offset_t> len(static_cast<std::size_t>(rows), 0);
-#pragma omp parallel if (parallel)
+// Sorts each row [start[r], start[r+1]) by column, stably (equal columns keep their order: the
+// file's, where the placement by row was stable); returns whether any column repeats within a row.
+// A row already in order costs one look; equal neighbours need no sorting (a file's duplicates).
+bool sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, double* val, double* imag, bool parallel) {
+  bool repeats = false;
+#pragma omp parallel if (parallel) reduction(|| : repeats)
   {
     std::vector<offset_t> perm;
     std::vector<index_t> tc;
@@ -42,12 +42,13 @@ std::vector<offset_t> sort_rows(const std::vector<offset_t>& start, index_t rows
     for (index_t r = 0; r < rows; ++r) {
       const offset_t b = start[r], e = start[r + 1];
       const offset_t m = e - b;
-      if (m == 0) continue;
-      bool sorted = true;
-      for (offset_t p = b + 1; p < e; ++p)
-        if (col[p] <= col[p - 1]) { sorted = false; break; }
-      if (sorted) {
-        len[r] = m;
+      bool ordered = true, equal = false;
+      for (offset_t p = b + 1; p < e && ordered; ++p) {
+        ordered = col[p] >= col[p - 1];
+        equal |= col[p] == col[p - 1];
+      }
+      if (ordered) {
+        repeats |= equal;
         continue;
       }
       if (m <= kInsertionRow) {
@@ -80,21 +81,34 @@ std::vector<offset_t> sort_rows(const std::vector<offset_t>& start, index_t rows
         std::copy(tv.begin(), tv.end(), val + b);
         if (imag) std::copy(ti.begin(), ti.end(), imag + b);
       }
-      // Sum duplicates (now adjacent), keeping explicit zeros as stored entries.
-      offset_t w = b;
-      for (offset_t p = b + 1; p < e; ++p) {
-        if (col[p] == col[w]) {
-          val[w] += val[p];
-          if (imag) imag[w] += imag[p];
-        } else {
-          ++w;
-          col[w] = col[p];
-          val[w] = val[p];
-          if (imag) imag[w] = imag[p];
-        }
-      }
-      len[r] = w - b + 1;
+      for (offset_t p = b + 1; p < e && !repeats; ++p) repeats = col[p] == col[p - 1];
     }
+  }
+  return repeats;
+}
+
+// Sums the now adjacent duplicates of each sorted row into its first (explicit zeros stay stored
+// entries), compacting the row at its start; returns the new row lengths.
+std::vector<offset_t> sum_duplicates(const std::vector<offset_t>& start, index_t rows, index_t* col, double* val,
+                                     double* imag, bool parallel) {
+  std::vector<offset_t> len(static_cast<std::size_t>(rows), 0);
+#pragma omp parallel for schedule(dynamic, 256) if (parallel)
+  for (index_t r = 0; r < rows; ++r) {
+    const offset_t b = start[r], e = start[r + 1];
+    if (e == b) continue;
+    offset_t w = b;
+    for (offset_t p = b + 1; p < e; ++p) {
+      if (col[p] == col[w]) {
+        val[w] += val[p];
+        if (imag) imag[w] += imag[p];
+      } else {
+        ++w;
+        col[w] = col[p];
+        val[w] = val[p];
+        if (imag) imag[w] = imag[p];
+      }
+    }
+    len[r] = w - b + 1;
   }
   return len;
 }
@@ -225,7 +239,15 @@ Csr coo_to_csr(const Coo& coo) {
   }
 
   const bool parallel = n >= kParallelThreshold;
-  const std::vector<offset_t> len = sort_rows(start, coo.rows, col.data(), val.data(), cplx ? imag.data() : nullptr, parallel);
+  double* imag_p = cplx ? imag.data() : nullptr;
+  if (!sort_rows(start, coo.rows, col.data(), val.data(), imag_p, parallel)) {
+    csr.row_ptr = std::move(start);
+    csr.col = std::move(col);
+    csr.val = std::move(val);
+    csr.imag = std::move(imag);
+    return csr;
+  }
+  const std::vector<offset_t> len = sum_duplicates(start, coo.rows, col.data(), val.data(), imag_p, parallel);
   csr.row_ptr = prefix(len);
   const offset_t out_n = csr.row_ptr.back();
   if (out_n == n) {
@@ -301,20 +323,22 @@ Csr coo_to_csr_in_place(Coo&& coo, bool in_order) {
   if (!in_order) place_by_row(a, rows, start, parallel);
   std::vector<index_t>().swap(coo.row);  // the row indices are done with
 
-  const std::vector<offset_t> len = sort_rows(start, rows, a.col, a.val, a.imag, parallel);
   Csr csr;
   csr.rows = rows;
   csr.cols = coo.cols;
   csr.field = coo.field;
   csr.symmetry = coo.symmetry;
-  csr.row_ptr = prefix(len);
-  const offset_t out_n = csr.row_ptr.back();
-  if (out_n != n) {  // duplicates were summed: close the gaps, rows in order (each moves left)
-    for (index_t r = 0; r < rows; ++r) {
+  if (!sort_rows(start, rows, a.col, a.val, a.imag, parallel)) {
+    csr.row_ptr = std::move(start);  // no duplicates: the rows stay where they are
+  } else {
+    const std::vector<offset_t> len = sum_duplicates(start, rows, a.col, a.val, a.imag, parallel);
+    csr.row_ptr = prefix(len);
+    for (index_t r = 0; r < rows; ++r) {  // close the gaps, rows in order (each moves left)
       std::copy_n(a.col + start[r], len[r], a.col + csr.row_ptr[r]);
       std::copy_n(a.val + start[r], len[r], a.val + csr.row_ptr[r]);
       if (cplx) std::copy_n(a.imag + start[r], len[r], a.imag + csr.row_ptr[r]);
     }
+    const auto out_n = static_cast<std::size_t>(csr.row_ptr.back());
     coo.col.resize(out_n);
     coo.val.resize(out_n);
     if (cplx) coo.imag.resize(out_n);
