@@ -17,17 +17,9 @@
 #include "test_util.hpp"
 
 using namespace spmv;
+using test::error_of;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // `f` with the address space capped at what the process maps now plus `extra` bytes.
 std::string error_in_bounded_memory(const std::function<void()>& f, std::size_t extra = std::size_t{512} << 20) {

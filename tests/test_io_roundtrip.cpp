@@ -17,6 +17,7 @@
 #include "test_util.hpp"
 
 using namespace spmv;
+using test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -51,15 +52,6 @@ std::string small_text() {
   std::string text = "%%MatrixMarket matrix coordinate real general\n50 40 2000\n";
   for (int i = 0; i < 2000; ++i) text += fmt::format("{} {} {}\n", i % 50 + 1, i % 40 + 1, i * 0.37);
   return text;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 void expect_same_coo(const Coo& a, const Coo& b) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -22,6 +23,16 @@ namespace spmv::test {
 
 // The shared SuiteSparse folder: $SPMV_SHARED_MATRICES if set (the GPU machine carries a copy),
 // else the path CMake compiled in (../shared/matrices beside the checkout).
+// The message of the spmv::Error that f throws, or "no error".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 inline std::string shared_matrices_dir() {
   if (const char* e = std::getenv("SPMV_SHARED_MATRICES"); e && *e) return e;
   return SPMV_SHARED_MATRICES;

@@ -13,7 +13,7 @@ shared=${SPMV_SHARED_MATRICES:-../shared/matrices}
 targets=(fuzz_text fuzz_gzip fuzz_binary fuzz_vector)
 CC=clang CXX=clang++ cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPMV_FUZZ=ON -DSPMV_ENABLE_CUDA=OFF \
   -DSPMV_BUILD_TESTS=OFF -DSPMV_BUILD_TOOLS=OFF -DSPMV_BUILD_PYTHON=OFF >/dev/null
-cmake --build "$B" -j "$(nproc)" --target "${targets[@]}" >/dev/null
+cmake --build "$B" -j "$(getconf _NPROCESSORS_ONLN)" --target "${targets[@]}" >/dev/null
 
 c=$B/corpus
 mkdir -p "$c"/{text,gzip,binary,vector}
