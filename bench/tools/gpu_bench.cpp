@@ -3,8 +3,9 @@
 // matrices, in the same run. Measures the device-to-device copy bandwidth first; reports per kernel
 // the median time per product (CUDA events around the kernels only, each sample >= --sample-ms of
 // back-to-back products), GFLOPS = 2*nnz/t and the effective bandwidth as a share of the copy
-// bandwidth, then our best against the best baseline per matrix, an SpMM section and a compact
-// table last.
+// bandwidth, then our best against the best baseline per matrix; an SpMM section (K = 1, 4, 16, 64,
+// both layouts: the planner's pick, each of our SpMM kernels and every cuSPARSE SpMM algorithm);
+// a compact table last.
 //
 // The effective bandwidth counts the bytes any CSR product must move with int32 row offsets
 // (12*nnz + 4*(rows+1) + 8*cols*k + 8*rows*k) for every kernel, so padding or extra passes show up
@@ -55,15 +56,15 @@ struct Summary {
   Result ours, theirs;
 };
 
-Result measure(const CsrView& a, const KernelSpec& spec, PlanOptions opt, const Reference& ref,
+Result measure(const CsrView& a, const std::string& kernel, bool baseline, PlanOptions opt, const Reference& ref,
                const std::vector<double>& x, const Opts& o) {
-  Result r{spec.name, "", opt.block_size, spec.baseline};
+  Result r{kernel, "", opt.block_size, baseline};
   try {
-    auto p = make_plan(a, Backend::Cuda, spec.name, opt);
+    auto p = make_plan(a, Backend::Cuda, kernel, opt);
     std::vector<double> y(static_cast<std::size_t>(a.rows) * opt.k);
     p->multiply(x, y);
     const CheckResult c = check_product(a, ref, y, opt.k, opt.layout);
-    r.detail = p->detail;
+    r.detail = p->describe();
     if (!c.passed) {
       r.detail += " CHECK FAILED: " + c.message;
       return r;
@@ -167,13 +168,13 @@ int main(int argc, char** argv) {
       for (int b : blocks) {
         PlanOptions opt;
         opt.block_size = b;
-        consider(measure(a, *k, opt, ref, x, o));
+        consider(measure(a, k->name, k->baseline, opt, ref, x, o));
       }
       if (k->name == "csr-vector" && !o.quick)
         for (int sw : {2, 4, 8, 16, 32}) {
           PlanOptions opt;
           opt.subwarp = sw;
-          consider(measure(a, *k, opt, ref, x, o));
+          consider(measure(a, k->name, k->baseline, opt, ref, x, o));
         }
     }
     if (s.ours.ok && s.theirs.ok)
@@ -184,31 +185,38 @@ int main(int argc, char** argv) {
     if (name == "stencil27_1M" || name == "random8_1M" || name == "powerlaw_1M") keep.emplace(name, std::move(a));
   }
 
-  // SpMM: ours (every non-baseline kernel that takes k > 1) against cusparseSpMM.
-  fmt::print("== SpMM (row-major X, Y) ==\n");
+  // SpMM in both layouts: the planner's pick ("auto") and ours (every non-baseline kernel that
+  // takes k > 1) against every cuSPARSE SpMM algorithm.
+  fmt::print("== SpMM (row- and column-major X, Y) ==\n");
   std::vector<std::string> spmm_rows;
-  for (auto& [name, a] : keep) {
-    for (int k : {1, 4, 16, 64}) {
-      const auto x = make_vector("random:2", static_cast<std::size_t>(a.cols) * k);
-      const Reference ref = reference_product(a, x, k, Layout::RowMajor);
-      Result best_ours, best_cs;
-      for (const KernelSpec* spec : ks) {
-        if (!spec->spmm) continue;
+  for (auto& [name, a] : keep)
+    for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
+      for (int k : {1, 4, 16, 64}) {
+        const char* lay = layout == Layout::RowMajor ? "row" : "col";
+        const auto x = make_vector("random:2", static_cast<std::size_t>(a.cols) * k);
+        const Reference ref = reference_product(a, x, k, layout);
         PlanOptions opt;
         opt.k = k;
-        const Result r = measure(a, *spec, opt, ref, x, o);
-        fmt::print("  {} K={:<3}", name, k);
-        print_result(a, r, k, bw);
-        if (!r.ok) continue;
-        Result& b = spec->baseline ? best_cs : best_ours;
-        if (b.t == 0 || r.t < b.t) b = r;
+        opt.layout = layout;
+        const Result autop = measure(a, "auto", false, opt, ref, x, o);
+        fmt::print("  {} K={:<3} {}", name, k, lay);
+        print_result(a, autop, k, bw);
+        Result best_ours, best_cs;
+        for (const KernelSpec* spec : ks) {
+          if (!spec->spmm) continue;
+          const Result r = measure(a, spec->name, spec->baseline, opt, ref, x, o);
+          fmt::print("  {} K={:<3} {}", name, k, lay);
+          print_result(a, r, k, bw);
+          if (!r.ok) continue;
+          Result& b = spec->baseline ? best_cs : best_ours;
+          if (b.t == 0 || r.t < b.t) b = r;
+        }
+        const auto gf = [&](const Result& r) { return r.ok ? 2.0 * a.nnz() * k / r.t * 1e-9 : 0.0; };
+        if (best_ours.ok && best_cs.ok && autop.ok)
+          spmm_rows.push_back(fmt::format(
+              "{:<14} K={:<3} {} auto {:>8.1f} GFLOPS  best ours {:<6} {:>8.1f}  cuSPARSE {:<19} {:>8.1f}  auto x{:.2f}",
+              name, k, lay, gf(autop), best_ours.kernel, gf(best_ours), best_cs.kernel, gf(best_cs), best_cs.t / autop.t));
       }
-      if (best_ours.ok && best_cs.ok)
-        spmm_rows.push_back(fmt::format("{:<14} K={:<3} ours {:<6} {:>8.1f} GFLOPS  cuSPARSE {:>8.1f} GFLOPS  x{:.2f}",
-                                        name, k, best_ours.kernel, 2.0 * a.nnz() * k / best_ours.t * 1e-9,
-                                        2.0 * a.nnz() * k / best_cs.t * 1e-9, best_cs.t / best_ours.t));
-    }
-  }
 
   fmt::print("\n== Summary: {} , copy {:.0f} GB/s ==\n", device::cuda_device_name(), bw * 1e-9);
   fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8} {:>6} {:>17} {:>8} {:>6} {:>7}\n", "matrix", "nnz", "ours", "block",

@@ -10,11 +10,14 @@
 // accumulating C columns at once, so A's row is read once per block of C columns; or X transposed
 // on the device, the row-major kernel, Y transposed back, all within the product (variant suffix
 // "t"): on rows whose columns scatter, reading X's rows whole more than repays the two passes.
-// Rows longer than long_row go to a block-per-piece kernel (both layouts). The shape is chosen per
-// matrix, K and layout by a short timed trial among a few candidates near the model's
-// (tuning::csr_spmm_*), or forced with the variant "c<C>w<W>[t]". K = 1 never comes here: the
+// Rows longer than long_row go to a block-per-piece kernel (both layouts). Where row lengths vary
+// much, both kernels can take the rows longest first through a permutation (suffix "s"), so that
+// the rows of a warp have about the same length. The shape is chosen per matrix, K and layout by a
+// short timed trial among a few candidates near the model's (tuning::csr_spmm_*), or forced with
+// the variant "c<C>w<W>[t][s]". K = 1 never comes here: the
 // "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -28,24 +31,28 @@ namespace {
 
 // One shape of the row-major or column-major kernel.
 struct Shape {
-  Shape(int rhs = 1, int lanes = 32, bool transposed = false) : c(rhs), w(lanes), t(transposed) {}
+  Shape(int rhs = 1, int lanes = 32, bool transposed = false, bool sorted = false)
+      : c(rhs), w(lanes), t(transposed), s(sorted) {}
   int c;  // right-hand sides per lane
   int w;  // lanes per row (a power of two <= 32)
   bool t;  // column-major X and Y through device transposes and the row-major kernel
+  bool s;  // rows taken longest first (order_), so that a warp's rows have about the same length
   double seconds = 0;
 };
 
 // Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries.
 template <typename OffT, int C, int U>
-__global__ void spmm_row_kernel(index_t rows, int k, int w, int lanes_k, int long_row, const OffT* __restrict__ rp,
-                                const index_t* __restrict__ col, const double* __restrict__ val,
-                                const double* __restrict__ x, double* __restrict__ y) {
+__global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order, int k, int w, int lanes_k, int long_row,
+                                const OffT* __restrict__ rp, const index_t* __restrict__ col,
+                                const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long row = t / w;
+  const long long slot = t / w;
   const int lane = static_cast<int>(t & (w - 1)), kl = lane & (lanes_k - 1), g = lane / lanes_k, ng = w / lanes_k;
   OffT b = 0, e = 0;
-  bool mine = row < rows;
+  long long row = 0;
+  bool mine = slot < slots;
   if (mine) {
+    row = order ? __ldg(order + slot) : slot;
     b = rp[row];
     e = rp[row + 1];
     if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel; the lanes still join the shuffles
@@ -101,15 +108,17 @@ __global__ void spmm_row_kernel(index_t rows, int k, int w, int lanes_k, int lon
 
 // Column-major: w lanes per row along its entries, C columns at a time.
 template <typename OffT, int C>
-__global__ void spmm_col_kernel(index_t rows, index_t cols, int k, int w, int long_row, const OffT* __restrict__ rp,
-                                const index_t* __restrict__ col, const double* __restrict__ val,
-                                const double* __restrict__ x, double* __restrict__ y) {
+__global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const index_t* __restrict__ order, int k, int w,
+                                int long_row, const OffT* __restrict__ rp, const index_t* __restrict__ col,
+                                const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long row = t / w;
+  const long long slot = t / w;
   const int lane = static_cast<int>(t & (w - 1));
   OffT b = 0, e = 0;
-  bool mine = row < rows;
+  long long row = 0;
+  bool mine = slot < slots;
   if (mine) {
+    row = order ? __ldg(order + slot) : slot;
     b = rp[row];
     e = rp[row + 1];
     if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel
@@ -228,22 +237,37 @@ class CsrSpmm final : public CsrDevicePlan {
     arrived_.resize(n_short_ + n_long_);
     if (n_short_ + n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, (n_short_ + n_long_) * sizeof(int)));
     long_kt_ = std::min(32, pow2_at_least(k_));
+    // Rows of very different lengths: the two best shapes are tried again on the rows longest first.
+    const bool forced = opt.variant != "auto" && !opt.variant.empty();
+    const bool try_sorted = !forced && tuning::csr_spmm_sorts_rows(row_length_spread(a));
+    if (try_sorted || std::any_of(cands.begin(), cands.end(), [](const Shape& s) { return s.s; })) sort_rows(a);
     std::string trial;
-    if (cands.size() > 1 && !trivial()) {
-      for (Shape& s : cands) {
+    auto time_shapes = [&](std::vector<Shape>::iterator first, std::vector<Shape>::iterator last) {
+      for (auto it = first; it != last; ++it) {
+        Shape& s = *it;
         use(s);
         time_runs(1);  // warm-up
         s.seconds = time_runs(3) / 3;
         char buf[64];
-        std::snprintf(buf, sizeof buf, "%sc%dw%d%s %.1f", trial.empty() ? "" : ", ", s.c, s.w, s.t ? "t" : "",
-                      s.seconds * 1e6);
+        std::snprintf(buf, sizeof buf, "%s%s %.1f", trial.empty() ? "" : ", ", name(s).c_str(), s.seconds * 1e6);
         trial += buf;
       }
+    };
+    const auto faster = [](const Shape& l, const Shape& r) { return l.seconds < r.seconds; };
+    if ((cands.size() > 1 || try_sorted) && !trivial()) {
+      time_shapes(cands.begin(), cands.end());
+      if (try_sorted) {
+        std::sort(cands.begin(), cands.end(), faster);
+        const std::size_t n = std::min<std::size_t>(2, cands.size());
+        for (std::size_t i = 0; i < n; ++i) cands.push_back(Shape{cands[i].c, cands[i].w, cands[i].t, true});
+        time_shapes(cands.end() - static_cast<std::ptrdiff_t>(n), cands.end());
+      }
     }
-    use(*std::min_element(cands.begin(), cands.end(), [](const Shape& l, const Shape& r) { return l.seconds < r.seconds; }));
+    use(*std::min_element(cands.begin(), cands.end(), faster));
     setup_seconds += seconds_since(t0);
     detail = std::string("kernel=csr-spmm layout=") + (row_major_ ? "row" : "col") +
-             " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) + (shape_.t ? " transposed" : "") +
+             " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) +
+             (shape_.t ? " transposed" : "") + (shape_.s ? " longest_rows_first" : "") +
              " long_rows=" + std::to_string(n_rows) + " (over " + std::to_string(long_row_) + ")" +
              " pieces=" + std::to_string(n_short_) + "+" + std::to_string(n_long_);
     if (!trial.empty()) detail += " (trial us: " + trial + ")";
@@ -257,6 +281,29 @@ class CsrSpmm final : public CsrDevicePlan {
   }
 
  private:
+  static std::string name(const Shape& s) {
+    return "c" + std::to_string(s.c) + "w" + std::to_string(s.w) + (s.t ? "t" : "") + (s.s ? "s" : "");
+  }
+  // Standard deviation of the row lengths over their mean (0 for no entries).
+  static double row_length_spread(const CsrView& a) {
+    if (a.rows == 0 || a.nnz() == 0) return 0;
+    double sq = 0;
+    for (index_t r = 0; r < a.rows; ++r) sq += static_cast<double>(a.row_length(r)) * a.row_length(r);
+    const double mean = static_cast<double>(a.nnz()) / a.rows;
+    return std::sqrt(std::max(0.0, sq / a.rows - mean * mean)) / mean;
+  }
+  // order_: the rows up to long_row_ entries, longest first (a counting sort, stable within a length).
+  void sort_rows(const CsrView& a) {
+    std::vector<index_t> start(static_cast<std::size_t>(long_row_) + 2, 0);
+    for (index_t r = 0; r < a.rows; ++r)
+      if (a.row_length(r) <= long_row_) ++start[long_row_ - a.row_length(r) + 1];
+    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    std::vector<index_t> order(static_cast<std::size_t>(start.back()));
+    for (index_t r = 0; r < a.rows; ++r)
+      if (a.row_length(r) <= long_row_) order[start[long_row_ - a.row_length(r)]++] = r;
+    n_order_ = static_cast<index_t>(order.size());
+    order_.upload(order);
+  }
   void use(const Shape& s) {
     shape_ = s;
     device_transpose_ = s.t;
@@ -274,11 +321,12 @@ class CsrSpmm final : public CsrDevicePlan {
       int used = 0;
       const bool parsed = std::sscanf(variant.c_str(), "c%dw%d%n", &s.c, &s.w, &used) == 2;
       const std::string suffix = parsed ? variant.substr(used) : "";
-      s.t = suffix == "t";
-      if (!parsed || (!suffix.empty() && !s.t) || !valid(s))
-        throw Unsupported("csr-spmm variant '" + variant + "': expected c<C>w<W>, C in 1, 2, 4 dividing k = " +
-                          std::to_string(k_) + " (1, 2, 4, 8 column-major) and W a power of two in 1..32; "
-                          "column-major also c<C>w<W>t (transposed, row-major kernel)");
+      s.t = suffix == "t" || suffix == "ts";
+      s.s = suffix == "s" || suffix == "ts";
+      if (!parsed || (!suffix.empty() && !s.t && !s.s) || !valid(s))
+        throw Unsupported("csr-spmm variant '" + variant + "': expected c<C>w<W>[s], C in 1, 2, 4 dividing k = " +
+                          std::to_string(k_) + " (1, 2, 4, 8 column-major) and W a power of two in 1..32, s for the "
+                          "rows longest first; column-major also c<C>w<W>t[s] (transposed, row-major kernel)");
       return {s};
     }
     std::vector<Shape> v;
@@ -312,13 +360,14 @@ class CsrSpmm final : public CsrDevicePlan {
   template <typename OffT, int C>
   void row_kernel(bool u4, unsigned grid, int kl, const OffT* rp) {
     const auto kernel = u4 ? spmm_row_kernel<OffT, C, 4> : spmm_row_kernel<OffT, C, 2>;
-    kernel<<<grid, block_>>>(rows_, k_, shape_.w, kl, long_row_, rp, m_.col.data(), m_.val.data(), x_.data(), y_.data());
+    kernel<<<grid, block_>>>(slots(), order(), k_, shape_.w, kl, long_row_, rp, m_.col.data(), m_.val.data(), x_.data(),
+                             y_.data());
   }
 
   template <typename OffT>
   void launch_with(const OffT* rp) {
     const Shape s = shape_;
-    const unsigned grid = grid_for(static_cast<offset_t>(rows_) * s.w, block_);
+    const unsigned grid = grid_for(static_cast<offset_t>(slots()) * s.w, block_);
     const index_t* col = m_.col.data();
     const double* val = m_.val.data();
     const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
@@ -330,10 +379,10 @@ class CsrSpmm final : public CsrDevicePlan {
       else row_kernel<OffT, 1>(u4, grid, kl, rp);
     } else {
       switch (s.c) {
-        case 8: spmm_col_kernel<OffT, 8><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
-        case 4: spmm_col_kernel<OffT, 4><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
-        case 2: spmm_col_kernel<OffT, 2><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
-        default: spmm_col_kernel<OffT, 1><<<grid, block_>>>(rows_, cols_, k_, s.w, long_row_, rp, col, val, x_.data(), y_.data());
+        case 8: spmm_col_kernel<OffT, 8><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        case 4: spmm_col_kernel<OffT, 4><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        case 2: spmm_col_kernel<OffT, 2><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
+        default: spmm_col_kernel<OffT, 1><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x_.data(), y_.data());
       }
     }
     SPMV_CUDA_CHECK_LAUNCH();
@@ -355,6 +404,10 @@ class CsrSpmm final : public CsrDevicePlan {
     }
   }
 
+  // The rows the row or column kernel walks: all of them, or order_'s.
+  index_t slots() const { return shape_.s ? n_order_ : rows_; }
+  const index_t* order() const { return shape_.s ? order_.data() : nullptr; }
+
   bool row_major_;
   double mean_ = 0;  // entries per row
   Shape shape_;
@@ -363,6 +416,8 @@ class CsrSpmm final : public CsrDevicePlan {
   DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
   DeviceBuffer<double> partial_;
   DeviceBuffer<int> arrived_;
+  DeviceBuffer<index_t> order_;  // rows up to long_row_ entries, longest first (sorted shapes)
+  index_t n_order_ = 0;
 };
 
 }  // namespace

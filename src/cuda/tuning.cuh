@@ -64,6 +64,11 @@ inline constexpr int csr_spmm_piece = 2048;
 // 3-7 entries per group 4 lost up to 12% (roadNet-PA, thermal2 alikes).
 inline constexpr double csr_spmm_unroll4_entries = 8;
 inline constexpr int csr_spmm_short_rows = 2048, csr_spmm_short_piece = 512;
+// CSR SpMM: where the row lengths' standard deviation is over this many means, the shape trial
+// also times its two best shapes on the rows longest first (a warp's rows then have about the same
+// length; on the regular stencils and meshes the order only costs a load).
+inline constexpr double csr_spmm_sort_spread = 1.0;
+inline bool csr_spmm_sorts_rows(double spread) { return spread > csr_spmm_sort_spread; }
 
 // Whether the CUDA "csr" kernel should run CSR-adaptive rather than CSR-vector: a row much longer
 // than the mean. With the longest row at least 64 and over 6 times the mean (or over 1024 and 32

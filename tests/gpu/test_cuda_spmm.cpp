@@ -65,8 +65,16 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
           EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}t", c, w)}, name), "");
           ++runs;
         }
+      // The rows longest first (the long rows left to the block-per-piece kernel), every kernel.
+      for (const int w : {1, 8}) {
+        const int c = k % 4 == 0 ? 4 : 1;
+        for (const auto& [layout, suffix] : {std::pair{Layout::RowMajor, "s"}, {Layout::ColMajor, "s"}, {Layout::ColMajor, "ts"}}) {
+          EXPECT_EQ(check(a, "csr", {.k = k, .layout = layout, .variant = fmt::format("c{}w{}{}", c, w, suffix)}, name), "");
+          ++runs;
+        }
+      }
     }
-  EXPECT_GT(runs, 500);
+  EXPECT_GT(runs, 600);
 }
 
 TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
@@ -89,6 +97,27 @@ TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w3"}), Unsupported);  // 3 lanes
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8t"}), Unsupported);  // row-major: nothing to transpose
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8x"}), Unsupported);
+}
+
+// Rows of very different lengths (a web graph's: most of one entry, some of dozens, a few past the
+// long-row bound): the trial also times shapes on the rows longest first, and says so.
+TEST(CudaSpmm, TrialTriesTheRowsLongestFirstWhereLengthsVary) {
+  require_gpu();
+  std::vector<offset_t> l(30000, 1);
+  for (std::size_t i = 0; i < l.size(); i += 9) l[i] = 40;
+  l[77] = 5000;
+  const Csr a = test::csr_from_lengths(l, 30000, 13);
+  for (const Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
+    const auto plan = make_plan(a, Backend::Cuda, "csr", {.k = 4, .layout = layout});
+    const std::string trial = plan->detail.substr(plan->detail.find("trial us:"));
+    EXPECT_NE(trial.find("s "), std::string::npos) << plan->detail;
+    EXPECT_EQ(check(a, "csr", {.k = 4, .layout = layout}, "sorted trial"), "");
+  }
+  // Regular rows: no sorted shape is tried.
+  const Csr regular = test::csr_from_lengths(std::vector<offset_t>(20000, 12), 20000, 9);
+  const auto plan = make_plan(regular, Backend::Cuda, "csr", {.k = 4});
+  EXPECT_EQ(plan->detail.substr(plan->detail.find("trial us:")).find("s "), std::string::npos) << plan->detail;
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8st"}), Unsupported);  // t before s
 }
 
 TEST(CudaSpmm, CusparseSpmmAlgorithmsBothLayouts) {
