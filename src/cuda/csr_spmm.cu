@@ -10,7 +10,8 @@
 // accumulating C columns at once, so A's row is read once per block of C columns; or X transposed
 // on the device, the row-major kernel, Y transposed back, all within the product (variant suffix
 // "t"): on rows whose columns scatter, reading X's rows whole more than repays the two passes.
-// Rows longer than long_row go to a block-per-piece kernel (both layouts). Where row lengths vary
+// Rows longer than long_row go to a block-per-piece kernel (both layouts), queued first on a side
+// stream so that it runs beside the row kernel rather than after it. Where row lengths vary
 // much, both kernels can take the rows longest first through a permutation (suffix "s"), so that
 // the rows of a warp have about the same length. The shape is chosen per matrix, K and layout by a
 // short timed trial among a few candidates near the model's (tuning::csr_spmm_*), or forced with
@@ -200,6 +201,26 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k
   if (tid == 0) arrived[first] = 0;  // ready for the next product
 }
 
+// A non-blocking stream (its kernels run beside the default stream's) and the events that fork it
+// from the default stream and join it back.
+struct SideStream {
+  SideStream() {
+    SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  }
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+  ~SideStream() {
+    cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
+    cudaEventDestroy(fork);
+    cudaEventDestroy(join);
+  }
+  cudaStream_t stream{};
+  cudaEvent_t fork{}, join{};
+};
+
 int pow2_at_least(int n) {
   int p = 1;
   while (p < n) p *= 2;
@@ -367,10 +388,20 @@ class CsrSpmm final : public CsrDevicePlan {
   template <typename OffT>
   void launch_with(const OffT* rp) {
     const Shape s = shape_;
+    const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
+    // The long rows' pieces first, on the side stream, beside the row kernel: they write other rows
+    // of Y, and alone they would leave most SMs idle (webbase-like at K = 64: 44 blocks of long
+    // pieces, 257 of 835 us run after the row kernel).
+    const bool side = n_short_ + n_long_ > 0;
+    if (side) {
+      SPMV_CUDA_CHECK(cudaEventRecord(side_.fork, 0));
+      SPMV_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.fork, 0));
+      long_rows(rp, rm);
+      SPMV_CUDA_CHECK(cudaEventRecord(side_.join, side_.stream));
+    }
     const unsigned grid = grid_for(static_cast<offset_t>(slots()) * s.w, block_);
     const index_t* col = m_.col.data();
     const double* val = m_.val.data();
-    const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
     if (rm) {
       const int kl = lanes_k(s);
       const bool u4 = mean_ / entry_groups(s) >= tuning::csr_spmm_unroll4_entries;
@@ -386,20 +417,29 @@ class CsrSpmm final : public CsrDevicePlan {
       }
     }
     SPMV_CUDA_CHECK_LAUNCH();
-    if (n_short_ + n_long_ == 0) return;
+    if (side) SPMV_CUDA_CHECK(cudaStreamWaitEvent(0, side_.join, 0));
+  }
+
+  // The block-per-piece kernel on side_: the short class's pieces, then the long class's.
+  template <typename OffT>
+  void long_rows(const OffT* rp, bool rm) {
     const long long xr = rm ? k_ : 1, xc = rm ? 1 : cols_;
     const long long yr = rm ? k_ : 1, yc = rm ? 1 : rows_;
     const int4* desc = reinterpret_cast<const int4*>(desc_.data());
+    const index_t* col = m_.col.data();
+    const double* val = m_.val.data();
     if (n_short_) {  // 32 groups along the entries, as the long pieces' 1024 threads at k >= 32
       const int block = std::clamp(32 * long_kt_, 128, 1024);
-      spmm_long_kernel<<<n_short_, block>>>(desc, tuning::csr_spmm_short_piece, k_, long_kt_, rp, col, val,
-                                                                   x_.data(), xr, xc, y_.data(), yr, yc, partial_.data(), arrived_.data());
+      spmm_long_kernel<<<n_short_, block, 0, side_.stream>>>(desc, tuning::csr_spmm_short_piece, k_, long_kt_, rp, col, val,
+                                                      x_.data(), xr, xc, y_.data(), yr, yc, partial_.data(),
+                                                      arrived_.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
     if (n_long_) {
-      spmm_long_kernel<<<n_long_, 1024>>>(desc + n_short_, tuning::csr_spmm_piece, k_, long_kt_, rp, col, val, x_.data(), xr, xc,
-                                          y_.data(), yr, yc, partial_.data() + static_cast<std::size_t>(n_short_) * k_,
-                                          arrived_.data() + n_short_);
+      spmm_long_kernel<<<n_long_, 1024, 0, side_.stream>>>(desc + n_short_, tuning::csr_spmm_piece, k_, long_kt_, rp, col, val,
+                                                    x_.data(), xr, xc, y_.data(), yr, yc,
+                                                    partial_.data() + static_cast<std::size_t>(n_short_) * k_,
+                                                    arrived_.data() + n_short_);
       SPMV_CUDA_CHECK_LAUNCH();
     }
   }
@@ -418,6 +458,7 @@ class CsrSpmm final : public CsrDevicePlan {
   DeviceBuffer<int> arrived_;
   DeviceBuffer<index_t> order_;  // rows up to long_row_ entries, longest first (sorted shapes)
   index_t n_order_ = 0;
+  SideStream side_;
 };
 
 }  // namespace
