@@ -12,8 +12,8 @@
 // "t"): on rows whose columns scatter, reading X's rows whole more than repays the two passes.
 // Rows longer than long_row go to a block-per-piece kernel (both layouts), queued first on a side
 // stream so that it runs beside the row kernel rather than after it. Where row lengths vary
-// much, both kernels can take the rows longest first through a permutation (suffix "s"), so that
-// the rows of a warp have about the same length. The shape is chosen per matrix, K and layout by a
+// much, both kernels can take the rows longest first (within windows of rows) through a
+// permutation (suffix "s"), so that the rows of a warp have about the same length. The shape is chosen per matrix, K and layout by a
 // short timed trial among a few candidates near the model's (tuning::csr_spmm_*), or forced with
 // the variant "c<C>w<W>[t][s]". K = 1 never comes here: the
 // "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
@@ -313,15 +313,19 @@ class CsrSpmm final : public CsrDevicePlan {
     const double mean = static_cast<double>(a.nnz()) / a.rows;
     return std::sqrt(std::max(0.0, sq / a.rows - mean * mean)) / mean;
   }
-  // order_: the rows up to long_row_ entries, longest first (a counting sort, stable within a length).
+  // order_: the rows up to long_row_ entries, longest first within each window of
+  // tuning::csr_spmm_sort_window rows (stable within a length), so that rows near each other in the
+  // matrix, which share columns of X and lines of Y, still run at about the same time.
   void sort_rows(const CsrView& a) {
-    std::vector<index_t> start(static_cast<std::size_t>(long_row_) + 2, 0);
-    for (index_t r = 0; r < a.rows; ++r)
-      if (a.row_length(r) <= long_row_) ++start[long_row_ - a.row_length(r) + 1];
-    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-    std::vector<index_t> order(static_cast<std::size_t>(start.back()));
-    for (index_t r = 0; r < a.rows; ++r)
-      if (a.row_length(r) <= long_row_) order[start[long_row_ - a.row_length(r)]++] = r;
+    std::vector<index_t> order;
+    order.reserve(static_cast<std::size_t>(a.rows));
+    for (index_t w0 = 0; w0 < a.rows; w0 += tuning::csr_spmm_sort_window) {
+      const std::size_t first = order.size();
+      for (index_t r = w0; r < std::min<index_t>(a.rows, w0 + tuning::csr_spmm_sort_window); ++r)
+        if (a.row_length(r) <= long_row_) order.push_back(r);
+      std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(first), order.end(),
+                       [&](index_t l, index_t r) { return a.row_length(l) > a.row_length(r); });
+    }
     n_order_ = static_cast<index_t>(order.size());
     order_.upload(order);
   }
