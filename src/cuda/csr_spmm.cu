@@ -11,16 +11,17 @@
 // on the device, the row-major kernel, Y transposed back, all within the product (variant suffix
 // "t"): on rows whose columns scatter, reading X's rows whole more than repays the two passes.
 // Rows longer than long_row go to a block-per-piece kernel (both layouts), queued first on a side
-// stream so that it runs beside the row kernel rather than after it. Where row lengths vary
-// much, both kernels can take the rows longest first (within windows of rows) through a
-// permutation (suffix "s"), so that the rows of a warp have about the same length. The shape is chosen per matrix, K and layout by a
-// short timed trial among a few candidates near the model's (tuning::csr_spmm_*), or forced with
-// the variant "c<C>w<W>[t][s]". K = 1 never comes here: the
+// stream so that it runs beside the row kernel rather than after it. Where row lengths vary much,
+// both kernels can take the rows longest first (within windows of rows) through a permutation
+// (suffix "s"), so that the rows of a warp have about the same length. The shape is chosen per
+// matrix, K and layout by a short timed trial among a few candidates near the model's
+// (tuning::csr_spmm_*), or forced with the variant "c<C>w<W>[t][s]". K = 1 never comes here: the
 // "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <string>
+
+#include <spmv/planner.hpp>
 
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
@@ -260,7 +261,7 @@ class CsrSpmm final : public CsrDevicePlan {
     long_kt_ = std::min(32, pow2_at_least(k_));
     // Rows of very different lengths: the two best shapes are tried again on the rows longest first.
     const bool forced = opt.variant != "auto" && !opt.variant.empty();
-    const bool try_sorted = !forced && tuning::csr_spmm_sorts_rows(row_length_spread(a));
+    const bool try_sorted = !forced && tuning::csr_spmm_sorts_rows(analyze(a).cv());
     if (try_sorted || std::any_of(cands.begin(), cands.end(), [](const Shape& s) { return s.s; })) sort_rows(a);
     std::string trial;
     auto time_shapes = [&](std::vector<Shape>::iterator first, std::vector<Shape>::iterator last) {
@@ -305,14 +306,6 @@ class CsrSpmm final : public CsrDevicePlan {
   static std::string name(const Shape& s) {
     return "c" + std::to_string(s.c) + "w" + std::to_string(s.w) + (s.t ? "t" : "") + (s.s ? "s" : "");
   }
-  // Standard deviation of the row lengths over their mean (0 for no entries).
-  static double row_length_spread(const CsrView& a) {
-    if (a.rows == 0 || a.nnz() == 0) return 0;
-    double sq = 0;
-    for (index_t r = 0; r < a.rows; ++r) sq += static_cast<double>(a.row_length(r)) * a.row_length(r);
-    const double mean = static_cast<double>(a.nnz()) / a.rows;
-    return std::sqrt(std::max(0.0, sq / a.rows - mean * mean)) / mean;
-  }
   // order_: the rows up to long_row_ entries, longest first within each window of
   // tuning::csr_spmm_sort_window rows (stable within a length), so that rows near each other in the
   // matrix, which share columns of X and lines of Y, still run at about the same time.
@@ -326,7 +319,6 @@ class CsrSpmm final : public CsrDevicePlan {
       std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(first), order.end(),
                        [&](index_t l, index_t r) { return a.row_length(l) > a.row_length(r); });
     }
-    n_order_ = static_cast<index_t>(order.size());
     order_.upload(order);
   }
   void use(const Shape& s) {
@@ -394,8 +386,8 @@ class CsrSpmm final : public CsrDevicePlan {
     const Shape s = shape_;
     const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
     // The long rows' pieces first, on the side stream, beside the row kernel: they write other rows
-    // of Y, and alone they would leave most SMs idle (webbase-like at K = 64: 44 blocks of long
-    // pieces, 257 of 835 us run after the row kernel).
+    // of Y, and run alone after it they would leave most SMs idle (a few dozen blocks of long
+    // pieces).
     const bool side = n_short_ + n_long_ > 0;
     if (side) {
       SPMV_CUDA_CHECK(cudaEventRecord(side_.fork, 0));
@@ -449,7 +441,7 @@ class CsrSpmm final : public CsrDevicePlan {
   }
 
   // The rows the row or column kernel walks: all of them, or order_'s.
-  index_t slots() const { return shape_.s ? n_order_ : rows_; }
+  index_t slots() const { return shape_.s ? static_cast<index_t>(order_.size()) : rows_; }
   const index_t* order() const { return shape_.s ? order_.data() : nullptr; }
 
   bool row_major_;
@@ -461,7 +453,6 @@ class CsrSpmm final : public CsrDevicePlan {
   DeviceBuffer<double> partial_;
   DeviceBuffer<int> arrived_;
   DeviceBuffer<index_t> order_;  // rows up to long_row_ entries, longest first (sorted shapes)
-  index_t n_order_ = 0;
   SideStream side_;
 };
 

@@ -70,8 +70,7 @@ inline constexpr int csr_spmm_short_rows = 2048, csr_spmm_short_piece = 512;
 inline constexpr double csr_spmm_sort_spread = 1.0;
 inline bool csr_spmm_sorts_rows(double spread) { return spread > csr_spmm_sort_spread; }
 // ... sorted within windows of this many rows: one order over the whole matrix scattered the writes
-// of column-major Y and the reads of X (webbase-1M alike, K = 4 column-major, H100: 274 against
-// 158 us unsorted; K = 64 row-major 848 against 809).
+// of column-major Y and the reads of X (bench/results/README.md, issue 17 on the H100).
 inline constexpr int csr_spmm_sort_window = 4096;
 
 // Whether the CUDA "csr" kernel should run CSR-adaptive rather than CSR-vector: a row much longer
