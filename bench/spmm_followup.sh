@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Device call 3: windowed row sort on the webbase alike; GPU tests; the SpMM sweep on webbase again,
-# the generated three and Cube_Coup_dt0's alike; gpu_bench's SpMM section. Usage: call3.sh COMMIT
+# Issue 17's follow-up on the GPU machine: the webbase-1M alike with the windowed row sort against
+# cuSPARSE ALG1/ALG2, GPU tests, the SpMM sweep on webbase again, the three generated matrices and
+# the Cube_Coup_dt0 alike, then gpu_bench's SpMM section.
+#   bash bench/spmm_followup.sh COMMIT   (portable binaries in .gpu/bin, libisal.so.2 in .gpu/lib,
+#   the shared matrices in .gpu/matrices; results under $OUT)
 set -u
 C=$1; G=$PWD/.gpu; B=$G/bin; export LD_LIBRARY_PATH=$G/lib SPMV_SHARED_MATRICES=$G/matrices
 M=/tmp/m; mkdir -p $M/w $M/g $M/c

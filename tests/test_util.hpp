@@ -21,8 +21,6 @@
 
 namespace spmv::test {
 
-// The shared SuiteSparse folder: $SPMV_SHARED_MATRICES if set (the GPU machine carries a copy),
-// else the path CMake compiled in (../shared/matrices beside the checkout).
 // The message of the spmv::Error that f throws, or "no error".
 inline std::string error_of(const std::function<void()>& f) {
   try {
@@ -33,6 +31,8 @@ inline std::string error_of(const std::function<void()>& f) {
   return "no error";
 }
 
+// The shared SuiteSparse folder: $SPMV_SHARED_MATRICES if set (the GPU machine carries a copy),
+// else the path CMake compiled in (../shared/matrices beside the checkout).
 inline std::string shared_matrices_dir() {
   if (const char* e = std::getenv("SPMV_SHARED_MATRICES"); e && *e) return e;
   return SPMV_SHARED_MATRICES;
