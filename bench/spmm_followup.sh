@@ -21,8 +21,8 @@ for cfg in "--k 4 --layout col" "--k 64 --layout row"; do
 done
 K="--backends cuda --kernels auto,csr,ell,hll,cusparse,cusparse-spmm-alg1,cusparse-spmm-alg2,cusparse-spmm-alg3 --block-sizes 256 --hack 32 --k 4,16,64 --layouts row,col --repeat 5 --min-sample-ms 10 --no-progress --duel-rounds 0"
 s=$(date +%s); timeout 100 $B/spmv bench $M/w $K --out $OUT/spmm_webbase_h100_$C.csv > $OUT/sweep_webbase.log 2>&1; echo "webbase rc=$? $(( $(date +%s) - s )) s"
-s=$(date +%s); timeout 200 $B/spmv bench $M/g $K --time-budget 150 --out $OUT/spmm_generated_h100_$C.csv > $OUT/sweep_gen.log 2>&1; echo "gen rc=$? $(( $(date +%s) - s )) s"
-s=$(date +%s); timeout 130 $B/spmv bench $M/c $K --time-budget 90 --out $OUT/spmm_cube_h100_$C.csv > $OUT/sweep_cube.log 2>&1; echo "cube rc=$? $(( $(date +%s) - s )) s"
+s=$(date +%s); timeout 160 $B/spmv bench $M/g $K --time-budget 120 --out $OUT/spmm_generated_h100_$C.csv > $OUT/sweep_gen.log 2>&1; echo "gen rc=$? $(( $(date +%s) - s )) s"
+s=$(date +%s); timeout 100 $B/spmv bench $M/c $K --time-budget 70 --out $OUT/spmm_cube_h100_$C.csv > $OUT/sweep_cube.log 2>&1; echo "cube rc=$? $(( $(date +%s) - s )) s"
 for f in webbase generated cube; do python3 bench/spmm_summary.py $OUT/spmm_${f}_h100_$C.csv 2>&1 | grep -v "^not ok" | tail -14; done
-s=$(date +%s); timeout 100 $B/gpu_bench --quick --samples 3 --sample-ms 5 > $OUT/gpu_bench_h100_$C.txt 2>&1; echo "gpu_bench rc=$? $(( $(date +%s) - s )) s"
+s=$(date +%s); timeout 80 $B/gpu_bench --quick --samples 3 --sample-ms 5 > $OUT/gpu_bench_h100_$C.txt 2>&1; echo "gpu_bench rc=$? $(( $(date +%s) - s )) s"
 grep -A40 "== Summary" $OUT/gpu_bench_h100_$C.txt | head -45
