@@ -9,13 +9,16 @@
 // Column-major X and Y: a group of W lanes per row along its entries (CSR-vector), each lane
 // accumulating C columns at once, so A's row is read once per block of C columns; or X transposed
 // on the device, the row-major kernel, Y transposed back, all within the product (variant suffix
-// "t"): on rows whose columns scatter, reading X's rows whole more than repays the two passes.
+// "t"): on rows whose columns scatter, reading X's rows whole (one sector an entry at K = 4, not
+// K) more than repays the two passes; or X alone transposed and the row-major kernel writing
+// column-major Y itself (suffix "x": a warp's rows are consecutive, so its stores still fill
+// sectors, and Y's two extra passes are saved).
 // Rows longer than long_row go to a block-per-piece kernel (both layouts), queued first on a side
 // stream so that it runs beside the row kernel rather than after it. Where row lengths vary much,
 // both kernels can take the rows longest first (within windows of rows) through a permutation
 // (suffix "s"), so that the rows of a warp have about the same length. The shape is chosen per
 // matrix, K and layout by a short timed trial among a few candidates near the model's
-// (tuning::csr_spmm_*), or forced with the variant "c<C>w<W>[t][s]". K = 1 never comes here: the
+// (tuning::csr_spmm_*), or forced with the variant "c<C>w<W>[t|x][s]". K = 1 never comes here: the
 // "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
 #include <cstdio>
@@ -33,20 +36,23 @@ namespace {
 
 // One shape of the row-major or column-major kernel.
 struct Shape {
-  Shape(int rhs = 1, int lanes = 32, bool transposed = false, bool sorted = false)
-      : c(rhs), w(lanes), t(transposed), s(sorted) {}
+  Shape(int rhs = 1, int lanes = 32, bool transposed = false, bool sorted = false, bool x_only = false)
+      : c(rhs), w(lanes), t(transposed), s(sorted), x(x_only) {}
   int c;  // right-hand sides per lane
   int w;  // lanes per row (a power of two <= 32)
   bool t;  // column-major X and Y through device transposes and the row-major kernel
   bool s;  // rows taken longest first (order_), so that a warp's rows have about the same length
+  bool x;  // column-major X through a device transpose, the row-major kernel writing column-major Y
   double seconds = 0;
 };
 
 // Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries.
+// y_rows: 0 for row-major Y, else Y is column-major with this many rows.
 template <typename OffT, int C, int U>
 __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order, int k, int w, int lanes_k, int long_row,
                                 const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
+                                const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y,
+                                long long y_rows) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long slot = t / w;
   const int lane = static_cast<int>(t & (w - 1)), kl = lane & (lanes_k - 1), g = lane / lanes_k, ng = w / lanes_k;
@@ -103,7 +109,12 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
 #pragma unroll
       for (int j = 0; j < C; ++j) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
     if (g == 0 && c < k && mine) {
-      store_row<C>(y + row * k + c, acc);
+      if (y_rows == 0) {
+        store_row<C>(y + row * k + c, acc);
+      } else {
+#pragma unroll
+        for (int j = 0; j < C; ++j) y[(c + j) * y_rows + row] = acc[j];
+      }
     }
   }
 }
@@ -144,21 +155,20 @@ __global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const
   }
 }
 
-// Long rows are cut into pieces, a block per piece: KT lanes along the right-hand sides times
-// blockDim/KT groups along the entries; warps reduce by shuffles, then warp partials are added in
-// warp order. Two launches of this kernel: rows up to tuning::csr_spmm_short_rows entries in short
-// pieces and blocks of 32 entry groups (128 threads at K = 4), longer rows in long pieces and 1024
-// threads (a 1024-thread block on a row of a hundred entries leaves most threads idle, and 4000
-// such rows take 15 waves). A row of several
-// pieces: each piece writes its partial row, and the last piece to finish adds them in piece order
-// (deterministic, one launch). X and Y are addressed by strides, so both layouts use it: element
-// (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc].
-template <typename OffT>
+// Long rows are cut into pieces, a block per piece: KT lanes along the right-hand sides (C each)
+// times blockDim/KT groups along the entries; warps reduce by shuffles, then warp partials are
+// added in warp order. Two launches of this kernel: rows up to tuning::csr_spmm_short_rows entries
+// in short pieces and small blocks (tuning::csr_spmm_short_groups groups: a 1024-thread block on a
+// row of a hundred entries leaves most threads idle), longer rows in long pieces and 1024 threads.
+// A row of several pieces: each piece writes its partial row, and the last piece to finish adds
+// them in piece order (deterministic, one launch). X and Y are addressed by strides, so both
+// layouts use it: element (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc].
+template <typename OffT, int C>
 __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k, int kt, const OffT* __restrict__ rp,
                                  const index_t* __restrict__ col, const double* __restrict__ val,
                                  const double* __restrict__ x, long long xr, long long xc, double* __restrict__ y,
                                  long long yr, long long yc, double* __restrict__ partial, int* __restrict__ arrived) {
-  __shared__ double red[32 * 32];
+  __shared__ double red[32 * 32 * C];
   __shared__ bool last;
   const int4 d = desc[blockIdx.x];  // row, piece, pieces
   const index_t row = d.x;
@@ -168,18 +178,27 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k
   const OffT b = rp[row] + static_cast<OffT>(d.y) * piece;
   const OffT e = min(e0, static_cast<OffT>(b + piece));
   double* part = partial + static_cast<long long>(blockIdx.x) * k;
-  for (int c0 = 0; c0 < k; c0 += kt) {
-    const int c = c0 + kl;
-    double acc = 0;
+  for (int c0 = 0; c0 < k; c0 += kt * C) {
+    const int c = c0 + kl * C;  // C > 1: row-major X (xc = 1), k a multiple of C
+    double acc[C] = {};
     if (c < k)
 #pragma unroll 4
-      for (OffT p = b + g; p < e; p += ng) acc += __ldg(val + p) * __ldg(x + __ldg(col + p) * xr + c * xc);
-    for (int off = kt; off < 32; off *= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    if (lane < kt) red[warp * 32 + lane] = acc;
+      for (OffT p = b + g; p < e; p += ng) {
+        const double v = __ldg(val + p);
+        double xs[C];
+        load_row<C>(x + __ldg(col + p) * xr + c * xc, xs);
+#pragma unroll
+        for (int j = 0; j < C; ++j) acc[j] += v * xs[j];
+      }
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+      for (int off = kt; off < 32; off *= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
+      if (lane < kt) red[(warp * 32 + lane) * C + j] = acc[j];
+    }
     __syncthreads();
-    if (tid < kt && c0 + tid < k) {
+    if (tid < kt * C && c0 + tid < k) {
       double s = 0;
-      for (int w = 0; w < nw; ++w) s += red[w * 32 + tid];
+      for (int w = 0; w < nw; ++w) s += red[w * 32 * C + tid];
       if (d.z == 1) y[row * yr + (c0 + tid) * yc] = s;
       else part[c0 + tid] = s;
     }
@@ -258,7 +277,6 @@ class CsrSpmm final : public CsrDevicePlan {
     partial_.resize(static_cast<std::size_t>(n_short_ + n_long_) * k_);
     arrived_.resize(n_short_ + n_long_);
     if (n_short_ + n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, (n_short_ + n_long_) * sizeof(int)));
-    long_kt_ = std::min(32, pow2_at_least(k_));
     // Rows of very different lengths: the two best shapes are tried again on the rows longest first.
     const bool forced = opt.variant != "auto" && !opt.variant.empty();
     const bool try_sorted = !forced && tuning::csr_spmm_sorts_rows(analyze(a).cv());
@@ -281,7 +299,7 @@ class CsrSpmm final : public CsrDevicePlan {
       if (try_sorted) {
         std::sort(cands.begin(), cands.end(), faster);
         const std::size_t n = std::min<std::size_t>(2, cands.size());
-        for (std::size_t i = 0; i < n; ++i) cands.push_back(Shape{cands[i].c, cands[i].w, cands[i].t, true});
+        for (std::size_t i = 0; i < n; ++i) cands.push_back(Shape{cands[i].c, cands[i].w, cands[i].t, true, cands[i].x});
         time_shapes(cands.end() - static_cast<std::ptrdiff_t>(n), cands.end());
       }
     }
@@ -289,7 +307,8 @@ class CsrSpmm final : public CsrDevicePlan {
     setup_seconds += seconds_since(t0);
     detail = std::string("kernel=csr-spmm layout=") + (row_major_ ? "row" : "col") +
              " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) +
-             (shape_.t ? " transposed" : "") + (shape_.s ? " longest_rows_first" : "") +
+             (shape_.t ? " transposed" : "") + (shape_.x ? " x_transposed" : "") +
+             (shape_.s ? " longest_rows_first" : "") +
              " long_rows=" + std::to_string(n_rows) + " (over " + std::to_string(long_row_) + ")" +
              " pieces=" + std::to_string(n_short_) + "+" + std::to_string(n_long_);
     if (!trial.empty()) detail += " (trial us: " + trial + ")";
@@ -304,7 +323,7 @@ class CsrSpmm final : public CsrDevicePlan {
 
  private:
   static std::string name(const Shape& s) {
-    return "c" + std::to_string(s.c) + "w" + std::to_string(s.w) + (s.t ? "t" : "") + (s.s ? "s" : "");
+    return "c" + std::to_string(s.c) + "w" + std::to_string(s.w) + (s.t ? "t" : "") + (s.x ? "x" : "") + (s.s ? "s" : "");
   }
   // order_: the rows up to long_row_ entries, longest first within each window of
   // tuning::csr_spmm_sort_window rows (stable within a length), so that rows near each other in the
@@ -323,10 +342,11 @@ class CsrSpmm final : public CsrDevicePlan {
   }
   void use(const Shape& s) {
     shape_ = s;
-    device_transpose_ = s.t;
+    device_transpose_ = s.t || s.x;
+    transpose_y_ = s.t;
   }
   // Whether a shape runs the row-major kernel (on the user's X and Y, or on transposed copies).
-  bool rows_kernel(const Shape& s) const { return row_major_ || s.t; }
+  bool rows_kernel(const Shape& s) const { return row_major_ || s.t || s.x; }
   // Entry groups of a shape: lanes working along a row's entries.
   int entry_groups(const Shape& s) const { return rows_kernel(s) ? s.w / lanes_k(s) : s.w; }
   int lanes_k(const Shape& s) const { return std::min(s.w, pow2_at_least((k_ + s.c - 1) / s.c)); }
@@ -339,17 +359,21 @@ class CsrSpmm final : public CsrDevicePlan {
       const bool parsed = std::sscanf(variant.c_str(), "c%dw%d%n", &s.c, &s.w, &used) == 2;
       const std::string suffix = parsed ? variant.substr(used) : "";
       s.t = suffix == "t" || suffix == "ts";
-      s.s = suffix == "s" || suffix == "ts";
-      if (!parsed || (!suffix.empty() && !s.t && !s.s) || !valid(s))
+      s.x = suffix == "x" || suffix == "xs";
+      s.s = suffix == "s" || suffix == "ts" || suffix == "xs";
+      if (!parsed || (!suffix.empty() && !s.t && !s.x && !s.s) || !valid(s))
         throw Unsupported("csr-spmm variant '" + variant + "': expected c<C>w<W>[s], C in 1, 2, 4 dividing k = " +
                           std::to_string(k_) + " (1, 2, 4, 8 column-major) and W a power of two in 1..32, s for the "
-                          "rows longest first; column-major also c<C>w<W>t[s] (transposed, row-major kernel)");
+                          "rows longest first; column-major also c<C>w<W>t[s] (transposed, row-major kernel) and c<C>w<W>x[s] (X "
+                          "transposed, Y written column-major)");
       return {s};
     }
     std::vector<Shape> v;
-    auto add = [&](int c, int w, bool t) {
-      const Shape s{c, w, t};
-      if (valid(s) && std::none_of(v.begin(), v.end(), [&](const Shape& o) { return o.c == c && o.w == w && o.t == t; }))
+    auto add = [&](int c, int w, bool t, bool x = false) {
+      const Shape s{c, w, t, false, x};
+      if (valid(s) && std::none_of(v.begin(), v.end(), [&](const Shape& o) {
+            return o.c == c && o.w == w && o.t == t && o.x == x;
+          }))
         v.push_back(s);
     };
     // Lanes along the entries: about a quarter of the mean row length (as CSR-vector), at most 32.
@@ -360,16 +384,19 @@ class CsrSpmm final : public CsrDevicePlan {
     for (const int c : {k_ % 4 == 0 ? 4 : 0, k_ % 2 == 0 ? 2 : 0, 1}) {
       if (c == 0) continue;
       const int kl = std::min(32, pow2_at_least((k_ + c - 1) / c));
-      add(c, std::min(32, kl * eg), !row_major_);
-      add(c, std::min(32, kl * std::max(1, eg / 2)), !row_major_);
-      add(c, std::min(32, kl * eg * 2), !row_major_);
+      for (const int w : {kl * eg, kl * std::max(1, eg / 2), kl * eg * 2}) {
+        add(c, std::min(32, w), !row_major_);
+        // X alone transposed where a warp has at least 4 rows (a column's stores fill a sector).
+        if (!row_major_ && w <= 8) add(c, w, false, true);
+      }
       if (!row_major_) break;  // transposed: the widest C only
     }
     return v;
   }
   bool valid(const Shape& s) const {
     const bool w_ok = s.w >= 1 && s.w <= 32 && (s.w & (s.w - 1)) == 0;
-    if (s.t && row_major_) return false;
+    if ((s.t || s.x) && row_major_) return false;
+    if (s.t && s.x) return false;
     if (!rows_kernel(s)) return w_ok && (s.c == 1 || s.c == 2 || s.c == 4 || s.c == 8);
     return w_ok && (s.c == 1 || s.c == 2 || s.c == 4) && k_ % s.c == 0;
   }
@@ -378,7 +405,7 @@ class CsrSpmm final : public CsrDevicePlan {
   void row_kernel(bool u4, unsigned grid, int kl, const OffT* rp) {
     const auto kernel = u4 ? spmm_row_kernel<OffT, C, 4> : spmm_row_kernel<OffT, C, 2>;
     kernel<<<grid, block_>>>(slots(), order(), k_, shape_.w, kl, long_row_, rp, m_.col.data(), m_.val.data(), x_.data(),
-                             y_.data());
+                             y_.data(), shape_.x ? rows_ : 0);
   }
 
   template <typename OffT>
@@ -392,7 +419,7 @@ class CsrSpmm final : public CsrDevicePlan {
     if (side) {
       SPMV_CUDA_CHECK(cudaEventRecord(side_.fork, 0));
       SPMV_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.fork, 0));
-      long_rows(rp, rm);
+      long_rows(rp, rm, rm && !s.x);
       SPMV_CUDA_CHECK(cudaEventRecord(side_.join, side_.stream));
     }
     const unsigned grid = grid_for(static_cast<offset_t>(slots()) * s.w, block_);
@@ -416,26 +443,31 @@ class CsrSpmm final : public CsrDevicePlan {
     if (side) SPMV_CUDA_CHECK(cudaStreamWaitEvent(0, side_.join, 0));
   }
 
-  // The block-per-piece kernel on side_: the short class's pieces, then the long class's.
+  // The block-per-piece kernel on side_: the short class's pieces, then the long class's (X and Y
+  // as the kernels see them: row-major or not).
   template <typename OffT>
-  void long_rows(const OffT* rp, bool rm) {
-    const long long xr = rm ? k_ : 1, xc = rm ? 1 : cols_;
-    const long long yr = rm ? k_ : 1, yc = rm ? 1 : rows_;
+  void long_rows(const OffT* rp, bool x_rm, bool y_rm) {
+    const long long xr = x_rm ? k_ : 1, xc = x_rm ? 1 : cols_;
+    const long long yr = y_rm ? k_ : 1, yc = y_rm ? 1 : rows_;
+    // Two right-hand sides a lane (double2 loads) where row-major X has more than 32 of them: A's
+    // piece is then read once up to K = 64, not once per 32 columns.
+    const int c = x_rm && k_ % 2 == 0 && k_ > 32 ? 2 : 1;
+    const int kt = std::min(32, pow2_at_least((k_ + c - 1) / c));
+    const auto kernel = c == 2 ? spmm_long_kernel<OffT, 2> : spmm_long_kernel<OffT, 1>;
     const int4* desc = reinterpret_cast<const int4*>(desc_.data());
     const index_t* col = m_.col.data();
     const double* val = m_.val.data();
-    if (n_short_) {  // 32 groups along the entries, as the long pieces' 1024 threads at k >= 32
-      const int block = std::clamp(32 * long_kt_, 128, 1024);
-      spmm_long_kernel<<<n_short_, block, 0, side_.stream>>>(desc, tuning::csr_spmm_short_piece, k_, long_kt_, rp, col, val,
-                                                      x_.data(), xr, xc, y_.data(), yr, yc, partial_.data(),
-                                                      arrived_.data());
+    if (n_short_) {
+      const int block = std::clamp(tuning::csr_spmm_short_groups * kt, 128, 1024);
+      kernel<<<n_short_, block, 0, side_.stream>>>(desc, tuning::csr_spmm_short_piece, k_, kt, rp, col, val, x_.data(), xr,
+                                                   xc, y_.data(), yr, yc, partial_.data(), arrived_.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
     if (n_long_) {
-      spmm_long_kernel<<<n_long_, 1024, 0, side_.stream>>>(desc + n_short_, tuning::csr_spmm_piece, k_, long_kt_, rp, col, val,
-                                                    x_.data(), xr, xc, y_.data(), yr, yc,
-                                                    partial_.data() + static_cast<std::size_t>(n_short_) * k_,
-                                                    arrived_.data() + n_short_);
+      kernel<<<n_long_, 1024, 0, side_.stream>>>(desc + n_short_, tuning::csr_spmm_piece, k_, kt, rp, col, val, x_.data(),
+                                                 xr, xc, y_.data(), yr, yc,
+                                                 partial_.data() + static_cast<std::size_t>(n_short_) * k_,
+                                                 arrived_.data() + n_short_);
       SPMV_CUDA_CHECK_LAUNCH();
     }
   }
@@ -447,7 +479,7 @@ class CsrSpmm final : public CsrDevicePlan {
   bool row_major_;
   double mean_ = 0;  // entries per row
   Shape shape_;
-  int long_row_ = 1024, long_kt_ = 32;
+  int long_row_ = 1024;
   unsigned n_short_ = 0, n_long_ = 0;  // blocks of the long-row kernel (pieces): short, long class
   DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
   DeviceBuffer<double> partial_;

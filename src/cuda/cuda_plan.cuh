@@ -3,8 +3,9 @@
 // around the kernels only (transfers are never inside the timed region). X and Y stay on the
 // device in the layout the user gave. A kernel that works row-major only, given column-major X
 // and Y (k > 1), gets them transposed on the device within each product, and so within its time
-// (device_transpose_); plans that take column-major operands natively (cuSPARSE, the CSR SpMM's
-// column-major kernel) clear it.
+// (device_transpose_), or X only where the kernel writes column-major Y itself (transpose_y_
+// cleared); plans that take column-major operands natively (cuSPARSE, the CSR SpMM's column-major
+// kernel) clear device_transpose_.
 #include <spmv/plan.hpp>
 
 #include <memory>
@@ -88,19 +89,24 @@ class CudaPlan : public Plan {
   void product() {
     if (!device_transpose_) return launch();
     xt_.resize(x_.size());
-    yt_.resize(y_.size());
     transpose_async(x_.data(), xt_.data(), k_, cols_);  // X: k rows of cols -> cols rows of k
     x_.swap(xt_);
-    y_.swap(yt_);
+    if (transpose_y_) {
+      yt_.resize(y_.size());
+      y_.swap(yt_);
+    }
     launch();
     x_.swap(xt_);
-    y_.swap(yt_);
-    transpose_async(yt_.data(), y_.data(), rows_, k_);  // Y: rows of k -> k rows of rows
+    if (transpose_y_) {
+      y_.swap(yt_);
+      transpose_async(yt_.data(), y_.data(), rows_, k_);  // Y: rows of k -> k rows of rows
+    }
   }
   index_t rows_, cols_;
   int k_;
   Layout layout_;
   bool device_transpose_;  // column-major X and Y for a kernel that works row-major (product())
+  bool transpose_y_ = true;  // ... Y too (else the kernel writes column-major Y itself)
   DeviceBuffer<double> xt_, yt_;  // their row-major copies (only then)
   SharedVectors v_;
   DeviceBuffer<double>& x_;

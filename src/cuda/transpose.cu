@@ -2,9 +2,7 @@
 // (cuda_plan.cuh's product()). 32 x 32 tiles through shared memory, so that both the reads and the
 // writes are coalesced; the padding column keeps the tile's columns in different banks. A side of
 // at most kSkinny (X or Y of up to 4 right-hand sides) would leave most of a tile's threads idle:
-// there a thread moves one line of the long side, its loads (or stores) coalesced across the warp
-// and its stores (or loads) one contiguous run of at most kSkinny doubles (at 16 the strided
-// runs cost more than the tiles' idle threads).
+// there a block moves a run of lines of the long side (at 16 the tiles win).
 #include <algorithm>
 
 #include "cuda/cuda_plan.cuh"
@@ -32,16 +30,32 @@ __global__ void transpose_kernel(const double* __restrict__ in, double* __restri
   }
 }
 
-// in: rows x cols row-major, out: cols x rows row-major, one of the two at most kSkinny.
+// in: rows x cols row-major, out: cols x rows row-major, one of the two (N) at most kSkinny. A
+// block moves kLines lines of the long side through shared memory: the N short lines are read (or
+// written) coalesced along the long side, the block's contiguous run of kLines * N doubles on the
+// other side likewise; a thread moving its own line of N doubles would touch a part of a sector per
+// warp instruction.
+constexpr int kLines = 256;
+template <int N>
 __global__ void transpose_skinny_kernel(const double* __restrict__ in, double* __restrict__ out, long long rows,
                                         long long cols) {
-  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (rows <= cols) {  // few rows: thread t gathers column t, writes out's row t
-    if (t >= cols) return;
-    for (long long r = 0; r < rows; ++r) out[t * rows + r] = __ldg(in + r * cols + t);
-  } else {  // few columns: thread t reads row t, scatters it to out's column t
-    if (t >= rows) return;
-    for (long long c = 0; c < cols; ++c) out[c * rows + t] = __ldg(in + t * cols + c);
+  __shared__ double buf[kLines * N];
+  const long long first = static_cast<long long>(blockIdx.x) * kLines;
+  const long long lines = rows <= cols ? cols : rows;
+  const int n = static_cast<int>(min(static_cast<long long>(kLines), lines - first));
+  const int t = threadIdx.x;
+  if (rows <= cols) {  // N rows: gather columns first.. of each, write out's rows first.. whole
+    if (t < n)
+#pragma unroll
+      for (int r = 0; r < N; ++r) buf[t * N + r] = __ldg(in + r * cols + first + t);
+    __syncthreads();
+    for (int i = t; i < n * N; i += kLines) out[first * N + i] = buf[i];
+  } else {  // N columns: read rows first.. whole, scatter them to out's N rows
+    for (int i = t; i < n * N; i += kLines) buf[i] = __ldg(in + first * N + i);
+    __syncthreads();
+    if (t < n)
+#pragma unroll
+      for (int c = 0; c < N; ++c) out[c * rows + first + t] = buf[t * N + c];
   }
 }
 
@@ -50,8 +64,13 @@ __global__ void transpose_skinny_kernel(const double* __restrict__ in, double* _
 void transpose_async(const double* in, double* out, long long rows, long long cols) {
   if (rows == 0 || cols == 0) return;
   if (std::min(rows, cols) <= kSkinny) {
-    const long long lines = std::max(rows, cols);
-    transpose_skinny_kernel<<<static_cast<unsigned>((lines + 255) / 256), 256>>>(in, out, rows, cols);
+    const unsigned grid = static_cast<unsigned>((std::max(rows, cols) + kLines - 1) / kLines);
+    switch (std::min(rows, cols)) {
+      case 1: transpose_skinny_kernel<1><<<grid, kLines>>>(in, out, rows, cols); break;
+      case 2: transpose_skinny_kernel<2><<<grid, kLines>>>(in, out, rows, cols); break;
+      case 3: transpose_skinny_kernel<3><<<grid, kLines>>>(in, out, rows, cols); break;
+      default: transpose_skinny_kernel<4><<<grid, kLines>>>(in, out, rows, cols);
+    }
     SPMV_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -64,6 +64,9 @@ inline constexpr int csr_spmm_piece = 2048;
 // 3-7 entries per group 4 lost up to 12% (roadNet-PA, thermal2 alikes).
 inline constexpr double csr_spmm_unroll4_entries = 8;
 inline constexpr int csr_spmm_short_rows = 2048, csr_spmm_short_piece = 512;
+// ... a short piece's block: this many groups of lanes along its entries (at least 128 threads);
+// 32 groups left most lanes of a piece of a hundred entries idle (bench/results/README.md).
+inline constexpr int csr_spmm_short_groups = 8;
 // CSR SpMM: where the row lengths' standard deviation is over this many means, the shape trial
 // also times its two best shapes on the rows longest first (a warp's rows then have about the same
 // length; on the regular stencils and meshes the order only costs a load).

@@ -47,7 +47,7 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
                      }(), 45000, 4));
   int runs = 0;
   for (const auto& [name, a] : cases)
-    for (const int k : {2, 4, 5, 16, 33, 64}) {
+    for (const int k : {2, 3, 4, 5, 16, 33, 64}) {  // 2-4: the skinny transposes
       for (const int c : {1, 2, 4})
         for (const int w : {1, 2, 8, 32}) {
           if (k % c != 0) continue;
@@ -59,22 +59,25 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
           EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}", c, w)}, name), "");
           ++runs;
         }
-      for (const int c : {1, 2, 4})  // transposed on the device around the row-major kernel
-        for (const int w : {1, 8, 32}) {
-          if (k % c != 0) continue;
-          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}t", c, w)}, name), "");
-          ++runs;
-        }
+      // Transposed on the device around the row-major kernel (t), or X alone with Y written
+      // column-major by the kernel (x).
+      for (const char* how : {"t", "x"})
+        for (const int c : {1, 2, 4})
+          for (const int w : {1, 8, 32}) {
+            if (k % c != 0) continue;
+            EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}{}", c, w, how)}, name), "");
+            ++runs;
+          }
       // The rows longest first (the long rows left to the block-per-piece kernel), every kernel.
       for (const int w : {1, 8}) {
         const int c = k % 4 == 0 ? 4 : 1;
-        for (const auto& [layout, suffix] : {std::pair{Layout::RowMajor, "s"}, {Layout::ColMajor, "s"}, {Layout::ColMajor, "ts"}}) {
+        for (const auto& [layout, suffix] : {std::pair{Layout::RowMajor, "s"}, {Layout::ColMajor, "s"}, {Layout::ColMajor, "ts"}, {Layout::ColMajor, "xs"}}) {
           EXPECT_EQ(check(a, "csr", {.k = k, .layout = layout, .variant = fmt::format("c{}w{}{}", c, w, suffix)}, name), "");
           ++runs;
         }
       }
     }
-  EXPECT_GT(runs, 600);
+  EXPECT_GT(runs, 800);
 }
 
 TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
@@ -87,16 +90,18 @@ TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
     const std::string kept = plan->detail.substr(plan->detail.find("rhs_per_lane="));
     const int c = std::stoi(kept.substr(13));
     const int w = std::stoi(kept.substr(kept.find("lanes_per_row=") + 14));
-    const bool t = kept.find(" transposed") != std::string::npos;
-    EXPECT_TRUE(l == Layout::ColMajor || !t) << plan->detail;
-    EXPECT_NE(plan->detail.find(fmt::format("c{}w{}{} ", c, w, t ? "t" : "")), std::string::npos)
+    const bool t = kept.find(" transposed") != std::string::npos, x = kept.find(" x_transposed") != std::string::npos;
+    EXPECT_TRUE(l == Layout::ColMajor || (!t && !x)) << plan->detail;
+    EXPECT_NE(plan->detail.find(fmt::format("c{}w{}{}{} ", c, w, t ? "t" : "", x ? "x" : "")), std::string::npos)
         << "kept shape not among the trial's: " << plan->detail;
     EXPECT_EQ(check(a, "csr", {.k = 16, .layout = l}, "trial"), "");
   }
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 6, .variant = "c4w8"}), Unsupported);  // 4 does not divide 6
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w3"}), Unsupported);  // 3 lanes
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8t"}), Unsupported);  // row-major: nothing to transpose
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8x"}), Unsupported);
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8x"}), Unsupported);  // row-major: no X to transpose
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8q"}), Unsupported);
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8tx"}), Unsupported);
 }
 
 // Rows of very different lengths (a web graph's: most of one entry, some of dozens, a few past the
