@@ -109,7 +109,7 @@ TEST(CONFORMANCE, RegistryHasTheKernels) {
       {Backend::Cuda,
        {"auto", "csr", "csr-scalar", "csr-vector", "csr-adaptive", "csr-merge", "csr5", "ell", "hll", "cusparse",
         "cusparse-alg1", "cusparse-alg2", "cusparse-coo-alg1", "cusparse-coo-alg2", "cusparse-sell"},
-       {"auto", "csr", "ell", "hll", "cusparse"},
+       {"auto", "csr", "csr5", "ell", "hll", "cusparse"},
        {"cusparse", "cusparse-alg1", "cusparse-alg2", "cusparse-coo-alg1", "cusparse-coo-alg2", "cusparse-sell"}}};
 #else
   // The CSR, ELL and HLL families must all do SpMM (CSR5 is SpMV only and refuses k > 1).

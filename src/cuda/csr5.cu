@@ -185,6 +185,13 @@ __global__ void csr5_fixup(DevCsr5 m, const double* __restrict__ first, double* 
   }
 }
 
+int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
+  const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
+  if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
+  // Not the paper's rule (4-7 for short rows, 26 for stencil27): see tuning::csr5_sigma.
+  return opt.csr5_sigma > 0 ? opt.csr5_sigma : tuning::csr5_sigma(a);
+}
+
 class Csr5Plan final : public CudaPlan {
  public:
   Csr5Plan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
@@ -291,13 +298,6 @@ class Csr5Plan final : public CudaPlan {
       throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
     return r;
   }
-  static int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
-    const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
-    if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
-    // Not the paper's rule (4-7 for short rows, 26 for stencil27): see tuning::csr5_sigma.
-    return opt.csr5_sigma > 0 ? opt.csr5_sigma : tuning::csr5_sigma(a);
-  }
-
   int block_;
   Variant v_;
   std::size_t smem_bytes_ = 0;
@@ -315,7 +315,11 @@ class Csr5Plan final : public CudaPlan {
 }  // namespace csr5
 
 std::unique_ptr<Plan> make_csr5(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
-  return std::make_unique<csr5::Csr5Plan>(a, opt, dev);
+  if (opt.k == 1) return std::make_unique<csr5::Csr5Plan>(a, opt, dev);
+  if (opt.variant != "auto" && opt.variant != "two-pass" && !opt.variant.empty())
+    throw Unsupported("csr5 on CUDA with k > 1: variant must be auto or two-pass (got " + opt.variant +
+                      "; single-pass, atomic and the load batches are SpMV's)");
+  return csr5::make_csr5_spmm(a, opt, dev, csr5::chosen_sigma(a, opt));
 }
 
 void register_csr5() {
@@ -324,7 +328,9 @@ void register_csr5() {
               .format = "csr5",
               .description = "CSR5 tiles (32 x sigma; sigma 8, or 16 for regular rows of 12 or more) "
                              "converted on the device, a warp per tile; rows across tiles combined in one pass "
-                             "(deterministic), or variant two-pass / atomic",
+                             "(deterministic), or variant two-pass / atomic; SpMM (k > 1) two-pass, up to 4 "
+                             "right-hand sides a lane",
+              .spmm = true,
               .params = {"block_size", "csr5_sigma", "deterministic", "variant"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr5(a, o, nullptr); }});
 }

@@ -1,10 +1,11 @@
 #pragma once
 // CSR5 on CUDA, the parts its files share: the device view of the format (DevCsr5), the per-tile
 // helpers of both product modes, the device arrays (DeviceCsr5, built by csr5_convert.cu) and the
-// entry to the single-pass kernel (csr5_single.cu).
+// entries to the single-pass kernel (csr5_single.cu) and to the SpMM plan (csr5_spmm.cu).
 #include <spmv/formats/csr5.hpp>
 
 #include "cuda/csr_device.cuh"
+#include "cuda/cuda_kernels.hpp"
 
 namespace spmv::cuda::csr5 {
 
@@ -102,6 +103,9 @@ struct DeviceCsr5 {
 
   DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared = nullptr);
 };
+
+// The SpMM plan (k > 1) of tile height sigma (csr5_spmm.cu).
+std::unique_ptr<Plan> make_csr5_spmm(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev, int sigma);
 
 // The single-pass kernel for a load batch and tile height (csr5_single.cu).
 struct Parts;

@@ -1,6 +1,6 @@
 // CSR5 on CUDA against the reference product: edge cases, CSR5's adversarial cases, every shared
-// matrix, the three ways of combining rows across tiles (single-pass, two-pass, atomic), and
-// bit-identical results of the deterministic modes.
+// matrix, the three ways of combining rows across tiles (single-pass, two-pass, atomic),
+// bit-identical results of the deterministic modes, and SpMM in both layouts.
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5_cuda.hpp>
@@ -61,6 +61,40 @@ TEST(Csr5Gpu, EdgeAndAdversarialCasesEveryModeManySigmas) {
         o.block_size = sigma == 17 ? 96 : 256;
         expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " " + mode);
       }
+}
+
+// SpMM (k > 1): every adversarial case (rows across many tiles, empty rows in hinted tiles, the
+// tail), several tile heights, K of 1, 2 and 4 right-hand sides a lane and a K that no block of
+// columns divides evenly but by 1, in both layouts; repeated products must not accumulate.
+TEST(Csr5Gpu, SpmmEveryCaseBothLayouts) {
+  require_gpu();
+  int runs = 0;
+  for (const auto& [name, a] : test::csr5_all_cases())
+    for (int sigma : {0, 4, 17})
+      for (const int k : {2, 3, 4, 8})
+        for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+          PlanOptions o;
+          o.csr5_sigma = sigma;
+          o.k = k;
+          o.layout = lay;
+          auto plan = make_plan(a, Backend::Cuda, "csr5", o);
+          const auto x = make_vector("random:9", static_cast<std::size_t>(a.cols) * k);
+          std::vector<double> y(static_cast<std::size_t>(a.rows) * k, 12345.0);
+          plan->multiply(x, y);
+          plan->run(2);
+          plan->get_y(y);
+          const auto res = check_product(a, reference_product(a, x, k, lay), y, k, lay);
+          EXPECT_TRUE(res.passed) << name << " sigma=" << sigma << " k=" << k
+                                  << (lay == Layout::RowMajor ? " row" : " col") << ": " << res.message;
+          ++runs;
+        }
+  EXPECT_GT(runs, 100);
+  const Csr small = test::csr_from_lengths({3, 4}, 10, 1);
+  for (const char* v : {"single", "atomic", "b4"}) {  // the SpMV's modes
+    PlanOptions o = with_mode(v);
+    o.k = 2;
+    EXPECT_THROW(make_plan(small, Backend::Cuda, "csr5", o), Unsupported) << v;
+  }
 }
 
 // The device conversion must build exactly what the host conversion builds.
