@@ -1,5 +1,5 @@
 // CSR5: conversion round trip, descriptor fields against a direct recomputation, and the CPU
-// kernels (serial and OpenMP) against the reference product.
+// kernels (serial and OpenMP, SpMV and SpMM) against the reference product.
 #include <gtest/gtest.h>
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
@@ -221,6 +221,40 @@ TEST(Csr5Cpu, MatchesReferenceForOtherTileShapes) {
         expect_product_ok(a, Backend::Omp, o, name + " " + variant + " " + std::to_string(w) + "x" + std::to_string(s));
       }
     }
+}
+
+// SpMM (k > 1): the lane walk with K-wide sums, on every adversarial case (rows across tiles and
+// threads, hinted tiles, the tail), several tile shapes and thread counts, both layouts; repeated
+// products must not accumulate.
+TEST(Csr5Cpu, SpmmMatchesReferenceBothLayouts) {
+  int runs = 0;
+  for (const auto& [name, a] : test::csr5_all_cases())
+    for (auto [w, s] : std::vector<std::pair<int, int>>{{0, 0}, {1, 1}, {2, 3}, {4, 16}, {8, 7}, {32, 4}})
+      for (const int threads : {1, 3, 16})
+        for (const int k : {2, 3, 8})
+          for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+            PlanOptions o;
+            o.threads = threads;
+            o.csr5_omega = w;
+            o.csr5_sigma = s;
+            o.k = k;
+            o.layout = lay;
+            auto plan = make_plan(a, threads == 1 ? Backend::Serial : Backend::Omp, "csr5", o);
+            const auto x = make_vector("random:5", static_cast<std::size_t>(a.cols) * k);
+            std::vector<double> y(static_cast<std::size_t>(a.rows) * k, 12345.0);
+            plan->multiply(x, y);
+            plan->run(2);
+            plan->get_y(y);
+            const auto res = check_product(a, reference_product(a, x, k, lay), y, k, lay);
+            EXPECT_TRUE(res.passed) << name << " " << w << "x" << s << " threads=" << threads << " k=" << k
+                                    << (lay == Layout::RowMajor ? " row" : " col") << ": " << res.message;
+            ++runs;
+          }
+  EXPECT_GT(runs, 500);
+  PlanOptions o;
+  o.k = 2;
+  o.variant = "simd";  // the SIMD tiles are SpMV's
+  EXPECT_THROW(make_plan(test::csr_from_lengths({3, 4}, 10, 1), Backend::Omp, "csr5", o), Unsupported);
 }
 
 TEST(Csr5Cpu, RefusesUnsupportedOmegaAndReportsConversionTime) {

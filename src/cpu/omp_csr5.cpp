@@ -31,6 +31,7 @@
 #include "cpu/cpu_plan.hpp"
 #include "cpu/csr5_tile.hpp"
 #include "cpu/csr5_tile_avx2.hpp"
+#include "cpu/csr5_tile_spmm.hpp"
 #include "cpu/register_cpu.hpp"
 #include "cpu/tuning.hpp"
 #include "cpu/row_kernels.hpp"
@@ -54,8 +55,8 @@ class Csr5Plan final : public CpuPlan {
     conv.threads = threads_;
     f_ = csr_to_csr5(a, omega, sigma, conv);
     convert_seconds = seconds_since(t0);
-    carry_.assign(threads_, 0.0);
-    bytes_per_product = csr_product_bytes(a, 1) + static_cast<offset_t>(f_.tile_desc.size()) * 4 +
+    carry_.assign(static_cast<std::size_t>(threads_) * k_, 0.0);
+    bytes_per_product = csr_product_bytes(a, k_) + static_cast<offset_t>(f_.tile_desc.size()) * 4 +
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
@@ -66,19 +67,30 @@ class Csr5Plan final : public CpuPlan {
     // its own, segment by segment from its flag bits.
     if (opt.variant != "auto" && opt.variant != "simd" && opt.variant != "simd_loads" && opt.variant != "lanes")
       throw Unsupported("csr5 on the CPU: variant must be auto, simd, simd_loads or lanes (got " + opt.variant + ")");
+    if (k_ > 1 && opt.variant != "auto" && opt.variant != "lanes")
+      throw Unsupported("csr5 on the CPU with k > 1: variant must be auto or lanes (got " + opt.variant +
+                        "; the SIMD tiles are SpMV's)");
     scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + 8, 0.0);
     const bool simd = opt.variant != "lanes";
     bool loads = opt.variant == "simd_loads";
     std::string trial;
-    if (opt.variant == "auto" && pick(omega, true, true) != pick(omega, true, false)) {
+    if (k_ > 1) {
+      // SpMM: the lane walk with K-wide sums, vectorised across K.
+      spmm_stride_ = (static_cast<std::size_t>(2 * omega + 2) * k_ + 7) / 8 * 8;
+      scratch_.assign(static_cast<std::size_t>(threads_) * spmm_stride_, 0.0);
+      detail += " spmm=lanes across K";
+      product_fn_ = pick_spmm(omega);
+    } else if (opt.variant == "auto" && pick(omega, true, true) != pick(omega, true, false)) {
       const auto t1 = std::chrono::steady_clock::now();
       const auto t = trial_candidates(2, [&](int c) { product_fn_ = pick(omega, true, c == 1); }, [this] { product(); });
       loads = t[1] < t[0];
       setup_seconds = seconds_since(t1);
       trial = fmt::format(" (trial us: simd {:.1f}, simd_loads {:.1f})", t[0] * 1e6, t[1] * 1e6);
     }
-    detail += (!simd ? " variant=lanes" : loads ? " variant=simd_loads" : " variant=simd") + trial;
-    product_fn_ = pick(omega, simd, loads);
+    if (k_ == 1) {
+      detail += (!simd ? " variant=lanes" : loads ? " variant=simd_loads" : " variant=simd") + trial;
+      product_fn_ = pick(omega, simd, loads);
+    }
     // Small matrices: a team of fewer threads can beat the fork/join of all of them (the CSR
     // kernel's trial does the same). Counted in setup_seconds.
     const auto& small = tuning::small_matrix_trial;
@@ -239,6 +251,98 @@ class Csr5Plan final : public CpuPlan {
     tail(x, y);
   }
 
+  ProductFn pick_spmm(int omega) const {
+    const bool rm = layout_ == Layout::RowMajor;
+    switch (omega) {
+      case 1: return rm ? &Csr5Plan::product_k<1, true> : &Csr5Plan::product_k<1, false>;
+      case 2: return rm ? &Csr5Plan::product_k<2, true> : &Csr5Plan::product_k<2, false>;
+      case 4: return rm ? &Csr5Plan::product_k<4, true> : &Csr5Plan::product_k<4, false>;
+      case 8: return rm ? &Csr5Plan::product_k<8, true> : &Csr5Plan::product_k<8, false>;
+      case 16: return rm ? &Csr5Plan::product_k<16, true> : &Csr5Plan::product_k<16, false>;
+      default: return rm ? &Csr5Plan::product_k<32, true> : &Csr5Plan::product_k<32, false>;
+    }
+  }
+
+  // SpMM: tiles [t0, t1) of part j of n as tile_range does, K wide; carry: the part's first row's
+  // K sums when that row started in an earlier part.
+  template <int W, bool RM>
+  void tile_range_k(int j, int n, double* carry) {
+    const csr5::DenseK<RM> x{x_.data(), cols_, k_}, y{y_.data(), rows_, k_};
+    const offset_t tiles = f_.tiles;
+    const offset_t* rp = f_.row_ptr.data();
+    const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
+    double* work = scratch_.data() + spmm_stride_ * static_cast<std::size_t>(j);
+    double* first = work + static_cast<std::size_t>(2 * W + 1) * k_;
+    const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
+    const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
+    std::fill(carry, carry + k_, 0.0);
+    for (offset_t t = t0; t < t1; ++t) {
+      csr5::tile_lanes_k<W, RM>(f_, t, x, y, work, first);
+      const index_t r = Csr5::row_of(f_.tile_ptr[t]);
+      if (r == r0 && started_before) {
+        for (int c = 0; c < k_; ++c) carry[c] += first[c];
+        continue;
+      }
+      bool begins;
+      if (f_.hinted(t)) {
+        const offset_t base = t * f_.tile_entries();
+        begins = rp[r] == base;
+        if (begins) {  // zero the empty rows just before it
+          index_t e = r;
+          while (e > 0 && rp[e - 1] == base) --e;
+          csr5::zero_rows(y, e, r);
+        }
+      } else {
+        begins = (f_.bit_flag(f_.descriptor(t, 0)) & 1) != 0;
+      }
+      for (int c = 0; c < k_; ++c) y.at(r, c) = (begins ? 0.0 : y.at(r, c)) + first[c];
+    }
+  }
+
+  template <int W, bool RM>
+  void product_k() {
+    const offset_t tiles = f_.tiles;
+    const offset_t* rp = f_.row_ptr.data();
+    const int nt = static_cast<int>(std::clamp<offset_t>(tiles, 1, threads_));
+    if (nt == 1) {
+      tile_range_k<W, RM>(0, 1, carry_.data());  // the first part's carry is always 0
+    } else {
+#pragma omp parallel num_threads(nt)
+      tile_range_k<W, RM>(omp_get_thread_num(), omp_get_num_threads(),
+                          carry_.data() + static_cast<std::size_t>(omp_get_thread_num()) * k_);
+      const csr5::DenseK<RM> y{y_.data(), rows_, k_};
+      for (int j = 0; j < nt; ++j) {
+        const offset_t t0 = tiles * j / nt, t1 = tiles * (j + 1) / nt;
+        if (t0 >= t1) continue;
+        const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
+        if (rp[r0] < t0 * f_.tile_entries())
+          for (int c = 0; c < k_; ++c) y.at(r0, c) += carry_[static_cast<std::size_t>(j) * k_ + c];
+      }
+    }
+    tail_k<RM>();
+  }
+
+  // tail() K wide.
+  template <bool RM>
+  void tail_k() {
+    const csr5::DenseK<RM> x{x_.data(), cols_, k_}, y{y_.data(), rows_, k_};
+    const offset_t* rp = f_.row_ptr.data();
+    const offset_t tb = f_.tail_begin();
+    const index_t rb = static_cast<index_t>(std::lower_bound(rp, rp + rows_ + 1, tb) - rp);
+    double* s = scratch_.data();  // after the parallel region: thread 0's scratch is free
+    auto run = [&](offset_t p0, offset_t p1) {
+      csr5::column_run<1>(f_.val.data() + p0, f_.col.data() + p0, 0, static_cast<int>(p1 - p0), x, s);
+    };
+    if (rb > 0 && rb <= rows_ && rp[rb] > tb) {
+      run(tb, rp[rb]);
+      for (int c = 0; c < k_; ++c) y.at(rb - 1, c) += s[c];
+    }
+    for (index_t r = rb; r < rows_; ++r) {
+      run(rp[r], rp[r + 1]);
+      csr5::put_row(y, r, s);
+    }
+  }
+
   // The incomplete last tile in CSR order: the row straddling the tail start gets the rest of its
   // sum added; rows starting at or after it (including trailing empty rows) are assigned.
   void tail(const double* x, double* y) const {
@@ -266,6 +370,7 @@ class Csr5Plan final : public CpuPlan {
   }
 
   int threads_;
+  std::size_t spmm_stride_ = 0;  // SpMM: doubles of scratch_ per thread
   Csr5 f_;
   std::vector<double> carry_;
   std::vector<double> scratch_;
@@ -279,7 +384,7 @@ KernelSpec spec(Backend b) {
           .description = b == Backend::Serial
                              ? "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16), one thread"
                              : "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16) over threads, SIMD across tile columns",
-          .spmm = false,
+          .spmm = true,
           .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma", "variant"}
                                          : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma", "variant"},
           .make = [b](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
