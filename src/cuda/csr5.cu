@@ -89,15 +89,8 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
     tail_item(m, (t - m.tiles) * 32 + lane, x, y, first, atomic);
     return;
   }
-  const unsigned long long tp = m.tile_ptr[t];
-  const index_t row0 = static_cast<index_t>(tp & ~kHint);
-  const bool hinted = (tp & kHint) != 0;
-  const unsigned long long d = load_desc(m, t, lane);
-  const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
-  const bool begins = (raw & 1) != 0;  // lane 0: the tile's first entry starts row0
-  const unsigned long long flags = raw | (lane == 0 ? 1ull : 0ull);  // segment 0 opens at entry 0
-  int seg = static_cast<int>(d & ((1ull << m.y_bits) - 1)) - 1;
-  const unsigned seg_off = static_cast<unsigned>((d >> m.y_bits) & ((1ull << m.seg_bits) - 1));
+  const TileColumn tc = tile_column(m, t, lane);
+  int seg = tc.seg;
   double sum = 0, red = 0;
   bool seen = false;
   const long long base = t * m.te;
@@ -111,12 +104,12 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
     for (int j = 0; j < kBatch; ++j) {
       const int i = i0 + j;
       if (i >= sigma) break;
-      if ((flags >> i) & 1) {
+      if ((tc.flags >> i) & 1) {
         if (!seen) {
           red = sum;
           seen = true;
         } else {
-          close_segment(m, t, row0, hinted, begins, seg, sum, false, y, first, atomic);
+          close_segment(m, t, tc.row0, tc.hinted, tc.begins, seg, sum, false, y, first, atomic);
         }
         ++seg;
         sum = 0;
@@ -127,59 +120,42 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
   if (!seen) red = sum;
   const double right = right_of_column(red, seen, lane);
   if (seen) {
-    const bool reaches_end = lane + static_cast<int>(seg_off) >= 31;
-    close_segment(m, t, row0, hinted, begins, seg, sum + right, reaches_end, y, first, atomic);
+    const bool reaches_end = lane + static_cast<int>(tc.seg_off) >= 31;
+    close_segment(m, t, tc.row0, tc.hinted, tc.begins, seg, sum + right, reaches_end, y, first, atomic);
   }
 }
 
-// Deterministic carries. Thread t in [0, tiles]: r = the row of tile t's segment 0; the owner of
-// r's carries is the first tile whose base is at or after row r's start.
+// Deterministic carries: thread t in [0, tiles] sums the carries it owns (carry_owner) in tile order.
 __global__ void csr5_fixup(DevCsr5 m, const double* __restrict__ first, double* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
-  bool own = false, assign = false, hinted = false;
-  long long b = 0, start = 0;
-  index_t r = 0;
-  if (t <= m.tiles) {
-    const long long base = t * m.te;
-    if (base < m.nnz) {
-      const unsigned long long tp = m.tile_ptr[t];
-      r = static_cast<index_t>(tp & ~kHint);
-      hinted = (tp & kHint) != 0;
-      start = m.rp[r];
-      const long long end = m.rp[r + 1];
-      own = start > base - m.te;
-      assign = start == base;
-      if (assign && (t == m.tiles || end < base + m.te)) own = false;  // the tile or the tail stored it
-      b = min((end - 1) / m.te, m.tiles);
-    }
-  }
-  const bool wide = own && b - t >= 32;
-  if (own && !wide) {
+  const CarryOwner c = carry_owner(m, t);
+  const bool wide = c.own && c.b - t >= 32;
+  if (c.own && !wide) {
     double s = 0;
 #pragma unroll 4
-    for (long long u = t; u <= b; ++u) s += first[u];
-    if (assign) {
-      if (hinted) zero_empty_before(m, r, start, y);
-      y[r] = s;
+    for (long long u = t; u <= c.b; ++u) s += first[u];
+    if (c.assign) {
+      if (c.hinted) zero_empty_before(m, c.r, c.start, y);
+      y[c.r] = s;
     } else {
-      y[r] += s;
+      y[c.r] += s;
     }
   }
   // Rows over 32 tiles: the warp sums their carries together, one row at a time.
   for (unsigned mask = __ballot_sync(kFull, wide); mask; mask &= mask - 1) {
     const int src = __ffs(mask) - 1;
-    const long long a0 = __shfl_sync(kFull, t, src), b0 = __shfl_sync(kFull, b, src);
+    const long long a0 = __shfl_sync(kFull, t, src), b0 = __shfl_sync(kFull, c.b, src);
     double s = 0;
 #pragma unroll 8  // independent loads in flight: a row of 600 tiles is 19 loads per lane
     for (long long u = a0 + lane; u <= b0; u += 32) s += first[u];
     s = group_sum(s, 32);
     if (lane == src) {
-      if (assign) {
-        if (hinted) zero_empty_before(m, r, start, y);
-        y[r] = s;
+      if (c.assign) {
+        if (c.hinted) zero_empty_before(m, c.r, c.start, y);
+        y[c.r] = s;
       } else {
-        y[r] += s;
+        y[c.r] += s;
       }
     }
   }
@@ -229,8 +205,7 @@ class Csr5Plan final : public CudaPlan {
     } else {
       first_.resize(n);
     }
-    bytes_per_product = csr_product_bytes(a, 1) + static_cast<offset_t>(m_.desc.size()) * 4 +
-                        static_cast<offset_t>(m_.tile_ptr.size()) * 8;
+    bytes_per_product = m_.product_bytes(a, 1);
     stored_entries = a.nnz();
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) + " block=" +
              std::to_string(block_) + " batch=" +
@@ -241,9 +216,7 @@ class Csr5Plan final : public CudaPlan {
   void launch() override {
     if (rows_ == 0) return;
     const auto& f = m_.meta;
-    const DevCsr5 m{f.sigma, f.y_bits, f.seg_bits, f.desc_words, f.tiles, f.tile_entries(), f.nnz, rows_, rb_, tb_,
-                    m_.tile_ptr.data(), m_.desc.data(), m_.eo_ptr.data(), m_.eo.data(), m_.rp.data(),
-                    m_.col.data(), m_.val.data()};
+    const DevCsr5 m = m_.view(rows_, rb_, tb_);
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
     const Parts p{head_parts_.data(), tail_parts_.data(), ++launches_};
     const int batch = v_.batch;

@@ -43,6 +43,25 @@ __device__ __forceinline__ unsigned long long load_desc(const DevCsr5& m, long l
   return d;
 }
 
+// Lane's column of tile t, decoded: the tile's first row and hint, whether lane 0's first entry
+// starts row0 (begins), the flags (bit i: step i opens a segment; lane 0's step 0 always does), the
+// segment opened at the first flag minus one (seg) and the flag-free columns right of it (seg_off).
+struct TileColumn {
+  index_t row0;
+  bool hinted, begins;
+  unsigned long long flags;
+  int seg;
+  unsigned seg_off;
+};
+__device__ __forceinline__ TileColumn tile_column(const DevCsr5& m, long long t, int lane) {
+  const unsigned long long tp = m.tile_ptr[t];
+  const unsigned long long d = load_desc(m, t, lane);
+  const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
+  return {static_cast<index_t>(tp & ~kHint), (tp & kHint) != 0, (raw & 1) != 0, raw | (lane == 0 ? 1ull : 0ull),
+          static_cast<int>(d & ((1ull << m.y_bits) - 1)) - 1,
+          static_cast<unsigned>((d >> m.y_bits) & ((1ull << m.seg_bits) - 1))};
+}
+
 // Products of steps i0 .. i0+kBatch-1 of this lane's column (v, ci: the column's first entry; step i
 // of all lanes is one coalesced load), 0 past sigma: kBatch independent x gathers in flight.
 template <int kBatch>
@@ -88,6 +107,32 @@ __device__ __forceinline__ index_t segment_row(const index_t* eo, index_t row0, 
   return eo ? row_after_empties(row0, eo[k - 1], eo[k], y) : row0 + k;
 }
 
+// The fix-up's thread t in [0, tiles]: r, the row of tile t's segment 0 (starting at `start`), has
+// its carries summed by t (own) when t is the first tile whose base is at or after r's start, over
+// tiles t..b; assign: r starts exactly at t's base (stored, not added; empty rows before it zeroed
+// where the tile is hinted).
+struct CarryOwner {
+  bool own = false, assign = false, hinted = false;
+  long long b = 0, start = 0;
+  index_t r = 0;
+};
+__device__ __forceinline__ CarryOwner carry_owner(const DevCsr5& m, long long t) {
+  CarryOwner c;
+  if (t > m.tiles) return c;
+  const long long base = t * m.te;
+  if (base >= m.nnz) return c;
+  const unsigned long long tp = m.tile_ptr[t];
+  c.r = static_cast<index_t>(tp & ~kHint);
+  c.hinted = (tp & kHint) != 0;
+  c.start = m.rp[c.r];
+  const long long end = m.rp[c.r + 1];
+  c.own = c.start > base - m.te;
+  c.assign = c.start == base;
+  if (c.assign && (t == m.tiles || end < base + m.te)) c.own = false;  // the tile or the tail stored it
+  c.b = min((end - 1) / m.te, m.tiles);
+  return c;
+}
+
 // CSR5 arrays on the device; the host struct keeps only the scalars (and nothing else). Converted
 // from `shared` (the planner's device CSR) where given, else from an upload of its own.
 struct DeviceCsr5 {
@@ -102,6 +147,15 @@ struct DeviceCsr5 {
   double upload_seconds = 0, convert_seconds = 0;
 
   DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared = nullptr);
+  // The kernels' view; rb: the first row starting at or after the tail, which begins at tb.
+  DevCsr5 view(index_t rows, index_t rb, long long tb) const {
+    return {meta.sigma, meta.y_bits, meta.seg_bits, meta.desc_words, meta.tiles, meta.tile_entries(), meta.nnz,
+            rows, rb, tb, tile_ptr.data(), desc.data(), eo_ptr.data(), eo.data(), rp.data(), col.data(), val.data()};
+  }
+  // A product's bytes: CSR's with K right-hand sides, plus the tile pointers and descriptors.
+  offset_t product_bytes(const CsrView& a, int k) const {
+    return csr_product_bytes(a, k) + static_cast<offset_t>(desc.size()) * 4 + static_cast<offset_t>(tile_ptr.size()) * 8;
+  }
 };
 
 // The SpMM plan (k > 1) of tile height sigma (csr5_spmm.cu).

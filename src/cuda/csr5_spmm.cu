@@ -122,15 +122,8 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5 m, Operands
     }
     return;
   }
-  const unsigned long long tp = m.tile_ptr[t];
-  const index_t row0 = static_cast<index_t>(tp & ~kHint);
-  const bool hinted = (tp & kHint) != 0;
-  const unsigned long long d = load_desc(m, t, lane);
-  const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
-  const bool begins = (raw & 1) != 0;  // lane 0: the tile's first entry starts row0
-  const unsigned long long flags = raw | (lane == 0 ? 1ull : 0ull);  // segment 0 opens at entry 0
-  int seg = static_cast<int>(d & ((1ull << m.y_bits) - 1)) - 1;
-  const unsigned seg_off = static_cast<unsigned>((d >> m.y_bits) & ((1ull << m.seg_bits) - 1));
+  const TileColumn tc = tile_column(m, t, lane);
+  int seg = tc.seg;
   double sum[C] = {}, red[C] = {};
   bool seen = false;
   const long long base = t * m.te;
@@ -153,13 +146,13 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5 m, Operands
     for (int u = 0; u < KB; ++u) {
       const int i = i0 + u;
       if (i >= sigma) break;
-      if ((flags >> i) & 1) {
+      if ((tc.flags >> i) & 1) {
         if (!seen) {
 #pragma unroll
           for (int j = 0; j < C; ++j) red[j] = sum[j];
           seen = true;
         } else {
-          close_segment<C>(m, o, t, row0, hinted, begins, seg, sum, false, c0);
+          close_segment<C>(m, o, t, tc.row0, tc.hinted, tc.begins, seg, sum, false, c0);
         }
         ++seg;
 #pragma unroll
@@ -174,46 +167,30 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5 m, Operands
     for (int j = 0; j < C; ++j) red[j] = sum[j];
 #pragma unroll
   for (int j = 0; j < C; ++j) sum[j] += right_of_column(red[j], seen, lane);
-  if (seen) close_segment<C>(m, o, t, row0, hinted, begins, seg, sum, lane + static_cast<int>(seg_off) >= 31, c0);
+  if (seen) close_segment<C>(m, o, t, tc.row0, tc.hinted, tc.begins, seg, sum, lane + static_cast<int>(tc.seg_off) >= 31, c0);
 }
 
-// csr5_fixup (csr5.cu) for C columns: thread t in [0, tiles] owns the carries of its segment 0's
-// row r when r starts after tile t-1's base; it sums first[t..b] in tile order.
+// csr5_fixup (csr5.cu) for C columns: thread t in [0, tiles] sums the carries it owns
+// (carry_owner) in tile order.
 template <int C>
 __global__ void csr5_spmm_fixup(DevCsr5 m, Operands o) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
   const int c0 = static_cast<int>(blockIdx.y) * C;
-  bool own = false, assign = false, hinted = false;
-  long long b = 0, start = 0;
-  index_t r = 0;
-  if (t <= m.tiles) {
-    const long long base = t * m.te;
-    if (base < m.nnz) {
-      const unsigned long long tp = m.tile_ptr[t];
-      r = static_cast<index_t>(tp & ~kHint);
-      hinted = (tp & kHint) != 0;
-      start = m.rp[r];
-      const long long end = m.rp[r + 1];
-      own = start > base - m.te;
-      assign = start == base;
-      if (assign && (t == m.tiles || end < base + m.te)) own = false;  // the tile or the tail stored it
-      b = min((end - 1) / m.te, m.tiles);
-    }
-  }
+  const CarryOwner c = carry_owner(m, t);
   const auto store = [&](const double (&s)[C]) {
-    if (assign) {
-      if (hinted) zero_empty_before<C>(m, o, r, start, c0);
-      put<C>(o, r, c0, s);
+    if (c.assign) {
+      if (c.hinted) zero_empty_before<C>(m, o, c.r, c.start, c0);
+      put<C>(o, c.r, c0, s);
     } else {
 #pragma unroll
-      for (int j = 0; j < C; ++j) o.y[r * o.yr + (c0 + j) * o.yc] += s[j];
+      for (int j = 0; j < C; ++j) o.y[c.r * o.yr + (c0 + j) * o.yc] += s[j];
     }
   };
-  const bool wide = own && b - t >= 32;
-  if (own && !wide) {
+  const bool wide = c.own && c.b - t >= 32;
+  if (c.own && !wide) {
     double s[C] = {};
-    for (long long u = t; u <= b; ++u)
+    for (long long u = t; u <= c.b; ++u)
 #pragma unroll
       for (int j = 0; j < C; ++j) s[j] += o.first[u * o.k + c0 + j];
     store(s);
@@ -221,7 +198,7 @@ __global__ void csr5_spmm_fixup(DevCsr5 m, Operands o) {
   // Rows over 32 tiles: the warp sums their carries together, one row at a time.
   for (unsigned mask = __ballot_sync(kFull, wide); mask; mask &= mask - 1) {
     const int src = __ffs(mask) - 1;
-    const long long a0 = __shfl_sync(kFull, t, src), b0 = __shfl_sync(kFull, b, src);
+    const long long a0 = __shfl_sync(kFull, t, src), b0 = __shfl_sync(kFull, c.b, src);
     double s[C] = {};
     for (long long u = a0 + lane; u <= b0; u += 32)
 #pragma unroll
@@ -245,8 +222,7 @@ class Csr5SpmmPlan final : public CudaPlan {
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
     first_.resize((static_cast<std::size_t>(f.tiles) + 1) * k_);
-    bytes_per_product = csr_product_bytes(a, k_) + static_cast<offset_t>(m_.desc.size()) * 4 +
-                        static_cast<offset_t>(m_.tile_ptr.size()) * 8;
+    bytes_per_product = m_.product_bytes(a, k_);
     stored_entries = a.nnz();
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) +
              " block=" + std::to_string(block_) + " rhs_per_lane=" + std::to_string(c_) +
@@ -257,9 +233,7 @@ class Csr5SpmmPlan final : public CudaPlan {
   void launch() override {
     if (rows_ == 0) return;
     const auto& f = m_.meta;
-    const DevCsr5 m{f.sigma, f.y_bits, f.seg_bits, f.desc_words, f.tiles, f.tile_entries(), f.nnz, rows_, rb_, tb_,
-                    m_.tile_ptr.data(), m_.desc.data(), m_.eo_ptr.data(), m_.eo.data(), m_.rp.data(),
-                    m_.col.data(), m_.val.data()};
+    const DevCsr5 m = m_.view(rows_, rb_, tb_);
     const bool rm = layout_ == Layout::RowMajor;
     const Operands o{x_.data(), rm ? k_ : 1, rm ? 1 : cols_, y_.data(), rm ? k_ : 1, rm ? 1 : rows_, k_, first_.data()};
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
