@@ -55,10 +55,10 @@ __global__ void ell_width_kernel(index_t rows, const OffT* __restrict__ rp, int*
   if (threadIdx.x % 32 == 0 && len > 0) atomicMax(width, len);
 }
 
-class EllPlan final : public CudaPlan {
+class EllPlan final : public PaddedSpmmPlan {
  public:
   EllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
-      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)) {
+      : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
     if (a.rows > 0) {  // on the device: a host pass over the rows cost more than the conversion
@@ -86,13 +86,16 @@ class EllPlan final : public CudaPlan {
     stored_entries = slots;
     bytes_per_product = 12 * slots + 8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
     detail = "width=" + std::to_string(width_) + " device-conversion";
+    choose_column_major(opt);
   }
 
  protected:
   void launch() override {
     if (rows_ == 0) return;
     if (width_ == 0) return zero_async(y_);
-    if (k_ > 1) launch_padded_spmm(EllRows{rows_, width_}, k_, block_, col_.data(), val_.data(), x_.data(), y_.data());
+    if (k_ > 1)
+      launch_padded_spmm(EllRows{rows_, width_}, k_, block_, col_.data(), val_.data(), x_.data(), y_.data(),
+                         x_rows());
     else ell_kernel<<<grid_for(rows_, block_), block_>>>(rows_, width_, col_.data(), val_.data(), x_.data(), y_.data());
     SPMV_CUDA_CHECK_LAUNCH();
   }
@@ -113,7 +116,7 @@ void register_ell() {
               .backend = Backend::Cuda,
               .format = "ell",
               .description = "ELLPACK, column-major, one thread per row (coalesced); converted on the device; SpMM "
-                             "(lanes along K, X and Y row-major on the device)",
+                             "(lanes along K; column-major X and Y in place or transposed, by a trial)",
               .spmm = true,
               .params = {"block_size"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_ell(a, o, nullptr); }});

@@ -105,10 +105,10 @@ int choose_lanes(const CsrView& a) {
   return tuning::hll_lanes(mean);
 }
 
-class HllPlan final : public CudaPlan {
+class HllPlan final : public PaddedSpmmPlan {
  public:
   HllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
-      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
+      : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
         hack_(opt.hack), lanes_(opt.subwarp ? opt.subwarp : choose_lanes(a)) {
     if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
     if (lanes_ < 1 || lanes_ > 32 || !std::has_single_bit(static_cast<unsigned>(lanes_)))
@@ -141,6 +141,7 @@ class HllPlan final : public CudaPlan {
     bytes_per_product = 12 * a.nnz() + 4 * static_cast<offset_t>(rows_) + 8 * static_cast<offset_t>(hacks) +
                         8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
     detail = "hack=" + std::to_string(hack_) + " lanes=" + std::to_string(k_ == 1 ? lanes_ : 1) + " device-conversion";
+    choose_column_major(opt);
   }
 
  private:
@@ -180,7 +181,8 @@ class HllPlan final : public CudaPlan {
     if (rows_ == 0) return;
     if (slots_ == 0) return zero_async(y_);
     if (k_ > 1)
-      launch_padded_spmm(HllRows{rows_, hack_, offset_, len_}, k_, block_, col_.data(), val_.data(), x_.data(), y_.data());
+      launch_padded_spmm(HllRows{rows_, hack_, offset_, len_}, k_, block_, col_.data(), val_.data(), x_.data(), y_.data(),
+                         x_rows());
     else
       switch (lanes_) {
         case 1: go<1>(); break;
@@ -212,7 +214,8 @@ void register_hll() {
               .backend = Backend::Cuda,
               .format = "hll",
               .description = "Hacked ELLPACK (sliced ELL), column-major hacks, row lengths so padding is never read, "
-                             "1-32 threads per row; converted on the device; SpMM (lanes along K, X and Y row-major on the device)",
+                             "1-32 threads per row; converted on the device; SpMM (lanes along K; column-major X and Y in place or "
+                             "transposed, by a trial)",
               .spmm = true,
               .params = {"block_size", "hack"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});

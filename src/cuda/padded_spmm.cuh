@@ -1,10 +1,15 @@
 #pragma once
-// SpMM on the padded formats (ELL, HLL), X and Y row-major on the device (column-major ones are
-// transposed around it by CudaPlan): KL lanes per row along the right-hand sides, each keeping C
+// SpMM on the padded formats (ELL, HLL), X and Y row-major on the device, or column-major read and
+// written in place or transposed around the row-major kernel by CudaPlan (PaddedSpmmPlan's trial
+// between the two): KL lanes per row along the right-hand sides, each keeping C
 // consecutive columns of its Y row in registers and reading X's rows as double2 vectors, so a row's
 // slots are read once per KL*C columns. The lanes of a row load the same slot (one broadcast) and
 // the rows of a warp are consecutive, so with column-major slots a warp's slot loads are one run.
 // KL = 1, C = K is the report's thread per row; C = 1, KL = K its thread per element of Y.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
 #include "cuda/csr_device.cuh"
 
 namespace spmv::cuda {
@@ -46,10 +51,26 @@ struct PaddedRow {
 // (ELL), +4-22% on ML_Laplace, nlpkkt80, thermal2 alikes (bench/results/README.md).
 constexpr int kUnroll = 4;
 
+// C elements of X's row ci from column c: row-major (x_rows 0) one or two double2 loads; column-major
+// (X of x_rows rows) C loads at that stride, coalesced across a warp where neighbouring rows of A
+// touch neighbouring columns.
+template <int C, bool Col>
+__device__ __forceinline__ void load_x(const double* __restrict__ x, long long ci, int c, int k, long long x_rows,
+                                       double (&v)[C]) {
+  if constexpr (Col) {
+#pragma unroll
+    for (int i = 0; i < C; ++i) v[i] = __ldg(x + (c + i) * x_rows + ci);
+  } else {
+    load_row<C>(x + ci * k + c, v);
+  }
+}
+
 // Rows: a device-copyable description with `index_t rows` and `PaddedRow row(index_t r) const`.
-template <int C, typename Rows>
+// Col: X (x_rows rows) and Y column-major, read and written in place.
+template <int C, bool Col, typename Rows>
 __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __restrict__ col,
-                                   const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
+                                   const double* __restrict__ val, const double* __restrict__ x, long long x_rows,
+                                   double* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long r = t / kl;
   if (r >= rows.rows) return;
@@ -64,7 +85,7 @@ __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __re
       for (int u = 0; u < kUnroll; ++u) {
         const long long p = row.base + static_cast<long long>(j + u) * row.stride;
         v[u] = __ldg(val + p);
-        load_row<C>(x + static_cast<long long>(__ldg(col + p)) * k + c, xs[u]);
+        load_x<C, Col>(x, __ldg(col + p), c, k, x_rows, xs[u]);
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
@@ -75,25 +96,79 @@ __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __re
       const long long p = row.base + static_cast<long long>(j) * row.stride;
       const double v = __ldg(val + p);
       double xr[C];
-      load_row<C>(x + static_cast<long long>(__ldg(col + p)) * k + c, xr);
+      load_x<C, Col>(x, __ldg(col + p), c, k, x_rows, xr);
 #pragma unroll
       for (int i = 0; i < C; ++i) acc[i] += v * xr[i];
     }
-    store_row<C>(y + r * k + c, acc);
+    if constexpr (Col) {
+#pragma unroll
+      for (int i = 0; i < C; ++i) y[(c + i) * static_cast<long long>(rows.rows) + r] = acc[i];
+    } else {
+      store_row<C>(y + r * k + c, acc);
+    }
   }
 }
 
-// C: 4, 2 or 1 (the widest dividing k); KL: enough lanes for k / C columns, at most 32.
+// C: 4, 2 or 1 (the widest dividing k); KL: enough lanes for k / C columns, at most 32. x_rows: 0
+// for row-major X and Y, else the rows of column-major X (read in place, Y written column-major).
 template <typename Rows>
 void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, const double* val, const double* x,
-                        double* y) {
+                        double* y, long long x_rows = 0) {
   const int c = k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1;
   int kl = 1;
   while (kl < 32 && kl * c < k) kl *= 2;
   const unsigned grid = grid_for(static_cast<offset_t>(rows.rows) * kl, block);
-  if (c == 4) padded_spmm_kernel<4><<<grid, block>>>(rows, k, kl, col, val, x, y);
-  else if (c == 2) padded_spmm_kernel<2><<<grid, block>>>(rows, k, kl, col, val, x, y);
-  else padded_spmm_kernel<1><<<grid, block>>>(rows, k, kl, col, val, x, y);
+  const bool cm = x_rows > 0;
+  const auto kernel = c == 4 ? (cm ? padded_spmm_kernel<4, true, Rows> : padded_spmm_kernel<4, false, Rows>)
+                      : c == 2 ? (cm ? padded_spmm_kernel<2, true, Rows> : padded_spmm_kernel<2, false, Rows>)
+                               : (cm ? padded_spmm_kernel<1, true, Rows> : padded_spmm_kernel<1, false, Rows>);
+  kernel<<<grid, block>>>(rows, k, kl, col, val, x, x_rows, y);
 }
+
+// A padded format's plan. Column-major X and Y (k > 1) are read in place ("native") or transposed
+// on the device around the row-major kernel ("transposed": X's row of k in one sector, against k
+// sectors an entry where the columns scatter); variant "auto" (or empty) times both (a warm-up,
+// then three products each) and keeps the faster.
+class PaddedSpmmPlan : public CudaPlan {
+ public:
+  using CudaPlan::CudaPlan;
+
+ protected:
+  // Once the format is built.
+  void choose_column_major(const PlanOptions& opt) {
+    if (k_ == 1 || layout_ != Layout::ColMajor || rows_ == 0) return;
+    const std::string& v = opt.variant;
+    if (v == "native" || v == "transposed") {
+      use(v == "native");
+      detail += " column-major " + v;
+      return;
+    }
+    if (!v.empty() && v != "auto")
+      throw Unsupported("column-major SpMM on a padded format: variant must be auto, native or transposed (got " + v +
+                        ")");
+    const auto t0 = std::chrono::steady_clock::now();
+    double t[2];
+    for (const bool native : {true, false}) {
+      use(native);
+      time_runs(1);
+      t[native ? 0 : 1] = time_runs(3) / 3;
+    }
+    use(t[0] <= t[1]);
+    setup_seconds += seconds_since(t0);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " column-major %s (trial us: native %.1f, transposed %.1f)",
+                  native_ ? "native" : "transposed", t[0] * 1e6, t[1] * 1e6);
+    detail += buf;
+  }
+  // launch_padded_spmm's x_rows.
+  long long x_rows() const { return native_ ? cols_ : 0; }
+
+ private:
+  void use(bool native) {
+    native_ = native;
+    device_transpose_ = !native;
+  }
+  bool native_ = false;
+};
 
 }  // namespace spmv::cuda

@@ -80,6 +80,31 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
   EXPECT_GT(runs, 800);
 }
 
+// ELL and HLL with column-major X and Y: read in place or through device transposes, each forced
+// and by the trial, on every edge case; a variant they do not know is refused.
+TEST(CudaSpmm, PaddedFormatsColumnMajorInPlaceOrTransposed) {
+  require_gpu();
+  int runs = 0;
+  for (const auto& [name, a] : test::edge_cases())
+    for (const char* kernel : {"ell", "hll"})
+      for (const int k : {2, 3, 4, 5, 16, 33})
+        for (const char* variant : {"native", "transposed", "auto"}) {
+          const PlanOptions o{.k = k, .layout = Layout::ColMajor, .variant = variant};
+          try {
+            EXPECT_EQ(check(a, kernel, o, name), "");
+            ++runs;
+          } catch (const Unsupported& e) {  // only ELL's padding past its memory limit (one dominant row)
+            EXPECT_EQ(std::string(kernel) + std::string(e.what()).substr(0, 15), "ellELL would need") << e.what();
+          }
+        }
+  EXPECT_GT(runs, 300);
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(2000, 7), 2000, 5);
+  const auto plan = make_plan(a, Backend::Cuda, "hll", {.k = 4, .layout = Layout::ColMajor});
+  EXPECT_NE(plan->detail.find("trial us: native"), std::string::npos) << plan->detail;
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "ell", {.k = 4, .layout = Layout::ColMajor, .variant = "inplace"}),
+               Unsupported);
+}
+
 TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
   require_gpu();
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 12), 20000, 9);
