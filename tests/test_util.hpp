@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <spmv/matrix.hpp>
+#include <spmv/spmv.hpp>
 
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -175,6 +176,19 @@ inline Csr dc1_like() {
 }
 
 // The kernel named in Plan::chosen: "omp/hll hack=16 threads=2" -> "hll".
+// Runs `plan` (made for a, with k right-hand sides in layout lay) on X = make_vector(xspec), Y
+// filled with garbage first and the product run twice more (repeated products must not
+// accumulate): "" where Y matches the reference, else why not.
+inline std::string spmm_mismatch(const Csr& a, Plan& plan, int k, Layout lay, const std::string& xspec) {
+  const auto x = make_vector(xspec, static_cast<std::size_t>(a.cols) * k);
+  std::vector<double> y(static_cast<std::size_t>(a.rows) * k, 12345.0);
+  plan.multiply(x, y);
+  plan.run(2);
+  plan.get_y(y);
+  const auto res = check_product(a, reference_product(a, x, k, lay), y, k, lay);
+  return res.passed ? "" : res.message;
+}
+
 inline std::string chosen_kernel(const std::string& chosen) {
   const auto slash = chosen.find('/');
   return chosen.substr(slash + 1, chosen.find(' ', slash) - slash - 1);
