@@ -4,6 +4,8 @@
 #include <spmv/formats/csr5.hpp>
 #include <spmv/spmv.hpp>
 
+#include <omp.h>
+
 #include <bit>
 
 #include "cpu/tuning.hpp"
@@ -250,6 +252,35 @@ TEST(Csr5Cpu, SpmmMatchesReferenceBothLayouts) {
   o.k = 2;
   o.variant = "simd";  // the SIMD tiles are SpMV's
   EXPECT_THROW(make_plan(test::csr_from_lengths({3, 4}, 10, 1), Backend::Omp, "csr5", o), Unsupported);
+}
+
+// Inside an outer parallel region (nesting off) OpenMP gives the plan's region one thread: the
+// parts and their carries must follow that team, not the threads asked for, and carries left by an
+// earlier product on all the threads must not be added again.
+TEST(Csr5Cpu, ProductOnASmallerTeamThanAsked) {
+  // Rows across tiles and across the parts' edges (lengths of 3 and 4: rows of one length can start
+  // exactly on every part's first tile, and then nothing carries).
+  std::vector<offset_t> l(6000);
+  for (std::size_t i = 0; i < l.size(); ++i) l[i] = i % 500 == 0 ? 701 : 3 + static_cast<offset_t>(i % 2);
+  const Csr a = test::csr_from_lengths(l, 6000, 11);
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+  for (const int k : {1, 3}) {
+    PlanOptions o;
+    o.threads = 4;
+    o.k = k;
+    o.variant = "lanes";  // no trial of fewer threads
+    const auto plan = make_plan(a, Backend::Omp, "csr5", o);
+    EXPECT_EQ(test::spmm_mismatch(a, *plan, k, Layout::RowMajor, "random:2"), "") << "k=" << k << " on 4 threads";
+    std::string inner = "not run";
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp single
+      inner = test::spmm_mismatch(a, *plan, k, Layout::RowMajor, "random:3");
+    }
+    EXPECT_EQ(inner, "") << "k=" << k << " inside an outer region";
+  }
+  omp_set_max_active_levels(levels);
 }
 
 TEST(Csr5Cpu, RefusesUnsupportedOmegaAndReportsConversionTime) {

@@ -175,10 +175,10 @@ inline Csr dc1_like() {
   return csr_from_lengths(l, 120000, 21);
 }
 
-// The kernel named in Plan::chosen: "omp/hll hack=16 threads=2" -> "hll".
-// Runs `plan` (made for a, with k right-hand sides in layout lay) on X = make_vector(xspec), Y
-// filled with garbage first and the product run twice more (repeated products must not
-// accumulate): "" where Y matches the reference, else why not.
+// Runs `plan` (made for a, with k right-hand sides in layout lay) on X = make_vector(xspec), then
+// twice more (repeated products must not accumulate): "" where Y matches the reference, else why
+// not. (The host vector's 12345s only show a get_y that copies nothing; the plan's own Y is not
+// touched before its first product.)
 inline std::string spmm_mismatch(const Csr& a, Plan& plan, int k, Layout lay, const std::string& xspec) {
   const auto x = make_vector(xspec, static_cast<std::size_t>(a.cols) * k);
   std::vector<double> y(static_cast<std::size_t>(a.rows) * k, 12345.0);
@@ -189,6 +189,7 @@ inline std::string spmm_mismatch(const Csr& a, Plan& plan, int k, Layout lay, co
   return res.passed ? "" : res.message;
 }
 
+// The kernel named in Plan::chosen: "omp/hll hack=16 threads=2" -> "hll".
 inline std::string chosen_kernel(const std::string& chosen) {
   const auto slash = chosen.find('/');
   return chosen.substr(slash + 1, chosen.find(' ', slash) - slash - 1);

@@ -234,14 +234,16 @@ class Csr5Plan final : public CpuPlan {
     if (nt == 1) {  // no OpenMP region at all: it costs about a microsecond, 10% of a small matrix
       tile_range<W, K>(0, 1, x, y);  // the carry of the first part is always 0
     } else {
-      std::fill(carry_.begin(), carry_.end(), 0.0);
+      // The parts follow the team OpenMP gives (fewer threads than asked inside an outer region).
+      int team = nt;
 #pragma omp parallel num_threads(nt)
       {
         const int j = omp_get_thread_num(), n = omp_get_num_threads();
+        if (j == 0) team = n;
         carry_[j] = tile_range<W, K>(j, n, x, y);
       }
-      for (int j = 0; j < nt; ++j) {
-        const offset_t t0 = tiles * j / nt, t1 = tiles * (j + 1) / nt;
+      for (int j = 0; j < team; ++j) {
+        const offset_t t0 = tiles * j / team, t1 = tiles * (j + 1) / team;
         if (t0 < t1) {
           const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
           if (rp[r0] < t0 * f_.tile_entries()) y[r0] += carry_[j];
@@ -307,12 +309,16 @@ class Csr5Plan final : public CpuPlan {
     if (nt == 1) {
       tile_range_k<W, RM>(0, 1, carry_.data());  // the first part's carry is always 0
     } else {
+      int team = nt;  // the team OpenMP gives, as in product_w
 #pragma omp parallel num_threads(nt)
-      tile_range_k<W, RM>(omp_get_thread_num(), omp_get_num_threads(),
-                          carry_.data() + static_cast<std::size_t>(omp_get_thread_num()) * k_);
+      {
+        const int j = omp_get_thread_num(), n = omp_get_num_threads();
+        if (j == 0) team = n;
+        tile_range_k<W, RM>(j, n, carry_.data() + static_cast<std::size_t>(j) * k_);
+      }
       const csr5::DenseK<RM> y{y_.data(), rows_, k_};
-      for (int j = 0; j < nt; ++j) {
-        const offset_t t0 = tiles * j / nt, t1 = tiles * (j + 1) / nt;
+      for (int j = 0; j < team; ++j) {
+        const offset_t t0 = tiles * j / team, t1 = tiles * (j + 1) / team;
         if (t0 >= t1) continue;
         const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
         if (rp[r0] < t0 * f_.tile_entries())

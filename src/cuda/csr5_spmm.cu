@@ -215,6 +215,9 @@ class Csr5SpmmPlan final : public CudaPlan {
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
         c_(opt.k % 4 == 0 ? 4 : opt.k % 2 == 0 ? 2 : 1), m_(a, sigma, convert_options(opt), dev.get()) {
     device_transpose_ = false;  // both layouts through strides
+    if (k_ / c_ > 65535)  // blocks of columns on the grid's second dimension
+      throw Unsupported("csr5 on CUDA: at most 65535 blocks of right-hand sides (k = " + std::to_string(k_) +
+                        " takes " + std::to_string(k_ / c_) + ")");
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;

@@ -12,7 +12,8 @@
 // "t"): on rows whose columns scatter, reading X's rows whole (one sector an entry at K = 4, not
 // K) more than repays the two passes; or X alone transposed and the row-major kernel writing
 // column-major Y itself (suffix "x": a warp's rows are consecutive, so its stores still fill
-// sectors, and Y's two extra passes are saved).
+// sectors, and Y's two extra passes are saved; with "s" the rows are permuted and the stores
+// scatter, which the trial weighs).
 // Rows longer than long_row go to a block-per-piece kernel (both layouts), queued first on a side
 // stream so that it runs beside the row kernel rather than after it. Where row lengths vary much,
 // both kernels can take the rows longest first (within windows of rows) through a permutation

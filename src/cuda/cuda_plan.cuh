@@ -4,8 +4,8 @@
 // device in the layout the user gave. A kernel that works row-major only, given column-major X
 // and Y (k > 1), gets them transposed on the device within each product, and so within its time
 // (device_transpose_), or X only where the kernel writes column-major Y itself (transpose_y_
-// cleared); plans that take column-major operands natively (cuSPARSE, the CSR SpMM's column-major
-// kernel) clear device_transpose_.
+// cleared); plans that take column-major operands natively (cuSPARSE, CSR5 SpMM, the CSR SpMM's
+// column-major kernel, ELL and HLL where their trial reads them in place) clear device_transpose_.
 #include <spmv/plan.hpp>
 
 #include <memory>

@@ -1,9 +1,9 @@
 #pragma once
-// SpMM on the padded formats (ELL, HLL), X and Y row-major on the device, or column-major read and
-// written in place or transposed around the row-major kernel by CudaPlan (PaddedSpmmPlan's trial
-// between the two): KL lanes per row along the right-hand sides, each keeping C
-// consecutive columns of its Y row in registers and reading X's rows as double2 vectors, so a row's
-// slots are read once per KL*C columns. The lanes of a row load the same slot (one broadcast) and
+// SpMM on the padded formats (ELL, HLL): KL lanes per row along the right-hand sides, each keeping
+// C consecutive columns of its Y row in registers, so a row's slots are read once per KL*C columns.
+// X and Y row-major (X's rows read as double2 vectors), or column-major read and written in place
+// (C loads at X's column stride) or transposed around the row-major kernel by CudaPlan, as
+// PaddedSpmmPlan's trial finds faster. The lanes of a row load the same slot (one broadcast) and
 // the rows of a warp are consecutive, so with column-major slots a warp's slot loads are one run.
 // KL = 1, C = K is the report's thread per row; C = 1, KL = K its thread per element of Y.
 #include <chrono>

@@ -144,8 +144,10 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
       r.add("ell", "ell" + bs, predict(m.hll_spmm, by.ell, longest), m.convert_ell * f.ell_padding, {},
             m.convert_ell_fixed_us);
     // CSR5's tiles even out rows of very different lengths; A is read once where one block of its
-    // right-hand sides covers K (k <= 4), and X's rows are gathered whole only when row-major.
-    if (r.base.k <= 4 && r.base.layout == Layout::RowMajor && cuda::tuning::csr_spmm_sorts_rows(f.cv()))
+    // right-hand sides covers K (k = 2 or 4; an odd k takes one a block), and X's rows are gathered
+    // whole only when row-major.
+    if ((r.base.k == 2 || r.base.k == 4) && r.base.layout == Layout::RowMajor &&
+        cuda::tuning::csr_spmm_sorts_rows(f.cv()))
       r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5, {}, m.convert_csr5_fixed_us);
     return;
   }

@@ -1,7 +1,8 @@
 // CUDA SpMM: every shape of the CSR SpMM family (right-hand sides per lane x lanes per row, in both
 // layouts; the SpMM report's mappings are corners of it) forced one by one against the reference,
-// and column-major through device transposes around the row-major kernel, on the edge cases and
-// a dc1-like matrix whose long rows take the block-per-piece kernel; the
+// and column-major through device transposes around the row-major kernel (both, or X alone with Y
+// written column-major), on the edge cases and a dc1-like matrix whose long rows take the
+// block-per-piece kernel; ELL and HLL with column-major X and Y in place or transposed; the
 // shape the trial keeps is one of its candidates; cuSPARSE's SpMM algorithms in both layouts, a
 // refusal accepted only as "does not support" a layout.
 #include <gtest/gtest.h>
