@@ -305,6 +305,7 @@ class CsrSpmm final : public CsrDevicePlan {
       }
     }
     use(*std::min_element(cands.begin(), cands.end(), faster));
+    release_unused_transposes();
     setup_seconds += seconds_since(t0);
     detail = std::string("kernel=csr-spmm layout=") + (row_major_ ? "row" : "col") +
              " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) +

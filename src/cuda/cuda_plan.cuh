@@ -102,6 +102,11 @@ class CudaPlan : public Plan {
       transpose_async(yt_.data(), y_.data(), rows_, k_);  // Y: rows of k -> k rows of rows
     }
   }
+  // After a trial among modes: frees the transposed copies the kept mode does not use.
+  void release_unused_transposes() {
+    if (!device_transpose_) xt_ = DeviceBuffer<double>();
+    if (!device_transpose_ || !transpose_y_) yt_ = DeviceBuffer<double>();
+  }
   index_t rows_, cols_;
   int k_;
   Layout layout_;

@@ -154,6 +154,7 @@ class PaddedSpmmPlan : public CudaPlan {
       t[native ? 0 : 1] = time_runs(3) / 3;
     }
     use(t[0] <= t[1]);
+    release_unused_transposes();
     setup_seconds += seconds_since(t0);
     char buf[96];
     std::snprintf(buf, sizeof buf, " column-major %s (trial us: native %.1f, transposed %.1f)",
