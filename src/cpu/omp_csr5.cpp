@@ -223,33 +223,40 @@ class Csr5Plan final : public CpuPlan {
     return carry;
   }
 
-  template <int W, Tile K>
-  void product_w() {
-    const double* x = x_.data();
-    double* y = y_.data();
+  // Runs part(j, n) for part j of the tiles over the team OpenMP gives (fewer threads than asked
+  // inside an outer region; no region for one part), then carry(j, r0) in part order for each part
+  // whose first row r0 started in an earlier part (its sum so far is in that part's carry).
+  template <typename Part, typename Carry>
+  void over_parts(Part part, Carry carry) {
     const offset_t tiles = f_.tiles;
     const offset_t* rp = f_.row_ptr.data();
     // Never more threads than tiles: a tiny matrix on 64 threads runs on as many as it has tiles.
     const int nt = static_cast<int>(std::clamp<offset_t>(tiles, 1, threads_));
     if (nt == 1) {  // no OpenMP region at all: it costs about a microsecond, 10% of a small matrix
-      tile_range<W, K>(0, 1, x, y);  // the carry of the first part is always 0
-    } else {
-      // The parts follow the team OpenMP gives (fewer threads than asked inside an outer region).
-      int team = nt;
-#pragma omp parallel num_threads(nt)
-      {
-        const int j = omp_get_thread_num(), n = omp_get_num_threads();
-        if (j == 0) team = n;
-        carry_[j] = tile_range<W, K>(j, n, x, y);
-      }
-      for (int j = 0; j < team; ++j) {
-        const offset_t t0 = tiles * j / team, t1 = tiles * (j + 1) / team;
-        if (t0 < t1) {
-          const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
-          if (rp[r0] < t0 * f_.tile_entries()) y[r0] += carry_[j];
-        }
-      }
+      part(0, 1);  // the carry of the first part is always 0
+      return;
     }
+    int team = nt;
+#pragma omp parallel num_threads(nt)
+    {
+      const int j = omp_get_thread_num(), n = omp_get_num_threads();
+      if (j == 0) team = n;
+      part(j, n);
+    }
+    for (int j = 0; j < team; ++j) {
+      const offset_t t0 = tiles * j / team, t1 = tiles * (j + 1) / team;
+      if (t0 >= t1) continue;
+      const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
+      if (rp[r0] < t0 * f_.tile_entries()) carry(j, r0);
+    }
+  }
+
+  template <int W, Tile K>
+  void product_w() {
+    const double* x = x_.data();
+    double* y = y_.data();
+    over_parts([&](int j, int n) { carry_[j] = tile_range<W, K>(j, n, x, y); },
+               [&](int j, index_t r0) { y[r0] += carry_[j]; });
     tail(x, y);
   }
 
@@ -303,28 +310,11 @@ class Csr5Plan final : public CpuPlan {
 
   template <int W, bool RM>
   void product_k() {
-    const offset_t tiles = f_.tiles;
-    const offset_t* rp = f_.row_ptr.data();
-    const int nt = static_cast<int>(std::clamp<offset_t>(tiles, 1, threads_));
-    if (nt == 1) {
-      tile_range_k<W, RM>(0, 1, carry_.data());  // the first part's carry is always 0
-    } else {
-      int team = nt;  // the team OpenMP gives, as in product_w
-#pragma omp parallel num_threads(nt)
-      {
-        const int j = omp_get_thread_num(), n = omp_get_num_threads();
-        if (j == 0) team = n;
-        tile_range_k<W, RM>(j, n, carry_.data() + static_cast<std::size_t>(j) * k_);
-      }
-      const csr5::DenseK<RM> y{y_.data(), rows_, k_};
-      for (int j = 0; j < team; ++j) {
-        const offset_t t0 = tiles * j / team, t1 = tiles * (j + 1) / team;
-        if (t0 >= t1) continue;
-        const index_t r0 = Csr5::row_of(f_.tile_ptr[t0]);
-        if (rp[r0] < t0 * f_.tile_entries())
-          for (int c = 0; c < k_; ++c) y.at(r0, c) += carry_[static_cast<std::size_t>(j) * k_ + c];
-      }
-    }
+    const csr5::DenseK<RM> y{y_.data(), rows_, k_};
+    over_parts([&](int j, int n) { tile_range_k<W, RM>(j, n, carry_.data() + static_cast<std::size_t>(j) * k_); },
+               [&](int j, index_t r0) {
+                 for (int c = 0; c < k_; ++c) y.at(r0, c) += carry_[static_cast<std::size_t>(j) * k_ + c];
+               });
     tail_k<RM>();
   }
 
