@@ -50,17 +50,6 @@ __device__ __forceinline__ void zero_empty_before(const DevCsr5& m, const Operan
   zero_rows<C>(o, e, r, c0);
 }
 
-// C elements of X's row ci from column c0 (row-major: C divides K, so the row's part is aligned).
-template <int C, bool XRow>
-__device__ __forceinline__ void load_x(const Operands& o, long long ci, int c0, double (&v)[C]) {
-  if constexpr (XRow) {
-    load_row<C>(o.x + ci * o.xr + c0, v);
-  } else {
-#pragma unroll
-    for (int j = 0; j < C; ++j) v[j] = __ldg(o.x + ci + (c0 + j) * o.xc);
-  }
-}
-
 // A CSR row's C sums.
 template <int C, bool XRow>
 __device__ __forceinline__ void row_sums(const DevCsr5& m, const Operands& o, long long b, long long e, int c0,
@@ -70,7 +59,7 @@ __device__ __forceinline__ void row_sums(const DevCsr5& m, const Operands& o, lo
   for (long long p = b; p < e; ++p) {
     const double v = __ldg(m.val + p);
     double xs[C];
-    load_x<C, XRow>(o, __ldg(m.col + p), c0, xs);
+    cuda::load_x<C, !XRow>(o.x, __ldg(m.col + p), c0, o.k, o.xc, xs);
 #pragma unroll
     for (int j = 0; j < C; ++j) s[j] += v * xs[j];
   }
@@ -137,7 +126,7 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5 m, Operands
       const int i = i0 + u;
       if (i < sigma) {
         const double a = __ldg(v + i * 32);
-        load_x<C, XRow>(o, __ldg(ci + i * 32), c0, p[u]);
+        cuda::load_x<C, !XRow>(o.x, __ldg(ci + i * 32), c0, o.k, o.xc, p[u]);
 #pragma unroll
         for (int j = 0; j < C; ++j) p[u][j] *= a;
       }

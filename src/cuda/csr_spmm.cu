@@ -287,8 +287,7 @@ class CsrSpmm final : public CsrDevicePlan {
       for (auto it = first; it != last; ++it) {
         Shape& s = *it;
         use(s);
-        time_runs(1);  // warm-up
-        s.seconds = time_runs(3) / 3;
+        s.seconds = trial_product_seconds();
         char buf[64];
         std::snprintf(buf, sizeof buf, "%s%s %.1f", trial.empty() ? "" : ", ", name(s).c_str(), s.seconds * 1e6);
         trial += buf;

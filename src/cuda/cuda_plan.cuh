@@ -102,6 +102,11 @@ class CudaPlan : public Plan {
       transpose_async(yt_.data(), y_.data(), rows_, k_);  // Y: rows of k -> k rows of rows
     }
   }
+  // A trial's time of one product in the current mode: a warm-up, then the mean of three.
+  double trial_product_seconds() {
+    time_runs(1);
+    return time_runs(3) / 3;
+  }
   // After a trial among modes: frees the transposed copies the kept mode does not use.
   void release_unused_transposes() {
     if (!device_transpose_) xt_ = DeviceBuffer<double>();
