@@ -27,6 +27,9 @@ struct PlanOptions {
   int hack = 32;                ///< HLL rows per hack
   int k = 1;                    ///< right-hand sides: 1 = SpMV, > 1 = SpMM
   Layout layout = Layout::RowMajor;  ///< of X and Y when k > 1
+  /// Arithmetic of the product. Single and mixed plans store the matrix's values in float (rounded
+  /// once when the plan is made; a value beyond float's range is refused); single ones also x and y.
+  Precision precision = Precision::Double;
   int subwarp = 0;              ///< CSR-vector threads per row; 0 = chosen from the matrix
   offset_t nz_per_chunk = 0;    ///< OpenMP dynamic chunk size in nonzeros; 0 = default
   offset_t nz_per_block = 0;    ///< CSR-adaptive row-block size in nonzeros; 0 = default
@@ -67,6 +70,11 @@ class Plan {
   /// `times` back-to-back products on the resident x; nothing is copied.
   virtual void run(int times = 1) = 0;
   virtual void get_y(std::span<double> y) = 0;
+  /// The same in float. A plan keeps x and y in its precision's vector type (float for single,
+  /// double otherwise): these convert where the types differ (a double plan widens x exactly and
+  /// rounds y; a single plan given double x rounds it).
+  virtual void set_x(std::span<const float> x);
+  virtual void get_y(std::span<float> y);
   /// Wall seconds of `times` back-to-back products on the resident x. CPU: steady clock;
   /// GPU plans override this with device events around the kernels only.
   virtual double time_runs(int times);
@@ -80,6 +88,7 @@ class Plan {
   double setup_seconds = 0;     ///< partitioning, upload, library preprocessing
   offset_t bytes_per_product = 0;  ///< the fewest bytes one product must move (matrix, x, y)
   offset_t stored_entries = 0;     ///< slots stored including padding (= nnz for CSR)
+  Precision precision = Precision::Double;  ///< the arithmetic it runs (set by make_plan)
   std::string detail;              ///< what "auto" chose, e.g. "subwarp=8" or "variant=balanced"
   /// Set by the planner (kernel "auto"): what runs ("cuda/ell bs=256"), and the seconds spent
   /// choosing it (analysis + trial + the conversions of the candidates it did not keep), which
@@ -102,6 +111,8 @@ struct KernelSpec {
   bool baseline = false;    ///< a third-party library we compare against (Eigen, cuSPARSE)
   bool spmm = false;        ///< accepts k > 1
   bool for_spmm = false;    ///< an algorithm made for k > 1: the benchmark times it only there (k = 1 still works)
+  /// Precisions it computes in; make_plan refuses the others (see PlanOptions::precision).
+  std::vector<Precision> precisions = {Precision::Double};
   std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...
   std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)> make;
 };
@@ -125,9 +136,14 @@ Backend default_backend();
 /// make_plan(a, default_backend(), "auto", opt).
 std::unique_ptr<Plan> make_plan(const CsrView& a, const PlanOptions& opt = {});
 
-/// Effective bytes of one CSR product with this library's index widths:
-/// 12*nnz + 8*(rows+1) + 8*cols*k + 8*rows*k.
-offset_t csr_product_bytes(const CsrView& a, int k = 1);
+/// Effective bytes of one CSR product with this library's index widths, in precision p:
+/// (4 + value bytes)*nnz + 8*(rows+1) + vector bytes*(cols + rows)*k (double: 12, 8, 8).
+offset_t csr_product_bytes(const CsrView& a, int k = 1, Precision p = Precision::Double);
+/// Whether a kernel computes in p.
+bool supports(const KernelSpec& spec, Precision p);
+/// Throws Unsupported naming the first value of a (row, column, value) beyond float's range, for
+/// the plans that store values in float (PlanOptions::precision single or mixed).
+void require_float_range(const CsrView& a);
 
 /// Registration, one call per backend file; defined in src/core/registry.cpp's list.
 void add_kernel(KernelSpec spec);

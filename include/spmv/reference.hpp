@@ -29,12 +29,15 @@ struct CheckResult {
   std::string message;        ///< first failure, human readable; when passed, a note on overflows or empty
 };
 
-/// Component i passes when |y_i - ref_i| <= c * eps * (len_i + 1) * bound_i (+ a denormal floor);
+/// Component i passes when |y_i - ref_i| <= tol_i: in double c * eps * (len_i + 1) * bound_i (+ a
+/// denormal floor); with precision single or mixed the values' rounding to float (and, single, x's
+/// and every sum's) is added: see check_product's definition. x is the one the plan was given
+/// (a single plan's float x, widened exactly) so that only the product's own error is measured;
 /// NaN/Inf in the reference must be reproduced exactly in kind (a row with +inf and -inf terms, or
 /// a NaN, is NaN). A finite reference whose terms' magnitudes add up past the double range is an
 /// overflow: any non-NaN result passes, counted in `overflows`. `k` and `layout` as above.
 CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y,
-                          int k = 1, Layout layout = Layout::RowMajor);
+                          int k = 1, Layout layout = Layout::RowMajor, Precision precision = Precision::Double);
 
 /// Deterministic input vectors: "ones", "random" or "random:SEED" (uniform in [-1, 1)).
 std::vector<double> make_vector(const std::string& spec, std::size_t n);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace spmv {
 
@@ -17,8 +18,36 @@ enum class Backend { Serial, Omp, Cuda };
 enum class Layout { RowMajor, ColMajor };  ///< of dense multivectors X (cols x k) and Y (rows x k)
 enum class Symmetry { General, Symmetric, SkewSymmetric, Hermitian };
 
+/// The arithmetic of a product: double (values, x, y and sums in double), single (all in float:
+/// 8 bytes a nonzero instead of 12) or mixed (float matrix values; x, y and the sums in double, for
+/// iterative solvers).
+enum class Precision { Double, Single, Mixed };
+
+/// The C++ types of a precision: the matrix's values (Value) and x, y and the sums (Vector).
+template <Precision P>
+struct PrecisionTypes {
+  using Value = double;
+  using Vector = double;
+};
+template <>
+struct PrecisionTypes<Precision::Single> {
+  using Value = float;
+  using Vector = float;
+};
+template <>
+struct PrecisionTypes<Precision::Mixed> {
+  using Value = float;
+  using Vector = double;
+};
+/// Bytes of one matrix value and of one element of x or y.
+constexpr int value_bytes(Precision p) { return p == Precision::Double ? 8 : 4; }
+constexpr int vector_bytes(Precision p) { return p == Precision::Single ? 4 : 8; }
+
 const char* to_string(Field f);
 const char* to_string(Symmetry s);
+const char* to_string(Precision p);
+/// "double", "single" (or "float"), "mixed"; throws Unsupported on anything else.
+Precision parse_precision(std::string_view s);
 
 /// Base of every error the library throws on purpose; the CLI maps it to exit status 1.
 struct Error : std::runtime_error {

@@ -12,8 +12,10 @@ class ForwardingPlan : public Plan {
  public:
   explicit ForwardingPlan(std::unique_ptr<Plan> inner = nullptr) : inner_(std::move(inner)) {}
   void set_x(std::span<const double> x) override { inner_->set_x(x); }
+  void set_x(std::span<const float> x) override { inner_->set_x(x); }
   void run(int times) override { inner_->run(times); }
   void get_y(std::span<double> y) override { inner_->get_y(y); }
+  void get_y(std::span<float> y) override { inner_->get_y(y); }
   double time_runs(int times) override { return inner_->time_runs(times); }
 
  protected:

@@ -66,7 +66,7 @@ Reference reference_product(const CsrView& a, std::span<const double> x, int k, 
 }
 
 CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y, int k,
-                          Layout layout) {
+                          Layout layout, Precision precision) {
   CheckResult res;
   if (y.size() != ref.y.size()) {
     res.passed = false;
@@ -74,7 +74,16 @@ CheckResult check_product(const CsrView& a, const Reference& ref, std::span<cons
     res.message = fmt::format("result has {} values, expected {}", y.size(), ref.y.size());
     return res;
   }
+  // Unit round-offs: of the sums (float for single), and of each stored value (float for single
+  // and mixed: |fl(a) - a| <= u|a|, at most u * bound over a row); a single plan's x was rounded
+  // before the reference saw it. The floor: a denormal result of the accumulator's type.
   constexpr double eps = std::numeric_limits<double>::epsilon();
+  constexpr double eps_f = std::numeric_limits<float>::epsilon();
+  const bool single = precision == Precision::Single;
+  const double sum_eps = single ? eps_f : eps;
+  const double value_eps = precision == Precision::Double ? 0.0 : eps_f;
+  const double floor = single ? static_cast<double>(std::numeric_limits<float>::min()) : std::numeric_limits<double>::min();
+  const double top = single ? static_cast<double>(std::numeric_limits<float>::max()) : std::numeric_limits<double>::max();
   double sum_rel = 0;
   offset_t n_rel = 0;
   for (index_t r = 0; r < a.rows; ++r) {
@@ -87,17 +96,17 @@ CheckResult check_product(const CsrView& a, const Reference& ref, std::span<cons
       if (!std::isfinite(want)) {
         // NaN must stay NaN; an infinity must keep its sign.
         ok = std::isnan(want) ? std::isnan(got) : got == want;
-      } else if (!std::isfinite(ref.bound[o])) {
+      } else if (!std::isfinite(ref.bound[o]) || ref.bound[o] > top) {
         // Finite, but the row's terms add up past the double range: a kernel's partial sums may
         // overflow (1e308 + 1e308 - 1e308 is inf in double, 1e308 exactly): any finite value or
         // infinity passes, and the component is counted as an overflow.
         ok = !std::isnan(got);
         ++res.overflows;
       } else {
-        // Any summation order in double is within about len*eps*sum|a_ij x_j| of the exact sum
-        // (Higham, ch. 3); allow 2x that plus a floor for denormal results.
-        const double tol = 2.0 * eps * static_cast<double>(len + 1) * ref.bound[o] +
-                           std::numeric_limits<double>::min();
+        // Any summation order is within about len*eps*sum|a_ij x_j| of the exact sum (Higham,
+        // ch. 3); allow 2x that, plus the values' rounding, plus a floor per term for denormals.
+        const double tol = 2.0 * (sum_eps * static_cast<double>(len + 1) + value_eps) * ref.bound[o] +
+                           floor * static_cast<double>(len + 1);
         const double err = std::fabs(got - want);
         ok = err <= tol;  // false for NaN got
         scaled = err / tol;
@@ -126,8 +135,8 @@ CheckResult check_product(const CsrView& a, const Reference& ref, std::span<cons
   }
   res.mean_rel_error = n_rel ? sum_rel / static_cast<double>(n_rel) : 0.0;
   if (res.passed && res.overflows)
-    res.message = fmt::format("{} component{} overflow the double range in their partial sums: not compared", res.overflows,
-                              res.overflows == 1 ? "" : "s");
+    res.message = fmt::format("{} component{} overflow the {} range in their partial sums: not compared", res.overflows,
+                              res.overflows == 1 ? "" : "s", single ? "float" : "double");
   return res;
 }
 

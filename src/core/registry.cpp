@@ -5,7 +5,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <fmt/format.h>
 #include <mutex>
 
@@ -66,7 +69,36 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view ke
   if (opt.k > 1 && !spec.spmm)
     throw Unsupported(fmt::format("kernel '{}' ({}) computes one right-hand side only",
                                   spec.name, to_string(b)));
-  return spec.make(a, opt);
+  if (!supports(spec, opt.precision)) {
+    std::string with;
+    for (const auto& k : kernels())
+      if (k.backend == b && supports(k, opt.precision)) with += (with.empty() ? "" : ", ") + k.name;
+    throw Unsupported(fmt::format("kernel '{}' ({}) has no {} precision (kernels that have: {})", spec.name,
+                                  to_string(b), to_string(opt.precision), with.empty() ? "none" : with));
+  }
+  if (opt.precision != Precision::Double) require_float_range(a);
+  auto plan = spec.make(a, opt);
+  plan->precision = opt.precision;
+  return plan;
+}
+
+bool supports(const KernelSpec& spec, Precision p) {
+  return std::find(spec.precisions.begin(), spec.precisions.end(), p) != spec.precisions.end();
+}
+
+void require_float_range(const CsrView& a) {
+  const double* v = a.val.data();
+  const offset_t n = static_cast<offset_t>(a.val.size());
+  constexpr double top = std::numeric_limits<float>::max();
+  offset_t first = n;
+#pragma omp parallel for schedule(static) reduction(min : first) if (n > (1 << 16))
+  for (offset_t i = 0; i < n; ++i)
+    if (std::isfinite(v[i]) && std::fabs(v[i]) > top && i < first) first = i;
+  if (first == n) return;
+  const auto row = std::upper_bound(a.row_ptr.begin(), a.row_ptr.end(), first) - a.row_ptr.begin() - 1;
+  throw Unsupported(fmt::format("value {:.17g} at row {}, column {} (1-based) does not fit in single precision "
+                                "(largest {:.7g}); use --precision double",
+                                v[first], row + 1, a.col[first] + 1, top));
 }
 
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, const PlanOptions& opt) {
@@ -141,6 +173,17 @@ void Plan::multiply(std::span<const double> x, std::span<double> y, double alpha
   for (std::ptrdiff_t i = 0; i < n; ++i) out[i] = alpha * p[i] + (beta == 0.0 ? 0.0 : beta * out[i]);
 }
 
+void Plan::set_x(std::span<const float> x) {
+  const std::vector<double> wide(x.begin(), x.end());
+  set_x(std::span<const double>(wide));
+}
+
+void Plan::get_y(std::span<float> y) {
+  std::vector<double> wide(y.size());
+  get_y(std::span<double>(wide));
+  std::transform(wide.begin(), wide.end(), y.begin(), [](double d) { return static_cast<float>(d); });
+}
+
 double Plan::time_runs(int times) {
   const auto t0 = std::chrono::steady_clock::now();
   run(times);
@@ -148,9 +191,9 @@ double Plan::time_runs(int times) {
   return std::chrono::duration<double>(t1 - t0).count();
 }
 
-offset_t csr_product_bytes(const CsrView& a, int k) {
-  return 12 * a.nnz() + 8 * (static_cast<offset_t>(a.rows) + 1) +
-         8 * static_cast<offset_t>(a.cols) * k + 8 * static_cast<offset_t>(a.rows) * k;
+offset_t csr_product_bytes(const CsrView& a, int k, Precision p) {
+  return (4 + value_bytes(p)) * a.nnz() + 8 * (static_cast<offset_t>(a.rows) + 1) +
+         vector_bytes(p) * (static_cast<offset_t>(a.cols) + a.rows) * k;
 }
 
 }  // namespace spmv

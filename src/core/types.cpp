@@ -26,6 +26,22 @@ const char* to_string(Symmetry s) {
   return "?";
 }
 
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::Double: return "double";
+    case Precision::Single: return "single";
+    case Precision::Mixed: return "mixed";
+  }
+  return "?";
+}
+
+Precision parse_precision(std::string_view s) {
+  if (s == "double") return Precision::Double;
+  if (s == "single" || s == "float") return Precision::Single;
+  if (s == "mixed") return Precision::Mixed;
+  throw Unsupported(fmt::format("unknown precision '{}' (double, single or mixed)", s));
+}
+
 const char* to_string(Backend b) {
   switch (b) {
     case Backend::Serial: return "serial";

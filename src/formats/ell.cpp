@@ -10,16 +10,17 @@ index_t ell_width(const CsrView& a) {
   return static_cast<index_t>(w);
 }
 
-double ell_bytes(index_t rows, index_t width) {
-  return static_cast<double>(rows) * static_cast<double>(width) * 12.0 + 4.0 * static_cast<double>(rows);
+double ell_bytes(index_t rows, index_t width, int value_bytes) {
+  return static_cast<double>(rows) * static_cast<double>(width) * (4.0 + value_bytes) + 4.0 * static_cast<double>(rows);
 }
 
 double ell_bytes(const CsrView& a) { return ell_bytes(a.rows, ell_width(a)); }
 
-Ell csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& opt) {
+template <class V>
+BasicEll<V> csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& opt) {
   const index_t width = ell_width(a);
-  check_format_memory("ELL", ell_bytes(a.rows, width), a, opt);
-  Ell e;
+  check_format_memory("ELL", ell_bytes(a.rows, width, static_cast<int>(sizeof(V))), a, opt);
+  BasicEll<V> e;
   e.rows = a.rows;
   e.cols = a.cols;
   e.width = width;
@@ -38,14 +39,17 @@ Ell csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& opt) {
       const offset_t s = e.at(r, j);
       if (j < len) {
         e.col[s] = a.col[b + j];
-        e.val[s] = a.val[b + j];
+        e.val[s] = static_cast<V>(a.val[b + j]);
       } else {
         e.col[s] = pad_col;
-        e.val[s] = 0.0;
+        e.val[s] = V{0};
       }
     }
   }
   return e;
 }
+
+template Ell csr_to_ell<double>(const CsrView&, Layout, const ConvertOptions&);
+template EllFloat csr_to_ell<float>(const CsrView&, Layout, const ConvertOptions&);
 
 }  // namespace spmv

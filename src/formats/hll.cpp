@@ -22,18 +22,19 @@ HllLayout hll_layout(const CsrView& a, int hack) {
   return l;
 }
 
-double HllLayout::bytes() const {
-  return 12.0 * static_cast<double>(slots()) + 12.0 * static_cast<double>(width.size()) + 8.0;
+double HllLayout::bytes(int value_bytes) const {
+  return (4.0 + value_bytes) * static_cast<double>(slots()) + 12.0 * static_cast<double>(width.size()) + 8.0;
 }
 
 offset_t hll_slots(const CsrView& a, int hack) { return hll_layout(a, hack).slots(); }
 
 double hll_bytes(const CsrView& a, int hack) { return hll_layout(a, hack).bytes(); }
 
-Hll csr_to_hll(const CsrView& a, int hack, const ConvertOptions& opt) {
+template <class V>
+BasicHll<V> csr_to_hll(const CsrView& a, int hack, const ConvertOptions& opt) {
   HllLayout l = hll_layout(a, hack);
-  check_format_memory(fmt::format("HLL (hack {})", hack), l.bytes(), a, opt);
-  Hll h;
+  check_format_memory(fmt::format("HLL (hack {})", hack), l.bytes(static_cast<int>(sizeof(V))), a, opt);
+  BasicHll<V> h;
   h.rows = a.rows;
   h.cols = a.cols;
   h.hack = hack;
@@ -54,11 +55,14 @@ Hll csr_to_hll(const CsrView& a, int hack, const ConvertOptions& opt) {
       for (index_t j = 0; j < w; ++j) {
         const offset_t s = h.hack_offset[k] + static_cast<offset_t>(j) * rows_here + lr;
         h.col[s] = j < len ? a.col[b + j] : pad_col;
-        h.val[s] = j < len ? a.val[b + j] : 0.0;
+        h.val[s] = j < len ? static_cast<V>(a.val[b + j]) : V{0};
       }
     }
   }
   return h;
 }
+
+template Hll csr_to_hll<double>(const CsrView&, int, const ConvertOptions&);
+template HllFloat csr_to_hll<float>(const CsrView&, int, const ConvertOptions&);
 
 }  // namespace spmv

@@ -12,6 +12,7 @@ void register_auto_kernels() {
                 .description = "the planner: format, kernel and settings chosen for the matrix by a model and a "
                                "short timed trial (the default)",
                 .spmm = true,
+                .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
                 .params = {},
                 .make = [b](const CsrView& a, const PlanOptions& o) {
                   return plan_auto(a, b, o, [&a, b](const Candidate& c, double&) {

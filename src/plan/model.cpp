@@ -180,6 +180,14 @@ std::vector<Candidate> rank_candidates(const MatrixFeatures& f, Backend b, const
   Ranked r{{}, opt, {}};
   if (b == Backend::Cuda) cuda_candidates(f, r);
   else cpu_candidates(f, b, r);
+  // Only kernels that compute in the precision asked for.
+  for (std::size_t i = r.list.size(); i-- > 0;) {
+    const KernelSpec* k = find_kernel(b, r.list[i].kernel);
+    if (!k || !supports(*k, opt.precision)) {
+      r.list.erase(r.list.begin() + static_cast<std::ptrdiff_t>(i));
+      r.convert_fixed_s.erase(r.convert_fixed_s.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
   // Conversions were added in products of CSR: of the fastest candidate needing none.
   double t_csr = 0;
   for (const Candidate& c : r.list)

@@ -7,14 +7,17 @@
 
 namespace spmv {
 
-struct Ell {
+/// V: the values' type (double; float for single and mixed precision plans).
+template <class V>
+struct BasicEll {
+  using value_type = V;
   index_t rows = 0, cols = 0;
   index_t width = 0;          ///< max nonzeros per row
   offset_t nnz = 0;           ///< real entries (without padding)
   Layout layout = Layout::RowMajor;  ///< RowMajor: slot (r,j) at r*width+j (CPU);
                                      /// ColMajor: at j*rows+r (GPU, coalesced)
   FormatArray<index_t> col;   ///< rows*width
-  FormatArray<double> val;    ///< rows*width
+  FormatArray<V> val;         ///< rows*width
   FormatArray<index_t> row_len;  ///< real length of each row (the ell-rowlen kernels skip padding)
 
   offset_t slots() const { return static_cast<offset_t>(rows) * width; }
@@ -24,12 +27,17 @@ struct Ell {
   }
 };
 
+using Ell = BasicEll<double>;
+using EllFloat = BasicEll<float>;
+
 /// The longest row: ELL's width (one parallel pass over the row pointer).
 index_t ell_width(const CsrView& a);
-/// Bytes an ELL of this width would take: slots, plus a row length per row.
-double ell_bytes(index_t rows, index_t width);
+/// Bytes an ELL of this width would take: slots (4 + value_bytes each), plus a row length per row.
+double ell_bytes(index_t rows, index_t width, int value_bytes = 8);
 /// Bytes csr_to_ell would allocate (computed in 64 bits from the row pointer only).
 double ell_bytes(const CsrView& a);
-Ell csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& opt = {});
+/// V = float rounds the values (make_plan has refused values beyond float's range).
+template <class V = double>
+BasicEll<V> csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& opt = {});
 
 }  // namespace spmv
