@@ -296,6 +296,108 @@ TEST(CONFORMANCE, SpmmEveryKBothLayouts) {
   EXPECT_GE(runs, 4 * 15 * 9);  // four SpMM kernels at least
 }
 
+// Single and mixed precision on every kernel that lists them: the edge cases at k = 1 and 3 (both
+// layouts) and real shared matrices (rectangular well1033, Journals with dense rows, skew plskz362)
+// at k = 1, 4 and 33, each checked with its precision's tolerance (run_one).
+TEST(CONFORMANCE, SingleAndMixedPrecision) {
+  REQUIRE_BACKEND();
+  std::vector<std::pair<std::string, Csr>> mats = test::edge_cases();
+  const std::size_t n_edge = mats.size();
+  for (const auto& [name, file] : test::shared_matrix_files())
+    if (name == "well1033" || name == "Journals" || name == "plskz362") mats.emplace_back(name, io::load_csr(file));
+  ASSERT_EQ(mats.size(), n_edge + 3) << "shared matrices missing from " << test::shared_matrices_dir();
+  int runs = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const Precision p : {Precision::Single, Precision::Mixed}) {
+      if (!supports(*spec, p)) continue;
+      for (std::size_t m = 0; m < mats.size(); ++m)
+        for (const int k : m < n_edge ? std::vector<int>{1, 3} : std::vector<int>{1, 4, 33})
+          for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+            if ((k == 1 && lay == Layout::ColMajor) || (k > 1 && !spec->spmm)) continue;
+            PlanOptions opt;
+            opt.threads = spec->backend == Backend::Omp ? 2 : 1;
+            opt.k = k;
+            opt.layout = lay;
+            opt.precision = p;
+            EXPECT_EQ(run_one(*spec, mats[m].second, opt, mats[m].first), "");
+            ++runs;
+          }
+    }
+  EXPECT_GE(runs, 2 * 2 * static_cast<int>(mats.size()));  // csr and auto at least, in both precisions
+}
+
+// The arithmetic is the one asked for, not double underneath: with x = 1, row 0 holds 1 and 2^-30
+// (both exact in float), row 1 holds 1 + 2^-30 (not a float). Double gives 1 + 2^-30 twice; mixed
+// (float values, double sums) 1 + 2^-30 and 1; single (float sums too) 1 and 1 - whatever the
+// order of the sums, since 1 + 2^-30 rounds to 1 in float.
+TEST(CONFORMANCE, PrecisionIsTheOneAsked) {
+  REQUIRE_BACKEND();
+  const double tiny = std::ldexp(1.0, -30);
+  Csr a;
+  a.rows = 2;
+  a.cols = 3;
+  a.row_ptr = {0, 2, 3};
+  a.col = {0, 1, 2};
+  a.val = {1.0, tiny, 1.0 + tiny};
+  int runs = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const Precision p : {Precision::Double, Precision::Single, Precision::Mixed}) {
+      if (!supports(*spec, p)) continue;
+      const double want0 = p == Precision::Single ? 1.0 : 1.0 + tiny;
+      const double want1 = p == Precision::Double ? 1.0 + tiny : 1.0;
+      for (const int k : {1, 3})
+        for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+          if ((k == 1 && lay == Layout::ColMajor) || (k > 1 && !spec->spmm)) continue;
+          PlanOptions opt;
+          opt.threads = 1;
+          opt.k = k;
+          opt.layout = lay;
+          opt.precision = p;
+          const auto plan = make_plan(a, spec->backend, spec->name, opt);
+          std::vector<double> x(static_cast<std::size_t>(a.cols) * k, 1.0), y(static_cast<std::size_t>(a.rows) * k);
+          plan->multiply(x, y);
+          for (int c = 0; c < k; ++c) {
+            const std::size_t o0 = lay == Layout::RowMajor ? static_cast<std::size_t>(c) : static_cast<std::size_t>(c) * 2;
+            const std::size_t o1 = lay == Layout::RowMajor ? static_cast<std::size_t>(k + c) : static_cast<std::size_t>(c) * 2 + 1;
+            EXPECT_EQ(y[o0], want0) << test::describe(*spec, opt) << " row 0, rhs " << c;
+            EXPECT_EQ(y[o1], want1) << test::describe(*spec, opt) << " row 1, rhs " << c;
+          }
+          ++runs;
+        }
+    }
+  EXPECT_GT(runs, 10);
+}
+
+// A kernel without a precision refuses it naming the kernels that have it; a value beyond float's
+// range is refused (row, column and value named) before anything is stored in float.
+TEST(CONFORMANCE, PrecisionRefusals) {
+  REQUIRE_BACKEND();
+  Csr a;
+  a.rows = 2;
+  a.cols = 2;
+  a.row_ptr = {0, 1, 2};
+  a.col = {0, 1};
+  a.val = {1.0, 1e300};
+  int refusals = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const Precision p : {Precision::Single, Precision::Mixed}) {
+      PlanOptions opt;
+      opt.precision = p;
+      try {
+        make_plan(a, spec->backend, spec->name, opt);
+        ADD_FAILURE() << test::describe(*spec, opt) << ": 1e300 accepted in " << to_string(p);
+      } catch (const Unsupported& e) {
+        const std::string msg = e.what();
+        if (supports(*spec, p))
+          EXPECT_NE(msg.find("value 1.0000000000000001e+300 at row 2, column 2"), std::string::npos) << msg;
+        else
+          EXPECT_NE(msg.find(std::string("has no ") + to_string(p) + " precision"), std::string::npos) << msg;
+        ++refusals;
+      }
+    }
+  EXPECT_EQ(refusals, 2 * static_cast<int>(tested_kernels().size()));
+}
+
 // A kernel that does not declare SpMM refuses k > 1 clearly instead of computing one column.
 TEST(CONFORMANCE, SpmvOnlyKernelsRefuseSeveralRightHandSides) {
   REQUIRE_BACKEND();

@@ -112,13 +112,30 @@ inline bool repeats_bit_identical(const KernelSpec& k) {
 }
 
 inline std::string describe(const KernelSpec& k, const PlanOptions& o) {
-  return fmt::format("[{} {} threads={} block={} k={} layout={} hack={} subwarp={} nz_per_block={} variant={}]",
+  return fmt::format("[{} {} threads={} block={} k={} layout={} hack={} subwarp={} nz_per_block={} variant={} precision={}]",
                      to_string(k.backend), k.name, o.threads, o.block_size, o.k,
-                     o.layout == Layout::RowMajor ? "row" : "col", o.hack, o.subwarp, o.nz_per_block, o.variant);
+                     o.layout == Layout::RowMajor ? "row" : "col", o.hack, o.subwarp, o.nz_per_block, o.variant,
+                     to_string(o.precision));
+}
+
+// One product y = A*x in the plan's own vector type: a single plan gets x rounded to float (which
+// `x` is then set to, so that the reference sees the same x) and gives float y; the others double.
+inline void product_in_precision(Plan& plan, Precision p, std::vector<double>& x, std::vector<double>& y) {
+  if (p != Precision::Single) {
+    plan.multiply(x, y);
+    return;
+  }
+  std::vector<float> xf(x.begin(), x.end()), yf(y.size(), std::nanf(""));
+  x.assign(xf.begin(), xf.end());
+  plan.set_x(std::span<const float>(xf));
+  plan.run(1);
+  plan.get_y(std::span<float>(yf));
+  y.assign(yf.begin(), yf.end());
 }
 
 // Runs one configuration; returns "" on success (a correct product, or an expected refusal: see
 // refused), else what went wrong. `detail_has`: a string the plan's detail must contain.
+// opt.precision: the product in that precision, checked with its tolerance.
 inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt, const std::string& what,
                            bool* refused = nullptr, const std::string& detail_has = "") {
   const std::string where = what + " " + describe(spec, opt);
@@ -132,17 +149,18 @@ inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt
     return bad.empty() ? "" : where + ": " + bad;
   }
   const std::size_t nx = static_cast<std::size_t>(a.cols) * opt.k, ny = static_cast<std::size_t>(a.rows) * opt.k;
-  const auto x = make_vector("random:11", nx);
+  auto x = make_vector("random:11", nx);
   std::vector<double> y(ny, std::nan("")), y2(ny, std::nan(""));  // garbage that must be overwritten
-  plan->multiply(x, y);
+  product_in_precision(*plan, opt.precision, x, y);
   plan->run(1);
-  plan->get_y(y2);
+  plan->get_y(y2);  // in double: a single plan widens its float y
   const Reference ref = reference_product(a, x, opt.k, opt.layout);
-  if (const CheckResult c = check_product(a, ref, y, opt.k, opt.layout); !c.passed) return where + ": " + c.message;
+  if (const CheckResult c = check_product(a, ref, y, opt.k, opt.layout, opt.precision); !c.passed)
+    return where + ": " + c.message;
   if (repeats_bit_identical(spec)) {
     for (std::size_t i = 0; i < ny; ++i)
       if (!(y[i] == y2[i])) return where + fmt::format(": second run differs at {}", i);
-  } else if (const CheckResult c = check_product(a, ref, y2, opt.k, opt.layout); !c.passed) {
+  } else if (const CheckResult c = check_product(a, ref, y2, opt.k, opt.layout, opt.precision); !c.passed) {
     return where + ": second run: " + c.message;
   }
   if (!detail_has.empty() && plan->detail.find(detail_has) == std::string::npos)
@@ -151,8 +169,10 @@ inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt
   const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.hack) : spec;
   if (const offset_t want = expected_stored_entries(stored, a, opt.hack); plan->stored_entries != want)
     return where + fmt::format(": stored_entries {} != {} ({})", plan->stored_entries, want, stored.name);
-  if (plan->bytes_per_product < 12 * a.nnz() + 8 * static_cast<offset_t>(a.rows) * opt.k)
-    return where + ": bytes_per_product below the data the product must read";
+  const offset_t least = (4 + value_bytes(opt.precision)) * a.nnz() +
+                        vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;
+  if (plan->bytes_per_product < least) return where + ": bytes_per_product below the data the product must read";
+  if (plan->precision != opt.precision) return where + ": the plan says precision " + to_string(plan->precision);
   return "";
 }
 

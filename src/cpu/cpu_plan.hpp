@@ -1,6 +1,8 @@
 #pragma once
 // Shared plumbing of CPU plans: x and y live in host vectors owned by the plan, so run() touches
-// only the product.
+// only the product. They are double (x_, y_), or float (xf_, yf_) for precision single; a plan's
+// kernels take the pair of their type (vec_x<VV>() / vec_y<VV>(); for_vectors picks it from the
+// matrix's value type and the precision).
 #include <spmv/formats/storage.hpp>
 #include <spmv/plan.hpp>
 
@@ -8,7 +10,9 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <memory>
+#include <span>
 #include <string>
+#include <type_traits>
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
@@ -34,54 +38,95 @@ HostArray<T> parallel_zeros(std::size_t n) {
   return v;
 }
 
+// The matrix's values in float (single and mixed plans), rounded by every core OpenMP offers.
+inline HostArray<float> float_values(std::span<const double> v) {
+  HostArray<float> f(v.size());
+  const std::size_t n = v.size();
+#pragma omp parallel for schedule(static) if (n > static_cast<std::size_t>(tuning::parallel_fill_min))
+  for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(v[i]);
+  return f;
+}
+
 class CpuPlan : public Plan {
  public:
   CpuPlan(index_t rows, index_t cols, const PlanOptions& opt)
-      : rows_(rows), cols_(cols), k_(opt.k), layout_(opt.layout),
-        x_(parallel_zeros<double>(static_cast<std::size_t>(cols) * opt.k)),
-        y_(parallel_zeros<double>(static_cast<std::size_t>(rows) * opt.k)) {}
+      : rows_(rows), cols_(cols), k_(opt.k), layout_(opt.layout), single_(opt.precision == Precision::Single) {
+    const std::size_t nx = static_cast<std::size_t>(cols) * opt.k, ny = static_cast<std::size_t>(rows) * opt.k;
+    if (single_) {
+      xf_ = parallel_zeros<float>(nx);
+      yf_ = parallel_zeros<float>(ny);
+    } else {
+      x_ = parallel_zeros<double>(nx);
+      y_ = parallel_zeros<double>(ny);
+    }
+  }
 
-  void set_x(std::span<const double> x) override {
-    if (x.size() != x_.size())
-      throw Error(fmt::format("x has {} values, expected {}", x.size(), x_.size()));
-    std::copy(x.begin(), x.end(), x_.begin());
-  }
-  void get_y(std::span<double> y) override {
-    if (y.size() != y_.size())
-      throw Error(fmt::format("y has room for {} values, expected {}", y.size(), y_.size()));
-    std::copy(y_.begin(), y_.end(), y.begin());
-  }
+  void set_x(std::span<const double> x) override { single_ ? copy_in(x, xf_) : copy_in(x, x_); }
+  void set_x(std::span<const float> x) override { single_ ? copy_in(x, xf_) : copy_in(x, x_); }
+  void get_y(std::span<double> y) override { single_ ? copy_out(yf_, y) : copy_out(y_, y); }
+  void get_y(std::span<float> y) override { single_ ? copy_out(yf_, y) : copy_out(y_, y); }
   void run(int times) override {
     for (int t = 0; t < times; ++t) product();
   }
 
  protected:
-  virtual void product() = 0;  // y_ = A * x_
+  virtual void product() = 0;  // y = A * x
+
+  // The plan's x and y of type VV (float: precision single; double otherwise).
+  template <class VV>
+  VV* vec_x() {
+    if constexpr (std::is_same_v<VV, float>) return xf_.data();
+    else return x_.data();
+  }
+  template <class VV>
+  VV* vec_y() {
+    if constexpr (std::is_same_v<VV, float>) return yf_.data();
+    else return y_.data();
+  }
+  // f.template operator()<VV>() with the vector type of a product over values of type V: double
+  // values run in double; float values in float (single) or double (mixed). Only the pairs a
+  // precision has are instantiated.
+  template <class V, class F>
+  void for_vectors(F&& f) {
+    if constexpr (std::is_same_v<V, double>) f.template operator()<double>();
+    else if (single_) f.template operator()<float>();
+    else f.template operator()<double>();
+  }
 
   // ---- Column-major SpMM through row-major copies (rows_spmm_transposed), inside product() ----
   // Whether a plan may take that path: column-major with k > 1.
   bool transpose_possible() const { return layout_ == Layout::ColMajor && k_ > 1; }
   // Allocates xt_ (X row-major) and one tile per thread, once; `threads`: the most the plan runs.
   void make_transpose_scratch(int threads) {
-    if (!xt_.empty() || !transpose_possible()) return;
-    xt_ = parallel_zeros<double>(x_.size());
+    if (!xt_.empty() || !xtf_.empty() || !transpose_possible()) return;
     tile_rows_ = spmm_tile_rows(k_);
     tile_stride_ = static_cast<std::size_t>(tile_rows_) * k_ + 8;  // +8: no false sharing between threads
-    tiles_ = HostArray<double>(tile_stride_ * std::max(threads, 1));  // first touched by each thread
+    const std::size_t tiles = tile_stride_ * std::max(threads, 1);  // first touched by each thread
+    if (single_) {
+      xtf_ = parallel_zeros<float>(xf_.size());
+      tilesf_ = HostArray<float>(tiles);
+    } else {
+      xt_ = parallel_zeros<double>(x_.size());
+      tiles_ = HostArray<double>(tiles);
+    }
   }
   // After the choice: the native path keeps no copies (xt_ is as large as X).
   void release_unused_transpose_scratch() {
     if (via_transpose_) return;
     xt_ = {};
     tiles_ = {};
+    xtf_ = {};
+    tilesf_ = {};
   }
   // xt_ = X row-major, on `threads` threads (static blocks of rows, as xt_'s first touch).
   void transpose_x(int threads) {
+    if (single_) transpose_x(threads, xf_.data(), xtf_.data(), xf_.size());
+    else transpose_x(threads, x_.data(), xt_.data(), x_.size());
+  }
+  template <class T>
+  void transpose_x(int threads, const T* x, T* xt, std::size_t total) {
     const index_t n = cols_;
     const int t = std::max(threads, 1);
-    const double* x = x_.data();
-    double* xt = xt_.data();
-    const std::size_t total = x_.size();
 #pragma omp parallel num_threads(t) if (t > 1 && total > static_cast<std::size_t>(tuning::parallel_fill_min))
     {
 #if defined(_OPENMP)
@@ -97,8 +142,14 @@ class CpuPlan : public Plan {
   // Rows [r0, r1) of Y through row-major copies, on thread `thread` of the product (after transpose_x).
   template <class Rows>
   void transposed_part(const Rows& rows, index_t r0, index_t r1, int thread) {
-    rows_spmm_transposed(rows, r0, r1, xt_.data(), y_.data(), rows_, k_, tiles_.data() + tile_stride_ * thread,
-                         tile_rows_);
+    for_vectors<typename Rows::value_type>([&]<class VV>() {
+      if constexpr (std::is_same_v<VV, float>)
+        rows_spmm_transposed(rows, r0, r1, xtf_.data(), yf_.data(), rows_, k_, tilesf_.data() + tile_stride_ * thread,
+                             tile_rows_);
+      else
+        rows_spmm_transposed(rows, r0, r1, xt_.data(), y_.data(), rows_, k_, tiles_.data() + tile_stride_ * thread,
+                             tile_rows_);
+    });
   }
   // Rows [r0, r1) of Y on thread `thread` of the product: the plan's chosen path.
   template <bool Simd, class Rows>
@@ -106,7 +157,9 @@ class CpuPlan : public Plan {
     if (via_transpose_)
       transposed_part(rows, r0, r1, thread);
     else
-      rows_product<Simd>(rows, r0, r1, x_.data(), y_.data(), rows_, cols_, k_, layout_);
+      for_vectors<typename Rows::value_type>([&]<class VV>() {
+        rows_product<Simd>(rows, r0, r1, vec_x<VV>(), vec_y<VV>(), rows_, cols_, k_, layout_);
+      });
   }
   // "layout=col via=native|transpose" for column-major SpMM, else "".
   std::string via_detail() const {
@@ -116,11 +169,26 @@ class CpuPlan : public Plan {
   index_t rows_, cols_;
   int k_;
   Layout layout_;
+  bool single_;  // x and y in float
   HostArray<double> x_, y_;
+  HostArray<float> xf_, yf_;
   bool via_transpose_ = false;
   HostArray<double> xt_, tiles_;
+  HostArray<float> xtf_, tilesf_;
   index_t tile_rows_ = 0;
   std::size_t tile_stride_ = 0;
+
+ private:
+  template <class From, class To>
+  static void copy_in(std::span<const From> x, HostArray<To>& to) {
+    if (x.size() != to.size()) throw Error(fmt::format("x has {} values, expected {}", x.size(), to.size()));
+    std::transform(x.begin(), x.end(), to.begin(), [](From v) { return static_cast<To>(v); });
+  }
+  template <class From, class To>
+  static void copy_out(const HostArray<From>& from, std::span<To> y) {
+    if (y.size() != from.size()) throw Error(fmt::format("y has room for {} values, expected {}", y.size(), from.size()));
+    std::transform(from.begin(), from.end(), y.begin(), [](From v) { return static_cast<To>(v); });
+  }
 };
 
 }  // namespace spmv::cpu

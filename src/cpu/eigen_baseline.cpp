@@ -1,7 +1,9 @@
 // Baseline: Eigen's row-major sparse x dense product, parallel through Eigen's own OpenMP loop
 // (schedule(dynamic) over rows, enabled above 20000 nonzeros). The matrix is an Eigen::Map of our
 // arrays: only the row pointer is copied, to 32 bits, because Eigen wants one index type for both
-// index arrays; beyond 2^31 nonzeros the column indices are widened to 64 bits instead.
+// index arrays; beyond 2^31 nonzeros the column indices are widened to 64 bits instead. In single
+// precision the values are copied to float and the product is Eigen's float one (Eigen has no
+// float-matrix x double-vector product, so no mixed baseline).
 #include "cpu/register_cpu.hpp"
 
 #ifdef SPMV_HAVE_EIGEN
@@ -17,11 +19,12 @@ namespace spmv::cpu {
 
 namespace {
 
-template <class Index>
+template <class Index, class Scalar>
 class EigenPlan final : public CpuPlan {
-  using SpMat = Eigen::SparseMatrix<double, Eigen::RowMajor, Index>;
-  using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  using ColMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+  using SpMat = Eigen::SparseMatrix<Scalar, Eigen::RowMajor, Index>;
+  using RowMat = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using ColMat = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+  using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
  public:
   EigenPlan(const CsrView& a, const PlanOptions& opt)
@@ -35,12 +38,20 @@ class EigenPlan final : public CpuPlan {
       inner_.assign(a.col.begin(), a.col.end());
       inner = inner_.data();
     }
-    map_ = std::make_unique<Eigen::Map<const SpMat>>(a.rows, a.cols, a.nnz(), outer_.data(), inner, a.val.data());
+    const Scalar* values;
+    if constexpr (std::is_same_v<Scalar, double>) {
+      values = a.val.data();
+    } else {
+      valf_ = float_values(a.val);
+      values = valf_.data();
+    }
+    map_ = std::make_unique<Eigen::Map<const SpMat>>(a.rows, a.cols, a.nnz(), outer_.data(), inner, values);
     convert_seconds = seconds_since(t0);
     stored_entries = a.nnz();
-    bytes_per_product = (static_cast<offset_t>(sizeof(Index)) + 8) * a.nnz() +
+    constexpr offset_t vb = sizeof(Scalar);
+    bytes_per_product = (static_cast<offset_t>(sizeof(Index)) + vb) * a.nnz() +
                         static_cast<offset_t>(sizeof(Index)) * (a.rows + 1) +
-                        8 * static_cast<offset_t>(a.cols) * opt.k + 8 * static_cast<offset_t>(a.rows) * opt.k;
+                        vb * (static_cast<offset_t>(a.cols) + a.rows) * opt.k;
     detail = fmt::format("eigen {}.{}.{}, index {} bits", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
                          EIGEN_MINOR_VERSION, 8 * sizeof(Index));
   }
@@ -50,17 +61,19 @@ class EigenPlan final : public CpuPlan {
     // Eigen's thread count is process-wide; set it for this plan before each product.
     Eigen::setNbThreads(threads_);
     const auto& A = *map_;
+    Scalar* xp = vec_x<Scalar>();
+    Scalar* yp = vec_y<Scalar>();
     if (k_ == 1) {
-      Eigen::Map<const Eigen::VectorXd> x(x_.data(), cols_);
-      Eigen::Map<Eigen::VectorXd> y(y_.data(), rows_);
+      Eigen::Map<const Vec> x(xp, cols_);
+      Eigen::Map<Vec> y(yp, rows_);
       y.noalias() = A * x;
     } else if (layout_ == Layout::RowMajor) {
-      Eigen::Map<const RowMat> x(x_.data(), cols_, k_);
-      Eigen::Map<RowMat> y(y_.data(), rows_, k_);
+      Eigen::Map<const RowMat> x(xp, cols_, k_);
+      Eigen::Map<RowMat> y(yp, rows_, k_);
       y.noalias() = A * x;
     } else {
-      Eigen::Map<const ColMat> x(x_.data(), cols_, k_);
-      Eigen::Map<ColMat> y(y_.data(), rows_, k_);
+      Eigen::Map<const ColMat> x(xp, cols_, k_);
+      Eigen::Map<ColMat> y(yp, rows_, k_);
       y.noalias() = A * x;
     }
   }
@@ -68,6 +81,7 @@ class EigenPlan final : public CpuPlan {
  private:
   int threads_;
   std::vector<Index> outer_, inner_;
+  HostArray<float> valf_;  // single precision: the values in float
   std::unique_ptr<Eigen::Map<const SpMat>> map_;
 };
 
@@ -80,11 +94,16 @@ void register_eigen_baseline() {
               .description = "Eigen row-major SparseMatrix * dense (Eigen's OpenMP), the CPU baseline",
               .baseline = true,
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single},
               .params = {"threads"},
               .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                if (a.nnz() < std::numeric_limits<std::int32_t>::max())
-                  return std::make_unique<EigenPlan<index_t>>(a, o);
-                return std::make_unique<EigenPlan<std::int64_t>>(a, o);
+                const bool small = a.nnz() < std::numeric_limits<std::int32_t>::max();
+                if (o.precision == Precision::Single) {
+                  if (small) return std::make_unique<EigenPlan<index_t, float>>(a, o);
+                  return std::make_unique<EigenPlan<std::int64_t, float>>(a, o);
+                }
+                if (small) return std::make_unique<EigenPlan<index_t, double>>(a, o);
+                return std::make_unique<EigenPlan<std::int64_t, double>>(a, o);
               }});
 }
 

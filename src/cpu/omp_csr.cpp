@@ -8,7 +8,8 @@
 // per-thread tiles; all inside the product), per schedule; the detail says "layout=col via=...".
 //
 // The plan keeps a 32-bit copy of the row pointer when nnz < 2^31: 4 bytes less per row on every
-// product (bytes_per_product counts what is really read). col and val are borrowed, not copied.
+// product (bytes_per_product counts what is really read). col and val are borrowed, not copied,
+// except in single and mixed precision, where the plan keeps the values in float.
 #include <omp.h>
 
 #include <cstdint>
@@ -31,6 +32,10 @@ class OmpCsr final : public CpuPlan {
       : CpuPlan(a.rows, a.cols, opt), a_(a), threads_(plan_threads(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     const offset_t nnz = a.nnz();
+    if (opt.precision != Precision::Double) {
+      valf_ = float_values(a.val);
+      float_values_ = true;
+    }
     if (nnz < std::numeric_limits<std::int32_t>::max()) {
       rp32_.resize(a.row_ptr.size());
       const offset_t* rp = a.row_ptr.data();
@@ -38,8 +43,8 @@ class OmpCsr final : public CpuPlan {
       for (std::size_t i = 0; i < rp32_.size(); ++i) rp32_[i] = static_cast<std::int32_t>(rp[i]);
     }
     const offset_t rp_bytes = (rp32_.empty() ? 8 : 4) * (static_cast<offset_t>(a.rows) + 1);
-    bytes_per_product = 12 * nnz + rp_bytes + 8 * static_cast<offset_t>(a.cols) * opt.k +
-                        8 * static_cast<offset_t>(a.rows) * opt.k;
+    bytes_per_product = (4 + value_bytes(opt.precision)) * nnz + rp_bytes +
+                        vector_bytes(opt.precision) * (static_cast<offset_t>(a.cols) + a.rows) * opt.k;
     stored_entries = nnz;
 
     // Default: tuning::csr_chunks, at least a few chunks per thread.
@@ -88,17 +93,8 @@ class OmpCsr final : public CpuPlan {
 
  protected:
   void product() override {
-    if (!rp32_.empty()) {
-      if (simd_)
-        product_with<true>(CsrRows<std::int32_t>{rp32_.data(), a_.col.data(), a_.val.data()});
-      else
-        product_with<false>(CsrRows<std::int32_t>{rp32_.data(), a_.col.data(), a_.val.data()});
-    } else {
-      if (simd_)
-        product_with<true>(CsrRows<offset_t>{a_.row_ptr.data(), a_.col.data(), a_.val.data()});
-      else
-        product_with<false>(CsrRows<offset_t>{a_.row_ptr.data(), a_.col.data(), a_.val.data()});
-    }
+    if (float_values_) product_values(static_cast<const float*>(valf_.data()));
+    else product_values(a_.val.data());
   }
 
  private:
@@ -110,6 +106,17 @@ class OmpCsr final : public CpuPlan {
     std::string name;
     double seconds = 0;
   };
+
+  template <class V>
+  void product_values(const V* val) {
+    if (!rp32_.empty()) product_rows(CsrRows<std::int32_t, V>{rp32_.data(), a_.col.data(), val});
+    else product_rows(CsrRows<offset_t, V>{a_.row_ptr.data(), a_.col.data(), val});
+  }
+  template <class Rows>
+  void product_rows(const Rows& rows) {
+    if (simd_) product_with<true>(rows);
+    else product_with<false>(rows);
+  }
 
   template <bool Simd, class Rows>
   void product_with(const Rows& rows) {
@@ -174,6 +181,8 @@ class OmpCsr final : public CpuPlan {
   }
 
   CsrView a_;
+  bool float_values_ = false;  // single and mixed: valf_ holds the values in float
+  HostArray<float> valf_;
   int threads_;
   HostArray<std::int32_t> rp32_;
   std::vector<index_t> bounds_;
@@ -194,6 +203,7 @@ void register_omp_csr() {
               .format = "csr",
               .description = "OpenMP CSR; schedule (dynamic|balanced|1 thread), inner loop (simd|scalar) and, column-major SpMM, native or via row-major copies (native|transpose) chosen per matrix by a timed trial",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"threads", "variant", "nz_per_chunk"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant); }});
   add_kernel({.name = "csr-dynamic",
@@ -201,6 +211,7 @@ void register_omp_csr() {
               .format = "csr",
               .description = "OpenMP CSR, schedule(dynamic) over row chunks of ~nz_per_chunk nonzeros",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"threads", "nz_per_chunk", "variant"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":dynamic"); }});
   add_kernel({.name = "csr-balanced",
@@ -208,6 +219,7 @@ void register_omp_csr() {
               .format = "csr",
               .description = "OpenMP CSR, static row partition balanced by nonzeros (computed once)",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"threads", "variant"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":balanced"); }});
 }

@@ -15,12 +15,15 @@ namespace {
 class OmpEll final : public CpuPlan {
  public:
   OmpEll(const CsrView& a, const PlanOptions& opt, bool skip_padding)
-      : CpuPlan(a.rows, a.cols, opt), skip_padding_(skip_padding), threads_(plan_threads(opt)) {
+      : CpuPlan(a.rows, a.cols, opt), skip_padding_(skip_padding), threads_(plan_threads(opt)),
+        float_values_(opt.precision != Precision::Double) {
     const auto t0 = std::chrono::steady_clock::now();
-    e_ = csr_to_ell(a, Layout::RowMajor, convert_options(opt));
+    if (float_values_) ef_ = csr_to_ell<float>(a, Layout::RowMajor, convert_options(opt));
+    else e_ = csr_to_ell(a, Layout::RowMajor, convert_options(opt));
     convert_seconds = seconds_since(t0);
-    stored_entries = e_.slots();
-    bytes_per_product = ell_product_bytes(e_, skip_padding, opt.k);
+    stored_entries = float_values_ ? ef_.slots() : e_.slots();
+    bytes_per_product = float_values_ ? ell_product_bytes(ef_, skip_padding, opt.k, opt.precision)
+                                      : ell_product_bytes(e_, skip_padding, opt.k, opt.precision);
     const auto t1 = std::chrono::steady_clock::now();
     const Variant v = parse_variant(opt.variant, false, skip_padding ? "ell-rowlen" : "ell");
     if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
@@ -38,13 +41,19 @@ class OmpEll final : public CpuPlan {
 
  protected:
   void product() override {
-    if (skip_padding_)
-      product_with(EllRowLenRows{e_.col.data(), e_.val.data(), e_.row_len.data(), e_.width});
-    else
-      product_with(EllRows{e_.col.data(), e_.val.data(), e_.width});
+    if (float_values_) product_format(ef_);
+    else product_format(e_);
   }
 
  private:
+  template <class V>
+  void product_format(const BasicEll<V>& e) {
+    if (skip_padding_)
+      product_with(EllRowLenRows<V>{e.col.data(), e.val.data(), e.row_len.data(), e.width});
+    else
+      product_with(EllRows<V>{e.col.data(), e.val.data(), e.width});
+  }
+
   template <class Rows>
   void product_with(const Rows& rows) {
     if (simd_)
@@ -71,19 +80,25 @@ class OmpEll final : public CpuPlan {
   }
 
   Ell e_;
+  EllFloat ef_;  // single and mixed precision
   bool skip_padding_;
   int threads_;
+  bool float_values_;
   bool simd_ = true;
 };
 
 }  // namespace
 
-offset_t ell_product_bytes(const Ell& e, bool skip_padding, int k) {
-  // Padded ELL moves every slot (12 bytes each), so padding shows as wasted bandwidth; the
-  // rowlen variant reads the true entries plus the 4-byte length of each row.
-  const offset_t matrix = skip_padding ? 12 * e.nnz + 4 * static_cast<offset_t>(e.rows) : 12 * e.slots();
-  return matrix + 8 * static_cast<offset_t>(e.cols) * k + 8 * static_cast<offset_t>(e.rows) * k;
+template <class V>
+offset_t ell_product_bytes(const BasicEll<V>& e, bool skip_padding, int k, Precision p) {
+  // Padded ELL moves every slot (an index and a value each), so padding shows as wasted
+  // bandwidth; the rowlen variant reads the true entries plus the 4-byte length of each row.
+  const offset_t slot = 4 + static_cast<offset_t>(sizeof(V));
+  const offset_t matrix = skip_padding ? slot * e.nnz + 4 * static_cast<offset_t>(e.rows) : slot * e.slots();
+  return matrix + vector_bytes(p) * (static_cast<offset_t>(e.cols) + e.rows) * k;
 }
+template offset_t ell_product_bytes(const Ell&, bool, int, Precision);
+template offset_t ell_product_bytes(const EllFloat&, bool, int, Precision);
 
 std::unique_ptr<Plan> make_ell_plan(const CsrView& a, const PlanOptions& opt, bool skip_padding) {
   return std::make_unique<OmpEll>(a, opt, skip_padding);
@@ -97,6 +112,7 @@ void register_omp_ell() {
                 .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length; column-major SpMM native or via row-major copies by a timed trial"
                                     : "OpenMP row-major ELLPACK, static rows, padded slots multiplied; column-major SpMM native or via row-major copies by a timed trial",
                 .spmm = true,
+                .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
                 .params = {"threads", "variant"},
                 .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   return make_ell_plan(a, o, skip);

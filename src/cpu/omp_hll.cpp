@@ -14,23 +14,30 @@ namespace {
 
 class OmpHll final : public CpuPlan {
  public:
-  OmpHll(const CsrView& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt) {
+  OmpHll(const CsrView& a, const PlanOptions& opt)
+      : CpuPlan(a.rows, a.cols, opt), float_values_(opt.precision != Precision::Double) {
     const int threads = plan_threads(opt);
     const auto t0 = std::chrono::steady_clock::now();
-    h_ = csr_to_hll(a, opt.hack, convert_options(opt));
+    if (float_values_) hf_ = csr_to_hll<float>(a, opt.hack, convert_options(opt));
+    else h_ = csr_to_hll(a, opt.hack, convert_options(opt));
     convert_seconds = seconds_since(t0);
-    stored_entries = h_.slots();
-    bytes_per_product = hll_product_bytes(h_, opt.k);
 
     const auto t1 = std::chrono::steady_clock::now();
-    // A hack costs its slots plus one unit per row (the y stores), so empty hacks are not free.
-    const offset_t* off = h_.hack_offset.data();
-    const offset_t hack = h_.hack;
-    bounds_ = balanced_bounds(h_.n_hacks(), threads, [off, hack](index_t i) { return off[i] + hack * i; });
-    scratch_stride_ = static_cast<std::size_t>(h_.hack) + 8;  // +8: no false sharing between threads
-    scratch_.resize(scratch_stride_ * threads);
-    detail = fmt::format("hack={} padding_ratio={:.3f}", h_.hack,
-                         h_.nnz > 0 ? static_cast<double>(h_.slots()) / h_.nnz : 1.0);
+    const auto layout = [&](const auto& h) {
+      stored_entries = h.slots();
+      bytes_per_product = hll_product_bytes(h, opt.k, opt.precision);
+      // A hack costs its slots plus one unit per row (the y stores), so empty hacks are not free.
+      const offset_t* off = h.hack_offset.data();
+      const offset_t hack = h.hack;
+      bounds_ = balanced_bounds(h.n_hacks(), threads, [off, hack](index_t i) { return off[i] + hack * i; });
+      scratch_stride_ = static_cast<std::size_t>(h.hack) + 8;  // +8: no false sharing between threads
+      detail = fmt::format("hack={} padding_ratio={:.3f}", h.hack,
+                           h.nnz > 0 ? static_cast<double>(h.slots()) / h.nnz : 1.0);
+    };
+    if (float_values_) layout(hf_);
+    else layout(h_);
+    if (single_) scratchf_.resize(scratch_stride_ * threads);
+    else scratch_.resize(scratch_stride_ * threads);
     const Variant v = parse_variant(opt.variant, false, "hll");
     if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
       choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
@@ -47,29 +54,35 @@ class OmpHll final : public CpuPlan {
 
  protected:
   void product() override {
-    if (simd_)
-      product_with<true>();
-    else
-      product_with<false>();
+    if (float_values_) product_format(hf_);
+    else product_format(h_);
   }
 
  private:
-  template <bool Simd>
-  void product_with() {
-    const HllView m = hll_view(h_);
-    const double* x = x_.data();
-    double* y = y_.data();
+  template <class V>
+  void product_format(const BasicHll<V>& h) {
+    for_vectors<V>([&]<class VV>() {
+      VV* scratch;
+      if constexpr (std::is_same_v<VV, float>) scratch = scratchf_.data();
+      else scratch = scratch_.data();
+      if (simd_) product_with<true>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
+      else product_with<false>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
+    });
+  }
+
+  template <bool Simd, class V, class VV>
+  void product_with(const HllView<V>& m, index_t n_hacks, const VV* x, VV* y, VV* scratch) {
     const int parts = static_cast<int>(bounds_.size()) - 1;
     // Hacks [h0, h1) on thread `me`: the rows of HLL's SpMM through row-major copies, else hll_product.
     auto hacks = [&](index_t h0, index_t h1, int me) {
       if (via_transpose_)
-        transposed_part(HllRows{m}, hll_first_row(m, h0), hll_first_row(m, h1), me);
+        transposed_part(HllRows<V>{m}, hll_first_row(m, h0), hll_first_row(m, h1), me);
       else
-        hll_product<Simd>(m, h0, h1, x, y, cols_, k_, layout_, scratch_.data() + scratch_stride_ * me);
+        hll_product<Simd>(m, h0, h1, x, y, cols_, k_, layout_, scratch + scratch_stride_ * me);
     };
     if (via_transpose_) transpose_x(parts);
     if (parts == 1) {
-      hacks(0, h_.n_hacks(), 0);
+      hacks(0, n_hacks, 0);
       return;
     }
 #pragma omp parallel num_threads(parts)
@@ -79,24 +92,26 @@ class OmpHll final : public CpuPlan {
     }
   }
 
+  bool float_values_;  // single and mixed: hf_ holds the matrix, else h_
   Hll h_;
+  HllFloat hf_;
   bool simd_ = true;
   std::vector<index_t> bounds_;
   std::vector<double> scratch_;
+  std::vector<float> scratchf_;
   std::size_t scratch_stride_ = 0;
 };
 
 }  // namespace
 
-HllView hll_view(const Hll& h) {
-  return {h.hack_offset.data(), h.hack_width.data(), h.col.data(), h.val.data(), h.rows, h.hack};
+template <class V>
+offset_t hll_product_bytes(const BasicHll<V>& h, int k, Precision p) {
+  // Every padded slot (an index and a value), each hack's offset (8) and width (4), x and y.
+  return (4 + static_cast<offset_t>(sizeof(V))) * h.slots() + 12 * static_cast<offset_t>(h.n_hacks()) +
+         vector_bytes(p) * (static_cast<offset_t>(h.cols) + h.rows) * k;
 }
-
-offset_t hll_product_bytes(const Hll& h, int k) {
-  // Every padded slot (12 bytes), each hack's offset (8) and width (4), x and y.
-  return 12 * h.slots() + 12 * static_cast<offset_t>(h.n_hacks()) +
-         8 * static_cast<offset_t>(h.cols) * k + 8 * static_cast<offset_t>(h.rows) * k;
-}
+template offset_t hll_product_bytes(const Hll&, int, Precision);
+template offset_t hll_product_bytes(const HllFloat&, int, Precision);
 
 std::unique_ptr<Plan> make_hll_plan(const CsrView& a, const PlanOptions& opt) {
   return std::make_unique<OmpHll>(a, opt);
@@ -108,6 +123,7 @@ void register_omp_hll() {
               .format = "hll",
               .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots; column-major SpMM native or via row-major copies by a timed trial",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"threads", "hack", "variant"},
               .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return make_hll_plan(a, o);

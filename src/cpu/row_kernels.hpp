@@ -7,6 +7,10 @@
 //
 // SpMM (k > 1): one templated row kernel for every format (rows_spmm; HLL and CSR5 as rows with
 // strided entries), vectorised across blocks of the k columns; k = 1 goes straight to the SpMV loop.
+//
+// Precision: a row view's value type V is the matrix's (double, or float for single and mixed
+// plans); x, y and the sums have the vector type VV (float for single, else double), deduced from
+// the x and y pointers. Each value is widened to VV before its product.
 #include <spmv/formats/ell.hpp>
 #include <spmv/formats/hll.hpp>
 #include <spmv/plan.hpp>
@@ -28,42 +32,48 @@
 
 namespace spmv::cpu {
 
+template <class V>
 struct RowRef {
   const index_t* col;
-  const double* val;
+  const V* val;
   offset_t len;
 };
 
 // Row views. RP is the row-pointer element type (a 32-bit copy is used when nnz < 2^31).
-template <class RP>
+template <class RP, class V>
 struct CsrRows {
+  using value_type = V;
   const RP* rp;
   const index_t* col;
-  const double* val;
-  RowRef operator()(index_t r) const {
+  const V* val;
+  RowRef<V> operator()(index_t r) const {
     const offset_t b = rp[r];
     return {col + b, val + b, static_cast<offset_t>(rp[r + 1]) - b};
   }
 };
 
 // Row-major ELL, full width: padded slots (value 0, a column already loaded) are multiplied.
+template <class V>
 struct EllRows {
+  using value_type = V;
   const index_t* col;
-  const double* val;
+  const V* val;
   index_t width;
-  RowRef operator()(index_t r) const {
+  RowRef<V> operator()(index_t r) const {
     const offset_t b = static_cast<offset_t>(r) * width;
     return {col + b, val + b, width};
   }
 };
 
 // Row-major ELL reading each row's true length: padding is skipped.
+template <class V>
 struct EllRowLenRows {
+  using value_type = V;
   const index_t* col;
-  const double* val;
+  const V* val;
   const index_t* len;
   index_t width;
-  RowRef operator()(index_t r) const {
+  RowRef<V> operator()(index_t r) const {
     const offset_t b = static_cast<offset_t>(r) * width;
     return {col + b, val + b, len[r]};
   }
@@ -71,20 +81,22 @@ struct EllRowLenRows {
 
 // Dot product of one sparse row with a unit-stride x. The simd reduction lets the compiler gather
 // x and keep several partial sums; the order differs from the serial loop only within rounding.
-inline double row_dot(const RowRef& row, const double* x) {
+template <class V, class VV>
+inline VV row_dot(const RowRef<V>& row, const VV* x) {
   const index_t* c = row.col;
-  const double* v = row.val;
-  double s = 0;
+  const V* v = row.val;
+  VV s = 0;
 #pragma omp simd reduction(+ : s)
-  for (offset_t p = 0; p < row.len; ++p) s += v[p] * x[c[p]];
+  for (offset_t p = 0; p < row.len; ++p) s += static_cast<VV>(v[p]) * x[c[p]];
   return s;
 }
 
 // The same without simd: one sequential sum, no gathers. Which of the two is faster depends on the
 // CPU (gather throughput) and the row lengths, so the OpenMP CSR plan times both.
-inline double row_dot_scalar(const RowRef& row, const double* x) {
-  double s = 0;
-  for (offset_t p = 0; p < row.len; ++p) s += row.val[p] * x[row.col[p]];
+template <class V, class VV>
+inline VV row_dot_scalar(const RowRef<V>& row, const VV* x) {
+  VV s = 0;
+  for (offset_t p = 0; p < row.len; ++p) s += static_cast<VV>(row.val[p]) * x[row.col[p]];
   return s;
 }
 
@@ -106,56 +118,54 @@ inline constexpr int kRowMajorBlock = 32;
 inline constexpr int kColMajorBlock = 8;
 
 // A row with its entries `stride` apart (HLL's column-major hacks, CSR5's transposed tiles).
+template <class V>
 struct StridedRowRef {
   const index_t* col;
-  const double* val;
+  const V* val;
   offset_t len;
   offset_t stride;
 };
-inline std::size_t entry_col(const RowRef& r, offset_t p) { return static_cast<std::size_t>(r.col[p]); }
-inline double entry_val(const RowRef& r, offset_t p) { return r.val[p]; }
-inline std::size_t entry_col(const StridedRowRef& r, offset_t p) { return static_cast<std::size_t>(r.col[p * r.stride]); }
-inline double entry_val(const StridedRowRef& r, offset_t p) { return r.val[p * r.stride]; }
+template <class V>
+inline std::size_t entry_col(const RowRef<V>& r, offset_t p) { return static_cast<std::size_t>(r.col[p]); }
+template <class V>
+inline V entry_val(const RowRef<V>& r, offset_t p) { return r.val[p]; }
+template <class V>
+inline std::size_t entry_col(const StridedRowRef<V>& r, offset_t p) { return static_cast<std::size_t>(r.col[p * r.stride]); }
+template <class V>
+inline V entry_val(const StridedRowRef<V>& r, offset_t p) { return r.val[p * r.stride]; }
 
-// SIMD packs of doubles for the row-major blocks: GCC/Clang vector types of the target's widest
-// vector (AVX-512: 8, AVX: 4, else 2), narrower for narrow blocks, a plain double for one column.
-// Explicit vectors keep the accumulators in registers: with plain arrays and `omp simd`, GCC 12
-// vectorised across nonzeros instead (gathers) and kept the sums on the stack.
+// SIMD packs for the row-major blocks: GCC/Clang vector types of the target's widest vector
+// (AVX-512: 64 bytes, AVX: 32, else 16: 8, 4 or 2 doubles, twice as many floats), narrower for
+// narrow blocks, a plain scalar for one column. Explicit vectors keep the accumulators in
+// registers: with plain arrays and `omp simd`, GCC 12 vectorised across nonzeros instead (gathers)
+// and kept the sums on the stack.
 #if defined(__AVX512F__)
-inline constexpr int kVecDoubles = 8;
+inline constexpr int kVecBytes = 64;
 #elif defined(__AVX__)
-inline constexpr int kVecDoubles = 4;
+inline constexpr int kVecBytes = 32;
 #else
-inline constexpr int kVecDoubles = 2;
+inline constexpr int kVecBytes = 16;
 #endif
-template <int W>
+template <class T, int W>
 struct PackOf {
-  using type = double;
+  typedef T type __attribute__((vector_size(W * sizeof(T))));
 };
-template <>
-struct PackOf<8> {
-  using type = double __attribute__((vector_size(64)));
+template <class T>
+struct PackOf<T, 1> {
+  using type = T;
 };
-template <>
-struct PackOf<4> {
-  using type = double __attribute__((vector_size(32)));
-};
-template <>
-struct PackOf<2> {
-  using type = double __attribute__((vector_size(16)));
-};
-template <int W>
-using Pack = typename PackOf<W>::type;
-template <int KB>
-inline constexpr int kPackWidth = std::min(KB, kVecDoubles);
-template <int W>
-inline Pack<W> load_pack(const double* p) {
-  Pack<W> v;
+template <class T, int W>
+using Pack = typename PackOf<T, W>::type;
+template <class T, int KB>
+inline constexpr int kPackWidth = std::min<int>(KB, kVecBytes / static_cast<int>(sizeof(T)));
+template <int W, class T>
+inline Pack<T, W> load_pack(const T* p) {
+  Pack<T, W> v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-template <int W>
-inline void store_pack(double* p, const Pack<W>& v) {
+template <int W, class T>
+inline void store_pack(T* p, const Pack<T, W>& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
@@ -177,19 +187,19 @@ inline void over_entries(offset_t len, F&& fma) {
 }
 
 // out[0..KB) += the row's entries times X(col, 0..KB) (x already offset to the block's first column).
-template <int KB, bool RowMajor, class Ref>
-inline void accumulate_row(const Ref& row, const double* __restrict x, std::size_t ldx, double* __restrict out) {
+template <int KB, bool RowMajor, class Ref, class VV>
+inline void accumulate_row(const Ref& row, const VV* __restrict x, std::size_t ldx, VV* __restrict out) {
   constexpr int U = kAccSets<KB, RowMajor>;
   if constexpr (RowMajor) {
-    constexpr int W = kPackWidth<KB>, NV = KB / W;
-    Pack<W> acc[U][NV];
+    constexpr int W = kPackWidth<VV, KB>, NV = KB / W;
+    Pack<VV, W> acc[U][NV];
 #pragma GCC unroll 4
     for (int u = 0; u < U; ++u)
 #pragma GCC unroll 32
-      for (int i = 0; i < NV; ++i) acc[u][i] = Pack<W>{};
+      for (int i = 0; i < NV; ++i) acc[u][i] = Pack<VV, W>{};
     over_entries<U>(row.len, [&](int u, offset_t p) {
-      const double v = entry_val(row, p);
-      const double* xr = x + entry_col(row, p) * ldx;
+      const VV v = static_cast<VV>(entry_val(row, p));
+      const VV* xr = x + entry_col(row, p) * ldx;
 #pragma GCC unroll 32
       for (int i = 0; i < NV; ++i) acc[u][i] += v * load_pack<W>(xr + i * W);
     });
@@ -200,9 +210,9 @@ inline void accumulate_row(const Ref& row, const double* __restrict x, std::size
       store_pack<W>(out + i * W, load_pack<W>(out + i * W) + acc[0][i]);
     }
   } else {
-    double acc[U][KB] = {};
+    VV acc[U][KB] = {};
     over_entries<U>(row.len, [&](int u, offset_t p) {
-      const double v = entry_val(row, p);
+      const VV v = static_cast<VV>(entry_val(row, p));
       const std::size_t j = entry_col(row, p);
 #pragma GCC unroll 32
       for (int c = 0; c < KB; ++c) acc[u][c] += v * x[c * ldx + j];
@@ -217,12 +227,12 @@ inline void accumulate_row(const Ref& row, const double* __restrict x, std::size
 }
 
 // Y(r, 0..KB) = the row times X(:, 0..KB), x and y already offset to the block's first column.
-template <int KB, bool RowMajor, class Ref>
-inline void row_block(const Ref& row, index_t r, const double* x, std::size_t ldx, double* y, std::size_t ldy) {
-  double acc[KB] = {};
+template <int KB, bool RowMajor, class Ref, class VV>
+inline void row_block(const Ref& row, index_t r, const VV* x, std::size_t ldx, VV* y, std::size_t ldy) {
+  VV acc[KB] = {};
   accumulate_row<KB, RowMajor>(row, x, ldx, acc);
   if constexpr (RowMajor) {
-    double* yr = y + static_cast<std::size_t>(r) * ldy;
+    VV* yr = y + static_cast<std::size_t>(r) * ldy;
 #pragma omp simd
     for (int c = 0; c < KB; ++c) yr[c] = acc[c];
   } else {
@@ -243,8 +253,8 @@ inline void for_column_blocks(int k, F&& f) {
 
 // Row-major: every row does all k columns (its entries read from memory once). Column-major:
 // every block of columns runs over all rows (the block's columns of X stay in cache).
-template <bool RowMajor, class Rows>
-void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double* y, index_t n_rows,
+template <bool RowMajor, class Rows, class VV>
+void rows_spmm(const Rows& rows, index_t r0, index_t r1, const VV* x, VV* y, index_t n_rows,
                index_t n_cols, int k) {
   if constexpr (RowMajor) {
     const std::size_t ld = static_cast<std::size_t>(k);
@@ -254,8 +264,8 @@ void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double
     }
   } else {
     for_column_blocks<kColMajorBlock>(k, [&]<int KB>(int c0) {
-      const double* xb = x + static_cast<std::size_t>(c0) * n_cols;
-      double* yb = y + static_cast<std::size_t>(c0) * n_rows;
+      const VV* xb = x + static_cast<std::size_t>(c0) * n_cols;
+      VV* yb = y + static_cast<std::size_t>(c0) * n_rows;
       for (index_t r = r0; r < r1; ++r) row_block<KB, false>(rows(r), r, xb, n_cols, yb, n_rows);
     });
   }
@@ -271,8 +281,8 @@ void rows_spmm(const Rows& rows, index_t r0, index_t r1, const double* x, double
 
 // dst(j, c) = X(j, c) for rows [j0, j1): X column-major (ld n), dst row-major (ld k). Blocks of
 // 8 columns x 256 rows, so that each pass reads 8 streams and writes whole 64-byte lines of dst.
-inline void col_to_row_major(const double* __restrict x, std::size_t n, int k, index_t j0, index_t j1,
-                             double* __restrict dst) {
+template <class T>
+inline void col_to_row_major(const T* __restrict x, std::size_t n, int k, index_t j0, index_t j1, T* __restrict dst) {
   const std::size_t ld = static_cast<std::size_t>(k);
   constexpr index_t J = 256;
   for (index_t jb = j0; jb < j1; jb += J) {
@@ -280,7 +290,7 @@ inline void col_to_row_major(const double* __restrict x, std::size_t n, int k, i
     int c0 = 0;
     for (; c0 + 8 <= k; c0 += 8)
       for (index_t j = jb; j < je; ++j) {
-        double* d = dst + static_cast<std::size_t>(j) * ld + c0;
+        T* d = dst + static_cast<std::size_t>(j) * ld + c0;
 #pragma GCC unroll 8
         for (int c = 0; c < 8; ++c) d[c] = x[static_cast<std::size_t>(c0 + c) * n + static_cast<std::size_t>(j)];
       }
@@ -298,9 +308,9 @@ inline index_t spmm_tile_rows(int k) {
 
 // Column-major Y rows [r0, r1) = A rows [r0, r1) * X, from xt (X row-major): blocks of tile_rows
 // rows through `tile` (tile_rows * k doubles, the calling thread's own).
-template <class Rows>
-void rows_spmm_transposed(const Rows& rows, index_t r0, index_t r1, const double* xt, double* y, index_t n_rows,
-                          int k, double* __restrict tile, index_t tile_rows) {
+template <class Rows, class VV>
+void rows_spmm_transposed(const Rows& rows, index_t r0, index_t r1, const VV* xt, VV* y, index_t n_rows,
+                          int k, VV* __restrict tile, index_t tile_rows) {
   const std::size_t ld = static_cast<std::size_t>(k), ldy = static_cast<std::size_t>(n_rows);
   for (index_t b = r0; b < r1; b += tile_rows) {
     const index_t e = std::min<index_t>(b + tile_rows, r1);
@@ -311,16 +321,16 @@ void rows_spmm_transposed(const Rows& rows, index_t r0, index_t r1, const double
     }
     const index_t nr = e - b;
     for (int c = 0; c < k; ++c) {
-      double* __restrict yc = y + static_cast<std::size_t>(c) * ldy + static_cast<std::size_t>(b);
-      const double* t = tile + c;
+      VV* __restrict yc = y + static_cast<std::size_t>(c) * ldy + static_cast<std::size_t>(b);
+      const VV* t = tile + c;
       for (index_t i = 0; i < nr; ++i) yc[i] = t[static_cast<std::size_t>(i) * ld];
     }
   }
 }
 
 // y rows [r0, r1) = A rows [r0, r1) * x for k right-hand sides. Simd picks the SpMV inner loop.
-template <bool Simd = true, class Rows>
-void rows_product(const Rows& rows, index_t r0, index_t r1, const double* x, double* y,
+template <bool Simd = true, class Rows, class VV>
+void rows_product(const Rows& rows, index_t r0, index_t r1, const VV* x, VV* y,
                   index_t n_rows, index_t n_cols, int k, Layout layout) {
   if (k == 1) {
     const Rows local = rows;  // by value: a store to y cannot alias the view's pointers
@@ -337,11 +347,13 @@ void rows_product(const Rows& rows, index_t r0, index_t r1, const double* x, dou
 
 // ---- HLL: hacks stored column-major, so the inner loop runs across the hack's rows. ----
 
+template <class V>
 struct HllView {
+  using value_type = V;
   const offset_t* hack_offset;
   const index_t* hack_width;
   const index_t* col;
-  const double* val;
+  const V* val;
   index_t rows;
   int hack;
   index_t hack_rows(index_t h) const {
@@ -351,41 +363,44 @@ struct HllView {
 };
 
 // acc[i] += v[i] * x[c[i]] without simd gathers (the compiler would otherwise vectorise it).
+template <class V, class VV>
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-vectorize")))
 #endif
-inline void hll_column_scalar(double* acc, const double* v, const index_t* c, const double* x, index_t n) {
+inline void hll_column_scalar(VV* acc, const V* v, const index_t* c, const VV* x, index_t n) {
 #if defined(__clang__)
 #pragma clang loop vectorize(disable)
 #endif
-  for (index_t i = 0; i < n; ++i) acc[i] += v[i] * x[c[i]];
+  for (index_t i = 0; i < n; ++i) acc[i] += static_cast<VV>(v[i]) * x[c[i]];
 }
 
 // Row r of an HLL matrix as a strided row: its hack's slots j = 0..width, hack_rows apart. SpMM
 // runs row by row through rows_spmm (register accumulators, Y written once per row) and multiplies
 // the padding (value 0) as ELL does; the hack's slots are in L1/L2 while its rows are done.
+template <class V>
 struct HllRows {
-  HllView m;
-  StridedRowRef operator()(index_t r) const {
+  using value_type = V;
+  HllView<V> m;
+  StridedRowRef<V> operator()(index_t r) const {
     const index_t h = r / m.hack, lr = r - h * m.hack, hr = m.hack_rows(h);
     return {m.col + m.hack_offset[h] + lr, m.val + m.hack_offset[h] + lr, m.hack_width[h], hr};
   }
 };
 
 // SpMV over hacks [h0, h1): acc (hack doubles) holds the hack's rows while its slots are added.
-template <bool Simd = true>
-void hll_spmv(const HllView& m, index_t h0, index_t h1, const double* x, double* y, double* acc) {
+template <bool Simd = true, class V, class VV>
+void hll_spmv(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y, VV* acc) {
   for (index_t h = h0; h < h1; ++h) {
     const index_t hr = m.hack_rows(h), w = m.hack_width[h];
     const std::size_t first = static_cast<std::size_t>(h) * m.hack;
-    std::fill(acc, acc + hr, 0.0);
+    std::fill(acc, acc + hr, VV{0});
     for (index_t j = 0; j < w; ++j) {
       const offset_t s = m.hack_offset[h] + static_cast<offset_t>(j) * hr;
       const index_t* c = m.col + s;
-      const double* v = m.val + s;
+      const V* v = m.val + s;
       if constexpr (Simd) {
 #pragma omp simd
-        for (index_t lr = 0; lr < hr; ++lr) acc[lr] += v[lr] * x[c[lr]];
+        for (index_t lr = 0; lr < hr; ++lr) acc[lr] += static_cast<VV>(v[lr]) * x[c[lr]];
       } else {
         hll_column_scalar(acc, v, c, x, hr);
       }
@@ -395,24 +410,25 @@ void hll_spmv(const HllView& m, index_t h0, index_t h1, const double* x, double*
 }
 
 // The first row of hack h (rows when h is the end).
-inline index_t hll_first_row(const HllView& m, index_t h) {
+template <class V>
+inline index_t hll_first_row(const HllView<V>& m, index_t h) {
   return static_cast<index_t>(std::min<offset_t>(static_cast<offset_t>(h) * m.hack, m.rows));
 }
 
 // Hacks [h0, h1) for k right-hand sides. `scratch` holds hack doubles (one per thread; SpMV only).
 // Simd picks the SpMV inner loop (gathers across the hack's rows, or scalar).
-template <bool Simd = true>
-void hll_product(const HllView& m, index_t h0, index_t h1, const double* x, double* y,
-                 index_t n_cols, int k, Layout layout, double* scratch) {
+template <bool Simd = true, class V, class VV>
+void hll_product(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y,
+                 index_t n_cols, int k, Layout layout, VV* scratch) {
   if (k == 1) {
     hll_spmv<Simd>(m, h0, h1, x, y, scratch);
     return;
   }
   const index_t r0 = hll_first_row(m, h0), r1 = hll_first_row(m, h1);
   if (layout == Layout::RowMajor)
-    rows_spmm<true>(HllRows{m}, r0, r1, x, y, m.rows, n_cols, k);
+    rows_spmm<true>(HllRows<V>{m}, r0, r1, x, y, m.rows, n_cols, k);
   else
-    rows_spmm<false>(HllRows{m}, r0, r1, x, y, m.rows, n_cols, k);
+    rows_spmm<false>(HllRows<V>{m}, r0, r1, x, y, m.rows, n_cols, k);
 }
 
 // Times n equivalent ways of doing the product when a plan is made: apply(c) switches the plan to
@@ -501,9 +517,14 @@ bool choose_via(int forced, Set set, Run run, std::string& trial) {
 }
 
 // Views and byte counts of the formats' products (defined in omp_ell.cpp / omp_hll.cpp).
-HllView hll_view(const Hll& h);
-offset_t ell_product_bytes(const Ell& e, bool skip_padding, int k);
-offset_t hll_product_bytes(const Hll& h, int k);
+template <class V>
+HllView<V> hll_view(const BasicHll<V>& h) {
+  return {h.hack_offset.data(), h.hack_width.data(), h.col.data(), h.val.data(), h.rows, h.hack};
+}
+template <class V>
+offset_t ell_product_bytes(const BasicEll<V>& e, bool skip_padding, int k, Precision p);
+template <class V>
+offset_t hll_product_bytes(const BasicHll<V>& h, int k, Precision p);
 
 // The ELL and HLL plans (omp_ell.cpp / omp_hll.cpp). At one thread they run no parallel region,
 // so the serial kernels are these plans with opt.threads = 1.

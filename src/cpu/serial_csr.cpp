@@ -1,4 +1,5 @@
-// Serial CSR: the plain loop every speedup is measured against, and its SpMM form.
+// Serial CSR: the plain loop every speedup is measured against, and its SpMM form; in every
+// precision (single and mixed: the plan's own float copy of the values, rounded when it is made).
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
 
@@ -8,48 +9,64 @@ namespace {
 
 class SerialCsr final : public CpuPlan {
  public:
-  SerialCsr(const CsrView& a, const PlanOptions& opt) : CpuPlan(a.rows, a.cols, opt), a_(a) {
-    bytes_per_product = csr_product_bytes(a, opt.k);
+  SerialCsr(const CsrView& a, const PlanOptions& opt)
+      : CpuPlan(a.rows, a.cols, opt), a_(a), float_values_(opt.precision != Precision::Double) {
+    if (float_values_) {
+      const auto t0 = std::chrono::steady_clock::now();
+      valf_ = float_values(a.val);
+      convert_seconds = seconds_since(t0);
+    }
+    bytes_per_product = csr_product_bytes(a, opt.k, opt.precision);
     stored_entries = a.nnz();
   }
 
  protected:
   void product() override {
+    if (float_values_) product_as(static_cast<const float*>(valf_.data()));
+    else product_as(a_.val.data());
+  }
+
+ private:
+  template <class V>
+  void product_as(const V* v) {
+    for_vectors<V>([&]<class VV>() { product_as(v, vec_x<VV>(), vec_y<VV>()); });
+  }
+  template <class V, class VV>
+  void product_as(const V* v, const VV* x, VV* y) {
     const offset_t* rp = a_.row_ptr.data();
     const index_t* ci = a_.col.data();
-    const double* v = a_.val.data();
-    const double* x = x_.data();
-    double* y = y_.data();
     if (k_ == 1) {
       for (index_t r = 0; r < rows_; ++r) {
-        double s = 0;
-        for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += v[p] * x[ci[p]];
+        VV s = 0;
+        for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += static_cast<VV>(v[p]) * x[ci[p]];
         y[r] = s;
       }
     } else if (layout_ == Layout::RowMajor) {
       for (index_t r = 0; r < rows_; ++r) {
-        double* yr = y + static_cast<std::size_t>(r) * k_;
-        std::fill(yr, yr + k_, 0.0);
+        VV* yr = y + static_cast<std::size_t>(r) * k_;
+        std::fill(yr, yr + k_, VV{0});
         for (offset_t p = rp[r]; p < rp[r + 1]; ++p) {
-          const double* xr = x + static_cast<std::size_t>(ci[p]) * k_;
-          for (int c = 0; c < k_; ++c) yr[c] += v[p] * xr[c];
+          const VV* xr = x + static_cast<std::size_t>(ci[p]) * k_;
+          const VV a = static_cast<VV>(v[p]);
+          for (int c = 0; c < k_; ++c) yr[c] += a * xr[c];
         }
       }
     } else {
       for (int c = 0; c < k_; ++c) {
-        const double* xc = x + static_cast<std::size_t>(c) * cols_;
-        double* yc = y + static_cast<std::size_t>(c) * rows_;
+        const VV* xc = x + static_cast<std::size_t>(c) * cols_;
+        VV* yc = y + static_cast<std::size_t>(c) * rows_;
         for (index_t r = 0; r < rows_; ++r) {
-          double s = 0;
-          for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += v[p] * xc[ci[p]];
+          VV s = 0;
+          for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += static_cast<VV>(v[p]) * xc[ci[p]];
           yc[r] = s;
         }
       }
     }
   }
 
- private:
-  CsrView a_;  // CSR needs no conversion: the plan borrows the caller's matrix
+  CsrView a_;  // CSR needs no conversion: the plan borrows the caller's matrix (double precision)
+  bool float_values_;      // single and mixed
+  HostArray<float> valf_;  // ... the values in float
 };
 
 }  // namespace
@@ -60,6 +77,7 @@ void register_serial_csr() {
               .format = "csr",
               .description = "serial CSR, one row at a time (the speedup baseline)",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {},
               .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<SerialCsr>(a, o);

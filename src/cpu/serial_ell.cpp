@@ -14,6 +14,7 @@ void register_serial_ell() {
                 .description = skip ? "serial row-major ELLPACK, each row stops at its true length"
                                     : "serial row-major ELLPACK, padded slots multiplied",
                 .spmm = true,
+                .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
                 .params = {"variant"},
                 .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   PlanOptions serial = o;

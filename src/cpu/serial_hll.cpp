@@ -11,6 +11,7 @@ void register_serial_hll() {
               .format = "hll",
               .description = "serial hacked ELLPACK (hacks column-major, one flat buffer)",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"hack", "variant"},
               .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 PlanOptions serial = o;
