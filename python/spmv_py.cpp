@@ -98,34 +98,32 @@ class PyPlan {
  public:
   PyPlan(MatrixPtr a, const std::optional<std::string>& backend, const std::string& kernel,
          const spmv::PlanOptions& opt)
-      : a_(std::move(a)), k_(opt.k) {
+      : a_(std::move(a)), k_(opt.k), precision_(opt.precision) {
     py::gil_scoped_release nogil;  // planning may convert, time trials or upload
     backend_ = backend ? spmv::parse_backend(*backend) : spmv::default_backend();
     plan_ = spmv::make_plan(a_->view, backend_, kernel, opt);
   }
 
   // y = alpha*A*x + beta*y on the numpy buffers themselves; x and y are checked, never copied.
+  // float64 or float32, both the same: the plan converts where its precision's type differs.
   void multiply(const py::array& x, py::array y, double alpha, double beta) {
-    check(x, "x", a_->view.cols);
-    check(y, "y", a_->view.rows);
+    const bool f32 = py::isinstance<py::array_t<float>>(x);
+    check(x, "x", a_->view.cols, f32);
+    check(y, "y", a_->view.rows, f32);
     if (!y.writeable()) throw py::value_error("y is read-only");
-    const auto* xp = static_cast<const double*>(x.data());
-    auto* yp = static_cast<double*>(y.mutable_data());
-    if (xp < yp + y.size() && yp < xp + x.size()) throw py::value_error("x and y must not overlap");
-    std::span<const double> xs(xp, static_cast<std::size_t>(x.size()));
-    std::span<double> ys(yp, static_cast<std::size_t>(y.size()));
-    py::gil_scoped_release nogil;
-    std::lock_guard lock(mu_);
-    plan_->multiply(xs, ys, alpha, beta);
+    const auto* xb = static_cast<const char*>(x.data());
+    auto* yb = static_cast<char*>(y.mutable_data());
+    if (xb < yb + y.nbytes() && yb < xb + x.nbytes()) throw py::value_error("x and y must not overlap");
+    if (f32)
+      multiply_as(reinterpret_cast<const float*>(xb), reinterpret_cast<float*>(yb), x.size(), y.size(), alpha, beta);
+    else
+      multiply_as(reinterpret_cast<const double*>(xb), reinterpret_cast<double*>(yb), x.size(), y.size(), alpha, beta);
   }
 
-  // plan @ x: x converted to a C-contiguous float64 array if it is not one, y new.
+  // plan @ x: x converted to a C-contiguous array of the plan's vector type (float32 for
+  // precision "single", else float64) if it is not one, y new of that type.
   py::array matmul(const py::object& x) {
-    auto xa = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(x);
-    if (!xa) throw py::type_error("plan @ x: x must be convertible to a float64 array");
-    py::array_t<double> y = k_ == 1 ? py::array_t<double>(a_->view.rows) : py::array_t<double>({a_->view.rows, k_});
-    multiply(xa, y, 1.0, 0.0);
-    return y;
+    return precision_ == spmv::Precision::Single ? matmul_as<float>(x) : matmul_as<double>(x);
   }
 
   double time_runs(int times) {
@@ -138,11 +136,41 @@ class PyPlan {
   const spmv::Plan& plan() const { return *plan_; }
   const MatrixPtr& matrix() const { return a_; }
   spmv::Backend backend() const { return backend_; }
+  spmv::Precision precision() const { return precision_; }
   int k() const { return k_; }
 
  private:
-  // Shape (n,) for one right-hand side, (n, k) row-major for k; float64, C-contiguous.
-  void check(const py::array& v, const char* name, spmv::index_t n) const {
+  template <class T>
+  void multiply_as(const T* xp, T* yp, py::ssize_t nx, py::ssize_t ny, double alpha, double beta) {
+    std::span<const T> xs(xp, static_cast<std::size_t>(nx));
+    std::span<T> ys(yp, static_cast<std::size_t>(ny));
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(mu_);
+    if constexpr (std::is_same_v<T, double>) {
+      plan_->multiply(xs, ys, alpha, beta);
+    } else {
+      plan_->set_x(xs);
+      plan_->run(1);
+      if (alpha == 1.0 && beta == 0.0) return plan_->get_y(ys);
+      std::vector<float> p(ys.size());
+      plan_->get_y(std::span<float>(p));
+      for (std::size_t i = 0; i < p.size(); ++i)  // beta == 0 never reads y, as in BLAS
+        ys[i] = static_cast<float>(alpha * p[i] + (beta == 0.0 ? 0.0 : beta * ys[i]));
+    }
+  }
+
+  template <class T>
+  py::array matmul_as(const py::object& x) {
+    auto xa = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(x);
+    if (!xa) throw py::type_error("plan @ x: x must be convertible to a numeric array");
+    py::array_t<T> y = k_ == 1 ? py::array_t<T>(a_->view.rows) : py::array_t<T>({a_->view.rows, k_});
+    multiply(xa, y, 1.0, 0.0);
+    return y;
+  }
+
+  // Shape (n,) for one right-hand side, (n, k) row-major for k; float64 (float32 when f32),
+  // C-contiguous.
+  void check(const py::array& v, const char* name, spmv::index_t n, bool f32) const {
     const bool shape_ok = k_ == 1 ? v.ndim() == 1 && v.shape(0) == n
                                   : v.ndim() == 2 && v.shape(0) == n && v.shape(1) == k_;
     if (!shape_ok) {
@@ -150,8 +178,9 @@ class PyPlan {
                                        : "(" + std::to_string(n) + ", " + std::to_string(k_) + ")";
       throw py::value_error(std::string(name) + " must have shape " + want + ", got " + shape_str(v));
     }
-    if (!py::isinstance<py::array_t<double>>(v))
-      throw py::value_error(std::string(name) + " must be float64, got " + py::str(v.dtype()).cast<std::string>());
+    if (f32 ? !py::isinstance<py::array_t<float>>(v) : !py::isinstance<py::array_t<double>>(v))
+      throw py::value_error(std::string(name) + " must be float64 (or x and y both float32), got " +
+                            py::str(v.dtype()).cast<std::string>());
     if (!(v.flags() & py::array::c_style))
       throw py::value_error(std::string(name) + " must be C-contiguous (np.ascontiguousarray)");
   }
@@ -160,6 +189,7 @@ class PyPlan {
   std::unique_ptr<spmv::Plan> plan_;
   spmv::Backend backend_ = spmv::Backend::Omp;
   int k_;
+  spmv::Precision precision_;
   std::mutex mu_;  // a plan serves one thread at a time; the GIL is released during products
 };
 
@@ -210,18 +240,19 @@ PYBIND11_MODULE(_spmv, m) {
 
   py::class_<PyPlan>(m, "Plan")
       .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel,
-                       int threads, int k, long long products) {
+                       int threads, int k, long long products, const std::string& precision) {
              spmv::PlanOptions opt;
              opt.threads = threads;
              opt.k = k;
              opt.products = products;
+             opt.precision = spmv::parse_precision(precision);
              return std::make_unique<PyPlan>(std::move(a), backend, kernel, opt);
            }),
            "matrix"_a, "backend"_a = py::none(), "kernel"_a = "auto", "threads"_a = 0, "k"_a = 1,
-           "products"_a = 100)
+           "products"_a = 100, "precision"_a = "double")
       // noconvert: a list for y would be converted to a temporary and the result lost.
       .def("multiply", &PyPlan::multiply, "x"_a.noconvert(), "y"_a.noconvert(), "alpha"_a = 1.0, "beta"_a = 0.0,
-           "y = alpha*A@x + beta*y in place; x, y float64 C-contiguous, (n,) or (n, k)")
+           "y = alpha*A@x + beta*y in place; x, y float64 (or both float32) C-contiguous, (n,) or (n, k)")
       .def("__matmul__", &PyPlan::matmul, "x"_a)
       .def("time_runs", &PyPlan::time_runs, "times"_a,
            "Seconds of `times` back-to-back products on the last x (Plan::time_runs)")
@@ -230,6 +261,7 @@ PYBIND11_MODULE(_spmv, m) {
       .def_property_readonly("chosen", [](const PyPlan& p) { return p.plan().chosen; })
       .def_property_readonly("backend", [](const PyPlan& p) { return spmv::to_string(p.backend()); })
       .def_property_readonly("k", &PyPlan::k)
+      .def_property_readonly("precision", [](const PyPlan& p) { return spmv::to_string(p.precision()); })
       .def_property_readonly("shape", [](const PyPlan& p) { return py::make_tuple(p.matrix()->view.rows, p.matrix()->view.cols); })
       .def_property_readonly("matrix", &PyPlan::matrix)
       .def_property_readonly("convert_seconds", [](const PyPlan& p) { return p.plan().convert_seconds; })

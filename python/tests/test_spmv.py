@@ -104,6 +104,38 @@ def test_spmm_k4():
         plan @ x[:, :3]
 
 
+@pytest.mark.parametrize("backend", ["omp", "serial"])
+def test_precisions(backend):
+    s = small(rows=300, cols=200, seed=9)
+    x = np.random.default_rng(2).uniform(-1, 1, s.shape[1])
+    x32 = x.astype(np.float32)
+    ref = abs(s) @ abs(x)
+    # single: float32 in and out; within float's rounding of the row (|A| |x| times ~1e-6).
+    plan = spmv.Plan(s, backend=backend, precision="single")
+    assert plan.precision == "single"
+    y = plan @ x32
+    assert y.dtype == np.float32
+    assert np.all(np.abs(y - s @ x32.astype(np.float64)) <= 1e-5 * ref + 1e-30)
+    # mixed: float64 vectors, values rounded to float32 once: error ~1e-7 of |A| |x|, above double's.
+    mixed = spmv.Plan(s, backend=backend, precision="mixed")
+    ym = mixed @ x
+    assert ym.dtype == np.float64
+    assert np.all(np.abs(ym - s @ x) <= 1e-6 * ref + 1e-30)
+    s32 = s.astype(np.float32).astype(np.float64)  # the values the mixed plan multiplies
+    assert np.all(np.abs(ym - s32 @ x) <= 1e-12 * ref + 1e-30)
+    # float32 y with alpha and beta; float64 arrays on a single plan are converted by the plan.
+    y0 = np.ones(s.shape[0], dtype=np.float32)
+    plan.multiply(x32, y0, alpha=2.0, beta=1.0)
+    assert np.all(np.abs(y0 - (2.0 * (s @ x32.astype(np.float64)) + 1.0)) <= 2e-5 * ref + 1e-6)
+    y64 = np.empty(s.shape[0])
+    plan.multiply(x, y64)
+    assert np.all(np.abs(y64 - s @ x) <= 1e-5 * ref + 1e-30)
+    with pytest.raises(ValueError, match="float32"):
+        plan.multiply(x32, np.empty(s.shape[0]))
+    with pytest.raises(ValueError, match="precision"):
+        spmv.Plan(s, backend=backend, precision="half")
+
+
 def test_errors():
     s = small()
     plan = spmv.Plan(s, backend="omp")

@@ -63,8 +63,10 @@ class Plan(_spmv.Plan):
     backend: "omp", "cuda", "serial" or None (the fastest present); kernel: "auto" (chosen for
     the matrix) or a kernel's name; threads: 0 = every core; k: right-hand sides (X of shape
     (cols, k), row-major); products: how many products the plan will serve (the planner's
-    conversion budget). The plan holds the matrix it was made from.
+    conversion budget); precision: "double", "single" (float32 values, x, y and sums: plan @ x
+    returns float32) or "mixed" (float32 values, float64 x, y and sums). The plan holds the
+    matrix it was made from.
     """
 
-    def __init__(self, a, backend=None, kernel="auto", threads=0, k=1, products=100):
-        super().__init__(as_matrix(a), backend, kernel, threads, k, products)
+    def __init__(self, a, backend=None, kernel="auto", threads=0, k=1, products=100, precision="double"):
+        super().__init__(as_matrix(a), backend, kernel, threads, k, products, precision)
