@@ -10,7 +10,9 @@ GPU kernels side by side per matrix (with cuSPARSE), CPU vs GPU, a roofline-styl
 effective bandwidth against the measured ceilings, conversion cost against product time, and the
 harmonic mean over the suite per CSR-adaptive nz_per_block; the automatic planner (kernel `auto`)
 against the oracle (our fastest row of its backend and k) and the best baseline, with a plot of
-auto/oracle per matrix. Only rows whose check passed count.
+auto/oracle per matrix. Only rows whose check passed count. Where the CSV has several precisions
+(column `precision`), those sections read one of them (double where present) and a section of its
+own compares the precisions per matrix and backend (best GFLOPS, single/double, mixed/double).
 Needs matplotlib (Debian: python3-matplotlib); nothing else beyond the standard library.
 """
 import argparse
@@ -44,6 +46,7 @@ def load(path):
                         r[k] = float(r[k]) if r[k] != "" else 0.0
                     except ValueError:
                         r[k] = 0.0
+            r.setdefault("precision", "double")  # a CSV from before the column: double only
             rows.append(r)
     return rows
 
@@ -275,6 +278,58 @@ def gflops_table(rows, matrices, side_gpu):
     return md_table(["matrix", "rows", "nnz", "nnz/row mean", "nnz/row std"] + kernels, lines), kernels
 
 
+PRECISIONS = ("double", "single", "mixed")
+
+
+def precision_section(rows, matrices, out, written):
+    """Per matrix and backend, our best SpMV GFLOPS (any kernel of ours, auto included; baselines
+    left out) in each precision, and single/double, mixed/double; a summary of the ratios per
+    backend and a plot of them. "" when the rows have one precision."""
+    present = [p for p in PRECISIONS if any(r["precision"] == p for r in rows)]
+    if len(present) < 2:
+        return ""
+    best = best_by([r for r in rows if not r["baseline"]], lambda r: (r["matrix"], r["backend"], r["precision"]))
+    backends = [b for b in ("serial", "omp", "cuda") if any(k[1] == b for k in best)]
+    others = [p for p in present if p != "double"]
+    md = ["\n## Precisions: best GFLOPS per backend\n",
+          "Our fastest checked kernel and setting (auto included, baselines left out) in each precision; "
+          "ratios: GFLOPS over double's (the issue's target: single >= 1.4x double on matrices larger than "
+          "the last-level cache / L2; 'double MB': the bytes one double product moves at least, to judge "
+          "that).\n"]
+    lines, ratios = [], defaultdict(list)
+    for m in matrices:
+        for b in backends:
+            cells = {p: best.get((m, b, p)) for p in present}
+            if not any(cells.values()):
+                continue
+            d = cells.get("double")
+            line = [m, b, fmt(d and d["bytes_per_product"] / 1e6)]
+            for p in present:
+                r = cells[p]
+                line.append(f'{r["gflops"]:.4g} ({r["kernel"]})' if r else "-")
+            for p in others:
+                f = cells[p]
+                x = f["gflops"] / d["gflops"] if f and d and d["gflops"] > 0 else None
+                if x:
+                    ratios[(b, p)].append((x, m))
+                line.append(f"{x:.2f}" if x else "-")
+            lines.append(line)
+    md.append("\n" + md_table(["matrix", "backend", "double MB"] + [f"{p} GFLOPS" for p in present]
+                              + [f"{p}/double" for p in others], lines))
+    for (b, p), v in sorted(ratios.items()):
+        g = math.exp(sum(math.log(x) for x, _ in v) / len(v))
+        lo = min(v)
+        md.append(f"\n- {b} {p}/double over {len(v)} matrices: geometric mean {g:.2f}x, lowest {lo[0]:.2f}x "
+                  f"({lo[1]}), at least 1.4x on {sum(1 for x, _ in v if x >= 1.4)}")
+    md.append("\n")
+    keys = [f"{b} {p}/double" for b in backends for p in others if (b, p) in ratios]
+    per = {(m, f"{b} {p}/double"): x for (b, p), v in ratios.items() for x, m in v}
+    grouped_bars([m for m in matrices if any((m, k) in per for k in keys)], keys, lambda m, k: per.get((m, k)),
+                 "Best GFLOPS over double's, per matrix", "ratio to double", out, "precision_ratios", written,
+                 log=False)
+    return "".join(md)
+
+
 def spmm_section(rows, matrices, out, written):
     """SpMM (k > 1): per backend, matrix, k and layout auto, our best and the best baseline (table),
     and GFLOPS against k per matrix class (regular: row-length std <= mean, as CSR5's notes
@@ -348,9 +403,14 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("-o", "--output", default="report")
     a = ap.parse_args()
-    all_rows = load(a.csv)
-    if not all_rows:
+    every_row = load(a.csv)
+    if not every_row:
         sys.exit(f"{a.csv}: no rows")
+    # Every section but the precisions' reads one precision: double where the run has it. Rows of a
+    # matrix that never loaded carry the default precision and stay.
+    measured = [p for p in PRECISIONS if any(r["precision"] == p and r["kernel"] for r in every_row)]
+    main_precision = "double" if "double" in measured or not measured else measured[0]
+    all_rows = [r for r in every_row if r["precision"] == main_precision or not r["kernel"]]
     # The SpMV sections read k = 1 rows; SpMM has its own (spmm_section).
     rows = [r for r in all_rows if r["k"] <= 1]
     out = a.output
@@ -511,12 +571,21 @@ def main():
         if r["matrix"] not in seen:
             seen.add(r["matrix"])
             origins[r["origin"]] += 1
-    failed = [r for r in rows if r["status"] == "failed"]
-    errors = [r for r in rows if r["status"].startswith("error")]
-    skipped = [r for r in rows if r["status"].startswith("skipped")]
+    # Failures, errors and skips of every precision (the counts and lists say which).
+    spmv_rows = [r for r in every_row if r["k"] <= 1]
+    failed = [r for r in spmv_rows if r["status"] == "failed"]
+    errors = [r for r in spmv_rows if r["status"].startswith("error")]
+    skipped = [r for r in spmv_rows if r["status"].startswith("skipped")]
+    prec = (lambda r: f' ({r["precision"]})') if len(measured) > 1 else (lambda r: "")
     md.append("## Summary\n")
+    if len(measured) > 1:
+        md.append(f"Precisions measured: {', '.join(measured)}. The sections below read the {main_precision} rows "
+                  "only; 'Precisions' compares them.\n\n")
+    elif main_precision != "double":
+        md.append(f"Precision: {main_precision} (every row).\n\n")
     md.append(f'{len(matrices)} matrices ({", ".join(f"{n} {o}" for o, n in sorted(origins.items()))}); '
-              f"{len(rows)} measurements, {len(ok)} checked and timed, {len(failed)} failed the check, "
+              f"{len(spmv_rows)} measurements, {len(ok)} checked and timed"
+              + (f" ({main_precision})" if len(measured) > 1 else "") + f", {len(failed)} failed the check, "
               f"{len(errors)} errors, {len(skipped)} skipped (excluded from every best and mean). "
               "Names marked * are synthetic structure-alikes, ** scaled-down alikes.\n")
     for side, best in (("CPU", bcpu), ("GPU", bgpu)):
@@ -546,7 +615,7 @@ def main():
     else:
         md.append("- Automatic planner: not measured in this run (no `auto` rows).\n")
     if failed:
-        md.append("\nFailed checks: " + "; ".join(f'{r["matrix"]} {label(r)}' for r in failed[:20]) + "\n")
+        md.append("\nFailed checks: " + "; ".join(f'{r["matrix"]} {label(r)}{prec(r)}' for r in failed[:20]) + "\n")
 
     table, _ = gflops_table(rows, matrices, False)
     if table:
@@ -593,6 +662,7 @@ def main():
         md.append("\n## CPU: speedup over serial CSR at the best thread count\n\n" + md_table(["matrix"] + vs, lines))
 
     md.append(spmm_section(all_rows, matrices, out, written))
+    md.append(precision_section([r for r in every_row if r["k"] <= 1], matrices, out, written))
 
     # The iterative scenario: conversion + N products, best setting per format.
     it = {}
@@ -615,7 +685,7 @@ def main():
         md.append("\n## CSR-adaptive nz_per_block: harmonic mean GFLOPS over the suite\n\n" + md_table(hm_header, hm_lines))
     bad = failed + errors + skipped
     if bad:
-        lines = [[r["matrix"], label(r) if r["kernel"] else "-", r["status"][:120]] for r in bad[:60]]
+        lines = [[r["matrix"], (label(r) + prec(r)) if r["kernel"] else "-", r["status"][:120]] for r in bad[:60]]
         md.append("\n## Not measured\n\n" + md_table(["matrix", "kernel", "status"], lines))
     md.append("\n## Plots\n\n" + "".join(f"![{w}]({w})\n" for w in written))
     with open(os.path.join(out, "report.md"), "w") as f:

@@ -13,10 +13,13 @@
 
 namespace spmv::bench::test_fakes {
 
-// A CPU plan computing y = scale * A*x, recording the options it was made with.
+// A CPU plan computing y = scale * A*x, recording the options it was made with. `arith` is how it
+// computes whatever it is asked for: double; single (values, x and sums rounded to float); mixed
+// (values rounded to float, x and sums in double).
 class FakePlan final : public Plan {
  public:
-  FakePlan(const CsrView& a, const PlanOptions& o, double scale) : a_(a), scale_(scale) {
+  FakePlan(const CsrView& a, const PlanOptions& o, double scale, Precision arith = Precision::Double)
+      : a_(a), scale_(scale), arith_(arith) {
     x_.assign(a.cols, 0.0);
     y_.assign(a.rows, 0.0);
     bytes_per_product = csr_product_bytes(a);
@@ -28,8 +31,13 @@ class FakePlan final : public Plan {
     for (int t = 0; t < times; ++t)
       for (index_t r = 0; r < a_.rows; ++r) {
         double s = 0;
-        for (offset_t p = a_.row_ptr[r]; p < a_.row_ptr[r + 1]; ++p) s += a_.val[p] * x_[a_.col[p]];
-        y_[r] = scale_ * s;
+        float f = 0;
+        for (offset_t p = a_.row_ptr[r]; p < a_.row_ptr[r + 1]; ++p) {
+          const double v = arith_ == Precision::Double ? a_.val[p] : static_cast<float>(a_.val[p]);
+          if (arith_ == Precision::Single) f += static_cast<float>(v) * static_cast<float>(x_[a_.col[p]]);
+          else s += v * x_[a_.col[p]];
+        }
+        y_[r] = scale_ * (arith_ == Precision::Single ? f : s);
       }
   }
   void get_y(std::span<double> y) override { std::copy(y_.begin(), y_.end(), y.begin()); }
@@ -37,15 +45,18 @@ class FakePlan final : public Plan {
  private:
   CsrView a_;
   double scale_;
+  Precision arith_;
   std::vector<double> x_, y_;
 };
 
 inline KernelSpec fake(const std::string& name, Backend b, std::vector<std::string> params, double scale,
-                bool baseline = false) {
+                bool baseline = false, std::vector<Precision> precisions = {Precision::Double},
+                Precision arith = Precision::Double) {
   return {.name = name, .backend = b, .format = name == "fake-hll" ? "hll" : "csr",
-          .description = "test fake", .baseline = baseline, .spmm = false, .params = std::move(params),
-          .make = [scale](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-            return std::make_unique<FakePlan>(a, o, scale);
+          .description = "test fake", .baseline = baseline, .spmm = false, .precisions = std::move(precisions),
+          .params = std::move(params),
+          .make = [scale, arith](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+            return std::make_unique<FakePlan>(a, o, scale, arith);
           }};
 }
 

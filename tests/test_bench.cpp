@@ -6,6 +6,7 @@
 #include <spmv/io.hpp>
 #include <spmv/timing.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -106,6 +107,107 @@ TEST(Bench, WrongKernelIsMarkedFailedAndExcluded) {
   EXPECT_NE(s.find("1 failed"), std::string::npos) << s;
   EXPECT_NE(s.find("1 skipped"), std::string::npos) << s;
   EXPECT_NE(s.find("tiny"), std::string::npos);
+}
+
+// The row of a kernel in a precision (the first setting), or nullptr.
+const Row* find_row_in(const std::vector<Row>& rows, const std::string& kernel, const std::string& precision) {
+  for (const Row& r : rows)
+    if (r.kernel == kernel && r.precision == precision) return &r;
+  return nullptr;
+}
+
+// Precisions are swept like k: every kernel and setting once per precision, each checked with its
+// precision's tolerance (a kernel computing in float passes single's check and fails double's),
+// a kernel without the precision a skipped row naming it, speedups against the serial CSR of the
+// same precision.
+TEST(Bench, SweepsPrecisionsEachCheckedWithItsOwnTolerance) {
+  std::vector<KernelSpec> reg;
+  reg.push_back(*find_kernel(Backend::Serial, "csr"));
+  // Computes in float whatever it is asked for, and claims double too.
+  reg.push_back(fake("fake-float", Backend::Omp, {}, 1.0, false, {Precision::Double, Precision::Single},
+                     Precision::Single));
+  reg.push_back(fake("fake-mixed", Backend::Omp, {}, 1.0, false, {Precision::Mixed}, Precision::Mixed));
+  reg.push_back(fake("fake-double", Backend::Omp, {"threads"}, 1.0));
+  SweepConfig cfg = quick_config(reg);
+  cfg.precisions = {Precision::Double, Precision::Single, Precision::Mixed};
+  cfg.duel_rounds = 0;
+  EXPECT_EQ(count_configs(cfg), 3u * (1 + 1 + 1 + 2));  // (serial csr, float, mixed, double x 2 threads) x 3
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(300, 6), 300, 3);  // values in [-1, 1): not floats
+  const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  ASSERT_EQ(rows.size(), count_configs(cfg));
+  for (const char* p : {"double", "single", "mixed"})
+    EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [&](const Row& r) { return r.precision == p; }), 5) << p;
+
+  // Float arithmetic is outside double's bound, inside single's.
+  const Row* float_double = find_row_in(rows, "fake-float", "double");
+  ASSERT_NE(float_double, nullptr);
+  EXPECT_EQ(float_double->status, "failed");
+  const Row* float_single = find_row_in(rows, "fake-float", "single");
+  ASSERT_NE(float_single, nullptr);
+  EXPECT_TRUE(float_single->usable()) << float_single->status << " " << float_single->detail;
+  EXPECT_GT(float_single->gflops, 0);
+  const Row* mixed = find_row_in(rows, "fake-mixed", "mixed");
+  ASSERT_NE(mixed, nullptr);
+  EXPECT_TRUE(mixed->usable()) << mixed->status << " " << mixed->detail;
+  for (int t : {1, 2}) {
+    const Row* d = find_row(rows, "fake-double", t);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->precision, "double");
+    EXPECT_TRUE(d->usable()) << d->status;
+  }
+
+  // Kernels without the precision: skipped, naming the kernels of the backend that have it.
+  const Row* no_single = find_row_in(rows, "fake-double", "single");
+  ASSERT_NE(no_single, nullptr);
+  EXPECT_EQ(no_single->status, "skipped: kernel 'fake-double' (omp) has no single precision (kernels that have: fake-float)");
+  EXPECT_EQ(no_single->gflops, 0.0);
+  const Row* no_double = find_row_in(rows, "fake-mixed", "double");
+  ASSERT_NE(no_double, nullptr);
+  EXPECT_EQ(no_double->status,
+            "skipped: kernel 'fake-mixed' (omp) has no double precision (kernels that have: fake-float, fake-double)");
+  const Row* float_mixed = find_row_in(rows, "fake-float", "mixed");
+  ASSERT_NE(float_mixed, nullptr);
+  EXPECT_EQ(float_mixed->status.rfind("skipped: kernel 'fake-float' (omp) has no mixed precision", 0), 0u);
+
+  // Speedup: against the serial CSR of the same precision, 0 where that one could not run (the
+  // real serial CSR may or may not compute in single yet).
+  const Row* serial_single = find_row_in(rows, "csr", "single");
+  ASSERT_NE(serial_single, nullptr);
+  if (supports(reg.front(), Precision::Single)) {
+    ASSERT_TRUE(serial_single->usable()) << serial_single->status << " " << serial_single->detail;
+    EXPECT_NEAR(float_single->speedup, serial_single->time_median_s / float_single->time_median_s, 1e-12);
+  } else {
+    EXPECT_EQ(serial_single->status.rfind("skipped: kernel 'csr' (serial) has no single precision", 0), 0u);
+    EXPECT_EQ(float_single->speedup, 0.0);
+  }
+  const Row* serial_double = find_row_in(rows, "csr", "double");
+  ASSERT_NE(serial_double, nullptr);
+  const Row* d1 = find_row(rows, "fake-double", 1);
+  EXPECT_NEAR(d1->speedup, serial_double->time_median_s / d1->time_median_s, 1e-12);
+}
+
+// A value beyond float's range: every single and mixed configuration is skipped with the value's
+// position; double runs as before.
+TEST(Bench, ValuesBeyondFloatSkipTheFloatPrecisions) {
+  std::vector<KernelSpec> reg;
+  reg.push_back(fake("fake-all", Backend::Omp, {}, 1.0, false,
+                     {Precision::Double, Precision::Single, Precision::Mixed}));
+  SweepConfig cfg = quick_config(reg);
+  cfg.precisions = {Precision::Double, Precision::Single, Precision::Mixed};
+  cfg.duel_rounds = 0;
+  Csr a = test::csr_from_lengths(std::vector<offset_t>(100, 3), 100, 2);
+  a.val[4] = 1e300;  // row 2 (1-based), its second entry
+  const auto rows = bench_matrix(a, source("big"), cfg, Ceilings{10e9, 2, 0});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(find_row_in(rows, "fake-all", "double")->usable()) << find_row_in(rows, "fake-all", "double")->status;
+  for (const char* p : {"single", "mixed"}) {
+    const Row* r = find_row_in(rows, "fake-all", p);
+    ASSERT_NE(r, nullptr) << p;
+    EXPECT_EQ(r->status, fmt::format("skipped: value 1.0000000000000001e+300 at row 2, column {} (1-based) does not fit in "
+                                     "single precision (largest 3.402823e+38); use --precision double",
+                                     a.col[4] + 1))
+        << p;
+  }
 }
 
 TEST(Bench, SpeedupEfficiencyAndIterativeColumns) {

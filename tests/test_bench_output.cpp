@@ -125,6 +125,43 @@ TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
   EXPECT_EQ(summary_table(plain).find("auto"), std::string::npos);
 }
 
+// With several precisions each matrix has a line per precision, auto is compared with the oracle
+// of its own precision (a float row is never a double auto's oracle, nor the reverse) and its
+// totals are per precision; a line gives our best GFLOPS of single and mixed over double's.
+TEST(Bench, SummaryKeepsPrecisionsApart) {
+  std::vector<Row> rows = {
+      timed("m", "omp", "csr", 4e-6, 2),
+      auto_row("m", "omp", 5e-6, "omp/csr t=2", 0, 0),
+      timed("m", "omp", "csr", 2e-6, 2),
+      auto_row("m", "omp", 2.5e-6, "omp/csr t=2", 0, 0),
+      timed("m", "omp", "csr", 3e-6, 2),
+  };
+  rows[2].precision = rows[3].precision = "single";
+  rows[4].precision = "mixed";
+  const std::string s = summary_table(rows);
+  std::string flat;  // runs of spaces made one
+  for (char c : s)
+    if (c != ' ' || flat.empty() || flat.back() != ' ') flat += c;
+  EXPECT_NE(flat.find("matrix origin nnz precision | best CPU kernel"), std::string::npos) << s;
+  // GFLOPS = 2 * 1000 / t: 0.5 double, 1.0 single, 0.667 mixed.
+  EXPECT_NE(flat.find("\nm real 1000 double | omp/csr t=2 0.50 "), std::string::npos) << s;
+  EXPECT_NE(flat.find("\nm real 1000 single | omp/csr t=2 1.00 "), std::string::npos) << s;
+  EXPECT_NE(flat.find("\nm real 1000 mixed | omp/csr t=2 0.67 "), std::string::npos) << s;
+  EXPECT_NE(flat.find("\n best single/double: CPU 2.00x | mixed/double: CPU 1.33x\n"), std::string::npos) << s;
+  // Each auto against the csr row of its precision: 4/5 and 2/2.5, both 0.8 (mixed with each other: 0.4).
+  EXPECT_NE(flat.find("\n auto omp double: omp/csr t=2 5.0us | oracle omp/csr t=2 4.0us | auto/oracle 0.800 "),
+            std::string::npos) << s;
+  EXPECT_NE(flat.find("\n auto omp single: omp/csr t=2 2.5us | oracle omp/csr t=2 2.0us | auto/oracle 0.800 "),
+            std::string::npos) << s;
+  EXPECT_NE(flat.find("\nauto omp double over 1 matrices"), std::string::npos) << s;
+  EXPECT_NE(flat.find("\nauto omp single over 1 matrices"), std::string::npos) << s;
+  // One precision: no precision column, no ratio line, auto named as before.
+  const std::string one = summary_table({rows[0], rows[1]});
+  EXPECT_EQ(one.substr(0, one.find('\n')).find("precision"), std::string::npos) << one;
+  EXPECT_EQ(one.find("/double"), std::string::npos) << one;
+  EXPECT_NE(one.find("\nauto omp over 1 matrices"), std::string::npos) << one;
+}
+
 TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
   const auto reg = fake_registry();
   const SweepConfig cfg = quick_config(reg);
@@ -146,7 +183,7 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
   // The columns the README and report.py rely on.
   for (const char* c : {"matrix", "origin", "scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std",
                         "backend", "kernel", "format", "baseline", "threads", "block_size", "hack",
-                        "nz_per_block", "k", "status", "check", "max_rel_error", "mean_rel_error",
+                        "nz_per_block", "k", "layout", "precision", "status", "check", "max_rel_error", "mean_rel_error",
                         "convert_s", "setup_s", "time_median_s", "time_min_s", "gflops", "speedup",
                         "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share", "iter50_s",
                         "iter500_s", "detail", "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler", "git_commit"})
@@ -155,6 +192,7 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
   const auto idx = [&](const std::string& c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
   EXPECT_EQ(idx("chosen"), idx("detail") + 1);  // the planner's columns follow detail
   EXPECT_EQ(idx("planning_s"), idx("detail") + 2);
+  EXPECT_EQ(idx("precision"), idx("layout") + 1);  // the configuration's columns: k, layout, precision
   std::size_t n = 0, failed = 0;
   for (std::string line; std::getline(f, line); ++n) {
     const auto v = split_csv_line(line);
@@ -163,7 +201,10 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
       EXPECT_EQ(v[idx("status")], "failed");
       ++failed;
     }
-    if (v[idx("matrix")] == "with,comma") EXPECT_EQ(v[idx("origin")], "synthetic");
+    if (v[idx("matrix")] == "with,comma") {
+      EXPECT_EQ(v[idx("origin")], "synthetic");
+      EXPECT_EQ(v[idx("precision")], "double");  // the sweep's default
+    }
   }
   EXPECT_EQ(n, rows.size());
   EXPECT_EQ(failed, 1u);
@@ -266,6 +307,49 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   const std::string before = run_report(dir, dir + "/old.csv", "old");
   EXPECT_NE(before.find("auto was not measured"), std::string::npos) << before;
   EXPECT_FALSE(fs::exists(dir + "/old/auto_vs_oracle.png"));
+}
+
+// A CSV of two precisions: the other sections read the double rows only (a kernel measured in
+// single alone is no column of the GFLOPS table), and a section compares the precisions per matrix
+// and backend: our best GFLOPS in each and single over double.
+TEST(Bench, ReportComparesPrecisions) {
+  std::vector<KernelSpec> reg;
+  reg.push_back(fake("fake-good", Backend::Omp, {"threads"}, 1.0, false, {Precision::Double, Precision::Single}));
+  reg.push_back(fake("fake-float", Backend::Omp, {}, 1.0, false, {Precision::Single}, Precision::Single));
+  SweepConfig cfg = quick_config(reg);
+  cfg.precisions = {Precision::Double, Precision::Single};
+  cfg.duel_rounds = 0;
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(400, 6), 400, 6);
+  const auto rows = bench_matrix(a, source("mat0"), cfg, Ceilings{10e9, 2, 0});
+  double best[2] = {0, 0};  // double, single
+  for (const Row& r : rows) {
+    ASSERT_TRUE(r.usable() || r.status.rfind("skipped: kernel 'fake-float'", 0) == 0) << r.kernel << " " << r.status;
+    if (r.usable()) best[r.precision == "single"] = std::max(best[r.precision == "single"], r.gflops);
+  }
+  ASSERT_GT(best[0], 0);
+  ASSERT_GT(best[1], 0);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  write_csv(dir + "/results.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
+  const std::string s = run_report(dir, dir + "/results.csv", "out");
+  ASSERT_FALSE(s.empty());
+  EXPECT_NE(s.find("Precisions measured: double, single."), std::string::npos) << s;
+  const auto h = s.find("| matrix | rows | nnz |");
+  ASSERT_NE(h, std::string::npos) << s;
+  const std::string header = s.substr(h, s.find('\n', h) - h);
+  EXPECT_NE(header.find("omp/fake-good"), std::string::npos) << header;
+  EXPECT_EQ(header.find("omp/fake-float"), std::string::npos) << header;  // single only: not a double column
+  ASSERT_NE(s.find("## Precisions: best GFLOPS per backend"), std::string::npos) << s;
+  EXPECT_NE(s.find("| matrix | backend | double MB | double GFLOPS | single GFLOPS | single/double |"), std::string::npos)
+      << s;
+  const auto l = s.find("| mat0 | omp | ");
+  ASSERT_NE(l, std::string::npos) << s;
+  std::string line = s.substr(l, s.find('\n', l) - l);
+  line.pop_back();  // the closing '|'
+  const double ratio = std::stod(line.substr(line.rfind('|') + 1));
+  EXPECT_NEAR(ratio, best[1] / best[0], 0.006) << line;  // two decimals, from the CSV's six digits
+  EXPECT_NE(s.find("- omp single/double over 1 matrices: geometric mean"), std::string::npos) << s;
+  EXPECT_TRUE(fs::exists(dir + "/out/precision_ratios.png"));
 }
 
 TEST(Bench, CliQuickRunEndToEnd) {

@@ -231,6 +231,150 @@ TEST_F(Cli, InfinitiesPassTheCheck) {
   }
 }
 
+// A CPU kernel (auto and the baselines left out) that has (has = true) or lacks precision p;
+// nullptr where none does (the kernels gain single and mixed one by one).
+const KernelSpec* cpu_kernel(Precision p, bool has) {
+  for (const KernelSpec& k : kernels())
+    if (k.backend == Backend::Omp && k.name != "auto" && !k.baseline && supports(k, p) == has) return &k;
+  return nullptr;
+}
+
+// --precision single: x rounded to float, the product in float, checked with single's bound.
+// x = 0.1 everywhere: row 2 of cli_small is 3 * x_2, which in float is 3.0f * 0.1f (one rounding
+// of the exact product of two floats), not double's 3 * 0.1.
+TEST_F(Cli, RunInSinglePrecision) {
+  const KernelSpec* k = cpu_kernel(Precision::Single, true);
+  if (!k) GTEST_SKIP() << "no CPU kernel computes in single precision yet";
+  io::write_dense_vector(tmp("x.mtx"), std::vector<double>(5, 0.1));
+  const Result r = run(fmt::format("run {}/cli_small.mtx --backend omp --kernel {} --precision single --x {} --output {} "
+                                   "--repeat 1", kDir, k->name, tmp("x.mtx"), tmp("y.mtx")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto v = keys(r.out);
+  EXPECT_EQ(v["precision"], "single");
+  EXPECT_EQ(v["check"], "passed");
+  EXPECT_EQ(v["kernel"], k->name);
+  const std::vector<double> y = io::read_dense_vector(tmp("y.mtx"));
+  ASSERT_EQ(y.size(), 4u);
+  EXPECT_EQ(y[1], static_cast<double>(3.0f * 0.1f));
+  EXPECT_NE(y[1], 3 * 0.1);
+  EXPECT_EQ(y[2], 0.0);  // the empty row
+  // The default is double: the same run without --precision says so and computes 3 * 0.1.
+  const Result d = run(fmt::format("run {}/cli_small.mtx --backend omp --kernel {} --x {} --output {} --repeat 1", kDir,
+                                   k->name, tmp("x.mtx"), tmp("yd.mtx")));
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_EQ(keys(d.out)["precision"], "double");
+  EXPECT_EQ(io::read_dense_vector(tmp("yd.mtx"))[1], 3 * 0.1);
+}
+
+// --precision mixed: float values, double x and sums. A value 0.1 times x = 1 gives float's 0.1
+// widened, where double gives 0.1.
+TEST_F(Cli, RunInMixedPrecision) {
+  const KernelSpec* k = cpu_kernel(Precision::Mixed, true);
+  if (!k) GTEST_SKIP() << "no CPU kernel computes in mixed precision yet";
+  std::ofstream(tmp("tenth.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 0.1\n2 2 3\n";
+  const Result r = run(fmt::format("run {} --backend omp --kernel {} --precision mixed --x ones --output {} --repeat 1",
+                                   tmp("tenth.mtx"), k->name, tmp("y.mtx")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(keys(r.out)["precision"], "mixed");
+  EXPECT_EQ(keys(r.out)["check"], "passed");
+  const std::vector<double> y = io::read_dense_vector(tmp("y.mtx"));
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_EQ(y[0], static_cast<double>(0.1f));
+  EXPECT_EQ(y[1], 3.0);
+}
+
+// A precision the kernel lacks: the library's refusal (naming the kernel and the precision), exit
+// status 1 as for every refusal, before the file is read (a missing file gives the same message).
+TEST_F(Cli, PrecisionAKernelLacksIsRefused) {
+  const KernelSpec* k = cpu_kernel(Precision::Single, false);
+  if (!k) GTEST_SKIP() << "every CPU kernel computes in single precision";
+  const std::string start = fmt::format("kernel '{}' (omp) has no single precision", k->name);
+  for (const std::string& file : {kDir + "/cli_small.mtx", tmp("nope.mtx")}) {
+    const Result r = run(fmt::format("run {} --backend omp --kernel {} --precision single", file, k->name));
+    EXPECT_EQ(r.status, 1) << file;
+    EXPECT_EQ(r.err.rfind(start, 0), 0u) << file << ": " << r.err;
+    EXPECT_EQ(r.out, "") << file;
+  }
+}
+
+// A value beyond float's range: single and mixed refused with the value's position; double runs.
+TEST_F(Cli, ValuesBeyondFloatAreRefusedInSingleAndMixed) {
+  std::ofstream(tmp("big.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 1 1e300\n";
+  for (const char* p : {"single", "mixed"}) {
+    const Result r = run(fmt::format("run {} --backend omp --precision {}", tmp("big.mtx"), p));
+    EXPECT_EQ(r.status, 1) << p;
+    EXPECT_NE(r.err.find("value 1.0000000000000001e+300 at row 2, column 1 (1-based) does not fit in single precision"),
+              std::string::npos) << p << ": " << r.err;
+  }
+  EXPECT_EQ(run(fmt::format("run {} --backend omp --repeat 1", tmp("big.mtx"))).status, 0);
+}
+
+// The validator lists the precisions; a bad one is bad usage (exit 2), like any bad option value.
+TEST_F(Cli, UnknownPrecisionIsBadUsage) {
+  const Result r = run("run " + kDir + "/cli_small.mtx --precision bogus");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("bogus"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("{double,single,mixed}"), std::string::npos) << r.err;
+  const Result b = run("bench " + kDir + "/cli_small.mtx --precisions double,bogus");
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.err.find("{double,single,mixed}"), std::string::npos) << b.err;
+  // The help lists them and the default.
+  const Result h = run("run --help");
+  const auto at = h.out.find("--precision");
+  ASSERT_NE(at, std::string::npos) << h.out;
+  const std::string line = h.out.substr(at, h.out.find('\n', at) - at);
+  EXPECT_NE(line.find("{double,single,mixed}"), std::string::npos) << line;
+  EXPECT_NE(line.find("double"), std::string::npos) << line;
+}
+
+// bench --precisions double,single: a row per configuration in each precision, the column filled;
+// a kernel with single passes its check in it, one without is skipped naming the precision.
+TEST_F(Cli, BenchSweepsPrecisions) {
+  const Result r = run(fmt::format("bench {}/cli_small.mtx --backends serial,omp --kernels csr --threads 1 "
+                                   "--precisions double,single --no-baselines --duel-rounds 0 --repeat 3 "
+                                   "--min-sample-ms 1 --no-progress --out {}", kDir, tmp("r.csv")));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  std::ifstream f(tmp("r.csv"));
+  std::string line;
+  std::getline(f, line);
+  const auto split = [](const std::string& l) {
+    std::vector<std::string> v;
+    std::string cur;
+    bool q = false;
+    for (char c : l) {
+      if (c == '"') q = !q;
+      else if (c == ',' && !q) { v.push_back(cur); cur.clear(); }
+      else cur += c;
+    }
+    v.push_back(cur);
+    return v;
+  };
+  const auto cols = split(line);
+  const auto col = [&](const char* c) {
+    const auto i = std::find(cols.begin(), cols.end(), c) - cols.begin();
+    EXPECT_LT(static_cast<std::size_t>(i), cols.size()) << c;
+    return i;
+  };
+  std::map<std::string, int> seen;  // "backend precision" -> rows
+  for (; std::getline(f, line);) {
+    const auto v = split(line);
+    ASSERT_EQ(v.size(), cols.size()) << line;
+    const std::string backend = v[col("backend")], precision = v[col("precision")], status = v[col("status")];
+    ++seen[backend + " " + precision];
+    const KernelSpec* k = find_kernel(parse_backend(backend), v[col("kernel")]);
+    ASSERT_NE(k, nullptr) << line;
+    if (supports(*k, parse_precision(precision))) {
+      EXPECT_EQ(status, "ok") << line;
+      EXPECT_EQ(v[col("check")], "passed") << line;
+      EXPECT_GT(std::stod(v[col("gflops")]), 0) << line;
+    } else {
+      EXPECT_EQ(status.rfind(fmt::format("skipped: kernel 'csr' ({}) has no {} precision", backend, precision), 0), 0u)
+          << line;
+    }
+  }
+  EXPECT_EQ(seen, (std::map<std::string, int>{{"serial double", 1}, {"serial single", 1}, {"omp double", 1}, {"omp single", 1}}));
+}
+
 TEST_F(Cli, MissingFileExitsOne) {
   const Result r = run("info " + tmp("nope.mtx"));
   EXPECT_EQ(r.status, 1);

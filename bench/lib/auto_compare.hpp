@@ -1,8 +1,9 @@
 #pragma once
 // What kernel "auto" is compared with, one rule for the summary (output.cpp) and the interleaved
 // timing after the sweep (runner.cpp): the oracle is the fastest usable non-baseline, non-auto row
-// of auto's backend and k (any setting); the baseline the fastest usable baseline row of its side
-// (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel) and k. nullptr where there is none.
+// of auto's backend, k, layout and precision (any setting); the baseline the fastest usable baseline
+// row of its side (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel), k, layout and precision.
+// nullptr where there is none.
 #include <spmv/bench/bench.hpp>
 
 #include <span>

@@ -46,6 +46,7 @@ const std::vector<Column>& columns() {
       {"nz_per_block", false, [](const Row& r, auto&, auto&) { return std::to_string(r.nz_per_block); }},
       {"k", false, [](const Row& r, auto&, auto&) { return std::to_string(r.k); }},
       {"layout", true, [](const Row& r, auto&, auto&) { return r.layout; }},
+      {"precision", true, [](const Row& r, auto&, auto&) { return r.precision; }},
       {"status", true, [](const Row& r, auto&, auto&) { return r.status; }},
       {"check", true, [](const Row& r, auto&, auto&) { return r.check; }},
       {"max_rel_error", false, [](const Row& r, auto&, auto&) { return num(r.max_rel_error); }},
@@ -154,9 +155,9 @@ std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
   std::vector<AutoCompare> out;
   for (const Row* r : v) {
     if (r->kernel != "auto") continue;
-    // Several auto rows for one backend and k (a threads sweep): the one with the most threads.
+    // Several auto rows for one backend, k and precision (a threads sweep): the one with the most threads.
     auto same = std::find_if(out.begin(), out.end(), [&](const AutoCompare& c) {
-      return c.a->backend == r->backend && c.a->k == r->k;
+      return c.a->backend == r->backend && c.a->k == r->k && c.a->precision == r->precision;
     });
     if (same != out.end()) {
       if (r->threads > same->a->threads) same->a = r;
@@ -167,14 +168,16 @@ std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
   return out;
 }
 
-// "auto omp" plus " k=N" when some auto row has k > 1 (k = 1 and k > 1 are separate comparisons).
-std::string auto_name(const Row& a, bool many_k) {
-  return fmt::format("auto {}{}", a.backend, many_k ? fmt::format(" k={}{}", a.k, a.layout == "col" ? " col" : "") : "");
+// "auto omp" plus " k=N" when some auto row has k > 1 (k = 1 and k > 1 are separate comparisons),
+// and the precision when the rows have several.
+std::string auto_name(const Row& a, bool many_k, bool many_p) {
+  return fmt::format("auto {}{}{}", a.backend, many_k ? fmt::format(" k={}{}", a.k, a.layout == "col" ? " col" : "") : "",
+                     many_p ? " " + a.precision : "");
 }
 
-std::string auto_line(const AutoCompare& c, bool many_k) {
+std::string auto_line(const AutoCompare& c, bool many_k, bool many_p) {
   const Row& a = *c.a;
-  std::string s = fmt::format("  {:<14}", auto_name(a, many_k) + ":");
+  std::string s = fmt::format("  {:<14}", auto_name(a, many_k, many_p) + ":");
   if (!a.usable()) return s + " not usable: " + a.status.substr(0, 80) + "\n";
   s += fmt::format(" {:<22} {:>8} | oracle {:<22} {:>8} | auto/oracle {:>5} (sweep {:>5}) | auto/base {:>5} (sweep {:>5})",
                    a.chosen.empty() ? "?" : a.chosen, duration(a.time_median_s),
@@ -217,12 +220,15 @@ const Row* fastest(std::span<const Row* const> v, const std::function<bool(const
 
 const Row* auto_oracle(const Row& a, std::span<const Row* const> rows) {
   return fastest(rows, [&](const Row& o) {
-    return !o.baseline && o.kernel != "auto" && o.backend == a.backend && o.k == a.k && o.layout == a.layout;
+    return !o.baseline && o.kernel != "auto" && o.backend == a.backend && o.k == a.k && o.layout == a.layout &&
+           o.precision == a.precision;
   });
 }
 
 const Row* auto_baseline(const Row& a, std::span<const Row* const> rows) {
-  return fastest(rows, [&](const Row& o) { return o.baseline && gpu(o) == gpu(a) && o.k == a.k && o.layout == a.layout; });
+  return fastest(rows, [&](const Row& o) {
+    return o.baseline && gpu(o) == gpu(a) && o.k == a.k && o.layout == a.layout && o.precision == a.precision;
+  });
 }
 
 const std::vector<std::string>& csv_columns() {
@@ -280,27 +286,37 @@ std::string summary_table(const std::vector<Row>& rows) {
     if (!by.count(r.matrix)) order.push_back(r.matrix);
     by[r.matrix].push_back(&r);
   }
+  // The precisions measured, in order of first appearance (a matrix that never loaded has one row
+  // without a kernel, whose precision says nothing). With several, each matrix has a line per
+  // precision: a float time is never compared with a double one as if the same product.
+  std::vector<std::string> precisions;
+  for (const Row& r : rows)
+    if (!r.kernel.empty() && std::find(precisions.begin(), precisions.end(), r.precision) == precisions.end())
+      precisions.push_back(r.precision);
+  if (precisions.empty()) precisions.push_back("double");
+  const bool many_p = precisions.size() > 1;
   const bool any_gpu = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.backend == "cuda"; });
   // The best kernels leave auto out: it is compared with them in its own lines.
-  auto best = [](const std::vector<const Row*>& v, bool on_gpu, bool baseline) -> const Row* {
+  auto best = [](const std::vector<const Row*>& v, bool on_gpu, bool baseline, const std::string& prec) -> const Row* {
     const Row* b = nullptr;
     for (const Row* r : v)
-      if (r->usable() && r->k == 1 && r->kernel != "auto" && gpu(*r) == on_gpu &&
-          r->baseline == baseline && (!b || r->gflops > b->gflops))
+      if (r->usable() && r->k == 1 && r->kernel != "auto" && gpu(*r) == on_gpu && r->baseline == baseline &&
+          r->precision == prec && (!b || r->gflops > b->gflops))
         b = r;
     return b;
   };
   const bool many_k = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel == "auto" && r.k > 1; });
-  // Per "auto <backend>[ k=N]": the matrices' (name, ratio) against the oracle and the baseline,
-  // and how many matrices had an unusable auto row.
+  // Per "auto <backend>[ k=N][ precision]": the matrices' (name, ratio) against the oracle and the
+  // baseline, and how many matrices had an unusable auto row.
   struct Totals {
     std::vector<std::pair<std::string, double>> oracle, base, oracle_sweep;
     int matrices = 0, unusable = 0;
   };
   std::vector<std::pair<std::string, Totals>> totals;
   std::string s;
-  s += fmt::format("{:<18} {:<16} {:>10} | {:<26} {:>7} {:>5} {:>9}", "matrix", "origin", "nnz",
-                   "best CPU kernel", "GFLOPS", "%BW", "vs base");
+  s += fmt::format("{:<18} {:<16} {:>10}", "matrix", "origin", "nnz");
+  if (many_p) s += fmt::format(" {:<9}", "precision");
+  s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best CPU kernel", "GFLOPS", "%BW", "vs base");
   if (any_gpu)
     s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best GPU kernel", "GFLOPS", "%BW", "vs base");
   s += "\n";
@@ -314,32 +330,55 @@ std::string summary_table(const std::vector<Row>& rows) {
     const Row* any = v.front();
     std::string origin = any->origin;
     if (any->origin == "synthetic-scaled") origin = fmt::format("scaled x{:.3g}", any->scale);
-    s += fmt::format("{:<18} {:<16} {:>10} |", name.substr(0, 18), origin, any->nnz);
-    auto side = [&](bool on_gpu) {
-      const Row* b = best(v, on_gpu, false);
-      const Row* base = best(v, on_gpu, true);
-      if (!b && base) b = base;  // only the library ran: show it
-      if (!b) {
-        // A matrix that never loaded has one row whose status says why.
-        const std::string why = v.size() == 1 && v.front()->status != "ok" ? v.front()->status : "-";
-        s += fmt::format(" {:<26} {:>7} {:>5} {:>9}", why.substr(0, 26), "-", "-", "-");
-        return;
-      }
-      const std::string ratio = base && base->gflops > 0 && b != base
-                                    ? fmt::format("{:.2f}x", b->gflops / base->gflops)
-                                    : "-";
-      s += fmt::format(" {:<26} {:>7.2f} {:>4.0f}% {:>9}", label(*b).substr(0, 26), b->gflops,
-                       100 * b->bandwidth_share, ratio);
-    };
-    side(false);
-    if (any_gpu) {
+    const bool unloaded = v.size() == 1 && v.front()->kernel.empty();
+    for (const std::string& prec : precisions) {
+      s += fmt::format("{:<18} {:<16} {:>10}", name.substr(0, 18), origin, any->nnz);
+      if (many_p) s += fmt::format(" {:<9}", unloaded ? "-" : prec);
       s += " |";
-      side(true);
+      auto side = [&](bool on_gpu) {
+        const Row* b = best(v, on_gpu, false, prec);
+        const Row* base = best(v, on_gpu, true, prec);
+        if (!b && base) b = base;  // only the library ran: show it
+        if (!b) {
+          // A matrix that never loaded has one row whose status says why.
+          const std::string why = unloaded && v.front()->status != "ok" ? v.front()->status : "-";
+          s += fmt::format(" {:<26} {:>7} {:>5} {:>9}", why.substr(0, 26), "-", "-", "-");
+          return;
+        }
+        const std::string ratio = base && base->gflops > 0 && b != base
+                                      ? fmt::format("{:.2f}x", b->gflops / base->gflops)
+                                      : "-";
+        s += fmt::format(" {:<26} {:>7.2f} {:>4.0f}% {:>9}", label(*b).substr(0, 26), b->gflops,
+                         100 * b->bandwidth_share, ratio);
+      };
+      side(false);
+      if (any_gpu) {
+        s += " |";
+        side(true);
+      }
+      s += "\n";
+      if (unloaded) break;
     }
-    s += "\n";
+    if (many_p && !unloaded) {
+      // Our best GFLOPS in each float precision over double's, per side (the target: single
+      // >= 1.4x double on matrices larger than the caches).
+      std::string line;
+      for (const std::string& prec : precisions) {
+        if (prec == "double") continue;
+        std::string parts;
+        for (const bool on_gpu : {false, true}) {
+          const Row* d = best(v, on_gpu, false, "double");
+          const Row* f = best(v, on_gpu, false, prec);
+          if (d && f && d->gflops > 0)
+            parts += fmt::format("{}{} {:.2f}x", parts.empty() ? "" : ", ", on_gpu ? "GPU" : "CPU", f->gflops / d->gflops);
+        }
+        if (!parts.empty()) line += fmt::format("{}{}/double: {}", line.empty() ? "" : " | ", prec, parts);
+      }
+      if (!line.empty()) s += "  best " + line + "\n";
+    }
     for (const AutoCompare& c : compare_auto(v)) {
-      s += auto_line(c, many_k);
-      const std::string key = auto_name(*c.a, many_k);
+      s += auto_line(c, many_k, many_p);
+      const std::string key = auto_name(*c.a, many_k, many_p);
       auto t = std::find_if(totals.begin(), totals.end(), [&](const auto& e) { return e.first == key; });
       if (t == totals.end()) t = totals.insert(totals.end(), {key, Totals{}});
       ++t->second.matrices;
@@ -350,7 +389,7 @@ std::string summary_table(const std::vector<Row>& rows) {
     }
   }
   if (!totals.empty())
-    s += "auto against the oracle (our fastest checked kernel of its backend and k, any setting) and the best "
+    s += "auto against the oracle (our fastest checked kernel of its backend, k and precision, any setting) and the best "
          "baseline; ratios: their time / auto's time (1 = auto as fast), timed interleaved with auto after the "
          "sweep where the run did (else the sweep's medians); 'sweep': the sweep's medians, where the oracle is "
          "the luckiest of many\n";

@@ -70,8 +70,11 @@ std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, i
   return v;
 }
 
-// One number per (k, layout): the keys of the per-product maps below.
-int rhs_key(const PlanOptions& o) { return 2 * o.k + (o.k > 1 && o.layout == Layout::ColMajor ? 1 : 0); }
+// One number per (k, layout, precision): the keys of the per-product maps below (x, reference,
+// serial time): each precision has its own x (rounded to float for single) and speedup reference.
+int rhs_key(const PlanOptions& o) {
+  return 3 * (2 * o.k + (o.k > 1 && o.layout == Layout::ColMajor ? 1 : 0)) + static_cast<int>(o.precision);
+}
 
 struct Job {
   const KernelSpec* spec;
@@ -81,21 +84,69 @@ struct Job {
 std::vector<Job> jobs(const SweepConfig& cfg) {
   std::vector<Job> v;
   const KernelSpec* base = serial_csr(cfg);
+  // Every precision is swept like k and the layout: a kernel without it is still a job (its row
+  // says it was skipped and why), and the serial CSR of each precision comes first.
   for (int rhs : cfg.ks)
-    for (const Layout layout : rhs == 1 ? std::vector<Layout>{Layout::RowMajor} : cfg.layouts) {
-      PlanOptions bo;
-      bo.k = rhs;
-      bo.layout = layout;
-      if (base && (rhs == 1 || base->spmm)) v.push_back({base, bo});
-      for (const KernelSpec& k : registry(cfg)) {
-        if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm) || (rhs == 1 && k.for_spmm)) continue;
-        for (PlanOptions o : settings(k, cfg, rhs)) {
-          o.layout = layout;
-          v.push_back({&k, o});
+    for (const Layout layout : rhs == 1 ? std::vector<Layout>{Layout::RowMajor} : cfg.layouts)
+      for (const Precision p : cfg.precisions) {
+        PlanOptions bo;
+        bo.k = rhs;
+        bo.layout = layout;
+        bo.precision = p;
+        if (base && (rhs == 1 || base->spmm)) v.push_back({base, bo});
+        for (const KernelSpec& k : registry(cfg)) {
+          if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm) || (rhs == 1 && k.for_spmm)) continue;
+          for (PlanOptions o : settings(k, cfg, rhs)) {
+            o.layout = layout;
+            o.precision = p;
+            v.push_back({&k, o});
+          }
         }
       }
-    }
   return v;
+}
+
+// make_plan's precision checks, on a spec that may come from a private list: the kernel must
+// compute in the precision (the message names those of the list that do), and a float precision
+// needs every value within float's range (`float_range`: "" when it is, else the reason; checked
+// once per matrix).
+void require_precision(const KernelSpec& k, const PlanOptions& opt, const SweepConfig& cfg, const CsrView& a,
+                       std::optional<std::string>& float_range) {
+  if (!supports(k, opt.precision)) {
+    std::string with;
+    for (const KernelSpec& o : registry(cfg))
+      if (o.backend == k.backend && supports(o, opt.precision)) with += (with.empty() ? "" : ", ") + o.name;
+    throw Unsupported(fmt::format("kernel '{}' ({}) has no {} precision (kernels that have: {})", k.name,
+                                  to_string(k.backend), to_string(opt.precision), with.empty() ? "none" : with));
+  }
+  if (opt.precision == Precision::Double) return;
+  if (!float_range) {
+    try {
+      require_float_range(a);
+      float_range = "";
+    } catch (const Unsupported& e) {
+      float_range = e.what();
+    }
+  }
+  if (!float_range->empty()) throw Unsupported(*float_range);
+}
+
+// One product of `plan` on x (rounded to float already for a single plan), y widened to double.
+std::vector<double> product(Plan& plan, const std::vector<double>& x, std::size_t ny, Precision p) {
+  std::vector<double> y(ny, 0.0);
+  if (p == Precision::Single) {
+    const std::vector<float> xf(x.begin(), x.end());  // exact: x holds floats
+    std::vector<float> yf(ny, 0.0f);
+    plan.set_x(xf);
+    plan.run(1);
+    plan.get_y(yf);
+    std::copy(yf.begin(), yf.end(), y.begin());
+  } else {
+    plan.set_x(x);
+    plan.run(1);
+    plan.get_y(y);
+  }
+  return y;
 }
 
 // Back-to-back products for `seconds` of wall time, nothing measured.
@@ -201,6 +252,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
   std::vector<const Job*> row_job;  // the job of each row of `out`
   // Per backend, k and layout, auto's row and plan (the most threads where several), kept for the duel.
   std::map<std::pair<int, int>, std::pair<std::size_t, std::unique_ptr<Plan>>> autos;
+  std::optional<std::string> float_range;  // require_precision's verdict on this matrix
 
   for (const Job& job : all) {
     const KernelSpec& k = *job.spec;
@@ -221,6 +273,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     r.baseline = k.baseline;
     r.k = opt.k;
     r.layout = opt.k > 1 && opt.layout == Layout::ColMajor ? "col" : "row";
+    r.precision = to_string(opt.precision);
     const bool cpu = k.backend != Backend::Cuda;
     r.threads = has_param(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
     r.block_size = has_param(k, "block_size") ? opt.block_size : 0;
@@ -231,12 +284,17 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
 
     const int key = rhs_key(opt);
     auto& x = xs[key];
-    if (x.empty()) x = make_vector(cfg.x_spec, static_cast<std::size_t>(a.cols) * opt.k);
-    if (!refs.count(key)) refs[key] = reference_product(a, x, opt.k, opt.layout);
+    if (x.empty()) {
+      x = make_vector(cfg.x_spec, static_cast<std::size_t>(a.cols) * opt.k);
+      // A single plan computes on float x: the reference is computed with the rounded x.
+      if (opt.precision == Precision::Single)
+        for (double& v : x) v = static_cast<float>(v);
+    }
 
     try {
       // Same checks as make_plan, but on this spec (it may come from a private list).
       require_real(a, fmt::format("kernel '{}' ({})", k.name, to_string(k.backend)));
+      require_precision(k, opt, cfg, a, float_range);
       // The first configuration after another backend's finds the device (or the cores) idle and
       // clocked down: 50 ms of the plan's own products before it is timed (below). On the CPU also
       // 50 ms of CSR products before the plan is made, so that the planner's analysis and trial do
@@ -246,6 +304,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       if (first && k.backend != Backend::Cuda) warm_up(a, k.backend, opt);
       warmed = k.backend;
       auto plan = k.make(a, opt);
+      plan->precision = opt.precision;
       r.convert_s = plan->convert_seconds;
       r.setup_s = plan->setup_seconds;
       r.detail = plan->detail;
@@ -255,11 +314,9 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       r.stored_entries = plan->stored_entries;
 
       // Check first: a wrong kernel is reported, never timed into a best or a mean.
-      std::vector<double> y(static_cast<std::size_t>(a.rows) * opt.k, 0.0);
-      plan->set_x(x);
-      plan->run(1);
-      plan->get_y(y);
-      const CheckResult chk = check_product(a, refs[key], y, opt.k, opt.layout);
+      const std::vector<double> y = product(*plan, x, static_cast<std::size_t>(a.rows) * opt.k, opt.precision);
+      if (!refs.count(key)) refs[key] = reference_product(a, x, opt.k, opt.layout);
+      const CheckResult chk = check_product(a, refs[key], y, opt.k, opt.layout, opt.precision);
       r.check = chk.passed ? "passed" : "failed";
       r.max_rel_error = chk.max_rel_error;
       r.mean_rel_error = chk.mean_rel_error;

@@ -20,6 +20,7 @@ struct BenchArgs {
   std::vector<std::string> paths, backends, formats, kernel_names;
   std::vector<int> threads, block_sizes, hacks, ks;
   std::vector<std::string> layouts{"row"};
+  std::vector<std::string> precisions{"double"};
   std::vector<offset_t> nz_per_block;
   int repeat = 0;
   double min_sample_ms = 0, time_budget = 480;
@@ -59,6 +60,15 @@ int bench_cmd(BenchArgs& a) {
   if (!a.ks.empty()) cfg.ks = a.ks;
   cfg.layouts.clear();
   for (const std::string& l : a.layouts) cfg.layouts.push_back(l == "col" ? Layout::ColMajor : Layout::RowMajor);
+  cfg.precisions.clear();
+  std::vector<std::string> precision_names;  // for the header line, once each
+  for (const std::string& p : a.precisions) {
+    const Precision prec = parse_precision(p);
+    if (std::find(cfg.precisions.begin(), cfg.precisions.end(), prec) == cfg.precisions.end()) {
+      cfg.precisions.push_back(prec);
+      precision_names.push_back(to_string(prec));
+    }
+  }
   if (a.repeat > 0) cfg.repeat = a.repeat;
   if (a.min_sample_ms > 0) cfg.min_sample_seconds = a.min_sample_ms * 1e-3;
   cfg.baselines = !a.no_baselines;
@@ -99,10 +109,10 @@ int bench_cmd(BenchArgs& a) {
   TimeBudget budget(a.time_budget, a.min_sample_ms <= 0);
   budget.first_estimate(cfg, per_matrix * sources.size(), a.repeat > 0);
   fmt::print(stderr,
-             "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats; threads {}; "
+             "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats; threads {}; precisions {}; "
              "machine {} ({} cores, {:.0f} GiB{}){}\n",
              sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat,
-             fmt::join(cfg.threads, ","), m.hostname, m.cores, m.memory_bytes / (1ull << 30),
+             fmt::join(cfg.threads, ","), fmt::join(precision_names, ","), m.hostname, m.cores, m.memory_bytes / (1ull << 30),
              m.gpus ? ", " + m.device : "", small ? "; small machine: synthetic alikes scaled down" : "");
 
   const Ceilings ceil = measure_ceilings(cfg, m);
@@ -171,6 +181,11 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("--layouts", a->layouts, "Layouts of X and Y swept when k > 1: row, col (default row)")
       ->delimiter(',')
       ->check(CLI::IsMember({"row", "col"}));
+  cmd->add_option("--precisions", a->precisions,
+                  "Arithmetic swept: double, single, mixed (kernels without one give skipped rows)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"double", "single", "mixed"}))
+      ->capture_default_str();
   cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)");
   cmd->add_option("--min-sample-ms", a->min_sample_ms, "Each sample lasts at least this long (default 50)");
   cmd->add_option("--time-budget", a->time_budget,

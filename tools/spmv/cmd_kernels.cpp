@@ -10,9 +10,14 @@ void add_kernels(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("kernels", "List the kernels built into this binary");
   cmd->callback([&action] {
     action = [] {
-      for (const auto& k : kernels())
-        fmt::print("{:<7} {:<18} {:<11} {}{}{}\n", to_string(k.backend), k.name, k.format,
-                   k.description, k.spmm ? " [spmm]" : "", k.baseline ? " [baseline]" : "");
+      for (const auto& k : kernels()) {
+        // The precisions beyond double it computes in (run --precision, bench --precisions).
+        std::string extra;
+        for (const Precision p : {Precision::Single, Precision::Mixed})
+          if (supports(k, p)) extra += fmt::format(" [{}]", to_string(p));
+        fmt::print("{:<7} {:<18} {:<11} {}{}{}{}\n", to_string(k.backend), k.name, k.format,
+                   k.description, k.spmm ? " [spmm]" : "", extra, k.baseline ? " [baseline]" : "");
+      }
       return 0;
     };
   });

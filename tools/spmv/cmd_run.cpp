@@ -5,6 +5,7 @@
 #include <spmv/reference.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -15,7 +16,8 @@ namespace spmv::cli {
 namespace {
 
 struct RunArgs {
-  std::string file, format, backend, kernel, x = "ones", output, layout = "row", variant = "auto";
+  std::string file, format, backend, kernel, x = "ones", output, layout = "row", variant = "auto",
+      precision = "double";
   int threads = 0, repeat = 10, block_size = 0, hack = 32, k = 1, subwarp = 0;
   long long products = 100;
   std::uint64_t memory_budget = 0;
@@ -30,10 +32,19 @@ int run(const RunArgs& args) {
                                                 : default_backend();
   const std::string kernel = !args.kernel.empty() ? args.kernel : !args.format.empty() ? args.format : "auto";
   const KernelSpec& spec = get_kernel(backend, kernel);  // fail fast, before reading the file
+  const Precision precision = parse_precision(args.precision);
+  if (!supports(spec, precision)) {
+    // Also before reading the file, with the library's own message (which names the kernels that
+    // have the precision): make_plan refuses before it looks at the matrix.
+    PlanOptions po;
+    po.precision = precision;
+    make_plan(Csr{}, backend, spec.name, po);
+  }
+  const double vbytes = vector_bytes(precision);
   // x and y (k columns each) are counted in the memory budget at the file's size line.
   io::ReadOptions ro;
   ro.memory_budget_bytes = static_cast<double>(args.memory_budget);
-  ro.extra_bytes_per_row = ro.extra_bytes_per_col = 8.0 * args.k;
+  ro.extra_bytes_per_row = ro.extra_bytes_per_col = vbytes * args.k;
   ro.extra_what = args.k == 1 ? "x and y" : fmt::format("X and Y at --k {}", args.k);
   const Csr a = io::load_csr(args.file, ro);
 
@@ -47,9 +58,10 @@ int run(const RunArgs& args) {
   opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
   opt.products = args.products;
   opt.trial = !args.no_trial;
+  opt.precision = precision;
 
   check_input_memory(fmt::format("--k {}: X ({} x {}) and Y ({} x {})", args.k, a.cols, args.k, a.rows, args.k),
-                     8.0 * (static_cast<double>(a.cols) + static_cast<double>(a.rows)) * args.k, ro.memory_budget_bytes);
+                     vbytes * (static_cast<double>(a.cols) + static_cast<double>(a.rows)) * args.k, ro.memory_budget_bytes);
   const std::size_t nx = static_cast<std::size_t>(a.cols) * args.k;
   std::vector<double> x;
   if (std::filesystem::exists(args.x)) {
@@ -62,9 +74,26 @@ int run(const RunArgs& args) {
 
   auto plan = make_plan(a, backend, spec.name, opt);
   std::vector<double> y(static_cast<std::size_t>(a.rows) * args.k);
-  plan->multiply(x, y);
+  if (precision == Precision::Single) {
+    // A single plan computes on float x: x is rounded once, and the reference is computed with the
+    // rounded x (widened exactly) so that the check measures the product's error alone.
+    std::vector<float> xf(x.size()), yf(y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      xf[i] = static_cast<float>(x[i]);
+      if (std::isfinite(x[i]) && !std::isfinite(xf[i]))
+        throw Unsupported(fmt::format("x value {:.17g} at index {} (1-based) does not fit in single precision; use "
+                                      "--precision double or mixed", x[i], i + 1));
+      x[i] = xf[i];
+    }
+    plan->set_x(xf);
+    plan->run(1);
+    plan->get_y(yf);
+    std::copy(yf.begin(), yf.end(), y.begin());
+  } else {
+    plan->multiply(x, y);  // mixed: double x and y, float values (the check allows their rounding)
+  }
   const Reference ref = reference_product(a, x, args.k, opt.layout);
-  const CheckResult chk = check_product(a, ref, y, args.k, opt.layout);
+  const CheckResult chk = check_product(a, ref, y, args.k, opt.layout, precision);
 
   // Each timed sample is a batch of back-to-back products lasting at least ~1 ms.
   const ProductTiming pt = time_products(*plan, 1e-3, args.repeat);
@@ -78,6 +107,7 @@ int run(const RunArgs& args) {
   else if (!plan->detail.empty()) fmt::print("detail: {}\n", plan->detail);
   const int threads = plan->chosen_threads ? plan->chosen_threads
                       : backend == Backend::Cuda ? 0 : backend == Backend::Serial ? 1 : plan_threads(opt);
+  fmt::print("precision: {}\n", to_string(plan->precision));
   fmt::print("threads: {}\nk: {}\nrepeat: {}\nproducts_per_sample: {}\n", threads, args.k, pt.samples,
              pt.products_per_sample);
   fmt::print("convert_s: {:.6g}\nsetup_s: {:.6g}\n", plan->convert_seconds, plan->setup_seconds);
@@ -117,6 +147,11 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd (default auto)");
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(CLI::PositiveNumber);
   cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")->check(CLI::IsMember({"row", "col"}));
+  cmd->add_option("--precision", args->precision,
+                  "Arithmetic: double, single (float values, x, y and sums) or mixed (float values; double x, y "
+                  "and sums)")
+      ->check(CLI::IsMember({"double", "single", "mixed"}))
+      ->capture_default_str();
   add_memory_budget(cmd, args->memory_budget);
   cmd->callback([&action, args] { action = [args] { return run(*args); }; });
 }

@@ -70,6 +70,9 @@ struct SweepConfig {
   std::vector<offset_t> nz_per_block{0};  // "nz_per_block" (0 = the kernel's default)
   std::vector<int> ks{1};             // right-hand sides; k > 1 only for spmm kernels
   std::vector<Layout> layouts{Layout::RowMajor};  // of X and Y, each swept when k > 1
+  // Arithmetic swept for every kernel and setting; a kernel that lacks one (KernelSpec::precisions)
+  // or a matrix beyond float's range gives a "skipped: ..." row.
+  std::vector<Precision> precisions{Precision::Double};
   bool baselines = true;              // include baseline kernels (Eigen, cuSPARSE)
   int repeat = 7;                     // samples per configuration (median and min reported)
   double min_sample_seconds = 0.05;   // products per sample chosen so a sample lasts this long
@@ -108,6 +111,9 @@ struct Row {
   bool baseline = false;
   int threads = 0, block_size = 0, hack = 0, k = 1;  // 0: not a parameter of this kernel
   std::string layout = "row";  // of X and Y: "row" or "col" (k = 1: "row")
+  // "double", "single" or "mixed" (to_string(Precision)). Bests, speedups (against the serial CSR of
+  // the same precision) and auto's comparisons never mix precisions.
+  std::string precision = "double";
   offset_t nz_per_block = 0;
   std::string detail;
   std::string chosen;         // kernel "auto": what the planner chose ("cuda/ell bs=256")
@@ -168,11 +174,13 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const Mach
                const Ceilings& c);
 void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
                 const Ceilings& c);
-// Per matrix: the best CPU and best GPU kernel (usable rows only, auto left out), GFLOPS, share
-// of bandwidth, ratio to the best baseline on the same side; under it, per backend and k with an
-// `auto` row, the planner's choice and time against the oracle (our fastest usable row of that
-// backend and k) and the best baseline, and planning + conversion in products. Then per backend
-// and k: geometric mean, worst and count of low ratios. Plain text.
+// Per matrix (and precision, where rows have several): the best CPU and best GPU kernel (usable
+// rows only, auto left out), GFLOPS, share of bandwidth, ratio to the best baseline on the same
+// side; under it, per backend, k and precision with an `auto` row, the planner's choice and time
+// against the oracle (our fastest usable row of that backend, k and precision) and the best
+// baseline, and planning + conversion in products; with several precisions, the best GFLOPS of
+// single and mixed over double's per side. Then per backend and k (and precision): geometric
+// mean, worst and count of low ratios. Plain text.
 std::string summary_table(const std::vector<Row>& rows);
 
 // ---- report --------------------------------------------------------------------------------
