@@ -171,7 +171,7 @@ int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
 class Csr5Plan final : public CudaPlan {
  public:
   Csr5Plan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
-      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
+      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)), block_(checked_block_size(opt)),
         v_(parse_variant(opt)), m_(a, chosen_sigma(a, opt), convert_options(opt), dev.get()) {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;

@@ -156,7 +156,7 @@ DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, c
   DeviceBuffer<index_t> own_col;
   DeviceBuffer<double> own_val;
   const index_t* col_in = shared ? shared->col.data() : nullptr;
-  const double* val_in = shared ? shared->val.data() : nullptr;
+  const double* val_in = shared ? shared->val.f64.data() : nullptr;  // CSR5 on CUDA: double only
   if (!shared) {
     std::vector<long long> hrp(a.row_ptr.begin(), a.row_ptr.end());
     if (hrp.empty()) hrp.assign(1, 0);

@@ -201,7 +201,7 @@ __global__ void csr5_spmm_fixup(DevCsr5 m, Operands o) {
 class Csr5SpmmPlan final : public CudaPlan {
  public:
   Csr5SpmmPlan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev, int sigma)
-      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
+      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)), block_(checked_block_size(opt)),
         c_(opt.k % 4 == 0 ? 4 : opt.k % 2 == 0 ? 2 : 1), m_(a, sigma, convert_options(opt), dev.get()) {
     device_transpose_ = false;  // both layouts through strides
     if (k_ / c_ > 65535)  // blocks of columns on the grid's second dimension

@@ -20,12 +20,14 @@ namespace {
 // Block descriptor (int4): rows [x, y); a long row is cut into w pieces of `piece_len` entries,
 // this block computing piece number z.
 
-template <typename OffT>
+// MV: the matrix's value type, VV: x's, y's and the sums' (the shared products too).
+template <class MV, class VV, typename OffT>
 __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long piece_len, const OffT* __restrict__ rp,
-                                    const index_t* __restrict__ col, const double* __restrict__ val,
-                                    const double* __restrict__ x, double* __restrict__ y,
-                                    double* __restrict__ partial, int* __restrict__ arrived) {
-  extern __shared__ double prod[];
+                                    const index_t* __restrict__ col, const MV* __restrict__ val,
+                                    const VV* __restrict__ x, VV* __restrict__ y,
+                                    VV* __restrict__ partial, int* __restrict__ arrived) {
+  extern __shared__ __align__(16) unsigned char smem[];  // one untyped array for every instantiation
+  VV* prod = reinterpret_cast<VV*>(smem);
   __shared__ bool last;
   const int4 d = blocks[blockIdx.x];
   const index_t r0 = d.x, r1 = d.y;
@@ -36,15 +38,15 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
     // One (long) row, or one piece of it: the whole block strides over it, then a fixed tree.
     const OffT ps = s + static_cast<OffT>(d.z * piece_len);
     const OffT pe = d.w == 1 ? e : min(e, static_cast<OffT>(ps + piece_len));
-    double sum = 0;
+    VV sum = 0;
 #pragma unroll 4
-    for (OffT p = ps + tid; p < pe; p += nt) sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
+    for (OffT p = ps + tid; p < pe; p += nt) sum += static_cast<VV>(__ldg(val + p)) * __ldg(x + __ldg(col + p));
     sum = group_sum(sum, 32);
     if ((tid & 31) == 0) prod[tid >> 5] = sum;
     __syncthreads();
-    double w = 0;
+    VV w = 0;
     if (tid < 32) {
-      w = tid < (nt >> 5) ? prod[tid] : 0.0;
+      w = tid < (nt >> 5) ? prod[tid] : VV(0);
       w = group_sum(w, 32);
     }
     if (d.w == 1) {
@@ -60,7 +62,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
     }
     __syncthreads();
     if (last && tid < 32) {
-      double t = 0;
+      VV t = 0;
       for (int j = tid; j < d.w; j += 32) t += __ldcg(partial + first + j);
       t = group_sum(t, 32);
       if (tid == 0) {
@@ -73,13 +75,13 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
   // CSR-stream: products into shared memory, coalesced over the block's contiguous entries.
   const int n = static_cast<int>(e - s);
 #pragma unroll 4
-  for (int i = tid; i < n; i += nt) prod[i] = __ldg(val + s + i) * __ldg(x + __ldg(col + s + i));
+  for (int i = tid; i < n; i += nt) prod[i] = static_cast<VV>(__ldg(val + s + i)) * __ldg(x + __ldg(col + s + i));
   __syncthreads();
   // As many lanes per row as the block allows (a power of two, at most a warp).
   int tpr = 1;
   while (tpr < 32 && tpr * 2 * nr <= nt) tpr *= 2;
   const int g = tid / tpr, l = tid % tpr;
-  double sum = 0;
+  VV sum = 0;
   if (g < nr) {
     const int b = static_cast<int>(rp[r0 + g] - s), en = static_cast<int>(rp[r0 + g + 1] - s);
     for (int i = b + l; i < en; i += tpr) sum += prod[i];
@@ -174,16 +176,19 @@ class CsrAdaptive final : public CsrDevicePlan {
 
  protected:
   void launch() override {
-    if (trivial()) return zero_async(y_);
-    const std::size_t shmem = std::max<std::size_t>(nz_per_block_, 32) * sizeof(double);
-    if (m_.wide)
-      csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(desc(), piece_len_, m_.rp64.data(), m_.col.data(),
-                                                        m_.val.data(), x_.data(), y_.data(), partial_.data(),
-                                                        arrived_.data());
-    else
-      csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(desc(), piece_len_, m_.rp32.data(), m_.col.data(),
-                                                        m_.val.data(), x_.data(), y_.data(), partial_.data(),
-                                                        arrived_.data());
+    if (trivial()) return zero_y();
+    with_types(prec_, [&]<class MV, class VV>() {
+      const std::size_t shmem = std::max<std::size_t>(nz_per_block_, 32) * sizeof(VV);
+      VV* partial = reinterpret_cast<VV*>(partial_.data());  // a double array holds as many floats
+      if (m_.wide)
+        csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(desc(), piece_len_, m_.rp64.data(), m_.col.data(),
+                                                          m_.val.data<MV>(), xv<VV>(), yv<VV>(), partial,
+                                                          arrived_.data());
+      else
+        csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(desc(), piece_len_, m_.rp32.data(), m_.col.data(),
+                                                          m_.val.data<MV>(), xv<VV>(), yv<VV>(), partial,
+                                                          arrived_.data());
+    });
     SPMV_CUDA_CHECK_LAUNCH();
   }
   // The row blocks into blocks_ (one synchronisation: the count, for the launch's grid).
@@ -215,7 +220,7 @@ class CsrAdaptive final : public CsrDevicePlan {
   offset_t nz_per_block_ = 0, piece_len_ = 0;
   unsigned n_blocks_ = 0;
   DeviceBuffer<int> blocks_;  // 4 ints per block: r0, r1, piece, pieces
-  DeviceBuffer<double> partial_;
+  DeviceBuffer<double> partial_;  // a long row's pieces' sums, in the plan's vector type
   DeviceBuffer<int> arrived_;
 };
 
@@ -230,6 +235,7 @@ void register_csr_adaptive() {
               .backend = Backend::Cuda,
               .format = "csr",
               .description = "CSR-adaptive: CSR-stream row blocks of NZ_PER_BLOCK entries, CSR-vector for long rows",
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size", "nz_per_block"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_adaptive(a, o, nullptr); }});
 }

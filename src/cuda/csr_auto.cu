@@ -31,6 +31,7 @@ void register_csr_auto() {
               .format = "csr",
               .description = "CSR, kernel chosen from the row lengths (vector or adaptive); SpMM for k > 1",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size"},
               .make = make_auto});
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Device CSR shared by the CSR kernels, plus small helpers every CUDA plan file uses.
 // Row offsets go to the device as int32 when nnz < 2^31 (4 fewer bytes per row to move) and as
-// int64 otherwise; kernels are templates on the offset type and plans dispatch on `wide`.
+// int64 otherwise; kernels are templates on the offset type and plans dispatch on `wide`. Values go
+// as double, or rounded to float on the host for single and mixed plans (half the bytes to upload).
 #include <spmv/matrix.hpp>
 
 #include <chrono>
@@ -34,12 +35,14 @@ struct DeviceCsr {
   index_t rows = 0, cols = 0;
   offset_t nnz = 0;
   bool wide = false;  // int64 row offsets on the device
+  bool f32 = false;   // values in float (for single and mixed plans), rounded on the host
   DeviceBuffer<int> rp32;
   DeviceBuffer<long long> rp64;
   DeviceBuffer<index_t> col;
-  DeviceBuffer<double> val;
+  DeviceValues val;
 
-  explicit DeviceCsr(const CsrView& a) : rows(a.rows), cols(a.cols), nnz(a.nnz()) {
+  // The values in the type plans of precision p store (float_values).
+  DeviceCsr(const CsrView& a, Precision p) : rows(a.rows), cols(a.cols), nnz(a.nnz()), f32(float_values(p)) {
     wide = nnz >= std::numeric_limits<int>::max();
     if (wide) {
       std::vector<long long> rp(a.row_ptr.begin(), a.row_ptr.end());
@@ -50,22 +53,28 @@ struct DeviceCsr {
       rp32.upload(rp);
     }
     col.upload(a.col);
-    val.upload(a.val);
+    if (f32) upload_as(a.val, val.f32);
+    else upload_as(a.val, val.f64);
   }
-  // x and y for plans of this matrix with k right-hand sides, shared by them (the planner's
-  // candidates share this matrix, so they share these too).
-  SharedVectors vectors(int k) {
+  // Whether plans of precision p can use it (values of p's type).
+  bool serves(Precision p) const { return f32 == float_values(p); }
+  // x and y for plans of this matrix with k right-hand sides in precision p, shared by them (the
+  // planner's candidates share this matrix, so they share these too).
+  SharedVectors vectors(int k, Precision p) {
     const std::size_t nx = static_cast<std::size_t>(cols) * k, ny = static_cast<std::size_t>(rows) * k;
-    if (!shared_vectors || shared_vectors->x.size() != nx || shared_vectors->y.size() != ny)
-      shared_vectors = std::make_shared<DeviceVectors>(nx, ny);
+    const bool single = p == Precision::Single;
+    const auto& v = shared_vectors;
+    if (!v || v->single != single || (single ? v->xf.size() : v->x.size()) != nx ||
+        (single ? v->yf.size() : v->y.size()) != ny)
+      shared_vectors = std::make_shared<DeviceVectors>(nx, ny, p);
     return shared_vectors;
   }
   SharedVectors shared_vectors;
   offset_t offset_bytes() const { return wide ? 8 : 4; }
-  // What one product must move: values + columns once, row offsets once, x and y once.
-  offset_t product_bytes(int k) const {
-    return 12 * nnz + offset_bytes() * (static_cast<offset_t>(rows) + 1) +
-           8 * static_cast<offset_t>(cols) * k + 8 * static_cast<offset_t>(rows) * k;
+  // What one product in precision p must move: values + columns once, row offsets once, x and y once.
+  offset_t product_bytes(int k, Precision p) const {
+    return (4 + value_bytes(p)) * nnz + offset_bytes() * (static_cast<offset_t>(rows) + 1) +
+           vector_bytes(p) * (static_cast<offset_t>(cols) + rows) * k;
   }
 };
 
@@ -74,24 +83,37 @@ using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
 
 // The x and y a plan made from `dev` shares with its other plans; nullptr (the plan allocates its
 // own) without one.
-inline SharedVectors vectors_of(const SharedDeviceCsr& dev, int k) { return dev ? dev->vectors(k) : nullptr; }
+inline SharedVectors vectors_of(const SharedDeviceCsr& dev, const PlanOptions& opt) {
+  return dev ? dev->vectors(opt.k, opt.precision) : nullptr;
+}
 
-// Uploads the matrix; `seconds` gets the host time of the upload (after a device synchronisation).
-inline SharedDeviceCsr upload_csr(const CsrView& a, double* seconds = nullptr) {
+// Uploads the matrix with the values of precision p; `seconds` gets the host time of the upload
+// (rounding to float included, after a device synchronisation).
+inline SharedDeviceCsr upload_csr(const CsrView& a, Precision p, double* seconds = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto m = std::make_shared<DeviceCsr>(a);
+  auto m = std::make_shared<DeviceCsr>(a, p);
   SPMV_CUDA_CHECK(cudaDeviceSynchronize());
   if (seconds) *seconds = seconds_since(t0);
   return m;
 }
 
-// The upload plans share: made on the first call (its seconds added to *upload_s), then reused.
-inline const SharedDeviceCsr& shared_upload(const CsrView& a, SharedDeviceCsr& dev, double* upload_s) {
+// A shared upload a plan of precision p is given: refused (an internal error) if its values are of
+// another type.
+inline SharedDeviceCsr checked_for(SharedDeviceCsr dev, Precision p) {
+  if (dev && !dev->serves(p))
+    throw Error(std::string("CUDA plan: the shared device matrix has no ") + to_string(p) + " values");
+  return dev;
+}
+
+// The upload plans of precision p share: made on the first call (its seconds added to *upload_s),
+// then reused.
+inline const SharedDeviceCsr& shared_upload(const CsrView& a, SharedDeviceCsr& dev, Precision p, double* upload_s) {
   if (!dev) {
     double s = 0;
-    dev = upload_csr(a, &s);
+    dev = upload_csr(a, p, &s);
     if (upload_s) *upload_s += s;
   }
+  checked_for(dev, p);
   return dev;
 }
 
@@ -100,9 +122,10 @@ inline const SharedDeviceCsr& shared_upload(const CsrView& a, SharedDeviceCsr& d
 class CsrDevicePlan : public CudaPlan {
  public:
   CsrDevicePlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
-      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
-        dev_(dev ? std::move(dev) : upload_csr(a, &setup_seconds)), m_(*dev_) {
-    bytes_per_product = m_.product_bytes(opt.k);
+      : CudaPlan(a.rows, a.cols, opt, vectors_of(checked_for(dev, opt.precision), opt)),
+        block_(checked_block_size(opt)),
+        dev_(dev ? std::move(dev) : upload_csr(a, opt.precision, &setup_seconds)), m_(*dev_) {
+    bytes_per_product = m_.product_bytes(opt.k, opt.precision);
     stored_entries = a.nnz();
   }
 
@@ -114,41 +137,37 @@ class CsrDevicePlan : public CudaPlan {
   DeviceCsr& m_;
 };
 
-// Sets y = 0 without a kernel (matrices with no stored entries).
-inline void zero_async(DeviceBuffer<double>& y) {
-  if (y.size()) SPMV_CUDA_CHECK(cudaMemsetAsync(y.data(), 0, y.size() * sizeof(double)));
-}
-
-// Sum of val[slot(j)] * x[col[slot(j)]] over j = first, first + step, ... < n, the entries of a
-// row in a padded (column-major) layout, four at a time: four column and value loads issued
+// Sum (in VV) of val[slot(j)] * x[col[slot(j)]] over j = first, first + step, ... < n, the entries
+// of a row in a padded (column-major) layout, four at a time: four column and value loads issued
 // together (clamped to the row's last entry, so no branch), then the four loads of x: an entry at a
 // time would leave one chain of dependent loads per thread, bound by latency. The
 // matrix is read with the last-use hint (no product reads it again), so that x keeps the caches.
-template <class Slot>
-__device__ __forceinline__ double padded_row_sum(index_t first, index_t n, index_t step, Slot slot,
-                                                 const index_t* __restrict__ col, const double* __restrict__ val,
-                                                 const double* __restrict__ x) {
+template <class MV, class VV, class Slot>
+__device__ __forceinline__ VV padded_row_sum(index_t first, index_t n, index_t step, Slot slot,
+                                             const index_t* __restrict__ col, const MV* __restrict__ val,
+                                             const VV* __restrict__ x) {
   constexpr int U = 4;
-  double s = 0;
+  VV s = 0;
   for (index_t j0 = first; j0 < n; j0 += U * step) {
     index_t c[U];
-    double v[U];
+    MV v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const index_t j = j0 + u * step;
       const long long p = slot(min(j, n - 1));
       c[u] = __ldlu(col + p);
-      v[u] = j < n ? __ldlu(val + p) : 0.0;
+      v[u] = j < n ? __ldlu(val + p) : MV(0);
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) s += v[u] * __ldg(x + c[u]);
+    for (int u = 0; u < U; ++u) s += static_cast<VV>(v[u]) * __ldg(x + c[u]);
   }
   return s;
 }
 
 // Warp-level sum over aligned groups of `width` lanes (a power of two <= 32); every lane of the
 // warp must call it.
-__device__ __forceinline__ double group_sum(double v, int width) {
+template <class T>
+__device__ __forceinline__ T group_sum(T v, int width) {
   for (int off = width / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
   return v;
 }

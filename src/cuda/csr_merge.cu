@@ -14,16 +14,17 @@ namespace spmv::cuda {
 
 namespace {
 
-template <typename OffT>
+// MV: the matrix's value type, VV: x's, y's, the sums' and the staged products'.
+template <class MV, class VV, typename OffT>
 __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, const OffT* __restrict__ tile_nz,
                                  const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                 const double* __restrict__ val, const double* __restrict__ x,
-                                 double* __restrict__ y, index_t* __restrict__ carry_row,
-                                 double* __restrict__ carry_val) {
-  extern __shared__ double smem[];
+                                 const MV* __restrict__ val, const VV* __restrict__ x,
+                                 VV* __restrict__ y, index_t* __restrict__ carry_row,
+                                 VV* __restrict__ carry_val) {
+  extern __shared__ __align__(16) unsigned char smem[];  // one untyped array for every instantiation
   const int nt = blockDim.x, tid = threadIdx.x, tile = nt * ipt;
-  double* s_prod = smem;            // tile
-  double* s_cval = s_prod + tile;   // 32: per-warp carries
+  VV* s_prod = reinterpret_cast<VV*>(smem);  // tile
+  VV* s_cval = s_prod + tile;   // 32: per-warp carries
   int* s_rend = reinterpret_cast<int*>(s_cval + 32);  // tile: row ends relative to the tile's first entry
   int* s_crow = s_rend + tile;      // 32
   const index_t r0 = tile_row[blockIdx.x], r1 = tile_row[blockIdx.x + 1];
@@ -31,7 +32,7 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
   const int nr = r1 - r0, nz = static_cast<int>(z1 - z0), len = nr + nz;
   for (int i = tid; i < nr; i += nt) s_rend[i] = static_cast<int>(rp[r0 + i + 1] - z0);
 #pragma unroll 4
-  for (int i = tid; i < nz; i += nt) s_prod[i] = __ldg(val + z0 + i) * __ldg(x + __ldg(col + z0 + i));
+  for (int i = tid; i < nz; i += nt) s_prod[i] = static_cast<VV>(__ldg(val + z0 + i)) * __ldg(x + __ldg(col + z0 + i));
   __syncthreads();
 
   // This thread's start on the block's path: rows consumed + entries consumed = dl.
@@ -44,7 +45,7 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
   }
   int row = lo, k = dl - lo;
   const int end = min(dl + ipt, len);
-  double acc = 0, first_val = 0;
+  VV acc = 0, first_val = 0;
   int first_row = -1;
   for (int d = dl; d < end; ++d) {
     if (row < nr && k >= s_rend[row]) {  // the row ends here
@@ -64,10 +65,10 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
   // with tid, so equal keys are contiguous. Warps scan with shuffles, then warp 0 scans the warp
   // totals: two barriers, a fixed order of additions.
   const int lane = tid & 31, warp = tid >> 5, n_warps = nt >> 5;
-  double v = acc;
+  VV v = acc;
   for (int off = 1; off < 32; off *= 2) {
     const int pr = __shfl_up_sync(0xffffffffu, row, off);
-    const double pv = __shfl_up_sync(0xffffffffu, v, off);
+    const VV pv = __shfl_up_sync(0xffffffffu, v, off);
     if (lane >= off && pr == row) v += pv;
   }
   if (lane == 31) {
@@ -77,10 +78,10 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
   __syncthreads();
   if (warp == 0) {
     int wr = lane < n_warps ? s_crow[lane] : 0x7fffffff;
-    double wv = lane < n_warps ? s_cval[lane] : 0.0;
+    VV wv = lane < n_warps ? s_cval[lane] : VV(0);
     for (int off = 1; off < 32; off *= 2) {
       const int pr = __shfl_up_sync(0xffffffffu, wr, off);
-      const double pv = __shfl_up_sync(0xffffffffu, wv, off);
+      const VV pv = __shfl_up_sync(0xffffffffu, wv, off);
       if (lane >= off && pr == wr) wv += pv;
     }
     if (lane < n_warps) s_cval[lane] = wv;
@@ -91,12 +92,12 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
   if (warp > 0 && s_crow[warp - 1] == row) v += s_cval[warp - 1];
   // The carry into this thread is the full inclusive value of the thread before it.
   int prev_row = __shfl_up_sync(0xffffffffu, row, 1);
-  double prev_val = __shfl_up_sync(0xffffffffu, v, 1);
+  VV prev_val = __shfl_up_sync(0xffffffffu, v, 1);
   if (lane == 0) {
     prev_row = warp > 0 ? s_crow[warp - 1] : -1;
-    prev_val = warp > 0 ? s_cval[warp - 1] : 0.0;
+    prev_val = warp > 0 ? s_cval[warp - 1] : VV(0);
   }
-  if (first_row >= 0) y[r0 + first_row] = first_val + (prev_row == first_row ? prev_val : 0.0);
+  if (first_row >= 0) y[r0 + first_row] = first_val + (prev_row == first_row ? prev_val : VV(0));
   if (tid == nt - 1) {
     carry_row[blockIdx.x] = r0 + row;
     carry_val[blockIdx.x] = v;
@@ -104,13 +105,14 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
 }
 
 // Adds each row's block carries, in block order, once per row (the first block of a run does it).
+template <class VV>
 __global__ void csr_merge_fixup(int n_blocks, index_t rows, const index_t* __restrict__ carry_row,
-                                const double* __restrict__ carry_val, double* __restrict__ y) {
+                                const VV* __restrict__ carry_val, VV* __restrict__ y) {
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n_blocks) return;
   const index_t r = carry_row[b];
   if (r >= rows || (b > 0 && carry_row[b - 1] == r)) return;
-  double s = 0;
+  VV s = 0;
   for (int j = b; j < n_blocks && carry_row[j] == r; ++j) s += carry_val[j];
   y[r] += s;
 }
@@ -167,19 +169,24 @@ class CsrMerge final : public CsrDevicePlan {
 
  protected:
   void launch() override {
-    if (trivial()) return zero_async(y_);
-    const std::size_t shmem = static_cast<std::size_t>(block_) * ipt_ * 12 + 32 * 12;
-    if (m_.wide)
-      csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz64_.data(), m_.rp64.data(),
-                                                     m_.col.data(), m_.val.data(), x_.data(), y_.data(),
-                                                     carry_row_.data(), carry_val_.data());
-    else
-      csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz32_.data(), m_.rp32.data(),
-                                                     m_.col.data(), m_.val.data(), x_.data(), y_.data(),
-                                                     carry_row_.data(), carry_val_.data());
-    SPMV_CUDA_CHECK_LAUNCH();
-    csr_merge_fixup<<<grid_for(n_blocks_, tuning::setup_block), tuning::setup_block>>>(n_blocks_, rows_, carry_row_.data(), carry_val_.data(),
-                                                       y_.data());
+    if (trivial()) return zero_y();
+    with_types(prec_, [&]<class MV, class VV>() {
+      // Per item: a product and a row end (int); per warp: a carry and its row.
+      const std::size_t per = sizeof(VV) + sizeof(int);
+      const std::size_t shmem = static_cast<std::size_t>(block_) * ipt_ * per + 32 * per;
+      VV* carry_val = reinterpret_cast<VV*>(carry_val_.data());  // a double array holds as many floats
+      if (m_.wide)
+        csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz64_.data(), m_.rp64.data(),
+                                                       m_.col.data(), m_.val.data<MV>(), xv<VV>(), yv<VV>(),
+                                                       carry_row_.data(), carry_val);
+      else
+        csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz32_.data(), m_.rp32.data(),
+                                                       m_.col.data(), m_.val.data<MV>(), xv<VV>(), yv<VV>(),
+                                                       carry_row_.data(), carry_val);
+      SPMV_CUDA_CHECK_LAUNCH();
+      csr_merge_fixup<<<grid_for(n_blocks_, tuning::setup_block), tuning::setup_block>>>(
+          n_blocks_, rows_, carry_row_.data(), static_cast<const VV*>(carry_val), yv<VV>());
+    });
     SPMV_CUDA_CHECK_LAUNCH();
   }
   int ipt_ = 7, n_blocks_ = 0;
@@ -187,7 +194,7 @@ class CsrMerge final : public CsrDevicePlan {
   DeviceBuffer<int> tile_nz32_;
   DeviceBuffer<long long> tile_nz64_;
   DeviceBuffer<index_t> carry_row_;
-  DeviceBuffer<double> carry_val_;
+  DeviceBuffer<double> carry_val_;  // in the plan's vector type
 };
 
 }  // namespace
@@ -201,6 +208,7 @@ void register_csr_merge() {
               .backend = Backend::Cuda,
               .format = "csr",
               .description = "CSR merge-path: equal rows+nnz tiles, deterministic carry fix-up",
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_merge(a, o, nullptr); }});
 }

@@ -7,14 +7,14 @@ namespace spmv::cuda {
 
 namespace {
 
-template <typename OffT>
+// MV: the matrix's value type, VV: x's, y's and the sum's.
+template <class MV, class VV, typename OffT>
 __global__ void csr_scalar_kernel(index_t rows, const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                  const double* __restrict__ val, const double* __restrict__ x,
-                                  double* __restrict__ y) {
+                                  const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
-  double s = 0;
-  for (OffT p = rp[r], e = rp[r + 1]; p < e; ++p) s += __ldg(val + p) * __ldg(x + __ldg(col + p));
+  VV s = 0;
+  for (OffT p = rp[r], e = rp[r + 1]; p < e; ++p) s += static_cast<VV>(__ldg(val + p)) * __ldg(x + __ldg(col + p));
   y[r] = s;
 }
 
@@ -25,12 +25,15 @@ class CsrScalar final : public CsrDevicePlan {
 
  protected:
   void launch() override {
-    if (trivial()) return zero_async(y_);
+    if (trivial()) return zero_y();
     const unsigned grid = grid_for(rows_, block_);
-    if (m_.wide)
-      csr_scalar_kernel<<<grid, block_>>>(rows_, m_.rp64.data(), m_.col.data(), m_.val.data(), x_.data(), y_.data());
-    else
-      csr_scalar_kernel<<<grid, block_>>>(rows_, m_.rp32.data(), m_.col.data(), m_.val.data(), x_.data(), y_.data());
+    with_types(prec_, [&]<class MV, class VV>() {
+      const MV* val = m_.val.data<MV>();
+      if (m_.wide)
+        csr_scalar_kernel<<<grid, block_>>>(rows_, m_.rp64.data(), m_.col.data(), val, xv<VV>(), yv<VV>());
+      else
+        csr_scalar_kernel<<<grid, block_>>>(rows_, m_.rp32.data(), m_.col.data(), val, xv<VV>(), yv<VV>());
+    });
     SPMV_CUDA_CHECK_LAUNCH();
   }
 };
@@ -46,6 +49,7 @@ void register_csr_scalar() {
               .backend = Backend::Cuda,
               .format = "csr",
               .description = "CSR, one thread per row",
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_scalar(a, o, nullptr); }});
 }

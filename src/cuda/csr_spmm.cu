@@ -2,8 +2,8 @@
 //
 // Row-major X and Y: a group of W lanes per row (W | 32), KL lanes along the right-hand sides times
 // W/KL groups along the row's entries; each lane keeps C consecutive columns of its Y row in
-// registers (C = 1, 2 or 4: X's row read as double2 vectors), so A is read once per block of
-// KL*C columns, and the entry groups are joined by shuffles. The corners of this family are the
+// registers (C = 1, 2 or 4: X's row read as double2, float4 or float2 vectors), so A is read once
+// per block of KL*C columns, and the entry groups are joined by shuffles. The corners of this family are the
 // SpMM report's mappings: a thread per element of Y (C = 1, W = KL), a warp per row with lanes
 // across K (W = 32, C = 1), the register-blocked kernel for large K (C = 4).
 // Column-major X and Y: a group of W lanes per row along its entries (CSR-vector), each lane
@@ -48,11 +48,12 @@ struct Shape {
 };
 
 // Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries.
-// y_rows: 0 for row-major Y, else Y is column-major with this many rows.
-template <typename OffT, int C, int U>
+// y_rows: 0 for row-major Y, else Y is column-major with this many rows. MV: the matrix's value
+// type, VV: X's, Y's and the sums' (every kernel here).
+template <class MV, class VV, typename OffT, int C, int U>
 __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order, int k, int w, int lanes_k, int long_row,
                                 const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y,
+                                const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
                                 long long y_rows) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long slot = t / w;
@@ -68,7 +69,7 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
   }
   for (int c0 = 0; c0 < k; c0 += lanes_k * C) {  // the same trip count on every lane of the warp
     const int c = c0 + kl * C;
-    double acc[C] = {};
+    VV acc[C] = {};
     if (c < k) {
       // U entries a step: their column, value and X loads issued together (one dependent chain of
       // loads per entry would leave the lane waiting on latency). U = 4 where a group's share of a
@@ -76,9 +77,9 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
       OffT p = b + g;
       if constexpr (U == 2) {
         for (; p + ng < e; p += 2 * ng) {
-          const double v0 = __ldg(val + p), v1 = __ldg(val + p + ng);
+          const VV v0 = static_cast<VV>(__ldg(val + p)), v1 = static_cast<VV>(__ldg(val + p + ng));
           const long long i0 = __ldg(col + p), i1 = __ldg(col + p + ng);
-          double x0[C], x1[C];
+          VV x0[C], x1[C];
           load_row<C>(x + i0 * k + c, x0);
           load_row<C>(x + i1 * k + c, x1);
 #pragma unroll
@@ -86,10 +87,10 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
         }
       } else {
         for (; p + (U - 1) * ng < e; p += U * ng) {
-          double v[U], xs[U][C];
+          VV v[U], xs[U][C];
 #pragma unroll
           for (int u = 0; u < U; ++u) {
-            v[u] = __ldg(val + p + u * ng);
+            v[u] = static_cast<VV>(__ldg(val + p + u * ng));
             load_row<C>(x + static_cast<long long>(__ldg(col + p + u * ng)) * k + c, xs[u]);
           }
 #pragma unroll
@@ -99,8 +100,8 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
         }
       }
       for (; p < e; p += ng) {
-        const double v = __ldg(val + p);
-        double xr[C];
+        const VV v = static_cast<VV>(__ldg(val + p));
+        VV xr[C];
         load_row<C>(x + static_cast<long long>(__ldg(col + p)) * k + c, xr);
 #pragma unroll
         for (int j = 0; j < C; ++j) acc[j] += v * xr[j];
@@ -121,10 +122,10 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
 }
 
 // Column-major: w lanes per row along its entries, C columns at a time.
-template <typename OffT, int C>
+template <class MV, class VV, typename OffT, int C>
 __global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const index_t* __restrict__ order, int k, int w,
                                 int long_row, const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
+                                const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long slot = t / w;
   const int lane = static_cast<int>(t & (w - 1));
@@ -138,9 +139,9 @@ __global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const
     if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel
   }
   for (int c0 = 0; c0 < k; c0 += C) {
-    double acc[C] = {};
+    VV acc[C] = {};
     for (OffT p = b + lane; p < e; p += w) {
-      const double v = __ldg(val + p);
+      const VV v = static_cast<VV>(__ldg(val + p));
       const long long ci = __ldg(col + p);
 #pragma unroll
       for (int j = 0; j < C; ++j)
@@ -164,12 +165,12 @@ __global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const
 // A row of several pieces: each piece writes its partial row, and the last piece to finish adds
 // them in piece order (deterministic, one launch). X and Y are addressed by strides, so both
 // layouts use it: element (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc].
-template <typename OffT, int C>
+template <class MV, class VV, typename OffT, int C>
 __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k, int kt, const OffT* __restrict__ rp,
-                                 const index_t* __restrict__ col, const double* __restrict__ val,
-                                 const double* __restrict__ x, long long xr, long long xc, double* __restrict__ y,
-                                 long long yr, long long yc, double* __restrict__ partial, int* __restrict__ arrived) {
-  __shared__ double red[32 * 32 * C];
+                                 const index_t* __restrict__ col, const MV* __restrict__ val,
+                                 const VV* __restrict__ x, long long xr, long long xc, VV* __restrict__ y,
+                                 long long yr, long long yc, VV* __restrict__ partial, int* __restrict__ arrived) {
+  __shared__ VV red[32 * 32 * C];
   __shared__ bool last;
   const int4 d = desc[blockIdx.x];  // row, piece, pieces
   const index_t row = d.x;
@@ -178,15 +179,15 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k
   const OffT e0 = rp[row + 1];
   const OffT b = rp[row] + static_cast<OffT>(d.y) * piece;
   const OffT e = min(e0, static_cast<OffT>(b + piece));
-  double* part = partial + static_cast<long long>(blockIdx.x) * k;
+  VV* part = partial + static_cast<long long>(blockIdx.x) * k;
   for (int c0 = 0; c0 < k; c0 += kt * C) {
     const int c = c0 + kl * C;  // C > 1: row-major X (xc = 1), k a multiple of C
-    double acc[C] = {};
+    VV acc[C] = {};
     if (c < k)
 #pragma unroll 4
       for (OffT p = b + g; p < e; p += ng) {
-        const double v = __ldg(val + p);
-        double xs[C];
+        const VV v = static_cast<VV>(__ldg(val + p));
+        VV xs[C];
         load_row<C>(x + __ldg(col + p) * xr + c * xc, xs);
 #pragma unroll
         for (int j = 0; j < C; ++j) acc[j] += v * xs[j];
@@ -198,7 +199,7 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k
     }
     __syncthreads();
     if (tid < kt * C && c0 + tid < k) {
-      double s = 0;
+      VV s = 0;
       for (int w = 0; w < nw; ++w) s += red[w * 32 * C + tid];
       if (d.z == 1) y[row * yr + (c0 + tid) * yc] = s;
       else part[c0 + tid] = s;
@@ -215,7 +216,7 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k
   __syncthreads();
   if (!last) return;
   for (int c = tid; c < k; c += blockDim.x) {
-    double s = 0;
+    VV s = 0;
     for (int j = 0; j < d.z; ++j) s += __ldcg(partial + static_cast<long long>(first + j) * k + c);
     y[row * yr + c * yc] = s;
   }
@@ -317,9 +318,11 @@ class CsrSpmm final : public CsrDevicePlan {
 
  protected:
   void launch() override {
-    if (trivial()) return zero_async(y_);
-    if (m_.wide) launch_with(m_.rp64.data());
-    else launch_with(m_.rp32.data());
+    if (trivial()) return zero_y();
+    with_types(prec_, [&]<class MV, class VV>() {
+      if (m_.wide) launch_with<MV, VV>(m_.rp64.data());
+      else launch_with<MV, VV>(m_.rp32.data());
+    });
   }
 
  private:
@@ -402,14 +405,14 @@ class CsrSpmm final : public CsrDevicePlan {
     return w_ok && (s.c == 1 || s.c == 2 || s.c == 4) && k_ % s.c == 0;
   }
 
-  template <typename OffT, int C>
+  template <class MV, class VV, typename OffT, int C>
   void row_kernel(bool u4, unsigned grid, int kl, const OffT* rp) {
-    const auto kernel = u4 ? spmm_row_kernel<OffT, C, 4> : spmm_row_kernel<OffT, C, 2>;
-    kernel<<<grid, block_>>>(slots(), order(), k_, shape_.w, kl, long_row_, rp, m_.col.data(), m_.val.data(), x_.data(),
-                             y_.data(), shape_.x ? rows_ : 0);
+    const auto kernel = u4 ? spmm_row_kernel<MV, VV, OffT, C, 4> : spmm_row_kernel<MV, VV, OffT, C, 2>;
+    kernel<<<grid, block_>>>(slots(), order(), k_, shape_.w, kl, long_row_, rp, m_.col.data(), m_.val.data<MV>(),
+                             xv<VV>(), yv<VV>(), shape_.x ? rows_ : 0);
   }
 
-  template <typename OffT>
+  template <class MV, class VV, typename OffT>
   void launch_with(const OffT* rp) {
     const Shape s = shape_;
     const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
@@ -420,24 +423,26 @@ class CsrSpmm final : public CsrDevicePlan {
     if (side) {
       SPMV_CUDA_CHECK(cudaEventRecord(side_.fork, 0));
       SPMV_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.fork, 0));
-      long_rows(rp, rm, rm && !s.x);
+      long_rows<MV, VV>(rp, rm, rm && !s.x);
       SPMV_CUDA_CHECK(cudaEventRecord(side_.join, side_.stream));
     }
     const unsigned grid = grid_for(static_cast<offset_t>(slots()) * s.w, block_);
     const index_t* col = m_.col.data();
-    const double* val = m_.val.data();
+    const MV* val = m_.val.data<MV>();
+    const VV* x = xv<VV>();
+    VV* y = yv<VV>();
     if (rm) {
       const int kl = lanes_k(s);
       const bool u4 = mean_ / entry_groups(s) >= tuning::csr_spmm_unroll4_entries;
-      if (s.c == 4) row_kernel<OffT, 4>(u4, grid, kl, rp);
-      else if (s.c == 2) row_kernel<OffT, 2>(u4, grid, kl, rp);
-      else row_kernel<OffT, 1>(u4, grid, kl, rp);
+      if (s.c == 4) row_kernel<MV, VV, OffT, 4>(u4, grid, kl, rp);
+      else if (s.c == 2) row_kernel<MV, VV, OffT, 2>(u4, grid, kl, rp);
+      else row_kernel<MV, VV, OffT, 1>(u4, grid, kl, rp);
     } else {
       switch (s.c) {
-        case 8: spmm_col_kernel<OffT, 8><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
-        case 4: spmm_col_kernel<OffT, 4><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
-        case 2: spmm_col_kernel<OffT, 2><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x_.data(), y_.data()); break;
-        default: spmm_col_kernel<OffT, 1><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x_.data(), y_.data());
+        case 8: spmm_col_kernel<MV, VV, OffT, 8><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y); break;
+        case 4: spmm_col_kernel<MV, VV, OffT, 4><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y); break;
+        case 2: spmm_col_kernel<MV, VV, OffT, 2><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y); break;
+        default: spmm_col_kernel<MV, VV, OffT, 1><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y);
       }
     }
     SPMV_CUDA_CHECK_LAUNCH();
@@ -446,7 +451,7 @@ class CsrSpmm final : public CsrDevicePlan {
 
   // The block-per-piece kernel on side_: the short class's pieces, then the long class's (X and Y
   // as the kernels see them: row-major or not).
-  template <typename OffT>
+  template <class MV, class VV, typename OffT>
   void long_rows(const OffT* rp, bool x_rm, bool y_rm) {
     const long long xr = x_rm ? k_ : 1, xc = x_rm ? 1 : cols_;
     const long long yr = y_rm ? k_ : 1, yc = y_rm ? 1 : rows_;
@@ -454,20 +459,22 @@ class CsrSpmm final : public CsrDevicePlan {
     // piece is then read once up to K = 64, not once per 32 columns.
     const int c = x_rm && k_ % 2 == 0 && k_ > 32 ? 2 : 1;
     const int kt = std::min(32, pow2_at_least((k_ + c - 1) / c));
-    const auto kernel = c == 2 ? spmm_long_kernel<OffT, 2> : spmm_long_kernel<OffT, 1>;
+    const auto kernel = c == 2 ? spmm_long_kernel<MV, VV, OffT, 2> : spmm_long_kernel<MV, VV, OffT, 1>;
     const int4* desc = reinterpret_cast<const int4*>(desc_.data());
     const index_t* col = m_.col.data();
-    const double* val = m_.val.data();
+    const MV* val = m_.val.data<MV>();
+    const VV* x = xv<VV>();
+    VV* y = yv<VV>();
+    VV* partial = reinterpret_cast<VV*>(partial_.data());  // a double array holds as many floats
     if (n_short_) {
       const int block = std::clamp(tuning::csr_spmm_short_groups * kt, 128, 1024);
-      kernel<<<n_short_, block, 0, side_.stream>>>(desc, tuning::csr_spmm_short_piece, k_, kt, rp, col, val, x_.data(), xr,
-                                                   xc, y_.data(), yr, yc, partial_.data(), arrived_.data());
+      kernel<<<n_short_, block, 0, side_.stream>>>(desc, tuning::csr_spmm_short_piece, k_, kt, rp, col, val, x, xr, xc, y,
+                                                   yr, yc, partial, arrived_.data());
       SPMV_CUDA_CHECK_LAUNCH();
     }
     if (n_long_) {
-      kernel<<<n_long_, 1024, 0, side_.stream>>>(desc + n_short_, tuning::csr_spmm_piece, k_, kt, rp, col, val, x_.data(),
-                                                 xr, xc, y_.data(), yr, yc,
-                                                 partial_.data() + static_cast<std::size_t>(n_short_) * k_,
+      kernel<<<n_long_, 1024, 0, side_.stream>>>(desc + n_short_, tuning::csr_spmm_piece, k_, kt, rp, col, val, x, xr, xc,
+                                                 y, yr, yc, partial + static_cast<std::size_t>(n_short_) * k_,
                                                  arrived_.data() + n_short_);
       SPMV_CUDA_CHECK_LAUNCH();
     }
@@ -483,7 +490,7 @@ class CsrSpmm final : public CsrDevicePlan {
   int long_row_ = 1024;
   unsigned n_short_ = 0, n_long_ = 0;  // blocks of the long-row kernel (pieces): short, long class
   DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
-  DeviceBuffer<double> partial_;
+  DeviceBuffer<double> partial_;  // pieces' partial rows, in the plan's vector type
   DeviceBuffer<int> arrived_;
   DeviceBuffer<index_t> order_;  // rows up to long_row_ entries, longest first (sorted shapes)
   SideStream side_;

@@ -9,17 +9,16 @@ namespace spmv::cuda {
 
 namespace {
 
-template <int S, typename OffT>
+template <int S, class MV, class VV, typename OffT>
 __global__ void csr_vector_kernel(index_t rows, const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                  const double* __restrict__ val, const double* __restrict__ x,
-                                  double* __restrict__ y) {
+                                  const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long r = t / S;
   const int lane = static_cast<int>(t % S);
-  double s = 0;
+  VV s = 0;
   if (r < rows) {
     const OffT e = rp[r + 1];
-    for (OffT p = rp[r] + lane; p < e; p += S) s += __ldg(val + p) * __ldg(x + __ldg(col + p));
+    for (OffT p = rp[r] + lane; p < e; p += S) s += static_cast<VV>(__ldg(val + p)) * __ldg(x + __ldg(col + p));
   }
   // Every lane takes part in the shuffles, including those past the last row.
   s = group_sum(s, S);
@@ -37,25 +36,27 @@ class CsrVector final : public CsrDevicePlan {
   }
 
  protected:
-  template <int S, typename OffT>
+  template <int S, class MV, class VV, typename OffT>
   void go(const OffT* rp) {
     const unsigned grid = grid_for(static_cast<offset_t>(rows_) * S, block_);
-    csr_vector_kernel<S><<<grid, block_>>>(rows_, rp, m_.col.data(), m_.val.data(), x_.data(), y_.data());
+    csr_vector_kernel<S><<<grid, block_>>>(rows_, rp, m_.col.data(), m_.val.data<MV>(), xv<VV>(), yv<VV>());
   }
-  template <typename OffT>
+  template <class MV, class VV, typename OffT>
   void dispatch(const OffT* rp) {
     switch (subwarp_) {
-      case 2: go<2>(rp); break;
-      case 4: go<4>(rp); break;
-      case 8: go<8>(rp); break;
-      case 16: go<16>(rp); break;
-      default: go<32>(rp); break;
+      case 2: go<2, MV, VV>(rp); break;
+      case 4: go<4, MV, VV>(rp); break;
+      case 8: go<8, MV, VV>(rp); break;
+      case 16: go<16, MV, VV>(rp); break;
+      default: go<32, MV, VV>(rp); break;
     }
   }
   void launch() override {
-    if (trivial()) return zero_async(y_);
-    if (m_.wide) dispatch(m_.rp64.data());
-    else dispatch(m_.rp32.data());
+    if (trivial()) return zero_y();
+    with_types(prec_, [&]<class MV, class VV>() {
+      if (m_.wide) dispatch<MV, VV>(m_.rp64.data());
+      else dispatch<MV, VV>(m_.rp32.data());
+    });
     SPMV_CUDA_CHECK_LAUNCH();
   }
   int subwarp_ = 32;
@@ -78,6 +79,7 @@ void register_csr_vector() {
               .backend = Backend::Cuda,
               .format = "csr",
               .description = "CSR, a sub-warp of 2..32 lanes per row (width from the mean row length)",
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size", "subwarp"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_vector(a, o, nullptr); }});
 }

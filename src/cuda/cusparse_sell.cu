@@ -26,10 +26,11 @@ __global__ void sell_slice_slots(index_t rows, long long slices, const int* __re
 }
 
 // A thread per row (padding rows of the last slice included): its entries, then padding, down its
-// column of slots; lane 0 of each slice writes the 32-bit slice offset.
+// column of slots; lane 0 of each slice writes the 32-bit slice offset. MV: the values' type.
+template <class MV>
 __global__ void sell_fill(index_t rows, long long slices, const int* __restrict__ rp, const index_t* __restrict__ col,
-                          const double* __restrict__ val, const long long* __restrict__ off,
-                          int* __restrict__ off32, index_t* __restrict__ scol, double* __restrict__ sval) {
+                          const MV* __restrict__ val, const long long* __restrict__ off,
+                          int* __restrict__ off32, index_t* __restrict__ scol, MV* __restrict__ sval) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long s = t / kSlice;
   if (s >= slices) return;
@@ -41,7 +42,7 @@ __global__ void sell_fill(index_t rows, long long slices, const int* __restrict_
   for (long long j = 0; j < width; ++j) {
     const long long p = base + j * kSlice + lane;
     scol[p] = j < len ? col[b + j] : -1;
-    sval[p] = j < len ? val[b + j] : 0.0;
+    sval[p] = j < len ? val[b + j] : MV(0);
   }
 }
 
@@ -69,34 +70,37 @@ class SellCusparse final : public CusparsePlan {
       if (slots >= std::numeric_limits<int>::max())
         throw Unsupported("cuSPARSE sliced ELL would need " + std::to_string(slots) +
                           " slots; its 32-bit slice offsets address fewer than 2^31");
-      check_format_memory("sliced ELL", 12.0 * static_cast<double>(slots) + 4.0 * static_cast<double>(slices + 1), a,
-                          convert_options(opt));
+      check_format_memory("sliced ELL",
+                          (4.0 + value_bytes(prec_)) * static_cast<double>(slots) + 4.0 * static_cast<double>(slices + 1),
+                          a, convert_options(opt));
       off32_.resize(static_cast<std::size_t>(slices) + 1);
       col_.resize(static_cast<std::size_t>(slots));
-      val_.resize(static_cast<std::size_t>(slots));
-      sell_fill<<<grid, block>>>(rows_, slices, m_.rp32.data(), m_.col.data(), m_.val.data(), off.data(), off32_.data(),
-                                 col_.data(), val_.data());
+      val_.resize(static_cast<std::size_t>(slots), float_values(prec_));
+      with_types(prec_, [&]<class MV, class VV>() {
+        sell_fill<<<grid, block>>>(rows_, slices, m_.rp32.data(), m_.col.data(), m_.val.data<MV>(), off.data(),
+                                   off32_.data(), col_.data(), val_.get<MV>().data());
+      });
       SPMV_CUDA_CHECK_LAUNCH();
       SPMV_CUDA_CHECK(cudaDeviceSynchronize());
       convert_seconds = seconds_since(t0);
       // The products read only the sliced ELL: the device CSR it came from is released.
       m_.rp32 = DeviceBuffer<int>();
       m_.col = DeviceBuffer<index_t>();
-      m_.val = DeviceBuffer<double>();
+      m_.val = DeviceValues();
       SPMV_CUSPARSE_CHECK(cusparseCreateSlicedEll(&mat_, rows_, cols_, m_.nnz, slots, kSlice, off32_.data(),
-                                                  col_.data(), val_.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                                  CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+                                                  col_.data(), values(val_), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                                  CUSPARSE_INDEX_BASE_ZERO, type()));
     }
     stored_entries = slots;
-    bytes_per_product = 12 * slots + (slots ? 4 * (slices + 1) : 0) + 8 * static_cast<offset_t>(cols_) +
-                        8 * static_cast<offset_t>(rows_);
+    bytes_per_product = (4 + value_bytes(prec_)) * slots + (slots ? 4 * (slices + 1) : 0) +
+                        vector_bytes(prec_) * (static_cast<offset_t>(cols_) + rows_);
     prepare();
   }
 
  private:
   DeviceBuffer<int> off32_;
   DeviceBuffer<index_t> col_;
-  DeviceBuffer<double> val_;
+  DeviceValues val_;
 };
 
 }  // namespace
@@ -109,6 +113,7 @@ void register_cusparse_sell() {
                              "device), CUSPARSE_SPMV_SELL_ALG1",
               .baseline = true,
               .spmm = false,
+              .precisions = {Precision::Double, Precision::Single},
               .params = {},
               .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<SellCusparse>(a, o, CUSPARSE_SPMV_SELL_ALG1, "cusparse-sell");

@@ -12,10 +12,11 @@ namespace spmv::cuda {
 
 namespace {
 
-// A thread per row, its entries four at a time (padded_row_sum).
+// A thread per row, its entries four at a time (padded_row_sum). MV: the values' type, VV: x's,
+// y's and the sums'.
+template <class MV, class VV>
 __global__ void ell_kernel(index_t rows, index_t width, const index_t* __restrict__ col,
-                           const double* __restrict__ val, const double* __restrict__ x,
-                           double* __restrict__ y) {
+                           const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   y[r] = padded_row_sum(0, width, 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x);
@@ -29,11 +30,11 @@ struct EllRows {
 
 // Device conversion: thread r writes row r's slots (coalesced across the warp). Padding holds
 // value 0 and the row's last column (column 0 for an empty row), so x is read where the row
-// already reads.
-template <typename OffT>
+// already reads. MV: the values' type (the device CSR's, already the plan's).
+template <class MV, typename OffT>
 __global__ void csr_to_ell_kernel(index_t rows, index_t width, const OffT* __restrict__ rp,
-                                  const index_t* __restrict__ col, const double* __restrict__ val,
-                                  index_t* __restrict__ ecol, double* __restrict__ eval) {
+                                  const index_t* __restrict__ col, const MV* __restrict__ val,
+                                  index_t* __restrict__ ecol, MV* __restrict__ eval) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const OffT b = rp[r];
@@ -42,7 +43,7 @@ __global__ void csr_to_ell_kernel(index_t rows, index_t width, const OffT* __res
   for (index_t j = 0; j < width; ++j) {
     const long long p = static_cast<long long>(j) * rows + r;
     ecol[p] = j < len ? col[b + j] : pad;
-    eval[p] = j < len ? val[b + j] : 0.0;
+    eval[p] = j < len ? val[b + j] : MV(0);
   }
 }
 
@@ -58,9 +59,10 @@ __global__ void ell_width_kernel(index_t rows, const OffT* __restrict__ rp, int*
 class EllPlan final : public PaddedSpmmPlan {
  public:
   EllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
-      : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)) {
+      : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(checked_for(dev, opt.precision), opt)),
+        block_(checked_block_size(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
+    if (!dev) dev = upload_csr(a, opt.precision, &setup_seconds);  // the CSR it converts from; freed after
     if (a.rows > 0) {  // on the device: a host pass over the rows cost more than the conversion
       DeviceBuffer<int> w(1);
       SPMV_CUDA_CHECK(cudaMemsetAsync(w.data(), 0, sizeof(int)));
@@ -70,21 +72,25 @@ class EllPlan final : public PaddedSpmmPlan {
       SPMV_CUDA_CHECK(cudaMemcpy(&width_, w.data(), sizeof(int), cudaMemcpyDeviceToHost));
     }
     const offset_t slots = static_cast<offset_t>(a.rows) * width_;
-    check_format_memory("ELL", ell_bytes(a.rows, width_), a, convert_options(opt));
+    check_format_memory("ELL", ell_bytes(a.rows, width_, value_bytes(prec_)), a, convert_options(opt));
     col_.resize(slots);
-    val_.resize(slots);
-    if (slots > 0) {
-      const unsigned grid = grid_for(a.rows, tuning::setup_block);
-      if (dev->wide)
-        csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
-      else
-        csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), dev->val.data(), col_.data(), val_.data());
-      SPMV_CUDA_CHECK_LAUNCH();
-    }
+    val_.resize(slots, float_values(prec_));
+    if (slots > 0)
+      with_types(prec_, [&]<class MV, class VV>() {
+        const unsigned grid = grid_for(a.rows, tuning::setup_block);
+        const MV* val = dev->val.data<MV>();
+        MV* eval = val_.get<MV>().data();
+        if (dev->wide)
+          csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), val, col_.data(), eval);
+        else
+          csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), val, col_.data(), eval);
+        SPMV_CUDA_CHECK_LAUNCH();
+      });
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots;
-    bytes_per_product = 12 * slots + 8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
+    bytes_per_product = (4 + value_bytes(prec_)) * slots +
+                        vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows) * k_;
     detail = "width=" + std::to_string(width_) + " device-conversion";
     choose_column_major(opt);
   }
@@ -92,17 +98,20 @@ class EllPlan final : public PaddedSpmmPlan {
  protected:
   void launch() override {
     if (rows_ == 0) return;
-    if (width_ == 0) return zero_async(y_);
-    if (k_ > 1)
-      launch_padded_spmm(EllRows{rows_, width_}, k_, block_, col_.data(), val_.data(), x_.data(), y_.data(),
-                         x_rows());
-    else ell_kernel<<<grid_for(rows_, block_), block_>>>(rows_, width_, col_.data(), val_.data(), x_.data(), y_.data());
+    if (width_ == 0) return zero_y();
+    with_types(prec_, [&]<class MV, class VV>() {
+      const MV* val = val_.data<MV>();
+      if (k_ > 1)
+        launch_padded_spmm(EllRows{rows_, width_}, k_, block_, col_.data(), val, xv<VV>(), yv<VV>(), x_rows());
+      else
+        ell_kernel<<<grid_for(rows_, block_), block_>>>(rows_, width_, col_.data(), val, xv<VV>(), yv<VV>());
+    });
     SPMV_CUDA_CHECK_LAUNCH();
   }
   int block_;
   index_t width_ = 0;
   DeviceBuffer<index_t> col_;
-  DeviceBuffer<double> val_;
+  DeviceValues val_;
 };
 
 }  // namespace
@@ -118,6 +127,7 @@ void register_ell() {
               .description = "ELLPACK, column-major, one thread per row (coalesced); converted on the device; SpMM "
                              "(lanes along K; column-major X and Y in place or transposed, by a trial)",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_ell(a, o, nullptr); }});
 }

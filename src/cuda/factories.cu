@@ -1,4 +1,5 @@
-// The CUDA plan factories by kernel name, sharing one device upload (make_sharing_upload).
+// The CUDA plan factories by kernel name, sharing one device upload (make_sharing_upload), whose
+// values are of the candidates' precision (they all have the same).
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 
@@ -16,8 +17,9 @@ std::unique_ptr<Plan> make_sharing_upload(const CsrView& a, const std::string& k
                     : kernel == "hll"          ? make_hll
                     : kernel == "csr5"         ? make_csr5
                                                : nullptr;
-  if (!f) return nullptr;
-  return f(a, opt, shared_upload(a, dev, upload_s));
+  // CSR5 on CUDA computes in double only: make_plan refuses the others.
+  if (!f || (f == make_csr5 && opt.precision != Precision::Double)) return nullptr;
+  return f(a, opt, shared_upload(a, dev, opt.precision, upload_s));
 }
 
 }  // namespace spmv::cuda

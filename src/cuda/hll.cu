@@ -33,16 +33,17 @@ __device__ __forceinline__ HllRow hll_row(index_t rows, int hack, const long lon
   return {hack_offset[h] + lr, min(hack, rows - h * hack)};
 }
 
-// A lane's entries four at a time (padded_row_sum), every Lanes-th entry of its row.
-template <int Lanes>
+// A lane's entries four at a time (padded_row_sum), every Lanes-th entry of its row. MV: the
+// values' type, VV: x's, y's and the sums'.
+template <int Lanes, class MV, class VV>
 __global__ void hll_kernel(index_t rows, int hack, const long long* __restrict__ hack_offset,
                            const index_t* __restrict__ len, const index_t* __restrict__ col,
-                           const double* __restrict__ val, const double* __restrict__ x, double* __restrict__ y) {
+                           const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
   constexpr int kRowsPerWarp = 32 / Lanes;
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const long long r = t / 32 * kRowsPerWarp + lane % kRowsPerWarp;
-  double s = 0;
+  VV s = 0;
   if (r < rows) {
     const HllRow row = hll_row(rows, hack, hack_offset, static_cast<index_t>(r));
     s = padded_row_sum(lane / kRowsPerWarp, len[r], Lanes, [=](index_t j) { return row.slot(j); }, col, val, x);
@@ -82,11 +83,11 @@ __global__ void hll_hack_slots(index_t rows, int hack, long long hacks, const in
 }
 
 // A thread per row copies its entries to its slots (coalesced across the warp); padding is left
-// unwritten: no product reads it.
-template <typename RpT>
+// unwritten: no product reads it. MV: the values' type (the device CSR's, already the plan's).
+template <class MV, typename RpT>
 __global__ void csr_to_hll_kernel(index_t rows, int hack, const RpT* __restrict__ rp, const index_t* __restrict__ col,
-                                  const double* __restrict__ val, const long long* __restrict__ hack_offset,
-                                  index_t* __restrict__ hcol, double* __restrict__ hval) {
+                                  const MV* __restrict__ val, const long long* __restrict__ hack_offset,
+                                  index_t* __restrict__ hcol, MV* __restrict__ hval) {
   const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const HllRow row = hll_row(rows, hack, hack_offset, static_cast<index_t>(r));
@@ -108,38 +109,43 @@ int choose_lanes(const CsrView& a) {
 class HllPlan final : public PaddedSpmmPlan {
  public:
   HllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
-      : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(dev, opt.k)), block_(checked_block_size(opt)),
+      : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(checked_for(dev, opt.precision), opt)),
+        block_(checked_block_size(opt)),
         hack_(opt.hack), lanes_(opt.subwarp ? opt.subwarp : choose_lanes(a)) {
     if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
     if (lanes_ < 1 || lanes_ > 32 || !std::has_single_bit(static_cast<unsigned>(lanes_)))
       throw Unsupported("HLL threads per row must be 1, 2, 4, 8, 16 or 32, got " + std::to_string(lanes_));
     const auto t0 = std::chrono::steady_clock::now();
-    if (!dev) dev = upload_csr(a, &setup_seconds);  // the CSR it converts from; freed after
+    if (!dev) dev = upload_csr(a, opt.precision, &setup_seconds);  // the CSR it converts from; freed after
     const long long hacks = (static_cast<long long>(rows_) + hack_ - 1) / hack_;
     if (rows_ > 0) {
       if (dev->wide) layout(dev->rp64.data(), hacks);
       else layout(dev->rp32.data(), hacks);
     }
+    const int vb = value_bytes(prec_);
     check_format_memory("HLL (hack " + std::to_string(hack_) + ")",
-                        12.0 * static_cast<double>(slots_) + 4.0 * rows_ + 8.0 * static_cast<double>(hacks + 1), a,
+                        (4.0 + vb) * static_cast<double>(slots_) + 4.0 * rows_ + 8.0 * static_cast<double>(hacks + 1), a,
                         convert_options(opt));
     col_.resize(slots_);
-    val_.resize(slots_);
-    if (slots_ > 0) {
-      const unsigned grid = grid_for(rows_, tuning::setup_block);
-      if (dev->wide)
-        csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp64.data(), dev->col.data(), dev->val.data(),
-                                         offset_, col_.data(), val_.data());
-      else
-        csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp32.data(), dev->col.data(), dev->val.data(),
-                                         offset_, col_.data(), val_.data());
-      SPMV_CUDA_CHECK_LAUNCH();
-    }
+    val_.resize(slots_, float_values(prec_));
+    if (slots_ > 0)
+      with_types(prec_, [&]<class MV, class VV>() {
+        const unsigned grid = grid_for(rows_, tuning::setup_block);
+        const MV* val = dev->val.data<MV>();
+        MV* hval = val_.get<MV>().data();
+        if (dev->wide)
+          csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp64.data(), dev->col.data(), val, offset_,
+                                                           col_.data(), hval);
+        else
+          csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp32.data(), dev->col.data(), val, offset_,
+                                                           col_.data(), hval);
+        SPMV_CUDA_CHECK_LAUNCH();
+      });
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots_;
-    bytes_per_product = 12 * a.nnz() + 4 * static_cast<offset_t>(rows_) + 8 * static_cast<offset_t>(hacks) +
-                        8 * static_cast<offset_t>(a.cols) * k_ + 8 * static_cast<offset_t>(a.rows) * k_;
+    bytes_per_product = (4 + vb) * a.nnz() + 4 * static_cast<offset_t>(rows_) + 8 * static_cast<offset_t>(hacks) +
+                        vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows) * k_;
     detail = "hack=" + std::to_string(hack_) + " lanes=" + std::to_string(k_ == 1 ? lanes_ : 1) + " device-conversion";
     choose_column_major(opt);
   }
@@ -168,30 +174,32 @@ class HllPlan final : public PaddedSpmmPlan {
     slots_ = slots;
   }
   static std::size_t align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-  template <int L>
+  template <int L, class MV, class VV>
   void go() {
     const offset_t threads = (static_cast<offset_t>(rows_) + 32 / L - 1) / (32 / L) * 32;
-    hll_kernel<L><<<grid_for(threads, block_), block_>>>(rows_, hack_, offset_, len_, col_.data(),
-                                                         val_.data(), x_.data(), y_.data());
+    hll_kernel<L><<<grid_for(threads, block_), block_>>>(rows_, hack_, offset_, len_, col_.data(), val_.data<MV>(),
+                                                         xv<VV>(), yv<VV>());
   }
 
 
  protected:
   void launch() override {
     if (rows_ == 0) return;
-    if (slots_ == 0) return zero_async(y_);
-    if (k_ > 1)
-      launch_padded_spmm(HllRows{rows_, hack_, offset_, len_}, k_, block_, col_.data(), val_.data(), x_.data(), y_.data(),
-                         x_rows());
-    else
-      switch (lanes_) {
-        case 1: go<1>(); break;
-        case 2: go<2>(); break;
-        case 4: go<4>(); break;
-        case 8: go<8>(); break;
-        case 16: go<16>(); break;
-        default: go<32>(); break;
-      }
+    if (slots_ == 0) return zero_y();
+    with_types(prec_, [&]<class MV, class VV>() {
+      if (k_ > 1)
+        launch_padded_spmm(HllRows{rows_, hack_, offset_, len_}, k_, block_, col_.data(), val_.data<MV>(), xv<VV>(),
+                           yv<VV>(), x_rows());
+      else
+        switch (lanes_) {
+          case 1: go<1, MV, VV>(); break;
+          case 2: go<2, MV, VV>(); break;
+          case 4: go<4, MV, VV>(); break;
+          case 8: go<8, MV, VV>(); break;
+          case 16: go<16, MV, VV>(); break;
+          default: go<32, MV, VV>(); break;
+        }
+    });
     SPMV_CUDA_CHECK_LAUNCH();
   }
   int block_, hack_, lanes_;
@@ -200,7 +208,7 @@ class HllPlan final : public PaddedSpmmPlan {
   long long* offset_ = nullptr;
   index_t* len_ = nullptr;
   DeviceBuffer<index_t> col_;
-  DeviceBuffer<double> val_;
+  DeviceValues val_;
 };
 
 }  // namespace
@@ -217,6 +225,7 @@ void register_hll() {
                              "1-32 threads per row; converted on the device; SpMM (lanes along K; column-major X and Y in place or "
                              "transposed, by a trial)",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size", "hack"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});
 }

@@ -1,42 +1,64 @@
 #pragma once
 // SpMM on the padded formats (ELL, HLL): KL lanes per row along the right-hand sides, each keeping
 // C consecutive columns of its Y row in registers, so a row's slots are read once per KL*C columns.
-// X and Y row-major (X's rows read as double2 vectors), or column-major read and written in place
-// (C loads at X's column stride) or transposed around the row-major kernel by CudaPlan, as
-// PaddedSpmmPlan's trial finds faster. The lanes of a row load the same slot (one broadcast) and
+// X and Y row-major (X's rows read as double2, or float4 / float2, vectors), or column-major read
+// and written in place (C loads at X's column stride) or transposed around the row-major kernel by
+// CudaPlan, as PaddedSpmmPlan's trial finds faster. The lanes of a row load the same slot (one broadcast) and
 // the rows of a warp are consecutive, so with column-major slots a warp's slot loads are one run.
 // KL = 1, C = K is the report's thread per row; C = 1, KL = K its thread per element of Y.
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 
 #include "cuda/csr_device.cuh"
 
 namespace spmv::cuda {
 
-// C consecutive doubles from p (p 16-byte aligned when C > 1).
-template <int C>
-__device__ __forceinline__ void load_row(const double* __restrict__ p, double (&v)[C]) {
+// C consecutive values from p (p aligned to C values when C > 1, so that the vector loads are):
+// doubles two at a time (double2), floats four (float4) or, with C = 2, two (float2).
+template <int C, class T>
+__device__ __forceinline__ void load_row(const T* __restrict__ p, T (&v)[C]) {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>);
   if constexpr (C == 1) {
     v[0] = __ldg(p);
-  } else {
+  } else if constexpr (std::is_same_v<T, double>) {
 #pragma unroll
     for (int j = 0; j < C; j += 2) {
       const double2 t = __ldg(reinterpret_cast<const double2*>(p + j));
       v[j] = t.x;
       v[j + 1] = t.y;
     }
+  } else if constexpr (C % 4 == 0) {
+#pragma unroll
+    for (int j = 0; j < C; j += 4) {
+      const float4 t = __ldg(reinterpret_cast<const float4*>(p + j));
+      v[j] = t.x, v[j + 1] = t.y, v[j + 2] = t.z, v[j + 3] = t.w;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < C; j += 2) {
+      const float2 t = __ldg(reinterpret_cast<const float2*>(p + j));
+      v[j] = t.x;
+      v[j + 1] = t.y;
+    }
   }
 }
 
-// C consecutive doubles to p (p 16-byte aligned when C > 1).
-template <int C>
-__device__ __forceinline__ void store_row(double* __restrict__ p, const double (&v)[C]) {
+// C consecutive values to p (aligned as for load_row).
+template <int C, class T>
+__device__ __forceinline__ void store_row(T* __restrict__ p, const T (&v)[C]) {
   if constexpr (C == 1) {
     p[0] = v[0];
-  } else {
+  } else if constexpr (std::is_same_v<T, double>) {
 #pragma unroll
     for (int j = 0; j < C; j += 2) *reinterpret_cast<double2*>(p + j) = make_double2(v[j], v[j + 1]);
+  } else if constexpr (C % 4 == 0) {
+#pragma unroll
+    for (int j = 0; j < C; j += 4) *reinterpret_cast<float4*>(p + j) = make_float4(v[j], v[j + 1], v[j + 2], v[j + 3]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < C; j += 2) *reinterpret_cast<float2*>(p + j) = make_float2(v[j], v[j + 1]);
   }
 }
 
@@ -51,12 +73,13 @@ struct PaddedRow {
 // (ELL), +4-22% on ML_Laplace, nlpkkt80, thermal2 alikes (bench/results/README.md).
 constexpr int kUnroll = 4;
 
-// C elements of X's row ci from column c: row-major (C divides k, so the part is 16-byte aligned)
-// one or two double2 loads; column-major (X of x_rows rows) C loads at that stride, coalesced across
-// a warp where neighbouring rows of A touch neighbouring columns. (CSR5 SpMM uses it too.)
-template <int C, bool Col>
-__device__ __forceinline__ void load_x(const double* __restrict__ x, long long ci, int c, int k, long long x_rows,
-                                       double (&v)[C]) {
+// C elements of X's row ci from column c: row-major (C divides k, so the part is aligned to C
+// values) load_row's vector loads; column-major (X of x_rows rows) C loads at that stride,
+// coalesced across a warp where neighbouring rows of A touch neighbouring columns. (CSR5 SpMM uses
+// it too.)
+template <int C, bool Col, class T>
+__device__ __forceinline__ void load_x(const T* __restrict__ x, long long ci, int c, int k, long long x_rows,
+                                       T (&v)[C]) {
   if constexpr (Col) {
 #pragma unroll
     for (int i = 0; i < C; ++i) v[i] = __ldg(x + (c + i) * x_rows + ci);
@@ -66,25 +89,26 @@ __device__ __forceinline__ void load_x(const double* __restrict__ x, long long c
 }
 
 // Rows: a device-copyable description with `index_t rows` and `PaddedRow row(index_t r) const`.
-// Col: X (x_rows rows) and Y column-major, read and written in place.
-template <int C, bool Col, typename Rows>
+// Col: X (x_rows rows) and Y column-major, read and written in place. MV: the matrix's value
+// type, VV: X's, Y's and the sums'.
+template <int C, bool Col, class MV, class VV, typename Rows>
 __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __restrict__ col,
-                                   const double* __restrict__ val, const double* __restrict__ x, long long x_rows,
-                                   double* __restrict__ y) {
+                                   const MV* __restrict__ val, const VV* __restrict__ x, long long x_rows,
+                                   VV* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long r = t / kl;
   if (r >= rows.rows) return;
   const int lane = static_cast<int>(t - r * kl);
   const PaddedRow row = rows.row(static_cast<index_t>(r));
   for (int c = lane * C; c < k; c += kl * C) {
-    double acc[C] = {};
+    VV acc[C] = {};
     index_t j = 0;
     for (; j + kUnroll - 1 < row.n; j += kUnroll) {  // kUnroll entries a step: their loads in flight together
-      double v[kUnroll], xs[kUnroll][C];
+      VV v[kUnroll], xs[kUnroll][C];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const long long p = row.base + static_cast<long long>(j + u) * row.stride;
-        v[u] = __ldg(val + p);
+        v[u] = static_cast<VV>(__ldg(val + p));
         load_x<C, Col>(x, __ldg(col + p), c, k, x_rows, xs[u]);
       }
 #pragma unroll
@@ -94,8 +118,8 @@ __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __re
     }
     for (; j < row.n; ++j) {
       const long long p = row.base + static_cast<long long>(j) * row.stride;
-      const double v = __ldg(val + p);
-      double xr[C];
+      const VV v = static_cast<VV>(__ldg(val + p));
+      VV xr[C];
       load_x<C, Col>(x, __ldg(col + p), c, k, x_rows, xr);
 #pragma unroll
       for (int i = 0; i < C; ++i) acc[i] += v * xr[i];
@@ -111,17 +135,17 @@ __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __re
 
 // C: 4, 2 or 1 (the widest dividing k); KL: enough lanes for k / C columns, at most 32. x_rows: 0
 // for row-major X and Y, else the rows of column-major X (read in place, Y written column-major).
-template <typename Rows>
-void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, const double* val, const double* x,
-                        double* y, long long x_rows = 0) {
+template <class MV, class VV, typename Rows>
+void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, const MV* val, const VV* x, VV* y,
+                        long long x_rows = 0) {
   const int c = k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1;
   int kl = 1;
   while (kl < 32 && kl * c < k) kl *= 2;
   const unsigned grid = grid_for(static_cast<offset_t>(rows.rows) * kl, block);
   const bool cm = x_rows > 0;
-  const auto kernel = c == 4 ? (cm ? padded_spmm_kernel<4, true, Rows> : padded_spmm_kernel<4, false, Rows>)
-                      : c == 2 ? (cm ? padded_spmm_kernel<2, true, Rows> : padded_spmm_kernel<2, false, Rows>)
-                               : (cm ? padded_spmm_kernel<1, true, Rows> : padded_spmm_kernel<1, false, Rows>);
+  const auto kernel = c == 4 ? (cm ? padded_spmm_kernel<4, true, MV, VV, Rows> : padded_spmm_kernel<4, false, MV, VV, Rows>)
+                      : c == 2 ? (cm ? padded_spmm_kernel<2, true, MV, VV, Rows> : padded_spmm_kernel<2, false, MV, VV, Rows>)
+                               : (cm ? padded_spmm_kernel<1, true, MV, VV, Rows> : padded_spmm_kernel<1, false, MV, VV, Rows>);
   kernel<<<grid, block>>>(rows, k, kl, col, val, x, x_rows, y);
 }
 

@@ -2,7 +2,8 @@
 // (cuda_plan.cuh's product()). 32 x 32 tiles through shared memory, so that both the reads and the
 // writes are coalesced; the padding column keeps the tile's columns in different banks. A side of
 // at most kSkinny (X or Y of up to 4 right-hand sides) would leave most of a tile's threads idle:
-// there a block moves a run of lines of the long side (at 16 the tiles win).
+// there a block moves a run of lines of the long side (at 16 the tiles win). Double and float (the
+// single-precision plans' X and Y).
 #include <algorithm>
 
 #include "cuda/cuda_plan.cuh"
@@ -15,9 +16,10 @@ constexpr int kTile = 32, kRowsPerPass = 8, kSkinny = 4;
 
 // One block per tile, numbered row-tile major in a 1-D grid (either side may exceed a 2-D grid's
 // 65535 limit: millions of rows by a few right-hand sides).
-__global__ void transpose_kernel(const double* __restrict__ in, double* __restrict__ out, long long rows, long long cols,
+template <class T>
+__global__ void transpose_kernel(const T* __restrict__ in, T* __restrict__ out, long long rows, long long cols,
                                  long long col_tiles) {
-  __shared__ double tile[kTile][kTile + 1];
+  __shared__ T tile[kTile][kTile + 1];
   const long long c0 = (blockIdx.x % col_tiles) * kTile, r0 = (blockIdx.x / col_tiles) * kTile;
   for (int i = threadIdx.y; i < kTile; i += kRowsPerPass) {
     const long long r = r0 + i, c = c0 + threadIdx.x;
@@ -36,10 +38,10 @@ __global__ void transpose_kernel(const double* __restrict__ in, double* __restri
 // other side likewise; a thread moving its own line of N doubles would touch a part of a sector per
 // warp instruction.
 constexpr int kLines = 256;
-template <int N>
-__global__ void transpose_skinny_kernel(const double* __restrict__ in, double* __restrict__ out, long long rows,
+template <class T, int N>
+__global__ void transpose_skinny_kernel(const T* __restrict__ in, T* __restrict__ out, long long rows,
                                         long long cols) {
-  __shared__ double buf[kLines * N];
+  __shared__ T buf[kLines * N];
   const long long first = static_cast<long long>(blockIdx.x) * kLines;
   const long long lines = rows <= cols ? cols : rows;
   const int n = static_cast<int>(min(static_cast<long long>(kLines), lines - first));
@@ -61,15 +63,16 @@ __global__ void transpose_skinny_kernel(const double* __restrict__ in, double* _
 
 }  // namespace
 
-void transpose_async(const double* in, double* out, long long rows, long long cols) {
+template <class T>
+void transpose_async(const T* in, T* out, long long rows, long long cols) {
   if (rows == 0 || cols == 0) return;
   if (std::min(rows, cols) <= kSkinny) {
     const unsigned grid = static_cast<unsigned>((std::max(rows, cols) + kLines - 1) / kLines);
     switch (std::min(rows, cols)) {
-      case 1: transpose_skinny_kernel<1><<<grid, kLines>>>(in, out, rows, cols); break;
-      case 2: transpose_skinny_kernel<2><<<grid, kLines>>>(in, out, rows, cols); break;
-      case 3: transpose_skinny_kernel<3><<<grid, kLines>>>(in, out, rows, cols); break;
-      default: transpose_skinny_kernel<4><<<grid, kLines>>>(in, out, rows, cols);
+      case 1: transpose_skinny_kernel<T, 1><<<grid, kLines>>>(in, out, rows, cols); break;
+      case 2: transpose_skinny_kernel<T, 2><<<grid, kLines>>>(in, out, rows, cols); break;
+      case 3: transpose_skinny_kernel<T, 3><<<grid, kLines>>>(in, out, rows, cols); break;
+      default: transpose_skinny_kernel<T, 4><<<grid, kLines>>>(in, out, rows, cols);
     }
     SPMV_CUDA_CHECK_LAUNCH();
     return;
@@ -79,5 +82,8 @@ void transpose_async(const double* in, double* out, long long rows, long long co
                                                                                                col_tiles);
   SPMV_CUDA_CHECK_LAUNCH();
 }
+
+template void transpose_async<double>(const double*, double*, long long, long long);
+template void transpose_async<float>(const float*, float*, long long, long long);
 
 }  // namespace spmv::cuda

@@ -1,6 +1,7 @@
 // Kernel "auto" on CUDA, the planner's CUDA half: the candidates share one device copy of the CSR
 // matrix, uploaded once for the analysis, which runs on the device (features_cuda.cu); ELL, HLL and
-// CSR5 convert from it on the device; the trial's rounds are queued on the device.
+// CSR5 convert from it on the device; the trial's rounds are queued on the device. In single and
+// mixed precision the copy holds float values (the candidates of one plan share its precision).
 #include <algorithm>
 
 #include "core/register.hpp"
@@ -79,7 +80,10 @@ std::unique_ptr<Plan> make_auto(const CsrView& a, const PlanOptions& opt) {
   return detail::plan_auto(a, Backend::Cuda, opt, [&](const Candidate& c, double& shared) -> std::unique_ptr<Plan> {
     auto p = make_sharing_upload(a, c.kernel, c.opt, dev, &shared);
     return p ? std::move(p) : make_plan(a, Backend::Cuda, c.kernel, c.opt);
-  }, time_queued, [&](double& shared) { return analyze_on_device(a, dev, &shared); });
+  }, time_queued, [&](double& shared) {
+    shared_upload(a, dev, opt.precision, &shared);  // values of the plan's precision, for every candidate
+    return analyze_on_device(a, dev, &shared);
+  });
 }
 
 }  // namespace
@@ -95,6 +99,7 @@ void register_cuda_auto_kernel() {
               .description = "the planner: format, kernel and settings chosen for the matrix by a model and a short "
                              "timed trial (the default)",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {},
               .make = cuda::make_auto});
 }

@@ -78,8 +78,10 @@ __global__ void row_length_sums_kernel(const OffT* __restrict__ rp, long long ro
 
 }  // namespace
 
+// Only the row offsets are read: the planner uploads the matrix first with its precision's values
+// (auto_cuda.cu); without an upload, a double one is made.
 MatrixFeatures analyze_on_device(const CsrView& a, SharedDeviceCsr& dev, double* upload_s) {
-  const DeviceCsr& m = *shared_upload(a, dev, upload_s);
+  const DeviceCsr& m = dev ? *dev : *shared_upload(a, dev, Precision::Double, upload_s);
   u64 h[6] = {0, 0, 0, 0, 0, 0};
   if (m.rows > 0) {
     // The sums in a static device array: an allocation right after the upload would grow the
