@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <bit>
+#include <fmt/format.h>
 
 #include "cpu/tuning.hpp"
 #include "csr5_cases.hpp"
@@ -95,17 +96,22 @@ void expect_round_trip(const Csr& a, const Csr5& f, const std::string& what) {
     ASSERT_EQ(std::bit_cast<std::uint64_t>(b.val[i]), std::bit_cast<std::uint64_t>(a.val[i])) << what;
 }
 
+// o.precision's product against the reference with its tolerance; k right-hand sides in o.layout.
+// A single plan rounds x to float: x is rounded here first, so the reference sees the same x.
 void expect_product_ok(const Csr& a, Backend b, const PlanOptions& o, const std::string& what) {
   auto plan = make_plan(a, b, "csr5", o);
   for (const char* xs : {"random:3", "ones"}) {
-    const auto x = make_vector(xs, a.cols);
-    std::vector<double> y(a.rows, 12345.0);  // garbage a plan must overwrite
+    auto x = make_vector(xs, static_cast<std::size_t>(a.cols) * o.k);
+    if (o.precision == Precision::Single)
+      for (double& v : x) v = static_cast<float>(v);
+    std::vector<double> y(static_cast<std::size_t>(a.rows) * o.k, 12345.0);  // garbage a plan must overwrite
     plan->multiply(x, y);
-    const auto res = check_product(a, reference_product(a, x), y);
+    const Reference ref = reference_product(a, x, o.k, o.layout);
+    const auto res = check_product(a, ref, y, o.k, o.layout, o.precision);
     ASSERT_TRUE(res.passed) << what << " x=" << xs << ": " << res.message;
     // A second product on the same plan must not accumulate into the first.
     plan->multiply(x, y);
-    ASSERT_TRUE(check_product(a, reference_product(a, x), y).passed) << what << " (second product)";
+    ASSERT_TRUE(check_product(a, ref, y, o.k, o.layout, o.precision).passed) << what << " (second product)";
   }
 }
 
@@ -223,6 +229,29 @@ TEST(Csr5Cpu, MatchesReferenceForOtherTileShapes) {
         expect_product_ok(a, Backend::Omp, o, name + " " + variant + " " + std::to_string(w) + "x" + std::to_string(s));
       }
     }
+}
+
+// Single and mixed precision (float values; float or double sums, x and y): the plain C++ tiles
+// (the AVX2 ones are double's) on every adversarial case, several tile shapes, threads and k.
+TEST(Csr5Cpu, SingleAndMixedPrecision) {
+  int runs = 0;
+  for (const auto& [name, a] : test::csr5_all_cases())
+    for (const Precision p : {Precision::Single, Precision::Mixed})
+      for (auto [w, s] : std::vector<std::pair<int, int>>{{0, 0}, {4, 16}, {4, 32}, {8, 7}})
+        for (const int threads : {1, 3})
+          for (const int k : {1, 3}) {
+            PlanOptions o;
+            o.threads = threads;
+            o.csr5_omega = w;
+            o.csr5_sigma = s;
+            o.k = k;
+            o.layout = k > 1 ? Layout::ColMajor : Layout::RowMajor;
+            o.precision = p;
+            expect_product_ok(a, threads == 1 ? Backend::Serial : Backend::Omp, o,
+                              fmt::format("{} {} {}x{} threads={} k={}", name, to_string(p), w, s, threads, k));
+            ++runs;
+          }
+  EXPECT_GT(runs, 100);
 }
 
 // SpMM (k > 1): the lane walk with K-wide sums, on every adversarial case (rows across tiles and

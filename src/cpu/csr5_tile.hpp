@@ -24,35 +24,39 @@
 
 namespace spmv::cpu::csr5 {
 
+// F: the format (BasicCsr5<V>, V its values' type); VV: x, y and the sums (float for single
+// precision, else double). Each value is widened to VV before its product.
+
 // Stores the complete sum of segment k >= 1 of tile t, zeroing the empty rows just before it.
-inline void store_segment(const Csr5& f, offset_t t, index_t row0, unsigned k, double s, double* y) {
+template <class F, class VV>
+inline void store_segment(const F& f, offset_t t, index_t row0, unsigned k, VV s, VV* y) {
   if (!f.hinted(t)) {
     y[row0 + k] = s;
     return;
   }
   const index_t* eo = f.empty_offset.data() + f.empty_offset_ptr[t];
   const index_t row = row0 + eo[k];
-  for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) y[r] = 0.0;
+  for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) y[r] = 0;
   y[row] = s;
 }
 
 // seg + 1 holds the closed part of segments 0 .. nseg-2; adds the lane bottoms and stores.
-template <int W>
-inline double store_segments(const Csr5& f, offset_t t, index_t row0, int sigma, int nseg,
-                             const unsigned* yend_in, const double* T, double* seg, double* y) {
-  double* out = seg + 1;
+template <int W, class F, class VV>
+inline VV store_segments(const F& f, offset_t t, index_t row0, int sigma, int nseg, const unsigned* yend_in,
+                         const VV* T, VV* seg, VV* y) {
+  VV* out = seg + 1;
   out[nseg - 1] = 0;  // the last segment is never closed inside the tile
-  const double* bottom = T + static_cast<std::size_t>(sigma) * W;
+  const VV* bottom = T + static_cast<std::size_t>(sigma) * W;
   for (int c = 0; c < W - 1; ++c) out[yend_in[c] - 1] += bottom[c];
   out[nseg - 1] += bottom[W - 1];
-  double* yr = y + row0;
+  VV* yr = y + row0;
   if (!f.hinted(t)) {
     for (int j = 1; j < nseg; ++j) yr[j] = out[j];
   } else if (nseg > 1) {
     // Every row between the tile's first and last segment rows is a segment's or an empty one:
     // zero them all, then place the segments (no per-segment loop over the gaps).
     const index_t* eo = f.empty_offset.data() + f.empty_offset_ptr[t];
-    std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+    std::fill(yr + 1, yr + eo[nseg - 1] + 1, VV{0});
     for (int j = 1; j < nseg; ++j) yr[eo[j]] = out[j];
   }
   return out[0];
@@ -67,9 +71,9 @@ inline double store_segments(const Csr5& f, offset_t t, index_t row0, int sigma,
 //    yend[c] - 1 (yend[c] = segments opened in lanes <= c = y_offset of lane c+1): added last.
 //    This replaces the paper's seg_offset walk: a segment crossing lanes collects one bottom sum
 //    per lane it leaves.
-template <int W>
-inline double finish_tile(const Csr5& f, offset_t t, index_t row0, int sigma, const std::uint64_t* flags,
-                          const unsigned* yend_in, const double* T, double* seg, double* y) {
+template <int W, class F, class VV>
+inline VV finish_tile(const F& f, offset_t t, index_t row0, int sigma, const std::uint64_t* flags,
+                      const unsigned* yend_in, const VV* T, VV* seg, VV* y) {
   int k = 0;  // seg[k] = the closing of the k-th flag; seg[0] (before the forced flag) is unused
   for (int c = 0; c < W; ++c)
     for (std::uint64_t fl = flags[c]; fl; fl &= fl - 1) seg[k++] = T[std::countr_zero(fl) * W + c];
@@ -78,11 +82,11 @@ inline double finish_tile(const Csr5& f, offset_t t, index_t row0, int sigma, co
 
 // One full tile, the omega lanes advancing together (any W, sigma; the compiler vectorises the
 // lane loop): a segmented scan per lane, sum = (flag ? 0 : sum) + val * x[col], without branches.
-template <int W>
-inline double tile(const Csr5& f, offset_t t, const double* x, double* y, double* T, double* seg) {
+template <int W, class F, class VV>
+inline VV tile(const F& f, offset_t t, const VV* x, VV* y, VV* T, VV* seg) {
   const int sigma = f.sigma;
   const offset_t base = t * f.tile_entries();
-  const index_t row0 = Csr5::row_of(f.tile_ptr[t]);
+  const index_t row0 = F::row_of(f.tile_ptr[t]);
   std::uint64_t flags[W];
   unsigned yend[W];
   for (int c = 0; c < W; ++c) {
@@ -91,17 +95,17 @@ inline double tile(const Csr5& f, offset_t t, const double* x, double* y, double
     if (c > 0) yend[c - 1] = f.y_offset(d);
   }
   flags[0] |= 1;  // segment 0 always opens at the tile's first entry
-  const double* v = f.val.data() + base;
+  const auto* v = f.val.data() + base;
   const index_t* ci = f.col.data() + base;
-  double sum[W] = {};
+  VV sum[W] = {};
   for (int i = 0; i < sigma; ++i) {
-    const double* vi = v + static_cast<offset_t>(i) * W;
+    const auto* vi = v + static_cast<offset_t>(i) * W;
     const index_t* ii = ci + static_cast<offset_t>(i) * W;
-    double* Ti = T + static_cast<std::size_t>(i + 1) * W;
+    VV* Ti = T + static_cast<std::size_t>(i + 1) * W;
 #pragma omp simd
     for (int c = 0; c < W; ++c) {
-      const double s = ((flags[c] >> i) & 1) ? 0.0 : sum[c];
-      sum[c] = s + vi[c] * x[ii[c]];
+      const VV s = ((flags[c] >> i) & 1) ? VV{0} : sum[c];
+      sum[c] = s + static_cast<VV>(vi[c]) * x[ii[c]];
       Ti[c] = sum[c];
     }
   }
@@ -110,26 +114,26 @@ inline double tile(const Csr5& f, offset_t t, const double* x, double* y, double
 
 // The same result as tile(), one column at a time: the flag bits of a column cut its sigma
 // entries (stride W in the transposed storage) into runs summed by tight scalar loops.
-template <int W>
-inline double tile_lanes(const Csr5& f, offset_t t, const double* x, double* y) {
+template <int W, class F, class VV>
+inline VV tile_lanes(const F& f, offset_t t, const VV* x, VV* y) {
   const int sigma = f.sigma;
   const offset_t base = t * f.tile_entries();
-  const index_t row0 = Csr5::row_of(f.tile_ptr[t]);
-  const double* v = f.val.data() + base;
+  const index_t row0 = F::row_of(f.tile_ptr[t]);
+  const auto* v = f.val.data() + base;
   const index_t* ci = f.col.data() + base;
-  double red[W], blue[W];
+  VV red[W], blue[W];
   unsigned open[W], off[W];
   bool seen[W];
-  double first = 0;
+  VV first = 0;
   for (int c = 0; c < W; ++c) {
     const std::uint64_t d = f.descriptor(t, c);
     std::uint64_t fl = f.bit_flag(d) | (c == 0 ? 1u : 0u);
     off[c] = f.seg_offset(d);
-    const double* vc = v + c;
+    const auto* vc = v + c;
     const index_t* cc = ci + c;
     auto run = [&](int a, int b) {
-      double s = 0;
-      for (int i = a; i < b; ++i) s += vc[static_cast<offset_t>(i) * W] * x[cc[static_cast<offset_t>(i) * W]];
+      VV s = 0;
+      for (int i = a; i < b; ++i) s += static_cast<VV>(vc[static_cast<offset_t>(i) * W]) * x[cc[static_cast<offset_t>(i) * W]];
       return s;
     };
     if (fl == 0) {
@@ -143,7 +147,7 @@ inline double tile_lanes(const Csr5& f, offset_t t, const double* x, double* y) 
     fl &= fl - 1;
     while (fl) {
       const int next = std::countr_zero(fl);
-      const double s = run(pos, next);
+      const VV s = run(pos, next);
       if (k == 0) first = s;
       else store_segment(f, t, row0, k, s, y);
       ++k;
@@ -156,7 +160,7 @@ inline double tile_lanes(const Csr5& f, offset_t t, const double* x, double* y) 
   }
   for (int c = 0; c < W; ++c) {
     if (!seen[c]) continue;
-    double s = blue[c];
+    VV s = blue[c];
     const int last = std::min<int>(c + 1 + static_cast<int>(off[c]), W - 1);
     for (int j = c + 1; j <= last; ++j) s += red[j];
     if (open[c] == 0) first = s;

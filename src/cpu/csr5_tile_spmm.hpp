@@ -10,25 +10,26 @@
 
 namespace spmv::cpu::csr5 {
 
-// Dense X or Y: element (i, c) at p[i * k + c] (row-major, RM) or p[i + c * n] (column-major).
-template <bool RM>
+// Dense X or Y of VV (float for single precision, else double): element (i, c) at p[i * k + c]
+// (row-major, RM) or p[i + c * n] (column-major).
+template <bool RM, class VV>
 struct DenseK {
-  double* p;
+  VV* p;
   offset_t n;
   int k;
-  double& at(offset_t i, int c) const { return RM ? p[i * k + c] : p[i + static_cast<offset_t>(c) * n]; }
+  VV& at(offset_t i, int c) const { return RM ? p[i * k + c] : p[i + static_cast<offset_t>(c) * n]; }
 };
 
 // s (K values) = the sum of entries a..b-1 of one tile column times their rows of X (entry i at
 // v[i * W], its column index at ci[i * W]; W = 1: a run of CSR entries).
-template <int W, bool RM>
-inline void column_run(const double* v, const index_t* ci, int a, int b, const DenseK<RM>& x, double* s) {
-  std::fill(s, s + x.k, 0.0);
+template <int W, bool RM, class V, class VV>
+inline void column_run(const V* v, const index_t* ci, int a, int b, const DenseK<RM, VV>& x, VV* s) {
+  std::fill(s, s + x.k, VV{0});
   for (int i = a; i < b; ++i) {
-    const double a_i = v[static_cast<offset_t>(i) * W];
+    const VV a_i = static_cast<VV>(v[static_cast<offset_t>(i) * W]);
     const index_t col = ci[static_cast<offset_t>(i) * W];
     if constexpr (RM) {
-      const double* xr = x.p + static_cast<offset_t>(col) * x.k;
+      const VV* xr = x.p + static_cast<offset_t>(col) * x.k;
 #pragma omp simd
       for (int c = 0; c < x.k; ++c) s[c] += a_i * xr[c];
     } else {
@@ -37,19 +38,19 @@ inline void column_run(const double* v, const index_t* ci, int a, int b, const D
   }
 }
 
-template <bool RM>
-inline void put_row(const DenseK<RM>& y, index_t r, const double* s) {
+template <bool RM, class VV>
+inline void put_row(const DenseK<RM, VV>& y, index_t r, const VV* s) {
   for (int c = 0; c < y.k; ++c) y.at(r, c) = s[c];
 }
-template <bool RM>
-inline void zero_rows(const DenseK<RM>& y, index_t from, index_t to) {
+template <bool RM, class VV>
+inline void zero_rows(const DenseK<RM, VV>& y, index_t from, index_t to) {
   for (index_t r = from; r < to; ++r)
-    for (int c = 0; c < y.k; ++c) y.at(r, c) = 0.0;
+    for (int c = 0; c < y.k; ++c) y.at(r, c) = 0;
 }
 
 // Stores segment k >= 1 of tile t (K sums), zeroing the empty rows just before it.
-template <bool RM>
-inline void store_segment_k(const Csr5& f, offset_t t, index_t row0, unsigned k, const double* s, const DenseK<RM>& y) {
+template <bool RM, class F, class VV>
+inline void store_segment_k(const F& f, offset_t t, index_t row0, unsigned k, const VV* s, const DenseK<RM, VV>& y) {
   if (!f.hinted(t)) return put_row(y, row0 + static_cast<index_t>(k), s);
   const index_t* eo = f.empty_offset.data() + f.empty_offset_ptr[t];
   zero_rows(y, row0 + eo[k - 1] + 1, row0 + eo[k]);
@@ -57,21 +58,21 @@ inline void store_segment_k(const Csr5& f, offset_t t, index_t row0, unsigned k,
 }
 
 // Tile t: stores every segment but segment 0, whose K sums go to `first`. scratch: (2W + 1) * K
-// doubles (each column's leading part "red" and trailing part "blue", and one run).
-template <int W, bool RM>
-inline void tile_lanes_k(const Csr5& f, offset_t t, const DenseK<RM>& x, const DenseK<RM>& y, double* scratch,
-                         double* first) {
+// values (each column's leading part "red" and trailing part "blue", and one run).
+template <int W, bool RM, class F, class VV>
+inline void tile_lanes_k(const F& f, offset_t t, const DenseK<RM, VV>& x, const DenseK<RM, VV>& y, VV* scratch,
+                         VV* first) {
   const int sigma = f.sigma, k = x.k;
   const offset_t base = t * f.tile_entries();
-  const index_t row0 = Csr5::row_of(f.tile_ptr[t]);
-  const double* v = f.val.data() + base;
+  const index_t row0 = F::row_of(f.tile_ptr[t]);
+  const auto* v = f.val.data() + base;
   const index_t* ci = f.col.data() + base;
-  double* red = scratch;
-  double* blue = red + W * k;
-  double* run = blue + W * k;
+  VV* red = scratch;
+  VV* blue = red + W * k;
+  VV* run = blue + W * k;
   unsigned open[W], off[W];
   bool seen[W];
-  std::fill(first, first + k, 0.0);
+  std::fill(first, first + k, VV{0});
   for (int c = 0; c < W; ++c) {
     const std::uint64_t d = f.descriptor(t, c);
     std::uint64_t fl = f.bit_flag(d) | (c == 0 ? 1u : 0u);

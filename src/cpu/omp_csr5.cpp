@@ -41,7 +41,17 @@ namespace spmv::cpu {
 namespace {
 
 
+// V: the values' type, VV: x, y and the sums (double, double; single float, float; mixed float,
+// double). The AVX2 tiles are double's; other precisions run the plain C++ tiles.
+template <class V, class VV>
 class Csr5Plan final : public CpuPlan {
+  static constexpr bool kAvxTiles =
+#if defined(__AVX2__) && defined(__FMA__)
+      std::is_same_v<V, double> && std::is_same_v<VV, double>;
+#else
+      false;
+#endif
+
  public:
   Csr5Plan(const CsrView& a, const PlanOptions& opt, Backend backend)
       : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : plan_threads(opt)) {
@@ -53,10 +63,10 @@ class Csr5Plan final : public CpuPlan {
     const auto t0 = std::chrono::steady_clock::now();
     ConvertOptions conv = convert_options(opt);  // the plan's threads (one for the serial kernel)
     conv.threads = threads_;
-    f_ = csr_to_csr5(a, omega, sigma, conv);
+    f_ = csr_to_csr5<V>(a, omega, sigma, conv);
     convert_seconds = seconds_since(t0);
     carry_.assign(static_cast<std::size_t>(threads_) * k_, 0.0);
-    bytes_per_product = csr_product_bytes(a, k_) + static_cast<offset_t>(f_.tile_desc.size()) * 4 +
+    bytes_per_product = csr_product_bytes(a, k_, opt.precision) + static_cast<offset_t>(f_.tile_desc.size()) * 4 +
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
@@ -122,10 +132,10 @@ class Csr5Plan final : public CpuPlan {
     const std::size_t n = static_cast<std::size_t>(f_.sigma + 1) * f_.omega + f_.tile_entries() + 2;
     return (n + 7) / 8 * 8;
   }
-  double* scratch(int j) {
+  VV* scratch(int j) {
     auto p = reinterpret_cast<std::uintptr_t>(scratch_.data());
     p = (p + 63) / 64 * 64;
-    return reinterpret_cast<double*>(p) + static_cast<std::size_t>(j) * scratch_stride();
+    return reinterpret_cast<VV*>(p) + static_cast<std::size_t>(j) * scratch_stride();
   }
 
   enum class Tile { Lanes, Simd, Avx4x16, Avx4x32, Avx4, Avx4x16Loads, Avx4x32Loads, Avx4Loads };
@@ -145,16 +155,17 @@ class Csr5Plan final : public CpuPlan {
     switch (omega) {
       case 1: return &Csr5Plan::product_w<1, Tile::Simd>;
       case 2: return &Csr5Plan::product_w<2, Tile::Simd>;
-#if defined(__AVX2__) && defined(__FMA__)
       case 4:
-        if (f_.sigma == 16 && f_.y_bits + f_.seg_bits == csr5::kFlagShift<16>)
-          return loads ? &Csr5Plan::product_w<4, Tile::Avx4x16Loads> : &Csr5Plan::product_w<4, Tile::Avx4x16>;
-        if (f_.sigma == 32 && f_.desc_words == 2 && f_.y_bits + f_.seg_bits == csr5::kFlagShift<32>)
-          return loads ? &Csr5Plan::product_w<4, Tile::Avx4x32Loads> : &Csr5Plan::product_w<4, Tile::Avx4x32>;
-        return loads ? &Csr5Plan::product_w<4, Tile::Avx4Loads> : &Csr5Plan::product_w<4, Tile::Avx4>;
-#else
-      case 4: return &Csr5Plan::product_w<4, Tile::Simd>;
+#if defined(__AVX2__) && defined(__FMA__)
+        if constexpr (kAvxTiles) {
+          if (f_.sigma == 16 && f_.y_bits + f_.seg_bits == csr5::kFlagShift<16>)
+            return loads ? &Csr5Plan::product_w<4, Tile::Avx4x16Loads> : &Csr5Plan::product_w<4, Tile::Avx4x16>;
+          if (f_.sigma == 32 && f_.desc_words == 2 && f_.y_bits + f_.seg_bits == csr5::kFlagShift<32>)
+            return loads ? &Csr5Plan::product_w<4, Tile::Avx4x32Loads> : &Csr5Plan::product_w<4, Tile::Avx4x32>;
+          return loads ? &Csr5Plan::product_w<4, Tile::Avx4Loads> : &Csr5Plan::product_w<4, Tile::Avx4>;
+        }
 #endif
+        return &Csr5Plan::product_w<4, Tile::Simd>;
       case 8: return &Csr5Plan::product_w<8, Tile::Simd>;
       case 16: return &Csr5Plan::product_w<16, Tile::Simd>;
       default: return &Csr5Plan::product_w<32, Tile::Simd>;
@@ -162,7 +173,7 @@ class Csr5Plan final : public CpuPlan {
   }
 
   template <int W, Tile K>
-  double run_tile(offset_t t, const double* x, double* y, double* T, double* seg) const {
+  VV run_tile(offset_t t, const VV* x, VV* y, VV* T, VV* seg) const {
     if constexpr (K == Tile::Lanes) return csr5::tile_lanes<W>(f_, t, x, y);
 #if defined(__AVX2__) && defined(__FMA__)
     else if constexpr (K == Tile::Avx4x16) return csr5::tile4<16, true>(f_, t, x, y, T, seg);
@@ -178,17 +189,17 @@ class Csr5Plan final : public CpuPlan {
   // Tiles [t0, t1) of part j of n; returns the part's carry (its first row's sum when that row
   // started in an earlier part).
   template <int W, Tile K>
-  double tile_range(int j, int n, const double* x, double* y) {
+  VV tile_range(int j, int n, const VV* x, VV* y) {
     const offset_t tiles = f_.tiles;
     const offset_t* rp = f_.row_ptr.data();
     const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
-    double* T = scratch(j);  // row 0 stays zero (never written)
-    double* seg = T + static_cast<std::size_t>(f_.sigma + 1) * W;
+    VV* T = scratch(j);  // row 0 stays zero (never written)
+    VV* seg = T + static_cast<std::size_t>(f_.sigma + 1) * W;
     const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
     const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
-    double carry = 0;
+    VV carry = 0;
     for (offset_t t = t0; t < t1; ++t) {
-      const double first = run_tile<W, K>(t, x, y, T, seg);
+      const VV first = run_tile<W, K>(t, x, y, T, seg);
       const std::uint64_t tp = f_.tile_ptr[t];
       const index_t r = Csr5::row_of(tp);
       if (r == r0 && started_before) [[unlikely]] {
@@ -196,7 +207,7 @@ class Csr5Plan final : public CpuPlan {
       } else if (tp & Csr5::kEmptyHint) [[unlikely]] {
         const offset_t base = t * f_.tile_entries();
         if (rp[r] == base) {  // the tile begins row r: zero the empty rows just before it
-          for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) y[e] = 0.0;
+          for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) y[e] = 0;
           y[r] = first;
         } else {
           y[r] += first;
@@ -216,8 +227,9 @@ class Csr5Plan final : public CpuPlan {
           begins = f_.tile_desc[static_cast<std::size_t>(t) * 8] >> csr5::kFlagShift<32>;
         else
           begins = f_.bit_flag(f_.descriptor(t, 0));
-        const std::uint64_t keep = (begins & 1) - 1;  // all ones: add
-        y[r] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(y[r]) & keep) + first;
+        using Bits = std::conditional_t<sizeof(VV) == 8, std::uint64_t, std::uint32_t>;
+        const Bits keep = static_cast<Bits>((begins & 1) - 1);  // all ones: add
+        y[r] = std::bit_cast<VV>(static_cast<Bits>(std::bit_cast<Bits>(y[r]) & keep)) + first;
       }
     }
     return carry;
@@ -253,8 +265,8 @@ class Csr5Plan final : public CpuPlan {
 
   template <int W, Tile K>
   void product_w() {
-    const double* x = x_.data();
-    double* y = y_.data();
+    const VV* x = vec_x<VV>();
+    VV* y = vec_y<VV>();
     over_parts([&](int j, int n) { carry_[j] = tile_range<W, K>(j, n, x, y); },
                [&](int j, index_t r0) { y[r0] += carry_[j]; });
     tail(x, y);
@@ -275,16 +287,16 @@ class Csr5Plan final : public CpuPlan {
   // SpMM: tiles [t0, t1) of part j of n as tile_range does, K wide; carry: the part's first row's
   // K sums when that row started in an earlier part.
   template <int W, bool RM>
-  void tile_range_k(int j, int n, double* carry) {
-    const csr5::DenseK<RM> x{x_.data(), cols_, k_}, y{y_.data(), rows_, k_};
+  void tile_range_k(int j, int n, VV* carry) {
+    const csr5::DenseK<RM, VV> x{vec_x<VV>(), cols_, k_}, y{vec_y<VV>(), rows_, k_};
     const offset_t tiles = f_.tiles;
     const offset_t* rp = f_.row_ptr.data();
     const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
-    double* work = scratch_.data() + spmm_stride_ * static_cast<std::size_t>(j);
-    double* first = work + static_cast<std::size_t>(2 * W + 1) * k_;
+    VV* work = scratch_.data() + spmm_stride_ * static_cast<std::size_t>(j);
+    VV* first = work + static_cast<std::size_t>(2 * W + 1) * k_;
     const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
     const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
-    std::fill(carry, carry + k_, 0.0);
+    std::fill(carry, carry + k_, VV{0});
     for (offset_t t = t0; t < t1; ++t) {
       csr5::tile_lanes_k<W, RM>(f_, t, x, y, work, first);
       const index_t r = Csr5::row_of(f_.tile_ptr[t]);
@@ -304,13 +316,13 @@ class Csr5Plan final : public CpuPlan {
       } else {
         begins = (f_.bit_flag(f_.descriptor(t, 0)) & 1) != 0;
       }
-      for (int c = 0; c < k_; ++c) y.at(r, c) = (begins ? 0.0 : y.at(r, c)) + first[c];
+      for (int c = 0; c < k_; ++c) y.at(r, c) = (begins ? VV{0} : y.at(r, c)) + first[c];
     }
   }
 
   template <int W, bool RM>
   void product_k() {
-    const csr5::DenseK<RM> y{y_.data(), rows_, k_};
+    const csr5::DenseK<RM, VV> y{vec_y<VV>(), rows_, k_};
     over_parts([&](int j, int n) { tile_range_k<W, RM>(j, n, carry_.data() + static_cast<std::size_t>(j) * k_); },
                [&](int j, index_t r0) {
                  for (int c = 0; c < k_; ++c) y.at(r0, c) += carry_[static_cast<std::size_t>(j) * k_ + c];
@@ -321,11 +333,11 @@ class Csr5Plan final : public CpuPlan {
   // tail() K wide.
   template <bool RM>
   void tail_k() {
-    const csr5::DenseK<RM> x{x_.data(), cols_, k_}, y{y_.data(), rows_, k_};
+    const csr5::DenseK<RM, VV> x{vec_x<VV>(), cols_, k_}, y{vec_y<VV>(), rows_, k_};
     const offset_t* rp = f_.row_ptr.data();
     const offset_t tb = f_.tail_begin();
     const index_t rb = static_cast<index_t>(std::lower_bound(rp, rp + rows_ + 1, tb) - rp);
-    double* s = scratch_.data();  // after the parallel region: thread 0's scratch is free
+    VV* s = scratch_.data();  // after the parallel region: thread 0's scratch is free
     auto run = [&](offset_t p0, offset_t p1) {
       csr5::column_run<1>(f_.val.data() + p0, f_.col.data() + p0, 0, static_cast<int>(p1 - p0), x, s);
     };
@@ -341,20 +353,20 @@ class Csr5Plan final : public CpuPlan {
 
   // The incomplete last tile in CSR order: the row straddling the tail start gets the rest of its
   // sum added; rows starting at or after it (including trailing empty rows) are assigned.
-  void tail(const double* x, double* y) const {
+  void tail(const VV* x, VV* y) const {
     const offset_t* rp = f_.row_ptr.data();
     const offset_t tb = f_.tail_begin();
     const index_t rb = static_cast<index_t>(std::lower_bound(rp, rp + rows_ + 1, tb) - rp);
-    const double* v = f_.val.data();
+    const V* v = f_.val.data();
     const index_t* ci = f_.col.data();
     if (rb > 0 && rb <= rows_ && rp[rb] > tb) {
-      double s = 0;
-      for (offset_t p = tb; p < rp[rb]; ++p) s += v[p] * x[ci[p]];
+      VV s = 0;
+      for (offset_t p = tb; p < rp[rb]; ++p) s += static_cast<VV>(v[p]) * x[ci[p]];
       y[rb - 1] += s;
     }
     auto rows = [&](index_t r) {
-      double s = 0;
-      for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += v[p] * x[ci[p]];
+      VV s = 0;
+      for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += static_cast<VV>(v[p]) * x[ci[p]];
       y[r] = s;
     };
     if (rows_ - rb > tuning::csr5_parallel_tail_rows && threads_ > 1) {
@@ -366,10 +378,10 @@ class Csr5Plan final : public CpuPlan {
   }
 
   int threads_;
-  std::size_t spmm_stride_ = 0;  // SpMM: doubles of scratch_ per thread
-  Csr5 f_;
-  std::vector<double> carry_;
-  std::vector<double> scratch_;
+  std::size_t spmm_stride_ = 0;  // SpMM: values of scratch_ per thread
+  BasicCsr5<V> f_;
+  std::vector<VV> carry_;
+  std::vector<VV> scratch_;
   void (Csr5Plan::*product_fn_)() = nullptr;
 };
 
@@ -381,10 +393,13 @@ KernelSpec spec(Backend b) {
                              ? "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16), one thread"
                              : "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16) over threads, SIMD across tile columns",
           .spmm = true,
+          .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
           .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma", "variant"}
                                          : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma", "variant"},
           .make = [b](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-            return std::make_unique<Csr5Plan>(a, o, b);
+            if (o.precision == Precision::Single) return std::make_unique<Csr5Plan<float, float>>(a, o, b);
+            if (o.precision == Precision::Mixed) return std::make_unique<Csr5Plan<float, double>>(a, o, b);
+            return std::make_unique<Csr5Plan<double, double>>(a, o, b);
           }};
 }
 

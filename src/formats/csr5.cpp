@@ -29,23 +29,24 @@ int csr5_descriptor_bits(int omega, int sigma) {
   return sigma + ceil_log2(static_cast<std::int64_t>(omega) * sigma) + ceil_log2(omega);
 }
 
-double csr5_bytes(const CsrView& a, int omega, int sigma) {
+double csr5_bytes(const CsrView& a, int omega, int sigma, int value_bytes) {
   const double nnz = static_cast<double>(a.nnz());
   const double tiles = std::floor(nnz / (static_cast<double>(omega) * sigma));
   const int words = csr5_descriptor_bits(omega, sigma) <= 32 ? 1 : 2;
-  return 12.0 * nnz + 8.0 * (a.rows + 1.0) + 16.0 * (tiles + 1) + 4.0 * words * omega * tiles;
+  return (4.0 + value_bytes) * nnz + 8.0 * (a.rows + 1.0) + 16.0 * (tiles + 1) + 4.0 * words * omega * tiles;
 }
 
-Csr5 csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& opt) {
+template <class V>
+BasicCsr5<V> csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& opt) {
   if (omega < 1 || sigma < 1)
     throw Unsupported(fmt::format("CSR5 tile {}x{}: omega and sigma must be at least 1", omega, sigma));
   const int bits = csr5_descriptor_bits(omega, sigma);
   if (bits > 64 || omega > 1024)
     throw Unsupported(fmt::format("CSR5 tile {}x{}: a column descriptor would need {} bits (max 64)",
                                   omega, sigma, bits));
-  check_format_memory("CSR5", csr5_bytes(a, omega, sigma), a, opt);
+  check_format_memory("CSR5", csr5_bytes(a, omega, sigma, static_cast<int>(sizeof(V))), a, opt);
 
-  Csr5 f;
+  BasicCsr5<V> f;
   f.omega = omega;
   f.sigma = sigma;
   f.rows = a.rows;
@@ -125,12 +126,13 @@ Csr5 csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& o
           const offset_t src = base + static_cast<offset_t>(c) * sigma + i;
           const offset_t dst = base + static_cast<offset_t>(i) * omega + c;
           f.col[dst] = a.col[src];
-          f.val[dst] = a.val[src];
+          f.val[dst] = static_cast<V>(a.val[src]);
         }
     }
   }
   std::copy(a.col.begin() + f.tail_begin(), a.col.end(), f.col.begin() + f.tail_begin());
-  std::copy(a.val.begin() + f.tail_begin(), a.val.end(), f.val.begin() + f.tail_begin());
+  std::transform(a.val.begin() + f.tail_begin(), a.val.end(), f.val.begin() + f.tail_begin(),
+                 [](double v) { return static_cast<V>(v); });
 
   for (offset_t t = 0; t < tiles; ++t) f.empty_offset_ptr[t + 1] = f.empty_offset_ptr[t] + eo_count[t];
   f.empty_offset.resize(f.empty_offset_ptr[tiles]);
@@ -152,6 +154,9 @@ Csr5 csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& o
   if (mismatch) throw Error("csr_to_csr5: segment count mismatch (internal error)");
   return f;
 }
+
+template Csr5 csr_to_csr5<double>(const CsrView&, int, int, const ConvertOptions&);
+template Csr5Float csr_to_csr5<float>(const CsrView&, int, int, const ConvertOptions&);
 
 Csr csr5_to_csr(const Csr5& f, int threads) {
   Csr a;

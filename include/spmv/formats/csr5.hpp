@@ -32,7 +32,10 @@
 
 namespace spmv {
 
-struct Csr5 {
+/// V: the values' type (double; float for single and mixed precision plans).
+template <class V>
+struct BasicCsr5 {
+  using value_type = V;
   static constexpr std::uint64_t kEmptyHint = std::uint64_t{1} << 63;
 
   int omega = 4, sigma = 16;
@@ -48,7 +51,7 @@ struct Csr5 {
   std::vector<index_t> empty_offset;
   FormatArray<offset_t> row_ptr;  ///< a copy of the CSR row pointer (the tail and the back-conversion)
   FormatArray<index_t> col;  ///< nnz: full tiles transposed, tail in CSR order
-  FormatArray<double> val;
+  FormatArray<V> val;
 
   offset_t tile_entries() const { return static_cast<offset_t>(omega) * sigma; }
   offset_t tail_begin() const { return tiles * tile_entries(); }
@@ -67,15 +70,21 @@ struct Csr5 {
   std::uint64_t bit_flag(std::uint64_t d) const { return d >> (y_bits + seg_bits); }
 };
 
+using Csr5 = BasicCsr5<double>;
+using Csr5Float = BasicCsr5<float>;
+
 /// Bits of one column descriptor: sigma + ceil(log2(omega*sigma)) + ceil(log2(omega)); must be <= 64.
 int csr5_descriptor_bits(int omega, int sigma);
 
 
-/// Bytes csr_to_csr5 allocates (without the empty_offset entries, at most a few per empty row).
-double csr5_bytes(const CsrView& a, int omega, int sigma);
+/// Bytes csr_to_csr5 allocates (without the empty_offset entries, at most a few per empty row), with
+/// values of value_bytes each.
+double csr5_bytes(const CsrView& a, int omega, int sigma, int value_bytes = 8);
 /// Throws Unsupported for omega/sigma < 1 or descriptors over 64 bits, and via
 /// check_format_memory when over budget.
-Csr5 csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& opt = {});
+/// V = float rounds the values (make_plan has refused values beyond float's range).
+template <class V = double>
+BasicCsr5<V> csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& opt = {});
 /// The exact inverse: same row_ptr, col and val, bit for bit. threads: 0 = OpenMP's default.
 Csr csr5_to_csr(const Csr5& f, int threads = 0);
 
