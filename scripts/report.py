@@ -93,9 +93,10 @@ def fastest(rows, keep):
 
 
 def auto_comparisons(rows, matrices):
-    """Per "backend k=K" with auto rows: per matrix, the auto row (most threads when several), the
-    oracle (fastest usable non-baseline, non-auto row of that backend and k, any setting), the best
-    baseline of the same side (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel) and k, and
+    """Per "backend k=K" (plus the precision where the rows have several) with auto rows: per
+    matrix, the auto row (most threads when several), the oracle (fastest usable non-baseline,
+    non-auto row of that backend, k and precision, any setting), the best baseline of the same side
+    (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel), k and precision, and
     the ratios other time / auto time (1 = auto as fast; None where one side is missing): those of
     the interleaved timing after the sweep (duel_* columns) where the run made one, else the
     sweep's medians (also kept as sweep_oracle)."""
@@ -103,20 +104,22 @@ def auto_comparisons(rows, matrices):
     for r in rows:
         by[r["matrix"]].append(r)
     groups = OrderedDict()
+    many_p = len({r["precision"] for r in rows if r["kernel"]}) > 1
     for m in matrices:
         autos = OrderedDict()
         for r in by[m]:
-            key = (r["backend"], int(r["k"]))
+            key = (r["backend"], int(r["k"]), r["precision"])
             if is_auto(r) and (key not in autos or r["threads"] > autos[key]["threads"]):
                 autos[key] = r
-        for (backend, k), a in autos.items():
+        for (backend, k, p), a in autos.items():
             oracle = fastest(by[m], lambda r: not r["baseline"] and not is_auto(r)
-                             and r["backend"] == backend and r["k"] == k)
-            base = fastest(by[m], lambda r: r["baseline"] and is_gpu(r) == is_gpu(a) and r["k"] == k)
+                             and r["backend"] == backend and r["k"] == k and r["precision"] == p)
+            base = fastest(by[m], lambda r: r["baseline"] and is_gpu(r) == is_gpu(a) and r["k"] == k
+                           and r["precision"] == p)
             ok = usable(a) and a["time_median_s"] > 0
             ratio = lambda o: o["time_median_s"] / a["time_median_s"] if ok and o else None
             duel = lambda col, o: a.get(col) if ok and o and a.get(col, 0) > 0 else ratio(o)
-            groups.setdefault(f"{backend} k={k}", []).append(dict(
+            groups.setdefault(f"{backend} k={k}" + (f" {p}" if many_p else ""), []).append(dict(
                 matrix=m, auto=a, ok=ok, oracle=oracle, base=base, vs_oracle=duel("duel_oracle", oracle),
                 vs_base=duel("duel_baseline", base), sweep_oracle=ratio(oracle),
                 products=(a.get("planning_s", 0) + a["convert_s"]) / a["time_median_s"] if ok else None))
@@ -294,8 +297,8 @@ def precision_section(rows, matrices, out, written):
     md = ["\n## Precisions: best GFLOPS per backend\n",
           "Our fastest checked kernel and setting (auto included, baselines left out) in each precision; "
           "ratios: GFLOPS over double's (the issue's target: single >= 1.4x double on matrices larger than "
-          "the last-level cache / L2; 'double MB': the bytes one double product moves at least, to judge "
-          "that).\n"]
+          "the last-level cache / L2; 'double MB': the bytes the best double row's product moves at least, "
+          "to judge that).\n"]
     lines, ratios = [], defaultdict(list)
     for m in matrices:
         for b in backends:
@@ -316,7 +319,7 @@ def precision_section(rows, matrices, out, written):
             lines.append(line)
     md.append("\n" + md_table(["matrix", "backend", "double MB"] + [f"{p} GFLOPS" for p in present]
                               + [f"{p}/double" for p in others], lines))
-    for (b, p), v in sorted(ratios.items()):
+    for (b, p), v in sorted(ratios.items(), key=lambda e: (backends.index(e[0][0]), others.index(e[0][1]))):
         g = math.exp(sum(math.log(x) for x, _ in v) / len(v))
         lo = min(v)
         md.append(f"\n- {b} {p}/double over {len(v)} matrices: geometric mean {g:.2f}x, lowest {lo[0]:.2f}x "
@@ -533,7 +536,8 @@ def main():
                "harmonic mean GFLOPS over the suite", "CSR-adaptive row-block size")
 
     # --- the automatic planner against the oracle, per matrix ---
-    autos = auto_comparisons(rows, matrices)
+    # auto in each precision, against the oracle and baseline of its own.
+    autos = auto_comparisons([r for r in every_row if r["k"] <= 1], matrices)
     plotted = [m for m in matrices if any(c["matrix"] == m and (c["vs_oracle"] or not c["ok"])
                                           for v in autos.values() for c in v)]
     if plotted:
@@ -628,8 +632,8 @@ def main():
     if not autos:
         md.append("auto was not measured in this run (no `auto` rows in the CSV).\n")
     else:
-        md.append("Oracle: our fastest checked kernel and setting of the same backend and k; best baseline: the fastest "
-                  "Eigen (CPU) or cuSPARSE (GPU) row. Ratios are their time / auto's time (1 = auto as fast, "
+        md.append("Oracle: our fastest checked kernel and setting of the same backend, k and precision; best baseline: the fastest "
+                  "Eigen (CPU) or cuSPARSE (GPU) row of that precision. Ratios are their time / auto's time (1 = auto as fast, "
                   "below 1 = auto slower), from timing auto, the oracle and the baseline interleaved after the sweep "
                   "(median of per-round ratios) where the run did; '(sweep)': from the sweep's medians, where the "
                   "oracle is the luckiest of many settings timed one after another. Planning cost: (planning + "

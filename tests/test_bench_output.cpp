@@ -320,7 +320,18 @@ TEST(Bench, ReportComparesPrecisions) {
   cfg.precisions = {Precision::Double, Precision::Single};
   cfg.duel_rounds = 0;
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(400, 6), 400, 6);
-  const auto rows = bench_matrix(a, source("mat0"), cfg, Ceilings{10e9, 2, 0});
+  auto rows = bench_matrix(a, source("mat0"), cfg, Ceilings{10e9, 2, 0});
+  // An auto row in each precision: fake-good at 2 threads of that precision, twice as slow.
+  for (const char* p : {"double", "single"})
+    for (const Row& r : std::vector<Row>(rows))
+      if (r.kernel == "fake-good" && r.threads == 2 && r.precision == p) {
+        Row planned = r;
+        planned.kernel = "auto";
+        planned.chosen = "omp/fake-good threads=2";
+        planned.time_median_s *= 2;
+        planned.gflops /= 2;
+        rows.push_back(planned);
+      }
   double best[2] = {0, 0};  // double, single
   for (const Row& r : rows) {
     ASSERT_TRUE(r.usable() || r.status.rfind("skipped: kernel 'fake-float'", 0) == 0) << r.kernel << " " << r.status;
@@ -350,6 +361,18 @@ TEST(Bench, ReportComparesPrecisions) {
   EXPECT_NEAR(ratio, best[1] / best[0], 0.006) << line;  // two decimals, from the CSV's six digits
   EXPECT_NE(s.find("- omp single/double over 1 matrices: geometric mean"), std::string::npos) << s;
   EXPECT_TRUE(fs::exists(dir + "/out/precision_ratios.png"));
+  // auto in each precision against the oracle of its own (so at most 0.5: twice its oracle's row).
+  for (const char* p : {"double", "single"}) {
+    const auto at = s.find(fmt::format("### auto omp k=1 {}\n", p));
+    ASSERT_NE(at, std::string::npos) << p << "\n" << s;
+    const auto row = s.find("| mat0 | omp/fake-good threads=2 | ", at);
+    ASSERT_NE(row, std::string::npos) << s;
+    const std::string line = s.substr(row, s.find('\n', row) - row);
+    std::vector<std::string> cells;
+    for (std::size_t b = 1, e; (e = line.find(" |", b)) != std::string::npos; b = e + 2) cells.push_back(line.substr(b + 1, e - b - 1));
+    ASSERT_GE(cells.size(), 7u) << line;
+    EXPECT_LE(std::stod(cells[6]), 0.5 + 1e-3) << line;  // auto/oracle
+  }
 }
 
 TEST(Bench, CliQuickRunEndToEnd) {
