@@ -232,7 +232,7 @@ TEST_F(Cli, InfinitiesPassTheCheck) {
 }
 
 // A CPU kernel (auto and the baselines left out) that has (has = true) or lacks precision p;
-// nullptr where none does (the kernels gain single and mixed one by one).
+// nullptr where none does.
 const KernelSpec* cpu_kernel(Precision p, bool has) {
   for (const KernelSpec& k : kernels())
     if (k.backend == Backend::Omp && k.name != "auto" && !k.baseline && supports(k, p) == has) return &k;
@@ -244,7 +244,7 @@ const KernelSpec* cpu_kernel(Precision p, bool has) {
 // of the exact product of two floats), not double's 3 * 0.1.
 TEST_F(Cli, RunInSinglePrecision) {
   const KernelSpec* k = cpu_kernel(Precision::Single, true);
-  if (!k) GTEST_SKIP() << "no CPU kernel computes in single precision yet";
+  ASSERT_NE(k, nullptr) << "no CPU kernel computes in single precision";
   io::write_dense_vector(tmp("x.mtx"), std::vector<double>(5, 0.1));
   const Result r = run(fmt::format("run {}/cli_small.mtx --backend omp --kernel {} --precision single --x {} --output {} "
                                    "--repeat 1", kDir, k->name, tmp("x.mtx"), tmp("y.mtx")));
@@ -270,7 +270,7 @@ TEST_F(Cli, RunInSinglePrecision) {
 // widened, where double gives 0.1.
 TEST_F(Cli, RunInMixedPrecision) {
   const KernelSpec* k = cpu_kernel(Precision::Mixed, true);
-  if (!k) GTEST_SKIP() << "no CPU kernel computes in mixed precision yet";
+  ASSERT_NE(k, nullptr) << "no CPU kernel computes in mixed precision";
   std::ofstream(tmp("tenth.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 0.1\n2 2 3\n";
   const Result r = run(fmt::format("run {} --backend omp --kernel {} --precision mixed --x ones --output {} --repeat 1",
                                    tmp("tenth.mtx"), k->name, tmp("y.mtx")));
@@ -295,7 +295,7 @@ TEST_F(Cli, PrecisionAKernelLacksIsRefused) {
         k = &s;
         p = q;
       }
-  if (!k) GTEST_SKIP() << "every CPU kernel computes in single and mixed precision";
+  ASSERT_NE(k, nullptr) << "every CPU kernel computes in single and mixed precision: nothing to refuse";
   const std::string start = fmt::format("kernel '{}' (omp) has no {} precision", k->name, to_string(p));
   for (const std::string& file : {kDir + "/cli_small.mtx", tmp("nope.mtx")}) {
     const Result r = run(fmt::format("run {} --backend omp --kernel {} --precision {}", file, k->name, to_string(p)));
