@@ -223,7 +223,8 @@ std::unique_ptr<Plan> plan_auto(const CsrView& a, Backend b, const PlanOptions& 
   if (trial.empty()) {  // none could be made, or every one failed in the rounds
     std::string why;
     for (const auto& r : skipped) why += "; " + r;
-    throw Unsupported(fmt::format("auto ({}): no candidate could be made{}", to_string(b), why));
+    const std::string in = opt.precision == Precision::Double ? "" : fmt::format(" in {} precision", to_string(opt.precision));
+    throw Unsupported(fmt::format("auto ({}): no candidate could be made{}{}", to_string(b), in, why));
   }
 
   std::size_t best = 0;
