@@ -26,8 +26,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
                                     const index_t* __restrict__ col, const MV* __restrict__ val,
                                     const VV* __restrict__ x, VV* __restrict__ y,
                                     VV* __restrict__ partial, int* __restrict__ arrived) {
-  extern __shared__ __align__(16) unsigned char smem[];  // one untyped array for every instantiation
-  VV* prod = reinterpret_cast<VV*>(smem);
+  VV* prod = dynamic_shared<VV>();
   __shared__ bool last;
   const int4 d = blocks[blockIdx.x];
   const index_t r0 = d.x, r1 = d.y;

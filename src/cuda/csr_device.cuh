@@ -164,6 +164,20 @@ __device__ __forceinline__ VV padded_row_sum(index_t first, index_t n, index_t s
   return s;
 }
 
+// The block's dynamic shared memory as an array of T (double or float): one extern declaration per
+// type (an extern __shared__ array of a template's T would be declared with several types), so the
+// double kernels see the double array they always had.
+template <class T>
+__device__ __forceinline__ T* dynamic_shared() {
+  if constexpr (std::is_same_v<T, float>) {
+    extern __shared__ float dynamic_shared_f32[];
+    return dynamic_shared_f32;
+  } else {
+    extern __shared__ double dynamic_shared_f64[];
+    return dynamic_shared_f64;
+  }
+}
+
 // Warp-level sum over aligned groups of `width` lanes (a power of two <= 32); every lane of the
 // warp must call it.
 template <class T>

@@ -21,9 +21,8 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
                                  const MV* __restrict__ val, const VV* __restrict__ x,
                                  VV* __restrict__ y, index_t* __restrict__ carry_row,
                                  VV* __restrict__ carry_val) {
-  extern __shared__ __align__(16) unsigned char smem[];  // one untyped array for every instantiation
   const int nt = blockDim.x, tid = threadIdx.x, tile = nt * ipt;
-  VV* s_prod = reinterpret_cast<VV*>(smem);  // tile
+  VV* s_prod = dynamic_shared<VV>();  // tile
   VV* s_cval = s_prod + tile;   // 32: per-warp carries
   int* s_rend = reinterpret_cast<int*>(s_cval + 32);  // tile: row ends relative to the tile's first entry
   int* s_crow = s_rend + tile;      // 32
