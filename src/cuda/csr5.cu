@@ -22,6 +22,11 @@
 // Files: csr5_convert.cu (the conversion), csr5_single.cu (the single-pass kernel),
 // csr5_long_rows.cuh (its long rows), csr5_device.cuh (what they share); here the two-pass and
 // atomic kernels, the plan and its registration.
+//
+// Precision (issue 18): every kernel is a template on the values' type MV and the vectors' and sums'
+// VV, launched for the plan's precision with with_types: double, single (float values, x, y and
+// sums) and mixed (float values, double x, y and sums). The carries and the single-pass kernel's
+// shared buffer hold VV; the long rows' parts hold a double in every precision (csr5_long_rows.cuh).
 #include <spmv/formats/csr5.hpp>
 
 #include <algorithm>
@@ -40,9 +45,10 @@ namespace csr5 {
 namespace {
 
 // Segment k of tile t has sum s. reaches_end: it may continue in tile t+1.
-__device__ __forceinline__ void close_segment(const DevCsr5& m, long long t, index_t row0, bool hinted,
-                                              bool begins, int k, double s, bool reaches_end, double* y,
-                                              double* first, bool atomic) {
+template <class MV, class VV>
+__device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, long long t, index_t row0, bool hinted,
+                                              bool begins, int k, VV s, bool reaches_end, VV* y,
+                                              VV* first, bool atomic) {
   if (k == 0) {
     if (begins && !reaches_end) {  // row0 lies wholly in this tile
       if (hinted && !atomic) zero_empty_before(m, row0, t * m.te, y);
@@ -62,10 +68,11 @@ __device__ __forceinline__ void close_segment(const DevCsr5& m, long long t, ind
 
 // Tail item i: 0 = the part of row rb-1 inside the tail (the tail's carry); i >= 1 assigns row
 // rb + i - 1 (rows starting at or after the tail, trailing empty rows too).
-__device__ void tail_item(const DevCsr5& m, long long i, const double* __restrict__ x, double* __restrict__ y,
-                          double* __restrict__ first, bool atomic) {
+template <class MV, class VV>
+__device__ void tail_item(const DevCsr5<MV>& m, long long i, const VV* __restrict__ x, VV* __restrict__ y,
+                          VV* __restrict__ first, bool atomic) {
   if (i == 0) {
-    double s = 0;
+    VV s = 0;
     if (m.rb > 0 && m.rp[m.rb] > m.tb) {
       for (long long p = m.tb; p < m.rp[m.rb]; ++p) s += entry_product(m, x, p);
       if (atomic) atomicAdd(y + m.rb - 1, s);
@@ -75,14 +82,14 @@ __device__ void tail_item(const DevCsr5& m, long long i, const double* __restric
   }
   const long long r = m.rb + i - 1;
   if (r >= m.rows) return;
-  double s = 0;
+  VV s = 0;
   for (long long p = m.rp[r]; p < m.rp[r + 1]; ++p) s += entry_product(m, x, p);
   y[r] = s;
 }
 
-template <int kBatch>
-__global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __restrict__ y,
-                          double* __restrict__ first, bool atomic) {
+template <int kBatch, class MV, class VV>
+__global__ void csr5_main(DevCsr5<MV> m, const VV* __restrict__ x, VV* __restrict__ y,
+                          VV* __restrict__ first, bool atomic) {
   const long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (t >= m.tiles) {  // whole warps take this branch (blockDim is a multiple of 32)
@@ -91,14 +98,14 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
   }
   const TileColumn tc = tile_column(m, t, lane);
   int seg = tc.seg;
-  double sum = 0, red = 0;
+  VV sum = 0, red = 0;
   bool seen = false;
   const long long base = t * m.te;
-  const double* v = m.val + base + lane;
+  const MV* v = m.val + base + lane;
   const index_t* ci = m.col + base + lane;
   const int sigma = m.sigma;
   for (int i0 = 0; i0 < sigma; i0 += kBatch) {
-    double p[kBatch];
+    VV p[kBatch];
     batch_products<kBatch>(v, ci, x, i0, sigma, p);
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
@@ -118,7 +125,7 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
     }
   }
   if (!seen) red = sum;
-  const double right = right_of_column(red, seen, lane);
+  const VV right = right_of_column(red, seen, lane);
   if (seen) {
     const bool reaches_end = lane + static_cast<int>(tc.seg_off) >= 31;
     close_segment(m, t, tc.row0, tc.hinted, tc.begins, seg, sum + right, reaches_end, y, first, atomic);
@@ -126,13 +133,14 @@ __global__ void csr5_main(DevCsr5 m, const double* __restrict__ x, double* __res
 }
 
 // Deterministic carries: thread t in [0, tiles] sums the carries it owns (carry_owner) in tile order.
-__global__ void csr5_fixup(DevCsr5 m, const double* __restrict__ first, double* __restrict__ y) {
+template <class MV, class VV>
+__global__ void csr5_fixup(DevCsr5<MV> m, const VV* __restrict__ first, VV* __restrict__ y) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
   const CarryOwner c = carry_owner(m, t);
   const bool wide = c.own && c.b - t >= 32;
   if (c.own && !wide) {
-    double s = 0;
+    VV s = 0;
 #pragma unroll 4
     for (long long u = t; u <= c.b; ++u) s += first[u];
     if (c.assign) {
@@ -146,7 +154,7 @@ __global__ void csr5_fixup(DevCsr5 m, const double* __restrict__ first, double* 
   for (unsigned mask = __ballot_sync(kFull, wide); mask; mask &= mask - 1) {
     const int src = __ffs(mask) - 1;
     const long long a0 = __shfl_sync(kFull, t, src), b0 = __shfl_sync(kFull, c.b, src);
-    double s = 0;
+    VV s = 0;
 #pragma unroll 8  // independent loads in flight: a row of 600 tiles is 19 loads per lane
     for (long long u = a0 + lane; u <= b0; u += 32) s += first[u];
     s = group_sum(s, 32);
@@ -172,17 +180,19 @@ class Csr5Plan final : public CudaPlan {
  public:
   Csr5Plan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)), block_(checked_block_size(opt)),
-        v_(parse_variant(opt)), m_(a, chosen_sigma(a, opt), convert_options(opt), dev.get()) {
+        v_(parse_variant(opt)), m_(a, chosen_sigma(a, opt), convert_options(opt), opt.precision, dev.get()) {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
     if (opt.block_size == 0) block_ = tuning::csr5_block(f.sigma);
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
-    // The single-pass kernel keeps a tile's segment sums in shared memory (omega*sigma doubles per
-    // warp); over the device's limit per block, the two-pass kernel does the product instead.
+    // The single-pass kernel keeps a tile's segment sums in shared memory (omega*sigma sums per
+    // warp, of the vectors' type); over the device's limit per block, the two-pass kernel does the
+    // product instead.
     if (v_.mode == Mode::Single) {
-      smem_bytes_ = static_cast<std::size_t>(block_ / 32) * static_cast<std::size_t>(f.tile_entries()) * sizeof(double);
+      smem_bytes_ = static_cast<std::size_t>(block_ / 32) * static_cast<std::size_t>(f.tile_entries()) *
+                    static_cast<std::size_t>(vector_bytes(prec_));
       int dev = 0, optin = 0;
       SPMV_CUDA_CHECK(cudaGetDevice(&dev));
       SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -190,8 +200,10 @@ class Csr5Plan final : public CudaPlan {
         fallback_ = " (single-pass would need " + std::to_string(smem_bytes_ >> 10) + " KiB of shared memory per block)";
         v_.mode = Mode::TwoPass;
       } else {
-        SPMV_CUDA_CHECK(cudaFuncSetAttribute(single_kernel(v_.batch, f.sigma), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem_bytes_)));
+        with_types(prec_, [&]<class MV, class VV>() {
+          SPMV_CUDA_CHECK(cudaFuncSetAttribute(single_kernel<MV, VV>(v_.batch, f.sigma),
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes_)));
+        });
       }
     }
     // One part or carry per tile and one for the tail.
@@ -203,7 +215,7 @@ class Csr5Plan final : public CudaPlan {
       SPMV_CUDA_CHECK(cudaMemset(head_parts_.data(), 0, n * sizeof(Part)));
       SPMV_CUDA_CHECK(cudaMemset(tail_parts_.data(), 0, n * sizeof(Part)));
     } else {
-      first_.resize(n);
+      first_.resize(n, prec_ == Precision::Single);  // the carries, of the vectors' type
     }
     bytes_per_product = m_.product_bytes(a, 1);
     stored_entries = a.nnz();
@@ -215,32 +227,41 @@ class Csr5Plan final : public CudaPlan {
  protected:
   void launch() override {
     if (rows_ == 0) return;
+    with_types(prec_, [&]<class MV, class VV>() { launch_as<MV, VV>(); });
+  }
+
+ private:
+  // One product with the values' type MV and the vectors' VV (the plan's precision).
+  template <class MV, class VV>
+  void launch_as() {
     const auto& f = m_.meta;
-    const DevCsr5 m = m_.view(rows_, rb_, tb_);
+    const DevCsr5<MV> m = m_.view<MV>(rows_, rb_, tb_);
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
-    const Parts p{head_parts_.data(), tail_parts_.data(), ++launches_};
     const int batch = v_.batch;
+    const VV* x = xv<VV>();
+    VV* y = yv<VV>();
     if (v_.mode == Mode::Single) {
+      const Parts p{head_parts_.data(), tail_parts_.data(), ++launches_};
       const unsigned grid = grid_for((f.tiles + 1 + (tail_rows + 3) / 4) * 32, block_);
-      single_kernel(batch, f.sigma)<<<grid, block_, smem_bytes_>>>(m, x_.data(), y_.data(), p);
+      single_kernel<MV, VV>(batch, f.sigma)<<<grid, block_, smem_bytes_>>>(m, x, y, p);
       SPMV_CUDA_CHECK_LAUNCH();
       return;
     }
     const bool atomic = v_.mode == Mode::Atomic;
     const offset_t warps = f.tiles + (tail_rows + 1 + 31) / 32;
-    if (atomic) zero_async(y_);
+    if (atomic) zero_y();
     const unsigned grid = grid_for(warps * 32, block_);
-    if (batch == 4) csr5_main<4><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic);
-    else if (batch == 16) csr5_main<16><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic);
-    else csr5_main<8><<<grid, block_>>>(m, x_.data(), y_.data(), first_.data(), atomic);
+    VV* first = first_.get<VV>().data();
+    if (batch == 4) csr5_main<4><<<grid, block_>>>(m, x, y, first, atomic);
+    else if (batch == 16) csr5_main<16><<<grid, block_>>>(m, x, y, first, atomic);
+    else csr5_main<8><<<grid, block_>>>(m, x, y, first, atomic);
     SPMV_CUDA_CHECK_LAUNCH();
     if (!atomic && f.tiles > 0) {
-      csr5_fixup<<<grid_for(f.tiles + 1, block_), block_>>>(m, first_.data(), y_.data());
+      csr5_fixup<<<grid_for(f.tiles + 1, block_), block_>>>(m, static_cast<const VV*>(first), y);
       SPMV_CUDA_CHECK_LAUNCH();
     }
   }
 
- private:
   enum class Mode { Single, TwoPass, Atomic };
   static constexpr const char* kModeName[] = {"single-pass", "two-pass", "atomic"};
   struct Variant {
@@ -280,7 +301,7 @@ class Csr5Plan final : public CudaPlan {
   index_t rb_ = 0;
   DeviceBuffer<Part> head_parts_, tail_parts_;  // single-pass: the long rows' parts
   unsigned long long launches_ = 0;              // single-pass: the launch number of the last product
-  DeviceBuffer<double> first_;                   // two-pass and atomic: the carries
+  DeviceValues first_;                           // two-pass and atomic: the carries (VV: f32 for single)
 };
 
 }  // namespace
@@ -304,6 +325,7 @@ void register_csr5() {
                              "(deterministic), or variant two-pass / atomic; SpMM (k > 1) two-pass, up to 4 "
                              "right-hand sides a lane",
               .spmm = true,
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size", "csr5_sigma", "deterministic", "variant"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr5(a, o, nullptr); }});
 }

@@ -2,12 +2,15 @@
 // search of row_ptr), each lane its column's bit_flag (the rows starting in its sigma entries),
 // y_offset (warp prefix sum), seg_offset (ballot) and the in-tile transposition; the empty-row
 // offsets of hinted tiles follow after a device prefix sum (CUB) of their counts, with no round
-// trip to the host. Bit-identical to csr_to_csr5 (tested).
+// trip to the host. Bit-identical to csr_to_csr5 (tested). Values are moved, never computed on: in
+// float for single and mixed plans (the device CSR's, rounded on the host as csr_to_csr5<float>
+// rounds), in double for double ones.
 #include <spmv/formats/csr5_cuda.hpp>
 
 #include <chrono>
 #include <cub/device/device_scan.cuh>
 #include <string>
+#include <type_traits>
 
 #include "cuda/csr5_device.cuh"
 
@@ -36,23 +39,25 @@ __device__ __forceinline__ long long upper_bound_dev(const long long* a, long lo
   return lo;
 }
 
+template <class MV>
 struct ConvArgs {
   int sigma, y_bits, seg_bits, desc_words;
   long long tiles, te, nnz;
   index_t rows;
   const long long* rp;
   const index_t* col_in;
-  const double* val_in;
+  const MV* val_in;
   unsigned long long* tile_ptr;
   unsigned* desc;
   long long* eo_count;
   index_t* col;
-  double* val;
+  MV* val;
 };
 
 // Warp w in [0, tiles]: tile w's tile_ptr, descriptors, empty-offset count and transposition
 // (warp `tiles` writes only tile_ptr[tiles]).
-__global__ void csr5_convert_tiles(ConvArgs c) {
+template <class MV>
+__global__ void csr5_convert_tiles(ConvArgs<MV> c) {
   const long long w = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (w > c.tiles) return;
@@ -104,7 +109,8 @@ __global__ void csr5_convert_tiles(ConvArgs c) {
 
 // Thread per hinted tile: segment 0 -> 0, segment k >= 1 -> the k-th non-empty row starting
 // strictly after the tile's base, minus the tile's first row.
-__global__ void csr5_convert_empty_offsets(ConvArgs c, const long long* eo_ptr, index_t* eo) {
+template <class MV>
+__global__ void csr5_convert_empty_offsets(ConvArgs<MV> c, const long long* eo_ptr, index_t* eo) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= c.tiles) return;
   const unsigned long long tp = c.tile_ptr[t];
@@ -131,15 +137,20 @@ __global__ void widen_row_ptr(long long n, const int* __restrict__ in, long long
 
 }  // namespace
 
-DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, const DeviceCsr* shared) {
+DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, Precision p, const DeviceCsr* shared)
+    : prec(p) {
   constexpr int omega = 32;
+  if (shared && !shared->serves(p))
+    throw Error(std::string("CUDA csr5: the shared device matrix has no ") + to_string(p) + " values");
   if (sigma < 1) throw Unsupported("CSR5 tile 32x" + std::to_string(sigma) + ": sigma must be at least 1");
   const int bits = csr5_descriptor_bits(omega, sigma);
   if (bits > 64)
     throw Unsupported("CSR5 tile 32x" + std::to_string(sigma) + ": a column descriptor would need " +
                       std::to_string(bits) + " bits (max 64)");
   // + the CSR input, + the bound on the empty-row lists
-  check_format_memory("CSR5", csr5_bytes(a, omega, sigma) + 12.0 * a.nnz() + 4.0 * (a.rows + a.nnz() / (32.0 * sigma) + 1),
+  const int vb = value_bytes(p);
+  check_format_memory("CSR5", csr5_bytes(a, omega, sigma, vb) + (4.0 + vb) * a.nnz() +
+                                  4.0 * (a.rows + a.nnz() / (32.0 * sigma) + 1),
                       a, opt);
   Csr5& f = meta;
   f.omega = omega;
@@ -151,18 +162,25 @@ DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, c
   f.seg_bits = ceil_log2(omega);
   f.desc_words = bits <= 32 ? 1 : 2;
   f.tiles = f.nnz / f.tile_entries();
+  with_types(p, [&]<class MV, class>() { convert<MV>(a, shared); });
+}
 
+template <class MV>
+void DeviceCsr5::convert(const CsrView& a, const DeviceCsr* shared) {
+  constexpr int omega = 32;
+  Csr5& f = meta;
+  const int sigma = f.sigma;
   auto t0 = std::chrono::steady_clock::now();
   DeviceBuffer<index_t> own_col;
-  DeviceBuffer<double> own_val;
+  DeviceBuffer<MV> own_val;
   const index_t* col_in = shared ? shared->col.data() : nullptr;
-  const double* val_in = shared ? shared->val.f64.data() : nullptr;  // CSR5 on CUDA: double only
+  const MV* val_in = shared ? shared->val.data<MV>() : nullptr;
   if (!shared) {
     std::vector<long long> hrp(a.row_ptr.begin(), a.row_ptr.end());
     if (hrp.empty()) hrp.assign(1, 0);
     rp.upload(hrp);
     own_col.upload(a.col);
-    own_val.upload(a.val);
+    upload_as(a.val, own_val);  // rounded to float on the host for single and mixed
     col_in = own_col.data(), val_in = own_val.data();
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     upload_seconds = seconds_since(t0);
@@ -182,14 +200,14 @@ DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, c
   tile_ptr.resize(tiles + 1);
   desc.resize(tiles * f.desc_words * omega);
   col.resize(static_cast<std::size_t>(f.nnz));
-  val.resize(static_cast<std::size_t>(f.nnz));
+  val.resize(static_cast<std::size_t>(f.nnz), float_values(prec));
   // The empty-row lists are sized by a bound (hinted tiles have at most tiles + rows segments in
   // all), so the conversion never waits for the device: no count comes back to the host.
   eo_ptr.resize(tiles + 1);
   eo.resize(tiles + static_cast<std::size_t>(f.rows) + 1);
-  const ConvArgs c{sigma, f.y_bits, f.seg_bits, f.desc_words, f.tiles, f.tile_entries(), f.nnz, f.rows,
-                   rp.data(), col_in, val_in, tile_ptr.data(), desc.data(), eo_ptr.data() + 1,
-                   col.data(), val.data()};
+  const ConvArgs<MV> c{sigma, f.y_bits, f.seg_bits, f.desc_words, f.tiles, f.tile_entries(), f.nnz, f.rows,
+                       rp.data(), col_in, val_in, tile_ptr.data(), desc.data(), eo_ptr.data() + 1,
+                       col.data(), val.get<MV>().data()};
   constexpr int block = 256;
   csr5_convert_tiles<<<grid_for((f.tiles + 1) * 32, block), block>>>(c);
   SPMV_CUDA_CHECK_LAUNCH();
@@ -197,7 +215,7 @@ DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, c
   if (f.nnz > tb) {
     SPMV_CUDA_CHECK(cudaMemcpyAsync(col.data() + tb, col_in + tb, (f.nnz - tb) * sizeof(index_t),
                                     cudaMemcpyDeviceToDevice));
-    SPMV_CUDA_CHECK(cudaMemcpyAsync(val.data() + tb, val_in + tb, (f.nnz - tb) * sizeof(double),
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(val.get<MV>().data() + tb, val_in + tb, (f.nnz - tb) * sizeof(MV),
                                     cudaMemcpyDeviceToDevice));
   }
   // Offsets of the empty-row lists: eo_ptr[0] = 0, then an in-place prefix sum of the per-tile
@@ -219,9 +237,13 @@ DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, c
 
 }  // namespace csr5
 
-Csr5 csr_to_csr5_on_device(const CsrView& a, int sigma, const ConvertOptions& opt) {
-  csr5::DeviceCsr5 d(a, sigma, opt);
-  Csr5 f = d.meta;
+template <class V>
+BasicCsr5<V> csr_to_csr5_on_device(const CsrView& a, int sigma, const ConvertOptions& opt) {
+  csr5::DeviceCsr5 d(a, sigma, opt, std::is_same_v<V, float> ? Precision::Single : Precision::Double);
+  const Csr5& m = d.meta;
+  BasicCsr5<V> f;
+  f.omega = m.omega, f.sigma = m.sigma, f.rows = m.rows, f.cols = m.cols, f.nnz = m.nnz, f.tiles = m.tiles;
+  f.y_bits = m.y_bits, f.seg_bits = m.seg_bits, f.desc_words = m.desc_words;
   f.tile_ptr.resize(d.tile_ptr.size());
   d.tile_ptr.download(reinterpret_cast<unsigned long long*>(f.tile_ptr.data()), f.tile_ptr.size());
   f.tile_desc = d.desc.download();
@@ -232,10 +254,12 @@ Csr5 csr_to_csr5_on_device(const CsrView& a, int sigma, const ConvertOptions& op
   f.row_ptr.assign(a.row_ptr.begin(), a.row_ptr.end());
   if (f.row_ptr.empty()) f.row_ptr.assign(1, 0);
   const auto col = d.col.download();
-  const auto val = d.val.download();
+  const auto val = d.val.get<V>().download();
   f.col.assign(col.begin(), col.end());
   f.val.assign(val.begin(), val.end());
   return f;
 }
+template Csr5 csr_to_csr5_on_device<double>(const CsrView&, int, const ConvertOptions&);
+template Csr5Float csr_to_csr5_on_device<float>(const CsrView&, int, const ConvertOptions&);
 
 }  // namespace spmv::cuda

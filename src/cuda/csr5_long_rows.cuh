@@ -18,6 +18,8 @@ namespace spmv::cuda::csr5 {
 //    takes a 16-byte access of one thread to be seen whole, as CUB's tile status words of {status,
 //    value} do (PTX's memory model promises it per 8-byte element only). Only the row's last tile
 //    waits: no fence or atomic in the others, which keeps long rows cheap.
+// In single precision a part is a float held in `value` as a double (exact both ways), so Part,
+// its 16-byte accesses and the arrays stay one type for every precision.
 struct alignas(16) Part {
   double value;
   unsigned long long launch;  // number of the launch that stored `value`
@@ -30,8 +32,10 @@ struct Parts {
 
 // One 16-byte relaxed store / load at device scope. Volatile asm: the intrinsics (__ldcv) are
 // plain asm, which the compiler may hoist out of a polling loop.
-__device__ __forceinline__ void publish(Part* p, double s, unsigned long long launch) {
-  asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};" ::"l"(p), "l"(__double_as_longlong(s)), "l"(launch));
+template <class VV>
+__device__ __forceinline__ void publish(Part* p, VV s, unsigned long long launch) {
+  asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};" ::"l"(p),
+               "l"(__double_as_longlong(static_cast<double>(s))), "l"(launch));
 }
 __device__ __forceinline__ Part peek(const Part* p) {
   long long v;
@@ -42,12 +46,12 @@ __device__ __forceinline__ Part peek(const Part* p) {
 
 // Tile b's sum of a long row spanning tiles a..b (own: tile b's part, lane 0), by the whole warp:
 // the parts in rounds of kParts loads per lane, each round repeated until all of its parts carry
-// this launch's number, then added in a fixed order.
-template <int kParts>
-__device__ __forceinline__ double collect_row(const Parts& p, long long a, long long b, double own, int lane) {
-  double s = 0;
+// this launch's number, then added in a fixed order (in VV: the parts narrow back exactly).
+template <int kParts, class VV>
+__device__ __forceinline__ VV collect_row(const Parts& p, long long a, long long b, VV own, int lane) {
+  VV s = 0;
   for (long long u0 = a; u0 < b; u0 += kParts * 32) {
-    double part[kParts];
+    VV part[kParts];
     bool ready;
     int polls = 0;
     do {
@@ -58,10 +62,10 @@ __device__ __forceinline__ double collect_row(const Parts& p, long long a, long 
 #pragma unroll
       for (int j = 0; j < kParts; ++j) {
         const long long u = u0 + j * 32 + lane;
-        part[j] = 0.0;
+        part[j] = VV(0);
         if (u < b) {
           const Part r = peek(u == a ? p.tail + u : p.head + u);
-          part[j] = r.value;
+          part[j] = static_cast<VV>(r.value);
           ready &= r.launch == p.launch;
         }
       }

@@ -1,6 +1,7 @@
 // CSR5 on CUDA, the single-pass product (the default, deterministic): a warp per full tile, its
 // segment sums through shared memory into y, rows across tiles finished by the tile they start in
 // (shorter than a tile) or collected by their last tile (csr5_long_rows.cuh); then the tail.
+// Templates on the values' type MV and the vectors' and sums' VV (double, single, mixed).
 #include "cuda/csr5_device.cuh"
 #include "cuda/csr5_long_rows.cuh"
 #include "cuda/tuning.cuh"
@@ -20,20 +21,20 @@ struct TileSegments {
   int nseg;
   bool begins;
 };
-template <int kBatch, int kSigma = 0>
-__device__ __forceinline__ TileSegments tile_segments(const DevCsr5& m, const double* __restrict__ x, long long base,
-                                                      unsigned long long d, double* seg_sum, int lane) {
+template <int kBatch, int kSigma = 0, class MV, class VV>
+__device__ __forceinline__ TileSegments tile_segments(const DevCsr5<MV>& m, const VV* __restrict__ x, long long base,
+                                                      unsigned long long d, VV* seg_sum, int lane) {
   const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
   const unsigned long long flags = raw | (lane == 0 ? 1ull : 0ull);  // segment 0 opens at entry 0
   const int first_flag = flags ? __ffsll(static_cast<long long>(flags)) - 1 : 64;
   int seg = static_cast<int>(d & ((1ull << m.y_bits) - 1)) - 1;
-  double sum = 0, red = 0;
-  const double* v = m.val + base + lane;
+  VV sum = 0, red = 0;
+  const MV* v = m.val + base + lane;
   const index_t* ci = m.col + base + lane;
   const int sigma = kSigma > 0 ? kSigma : m.sigma;
 #pragma unroll
   for (int i0 = 0; i0 < sigma; i0 += kBatch) {
-    double pr[kBatch];
+    VV pr[kBatch];
     batch_products<kBatch>(v, ci, x, i0, sigma, pr);
     const unsigned batch_flags = static_cast<unsigned>(flags >> i0);  // one 64-bit shift per batch
 #pragma unroll
@@ -50,7 +51,7 @@ __device__ __forceinline__ TileSegments tile_segments(const DevCsr5& m, const do
   }
   const bool has_flag = first_flag != 64;
   if (!has_flag) red = sum;
-  const double right = right_of_column(red, has_flag, lane);
+  const VV right = right_of_column(red, has_flag, lane);
   if (has_flag) seg_sum[seg] = sum + right;
   const int nseg = __shfl_sync(kFull, seg, 31) + 1;  // lane 31's last segment is the tile's last
   const bool begins = __shfl_sync(kFull, static_cast<unsigned>(raw & 1), 0) != 0;
@@ -60,10 +61,11 @@ __device__ __forceinline__ TileSegments tile_segments(const DevCsr5& m, const do
 
 // Rows starting at or after the tail (trailing empty rows too): warp i takes rows rb + 4i ..
 // rb + 4i + 3, 8 lanes each.
-__device__ __forceinline__ void tail_rows(const DevCsr5& m, const double* __restrict__ x, double* __restrict__ y,
+template <class MV, class VV>
+__device__ __forceinline__ void tail_rows(const DevCsr5<MV>& m, const VV* __restrict__ x, VV* __restrict__ y,
                                           long long i, int lane) {
   const long long r = m.rb + i * 4 + lane / 8;
-  double s = 0;
+  VV s = 0;
   if (r < m.rows)
     for (long long q = m.rp[r] + (lane & 7); q < m.rp[r + 1]; q += 8) s += entry_product(m, x, q);
   s = group_sum(s, 8);
@@ -72,8 +74,9 @@ __device__ __forceinline__ void tail_rows(const DevCsr5& m, const double* __rest
 
 // The tail's part of row rb - 1, the row that starts in a full tile and goes on into the tail
 // (callers check that it does), summed by the warp.
-__device__ __forceinline__ double tail_straddle(const DevCsr5& m, const double* __restrict__ x, int lane) {
-  double s = 0;
+template <class MV, class VV>
+__device__ __forceinline__ VV tail_straddle(const DevCsr5<MV>& m, const VV* __restrict__ x, int lane) {
+  VV s = 0;
   for (long long q = m.tb + lane; q < m.rp[m.rb]; q += 32) s += entry_product(m, x, q);
   return group_sum(s, 32);
 }
@@ -82,14 +85,14 @@ __device__ __forceinline__ double tail_straddle(const DevCsr5& m, const double* 
 // (a divergent branch per step, and scattered 8-byte stores), a lane writes the closed sums into
 // its warp's shared buffer at the segment's number (a predicated store), and the warp then copies
 // the buffer to y with consecutive lanes on consecutive rows. The buffer holds a tile's segments:
-// at most omega * sigma doubles per warp (the plan falls back to two-pass when that does not fit).
+// at most omega * sigma sums (VV) per warp (the plan falls back to two-pass when that does not fit).
 // Registers: the compiled tile heights are capped at tuning::csr5_max_registers (36 warps per SM
 // instead of 32 at 64, any block size launches, no spills); the generic instance (other heights,
 // other load batches) keeps 64 (launch bounds), where it spills least.
-template <int kBatch, int kSigma>
-__device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __restrict__ x, double* __restrict__ y,
+template <int kBatch, int kSigma, class MV, class VV>
+__device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __restrict__ x, VV* __restrict__ y,
                                             const Parts& parts) {
-  extern __shared__ double smem[];
+  VV* const smem = dynamic_shared<VV>();
   // Tile heights of the sigma rule are compiled in (constant tile size, unrolled steps).
   const int sigma = kSigma > 0 ? kSigma : m.sigma;
   const long long te = 32ll * sigma;
@@ -100,7 +103,7 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
     return;
   }
   bool head_ev = false;  // lane 0 holds a part of the long row row0
-  double head_s = 0;
+  VV head_s = 0;
   index_t row0 = 0;
   long long a0 = 0, b0 = 0;  // first and last tile of row0
   if (t == m.tiles) {  // the tail's part of the row straddling its start, when that row is long
@@ -112,7 +115,7 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
       b0 = m.tiles;
     }
   } else {
-    double* seg_sum = smem + static_cast<long long>(threadIdx.x / 32) * te;
+    VV* seg_sum = smem + static_cast<long long>(threadIdx.x / 32) * te;
     const long long base = t * te, end = base + te;
     const unsigned long long tp = m.tile_ptr[t];
     row0 = static_cast<index_t>(tp & ~kHint);
@@ -191,7 +194,7 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
       // full tile CSR entry j sits at column j / sigma, step j % sigma.
       const int n = static_cast<int>(rn_end - end);
       const bool full = t + 1 < m.tiles;
-      double s = 0;
+      VV s = 0;
       for (int j = lane; j < n; j += 32) {
         const int c = full ? j / sigma : 0;
         s += entry_product(m, x, full ? end + static_cast<long long>(j - c * sigma) * 32 + c : end + j);
@@ -203,19 +206,19 @@ __device__ __forceinline__ void single_tile(const DevCsr5& m, const double* __re
   // Tile b0 of a long row0 collects its parts (lane 0 holds its own).
   const bool collect = __shfl_sync(kFull, head_ev && t == b0, 0);
   if (collect) {
-    const double s = collect_row<kPartLoads>(parts, __shfl_sync(kFull, a0, 0), t, head_s, lane);
+    const VV s = collect_row<kPartLoads>(parts, __shfl_sync(kFull, a0, 0), t, head_s, lane);
     if (lane == 0) y[row0] = s;
   }
 }
 
-template <int kBatch, int kSigma>
-__global__ void __maxnreg__(tuning::csr5_max_registers) csr5_single(DevCsr5 m, const double* __restrict__ x,
-                                                          double* __restrict__ y, Parts parts) {
+template <int kBatch, int kSigma, class MV, class VV>
+__global__ void __maxnreg__(tuning::csr5_max_registers) csr5_single(DevCsr5<MV> m, const VV* __restrict__ x,
+                                                          VV* __restrict__ y, Parts parts) {
   single_tile<kBatch, kSigma>(m, x, y, parts);
 }
-template <int kBatch>
-__global__ void __launch_bounds__(1024, 1) csr5_single_generic(DevCsr5 m, const double* __restrict__ x,
-                                                                double* __restrict__ y, Parts parts) {
+template <int kBatch, class MV, class VV>
+__global__ void __launch_bounds__(1024, 1) csr5_single_generic(DevCsr5<MV> m, const VV* __restrict__ x,
+                                                                VV* __restrict__ y, Parts parts) {
   single_tile<kBatch, 0>(m, x, y, parts);
 }
 
@@ -223,16 +226,21 @@ __global__ void __launch_bounds__(1024, 1) csr5_single_generic(DevCsr5 m, const 
 
 // The single-pass instance for a load batch and tile height: the sigma rule's heights (8, 16, 24,
 // 32) are compiled in for the default batch; anything else runs the generic instance.
-SingleKernel single_kernel(int batch, int sigma) {
-  if (batch == 4) return csr5_single_generic<4>;
-  if (batch == 16) return csr5_single_generic<16>;
+template <class MV, class VV>
+SingleKernel<MV, VV> single_kernel(int batch, int sigma) {
+  if (batch == 4) return csr5_single_generic<4, MV, VV>;
+  if (batch == 16) return csr5_single_generic<16, MV, VV>;
   switch (sigma) {
-    case 8: return csr5_single<8, 8>;
-    case 16: return csr5_single<8, 16>;
-    case 24: return csr5_single<8, 24>;
-    case 32: return csr5_single<8, 32>;
-    default: return csr5_single_generic<8>;
+    case 8: return csr5_single<8, 8, MV, VV>;
+    case 16: return csr5_single<8, 16, MV, VV>;
+    case 24: return csr5_single<8, 24, MV, VV>;
+    case 32: return csr5_single<8, 32, MV, VV>;
+    default: return csr5_single_generic<8, MV, VV>;
   }
 }
+// Double, single and mixed.
+template SingleKernel<double, double> single_kernel<double, double>(int, int);
+template SingleKernel<float, float> single_kernel<float, float>(int, int);
+template SingleKernel<float, double> single_kernel<float, double>(int, int);
 
 }  // namespace spmv::cuda::csr5

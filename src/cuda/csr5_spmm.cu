@@ -6,6 +6,9 @@
 // dimension, so A is read K/C times. Rows that cross tiles leave their carries in first (C per
 // tile), summed in tile order by the fix-up kernel: deterministic, as the SpMV's modes but atomic.
 // The incomplete last tile is done by CSR after the tiles, a thread per row.
+// Precision (issue 18): templates on the values' type MV and X's, Y's, the sums' and the carries'
+// VV, launched for the plan's precision (double, single, mixed); X's rows of float are read as
+// float4 / float2 vectors (load_x).
 #include <algorithm>
 #include <string>
 
@@ -19,46 +22,48 @@ namespace spmv::cuda::csr5 {
 namespace {
 
 // X and Y by strides (element (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc]), K, and the
-// carries: (tiles + 1) rows of K.
+// carries: (tiles + 1) rows of K; all of the vectors' type VV.
+template <class VV>
 struct Operands {
-  const double* x;
+  const VV* x;
   long long xr, xc;
-  double* y;
+  VV* y;
   long long yr, yc;
   int k;
-  double* first;
+  VV* first;
 };
 
-template <int C>
-__device__ __forceinline__ void put(const Operands& o, long long row, int c0, const double (&s)[C]) {
+template <int C, class VV>
+__device__ __forceinline__ void put(const Operands<VV>& o, long long row, int c0, const VV (&s)[C]) {
 #pragma unroll
   for (int j = 0; j < C; ++j) o.y[row * o.yr + (c0 + j) * o.yc] = s[j];
 }
 
-template <int C>
-__device__ __forceinline__ void zero_rows(const Operands& o, long long from, long long to, int c0) {
+template <int C, class VV>
+__device__ __forceinline__ void zero_rows(const Operands<VV>& o, long long from, long long to, int c0) {
   for (long long r = from; r < to; ++r)
 #pragma unroll
-    for (int j = 0; j < C; ++j) o.y[r * o.yr + (c0 + j) * o.yc] = 0.0;
+    for (int j = 0; j < C; ++j) o.y[r * o.yr + (c0 + j) * o.yc] = VV(0);
 }
 
 // Empty rows just before row r that starts at `start` (hinted tiles only).
-template <int C>
-__device__ __forceinline__ void zero_empty_before(const DevCsr5& m, const Operands& o, index_t r, long long start, int c0) {
+template <int C, class MV, class VV>
+__device__ __forceinline__ void zero_empty_before(const DevCsr5<MV>& m, const Operands<VV>& o, index_t r, long long start,
+                                                  int c0) {
   index_t e = r;
   while (e > 0 && m.rp[e - 1] == start) --e;
   zero_rows<C>(o, e, r, c0);
 }
 
 // A CSR row's C sums.
-template <int C, bool XRow>
-__device__ __forceinline__ void row_sums(const DevCsr5& m, const Operands& o, long long b, long long e, int c0,
-                                         double (&s)[C]) {
+template <int C, bool XRow, class MV, class VV>
+__device__ __forceinline__ void row_sums(const DevCsr5<MV>& m, const Operands<VV>& o, long long b, long long e, int c0,
+                                         VV (&s)[C]) {
 #pragma unroll
-  for (int j = 0; j < C; ++j) s[j] = 0.0;
+  for (int j = 0; j < C; ++j) s[j] = VV(0);
   for (long long p = b; p < e; ++p) {
-    const double v = __ldg(m.val + p);
-    double xs[C];
+    const VV v = static_cast<VV>(__ldg(m.val + p));
+    VV xs[C];
     cuda::load_x<C, !XRow>(o.x, __ldg(m.col + p), c0, o.k, o.xc, xs);
 #pragma unroll
     for (int j = 0; j < C; ++j) s[j] += v * xs[j];
@@ -66,9 +71,9 @@ __device__ __forceinline__ void row_sums(const DevCsr5& m, const Operands& o, lo
 }
 
 // Segment kseg of tile t has sums s. reaches_end: it may continue in tile t+1.
-template <int C>
-__device__ __forceinline__ void close_segment(const DevCsr5& m, const Operands& o, long long t, index_t row0,
-                                              bool hinted, bool begins, int kseg, const double (&s)[C],
+template <int C, class MV, class VV>
+__device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, const Operands<VV>& o, long long t, index_t row0,
+                                              bool hinted, bool begins, int kseg, const VV (&s)[C],
                                               bool reaches_end, int c0) {
   if (kseg == 0) {
     if (begins && !reaches_end) {  // row0 lies wholly in this tile
@@ -91,14 +96,14 @@ __device__ __forceinline__ void close_segment(const DevCsr5& m, const Operands& 
 
 // MaxThreads: 256 for the default blocks (registers unbounded: C = 4 needs more than 64), 1024 for
 // larger blocks, which then launch at the cost of spills.
-template <int KB, int C, bool XRow, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5 m, Operands o) {
+template <int KB, int C, bool XRow, int MaxThreads, class MV, class VV>
+__global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5<MV> m, Operands<VV> o) {
   const long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   const int c0 = static_cast<int>(blockIdx.y) * C;
   if (t >= m.tiles) {  // the tail: item 0 its carry into row rb-1, item i >= 1 row rb+i-1
     const long long i = (t - m.tiles) * 32 + lane;
-    double s[C];
+    VV s[C];
     if (i == 0) {
       const bool carry = m.rb > 0 && m.rp[m.rb] > m.tb;
       row_sums<C, XRow>(m, o, m.tb, carry ? m.rp[m.rb] : m.tb, c0, s);
@@ -113,19 +118,19 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5 m, Operands
   }
   const TileColumn tc = tile_column(m, t, lane);
   int seg = tc.seg;
-  double sum[C] = {}, red[C] = {};
+  VV sum[C] = {}, red[C] = {};
   bool seen = false;
   const long long base = t * m.te;
-  const double* v = m.val + base + lane;
+  const MV* v = m.val + base + lane;
   const index_t* ci = m.col + base + lane;
   const int sigma = m.sigma;
   for (int i0 = 0; i0 < sigma; i0 += KB) {
-    double p[KB][C];  // KB entries' products, their loads issued together
+    VV p[KB][C];  // KB entries' products, their loads issued together
 #pragma unroll
     for (int u = 0; u < KB; ++u) {
       const int i = i0 + u;
       if (i < sigma) {
-        const double a = __ldg(v + i * 32);
+        const VV a = static_cast<VV>(__ldg(v + i * 32));
         cuda::load_x<C, !XRow>(o.x, __ldg(ci + i * 32), c0, o.k, o.xc, p[u]);
 #pragma unroll
         for (int j = 0; j < C; ++j) p[u][j] *= a;
@@ -145,7 +150,7 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5 m, Operands
         }
         ++seg;
 #pragma unroll
-        for (int j = 0; j < C; ++j) sum[j] = 0.0;
+        for (int j = 0; j < C; ++j) sum[j] = VV(0);
       }
 #pragma unroll
       for (int j = 0; j < C; ++j) sum[j] += p[u][j];
@@ -161,13 +166,13 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5 m, Operands
 
 // csr5_fixup (csr5.cu) for C columns: thread t in [0, tiles] sums the carries it owns
 // (carry_owner) in tile order.
-template <int C>
-__global__ void csr5_spmm_fixup(DevCsr5 m, Operands o) {
+template <int C, class MV, class VV>
+__global__ void csr5_spmm_fixup(DevCsr5<MV> m, Operands<VV> o) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
   const int c0 = static_cast<int>(blockIdx.y) * C;
   const CarryOwner c = carry_owner(m, t);
-  const auto store = [&](const double (&s)[C]) {
+  const auto store = [&](const VV (&s)[C]) {
     if (c.assign) {
       if (c.hinted) zero_empty_before<C>(m, o, c.r, c.start, c0);
       put<C>(o, c.r, c0, s);
@@ -178,7 +183,7 @@ __global__ void csr5_spmm_fixup(DevCsr5 m, Operands o) {
   };
   const bool wide = c.own && c.b - t >= 32;
   if (c.own && !wide) {
-    double s[C] = {};
+    VV s[C] = {};
     for (long long u = t; u <= c.b; ++u)
 #pragma unroll
       for (int j = 0; j < C; ++j) s[j] += o.first[u * o.k + c0 + j];
@@ -188,7 +193,7 @@ __global__ void csr5_spmm_fixup(DevCsr5 m, Operands o) {
   for (unsigned mask = __ballot_sync(kFull, wide); mask; mask &= mask - 1) {
     const int src = __ffs(mask) - 1;
     const long long a0 = __shfl_sync(kFull, t, src), b0 = __shfl_sync(kFull, c.b, src);
-    double s[C] = {};
+    VV s[C] = {};
     for (long long u = a0 + lane; u <= b0; u += 32)
 #pragma unroll
       for (int j = 0; j < C; ++j) s[j] += o.first[u * o.k + c0 + j];
@@ -202,7 +207,7 @@ class Csr5SpmmPlan final : public CudaPlan {
  public:
   Csr5SpmmPlan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev, int sigma)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)), block_(checked_block_size(opt)),
-        c_(opt.k % 4 == 0 ? 4 : opt.k % 2 == 0 ? 2 : 1), m_(a, sigma, convert_options(opt), dev.get()) {
+        c_(opt.k % 4 == 0 ? 4 : opt.k % 2 == 0 ? 2 : 1), m_(a, sigma, convert_options(opt), opt.precision, dev.get()) {
     device_transpose_ = false;  // both layouts through strides
     if (k_ / c_ > 65535)  // blocks of columns on the grid's second dimension
       throw Unsupported("csr5 on CUDA: at most 65535 blocks of right-hand sides (k = " + std::to_string(k_) +
@@ -213,7 +218,7 @@ class Csr5SpmmPlan final : public CudaPlan {
     if (opt.block_size == 0) block_ = tuning::csr5_block(f.sigma);
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
-    first_.resize((static_cast<std::size_t>(f.tiles) + 1) * k_);
+    first_.resize((static_cast<std::size_t>(f.tiles) + 1) * k_, prec_ == Precision::Single);  // VV carries
     bytes_per_product = m_.product_bytes(a, k_);
     stored_entries = a.nnz();
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) +
@@ -224,28 +229,41 @@ class Csr5SpmmPlan final : public CudaPlan {
  protected:
   void launch() override {
     if (rows_ == 0) return;
+    with_types(prec_, [&]<class MV, class VV>() { launch_as<MV, VV>(); });
+  }
+
+ private:
+  // One product with the values' type MV and the vectors' VV (the plan's precision).
+  template <class MV, class VV>
+  void launch_as() {
     const auto& f = m_.meta;
-    const DevCsr5 m = m_.view(rows_, rb_, tb_);
+    const DevCsr5<MV> m = m_.view<MV>(rows_, rb_, tb_);
     const bool rm = layout_ == Layout::RowMajor;
-    const Operands o{x_.data(), rm ? k_ : 1, rm ? 1 : cols_, y_.data(), rm ? k_ : 1, rm ? 1 : rows_, k_, first_.data()};
+    const Operands<VV> o{xv<VV>(), rm ? k_ : 1, rm ? 1 : cols_, yv<VV>(), rm ? k_ : 1, rm ? 1 : rows_, k_,
+                         first_.get<VV>().data()};
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
     const dim3 grid(grid_for((f.tiles + (tail_rows + 1 + 31) / 32) * 32, block_), static_cast<unsigned>(k_ / c_));
-    const auto kernel = c_ == 4 ? main_kernel<4, 4>(rm) : c_ == 2 ? main_kernel<8, 2>(rm) : main_kernel<8, 1>(rm);
+    const auto kernel = c_ == 4   ? main_kernel<4, 4, MV, VV>(rm)
+                        : c_ == 2 ? main_kernel<8, 2, MV, VV>(rm)
+                                  : main_kernel<8, 1, MV, VV>(rm);
     kernel<<<grid, block_>>>(m, o);
     SPMV_CUDA_CHECK_LAUNCH();
     if (f.tiles == 0) return;
     const dim3 fix(grid_for(f.tiles + 1, block_), static_cast<unsigned>(k_ / c_));
-    const auto fixup = c_ == 4 ? csr5_spmm_fixup<4> : c_ == 2 ? csr5_spmm_fixup<2> : csr5_spmm_fixup<1>;
+    const auto fixup = c_ == 4   ? csr5_spmm_fixup<4, MV, VV>
+                       : c_ == 2 ? csr5_spmm_fixup<2, MV, VV>
+                                 : csr5_spmm_fixup<1, MV, VV>;
     fixup<<<fix, block_>>>(m, o);
     SPMV_CUDA_CHECK_LAUNCH();
   }
 
- private:
-  using Kernel = void (*)(DevCsr5, Operands);
-  template <int KB, int C>
-  Kernel main_kernel(bool rm) const {
-    if (block_ > 256) return rm ? csr5_spmm_main<KB, C, true, 1024> : csr5_spmm_main<KB, C, false, 1024>;
-    return rm ? csr5_spmm_main<KB, C, true, 256> : csr5_spmm_main<KB, C, false, 256>;
+  template <class MV, class VV>
+  using Kernel = void (*)(DevCsr5<MV>, Operands<VV>);
+  template <int KB, int C, class MV, class VV>
+  Kernel<MV, VV> main_kernel(bool rm) const {
+    if (block_ > 256)
+      return rm ? csr5_spmm_main<KB, C, true, 1024, MV, VV> : csr5_spmm_main<KB, C, false, 1024, MV, VV>;
+    return rm ? csr5_spmm_main<KB, C, true, 256, MV, VV> : csr5_spmm_main<KB, C, false, 256, MV, VV>;
   }
 
   int block_;
@@ -253,7 +271,7 @@ class Csr5SpmmPlan final : public CudaPlan {
   DeviceCsr5 m_;
   offset_t tb_ = 0;
   index_t rb_ = 0;
-  DeviceBuffer<double> first_;  // the carries
+  DeviceValues first_;  // the carries, of the vectors' type (f32 for single)
 };
 
 }  // namespace

@@ -17,8 +17,7 @@ std::unique_ptr<Plan> make_sharing_upload(const CsrView& a, const std::string& k
                     : kernel == "hll"          ? make_hll
                     : kernel == "csr5"         ? make_csr5
                                                : nullptr;
-  // CSR5 on CUDA computes in double only: make_plan refuses the others.
-  if (!f || (f == make_csr5 && opt.precision != Precision::Double)) return nullptr;
+  if (!f) return nullptr;
   return f(a, opt, shared_upload(a, dev, opt.precision, upload_s));
 }
 

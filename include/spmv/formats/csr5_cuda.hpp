@@ -7,8 +7,10 @@
 
 namespace spmv::cuda {
 
-/// Same layout and contents as csr_to_csr5(a, 32, sigma, opt), built by CUDA kernels from the
-/// uploaded CSR, then downloaded.
-Csr5 csr_to_csr5_on_device(const CsrView& a, int sigma, const ConvertOptions& opt = {});
+/// Same layout and contents as csr_to_csr5<V>(a, 32, sigma, opt), built by CUDA kernels from the
+/// uploaded CSR, then downloaded. V: double, or float (the values rounded on the host, as the
+/// single and mixed precision plans upload them).
+template <class V = double>
+BasicCsr5<V> csr_to_csr5_on_device(const CsrView& a, int sigma, const ConvertOptions& opt = {});
 
 }  // namespace spmv::cuda
