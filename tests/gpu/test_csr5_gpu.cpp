@@ -201,3 +201,145 @@ TEST(Csr5Gpu, EverySharedMatrix) {
   }
   EXPECT_GE(checked, 70);
 }
+
+// Single and mixed precision (issue 18): the cases above, each plan checked against the reference
+// within its precision's bound (x rounded to float first for single, as the plan rounds it).
+namespace {
+
+constexpr Precision kFloatValued[] = {Precision::Single, Precision::Mixed};
+
+std::vector<double> as_used(std::vector<double> x, Precision p) {
+  if (p == Precision::Single)
+    for (double& v : x) v = static_cast<float>(v);
+  return x;
+}
+
+// "" when csr5 with options o (its precision, k and layout) matches the reference, the product
+// repeated twice (nothing may accumulate), else the plan and why not.
+std::string precision_mismatch(const Csr& a, const PlanOptions& o, const std::string& xspec = "random:7") {
+  const auto plan = make_plan(a, Backend::Cuda, "csr5", o);
+  if (plan->precision != o.precision) return "plan of precision " + std::string(to_string(plan->precision));
+  const auto x = make_vector(xspec, static_cast<std::size_t>(a.cols) * o.k);
+  std::vector<double> y(static_cast<std::size_t>(a.rows) * o.k, 12345.0);
+  plan->multiply(x, y);
+  plan->run(2);
+  plan->get_y(y);
+  const auto res = check_product(a, reference_product(a, as_used(x, o.precision), o.k, o.layout), y, o.k, o.layout,
+                                 o.precision);
+  return res.passed ? "" : plan->detail + ": " + res.message;
+}
+
+PlanOptions in_precision(PlanOptions o, Precision p) {
+  o.precision = p;
+  return o;
+}
+
+}  // namespace
+
+// Every mode (and a load batch of each kind) over the edge and adversarial cases and tile heights,
+// 1024-thread blocks at sigma 48 (single-pass buffer of 192 KiB in float).
+TEST(Csr5Gpu, SingleAndMixedEveryModeManySigmas) {
+  require_gpu();
+  int runs = 0;
+  for (const Precision p : kFloatValued)
+    for (const auto& [name, a] : test::csr5_all_cases())
+      for (int sigma : {0, 1, 6, 17, 32, 48})
+        for (const char* mode : {"single", "two-pass", "atomic", "b4", "atomic-b16"}) {
+          PlanOptions o = in_precision(with_mode(mode), p);
+          o.csr5_sigma = sigma;
+          o.block_size = sigma == 17 ? 96 : sigma == 48 ? 1024 : 256;
+          EXPECT_EQ(precision_mismatch(a, o), "") << name << " sigma=" << sigma << " " << mode << " " << to_string(p);
+          ++runs;
+        }
+  EXPECT_GT(runs, 1000);
+}
+
+// The single-pass buffer holds a tile's sums in the vectors' type: at sigma 48 and 1024 threads,
+// 384 KiB in double and mixed (past every GPU's limit: two-pass instead), 192 KiB in single.
+TEST(Csr5Gpu, SinglePassBufferSizedByTheVectorsType) {
+  require_gpu();
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(6000, 17), 5000, 3);
+  for (const Precision p : {Precision::Double, Precision::Single, Precision::Mixed}) {
+    PlanOptions o = in_precision(with_mode("single"), p);
+    o.csr5_sigma = 48;
+    o.block_size = 1024;
+    const auto plan = make_plan(a, Backend::Cuda, "csr5", o);
+    if (p == Precision::Single)  // fits where the device allows 192 KiB a block (H100, H200), else half of double's
+      EXPECT_TRUE(plan->detail.find("single-pass device-conversion") != std::string::npos ||
+                  plan->detail.find("would need 192 KiB") != std::string::npos)
+          << plan->detail;
+    else
+      EXPECT_NE(plan->detail.find("would need 384 KiB"), std::string::npos) << to_string(p) << ": " << plan->detail;
+    EXPECT_EQ(precision_mismatch(a, o), "") << to_string(p);
+  }
+}
+
+// SpMM (k > 1) in single and mixed: float4 / float2 rows of X in single, both layouts, 1024-thread
+// blocks at sigma 17.
+TEST(Csr5Gpu, SpmmSingleAndMixedBothLayouts) {
+  require_gpu();
+  int runs = 0;
+  for (const Precision p : kFloatValued)
+    for (const auto& [name, a] : test::csr5_all_cases())
+      for (int sigma : {0, 17})
+        for (const int k : {2, 3, 4, 8})
+          for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+            const PlanOptions o{.block_size = sigma == 17 ? 1024 : 0, .k = k, .layout = lay, .precision = p,
+                                .csr5_sigma = sigma};
+            EXPECT_EQ(precision_mismatch(a, o, "random:9"), "")
+                << name << " sigma=" << sigma << " k=" << k << (lay == Layout::RowMajor ? " row" : " col") << " "
+                << to_string(p);
+            ++runs;
+          }
+  EXPECT_GT(runs, 400);
+}
+
+// The device conversion with float values builds exactly what csr_to_csr5<float> builds (values
+// rounded on the host either way).
+TEST(Csr5Gpu, DeviceConversionEqualsHostConversionFloat) {
+  require_gpu();
+  for (const auto& [name, a] : test::csr5_all_cases())
+    for (int sigma : {1, 6, 17, 48}) {
+      const std::string what = name + " sigma=" + std::to_string(sigma);
+      const Csr5Float h = csr_to_csr5<float>(a, 32, sigma);
+      const Csr5Float d = cuda::csr_to_csr5_on_device<float>(a, sigma);
+      ASSERT_EQ(h.tiles, d.tiles) << what;
+      EXPECT_EQ(h.tile_ptr, d.tile_ptr) << what;
+      EXPECT_EQ(h.tile_desc, d.tile_desc) << what;
+      EXPECT_EQ(h.empty_offset_ptr, d.empty_offset_ptr) << what;
+      EXPECT_EQ(h.empty_offset, d.empty_offset) << what;
+      EXPECT_EQ(h.col, d.col) << what;
+      ASSERT_EQ(h.val.size(), d.val.size()) << what;
+      EXPECT_EQ(0, std::memcmp(h.val.data(), d.val.data(), h.val.size() * sizeof(float))) << what;
+    }
+}
+
+// Rows across many tiles in single and mixed: the deterministic modes give the same bits every run,
+// and the single-pass parts (a float part held as a double) are this product's only.
+TEST(Csr5Gpu, SingleAndMixedDeterministicAndOwnParts) {
+  require_gpu();
+  std::vector<offset_t> l(20000, 3);
+  for (int i = 0; i < 20; ++i) l[i * 997] = 40000;
+  const Csr a = test::csr_from_lengths(l, 60000, 5);
+  const std::vector<double> xs[2] = {make_vector("random:1", a.cols), make_vector("random:2", a.cols)};
+  for (const Precision p : kFloatValued) {
+    const Reference refs[2] = {reference_product(a, as_used(xs[0], p)), reference_product(a, as_used(xs[1], p))};
+    for (const char* mode : {"single", "two-pass"}) {
+      const PlanOptions o = in_precision(with_mode(mode), p);
+      const auto y0 = product(a, o, xs[0]);
+      ASSERT_TRUE(check_product(a, refs[0], y0, 1, Layout::RowMajor, p).passed) << mode << " " << to_string(p);
+      for (int run = 0; run < 3; ++run) {
+        const auto y = product(a, o, xs[0]);
+        ASSERT_EQ(0, std::memcmp(y.data(), y0.data(), y.size() * sizeof(double))) << mode << " run " << run;
+      }
+    }
+    auto plan = make_plan(a, Backend::Cuda, "csr5", in_precision(with_mode("single"), p));
+    ASSERT_NE(plan->detail.find("single-pass"), std::string::npos) << plan->detail;
+    std::vector<double> y(a.rows);
+    for (int i = 0; i < 6; ++i) {
+      plan->multiply(xs[i % 2], y);
+      const auto res = check_product(a, refs[i % 2], y, 1, Layout::RowMajor, p);
+      ASSERT_TRUE(res.passed) << to_string(p) << " product " << i << ": " << res.message;
+    }
+  }
+}

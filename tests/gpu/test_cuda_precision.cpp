@@ -1,8 +1,9 @@
 // CUDA single and mixed precision (issue 18): what the conformance tests (every kernel in every
 // precision its KernelSpec lists, with its own choices) do not reach: the CSR SpMM shapes and the
 // padded formats' column-major modes forced one by one (float X and Y through the device
-// transposes; float4 / float2 loads), the planner's candidates sharing one float upload, x and y
-// given and taken in either type (converted on the host), and the bytes a product moves.
+// transposes; float4 / float2 loads), the planner's candidates sharing one float upload (CSR5's
+// device conversion included), x and y given and taken in either type (converted on the host), and
+// the bytes a product moves. CSR5's own cases per precision are in test_csr5_gpu.cpp.
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
 #include <spmv/spmv.hpp>
@@ -121,9 +122,9 @@ TEST(CudaPrecision, PaddedFormatsSpmm) {
 }
 
 // The planner's way: every kernel with a sharing factory made from one device upload of float
-// values, all alive at once and sharing x and y, in single and mixed; CSR5 (double only) has no
-// such plan; a mixed plan can follow single ones on the same upload (float values both), a double
-// one cannot.
+// values, all alive at once and sharing x and y, in single and mixed (CSR5 converting the shared
+// float values on the device, SpMV and SpMM); a mixed plan can follow single ones on the same upload
+// (float values both), a double one cannot.
 TEST(CudaPrecision, PlansSharingOneFloatUpload) {
   require_gpu();
   auto cases = test::edge_cases();
@@ -133,7 +134,7 @@ TEST(CudaPrecision, PlansSharingOneFloatUpload) {
       const PlanOptions o{.precision = p};
       cuda::SharedDeviceCsr dev;
       std::vector<std::unique_ptr<Plan>> plans;
-      for (const char* k : {"csr-vector", "hll", "ell", "csr-adaptive", "csr-scalar", "csr-merge"}) {
+      for (const char* k : {"csr-vector", "hll", "ell", "csr-adaptive", "csr-scalar", "csr-merge", "csr5"}) {
         std::unique_ptr<Plan> plan;
         try {
           plan = cuda::make_sharing_upload(a, k, o, dev);
@@ -145,11 +146,19 @@ TEST(CudaPrecision, PlansSharingOneFloatUpload) {
         EXPECT_EQ(plan->precision, p);
         plans.push_back(std::move(plan));
       }
-      EXPECT_EQ(cuda::make_sharing_upload(a, "csr5", o, dev), nullptr) << name;
-      EXPECT_GE(plans.size(), 5u) << name;
+      EXPECT_GE(plans.size(), 6u) << name;
+      EXPECT_NE(plans.back()->detail.find("device-conversion"), std::string::npos) << name << ": csr5 made";
       for (auto& plan : plans) {
         const std::string m = mismatch(a, *plan, o);
         EXPECT_EQ(m, "") << plan->detail << " on " << name << " " << to_string(p);
+      }
+      // CSR5's SpMM from the same upload (x and y of its own k), both layouts.
+      for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+        const PlanOptions ok{.k = 4, .layout = lay, .precision = p};
+        const auto spmm = cuda::make_sharing_upload(a, "csr5", ok, dev);
+        ASSERT_NE(spmm, nullptr) << name;
+        EXPECT_EQ(spmm->precision, p);
+        EXPECT_EQ(mismatch(a, *spmm, ok), "") << spmm->detail << " on " << name << " " << to_string(p);
       }
       if (p == Precision::Single) {
         auto mixed = cuda::make_sharing_upload(a, "csr-vector", {.precision = Precision::Mixed}, dev);
@@ -212,6 +221,14 @@ TEST(CudaPrecision, BytesPerProduct) {
     }
     const auto ell = make_plan(a, Backend::Cuda, "ell", {.precision = p});
     EXPECT_EQ(ell->bytes_per_product, (4 + vb) * nnz + xb * (rows + cols)) << to_string(p);  // no padding here
+    // CSR5: CSR's bytes with 8-byte row offsets, plus its tile pointers and descriptors, which do
+    // not depend on the precision.
+    const offset_t csr64 = (4 + vb) * nnz + 8 * (rows + 1) + xb * (rows + cols);
+    const auto csr5 = make_plan(a, Backend::Cuda, "csr5", {.precision = p});
+    const auto csr5_double = make_plan(a, Backend::Cuda, "csr5", {});
+    const offset_t tiles_bytes = csr5_double->bytes_per_product - (12 * nnz + 8 * (rows + 1) + 8 * (rows + cols));
+    EXPECT_GT(tiles_bytes, 0);
+    EXPECT_EQ(csr5->bytes_per_product, csr64 + tiles_bytes) << to_string(p);
     if (p == Precision::Mixed) continue;  // cuSPARSE has no mixed precision
     const auto coo = make_plan(a, Backend::Cuda, "cusparse-coo-alg1", {.precision = p});
     EXPECT_EQ(coo->bytes_per_product, (8 + vb) * nnz + xb * (rows + cols)) << to_string(p);
