@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 18 on the GPU machine (one 600 s device call): GPU tests, then double / single / mixed on the
-# generated matrices and three structure-alikes (all larger than the H200's 50 MB L2 and the host's
-# LLC), GPU against every cuSPARSE SpMV algorithm and CPU (16 threads) against Eigen, each in the same
-# precision; summary by bench/precision_summary.py.
+# Issue 18 on the GPU machine (one 600 s device call): GPU tests, then double / single / mixed on three
+# generated matrices and three structure-alikes (3-127M nonzeros: five larger than the H200's 50 MB L2,
+# one, Cube_Coup_dt0, larger than the host's 300 MiB L3), GPU against every cuSPARSE SpMV algorithm and
+# CPU (16 threads) against Eigen, each in the same precision; summary by bench/precision_summary.py.
 #   bash bench/precision_run.sh COMMIT   (portable binaries in .gpu/bin or $BIN, libisal.so.2 in .gpu/lib,
 #   the shared matrices in .gpu/matrices; results under $OUT named by the card and COMMIT)
 set -u

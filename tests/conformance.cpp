@@ -326,10 +326,12 @@ TEST(CONFORMANCE, SingleAndMixedPrecision) {
   EXPECT_GE(runs, 2 * 2 * static_cast<int>(mats.size()));  // csr and auto at least, in both precisions
 }
 
-// The arithmetic is the one asked for, not double underneath: with x = 1, row 0 holds 1 and 2^-30
-// (both exact in float), row 1 holds 1 + 2^-30 (not a float). Double gives 1 + 2^-30 twice; mixed
-// (float values, double sums) 1 + 2^-30 and 1; single (float sums too) 1 and 1 - whatever the
-// order of the sums, since 1 + 2^-30 rounds to 1 in float.
+// The arithmetic is the one asked for. Row 0 holds 1 and 2^-30 (both exact in float) at columns 0
+// and 1, row 1 holds 1 + 2^-30 (not a float) at column 2; x = (1 + 2^-30, 1, 1). Double gives
+// 1 + 2^-29 and 1 + 2^-30. Mixed (float values, double x and sums) gives 1 + 2^-29 and 1: a mixed
+// kernel that rounded x or summed in float would give 1 + 2^-30 or 1 for row 0, one that kept double
+// values 1 + 2^-30 for row 1. Single gives 1 and 1 - but its y is float, and a float sum of these
+// rows equals a double sum rounded at the end, so for single this only shows float output.
 TEST(CONFORMANCE, PrecisionIsTheOneAsked) {
   REQUIRE_BACKEND();
   const double tiny = std::ldexp(1.0, -30);
@@ -343,7 +345,7 @@ TEST(CONFORMANCE, PrecisionIsTheOneAsked) {
   for (const KernelSpec* spec : tested_kernels())
     for (const Precision p : {Precision::Double, Precision::Single, Precision::Mixed}) {
       if (!supports(*spec, p)) continue;
-      const double want0 = p == Precision::Single ? 1.0 : 1.0 + tiny;
+      const double want0 = p == Precision::Single ? 1.0 : 1.0 + 2 * tiny;
       const double want1 = p == Precision::Double ? 1.0 + tiny : 1.0;
       for (const int k : {1, 3})
         for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
@@ -355,6 +357,7 @@ TEST(CONFORMANCE, PrecisionIsTheOneAsked) {
           opt.precision = p;
           const auto plan = make_plan(a, spec->backend, spec->name, opt);
           std::vector<double> x(static_cast<std::size_t>(a.cols) * k, 1.0), y(static_cast<std::size_t>(a.rows) * k);
+          for (int c = 0; c < k; ++c) x[lay == Layout::RowMajor ? static_cast<std::size_t>(c) : static_cast<std::size_t>(c) * 3] = 1.0 + tiny;  // X(0, c)
           plan->multiply(x, y);
           for (int c = 0; c < k; ++c) {
             const std::size_t o0 = lay == Layout::RowMajor ? static_cast<std::size_t>(c) : static_cast<std::size_t>(c) * 2;

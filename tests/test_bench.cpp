@@ -169,17 +169,12 @@ TEST(Bench, SweepsPrecisionsEachCheckedWithItsOwnTolerance) {
   ASSERT_NE(float_mixed, nullptr);
   EXPECT_EQ(float_mixed->status.rfind("skipped: kernel 'fake-float' (omp) has no mixed precision", 0), 0u);
 
-  // Speedup: against the serial CSR of the same precision, 0 where that one could not run (the
-  // real serial CSR may or may not compute in single yet).
+  // Speedup: against the serial CSR of the same precision.
   const Row* serial_single = find_row_in(rows, "csr", "single");
   ASSERT_NE(serial_single, nullptr);
-  if (supports(reg.front(), Precision::Single)) {
-    ASSERT_TRUE(serial_single->usable()) << serial_single->status << " " << serial_single->detail;
-    EXPECT_NEAR(float_single->speedup, serial_single->time_median_s / float_single->time_median_s, 1e-12);
-  } else {
-    EXPECT_EQ(serial_single->status.rfind("skipped: kernel 'csr' (serial) has no single precision", 0), 0u);
-    EXPECT_EQ(float_single->speedup, 0.0);
-  }
+  ASSERT_TRUE(supports(reg.front(), Precision::Single)) << "serial CSR computes in single";
+  ASSERT_TRUE(serial_single->usable()) << serial_single->status << " " << serial_single->detail;
+  EXPECT_NEAR(float_single->speedup, serial_single->time_median_s / float_single->time_median_s, 1e-12);
   const Row* serial_double = find_row_in(rows, "csr", "double");
   ASSERT_NE(serial_double, nullptr);
   const Row* d1 = find_row(rows, "fake-double", 1);
@@ -204,7 +199,7 @@ TEST(Bench, ValuesBeyondFloatSkipTheFloatPrecisions) {
     const Row* r = find_row_in(rows, "fake-all", p);
     ASSERT_NE(r, nullptr) << p;
     EXPECT_EQ(r->status, fmt::format("skipped: value 1.0000000000000001e+300 at row 2, column {} (1-based) does not fit in "
-                                     "single precision (largest 3.402823e+38); use --precision double",
+                                     "single precision (largest 3.402823e+38); compute in double precision",
                                      a.col[4] + 1))
         << p;
   }

@@ -186,6 +186,47 @@ TEST(Reference, InfinitiesAndOverflow) {
   EXPECT_FALSE(check_product(a, ref, std::vector<double>{inf, std::nan(""), 1e308, 3.5}).passed);
 }
 
+// The check in single and mixed precision: float's rounding of a row is accepted and a wrong
+// value is not; a value below float's normal range, rounded to a float denormal, is accepted (its
+// error is absolute, beyond u times the value); a float row whose terms pass float's range may come out inf or NaN (partial
+// sums of both signs), counted as overflows; double's bound stays double's.
+TEST(Reference, CheckInSingleAndMixedPrecision) {
+  Coo c;
+  c.rows = 3;
+  c.cols = 4;
+  c.row = {0, 0, 1, 2, 2, 2, 2};
+  c.col = {0, 1, 2, 0, 1, 2, 3};
+  c.val = {0.1, 0.2, 1e-40, 3e38, -3e38, 3e38, -3e38};
+  const Csr a = coo_to_csr(c);
+  const std::vector<double> x{1.0, 1.0, 1.0, 1.0};
+  const Reference ref = reference_product(a, x);
+  const double row0_float = static_cast<double>(0.1f + 0.2f);  // float's values and sum
+  const double row1_float = static_cast<double>(static_cast<float>(1e-40));  // a denormal in float
+  for (const Precision p : {Precision::Single, Precision::Mixed}) {
+    const CheckResult ok = check_product(a, ref, std::vector<double>{row0_float, row1_float, 0.0}, 1,
+                                         Layout::RowMajor, p);
+    EXPECT_TRUE(ok.passed) << to_string(p) << ": " << ok.message;
+    // 1e-40 is a denormal in float (9.99995e-41), not 0: in mixed (double sums) flushing it to zero
+    // is an error; single's floor allows float's smallest normal per term (a flushed product).
+    EXPECT_EQ(check_product(a, ref, std::vector<double>{row0_float, 0.0, 0.0}, 1, Layout::RowMajor, p).passed,
+              p == Precision::Single)
+        << to_string(p) << ": 1e-40 flushed to 0";
+    EXPECT_FALSE(check_product(a, ref, std::vector<double>{row0_float * (1 + 1e-5), row1_float, 0.0}, 1,
+                               Layout::RowMajor, p).passed)
+        << to_string(p) << ": a relative error of 1e-5 must fail";
+  }
+  // Row 2 in float: 3e38 + 3e38 overflows; a tree reduction may meet +inf and -inf.
+  const CheckResult nan_row = check_product(a, ref, std::vector<double>{row0_float, row1_float, std::nan("")}, 1,
+                                            Layout::RowMajor, Precision::Single);
+  EXPECT_TRUE(nan_row.passed) << nan_row.message;
+  EXPECT_EQ(nan_row.overflows, 1);
+  EXPECT_EQ(nan_row.message, "1 component overflow the float range in their partial sums: not compared");
+  // Double: float's rounding of row 0 is far outside double's bound, and row 2 is compared.
+  EXPECT_FALSE(check_product(a, ref, std::vector<double>{row0_float, 1e-40, 0.0}).passed);
+  EXPECT_TRUE(check_product(a, ref, std::vector<double>{0.1 + 0.2, 1e-40, 0.0}).passed);
+  EXPECT_FALSE(check_product(a, ref, std::vector<double>{0.1 + 0.2, 1e-40, std::nan("")}).passed);
+}
+
 TEST(Reference, ComplexIsRefusedClearly) {
   Csr a;
   a.rows = a.cols = 1;

@@ -13,6 +13,7 @@ namespace spmv {
 struct Reference {
   std::vector<double> y;
   std::vector<double> bound;
+  std::vector<double> abs_x;  ///< sum_j |x_j| over the row's entries: the scale of a value's absolute rounding
 };
 Reference reference_product(const CsrView& a, std::span<const double> x);
 /// k right-hand sides; x and the returned y/bound use `layout`.

@@ -29,6 +29,7 @@ Reference reference_product(const CsrView& a, std::span<const double> x, int k, 
   Reference ref;
   ref.y.assign(static_cast<std::size_t>(a.rows) * k, 0.0);
   ref.bound.assign(ref.y.size(), 0.0);
+  ref.abs_x.assign(ref.y.size(), 0.0);
 #pragma omp parallel for schedule(dynamic, 64)
   for (index_t r = 0; r < a.rows; ++r) {
     for (int c = 0; c < k; ++c) {
@@ -36,11 +37,12 @@ Reference reference_product(const CsrView& a, std::span<const double> x, int k, 
       // far below any kernel's double-precision rounding. Infinite and NaN terms are kept apart
       // (in the compensation inf - inf would turn a correct +-inf into NaN): the result is NaN for
       // a NaN term or infinities of both signs, else the infinity's sign.
-      long double s = 0, comp = 0, b = 0;
+      long double s = 0, comp = 0, b = 0, ax = 0;
       bool nan = false, pos_inf = false, neg_inf = false;
       for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
-        const long double t = static_cast<long double>(a.val[p]) *
-                              static_cast<long double>(x[at(a.col[p], c, a.cols, k, layout)]);
+        const double xj = x[at(a.col[p], c, a.cols, k, layout)];
+        const long double t = static_cast<long double>(a.val[p]) * static_cast<long double>(xj);
+        ax += std::fabs(static_cast<long double>(xj));
         if (!std::isfinite(t)) {
           nan |= std::isnan(t);
           pos_inf |= t > 0;
@@ -60,6 +62,7 @@ Reference reference_product(const CsrView& a, std::span<const double> x, int k, 
       else ref.y[o] = static_cast<double>(s + comp);
       if (nan || pos_inf || neg_inf) b = inf;
       ref.bound[o] = static_cast<double>(b);
+      ref.abs_x[o] = static_cast<double>(ax);
     }
   }
   return ref;
@@ -75,13 +78,15 @@ CheckResult check_product(const CsrView& a, const Reference& ref, std::span<cons
     return res;
   }
   // Unit round-offs: of the sums (float for single), and of each stored value (float for single
-  // and mixed: |fl(a) - a| <= u|a|, at most u * bound over a row); a single plan's x was rounded
-  // before the reference saw it. The floor: a denormal result of the accumulator's type.
+  // and mixed: |fl(a) - a| <= u|a| + 2^-149 (below FLT_MIN the spacing of float's denormals), at
+  // most u * bound + 2^-149 * sum|x_j| over a row); a single plan's x was rounded before the
+  // reference saw it. The floor: a denormal result of the accumulator's type.
   constexpr double eps = std::numeric_limits<double>::epsilon();
   constexpr double eps_f = std::numeric_limits<float>::epsilon();
   const bool single = precision == Precision::Single;
   const double sum_eps = single ? eps_f : eps;
   const double value_eps = precision == Precision::Double ? 0.0 : eps_f;
+  const double value_tiny = precision == Precision::Double ? 0.0 : std::ldexp(1.0, -149);
   const double floor = single ? static_cast<double>(std::numeric_limits<float>::min()) : std::numeric_limits<double>::min();
   const double top = single ? static_cast<double>(std::numeric_limits<float>::max()) : std::numeric_limits<double>::max();
   double sum_rel = 0;
@@ -97,16 +102,17 @@ CheckResult check_product(const CsrView& a, const Reference& ref, std::span<cons
         // NaN must stay NaN; an infinity must keep its sign.
         ok = std::isnan(want) ? std::isnan(got) : got == want;
       } else if (!std::isfinite(ref.bound[o]) || ref.bound[o] > top) {
-        // Finite, but the row's terms add up past the double range: a kernel's partial sums may
-        // overflow (1e308 + 1e308 - 1e308 is inf in double, 1e308 exactly): any finite value or
-        // infinity passes, and the component is counted as an overflow.
-        ok = !std::isnan(got);
+        // Finite, but the row's terms add up past the accumulator's range: a kernel's partial sums
+        // may overflow (1e308 + 1e308 - 1e308 is inf in double, 1e308 exactly): any finite value or
+        // infinity passes, and the component is counted as an overflow. In float, partial sums of
+        // both signs may overflow to +inf and -inf and meet (a tree reduction): NaN passes too.
+        ok = single || !std::isnan(got);
         ++res.overflows;
       } else {
         // Any summation order is within about len*eps*sum|a_ij x_j| of the exact sum (Higham,
         // ch. 3); allow 2x that, plus the values' rounding, plus a floor per term for denormals.
         const double tol = 2.0 * (sum_eps * static_cast<double>(len + 1) + value_eps) * ref.bound[o] +
-                           floor * static_cast<double>(len + 1);
+                           2.0 * value_tiny * ref.abs_x[o] + floor * static_cast<double>(len + 1);
         const double err = std::fabs(got - want);
         ok = err <= tol;  // false for NaN got
         scaled = err / tol;

@@ -97,7 +97,7 @@ void require_float_range(const CsrView& a) {
   if (first == n) return;
   const auto row = std::upper_bound(a.row_ptr.begin(), a.row_ptr.end(), first) - a.row_ptr.begin() - 1;
   throw Unsupported(fmt::format("value {:.17g} at row {}, column {} (1-based) does not fit in single precision "
-                                "(largest {:.7g}); use --precision double",
+                                "(largest {:.7g}); compute in double precision",
                                 v[first], row + 1, a.col[first] + 1, top));
 }
 
@@ -128,6 +128,7 @@ class WidenedPlan final : public detail::ForwardingPlan {
     setup_seconds = inner_->setup_seconds + widen_seconds;
     bytes_per_product = inner_->bytes_per_product;
     stored_entries = inner_->stored_entries;
+    precision = inner_->precision;
     detail = inner_->detail;
     chosen = inner_->chosen;
     planning_seconds = inner_->planning_seconds;

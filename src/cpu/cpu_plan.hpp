@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <fmt/format.h>
 #include <memory>
 #include <span>
@@ -38,11 +40,12 @@ HostArray<T> parallel_zeros(std::size_t n) {
   return v;
 }
 
-// The matrix's values in float (single and mixed plans), rounded by every core OpenMP offers.
-inline HostArray<float> float_values(std::span<const double> v) {
+// The matrix's values in float (single and mixed plans), rounded on the plan's threads.
+inline HostArray<float> float_values(std::span<const double> v, int threads) {
   HostArray<float> f(v.size());
   const std::size_t n = v.size();
-#pragma omp parallel for schedule(static) if (n > static_cast<std::size_t>(tuning::parallel_fill_min))
+#pragma omp parallel for schedule(static) num_threads(std::max(threads, 1)) \
+    if (threads > 1 && n > static_cast<std::size_t>(tuning::parallel_fill_min))
   for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(v[i]);
   return f;
 }
@@ -179,9 +182,17 @@ class CpuPlan : public Plan {
   std::size_t tile_stride_ = 0;
 
  private:
+  // Double x into a single plan is rounded; a finite value beyond float's range is refused (it
+  // would become infinite).
   template <class From, class To>
   static void copy_in(std::span<const From> x, HostArray<To>& to) {
     if (x.size() != to.size()) throw Error(fmt::format("x has {} values, expected {}", x.size(), to.size()));
+    if constexpr (sizeof(To) < sizeof(From)) {
+      constexpr From top = static_cast<From>(std::numeric_limits<To>::max());
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (std::isfinite(x[i]) && std::fabs(x[i]) > top)
+          throw Error(fmt::format("x[{}] = {:.17g} does not fit in single precision (largest {:.7g})", i, x[i], top));
+    }
     std::transform(x.begin(), x.end(), to.begin(), [](From v) { return static_cast<To>(v); });
   }
   template <class From, class To>

@@ -42,7 +42,7 @@ class EigenPlan final : public CpuPlan {
     if constexpr (std::is_same_v<Scalar, double>) {
       values = a.val.data();
     } else {
-      valf_ = float_values(a.val);
+      valf_ = float_values(a.val, threads_);
       values = valf_.data();
     }
     map_ = std::make_unique<Eigen::Map<const SpMat>>(a.rows, a.cols, a.nnz(), outer_.data(), inner, values);

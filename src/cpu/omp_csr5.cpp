@@ -80,7 +80,7 @@ class Csr5Plan final : public CpuPlan {
     if (k_ > 1 && opt.variant != "auto" && opt.variant != "lanes")
       throw Unsupported("csr5 on the CPU with k > 1: variant must be auto or lanes (got " + opt.variant +
                         "; the SIMD tiles are SpMV's)");
-    scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + 8, 0.0);
+    scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + kLine, 0.0);  // + kLine: scratch()'s alignment
     const bool simd = opt.variant != "lanes";
     bool loads = opt.variant == "simd_loads";
     std::string trial;
@@ -130,8 +130,9 @@ class Csr5Plan final : public CpuPlan {
   // tile's first entry). 64-byte aligned, whole cache lines per thread.
   std::size_t scratch_stride() const {
     const std::size_t n = static_cast<std::size_t>(f_.sigma + 1) * f_.omega + f_.tile_entries() + 2;
-    return (n + 7) / 8 * 8;
+    return (n + kLine - 1) / kLine * kLine;
   }
+  static constexpr std::size_t kLine = 64 / sizeof(VV);  // values in a 64-byte cache line
   VV* scratch(int j) {
     auto p = reinterpret_cast<std::uintptr_t>(scratch_.data());
     p = (p + 63) / 64 * 64;

@@ -13,7 +13,7 @@ class SerialCsr final : public CpuPlan {
       : CpuPlan(a.rows, a.cols, opt), a_(a), float_values_(opt.precision != Precision::Double) {
     if (float_values_) {
       const auto t0 = std::chrono::steady_clock::now();
-      valf_ = float_values(a.val);
+      valf_ = float_values(a.val, 1);
       convert_seconds = seconds_since(t0);
     }
     bytes_per_product = csr_product_bytes(a, opt.k, opt.precision);
