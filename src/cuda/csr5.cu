@@ -206,6 +206,21 @@ class Csr5Plan final : public CudaPlan {
         });
       }
     }
+    // The kernel must launch with block_ threads: its registers a thread times the block's threads
+    // within the SM's register file (the 16-entry batch takes 72 registers in double and mixed: at
+    // most 512 threads). Refused here, with the reason, rather than failing at the first product.
+    with_types(prec_, [&]<class MV, class VV>() {
+      const void* k = v_.mode == Mode::Single ? reinterpret_cast<const void*>(single_kernel<MV, VV>(v_.batch, f.sigma))
+                      : v_.batch == 4         ? reinterpret_cast<const void*>(csr5_main<4, MV, VV>)
+                      : v_.batch == 16        ? reinterpret_cast<const void*>(csr5_main<16, MV, VV>)
+                                              : reinterpret_cast<const void*>(csr5_main<8, MV, VV>);
+      cudaFuncAttributes at{};
+      SPMV_CUDA_CHECK(cudaFuncGetAttributes(&at, k));
+      if (block_ > at.maxThreadsPerBlock)
+        throw Unsupported("csr5 (" + std::string(to_string(prec_)) + ", batch " + std::to_string(v_.batch) + "): " +
+                          std::to_string(at.numRegs) + " registers a thread allow at most " +
+                          std::to_string(at.maxThreadsPerBlock) + " threads per block, not " + std::to_string(block_));
+    });
     // One part or carry per tile and one for the tail.
     const auto n = static_cast<std::size_t>(f.tiles) + 1;
     if (v_.mode == Mode::Single) {

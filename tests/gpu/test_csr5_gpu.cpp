@@ -248,7 +248,15 @@ TEST(Csr5Gpu, SingleAndMixedEveryModeManySigmas) {
           PlanOptions o = in_precision(with_mode(mode), p);
           o.csr5_sigma = sigma;
           o.block_size = sigma == 17 ? 96 : sigma == 48 ? 1024 : 256;
-          EXPECT_EQ(precision_mismatch(a, o), "") << name << " sigma=" << sigma << " " << mode << " " << to_string(p);
+          const std::string what = name + " sigma=" + std::to_string(sigma) + " " + mode + " " + to_string(p);
+          try {
+            EXPECT_EQ(precision_mismatch(a, o), "") << what;
+          } catch (const Unsupported& e) {
+            // 1024 threads of the 16-entry batch may need more registers than the SM has (72 a
+            // thread in mixed on sm_90): a refusal that says so, never a failed launch.
+            EXPECT_TRUE(sigma == 48 && std::string(mode) == "atomic-b16") << what << ": " << e.what();
+            EXPECT_NE(std::string(e.what()).find("threads per block, not 1024"), std::string::npos) << e.what();
+          }
           ++runs;
         }
   EXPECT_GT(runs, 1000);
