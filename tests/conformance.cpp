@@ -399,6 +399,25 @@ TEST(CONFORMANCE, PrecisionRefusals) {
       }
     }
   EXPECT_EQ(refusals, 2 * static_cast<int>(tested_kernels().size()));
+  // x in double beyond float's range, given to a single plan: refused, not made infinite.
+  a.val = {1.0, 2.0};
+  int single_plans = 0;
+  for (const KernelSpec* spec : tested_kernels()) {
+    if (!supports(*spec, Precision::Single)) continue;
+    PlanOptions opt;
+    opt.precision = Precision::Single;
+    const auto plan = make_plan(a, spec->backend, spec->name, opt);
+    try {
+      plan->set_x(std::vector<double>{1.0, -1e300});
+      ADD_FAILURE() << test::describe(*spec, opt) << ": x = -1e300 accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("x[1] = -1.0000000000000001e+300 does not fit in single precision"),
+                std::string::npos)
+          << e.what();
+    }
+    ++single_plans;
+  }
+  EXPECT_GT(single_plans, 3);
 }
 
 // A kernel that does not declare SpMM refuses k > 1 clearly instead of computing one column.

@@ -21,6 +21,7 @@
 
 #include <spmv/timing.hpp>
 
+#include "core/float_range.hpp"
 #include "cpu/row_kernels.hpp"
 #include "cpu/tuning.hpp"
 
@@ -187,12 +188,7 @@ class CpuPlan : public Plan {
   template <class From, class To>
   static void copy_in(std::span<const From> x, HostArray<To>& to) {
     if (x.size() != to.size()) throw Error(fmt::format("x has {} values, expected {}", x.size(), to.size()));
-    if constexpr (sizeof(To) < sizeof(From)) {
-      constexpr From top = static_cast<From>(std::numeric_limits<To>::max());
-      for (std::size_t i = 0; i < x.size(); ++i)
-        if (std::isfinite(x[i]) && std::fabs(x[i]) > top)
-          throw Error(fmt::format("x[{}] = {:.17g} does not fit in single precision (largest {:.7g})", i, x[i], top));
-    }
+    if constexpr (sizeof(To) < sizeof(From)) spmv::detail::require_x_in_float_range(x);
     std::transform(x.begin(), x.end(), to.begin(), [](From v) { return static_cast<To>(v); });
   }
   template <class From, class To>

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/float_range.hpp"
 #include "cuda/cuda_check.cuh"
 
 namespace spmv::cuda {
@@ -225,6 +226,8 @@ class CudaPlan : public Plan {
   void put_x(std::span<const H> x) {
     if (x.size() != nx_)
       throw Error("x has " + std::to_string(x.size()) + " values, expected " + std::to_string(nx_));
+    if constexpr (std::is_same_v<H, double>)
+      if (prec_ == Precision::Single) spmv::detail::require_x_in_float_range(x);
     if (prec_ == Precision::Single) upload_as(x, xf_);
     else upload_as(x, x_);
   }

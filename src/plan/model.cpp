@@ -38,20 +38,23 @@ struct Ranked {
   }
 };
 
-// Bytes one product moves: CSR, and the padded formats (x and y counted k times).
+// Bytes one product moves in precision p: CSR, and the padded formats (x and y counted k times; a
+// slot is a 4-byte index and a value of value_bytes(p)).
 struct Bytes {
   double csr, ell, rowlen, hll[3];
   double hll_gpu;  // the GPU's HLL never reads its padding, but a warp waits for its longest row
 };
-Bytes bytes_of(const MatrixFeatures& f, int k) {
-  const double rows = f.rows, nnz = static_cast<double>(f.nnz), vec = 8.0 * (rows + f.cols) * k;
+Bytes bytes_of(const MatrixFeatures& f, int k, Precision p) {
+  const double vb = vector_bytes(p), slot = 4.0 + value_bytes(p);
+  const double rows = f.rows, nnz = static_cast<double>(f.nnz), vec = vb * (rows + f.cols) * k;
   const double longest = static_cast<double>(f.max_row);
   Bytes b{};
-  b.csr = f.csr_bytes + 8.0 * (rows + f.cols) * (k - 1);
-  b.ell = 12 * rows * longest + vec;
-  b.rowlen = rows * std::min(12 * longest, 12 * f.mean + 64) + 4 * rows + vec;
-  for (int h = 0; h < 3; ++h) b.hll[h] = 12 * nnz * f.hll_padding[h] + vec;
-  b.hll_gpu = 12 * nnz * (1 + 0.5 * (f.hll_padding[1] - 1)) + 4 * rows + vec;
+  // f.csr_bytes: double's, one right-hand side.
+  b.csr = f.csr_bytes - (12.0 - slot) * nnz - (8.0 - vb) * (rows + f.cols) + vb * (rows + f.cols) * (k - 1);
+  b.ell = slot * rows * longest + vec;
+  b.rowlen = rows * std::min(slot * longest, slot * f.mean + 64) + 4 * rows + vec;
+  for (int h = 0; h < 3; ++h) b.hll[h] = slot * nnz * f.hll_padding[h] + vec;
+  b.hll_gpu = slot * nnz * (1 + 0.5 * (f.hll_padding[1] - 1)) + 4 * rows + vec;
   return b;
 }
 
@@ -62,7 +65,7 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
   const tuning::CpuModel m;
   const int threads = b == Backend::Serial ? 1 : plan_threads(r.base);
   const int k = r.base.k;
-  const Bytes by = bytes_of(f, k);
+  const Bytes by = bytes_of(f, k, r.base.precision);
   const double longest = static_cast<double>(f.max_row);
   // Microseconds of a product on t threads by a kernel of this fit moving `bytes`.
   auto predict = [&](const tuning::KernelFit& fit, double bytes, int t) {
@@ -130,7 +133,7 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
 
 void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   const tuning::CudaModel m;
-  const Bytes by = bytes_of(f, r.base.k);
+  const Bytes by = bytes_of(f, r.base.k, r.base.precision);
   const double longest = static_cast<double>(f.max_row);
   auto predict = [&](const tuning::KernelFit& fit, double bytes, double longest_share) {
     return fit.fixed_us + bytes / (fit.gbs * 1e3) + fit.per_max_row_ns * longest_share;

@@ -1,0 +1,20 @@
+#pragma once
+// x given in double to a plan that keeps it in float (precision single): a finite value beyond
+// float's range would become infinite, so it is refused (CPU and CUDA plans alike).
+#include <spmv/types.hpp>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <span>
+
+namespace spmv::detail {
+
+inline void require_x_in_float_range(std::span<const double> x) {
+  constexpr double top = std::numeric_limits<float>::max();
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (std::isfinite(x[i]) && std::fabs(x[i]) > top)
+      throw Error(fmt::format("x[{}] = {:.17g} does not fit in single precision (largest {:.7g})", i, x[i], top));
+}
+
+}  // namespace spmv::detail
