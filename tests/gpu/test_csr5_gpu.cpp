@@ -92,10 +92,12 @@ TEST(Csr5Gpu, SpmmEveryCaseBothLayouts) {
   }
 }
 
-// The device conversion must build exactly what the host conversion builds.
+// The device conversion must build exactly what the host conversion builds (V: the values' type;
+// float values rounded on the host either way).
+template <class V = double>
 void expect_same_conversion(const Csr& a, int sigma, const std::string& what) {
-  const Csr5 h = csr_to_csr5(a, 32, sigma);
-  const Csr5 d = cuda::csr_to_csr5_on_device(a, sigma);
+  const BasicCsr5<V> h = csr_to_csr5<V>(a, 32, sigma);
+  const BasicCsr5<V> d = cuda::csr_to_csr5_on_device<V>(a, sigma);
   ASSERT_EQ(h.tiles, d.tiles) << what;
   ASSERT_EQ(h.desc_words, d.desc_words) << what;
   EXPECT_EQ(h.tile_ptr, d.tile_ptr) << what;
@@ -104,7 +106,7 @@ void expect_same_conversion(const Csr& a, int sigma, const std::string& what) {
   EXPECT_EQ(h.empty_offset, d.empty_offset) << what;
   EXPECT_EQ(h.col, d.col) << what;
   ASSERT_EQ(h.val.size(), d.val.size()) << what;
-  EXPECT_EQ(0, std::memcmp(h.val.data(), d.val.data(), h.val.size() * sizeof(double))) << what;
+  EXPECT_EQ(0, std::memcmp(h.val.data(), d.val.data(), h.val.size() * sizeof(V))) << what;
 }
 
 TEST(Csr5Gpu, DeviceConversionEqualsHostConversion) {
@@ -302,24 +304,11 @@ TEST(Csr5Gpu, SpmmSingleAndMixedBothLayouts) {
   EXPECT_GT(runs, 400);
 }
 
-// The device conversion with float values builds exactly what csr_to_csr5<float> builds (values
-// rounded on the host either way).
+// The same with float values (csr_to_csr5<float>).
 TEST(Csr5Gpu, DeviceConversionEqualsHostConversionFloat) {
   require_gpu();
   for (const auto& [name, a] : test::csr5_all_cases())
-    for (int sigma : {1, 6, 17, 48}) {
-      const std::string what = name + " sigma=" + std::to_string(sigma);
-      const Csr5Float h = csr_to_csr5<float>(a, 32, sigma);
-      const Csr5Float d = cuda::csr_to_csr5_on_device<float>(a, sigma);
-      ASSERT_EQ(h.tiles, d.tiles) << what;
-      EXPECT_EQ(h.tile_ptr, d.tile_ptr) << what;
-      EXPECT_EQ(h.tile_desc, d.tile_desc) << what;
-      EXPECT_EQ(h.empty_offset_ptr, d.empty_offset_ptr) << what;
-      EXPECT_EQ(h.empty_offset, d.empty_offset) << what;
-      EXPECT_EQ(h.col, d.col) << what;
-      ASSERT_EQ(h.val.size(), d.val.size()) << what;
-      EXPECT_EQ(0, std::memcmp(h.val.data(), d.val.data(), h.val.size() * sizeof(float))) << what;
-    }
+    for (int sigma : {1, 6, 17, 48}) expect_same_conversion<float>(a, sigma, name + " sigma=" + std::to_string(sigma));
 }
 
 // Rows across many tiles in single and mixed: the deterministic modes give the same bits every run,
