@@ -6,6 +6,8 @@
 #include <limits>
 #include <random>
 
+#include "core/values.hpp"
+
 namespace spmv {
 
 namespace {
@@ -15,21 +17,9 @@ inline std::size_t at(std::size_t i, int c, std::size_t n, int k, Layout layout)
   return layout == Layout::RowMajor ? i * k + c : static_cast<std::size_t>(c) * n + i;
 }
 
-}  // namespace
-
-Reference reference_product(const CsrView& a, std::span<const double> x) {
-  return reference_product(a, x, 1, Layout::RowMajor);
-}
-
-Reference reference_product(const CsrView& a, std::span<const double> x, int k, Layout layout) {
-  require_real(a, "the reference product");
-  if (x.size() != static_cast<std::size_t>(a.cols) * k)
-    throw Error(fmt::format("x has {} values, expected {} (cols {} x k {})", x.size(),
-                            static_cast<std::size_t>(a.cols) * k, a.cols, k));
-  Reference ref;
-  ref.y.assign(static_cast<std::size_t>(a.rows) * k, 0.0);
-  ref.bound.assign(ref.y.size(), 0.0);
-  ref.abs_x.assign(ref.y.size(), 0.0);
+// The reference's sums over a's rows, reading its values from `val` (double, or a float matrix's).
+template <class V>
+void accumulate(const CsrView& a, const V* val, std::span<const double> x, int k, Layout layout, Reference& ref) {
 #pragma omp parallel for schedule(dynamic, 64)
   for (index_t r = 0; r < a.rows; ++r) {
     for (int c = 0; c < k; ++c) {
@@ -41,7 +31,7 @@ Reference reference_product(const CsrView& a, std::span<const double> x, int k, 
       bool nan = false, pos_inf = false, neg_inf = false;
       for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
         const double xj = x[at(a.col[p], c, a.cols, k, layout)];
-        const long double t = static_cast<long double>(a.val[p]) * static_cast<long double>(xj);
+        const long double t = static_cast<long double>(val[p]) * static_cast<long double>(xj);
         ax += std::fabs(static_cast<long double>(xj));
         if (!std::isfinite(t)) {
           nan |= std::isnan(t);
@@ -65,6 +55,25 @@ Reference reference_product(const CsrView& a, std::span<const double> x, int k, 
       ref.abs_x[o] = static_cast<double>(ax);
     }
   }
+}
+
+}  // namespace
+
+Reference reference_product(const CsrView& a, std::span<const double> x) {
+  return reference_product(a, x, 1, Layout::RowMajor);
+}
+
+Reference reference_product(const CsrView& a, std::span<const double> x, int k, Layout layout) {
+  require_real(a, "the reference product");
+  if (x.size() != static_cast<std::size_t>(a.cols) * k)
+    throw Error(fmt::format("x has {} values, expected {} (cols {} x k {})", x.size(),
+                            static_cast<std::size_t>(a.cols) * k, a.cols, k));
+  Reference ref;
+  ref.y.assign(static_cast<std::size_t>(a.rows) * k, 0.0);
+  ref.bound.assign(ref.y.size(), 0.0);
+  ref.abs_x.assign(ref.y.size(), 0.0);
+  // The values in their stored type: a float matrix's are widened exactly.
+  detail::visit_values(a, [&](const auto* val) { accumulate(a, val, x, k, layout, ref); });
   return ref;
 }
 

@@ -76,6 +76,12 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view ke
     throw Unsupported(fmt::format("kernel '{}' ({}) has no {} precision (kernels that have: {})", spec.name,
                                   to_string(b), to_string(opt.precision), with.empty() ? "none" : with));
   }
+  // A float matrix (CsrView::val_f32) is planned in float as it is; double plans would need a
+  // widened copy, which is the caller's to make.
+  if (a.values_in_float() && opt.precision == Precision::Double)
+    throw Unsupported(fmt::format("kernel '{}' ({}) in double precision: the matrix's values are in float: plan it in "
+                                  "single or mixed precision, or widen it with to_double",
+                                  spec.name, to_string(b)));
   if (opt.precision != Precision::Double) require_float_range(a);
   auto plan = spec.make(a, opt);
   plan->precision = opt.precision;
@@ -87,6 +93,7 @@ bool supports(const KernelSpec& spec, Precision p) {
 }
 
 void require_float_range(const CsrView& a) {
+  if (a.values_in_float()) return;  // float already: nothing to round
   const double* v = a.val.data();
   const offset_t n = static_cast<offset_t>(a.val.size());
   constexpr double top = std::numeric_limits<float>::max();

@@ -22,6 +22,7 @@
 #include <spmv/timing.hpp>
 
 #include "core/float_range.hpp"
+#include "core/values.hpp"
 #include "cpu/row_kernels.hpp"
 #include "cpu/tuning.hpp"
 
@@ -41,14 +42,27 @@ HostArray<T> parallel_zeros(std::size_t n) {
   return v;
 }
 
-// The matrix's values in float (single and mixed plans), rounded on the plan's threads.
-inline HostArray<float> float_values(std::span<const double> v, int threads) {
-  HostArray<float> f(v.size());
-  const std::size_t n = v.size();
+// The matrix's values in float (single and mixed plans), on the plan's threads: double values
+// rounded, float ones (CsrView::val_f32) copied as they are. The CSR plans borrow float values
+// instead (float_values_of).
+inline HostArray<float> float_values(const CsrView& a, int threads) {
+  const std::size_t n = static_cast<std::size_t>(a.nnz());
+  HostArray<float> f(n);
+  spmv::detail::visit_values(a, [&](const auto* v) {
 #pragma omp parallel for schedule(static) num_threads(std::max(threads, 1)) \
     if (threads > 1 && n > static_cast<std::size_t>(tuning::parallel_fill_min))
-  for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(v[i]);
+    for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(v[i]);
+  });
   return f;
+}
+
+// The float values a single or mixed CSR plan runs on: a float matrix's own (borrowed, like its
+// col and row_ptr: nothing is copied, `copy` stays empty), else the double ones rounded into
+// `copy` on the plan's threads.
+inline const float* float_values_of(const CsrView& a, int threads, HostArray<float>& copy) {
+  if (a.values_in_float()) return a.val_f32.data();
+  copy = float_values(a, threads);
+  return copy.data();
 }
 
 class CpuPlan : public Plan {

@@ -2,8 +2,9 @@
 // (schedule(dynamic) over rows, enabled above 20000 nonzeros). The matrix is an Eigen::Map of our
 // arrays: only the row pointer is copied, to 32 bits, because Eigen wants one index type for both
 // index arrays; beyond 2^31 nonzeros the column indices are widened to 64 bits instead. In single
-// precision the values are copied to float and the product is Eigen's float one (Eigen has no
-// float-matrix x double-vector product, so no mixed baseline).
+// precision the product is Eigen's float one over a float matrix's own values (mapped, not copied)
+// or a double one's rounded into a copy (Eigen has no float-matrix x double-vector product, so no
+// mixed baseline).
 #include "cpu/register_cpu.hpp"
 
 #ifdef SPMV_HAVE_EIGEN
@@ -42,8 +43,7 @@ class EigenPlan final : public CpuPlan {
     if constexpr (std::is_same_v<Scalar, double>) {
       values = a.val.data();
     } else {
-      valf_ = float_values(a.val, threads_);
-      values = valf_.data();
+      values = float_values_of(a, threads_, valf_);
     }
     map_ = std::make_unique<Eigen::Map<const SpMat>>(a.rows, a.cols, a.nnz(), outer_.data(), inner, values);
     convert_seconds = seconds_since(t0);
@@ -81,7 +81,7 @@ class EigenPlan final : public CpuPlan {
  private:
   int threads_;
   std::vector<Index> outer_, inner_;
-  HostArray<float> valf_;  // single precision: the values in float
+  HostArray<float> valf_;  // single precision over double values: the values rounded to float
   std::unique_ptr<Eigen::Map<const SpMat>> map_;
 };
 

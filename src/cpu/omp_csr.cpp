@@ -9,7 +9,8 @@
 //
 // The plan keeps a 32-bit copy of the row pointer when nnz < 2^31: 4 bytes less per row on every
 // product (bytes_per_product counts what is really read). col and val are borrowed, not copied,
-// except in single and mixed precision, where the plan keeps the values in float.
+// except in single and mixed precision over double values, where the plan keeps them rounded to
+// float (a float matrix's values, CsrView::val_f32, are borrowed as they are).
 #include <omp.h>
 
 #include <cstdint>
@@ -33,9 +34,9 @@ class OmpCsr final : public CpuPlan {
     const offset_t nnz = a.nnz();
     if (opt.precision != Precision::Double) {  // the values' float copy is this plan's conversion
       const auto tc = std::chrono::steady_clock::now();
-      valf_ = float_values(a.val, threads_);
+      vf_ = float_values_of(a, threads_, valf_);
       float_values_ = true;
-      convert_seconds = seconds_since(tc);
+      if (!a.values_in_float()) convert_seconds = seconds_since(tc);
     }
     const auto t0 = std::chrono::steady_clock::now();
     if (nnz < std::numeric_limits<std::int32_t>::max()) {
@@ -95,7 +96,7 @@ class OmpCsr final : public CpuPlan {
 
  protected:
   void product() override {
-    if (float_values_) product_values(static_cast<const float*>(valf_.data()));
+    if (float_values_) product_values(vf_);
     else product_values(a_.val.data());
   }
 
@@ -183,8 +184,9 @@ class OmpCsr final : public CpuPlan {
   }
 
   CsrView a_;
-  bool float_values_ = false;  // single and mixed: valf_ holds the values in float
-  HostArray<float> valf_;
+  bool float_values_ = false;  // single and mixed: the product reads vf_
+  const float* vf_ = nullptr;  // ... the values in float: a float matrix's own, or valf_
+  HostArray<float> valf_;      // ... a double matrix's values rounded (empty for a float matrix)
   int threads_;
   HostArray<std::int32_t> rp32_;
   std::vector<index_t> bounds_;

@@ -1,5 +1,6 @@
 // Serial CSR: the plain loop every speedup is measured against, and its SpMM form; in every
-// precision (single and mixed: the plan's own float copy of the values, rounded when it is made).
+// precision (single and mixed: a float matrix's values as they are, borrowed like its indices; a
+// double one's rounded into the plan's own float copy when it is made).
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
 
@@ -13,8 +14,8 @@ class SerialCsr final : public CpuPlan {
       : CpuPlan(a.rows, a.cols, opt), a_(a), float_values_(opt.precision != Precision::Double) {
     if (float_values_) {
       const auto t0 = std::chrono::steady_clock::now();
-      valf_ = float_values(a.val, 1);
-      convert_seconds = seconds_since(t0);
+      vf_ = float_values_of(a, 1, valf_);
+      if (!a.values_in_float()) convert_seconds = seconds_since(t0);
     }
     bytes_per_product = csr_product_bytes(a, opt.k, opt.precision);
     stored_entries = a.nnz();
@@ -22,7 +23,7 @@ class SerialCsr final : public CpuPlan {
 
  protected:
   void product() override {
-    if (float_values_) product_as(static_cast<const float*>(valf_.data()));
+    if (float_values_) product_as(vf_);
     else product_as(a_.val.data());
   }
 
@@ -64,9 +65,10 @@ class SerialCsr final : public CpuPlan {
     }
   }
 
-  CsrView a_;  // CSR needs no conversion: the plan borrows the caller's matrix (double precision)
-  bool float_values_;      // single and mixed
-  HostArray<float> valf_;  // ... the values in float
+  CsrView a_;  // CSR needs no conversion: the plan borrows the caller's matrix
+  bool float_values_;          // single and mixed: the product reads vf_
+  const float* vf_ = nullptr;  // ... the values in float: a float matrix's own, or valf_
+  HostArray<float> valf_;      // ... a double matrix's values rounded (empty for a float matrix)
 };
 
 }  // namespace

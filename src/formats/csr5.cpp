@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include "core/values.hpp"
+
 namespace spmv {
 
 namespace {
@@ -71,68 +73,72 @@ BasicCsr5<V> csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOp
   f.col.resize(f.nnz);
   f.val.resize(f.nnz);
 
+  // The source's values are read in their own type (double, or a float matrix's) and rounded or
+  // copied to V.
   // Pass 1 over tiles: tile_ptr, the empty-row hint, descriptors, and the count of empty_offset
   // entries (the segments of hinted tiles).
   std::vector<offset_t> eo_count(tiles, 0);
+  detail::visit_values(a, [&](const auto* src_val) {
 #pragma omp parallel num_threads(conversion_threads(opt)) if (big)
-  {
-    std::vector<std::uint64_t> flags(omega);
-    std::vector<unsigned> seg(omega);
+    {
+      std::vector<std::uint64_t> flags(omega);
+      std::vector<unsigned> seg(omega);
 #pragma omp for schedule(static)
-    for (offset_t t = 0; t <= tiles; ++t) {
-      const offset_t base = t * te;
-      // Last row starting at or before base = the non-empty row holding entry base.
-      const index_t row0 = static_cast<index_t>(std::upper_bound(rp.begin(), rp.end(), base) - rp.begin()) - 1;
-      f.tile_ptr[t] = static_cast<std::uint64_t>(std::max<index_t>(row0, 0));
-      if (t == tiles) {
-        if (base >= f.nnz) f.tile_ptr[t] = static_cast<std::uint64_t>(f.rows);
-        continue;
-      }
-      const offset_t end = base + te;
-      // Rows starting inside [base, end): their first entries are the tile's row starts.
-      const index_t r_lo = first_row_at_or_after(rp, base), r_hi = first_row_at_or_after(rp, end);
-      std::fill(flags.begin(), flags.end(), 0);
-      bool empty = false;
-      for (index_t r = r_lo; r < r_hi && r < f.rows; ++r) {
-        if (rp[r] == rp[r + 1]) {
-          empty = true;
+      for (offset_t t = 0; t <= tiles; ++t) {
+        const offset_t base = t * te;
+        // Last row starting at or before base = the non-empty row holding entry base.
+        const index_t row0 = static_cast<index_t>(std::upper_bound(rp.begin(), rp.end(), base) - rp.begin()) - 1;
+        f.tile_ptr[t] = static_cast<std::uint64_t>(std::max<index_t>(row0, 0));
+        if (t == tiles) {
+          if (base >= f.nnz) f.tile_ptr[t] = static_cast<std::uint64_t>(f.rows);
           continue;
         }
-        const offset_t p = rp[r] - base;
-        flags[p / sigma] |= std::uint64_t{1} << (p % sigma);
-      }
-      if (empty) f.tile_ptr[t] |= Csr5::kEmptyHint;
-      // y_offset with column 0's entry 0 counted as a segment start; seg_offset from the right.
-      unsigned opened = 0;
-      unsigned run = 0;  // flag-free columns to the right of the current one
-      for (int c = omega - 1; c >= 0; --c) {
-        seg[c] = run;
-        const bool any = flags[c] != 0 || c == 0;
-        run = any ? 0 : run + 1;
-      }
-      for (int c = 0; c < omega; ++c) {
-        const std::uint64_t d = static_cast<std::uint64_t>(opened) |
-                                (static_cast<std::uint64_t>(seg[c]) << f.y_bits) |
-                                (flags[c] << (f.y_bits + f.seg_bits));
-        const std::size_t w0 = static_cast<std::size_t>(t * f.desc_words) * omega + c;
-        f.tile_desc[w0] = static_cast<std::uint32_t>(d);
-        if (f.desc_words == 2) f.tile_desc[w0 + omega] = static_cast<std::uint32_t>(d >> 32);
-        opened += static_cast<unsigned>(std::popcount(flags[c] | (c == 0 ? 1u : 0u)));
-      }
-      if (empty) eo_count[t] = opened;  // one entry per segment
-      // In-place transpose: CSR entry base + c*sigma + i goes to base + i*omega + c.
-      for (int c = 0; c < omega; ++c)
-        for (int i = 0; i < sigma; ++i) {
-          const offset_t src = base + static_cast<offset_t>(c) * sigma + i;
-          const offset_t dst = base + static_cast<offset_t>(i) * omega + c;
-          f.col[dst] = a.col[src];
-          f.val[dst] = static_cast<V>(a.val[src]);
+        const offset_t end = base + te;
+        // Rows starting inside [base, end): their first entries are the tile's row starts.
+        const index_t r_lo = first_row_at_or_after(rp, base), r_hi = first_row_at_or_after(rp, end);
+        std::fill(flags.begin(), flags.end(), 0);
+        bool empty = false;
+        for (index_t r = r_lo; r < r_hi && r < f.rows; ++r) {
+          if (rp[r] == rp[r + 1]) {
+            empty = true;
+            continue;
+          }
+          const offset_t p = rp[r] - base;
+          flags[p / sigma] |= std::uint64_t{1} << (p % sigma);
         }
+        if (empty) f.tile_ptr[t] |= Csr5::kEmptyHint;
+        // y_offset with column 0's entry 0 counted as a segment start; seg_offset from the right.
+        unsigned opened = 0;
+        unsigned run = 0;  // flag-free columns to the right of the current one
+        for (int c = omega - 1; c >= 0; --c) {
+          seg[c] = run;
+          const bool any = flags[c] != 0 || c == 0;
+          run = any ? 0 : run + 1;
+        }
+        for (int c = 0; c < omega; ++c) {
+          const std::uint64_t d = static_cast<std::uint64_t>(opened) |
+                                  (static_cast<std::uint64_t>(seg[c]) << f.y_bits) |
+                                  (flags[c] << (f.y_bits + f.seg_bits));
+          const std::size_t w0 = static_cast<std::size_t>(t * f.desc_words) * omega + c;
+          f.tile_desc[w0] = static_cast<std::uint32_t>(d);
+          if (f.desc_words == 2) f.tile_desc[w0 + omega] = static_cast<std::uint32_t>(d >> 32);
+          opened += static_cast<unsigned>(std::popcount(flags[c] | (c == 0 ? 1u : 0u)));
+        }
+        if (empty) eo_count[t] = opened;  // one entry per segment
+        // In-place transpose: CSR entry base + c*sigma + i goes to base + i*omega + c.
+        for (int c = 0; c < omega; ++c)
+          for (int i = 0; i < sigma; ++i) {
+            const offset_t src = base + static_cast<offset_t>(c) * sigma + i;
+            const offset_t dst = base + static_cast<offset_t>(i) * omega + c;
+            f.col[dst] = a.col[src];
+            f.val[dst] = static_cast<V>(src_val[src]);
+          }
+      }
     }
-  }
-  std::copy(a.col.begin() + f.tail_begin(), a.col.end(), f.col.begin() + f.tail_begin());
-  std::transform(a.val.begin() + f.tail_begin(), a.val.end(), f.val.begin() + f.tail_begin(),
-                 [](double v) { return static_cast<V>(v); });
+    std::copy(a.col.begin() + f.tail_begin(), a.col.end(), f.col.begin() + f.tail_begin());
+    std::transform(src_val + f.tail_begin(), src_val + f.nnz, f.val.begin() + f.tail_begin(),
+                   [](auto v) { return static_cast<V>(v); });
+  });
 
   for (offset_t t = 0; t < tiles; ++t) f.empty_offset_ptr[t + 1] = f.empty_offset_ptr[t] + eo_count[t];
   f.empty_offset.resize(f.empty_offset_ptr[tiles]);

@@ -1,5 +1,7 @@
 #include <spmv/formats/ell.hpp>
 
+#include "core/values.hpp"
+
 namespace spmv {
 
 index_t ell_width(const CsrView& a) {
@@ -29,23 +31,26 @@ BasicEll<V> csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& op
   e.col.resize(e.slots());
   e.val.resize(e.slots());
   e.row_len.resize(a.rows);
+  // The source's values in their own type (double, or a float matrix's), rounded or copied to V.
+  detail::visit_values(a, [&](const auto* src) {
 #pragma omp parallel for schedule(static) num_threads(conversion_threads(opt)) if (e.slots() > (1 << 20))
-  for (index_t r = 0; r < a.rows; ++r) {
-    const offset_t b = a.row_ptr[r];
-    const index_t len = static_cast<index_t>(a.row_length(r));
-    e.row_len[r] = len;
-    const index_t pad_col = len > 0 ? a.col[b + len - 1] : 0;
-    for (index_t j = 0; j < e.width; ++j) {
-      const offset_t s = e.at(r, j);
-      if (j < len) {
-        e.col[s] = a.col[b + j];
-        e.val[s] = static_cast<V>(a.val[b + j]);
-      } else {
-        e.col[s] = pad_col;
-        e.val[s] = V{0};
+    for (index_t r = 0; r < a.rows; ++r) {
+      const offset_t b = a.row_ptr[r];
+      const index_t len = static_cast<index_t>(a.row_length(r));
+      e.row_len[r] = len;
+      const index_t pad_col = len > 0 ? a.col[b + len - 1] : 0;
+      for (index_t j = 0; j < e.width; ++j) {
+        const offset_t s = e.at(r, j);
+        if (j < len) {
+          e.col[s] = a.col[b + j];
+          e.val[s] = static_cast<V>(src[b + j]);
+        } else {
+          e.col[s] = pad_col;
+          e.val[s] = V{0};
+        }
       }
     }
-  }
+  });
   return e;
 }
 

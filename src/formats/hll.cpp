@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/values.hpp"
+
 namespace spmv {
 
 HllLayout hll_layout(const CsrView& a, int hack) {
@@ -44,21 +46,24 @@ BasicHll<V> csr_to_hll(const CsrView& a, int hack, const ConvertOptions& opt) {
   h.hack_offset = std::move(l.offset);
   h.col.resize(h.slots());
   h.val.resize(h.slots());
+  // The source's values in their own type (double, or a float matrix's), rounded or copied to V.
+  detail::visit_values(a, [&](const auto* src) {
 #pragma omp parallel for schedule(dynamic, 64) num_threads(conversion_threads(opt)) if (h.slots() > (1 << 20))
-  for (index_t k = 0; k < n_hacks; ++k) {
-    const index_t first = k * hack, rows_here = h.hack_rows(k), w = h.hack_width[k];
-    for (index_t lr = 0; lr < rows_here; ++lr) {
-      const index_t r = first + lr;
-      const offset_t b = a.row_ptr[r];
-      const index_t len = static_cast<index_t>(a.row_length(r));
-      const index_t pad_col = len > 0 ? a.col[b + len - 1] : 0;
-      for (index_t j = 0; j < w; ++j) {
-        const offset_t s = h.hack_offset[k] + static_cast<offset_t>(j) * rows_here + lr;
-        h.col[s] = j < len ? a.col[b + j] : pad_col;
-        h.val[s] = j < len ? static_cast<V>(a.val[b + j]) : V{0};
+    for (index_t k = 0; k < n_hacks; ++k) {
+      const index_t first = k * hack, rows_here = h.hack_rows(k), w = h.hack_width[k];
+      for (index_t lr = 0; lr < rows_here; ++lr) {
+        const index_t r = first + lr;
+        const offset_t b = a.row_ptr[r];
+        const index_t len = static_cast<index_t>(a.row_length(r));
+        const index_t pad_col = len > 0 ? a.col[b + len - 1] : 0;
+        for (index_t j = 0; j < w; ++j) {
+          const offset_t s = h.hack_offset[k] + static_cast<offset_t>(j) * rows_here + lr;
+          h.col[s] = j < len ? a.col[b + j] : pad_col;
+          h.val[s] = j < len ? static_cast<V>(src[b + j]) : V{0};
+        }
       }
     }
-  }
+  });
   return h;
 }
 
