@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <spmv/io.hpp>
+
 #include "conformance.hpp"
 
 namespace spmv::test {
@@ -165,6 +167,15 @@ inline std::vector<std::string> pinned_variants(const KernelSpec& k, int rhs, La
   }
   if (rhs == 1) return {"simd", "scalar"};  // ELL, ELL-rowlen, HLL
   return col_spmm ? std::vector<std::string>{"native", "transpose"} : std::vector<std::string>{};
+}
+
+// The edge cases (empty rows, one dominant row, 0 rows, nnz = 0, ...) and two shared matrices:
+// rectangular well1033 and Journals with dense rows (what is found of them: the caller checks).
+inline std::vector<std::pair<std::string, Csr>> float_value_cases() {
+  auto v = edge_cases();
+  for (const auto& [name, file] : shared_matrix_files())
+    if (name == "well1033" || name == "Journals") v.emplace_back(name, io::load_csr(file));
+  return v;
 }
 
 // Every kernel of the backends under test in single and mixed precision (those it lists), on the

@@ -31,8 +31,11 @@ bool same_bits(const T& a, const T& b) {
 
 TEST(FloatValues, EveryHostKernelBitwiseAsFromDouble) {
   ASSERT_FALSE(test::tested_kernels().empty());
+  auto mats = test::float_value_cases();
+  ASSERT_EQ(mats.size(), test::edge_cases().size() + 2) << "shared matrices missing from " << test::shared_matrices_dir();
+  mats.emplace_back("zero_by_zero", cases().back().second);
   test::FloatValueCounts counts;
-  test::every_kernel_from_float_values(cases(), counts);
+  test::every_kernel_from_float_values(mats, counts);
   // Not vacuous: most products are compared bit for bit (all but where two makings' trials never
   // agreed), and every kernel ran.
   EXPECT_GT(counts.bitwise, 10 * static_cast<int>(test::tested_kernels().size()));

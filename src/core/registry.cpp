@@ -128,7 +128,7 @@ class WidenedPlan final : public detail::ForwardingPlan {
  public:
   explicit WidenedPlan(const CsrView32& a) : row_ptr_(a.row_ptr.begin(), a.row_ptr.end()) {}
   ~WidenedPlan() override { inner_.reset(); }  // before row_ptr_, which it may read
-  CsrView view(const CsrView32& a) const { return {a.rows, a.cols, Field::Real, Symmetry::General, row_ptr_, a.col, a.val, {}}; }
+  CsrView view(const CsrView32& a) const { return {a.rows, a.cols, Field::Real, Symmetry::General, row_ptr_, a.col, a.val, {}, {}}; }
   void adopt(std::unique_ptr<Plan> p, double widen_seconds) {
     inner_ = std::move(p);
     convert_seconds = inner_->convert_seconds;

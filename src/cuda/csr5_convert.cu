@@ -180,7 +180,7 @@ void DeviceCsr5::convert(const CsrView& a, const DeviceCsr* shared) {
     if (hrp.empty()) hrp.assign(1, 0);
     rp.upload(hrp);
     own_col.upload(a.col);
-    upload_as(a.val, own_val);  // rounded to float on the host for single and mixed
+    upload_values(a, own_val);  // float for single and mixed: a float matrix's, or rounded on the host
     col_in = own_col.data(), val_in = own_val.data();
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     upload_seconds = seconds_since(t0);

@@ -2,7 +2,8 @@
 // Device CSR shared by the CSR kernels, plus small helpers every CUDA plan file uses.
 // Row offsets go to the device as int32 when nnz < 2^31 (4 fewer bytes per row to move) and as
 // int64 otherwise; kernels are templates on the offset type and plans dispatch on `wide`. Values go
-// as double, or rounded to float on the host for single and mixed plans (half the bytes to upload).
+// as double, or in float for single and mixed plans (half the bytes to upload): a float matrix's
+// (CsrView::val_f32) as they are, a double one's rounded on the host.
 #include <spmv/matrix.hpp>
 
 #include <chrono>
@@ -31,11 +32,20 @@ inline unsigned grid_for(offset_t work_items, int per_block) {
   return static_cast<unsigned>((work_items + per_block - 1) / per_block);
 }
 
+// A view's values to the device as T: from the type they are stored in (double, or a float
+// matrix's val_f32), uploaded as they are where it is T, else converted on the host (float to
+// double exactly; double to float rounded).
+template <class T>
+void upload_values(const CsrView& a, DeviceBuffer<T>& d) {
+  if (a.values_in_float()) upload_as(a.val_f32, d);
+  else upload_as(a.val, d);
+}
+
 struct DeviceCsr {
   index_t rows = 0, cols = 0;
   offset_t nnz = 0;
   bool wide = false;  // int64 row offsets on the device
-  bool f32 = false;   // values in float (for single and mixed plans), rounded on the host
+  bool f32 = false;   // values in float (for single and mixed plans): a float matrix's, or rounded on the host
   DeviceBuffer<int> rp32;
   DeviceBuffer<long long> rp64;
   DeviceBuffer<index_t> col;
@@ -53,8 +63,8 @@ struct DeviceCsr {
       rp32.upload(rp);
     }
     col.upload(a.col);
-    if (f32) upload_as(a.val, val.f32);
-    else upload_as(a.val, val.f64);
+    if (f32) upload_values(a, val.f32);
+    else upload_values(a, val.f64);
   }
   // Whether plans of precision p can use it (values of p's type).
   bool serves(Precision p) const { return f32 == float_values(p); }
