@@ -440,7 +440,7 @@ TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
   flipped[8] = 9;  // version
   dump(p, flipped);
   EXPECT_EQ(error_of([&] { io::read_binary(p); }),
-            p + ": binary cache version 9 is not supported (this build reads versions 1 and 2)");
+            p + ": binary cache version 9 is not supported (this build reads versions 1 to 3)");
   EXPECT_EQ(error_of([&] { io::read_binary(kDir + "/coord_real_general.mtx"); }),
             kDir + "/coord_real_general.mtx: not an spmv binary cache (bad magic number)");
 }

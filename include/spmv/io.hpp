@@ -32,14 +32,27 @@ struct ReadOptions {
 Coo read_matrix(const std::string& path, const ReadOptions& opt = {});
 /// Same, from text already in memory; `name` is used in error messages.
 Coo parse_matrix_market(std::string_view text, const std::string& name, const ReadOptions& opt = {});
+/// The same in single precision (see load_f32).
+CooF32 parse_matrix_market_f32(std::string_view text, const std::string& name, const ReadOptions& opt = {});
 
 /// A matrix read from a file, and what the file says made it.
-struct LoadedMatrix {
-  Csr matrix;
+template <class V>
+struct BasicLoaded {
+  BasicCsr<V> matrix;
   std::string generated;  ///< as generated_description: "" for real data
 };
+using LoadedMatrix = BasicLoaded<double>;
+using LoadedMatrixF32 = BasicLoaded<float>;
 /// Reads any supported file straight to CSR with one open of the path, and its provenance.
 LoadedMatrix load(const std::string& path, const ReadOptions& opt = {});
+/// The same with the values in float, for plans in single or mixed precision: each value is parsed
+/// and rounded once, straight into float arrays (never a double copy of the matrix; 12 bytes an
+/// entry while reading instead of 16), so the memory budget goes further. A value that would round
+/// to infinity is refused with its file:line ("value 1e+300 does not fit in single precision"), as
+/// are duplicates summing past float's range (summed in double, rounded once); complex files are
+/// read in double only. A binary cache gives its values in float whatever it stores (a double
+/// cache is converted after its checksum, holding the double values meanwhile).
+LoadedMatrixF32 load_f32(const std::string& path, const ReadOptions& opt = {});
 
 /// Coordinate writer (general symmetry, 17 significant digits). `generated`: what produced a
 /// synthetic matrix (see generated_description); empty for real data.
@@ -50,7 +63,8 @@ std::vector<double> read_dense_vector(const std::string& path, const ReadOptions
 void write_dense_vector(const std::string& path, const std::vector<double>& v);
 
 /// Binary cache: magic, version, sizes, payload and a checksum; loads at disk speed. `generated`
-/// marks a synthetic matrix (a flag in the header).
+/// marks a synthetic matrix (a flag in the header). The values are stored in the view's type:
+/// double, or float for a view over val_f32 (CsrF32), half the values' bytes.
 void write_binary(const std::string& path, const CsrView& a, bool generated = false);
 Csr read_binary(const std::string& path, const ReadOptions& opt = {});
 /// Whether the file starts with the binary cache's magic (opens and reads it: not for a FIFO that

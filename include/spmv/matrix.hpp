@@ -7,25 +7,31 @@
 #include <complex>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace spmv {
 
 /// Coordinate list after symmetry expansion. Entries may be unsorted and may repeat
-/// (duplicates are summed by coo_to_csr). `imag` is non-empty only for complex matrices.
-struct Coo {
+/// (duplicates are summed by coo_to_csr). `imag` is non-empty only for complex matrices. V: the
+/// values' type, double (Coo) or float (CooF32: a file read in single precision, real only).
+template <class V>
+struct BasicCoo {
+  using value_type = V;
   index_t rows = 0;
   index_t cols = 0;
   Field field = Field::Real;
   Symmetry symmetry = Symmetry::General;  ///< as declared by the file; storage is always expanded
   std::vector<index_t> row;
   std::vector<index_t> col;
-  std::vector<double> val;
-  std::vector<double> imag;
+  std::vector<V> val;
+  std::vector<V> imag;
 
   offset_t nnz() const { return static_cast<offset_t>(row.size()); }
   bool is_complex() const { return field == Field::Complex; }
 };
+using Coo = BasicCoo<double>;
+using CooF32 = BasicCoo<float>;
 
 /// A CSR matrix in arrays someone else owns (a Csr, the user's own arrays, numpy's): what every
 /// plan, conversion, reference and statistic reads. Nothing is copied; the arrays must outlive
@@ -40,9 +46,15 @@ struct CsrView {
   std::span<const index_t> col;
   std::span<const double> val;
   std::span<const double> imag;  ///< non-empty only for complex matrices
+  /// The values in float instead of `val`, which is then empty: a matrix kept in single precision
+  /// (CsrF32, io::load_f32, numpy float32). Plans in single and mixed precision take them as they
+  /// are (no double copy anywhere); double plans and the Matrix Market writer need `val`
+  /// (to_double widens exactly). Real matrices only.
+  std::span<const float> val_f32;
 
   offset_t nnz() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
   bool is_complex() const { return field == Field::Complex; }
+  bool values_in_float() const { return !val_f32.empty(); }
   offset_t row_length(index_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
 };
 
@@ -57,27 +69,38 @@ struct CsrView32 {
   std::span<const double> val;
 };
 
-/// Compressed sparse rows; columns sorted within each row, no duplicates.
-struct Csr {
+/// Compressed sparse rows; columns sorted within each row, no duplicates. V: the values' type,
+/// double (Csr) or float (CsrF32: real only; its view carries the values in CsrView::val_f32).
+template <class V>
+struct BasicCsr {
+  using value_type = V;
   index_t rows = 0;
   index_t cols = 0;
   Field field = Field::Real;
   Symmetry symmetry = Symmetry::General;
   std::vector<offset_t> row_ptr;  ///< rows + 1 entries
   std::vector<index_t> col;
-  std::vector<double> val;
-  std::vector<double> imag;  ///< non-empty only for complex matrices
+  std::vector<V> val;
+  std::vector<V> imag;  ///< non-empty only for complex matrices (double only)
 
   offset_t nnz() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
   bool is_complex() const { return field == Field::Complex; }
   offset_t row_length(index_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
 
   CsrView view() const {
-    return {rows, cols, field, symmetry, {row_ptr.data(), row_ptr.size()}, {col.data(), col.size()},
-            {val.data(), val.size()}, {imag.data(), imag.size()}};
+    CsrView v{rows, cols, field, symmetry, {row_ptr.data(), row_ptr.size()}, {col.data(), col.size()}, {}, {}, {}};
+    if constexpr (std::is_same_v<V, float>) {
+      v.val_f32 = {val.data(), val.size()};
+    } else {
+      v.val = {val.data(), val.size()};
+      v.imag = {imag.data(), imag.size()};
+    }
+    return v;
   }
   operator CsrView() const { return view(); }  // NOLINT: every reader of a Csr takes a view
 };
+using Csr = BasicCsr<double>;
+using CsrF32 = BasicCsr<float>;
 
 /// What is wrong with a's structure, "" when nothing: array sizes, row_ptr from 0 to nnz and
 /// non-decreasing, column indices in [0, cols), strictly increasing within each row. The kernels
@@ -90,15 +113,25 @@ std::string csr_structure_error(const CsrView32& a);
 void require_real(const CsrView& a, const std::string& what);
 
 /// Builds CSR in O(nnz + rows): stable counting sort by row, then columns sorted within each row
-/// and duplicates summed (in file order). Parallel over rows for large inputs.
+/// and duplicates summed (in file order; a float matrix's duplicates are summed in double and
+/// rounded once, and a sum beyond float's range is refused with its row and column). Parallel
+/// over rows for large inputs.
 Csr coo_to_csr(const Coo& coo);
+CsrF32 coo_to_csr(const CooF32& coo);
 /// The same, taking the COO's arrays (the reader's path): where a copy of the entries fits in 64 MiB
 /// a thread, the copying conversion; beyond, in the COO's own arrays without a second copy (entries
 /// placed by row in place, so duplicates are summed in a deterministic order that need not be the
 /// file's: results can differ from the copying version in the last bit when a position repeats
 /// three or more times). `coo` is left empty.
 Csr coo_to_csr(Coo&& coo);
-/// Expands CSR back to COO in row-major order (used by writers and tests).
+CsrF32 coo_to_csr(CooF32&& coo);
+/// Expands CSR back to COO in row-major order (used by writers and tests); float values are widened.
 Coo csr_to_coo(const CsrView& csr);
+
+/// A's values rounded to float (structure copied): Unsupported naming the first value (row,
+/// column) that would round to infinity. Real matrices only.
+CsrF32 to_float(const CsrView& a);
+/// A's values in double (a float matrix's widened exactly; a double one's copied).
+Csr to_double(const CsrView& a);
 
 }  // namespace spmv

@@ -2,10 +2,16 @@
 #include <spmv/matrix.hpp>
 
 #include "core/convert.hpp"
+#include "core/values.hpp"
+#include <spmv/plan.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
 #include <numeric>
 #include <omp.h>
 #include <utility>
@@ -31,13 +37,14 @@ constexpr offset_t kInsertionRow = 64;
 // Sorts each row [start[r], start[r+1]) by column, stably (equal columns keep their order: the
 // file's, where the placement by row was stable); returns whether any column repeats within a row.
 // A row already in order costs one look; equal neighbours need no sorting (a file's duplicates).
-bool sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, double* val, double* imag, bool parallel) {
+template <class V>
+bool sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, V* val, V* imag, bool parallel) {
   bool repeats = false;
 #pragma omp parallel if (parallel) reduction(|| : repeats)
   {
     std::vector<offset_t> perm;
     std::vector<index_t> tc;
-    std::vector<double> tv, ti;
+    std::vector<V> tv, ti;
 #pragma omp for schedule(dynamic, 256)
     for (index_t r = 0; r < rows; ++r) {
       const offset_t b = start[r], e = start[r + 1];
@@ -54,7 +61,7 @@ bool sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, d
       if (m <= kInsertionRow) {
         for (offset_t p = b + 1; p < e; ++p) {
           const index_t c = col[p];
-          const double v = val[p], im = imag ? imag[p] : 0.0;
+          const V v = val[p], im = imag ? imag[p] : V{0};
           offset_t q = p;
           for (; q > b && col[q - 1] > c; --q) {
             col[q] = col[q - 1];
@@ -88,28 +95,42 @@ bool sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, d
 }
 
 // Sums the now adjacent duplicates of each sorted row into its first (explicit zeros stay stored
-// entries), compacting the row at its start; returns the new row lengths.
-std::vector<offset_t> sum_duplicates(const std::vector<offset_t>& start, index_t rows, index_t* col, double* val,
-                                     double* imag, bool parallel) {
+// entries), compacting the row at its start; returns the new row lengths. Float values are summed
+// in double and rounded once; a sum that rounds to infinity from finite terms is recorded in
+// `overflow` (the first such position), the caller refuses the matrix.
+template <class V>
+std::vector<offset_t> sum_duplicates(const std::vector<offset_t>& start, index_t rows, index_t* col, V* val,
+                                     V* imag, bool parallel, offset_t* overflow = nullptr) {
   std::vector<offset_t> len(static_cast<std::size_t>(rows), 0);
-#pragma omp parallel for schedule(dynamic, 256) if (parallel)
+  offset_t first_overflow = std::numeric_limits<offset_t>::max();
+#pragma omp parallel for schedule(dynamic, 256) if (parallel) reduction(min : first_overflow)
   for (index_t r = 0; r < rows; ++r) {
     const offset_t b = start[r], e = start[r + 1];
     if (e == b) continue;
     offset_t w = b;
+    double sum = val[b], isum = imag ? imag[b] : 0.0;
+    const auto flush = [&] {
+      val[w] = static_cast<V>(sum);
+      if (imag) imag[w] = static_cast<V>(isum);
+      if constexpr (!std::is_same_v<V, double>)
+        if (std::isinf(val[w]) && std::isfinite(sum)) first_overflow = std::min(first_overflow, w);
+    };
     for (offset_t p = b + 1; p < e; ++p) {
       if (col[p] == col[w]) {
-        val[w] += val[p];
-        if (imag) imag[w] += imag[p];
+        sum += val[p];
+        if (imag) isum += imag[p];
       } else {
+        flush();
         ++w;
         col[w] = col[p];
-        val[w] = val[p];
-        if (imag) imag[w] = imag[p];
+        sum = val[p];
+        isum = imag ? imag[p] : 0.0;
       }
     }
+    flush();
     len[r] = w - b + 1;
   }
+  if (overflow) *overflow = first_overflow;
   return len;
 }
 
@@ -120,16 +141,17 @@ std::vector<offset_t> prefix(const std::vector<offset_t>& len) {
 }
 
 // Entries of the COO's arrays, moved together while they are placed by row.
+template <class V>
 struct Entries {
   index_t* row;
   index_t* col;
-  double* val;
-  double* imag;  // null unless complex
+  V* val;
+  V* imag;  // null unless complex
   struct One {
     index_t r, c;
-    double v, i;
+    V v, i;
   };
-  One take(offset_t p) const { return {row[p], col[p], val[p], imag ? imag[p] : 0.0}; }
+  One take(offset_t p) const { return {row[p], col[p], val[p], imag ? imag[p] : V{0}}; }
   void put(offset_t p, const One& e) const {
     row[p] = e.r;
     col[p] = e.c;
@@ -141,8 +163,8 @@ struct Entries {
 // Places the entries of [begin, end) into their groups in place (American flag sort: each entry
 // moves once, along cycles): group(e) names an entry's group, head[g] is where group g's next
 // entry goes (its start on entry) and end[g] where it ends. Deterministic; not stable.
-template <class Group>
-void place(const Entries& a, std::vector<offset_t>& head, const std::vector<offset_t>& end, Group group) {
+template <class V, class Group>
+void place(const Entries<V>& a, std::vector<offset_t>& head, const std::vector<offset_t>& end, Group group) {
   const std::size_t groups = end.size();
   for (std::size_t g = 0; g < groups; ++g) {
     while (head[g] < end[g]) {
@@ -152,10 +174,10 @@ void place(const Entries& a, std::vector<offset_t>& head, const std::vector<offs
         ++head[g];
         continue;
       }
-      Entries::One carried = a.take(p);
+      typename Entries<V>::One carried = a.take(p);
       while (t != g) {  // swap the carried entry into its group's next slot, carry what was there
         const offset_t q = head[t]++;
-        Entries::One next = a.take(q);
+        typename Entries<V>::One next = a.take(q);
         a.put(q, carried);
         carried = next;
         t = group(carried.r);
@@ -168,7 +190,8 @@ void place(const Entries& a, std::vector<offset_t>& head, const std::vector<offs
 
 // Puts the entries in row order in place: row buckets of about equal entries first, then the rows
 // within each bucket, buckets in parallel. start: rows + 1 row starts (from the counts).
-void place_by_row(const Entries& a, index_t rows, const std::vector<offset_t>& start, bool parallel) {
+template <class V>
+void place_by_row(const Entries<V>& a, index_t rows, const std::vector<offset_t>& start, bool parallel) {
   const offset_t n = start[rows];
   const int nb = static_cast<int>(std::min<offset_t>(kBuckets, std::max<offset_t>(1, rows)));
   std::vector<index_t> first_row(static_cast<std::size_t>(nb) + 1, rows);  // bucket b: rows [first_row[b], first_row[b+1])
@@ -192,7 +215,7 @@ void place_by_row(const Entries& a, index_t rows, const std::vector<offset_t>& s
   // chain of dependent swaps), or the cycles in place for a larger one.
 #pragma omp parallel if (parallel)
   {
-    std::vector<Entries::One> copy;
+    std::vector<typename Entries<V>::One> copy;
 #pragma omp for schedule(dynamic, 1)
     for (int b = 0; b < nb; ++b) {
       const index_t r0 = first_row[b], r1 = first_row[b + 1];
@@ -201,7 +224,7 @@ void place_by_row(const Entries& a, index_t rows, const std::vector<offset_t>& s
       if (hi - lo <= kBucketCopy) {
         copy.resize(static_cast<std::size_t>(hi - lo));
         for (offset_t p = lo; p < hi; ++p) copy[p - lo] = a.take(p);
-        for (const Entries::One& e : copy) a.put(rhead[e.r - r0]++, e);
+        for (const auto& e : copy) a.put(rhead[e.r - r0]++, e);
       } else {
         const std::vector<offset_t> rend(start.begin() + r0 + 1, start.begin() + r1 + 1);
         place(a, rhead, rend, [r0](index_t r) { return static_cast<std::size_t>(r - r0); });
@@ -210,10 +233,17 @@ void place_by_row(const Entries& a, index_t rows, const std::vector<offset_t>& s
   }
 }
 
-}  // namespace
+// Summing duplicates overflowed float (sum_duplicates' `overflow`: a position in the rows before
+// compaction; start: the rows' starts there, col: the columns there).
+[[noreturn]] void refuse_sum_overflow(const std::vector<offset_t>& start, const index_t* col, offset_t at) {
+  const auto row = std::upper_bound(start.begin(), start.end(), at) - start.begin() - 1;
+  throw Unsupported("the duplicate entries at row " + std::to_string(row + 1) + ", column " + std::to_string(col[at] + 1) +
+                    " (1-based) sum beyond single precision's range; read the matrix in double precision");
+}
 
-Csr coo_to_csr(const Coo& coo) {
-  Csr csr;
+template <class V>
+BasicCsr<V> copying_coo_to_csr(const BasicCoo<V>& coo) {
+  BasicCsr<V> csr;
   csr.rows = coo.rows;
   csr.cols = coo.cols;
   csr.field = coo.field;
@@ -226,8 +256,8 @@ Csr coo_to_csr(const Coo& coo) {
   for (offset_t e = 0; e < n; ++e) ++start[coo.row[e] + 1];
   std::partial_sum(start.begin(), start.end(), start.begin());
   std::vector<index_t> col(n);
-  std::vector<double> val(n);
-  std::vector<double> imag(cplx ? n : 0);
+  std::vector<V> val(n);
+  std::vector<V> imag(cplx ? n : 0);
   {
     std::vector<offset_t> next(start.begin(), start.end() - 1);
     for (offset_t e = 0; e < n; ++e) {
@@ -239,7 +269,7 @@ Csr coo_to_csr(const Coo& coo) {
   }
 
   const bool parallel = n >= kParallelThreshold;
-  double* imag_p = cplx ? imag.data() : nullptr;
+  V* imag_p = cplx ? imag.data() : nullptr;
   if (!sort_rows(start, coo.rows, col.data(), val.data(), imag_p, parallel)) {
     csr.row_ptr = std::move(start);
     csr.col = std::move(col);
@@ -247,9 +277,11 @@ Csr coo_to_csr(const Coo& coo) {
     csr.imag = std::move(imag);
     return csr;
   }
-  const std::vector<offset_t> len = sum_duplicates(start, coo.rows, col.data(), val.data(), imag_p, parallel);
+  offset_t overflow = 0;
+  const std::vector<offset_t> len = sum_duplicates(start, coo.rows, col.data(), val.data(), imag_p, parallel, &overflow);
   csr.row_ptr = prefix(len);
   const offset_t out_n = csr.row_ptr.back();
+  if (overflow != std::numeric_limits<offset_t>::max()) refuse_sum_overflow(start, col.data(), overflow);
   if (out_n == n) {
     csr.col = std::move(col);
     csr.val = std::move(val);
@@ -268,7 +300,8 @@ Csr coo_to_csr(const Coo& coo) {
   return csr;
 }
 
-Csr coo_to_csr(Coo&& coo) {
+template <class V>
+BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo) {
   const offset_t n = coo.nnz();
   const bool parallel = n >= kParallelThreshold;
   // Entries already in row order (a file written by rows) need no moving: in place, always. Else,
@@ -279,23 +312,32 @@ Csr coo_to_csr(Coo&& coo) {
 #pragma omp parallel for schedule(static) reduction(&& : in_order) if (parallel)
   for (offset_t e = 1; e < n; ++e)
     if (coo.row[e] < coo.row[e - 1]) in_order = false;
-  const double copy_bytes = (12.0 + (coo.is_complex() ? 8.0 : 0.0)) * static_cast<double>(n) + 16.0 * (static_cast<double>(coo.rows) + 1);
+  constexpr double vb = sizeof(V);
+  const double copy_bytes = (4.0 + vb + (coo.is_complex() ? vb : 0.0)) * static_cast<double>(n) + 16.0 * (static_cast<double>(coo.rows) + 1);
   if (!in_order && copy_bytes <= 64.0 * 1024 * 1024 * std::max(1, omp_get_max_threads())) {
-    Csr out = coo_to_csr(static_cast<const Coo&>(coo));
-    coo = Coo{};
+    BasicCsr<V> out = copying_coo_to_csr(static_cast<const BasicCoo<V>&>(coo));
+    coo = BasicCoo<V>{};
     return out;
   }
   return detail::coo_to_csr_in_place(std::move(coo), in_order);
 }
 
+}  // namespace
+
+Csr coo_to_csr(const Coo& coo) { return copying_coo_to_csr(coo); }
+CsrF32 coo_to_csr(const CooF32& coo) { return copying_coo_to_csr(coo); }
+Csr coo_to_csr(Coo&& coo) { return moving_coo_to_csr(std::move(coo)); }
+CsrF32 coo_to_csr(CooF32&& coo) { return moving_coo_to_csr(std::move(coo)); }
+
 namespace detail {
 
-Csr coo_to_csr_in_place(Coo&& coo, bool in_order) {
+template <class V>
+BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order) {
   const offset_t n = coo.nnz();
   const index_t rows = coo.rows;
   const bool cplx = coo.is_complex();
   const bool parallel = n >= kParallelThreshold;
-  const Entries a{coo.row.data(), coo.col.data(), coo.val.data(), cplx ? coo.imag.data() : nullptr};
+  const Entries<V> a{coo.row.data(), coo.col.data(), coo.val.data(), cplx ? coo.imag.data() : nullptr};
 
   // Row counts, then their prefix sums: a count per thread where the threads' counts together are
   // small against the entries, else atomic increments (exact whatever the order either way).
@@ -323,7 +365,7 @@ Csr coo_to_csr_in_place(Coo&& coo, bool in_order) {
   if (!in_order) place_by_row(a, rows, start, parallel);
   std::vector<index_t>().swap(coo.row);  // the row indices are done with
 
-  Csr csr;
+  BasicCsr<V> csr;
   csr.rows = rows;
   csr.cols = coo.cols;
   csr.field = coo.field;
@@ -331,8 +373,10 @@ Csr coo_to_csr_in_place(Coo&& coo, bool in_order) {
   if (!sort_rows(start, rows, a.col, a.val, a.imag, parallel)) {
     csr.row_ptr = std::move(start);  // no duplicates: the rows stay where they are
   } else {
-    const std::vector<offset_t> len = sum_duplicates(start, rows, a.col, a.val, a.imag, parallel);
+    offset_t overflow = 0;
+    const std::vector<offset_t> len = sum_duplicates(start, rows, a.col, a.val, a.imag, parallel, &overflow);
     csr.row_ptr = prefix(len);
+    if (overflow != std::numeric_limits<offset_t>::max()) refuse_sum_overflow(start, a.col, overflow);
     for (index_t r = 0; r < rows; ++r) {  // close the gaps, rows in order (each moves left)
       std::copy_n(a.col + start[r], len[r], a.col + csr.row_ptr[r]);
       std::copy_n(a.val + start[r], len[r], a.val + csr.row_ptr[r]);
@@ -349,6 +393,9 @@ Csr coo_to_csr_in_place(Coo&& coo, bool in_order) {
   return csr;
 }
 
+template Csr coo_to_csr_in_place(Coo&&, bool);
+template CsrF32 coo_to_csr_in_place(CooF32&&, bool);
+
 }  // namespace detail
 
 Coo csr_to_coo(const CsrView& csr) {
@@ -362,9 +409,45 @@ Coo csr_to_coo(const CsrView& csr) {
   for (index_t r = 0; r < csr.rows; ++r)
     std::fill(coo.row.begin() + csr.row_ptr[r], coo.row.begin() + csr.row_ptr[r + 1], r);
   coo.col.assign(csr.col.begin(), csr.col.end());
-  coo.val.assign(csr.val.begin(), csr.val.end());
+  detail::visit_values(csr, [&](const auto* v) { coo.val.assign(v, v + n); });
   coo.imag.assign(csr.imag.begin(), csr.imag.end());
   return coo;
+}
+
+namespace {
+
+// The structure of a, with its values converted to V by `convert` (in parallel for large matrices).
+template <class V, class Convert>
+BasicCsr<V> with_values_as(const CsrView& a, Convert convert) {
+  BasicCsr<V> out;
+  out.rows = a.rows;
+  out.cols = a.cols;
+  out.field = a.field;
+  out.symmetry = a.symmetry;
+  out.row_ptr.assign(a.row_ptr.begin(), a.row_ptr.end());
+  out.col.assign(a.col.begin(), a.col.end());
+  const offset_t n = a.nnz();
+  out.val.resize(static_cast<std::size_t>(n));
+  detail::visit_values(a, [&](const auto* v) {
+#pragma omp parallel for schedule(static) if (n >= kParallelThreshold)
+    for (offset_t i = 0; i < n; ++i) out.val[i] = convert(v[i]);
+  });
+  return out;
+}
+
+}  // namespace
+
+CsrF32 to_float(const CsrView& a) {
+  require_real(a, "to_float");
+  if (a.values_in_float()) return with_values_as<float>(a, [](float v) { return v; });
+  require_float_range(a);
+  return with_values_as<float>(a, [](double v) { return static_cast<float>(v); });
+}
+
+Csr to_double(const CsrView& a) {
+  Csr out = with_values_as<double>(a, [](auto v) { return static_cast<double>(v); });
+  out.imag.assign(a.imag.begin(), a.imag.end());
+  return out;
 }
 
 }  // namespace spmv

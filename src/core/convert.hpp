@@ -7,6 +7,7 @@ namespace spmv::detail {
 
 // CSR in the COO's own arrays: rows counted, entries placed by row in place (skipped when
 // `in_order`: rows already non-decreasing), rows sorted and duplicates summed. `coo` is left empty.
-Csr coo_to_csr_in_place(Coo&& coo, bool in_order);
+template <class V>
+BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order);
 
 }  // namespace spmv::detail

@@ -64,6 +64,10 @@ ParseError::ParseError(const std::string& f, std::int64_t l, const std::string& 
 
 namespace {
 
+// Values a view holds: val's, or val_f32's for a matrix kept in float (never both).
+std::size_t values_held(const CsrView& a) { return a.val.empty() ? a.val_f32.size() : a.val.size() + a.val_f32.size(); }
+std::size_t values_held(const CsrView32& a) { return a.val.size(); }
+
 // V: CsrView or CsrView32 (same member names; the offset width differs).
 template <typename V>
 std::string structure_error(const V& a) {
@@ -72,7 +76,7 @@ std::string structure_error(const V& a) {
     return fmt::format("row_ptr has {} entries, rows + 1 = {}", a.row_ptr.size(), offset_t{a.rows} + 1);
   const offset_t nnz = a.row_ptr.back();
   if (nnz < 0) return fmt::format("row_ptr ends at {}", nnz);
-  if (a.row_ptr[0] != 0 || static_cast<offset_t>(a.col.size()) != nnz || a.val.size() != a.col.size())
+  if (a.row_ptr[0] != 0 || static_cast<offset_t>(a.col.size()) != nnz || values_held(a) != a.col.size())
     return fmt::format("row_ptr must span 0..nnz with nnz = {} column indices and values (it spans {}..{})",
                        a.col.size(), a.row_ptr[0], nnz);
   // The first bad row, found in parallel on large matrices.

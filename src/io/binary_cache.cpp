@@ -1,18 +1,23 @@
 // Binary CSR cache (`spmv convert A.mtx A.spmvbin`): an 80-byte header, then the CSR arrays as
 // they are in memory, so loading is reading them into place plus a checksum that runs faster than
-// the disk. Layout (little-endian), version 2:
-//   0  char[8]  magic "SPMVBIN\x1a"       8  u32 version (2)      12 u32 header bytes (80)
+// the disk. Layout (little-endian), version 3:
+//   0  char[8]  magic "SPMVBIN\x1a"       8  u32 version (3)      12 u32 header bytes (80)
 //   16 i32 rows   20 i32 cols   24 i64 nnz   32 u32 field   36 u32 symmetry
 //   40 u64 payload bytes   48 u64 checksum (header with this field and the header checksum zeroed,
 //   then every section)   56 u64 flags: bit 0 = generated (from `spmv generate`); other bits 0
 //   64 u64 header checksum (bytes 0..63, so that sizes are trusted before anything is allocated)
-//   72 u64 reserved (0)
+//   72 u32 value bytes: 8 (double) or 4 (float, real matrices only)   76 u32 reserved (0)
 //   payload: row_ptr i64[rows+1] | col i32[nnz] | 0..4 zero bytes to an 8-byte boundary |
-//            val f64[nnz] | imag f64[nnz] (complex only)
-// Version 1 (a 64-byte header without the header checksum) is still read.
+//            val f64 or f32 [nnz] | imag f64[nnz] (complex only)
+// Versions 1 (a 64-byte header without the header checksum) and 2 (bytes 72..79 zero; values in
+// double) are still read.
 #include <spmv/formats/limits.hpp>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -33,7 +38,7 @@ namespace detail {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'P', 'M', 'V', 'B', 'I', 'N', '\x1a'};
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 
 struct BinHeader {
   char magic[8];
@@ -48,7 +53,8 @@ struct BinHeader {
   std::uint64_t checksum;
   std::uint64_t flags;
   std::uint64_t header_checksum;  // version 2
-  std::uint64_t reserved;
+  std::uint32_t value_bytes;      // version 3; 0 before
+  std::uint32_t reserved;
 };
 constexpr std::uint64_t kGenerated = 1;
 constexpr std::size_t kHeaderV1 = 64;
@@ -156,9 +162,9 @@ constexpr bool checksums_checked = true;
 
 std::size_t col_pad(std::int64_t nnz) { return static_cast<std::size_t>(nnz % 2) * 4; }
 
-std::uint64_t payload_bytes(std::int64_t rows, std::int64_t nnz, bool cplx) {
+std::uint64_t payload_bytes(std::int64_t rows, std::int64_t nnz, bool cplx, std::uint32_t value_bytes) {
   return static_cast<std::uint64_t>(rows + 1) * 8 + static_cast<std::uint64_t>(nnz) * 4 + col_pad(nnz) +
-         static_cast<std::uint64_t>(nnz) * 8 * (cplx ? 2 : 1);
+         static_cast<std::uint64_t>(nnz) * value_bytes * (cplx ? 2 : 1);
 }
 
 std::uint64_t header_checksum(const BinHeader& h) { return detail::checksum(&h, kHeaderV1); }
@@ -175,7 +181,8 @@ std::uint64_t full_checksum(const BinHeader& h, const CsrView& a) {
   std::uint64_t s = header_part(h);
   s = mix(s, detail::checksum(a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t)));
   s = mix(s, detail::checksum(a.col.data(), a.col.size() * sizeof(index_t)));
-  s = mix(s, detail::checksum(a.val.data(), a.val.size() * sizeof(double)));
+  if (a.values_in_float()) s = mix(s, detail::checksum(a.val_f32.data(), a.val_f32.size() * sizeof(float)));
+  else s = mix(s, detail::checksum(a.val.data(), a.val.size() * sizeof(double)));
   if (a.is_complex()) s = mix(s, detail::checksum(a.imag.data(), a.imag.size() * sizeof(double)));
   return s;
 }
@@ -197,6 +204,7 @@ void write_all(int fd, const std::string& path, const void* p, std::size_t n) {
 
 void write_binary(const std::string& path, const CsrView& a, bool generated) {
   const bool cplx = a.is_complex();
+  const bool f32 = a.values_in_float();
   BinHeader h{};
   std::memcpy(h.magic, detail::kMagic, sizeof h.magic);
   h.version = detail::kVersion;
@@ -206,10 +214,12 @@ void write_binary(const std::string& path, const CsrView& a, bool generated) {
   h.nnz = a.nnz();
   h.field = static_cast<std::uint32_t>(a.field);
   h.symmetry = static_cast<std::uint32_t>(a.symmetry);
-  h.payload_bytes = payload_bytes(a.rows, a.nnz(), cplx);
+  h.value_bytes = f32 ? 4 : 8;
+  h.payload_bytes = payload_bytes(a.rows, a.nnz(), cplx, h.value_bytes);
   h.flags = generated ? detail::kGenerated : 0;
+  const std::size_t values = f32 ? a.val_f32.size() : a.val.size();
   if (a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1 || static_cast<offset_t>(a.col.size()) != a.nnz() ||
-      static_cast<offset_t>(a.val.size()) != a.nnz() || (cplx && static_cast<offset_t>(a.imag.size()) != a.nnz()))
+      static_cast<offset_t>(values) != a.nnz() || (cplx && (f32 || static_cast<offset_t>(a.imag.size()) != a.nnz())))
     throw Error(fmt::format("{}: cannot write an inconsistent CSR matrix", path));
   h.checksum = full_checksum(h, a);
   h.header_checksum = header_checksum(h);  // over the rest of the header, the payload checksum included
@@ -221,7 +231,8 @@ void write_binary(const std::string& path, const CsrView& a, bool generated) {
   write_all(f.fd, path, a.col.data(), a.col.size() * sizeof(index_t));
   const char zeros[8] = {};
   write_all(f.fd, path, zeros, col_pad(a.nnz()));
-  write_all(f.fd, path, a.val.data(), a.val.size() * sizeof(double));
+  if (f32) write_all(f.fd, path, a.val_f32.data(), a.val_f32.size() * sizeof(float));
+  else write_all(f.fd, path, a.val.data(), a.val.size() * sizeof(double));
   if (cplx) write_all(f.fd, path, a.imag.data(), a.imag.size() * sizeof(double));
   if (::close(std::exchange(f.fd, -1)) != 0)
     throw Error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
@@ -231,7 +242,30 @@ void write_binary(const std::string& path, const CsrView& a, bool generated) {
 
 namespace spmv::io::detail {
 
-Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
+namespace {
+
+// Values stored as S, wanted as V: converted after the checksum (double to float range-checked:
+// a value that would round to infinity is refused naming its row and column).
+template <class V, class S>
+void convert_values(const std::vector<S>& in, std::vector<V>& out, const BasicCsr<V>& a, const std::string& path) {
+  const auto n = static_cast<offset_t>(in.size());
+  offset_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n > (1 << 16))
+  for (offset_t i = 0; i < n; ++i) {
+    out[i] = static_cast<V>(in[i]);
+    if (std::isinf(out[i]) && std::isfinite(in[i])) bad = std::min(bad, i);
+  }
+  if (bad == n) return;
+  const auto row = std::upper_bound(a.row_ptr.begin(), a.row_ptr.end(), bad) - a.row_ptr.begin() - 1;
+  throw ParseError(path, 0, fmt::format("value {} at row {}, column {} (1-based) does not fit in single precision "
+                                        "(largest {}): read the matrix in double precision",
+                                        in[bad], row + 1, a.col[bad] + 1, std::numeric_limits<float>::max()));
+}
+
+}  // namespace
+
+template <class V>
+BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
   const std::string& path = src.name();
   BinHeader h{};
   const std::int64_t size = src.content_size();  // -1: a pipe or gzip (checked as it is read)
@@ -241,15 +275,17 @@ Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
   if (size >= 0 && size < 12) throw truncated_header(sizeof h);
   src.read_exact(&h, 12, "truncated binary cache header");  // magic and version
   if (!has_binary_magic({h.magic, 8})) throw ParseError(path, 0, "not an spmv binary cache (bad magic number)");
-  if (h.version != 1 && h.version != kVersion)
-    throw ParseError(path, 0, fmt::format("binary cache version {} is not supported (this build reads versions 1 and {})",
+  if (h.version < 1 || h.version > kVersion)
+    throw ParseError(path, 0, fmt::format("binary cache version {} is not supported (this build reads versions 1 to {})",
                                           h.version, kVersion));
   const std::size_t header_bytes = h.version == 1 ? kHeaderV1 : sizeof h;
   if (size >= 0 && size < static_cast<std::int64_t>(header_bytes)) throw truncated_header(header_bytes);
   src.read_exact(reinterpret_cast<char*>(&h) + 12, header_bytes - 12, "truncated binary cache header");
   if (h.header_bytes != header_bytes) throw ParseError(path, 0, "corrupt binary cache header");
-  if (h.version >= 2 && (h.reserved != 0 || (checksums_checked && h.header_checksum != header_checksum(h))))
+  if (h.version >= 2 && (h.reserved != 0 || (h.version == 2 && h.value_bytes != 0) ||
+                         (checksums_checked && h.header_checksum != header_checksum(h))))
     throw ParseError(path, 0, "corrupt binary cache header: its checksum does not match");
+  const std::uint32_t stored_bytes = h.version >= 3 ? h.value_bytes : 8;  // the values' type in the file
   if (h.rows < 0 || h.cols < 0 || h.nnz < 0 || h.field > 3 || h.symmetry > 3 || (h.flags & ~kGenerated) != 0)
     throw ParseError(path, 0, "corrupt binary cache header");
   // nnz bounded before it is multiplied (a crafted nnz near 2^62 wrapped the payload size around to
@@ -257,7 +293,12 @@ Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
   if (h.nnz > static_cast<std::int64_t>(h.rows) * h.cols || h.nnz > (std::int64_t{1} << 56))
     throw ParseError(path, 0, fmt::format("corrupt binary cache header: {} entries in a {} x {} matrix", h.nnz, h.rows, h.cols));
   const bool cplx = static_cast<Field>(h.field) == Field::Complex;
-  if (h.payload_bytes != payload_bytes(h.rows, h.nnz, cplx))
+  if ((stored_bytes != 4 && stored_bytes != 8) || (stored_bytes == 4 && cplx))
+    throw ParseError(path, 0, fmt::format("corrupt binary cache header: {}-byte values{}", stored_bytes, cplx ? " in a complex matrix" : ""));
+  if (cplx && !std::is_same_v<V, double>)
+    throw ParseError(path, 0, "a complex matrix is read in double precision only");
+  const bool convert = stored_bytes != sizeof(V);
+  if (h.payload_bytes != payload_bytes(h.rows, h.nnz, cplx, stored_bytes))
     throw ParseError(path, 0, "corrupt binary cache header: the sizes do not add up to the payload size");
   // The sizes are bounded by the file's size, when known, and by the budget before anything is allocated.
   if (size >= 0) {
@@ -267,13 +308,14 @@ Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
     if (total > header_bytes + h.payload_bytes)
       throw ParseError(path, 0, fmt::format("corrupt binary cache: {} bytes after the payload", total - header_bytes - h.payload_bytes));
   }
-  const double need = static_cast<double>(h.payload_bytes) + opt.extra_bytes_per_row * h.rows + opt.extra_bytes_per_col * h.cols;
+  const double need = static_cast<double>(h.payload_bytes) + (convert ? sizeof(V) * static_cast<double>(h.nnz) : 0.0) +
+                      opt.extra_bytes_per_row * h.rows + opt.extra_bytes_per_col * h.cols;
   if (need > input_memory_budget(opt.memory_budget_bytes))
     throw ParseError(path, 0, fmt::format("a {} x {} matrix with {} entries needs {:.1f} GiB (with {}); the memory budget is {:.1f} GiB",
                                           h.rows, h.cols, h.nnz, need / (1024.0 * 1024 * 1024), opt.extra_what,
                                           input_memory_budget(opt.memory_budget_bytes) / (1024.0 * 1024 * 1024)));
 
-  Csr a;
+  BasicCsr<V> a;
   a.rows = h.rows;
   a.cols = h.cols;
   a.field = static_cast<Field>(h.field);
@@ -298,16 +340,32 @@ Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
   sum = mix(sum, copy_and_checksum(src, a.col.data(), a.col.size() * sizeof(index_t), kShort));
   char pad[8];
   src.read_exact(pad, col_pad(h.nnz), kShort);
-  sum = mix(sum, copy_and_checksum(src, a.val.data(), a.val.size() * sizeof(double), kShort));
-  if (cplx) sum = mix(sum, copy_and_checksum(src, a.imag.data(), a.imag.size() * sizeof(double), kShort));
+  // Values of the other type: read as stored into a scratch array, converted once the checksum holds.
+  std::vector<double> stored64;
+  std::vector<float> stored32;
+  if (!convert) {
+    sum = mix(sum, copy_and_checksum(src, a.val.data(), a.val.size() * sizeof(V), kShort));
+  } else if (stored_bytes == 8) {
+    stored64.resize(n);
+    sum = mix(sum, copy_and_checksum(src, stored64.data(), n * sizeof(double), kShort));
+  } else {
+    stored32.resize(n);
+    sum = mix(sum, copy_and_checksum(src, stored32.data(), n * sizeof(float), kShort));
+  }
+  if (cplx) sum = mix(sum, copy_and_checksum(src, a.imag.data(), a.imag.size() * sizeof(V), kShort));
   if (src.content_size() < 0 && src.read(pad, 1) != 0)
     throw ParseError(path, 0, "corrupt binary cache: bytes after the payload");
   if (checksums_checked && sum != h.checksum) throw ParseError(path, 0, "binary cache checksum mismatch: the file is corrupted");
 
   // A file with a valid checksum can still be hand-made; kernels trust these invariants.
   if (const std::string e = csr_structure_error(a); !e.empty()) throw ParseError(path, 0, "corrupt binary cache: " + e);
+  if (stored_bytes == 8 && convert) convert_values(stored64, a.val, a, path);
+  if (stored_bytes == 4 && convert) convert_values(stored32, a.val, a, path);
   if (generated) *generated = (h.flags & kGenerated) != 0;
   return a;
 }
+
+template Csr read_binary(ByteSource&, const ReadOptions&, bool*);
+template CsrF32 read_binary(ByteSource&, const ReadOptions&, bool*);
 
 }  // namespace spmv::io::detail

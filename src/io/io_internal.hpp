@@ -16,11 +16,14 @@ bool has_binary_magic(std::string_view head);
 
 enum class MmFormat { Coordinate, Array };
 
-struct Parsed {
-  Coo coo;
+// A parsed file, its values in V (double, or float for a file read in single precision).
+template <class V>
+struct BasicParsed {
+  BasicCoo<V> coo;
   MmFormat format = MmFormat::Coordinate;
   std::string generated;  // the header's "% spmv-generated: ..." description, if any
 };
+using Parsed = BasicParsed<double>;
 
 // Sizes of the reader's pieces; the defaults suit files of any size, the fuzz targets take tiny
 // ones so that short inputs still cross block and chunk boundaries.
@@ -30,15 +33,19 @@ struct ParseTuning {
 };
 
 // The whole reader (the pipeline in mm_reader.cpp): banner, header, size line, data a block at a
-// time, symmetry expansion.
-Parsed parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
+// time, symmetry expansion. V = float parses each value as a double and stores it rounded once, a
+// value that would round to infinity refused on its line; complex files are read in double only.
+template <class V = double>
+BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
 
 // A Matrix Market vector (array, or coordinate summed into a dense one), column-major.
 std::vector<double> dense_vector(ByteSource& src, const ReadOptions& opt);
 
 // A binary cache from its first byte (the magic) on: sizes checked against the memory budget and,
-// for a plain file, against its size, before anything is allocated; the checksum after.
-Csr read_binary(ByteSource& src, const ReadOptions& opt, bool* generated);
+// for a plain file, against its size, before anything is allocated; the checksum after. Values are
+// returned in V whatever type the cache stores (double read as float: range-checked).
+template <class V = double>
+BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated);
 
 // 64-bit checksum of a byte range, parallel over fixed-size blocks (deterministic whatever the
 // thread count): a 4-lane multiply/rotate mix per block, block digests combined in order.

@@ -179,6 +179,7 @@ MmHeader read_header(TextBlocks& lines, const std::string& name) {
   }
   parse_banner(line, n, name, h);
   check_banner_combination(h, n, name);
+  h.banner_line = n;
 
   // Comments and blank lines, then the size line. A "% spmv-generated: ..." comment right after
   // the banner marks a matrix made by the generator.

@@ -18,6 +18,7 @@ struct MmHeader {
   i64 rows = 0, cols = 0;
   i64 entries = 0;             // stored entries the data section must hold
   i64 data_first_line = 1;     // line number of the data section's first line
+  i64 banner_line = 1;         // line number of the banner (blank lines may precede it)
   std::string generated;       // a "% spmv-generated: ..." comment after the banner: what made the matrix
 };
 

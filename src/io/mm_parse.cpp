@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <fast_float/fast_float.h>
 #include <fmt/format.h>
 
@@ -91,6 +94,21 @@ inline void expect_end(const char*& s, const char* e) {
   if (!at_eol(s, e)) throw LineError{fmt::format("unexpected {} after the entry", quoted(token_at(s, e)))};
 }
 
+// Stores a parsed value in the arrays' type: a float that would round to infinity is refused (a
+// value beyond double's range, read as inf, stays what the file means).
+template <class V>
+[[gnu::always_inline]] inline void store_value(V* out, i64 k, double v) {
+  if constexpr (std::is_same_v<V, double>) {
+    out[k] = v;
+  } else {
+    const V f = static_cast<V>(v);
+    if (std::isinf(f) && std::isfinite(v)) [[unlikely]]
+      throw LineError{fmt::format("value {} does not fit in single precision (largest {}): read the file in double precision",
+                                  v, std::numeric_limits<float>::max())};
+    out[k] = f;
+  }
+}
+
 // Position of array entry k (column-major; symmetric: lower triangle incl. diagonal; skew: below it).
 struct ArrayPos {
   i64 i = 0, j = 0;
@@ -159,8 +177,9 @@ inline const char* fast_separator(const char* s) {
 
 // General path for the entry line at s (blanks skipped, not a comment): parses and checks it,
 // stores it at index k of `out`, and leaves s on the line's newline (or the chunk end).
+template <class V>
 [[gnu::always_inline]] inline void parse_entry_line(const char*& s, const char* end, const MmHeader& h, ArrayPos& pos,
-                                                    const CooArrays& out, i64 k) {
+                                                    const CooArrays<V>& out, i64 k) {
   i64 r, cl;
   if (h.format == MmFormat::Coordinate) {
     r = parse_index(s, end, h.rows, "row");
@@ -185,12 +204,13 @@ inline const char* fast_separator(const char* s) {
     throw LineError{fmt::format("nonzero diagonal entry ({},{}) in a skew-symmetric matrix", r, cl)};
   out.row[k] = static_cast<index_t>(r - 1);
   out.col[k] = static_cast<index_t>(cl - 1);
-  out.val[k] = v;
-  if (out.imag) out.imag[k] = im;
+  store_value(out.val, k, v);
+  if (out.imag) store_value(out.imag, k, im);
 }
 
 // Parses chunk c's entry lines, up to entry index `limit`; records where it stopped, or its first error.
-void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const CooArrays& out) {
+template <class V>
+void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const CooArrays<V>& out) {
   const char* p = base + c.begin;
   const char* end = base + c.end;
   i64 line = c.first_line;
@@ -217,9 +237,9 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
         const char* t = fast_entry_line(p, h.rows, h.cols, h.field, nearest, fr, fc, fv);
         if (t && !(skew && fr == fc && fv != 0.0)) {  // a skew diagonal error takes the general path
           if (gap) anchor();
+          store_value(out.val, k, fv);
           out.row[k] = fr;
           out.col[k] = fc;
-          out.val[k] = fv;
           ++k;
           ++line;
           p = t + 1;
@@ -250,13 +270,19 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
 
 }  // namespace
 
+template <class V>
 void parse_chunks(const char* base, const MmHeader& h, std::vector<Chunk>& chunks, i64 limit, int threads,
-                  const CooArrays& out, const std::string& name) {
+                  const CooArrays<V>& out, const std::string& name) {
   const std::size_t nchunks = chunks.size();
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
   for (std::size_t i = 0; i < nchunks; ++i) parse_chunk(base, h, chunks[i], limit, out);
   for (const Chunk& c : chunks)
     if (c.error_line) throw ParseError(name, c.error_line, c.error);
 }
+
+template void parse_chunks(const char*, const MmHeader&, std::vector<Chunk>&, i64, int, const CooArrays<double>&,
+                           const std::string&);
+template void parse_chunks(const char*, const MmHeader&, std::vector<Chunk>&, i64, int, const CooArrays<float>&,
+                           const std::string&);
 
 }  // namespace spmv::io::detail

@@ -8,19 +8,21 @@
 
 namespace spmv::io::detail {
 
-// Where pass 2 writes: the COO arrays, sized for the stored entries.
+// Where pass 2 writes: the COO arrays, sized for the stored entries; values in V (double or float).
+template <class V>
 struct CooArrays {
   index_t* row;
   index_t* col;
-  double* val;
-  double* imag;  // null unless complex
+  V* val;
+  V* imag;  // null unless complex
 };
 
 // Parses the chunks, `threads` at a time, entry k of the file into index k of `out`, at most
 // `limit` entries (later ones were counted by pass 1 and are reported by the caller). Each chunk
 // records its first error with the exact line; the earliest chunk's error is then thrown as
 // ParseError naming `name`, so messages equal a serial reader's.
+template <class V>
 void parse_chunks(const char* base, const MmHeader& h, std::vector<Chunk>& chunks, i64 limit, int threads,
-                  const CooArrays& out, const std::string& name);
+                  const CooArrays<V>& out, const std::string& name);
 
 }  // namespace spmv::io::detail

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 #include <new>
 #include <omp.h>
+#include <type_traits>
 
 #include "io/arrays.hpp"
 #include "io/byte_source.hpp"
@@ -50,8 +51,9 @@ std::size_t block_bytes(int threads) {
 // The fewest bytes an entry line takes: "1 1\n" in a coordinate file, "1\n" in an array file.
 i64 min_entry_bytes(const MmHeader& h) { return h.format == MmFormat::Coordinate ? 4 : 2; }
 
-// Bytes per stored entry in the COO arrays (row, col, value, imaginary part).
-double entry_bytes(const MmHeader& h) { return 16.0 + (h.field == Field::Complex ? 8.0 : 0.0); }
+// Bytes per stored entry in the COO arrays (row, col, value, imaginary part) with values in V.
+template <class V>
+double entry_bytes(const MmHeader& h) { return 8.0 + sizeof(V) * (h.field == Field::Complex ? 2.0 : 1.0); }
 
 // The entries the arrays may need: the size line's count, or fewer when a plain file's remaining
 // bytes cannot hold that many (a lying or truncated file then ends with "unexpected end of file",
@@ -63,10 +65,11 @@ i64 entry_bound(const MmHeader& h, std::int64_t bytes_left) {
 // Step 2. The sizes on the size line against the memory budget (the COO the reader fills, the CSR
 // row pointers it becomes, and what the caller will add per row and column), refused here, before
 // anything is allocated.
+template <class V>
 void check_size_line(const MmHeader& h, i64 entries_max, const ReadOptions& lim, const std::string& name) {
   const i64 sl = h.data_first_line - 1;
   const double mirrors = h.symmetry == Symmetry::General ? 1.0 : 2.0;
-  const double entries = entry_bytes(h) * static_cast<double>(entries_max) * mirrors;
+  const double entries = entry_bytes<V>(h) * static_cast<double>(entries_max) * mirrors;
   const double row_ptr = 8.0 * (static_cast<double>(h.rows) + 1);
   const double extra = lim.extra_bytes_per_row * static_cast<double>(h.rows) + lim.extra_bytes_per_col * static_cast<double>(h.cols);
   const double budget = input_memory_budget(lim.memory_budget_bytes);
@@ -79,11 +82,12 @@ void check_size_line(const MmHeader& h, i64 entries_max, const ReadOptions& lim,
 
 // The output, with capacity for `stored` entries (and their mirrors) reserved but not touched:
 // pages are only committed as entries arrive.
-Parsed allocate_output(const MmHeader& h, i64 stored) {
-  Parsed out;
+template <class V>
+BasicParsed<V> allocate_output(const MmHeader& h, i64 stored) {
+  BasicParsed<V> out;
   out.format = h.format;
   out.generated = h.generated;
-  Coo& coo = out.coo;
+  BasicCoo<V>& coo = out.coo;
   coo.rows = static_cast<index_t>(h.rows);
   coo.cols = static_cast<index_t>(h.cols);
   coo.field = h.field;
@@ -102,7 +106,8 @@ Parsed allocate_output(const MmHeader& h, i64 stored) {
 
 // The COO arrays hold at least n entries (never shrunk between blocks: a block only zero-fills
 // what the arrays did not hold yet).
-void cover(Coo& coo, i64 n, int threads) {
+template <class V>
+void cover(BasicCoo<V>& coo, i64 n, int threads) {
   const auto m = static_cast<std::size_t>(n);
   grow(coo.row, m, threads);
   grow(coo.col, m, threads);
@@ -110,7 +115,8 @@ void cover(Coo& coo, i64 n, int threads) {
   if (coo.field == Field::Complex) grow(coo.imag, m, threads);
 }
 
-void trim(Coo& coo, i64 n) {
+template <class V>
+void trim(BasicCoo<V>& coo, i64 n) {
   const auto m = static_cast<std::size_t>(n);
   coo.row.resize(m);
   coo.col.resize(m);
@@ -123,7 +129,8 @@ std::string where_text(EntryLines::Where w) {
 }
 
 // Throws when an off-diagonal pair is stored in both triangles, then appends the mirrors.
-void expand_symmetry(Coo& coo, int threads, const EntryLines& lines, const std::string& name) {
+template <class V>
+void expand_symmetry(BasicCoo<V>& coo, int threads, const EntryLines& lines, const std::string& name) {
   const MirrorBlocks mb = count_mirrors(coo, threads);
   if (mb.both_triangles) {
     if (const auto pair = find_mirrored_pair(coo)) {
@@ -141,17 +148,20 @@ void expand_symmetry(Coo& coo, int threads, const EntryLines& lines, const std::
 
 }  // namespace
 
-Parsed parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
+template <class V>
+BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
   const std::string& name = src.name();
   const int threads = resolve_threads(opt.threads);
   TextBlocks text(src, tune.block_bytes ? tune.block_bytes : block_bytes(threads));
   const MmHeader h = read_header(text, name);  // 1
+  if (!std::is_same_v<V, double> && h.field == Field::Complex)
+    throw ParseError(name, h.banner_line, "a complex matrix is read in double precision only");
   const std::int64_t size = src.content_size();
   const i64 entries_max = entry_bound(h, size >= 0 ? size - static_cast<std::int64_t>(text.consumed()) : -1);
-  check_size_line(h, entries_max, opt, name);  // 2
+  check_size_line<V>(h, entries_max, opt, name);  // 2
 
-  Parsed out = allocate_output(h, entries_max);
-  Coo& coo = out.coo;
+  BasicParsed<V> out = allocate_output<V>(h, entries_max);
+  BasicCoo<V>& coo = out.coo;
   EntryLines lines;
   i64 line = h.data_first_line;  // the next block's first line
   i64 seen = 0;                  // entry lines so far (more than h.entries: an error)
@@ -167,7 +177,7 @@ Parsed parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
       else count_chunks(base, chunks, std::min<int>(threads, static_cast<int>(chunks.size())));  // b
       DataCounts counted = number_chunks(chunks, line, seen);  // c
       cover(coo, std::min(h.entries, seen + counted.entries), threads);
-      const CooArrays arrays{coo.row.data(), coo.col.data(), coo.val.data(),
+      const CooArrays<V> arrays{coo.row.data(), coo.col.data(), coo.val.data(),
                              h.field == Field::Complex ? coo.imag.data() : nullptr};
       parse_chunks(base, h, chunks, h.entries, std::min<int>(threads, static_cast<int>(chunks.size())), arrays, name);  // d
       if (lone) counted = count_parsed_lone_chunk(base, chunks[0]);
@@ -188,5 +198,8 @@ Parsed parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
   if (h.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines, name);  // 5
   return out;
 }
+
+template Parsed parse(ByteSource&, const ReadOptions&, const ParseTuning&);
+template BasicParsed<float> parse(ByteSource&, const ReadOptions&, const ParseTuning&);
 
 }  // namespace spmv::io::detail

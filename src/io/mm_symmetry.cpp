@@ -8,7 +8,8 @@
 
 namespace spmv::io::detail {
 
-MirrorBlocks count_mirrors(const Coo& coo, int threads) {
+template <class V>
+MirrorBlocks count_mirrors(const BasicCoo<V>& coo, int threads) {
   const i64 n = static_cast<i64>(coo.row.size());
   const int nb = n >= (1 << 16) ? threads : 1;
   MirrorBlocks mb;
@@ -35,7 +36,8 @@ MirrorBlocks count_mirrors(const Coo& coo, int threads) {
   return mb;
 }
 
-std::optional<std::pair<i64, i64>> find_mirrored_pair(const Coo& c) {
+template <class V>
+std::optional<std::pair<i64, i64>> find_mirrored_pair(const BasicCoo<V>& c) {
   const i64 n = static_cast<i64>(c.row.size());
   std::vector<std::pair<std::uint64_t, i64>> lower, upper;
   for (i64 e = 0; e < n; ++e) {
@@ -62,7 +64,8 @@ std::optional<std::pair<i64, i64>> find_mirrored_pair(const Coo& c) {
   return best;
 }
 
-void append_mirrors(Coo& coo, const MirrorBlocks& mb) {
+template <class V>
+void append_mirrors(BasicCoo<V>& coo, const MirrorBlocks& mb) {
   const i64 n = static_cast<i64>(coo.row.size());
   const int nb = mb.blocks;
   const std::vector<i64>& off = mb.mirror_offset;
@@ -73,9 +76,9 @@ void append_mirrors(Coo& coo, const MirrorBlocks& mb) {
   grow(coo.col, total, nb);
   grow(coo.val, total, nb);
   if (cplx) grow(coo.imag, total, nb);
-  const double vsign = coo.symmetry == Symmetry::SkewSymmetric ? -1.0 : 1.0;
+  const V vsign = coo.symmetry == Symmetry::SkewSymmetric ? V{-1} : V{1};
   // Skew mirrors -a (both parts); hermitian mirrors conj(a).
-  const double isign = coo.symmetry == Symmetry::Symmetric ? 1.0 : -1.0;
+  const V isign = coo.symmetry == Symmetry::Symmetric ? V{1} : V{-1};
 #pragma omp parallel for num_threads(nb) schedule(static, 1)
   for (int b = 0; b < nb; ++b) {
     const i64 lo = n * b / nb, hi = n * (b + 1) / nb;
@@ -90,5 +93,13 @@ void append_mirrors(Coo& coo, const MirrorBlocks& mb) {
     }
   }
 }
+
+#define SPMV_MIRRORS(V)                                                            \
+  template MirrorBlocks count_mirrors(const BasicCoo<V>&, int);                    \
+  template std::optional<std::pair<i64, i64>> find_mirrored_pair(const BasicCoo<V>&); \
+  template void append_mirrors(BasicCoo<V>&, const MirrorBlocks&);
+SPMV_MIRRORS(double)
+SPMV_MIRRORS(float)
+#undef SPMV_MIRRORS
 
 }  // namespace spmv::io::detail

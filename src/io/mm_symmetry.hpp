@@ -19,13 +19,16 @@ struct MirrorBlocks {
 };
 
 // Counts each block's off-diagonal entries, in parallel.
-MirrorBlocks count_mirrors(const Coo& coo, int threads);
+template <class V>
+MirrorBlocks count_mirrors(const BasicCoo<V>& coo, int threads);
 
 // A file of mirrored symmetry must not store both (i,j) and (j,i), i != j: the mirror would be
 // counted twice. Returns the (earlier, later) entry indices of the first such pair in file order.
-std::optional<std::pair<i64, i64>> find_mirrored_pair(const Coo& coo);
+template <class V>
+std::optional<std::pair<i64, i64>> find_mirrored_pair(const BasicCoo<V>& coo);
 
 // Appends the mirrors, in parallel; the arrays' capacity should already hold them.
-void append_mirrors(Coo& coo, const MirrorBlocks& mb);
+template <class V>
+void append_mirrors(BasicCoo<V>& coo, const MirrorBlocks& mb);
 
 }  // namespace spmv::io::detail

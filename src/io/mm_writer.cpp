@@ -1,10 +1,12 @@
 // Matrix Market writers: matrices as `coordinate real general` (or `complex general`), vectors as
-// `array real general`, values with 17 significant digits so they read back bit-identical.
+// `array real general`, values with 17 significant digits (a float matrix's with its own shortest
+// round-trip digits) so they read back bit-identical.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
 
+#include "core/values.hpp"
 #include "io/io_internal.hpp"
 
 namespace spmv::io {
@@ -53,13 +55,17 @@ void write_matrix_market(const std::string& path, const CsrView& a, const std::s
                  to_string(a.symmetry));
   if (!generated.empty()) fmt::format_to(it, "% spmv-generated: {}\n", generated);
   fmt::format_to(it, "{} {} {}\n", a.rows, a.cols, a.nnz());
-  for (index_t r = 0; r < a.rows; ++r) {
-    for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
-      if (cplx) fmt::format_to(it, "{} {} {:.17g} {:.17g}\n", r + 1, a.col[p] + 1, a.val[p], a.imag[p]);
-      else fmt::format_to(it, "{} {} {:.17g}\n", r + 1, a.col[p] + 1, a.val[p]);
+  // Float values (a view over val_f32) with their own shortest round-trip digits ({}: 9 at most).
+  spmv::detail::visit_values(a, [&](const auto* val) {
+    for (index_t r = 0; r < a.rows; ++r) {
+      for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+        if (cplx) fmt::format_to(it, "{} {} {:.17g} {:.17g}\n", r + 1, a.col[p] + 1, val[p], a.imag[p]);
+        else if (a.values_in_float()) fmt::format_to(it, "{} {} {}\n", r + 1, a.col[p] + 1, val[p]);
+        else fmt::format_to(it, "{} {} {:.17g}\n", r + 1, a.col[p] + 1, val[p]);
+      }
+      out.maybe_flush();
     }
-    out.maybe_flush();
-  }
+  });
   out.close();
 }
 

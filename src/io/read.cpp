@@ -16,37 +16,57 @@ namespace spmv::io {
 
 namespace {
 
-// What one open of a path holds: a binary cache (as CSR) or a parsed Matrix Market file.
+// What one open of a path holds: a binary cache (as CSR) or a parsed Matrix Market file, values in V.
+template <class V>
 struct Read {
   bool binary = false;
-  Csr csr;
-  detail::Parsed text;
+  BasicCsr<V> csr;
+  detail::BasicParsed<V> text;
   std::string generated;
 };
 
-Read read_source(detail::ByteSource& src, const ReadOptions& opt) {
-  Read r;
+template <class V>
+Read<V> read_source(detail::ByteSource& src, const ReadOptions& opt) {
+  Read<V> r;
   if (detail::has_binary_magic(src.head())) {
     bool gen = false;
     r.binary = true;
-    r.csr = detail::read_binary(src, opt, &gen);
+    r.csr = detail::read_binary<V>(src, opt, &gen);
     r.generated = gen ? "spmv-generated" : "";
   } else {
-    r.text = detail::parse(src, opt);
+    r.text = detail::parse<V>(src, opt);
     r.generated = r.text.generated;
   }
   return r;
 }
 
-Read read_path(const std::string& path, const ReadOptions& opt) {
+template <class V>
+Read<V> read_path(const std::string& path, const ReadOptions& opt) {
   detail::ByteSource src = detail::ByteSource::open(path);
   try {
-    return read_source(src, opt);
+    return read_source<V>(src, opt);
   } catch (const std::bad_alloc&) {
     throw ParseError(path, 0, "out of memory while reading");
   } catch (const std::length_error&) {  // a size no check caught: still a message, never an abort
     throw ParseError(path, 0, "sizes beyond what can be allocated");
   }
+}
+
+template <class V>
+BasicLoaded<V> load_as(const std::string& path, const ReadOptions& opt) {
+  Read<V> r = read_path<V>(path, opt);
+  BasicLoaded<V> m;
+  if (r.binary) {
+    m.matrix = std::move(r.csr);
+  } else {
+    try {
+      m.matrix = coo_to_csr(std::move(r.text.coo));
+    } catch (const Unsupported& e) {  // float duplicates summing past float's range
+      throw ParseError(path, 0, e.what());
+    }
+  }
+  m.generated = std::move(r.generated);
+  return m;
 }
 
 }  // namespace
@@ -56,18 +76,18 @@ Coo parse_matrix_market(std::string_view text, const std::string& name, const Re
   return detail::parse(src, opt).coo;
 }
 
+CooF32 parse_matrix_market_f32(std::string_view text, const std::string& name, const ReadOptions& opt) {
+  detail::ByteSource src = detail::ByteSource::memory(text, name);
+  return detail::parse<float>(src, opt).coo;
+}
+
 Coo read_matrix(const std::string& path, const ReadOptions& opt) {
-  Read r = read_path(path, opt);
+  Read<double> r = read_path<double>(path, opt);
   return r.binary ? csr_to_coo(r.csr) : std::move(r.text.coo);
 }
 
-LoadedMatrix load(const std::string& path, const ReadOptions& opt) {
-  Read r = read_path(path, opt);
-  LoadedMatrix m;
-  m.matrix = r.binary ? std::move(r.csr) : coo_to_csr(std::move(r.text.coo));
-  m.generated = std::move(r.generated);
-  return m;
-}
+LoadedMatrix load(const std::string& path, const ReadOptions& opt) { return load_as<double>(path, opt); }
+LoadedMatrixF32 load_f32(const std::string& path, const ReadOptions& opt) { return load_as<float>(path, opt); }
 
 Csr load_csr(const std::string& path, const ReadOptions& opt) { return load(path, opt).matrix; }
 

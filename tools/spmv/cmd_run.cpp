@@ -46,7 +46,13 @@ int run(const RunArgs& args) {
   ro.memory_budget_bytes = static_cast<double>(args.memory_budget);
   ro.extra_bytes_per_row = ro.extra_bytes_per_col = vbytes * args.k;
   ro.extra_what = args.k == 1 ? "x and y" : fmt::format("X and Y at --k {}", args.k);
-  const Csr a = io::load_csr(args.file, ro);
+  // Single and mixed plans store the values in float: the file is read straight into float (a
+  // value beyond float's range refused with its line), never into a double copy first.
+  Csr a64;
+  CsrF32 a32;
+  if (precision == Precision::Double) a64 = io::load_csr(args.file, ro);
+  else a32 = io::load_f32(args.file, ro).matrix;
+  const CsrView a = precision == Precision::Double ? a64.view() : a32.view();
 
   PlanOptions opt;
   opt.threads = args.threads;
