@@ -24,19 +24,22 @@ using namespace py::literals;
 
 namespace {
 
-// spmv.Matrix: a CsrView over arrays it keeps alive, either a Csr the reader made (owned) or the
-// caller's numpy arrays (held, not copied: scipy's indices and data are read in place).
+// spmv.Matrix: a CsrView over arrays it keeps alive, either a Csr or CsrF32 the reader made
+// (owned) or the caller's numpy arrays (held, not copied: scipy's indices and data are read in
+// place; float32 data stays float32, for plans in single or mixed precision).
 struct PyMatrix {
-  std::shared_ptr<const spmv::Csr> owned;
+  std::shared_ptr<const void> owned;
   py::object arrays;  // (indptr, indices, data) when made from arrays
   spmv::CsrView view;
 };
 using MatrixPtr = std::shared_ptr<PyMatrix>;
 
-MatrixPtr from_csr(spmv::Csr a) {
+template <class V>
+MatrixPtr from_csr(spmv::BasicCsr<V> a) {
   auto m = std::make_shared<PyMatrix>();
-  m->owned = std::make_shared<const spmv::Csr>(std::move(a));
-  m->view = *m->owned;
+  auto owned = std::make_shared<const spmv::BasicCsr<V>>(std::move(a));
+  m->view = owned->view();
+  m->owned = std::move(owned);
   return m;
 }
 
@@ -61,8 +64,12 @@ py::array view(std::span<const T> v, py::handle owner) {
 // it safely (an int32 indptr widened; indices or data of a wider type refused).
 MatrixPtr matrix_from_arrays(std::int64_t rows, std::int64_t cols,
                              py::array_t<spmv::offset_t, py::array::c_style> indptr,
-                             py::array_t<spmv::index_t, py::array::c_style> indices,
-                             py::array_t<double, py::array::c_style> data) {
+                             py::array_t<spmv::index_t, py::array::c_style> indices, py::array data_in) {
+  // float32 data is held as it is (the matrix is then in float); anything else becomes float64.
+  const bool f32 = data_in.dtype().is(py::dtype::of<float>());
+  py::array data = f32 ? py::array(py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(data_in))
+                       : py::array(py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(data_in));
+  if (!data) throw py::value_error("data must be convertible to float64 (or be float32)");
   constexpr auto max_index = std::numeric_limits<spmv::index_t>::max();
   if (rows < 0 || cols < 0 || rows > max_index || cols > max_index)
     throw py::value_error("shape (" + std::to_string(rows) + ", " + std::to_string(cols) +
@@ -77,14 +84,16 @@ MatrixPtr matrix_from_arrays(std::int64_t rows, std::int64_t cols,
   m->view.cols = static_cast<spmv::index_t>(cols);
   m->view.row_ptr = {indptr.data(), static_cast<std::size_t>(rows + 1)};
   m->view.col = {indices.data(), static_cast<std::size_t>(indices.size())};
-  m->view.val = {data.data(), static_cast<std::size_t>(data.size())};
+  const auto n = static_cast<std::size_t>(data.size());
+  if (f32) m->view.val_f32 = {static_cast<const float*>(data.data()), n};
+  else m->view.val = {static_cast<const double*>(data.data()), n};
   if (const std::string e = spmv::csr_structure_error(m->view); !e.empty()) throw py::value_error(e);
   return m;
 }
 
 py::object to_scipy(py::object self) {
   const spmv::CsrView& a = self.cast<const PyMatrix&>().view;
-  py::object data = view(a.val, self);
+  py::object data = a.values_in_float() ? view(a.val_f32, self) : view(a.val, self);
   if (a.is_complex()) data = data + view(a.imag, self) * py::cast(std::complex<double>(0, 1));
   // copy=True: the scipy matrix owns its arrays and may be changed freely.
   return py::module_::import("scipy.sparse")
@@ -211,15 +220,22 @@ PYBIND11_MODULE(_spmv, m) {
 
   py::class_<PyMatrix, MatrixPtr>(m, "Matrix", "A sparse matrix in CSR form (a spmv::CsrView over arrays it holds); read-only")
       .def_static("from_csr", &matrix_from_arrays, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a,
-                  "From CSR arrays, checked; int64 indptr, int32 indices and float64 data (C order) are held "
-                  "without a copy, other dtypes converted once")
+                  "From CSR arrays, checked; int64 indptr, int32 indices and float64 or float32 data (C order) "
+                  "are held without a copy, other dtypes converted once. float32 data makes a matrix in float, "
+                  "for plans in single or mixed precision")
       .def_property_readonly("shape", [](const PyMatrix& a) { return py::make_tuple(a.view.rows, a.view.cols); })
       .def_property_readonly("nnz", [](const PyMatrix& a) { return a.view.nnz(); })
       .def_property_readonly("field", [](const PyMatrix& a) { return spmv::to_string(a.view.field); })
       .def_property_readonly("symmetry", [](const PyMatrix& a) { return spmv::to_string(a.view.symmetry); })
       .def_property_readonly("indptr", [](py::object s) { return view(s.cast<const PyMatrix&>().view.row_ptr, s); })
       .def_property_readonly("indices", [](py::object s) { return view(s.cast<const PyMatrix&>().view.col, s); })
-      .def_property_readonly("data", [](py::object s) { return view(s.cast<const PyMatrix&>().view.val, s); })
+      .def_property_readonly("data", [](py::object s) {
+        const spmv::CsrView& a = s.cast<const PyMatrix&>().view;
+        return a.values_in_float() ? view(a.val_f32, s) : view(a.val, s);
+      }, "The values: float64, or float32 for a matrix in float")
+      .def_property_readonly("dtype", [](const PyMatrix& m) {
+        return m.view.values_in_float() ? py::dtype::of<float>() : py::dtype::of<double>();
+      }, "float64, or float32 for a matrix kept in float (read with precision='single', or from float32 data)")
       .def_property_readonly("imag", [](py::object s) { return view(s.cast<const PyMatrix&>().view.imag, s); },
                              "Imaginary parts (empty unless complex)")
       .def("to_scipy", &to_scipy, "A scipy.sparse.csr_matrix copy (complex where the matrix is)")
@@ -229,14 +245,24 @@ PYBIND11_MODULE(_spmv, m) {
                std::to_string(a.nnz()) + " nnz, " + spmv::to_string(a.field) + " " + spmv::to_string(a.symmetry) + ">";
       });
 
-  m.def("read", [](const std::string& path) {
+  m.def("read", [](const std::string& path, const std::string& precision) {
+        if (spmv::parse_precision(precision) != spmv::Precision::Double) {
+          spmv::CsrF32 a;
+          {
+            py::gil_scoped_release nogil;
+            a = spmv::io::load_f32(path).matrix;
+          }
+          return from_csr(std::move(a));
+        }
         spmv::Csr a;
         {
           py::gil_scoped_release nogil;
           a = spmv::io::load_csr(path);
         }
         return from_csr(std::move(a));
-      }, "path"_a, "Reads .mtx, .mtx.gz or a binary cache (spmv::io::load_csr)");
+      }, "path"_a, "precision"_a = "double",
+      "Reads .mtx, .mtx.gz or a binary cache (spmv::io::load_csr; precision 'single' or 'mixed': the values "
+      "straight into float32, spmv::io::load_f32)");
 
   py::class_<PyPlan>(m, "Plan")
       .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel,

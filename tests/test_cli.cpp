@@ -305,16 +305,35 @@ TEST_F(Cli, PrecisionAKernelLacksIsRefused) {
   }
 }
 
-// A value beyond float's range: single and mixed refused with the value's position; double runs.
+// A value beyond float's range: single and mixed read the file into float and refuse it on its
+// line; double runs. A float cache from `convert --precision single` runs single and double alike.
 TEST_F(Cli, ValuesBeyondFloatAreRefusedInSingleAndMixed) {
   std::ofstream(tmp("big.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 1 1e300\n";
   for (const char* p : {"single", "mixed"}) {
     const Result r = run(fmt::format("run {} --backend omp --precision {}", tmp("big.mtx"), p));
     EXPECT_EQ(r.status, 1) << p;
-    EXPECT_NE(r.err.find("value 1.0000000000000001e+300 at row 2, column 1 (1-based) does not fit in single precision"),
-              std::string::npos) << p << ": " << r.err;
+    EXPECT_NE(r.err.find(tmp("big.mtx") + ":4: value 1e+300 does not fit in single precision"), std::string::npos)
+        << p << ": " << r.err;
   }
   EXPECT_EQ(run(fmt::format("run {} --backend omp --repeat 1", tmp("big.mtx"))).status, 0);
+  const Result c = run(fmt::format("convert {} {} --precision single", tmp("big.mtx"), tmp("big.spmvbin")));
+  EXPECT_EQ(c.status, 1);
+  EXPECT_NE(c.err.find(tmp("big.mtx") + ":4: value 1e+300 does not fit"), std::string::npos) << c.err;
+}
+
+TEST_F(Cli, ConvertWritesAFloatCache) {
+  const std::string in = kDir + "/cli_small.mtx";
+  const Result c = run(fmt::format("convert {} {} --precision single", in, tmp("f.spmvbin")));
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("values in single precision"), std::string::npos) << c.out;
+  const CsrF32 f = io::load_f32(tmp("f.spmvbin")).matrix;
+  EXPECT_EQ(f.val, to_float(io::load_csr(in)).val);
+  for (const char* p : {"single", "mixed", "double"}) {
+    const Result r = run(fmt::format("run {} --backend omp --precision {} --repeat 1", tmp("f.spmvbin"), p));
+    EXPECT_EQ(r.status, 0) << p << ": " << r.err;
+    EXPECT_EQ(keys(r.out)["check"], "passed") << p;
+  }
+  EXPECT_EQ(run(fmt::format("convert {} {} --precision single", in, tmp("f.mtx"))).status, 1);
 }
 
 // The validator lists the precisions; a bad one is bad usage (exit 2), like any bad option value.

@@ -136,6 +136,33 @@ def test_precisions(backend):
         spmv.Plan(s, backend=backend, precision="half")
 
 
+@pytest.mark.parametrize("backend", ["omp", "serial"])
+def test_float32_matrices(backend, tmp_path):
+    s = small(rows=300, cols=200, seed=9)
+    x32 = np.random.default_rng(3).uniform(-1, 1, s.shape[1]).astype(np.float32)
+    f = s.astype(np.float32)
+    m = spmv.as_matrix(f)
+    assert m.dtype == np.float32 and m.data.dtype == np.float32
+    assert np.shares_memory(m.data, f.data)  # float32 data held, not widened
+    # The same floats as the plan's own rounding of the float64 matrix: bit-identical products.
+    for precision in ("single", "mixed"):
+        x = x32 if precision == "single" else x32.astype(np.float64)
+        y = spmv.Plan(m, backend=backend, precision=precision) @ x
+        want = spmv.Plan(s, backend=backend, precision=precision) @ x
+        assert np.array_equal(y, want), precision
+    with pytest.raises(spmv.Unsupported, match="single or mixed"):
+        spmv.Plan(m, backend=backend)
+    # read(precision="single") reads straight into float32; a value beyond it names its line.
+    path = tmp_path / "a.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 0.1\n2 2 3\n")
+    r = spmv.read(path, precision="single")
+    assert r.dtype == np.float32 and list(r.data) == [np.float32(0.1), np.float32(3)]
+    path.write_text("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 0.1\n2 2 1e300\n")
+    with pytest.raises(spmv.ParseError, match=r"a.mtx:4: value 1e\+300 does not fit in single precision"):
+        spmv.read(path, precision="single")
+    assert spmv.read(path).dtype == np.float64
+
+
 def test_errors():
     s = small()
     plan = spmv.Plan(s, backend="omp")

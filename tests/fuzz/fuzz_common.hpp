@@ -3,6 +3,7 @@
 // stay small and fast) and a trap on any disagreement, which libFuzzer reports as a crash.
 #include <spmv/io.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

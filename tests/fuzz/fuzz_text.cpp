@@ -8,19 +8,21 @@ using namespace spmv;
 
 namespace {
 
+template <class V = double>
 struct Outcome {
   std::string error;
-  io::detail::Parsed parsed;
+  io::detail::BasicParsed<V> parsed;
 };
 
-Outcome read(std::string_view text, int threads, const io::detail::ParseTuning& tune) {
-  Outcome o;
+template <class V = double>
+Outcome<V> read(std::string_view text, int threads, const io::detail::ParseTuning& tune) {
+  Outcome<V> o;
   io::ReadOptions opt;
   opt.threads = threads;
   opt.memory_budget_bytes = fuzz::kBudget;
   try {
     io::detail::ByteSource src = io::detail::ByteSource::memory(text, "fuzz.mtx");
-    o.parsed = io::detail::parse(src, opt, tune);
+    o.parsed = io::detail::parse<V>(src, opt, tune);
   } catch (const Error& e) {
     o.error = e.what();
   }
@@ -34,6 +36,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Outcome one = read(text, 1, {.block_bytes = std::size_t{1} << 16});  // one block: inputs are at most 64 KiB
   const Outcome many = read(text, 3, {.block_bytes = 37 + size % 61, .min_chunk = 5});
   if (one.error != many.error) fuzz::disagree("errors differ: '" + one.error + "' vs '" + many.error + "'");
+  // In float: the same entries with each value rounded once, or a refusal of its own (a value
+  // beyond float's range, a complex file); a file double refuses, float refuses too.
+  const Outcome single = read<float>(text, 3, {.block_bytes = 37 + size % 61, .min_chunk = 5});
+  if (!one.error.empty() && single.error.empty()) fuzz::disagree("float read a file double refuses: " + one.error);
+  if (one.error.empty() && !single.error.empty() && single.error.find("single precision") == std::string::npos &&
+      single.error.find("complex matrix is read in double") == std::string::npos)
+    fuzz::disagree("float refused a file double reads: " + single.error);
+  if (one.error.empty() && single.error.empty()) {
+    const auto& d = one.parsed.coo.val;
+    const auto& f = single.parsed.coo.val;
+    if (f.size() != d.size() || single.parsed.coo.row != one.parsed.coo.row) fuzz::disagree("float entries differ");
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const float want = static_cast<float>(d[i]);
+      if (std::memcmp(&f[i], &want, sizeof want) != 0 && !(std::isnan(f[i]) && std::isnan(want)))
+        fuzz::disagree("a float value is not the double one rounded");
+    }
+  }
   if (!one.error.empty()) return 0;
   const Coo& a = one.parsed.coo;
   const Coo& b = many.parsed.coo;

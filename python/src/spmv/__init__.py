@@ -22,12 +22,16 @@ __all__ = ["Error", "Matrix", "ParseError", "Plan", "Unsupported", "as_matrix",
            "default_backend", "read"]
 
 
-def read(path):
-    """Reads a Matrix Market file (.mtx, .mtx.gz) or a binary cache into a Matrix."""
+def read(path, precision="double"):
+    """Reads a Matrix Market file (.mtx, .mtx.gz) or a binary cache into a Matrix.
+
+    precision "single" or "mixed" reads the values straight into float32 (half their memory; for
+    plans in those precisions): a value beyond float32's range is refused with its file:line.
+    """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-    return _spmv.read(path)
+    return _spmv.read(path, precision)
 
 
 def _index_array(a, dtype, name):
@@ -39,7 +43,11 @@ def _index_array(a, dtype, name):
 
 
 def as_matrix(a):
-    """A Matrix from a Matrix (itself) or a real scipy.sparse matrix/array of any format."""
+    """A Matrix from a Matrix (itself) or a real scipy.sparse matrix/array of any format.
+
+    float32 data stays float32 (held without a copy where already CSR): such a matrix plans in
+    single or mixed precision. Other data becomes float64.
+    """
     if isinstance(a, Matrix):
         return a
     import scipy.sparse
@@ -54,7 +62,7 @@ def as_matrix(a):
     rows, cols = a.shape
     return Matrix.from_csr(rows, cols, _index_array(a.indptr, np.int64, "indptr"),
                            _index_array(a.indices, np.int32, "indices"),
-                           np.ascontiguousarray(a.data, dtype=np.float64))
+                           np.ascontiguousarray(a.data, dtype=np.float32 if a.data.dtype == np.float32 else np.float64))
 
 
 class Plan(_spmv.Plan):
