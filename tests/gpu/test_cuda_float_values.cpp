@@ -28,7 +28,7 @@ TEST(CudaFloatValues, EveryCudaKernelBitwiseAsFromDouble) {
   const auto mats = test::float_value_cases();
   ASSERT_EQ(mats.size(), test::edge_cases().size() + 2) << "shared matrices missing from " << test::shared_matrices_dir();
   test::FloatValueCounts counts;
-  test::every_kernel_from_float_values(mats, counts);
+  test::every_kernel_from_float_values(mats, 1, counts);
   EXPECT_GT(counts.bitwise, 10 * static_cast<int>(test::tested_kernels().size()));
   std::printf("[ info ] %d products bitwise, %d against the reference (cuSPARSE's nondeterministic algorithms, "
               "trials that never agreed), %d refused alike\n",
