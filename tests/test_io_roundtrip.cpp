@@ -404,25 +404,6 @@ TEST(BinaryCache, GzippedCacheReads) {
                 std::to_string(8 * a.nnz() - 9) + " of " + std::to_string(8 * a.nnz()) + " bytes");
 }
 
-// The cache's positioned reads: the view's bytes at an offset from where the source stands; false
-// past the end and for a source in memory (the caller then copies from the view).
-TEST(ByteSource, PositionedReadsOfAMappedFile) {
-  test::ScratchDir dir;
-  std::string bytes(3 << 20, '\0');
-  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + i / 251);
-  dump(dir / "f.bin", bytes);
-  io::detail::ByteSource src = io::detail::ByteSource::open(dir / "f.bin");
-  src.advance(100);
-  std::string got(1000, '\0');
-  ASSERT_TRUE(src.read_at(got.data(), got.size(), 5));
-  EXPECT_EQ(got, bytes.substr(105, 1000));
-  ASSERT_TRUE(src.read_at(got.data(), 1000, bytes.size() - 1100));
-  EXPECT_EQ(got, bytes.substr(bytes.size() - 1000));
-  EXPECT_FALSE(src.read_at(got.data(), 1000, bytes.size() - 1099));  // one byte past the end
-  io::detail::ByteSource mem = io::detail::ByteSource::memory(bytes, "mem");
-  EXPECT_FALSE(mem.read_at(got.data(), 10, 0));
-}
-
 TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
   test::ScratchDir dir;
   const Csr a = coo_to_csr(test::random_coo(300, 200, 0.05, 11));

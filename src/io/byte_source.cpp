@@ -239,22 +239,6 @@ void ByteSource::advance(std::size_t n) {
   s.release(s.mem_pos);
 }
 
-bool ByteSource::read_at(void* dst, std::size_t n, std::size_t offset) const {
-  const State& s = *s_;
-  if (!s.map || s.gz || s.fd < 0 || offset > s.mem_size - s.mem_pos || n > s.mem_size - s.mem_pos - offset) return false;
-  auto* out = static_cast<char*>(dst);
-  auto at = static_cast<off_t>(s.mem_pos + offset);
-  while (n > 0) {
-    const ssize_t r = ::pread(s.fd, out, n, at);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    out += r;
-    at += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
 void ByteSource::will_need(std::size_t offset, std::size_t bytes) const {
   const State& s = *s_;
   if (!s.map || offset >= s.mem_size) return;

@@ -44,10 +44,6 @@ class ByteSource {
   void consumed_contiguous(std::size_t upto);
   // Consumes the view's first n bytes (read in place) as read() would have.
   void advance(std::size_t n);
-  // Reads the view's bytes [offset, offset + n) into dst with a positioned read of the file (pread:
-  // the kernel copies from its page cache, no page faults on the mapping; many threads at once).
-  // False when the source is not a mapped file, or the read fails: copy from the view instead.
-  bool read_at(void* dst, std::size_t n, std::size_t offset) const;
   // The view's bytes [offset, offset + bytes) will be read soon: the kernel reads them ahead.
   void will_need(std::size_t offset, std::size_t bytes) const;
 
