@@ -28,7 +28,8 @@ struct PlanOptions {
   int k = 1;                    ///< right-hand sides: 1 = SpMV, > 1 = SpMM
   Layout layout = Layout::RowMajor;  ///< of X and Y when k > 1
   /// Arithmetic of the product. Single and mixed plans store the matrix's values in float (rounded
-  /// once when the plan is made; a value beyond float's range is refused); single ones also x and y.
+  /// once when the plan is made; a value beyond float's range is refused; a float matrix's,
+  /// CsrView::val_f32, taken as they are); single ones also x and y.
   Precision precision = Precision::Double;
   int subwarp = 0;              ///< CSR-vector threads per row; 0 = chosen from the matrix
   offset_t nz_per_chunk = 0;    ///< OpenMP dynamic chunk size in nonzeros; 0 = default

@@ -82,7 +82,8 @@ int csr5_descriptor_bits(int omega, int sigma);
 double csr5_bytes(const CsrView& a, int omega, int sigma, int value_bytes = 8);
 /// Throws Unsupported for omega/sigma < 1 or descriptors over 64 bits, and via
 /// check_format_memory when over budget.
-/// V = float rounds the values (make_plan has refused values beyond float's range).
+/// V = float rounds double values (make_plan has refused values beyond float's range) and copies a float
+/// matrix's (CsrView::val_f32); V = double widens those exactly.
 template <class V = double>
 BasicCsr5<V> csr_to_csr5(const CsrView& a, int omega, int sigma, const ConvertOptions& opt = {});
 /// The exact inverse: same row_ptr, col and val, bit for bit. threads: 0 = OpenMP's default.

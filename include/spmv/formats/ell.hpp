@@ -36,7 +36,8 @@ index_t ell_width(const CsrView& a);
 double ell_bytes(index_t rows, index_t width, int value_bytes = 8);
 /// Bytes csr_to_ell would allocate (computed in 64 bits from the row pointer only).
 double ell_bytes(const CsrView& a);
-/// V = float rounds the values (make_plan has refused values beyond float's range).
+/// V = float rounds double values (make_plan has refused values beyond float's range) and copies a float
+/// matrix's (CsrView::val_f32); V = double widens those exactly.
 template <class V = double>
 BasicEll<V> csr_to_ell(const CsrView& a, Layout layout, const ConvertOptions& opt = {});
 

@@ -44,7 +44,8 @@ HllLayout hll_layout(const CsrView& a, int hack);
 
 double hll_bytes(const CsrView& a, int hack);
 offset_t hll_slots(const CsrView& a, int hack);
-/// V = float rounds the values (make_plan has refused values beyond float's range).
+/// V = float rounds double values (make_plan has refused values beyond float's range) and copies a float
+/// matrix's (CsrView::val_f32); V = double widens those exactly.
 template <class V = double>
 BasicHll<V> csr_to_hll(const CsrView& a, int hack, const ConvertOptions& opt = {});
 
