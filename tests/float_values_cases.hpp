@@ -16,33 +16,6 @@
 
 namespace spmv::test {
 
-// The float matrix the reader keeps for a: the same structure, the values rounded to float.
-inline CsrF32 float_copy(const Csr& a) {
-  CsrF32 f;
-  f.rows = a.rows;
-  f.cols = a.cols;
-  f.field = a.field;
-  f.symmetry = a.symmetry;
-  f.row_ptr = a.row_ptr;
-  f.col = a.col;
-  f.val.resize(a.val.size());
-  for (std::size_t i = 0; i < a.val.size(); ++i) f.val[i] = static_cast<float>(a.val[i]);
-  return f;
-}
-
-// a's float values widened back to double (exactly): the matrix a float view stands for.
-inline Csr widened(const CsrF32& f) {
-  Csr a;
-  a.rows = f.rows;
-  a.cols = f.cols;
-  a.field = f.field;
-  a.symmetry = f.symmetry;
-  a.row_ptr = f.row_ptr;
-  a.col = f.col;
-  a.val.assign(f.val.begin(), f.val.end());
-  return a;
-}
-
 // s without its parenthesised parts (a trial's timings: "(trial us: simd 1.2, scalar 1.4)").
 inline std::string without_parentheses(const std::string& s) {
   std::string out;
@@ -187,7 +160,7 @@ inline std::vector<std::pair<std::string, Csr>> float_value_cases() {
 inline void every_kernel_from_float_values(const std::vector<std::pair<std::string, Csr>>& mats, int omp_threads,
                                            FloatValueCounts& counts, bool trials = true) {
   for (const auto& [name, a] : mats) {
-    const CsrF32 f = float_copy(a);
+    const CsrF32 f = to_float(a);
     for (const KernelSpec* spec : tested_kernels())
       for (const Precision p : {Precision::Single, Precision::Mixed}) {
         if (!supports(*spec, p)) continue;

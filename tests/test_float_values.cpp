@@ -55,7 +55,7 @@ TEST(FloatValues, EveryHostKernelBitwiseAsFromDouble) {
 
 TEST(FloatValues, DoublePlansRefuseFloatValues) {
   const Csr a = test::csr_from_lengths({2, 0, 3}, 4, 1);
-  const CsrF32 f = test::float_copy(a);
+  const CsrF32 f = to_float(a);
   ASSERT_TRUE(f.view().values_in_float());
   ASSERT_TRUE(f.view().val.empty());
   EXPECT_EQ(test::double_plans_refuse_float_values(f), static_cast<int>(test::tested_kernels().size()));
@@ -73,8 +73,8 @@ TEST(FloatValues, ConversionsFromFloatValues) {
   const ConvertOptions any{.max_ratio_to_csr = 1e6};  // one_dominant_row pads 800x: 70 MB in ELL
   for (const auto& [name, a] : cases()) {
     SCOPED_TRACE(name);
-    const CsrF32 f = test::float_copy(a);
-    const Csr w = test::widened(f);
+    const CsrF32 f = to_float(a);
+    const Csr w = to_double(f);
     for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
       const EllFloat e = csr_to_ell<float>(f, lay, any), e_d = csr_to_ell<float>(a, lay, any);
       EXPECT_TRUE(same_bits(e.val, e_d.val));
@@ -103,8 +103,8 @@ TEST(FloatValues, ReferenceAndCheckReadFloatValues) {
   const auto all = cases();
   for (const auto& [name, a] : all) {
     SCOPED_TRACE(name);
-    const CsrF32 f = test::float_copy(a);
-    const Csr w = test::widened(f);
+    const CsrF32 f = to_float(a);
+    const Csr w = to_double(f);
     for (const int k : {1, 3})
       for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
         const auto x = make_vector("random:5", static_cast<std::size_t>(a.cols) * k);
@@ -143,7 +143,7 @@ TEST(FloatValues, UserFloatArraysThroughThePlanner) {
   const auto it = std::find_if(all.begin(), all.end(), [](const auto& c) { return c.first == "irregular_5000"; });
   ASSERT_NE(it, all.end());
   const Csr& a = it->second;
-  const CsrF32 f = test::float_copy(a);
+  const CsrF32 f = to_float(a);
   CsrView v{.rows = f.rows, .cols = f.cols, .row_ptr = f.row_ptr, .col = f.col, .val_f32 = f.val};
   ASSERT_TRUE(v.val.empty());
   for (const Precision p : {Precision::Single, Precision::Mixed}) {

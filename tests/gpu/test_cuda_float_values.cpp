@@ -38,7 +38,7 @@ TEST(CudaFloatValues, EveryCudaKernelBitwiseAsFromDouble) {
 
 TEST(CudaFloatValues, DoublePlansRefuseFloatValues) {
   require_gpu();
-  const CsrF32 f = test::float_copy(test::csr_from_lengths({2, 0, 3}, 4, 1));
+  const CsrF32 f = to_float(test::csr_from_lengths({2, 0, 3}, 4, 1));
   ASSERT_TRUE(f.view().values_in_float());
   EXPECT_EQ(test::double_plans_refuse_float_values(f), static_cast<int>(test::tested_kernels().size()));
 }
@@ -48,7 +48,7 @@ TEST(CudaFloatValues, DoublePlansRefuseFloatValues) {
 TEST(CudaFloatValues, Csr5DeviceConversionFromFloatValues) {
   require_gpu();
   for (const auto& [name, a] : test::edge_cases()) {
-    const CsrF32 f = test::float_copy(a);
+    const CsrF32 f = to_float(a);
     for (const int sigma : {1, 4, 17}) {
       const Csr5Float h = csr_to_csr5<float>(a, 32, sigma);
       const Csr5Float d = cuda::csr_to_csr5_on_device<float>(f, sigma);
@@ -58,7 +58,7 @@ TEST(CudaFloatValues, Csr5DeviceConversionFromFloatValues) {
       EXPECT_EQ(h.col, d.col) << name << " sigma=" << sigma;
       EXPECT_EQ(h.tile_desc, d.tile_desc) << name << " sigma=" << sigma;
       // In double, the float values widened exactly.
-      const Csr5 hw = csr_to_csr5<double>(test::widened(f), 32, sigma);
+      const Csr5 hw = csr_to_csr5<double>(to_double(f), 32, sigma);
       const Csr5 dw = cuda::csr_to_csr5_on_device<double>(f, sigma);
       ASSERT_EQ(hw.val.size(), dw.val.size());
       EXPECT_EQ(0, hw.val.empty() ? 0 : std::memcmp(hw.val.data(), dw.val.data(), hw.val.size() * sizeof(double)))
