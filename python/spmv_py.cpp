@@ -64,12 +64,19 @@ py::array view(std::span<const T> v, py::handle owner) {
 // it safely (an int32 indptr widened; indices or data of a wider type refused).
 MatrixPtr matrix_from_arrays(std::int64_t rows, std::int64_t cols,
                              py::array_t<spmv::offset_t, py::array::c_style> indptr,
-                             py::array_t<spmv::index_t, py::array::c_style> indices, py::array data_in) {
-  // float32 data is held as it is (the matrix is then in float); anything else becomes float64.
-  const bool f32 = data_in.dtype().is(py::dtype::of<float>());
-  py::array data = f32 ? py::array(py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(data_in))
-                       : py::array(py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(data_in));
-  if (!data) throw py::value_error("data must be convertible to float64 (or be float32)");
+                             py::array_t<spmv::index_t, py::array::c_style> indices, py::object data_in) {
+  // float32 data is held as it is (the matrix is then in float); anything else becomes float64
+  // where numpy casts it safely (integers, lists), and is refused otherwise (complex, long double).
+  const py::array arr = py::array::ensure(data_in);
+  if (!arr) throw py::type_error("data must be an array of real numbers");
+  const bool f32 = arr.dtype().kind() == 'f' && arr.dtype().itemsize() == 4;
+  py::array data = f32 ? py::array(py::array_t<float, py::array::c_style>::ensure(arr))
+                       : py::array(py::array_t<double, py::array::c_style>::ensure(arr));
+  if (!data) {
+    PyErr_Clear();
+    throw py::type_error("data of dtype " + std::string(py::str(arr.dtype())) +
+                         " cannot be held as float64 without losing values (nor is it float32)");
+  }
   constexpr auto max_index = std::numeric_limits<spmv::index_t>::max();
   if (rows < 0 || cols < 0 || rows > max_index || cols > max_index)
     throw py::value_error("shape (" + std::to_string(rows) + ", " + std::to_string(cols) +

@@ -1,7 +1,7 @@
-// The reader in single precision (io::load_f32, CsrF32) and the binary cache's value type: a file
-// read into float holds exactly what reading it in double and rounding each value once gives, a
-// value or a sum of duplicates beyond float's range is refused with its place, and caches store
-// and convert the type.
+// The reader in single precision (io::load_f32, CsrF32) and the binary cache's value type: each
+// entry of a file read into float is the double reading's value rounded once (duplicates then summed
+// in double, rounded once), a value or a sum of duplicates beyond float's range is refused with its
+// place, and caches store and convert the type.
 #include <spmv/io.hpp>
 #include <spmv/plan.hpp>
 
@@ -81,6 +81,11 @@ TEST(FloatReader, EqualsTheDoubleReadRoundedOnce) {
   const CsrF32 csr = coo_to_csr(coo);
   ASSERT_EQ(csr.val.size(), 1u);
   EXPECT_EQ(csr.val[0], 16777218.0f);
+  // Each entry is rounded as it is read, before the sum: cancelling duplicates keep what their
+  // rounded values leave (2^24 + 1 rounds to 2^24), where double sums first (documented in io.hpp).
+  const std::string cancel = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 16777217\n1 1 -16777216\n";
+  EXPECT_EQ(coo_to_csr(io::parse_matrix_market_f32(cancel, "c.mtx")).val, std::vector<float>{0.0f});
+  EXPECT_EQ(coo_to_csr(io::parse_matrix_market(cancel, "c.mtx")).val, std::vector<double>{1.0});
 }
 
 // A large file parsed on several threads in small blocks gives the serial read's floats.
@@ -131,6 +136,12 @@ TEST(FloatReader, ValuesBeyondFloatAreRefusedWithTheirLine) {
   EXPECT_EQ(e.val[2], 0.0f);                                // underflow is rounding, as in double
   EXPECT_EQ(e.val[3], static_cast<float>(1e-40));           // a denormal
   EXPECT_TRUE(std::isinf(e.val[4]));                        // the file's own infinity stays
+  // One rule everywhere: what the reader keeps, a double matrix holding it plans in single too.
+  const Csr d = io::load(dir / "edge.mtx").matrix;
+  EXPECT_EQ(to_float(d).val[1], -std::numeric_limits<float>::max());
+  PlanOptions single;
+  single.precision = Precision::Single;
+  EXPECT_NO_THROW(make_plan(d, Backend::Serial, "csr", single));
 }
 
 // Duplicates summing beyond float are refused naming the entry; complex files read in double only.
@@ -141,6 +152,11 @@ TEST(FloatReader, OverflowingSumsAndComplexAreRefused) {
             dir / "dup.mtx: the duplicate entries at row 2, column 3 (1-based) sum beyond single precision's range; "
                   "read the matrix in double precision");
   EXPECT_EQ(io::load(dir / "dup.mtx").matrix.val[1], 6e38);
+  // Rows already in order take the in-place conversion: the same refusal there.
+  dump(dir / "dup_sorted.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 1 2\n2 3 -3e38\n2 3 -3e38\n");
+  EXPECT_EQ(error_of([&] { io::load_f32(dir / "dup_sorted.mtx"); }),
+            dir / "dup_sorted.mtx: the duplicate entries at row 2, column 3 (1-based) sum beyond single precision's range; "
+                  "read the matrix in double precision");
   dump(dir / "c.mtx", "\n%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 2\n");
   EXPECT_EQ(error_of([&] { io::load_f32(dir / "c.mtx"); }),
             dir / "c.mtx:2: a complex matrix is read in double precision only");
@@ -157,6 +173,15 @@ TEST(FloatReader, BinaryCacheStoresTheValuesType) {
   const auto nnz = static_cast<std::uintmax_t>(d.nnz());
   EXPECT_EQ(std::filesystem::file_size(dir / "f.spmvbin"), 80 + 8 * 301 + 4 * nnz + (nnz % 2) * 4 + 4 * nnz);
   EXPECT_EQ(std::filesystem::file_size(dir / "d.spmvbin"), 80 + 8 * 301 + 4 * nnz + (nnz % 2) * 4 + 8 * nnz);
+  // A double cache keeps version 2's bytes (earlier builds read it); a float one is version 3.
+  const auto version = [](const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    char h[12];
+    f.read(h, 12);
+    return static_cast<int>(static_cast<unsigned char>(h[8]));
+  };
+  EXPECT_EQ(version(dir / "d.spmvbin"), 2);
+  EXPECT_EQ(version(dir / "f.spmvbin"), 3);
 
   const io::LoadedMatrixF32 ff = io::load_f32(dir / "f.spmvbin");
   EXPECT_EQ(ff.generated, "spmv-generated");

@@ -48,9 +48,12 @@ LoadedMatrix load(const std::string& path, const ReadOptions& opt = {});
 /// The same with the values in float, for plans in single or mixed precision: each value is parsed
 /// and rounded once, straight into float arrays (never a double copy of the matrix; 12 bytes an
 /// entry while reading instead of 16), so the memory budget goes further. A value that would round
-/// to infinity is refused with its file:line ("value 1e+300 does not fit in single precision"), as
-/// are duplicates summing past float's range (summed in double, rounded once); complex files are
-/// read in double only. A binary cache gives its values in float whatever it stores (a double
+/// to infinity is refused with its file:line ("value 1e+300 does not fit in single precision").
+/// Each stored entry is rounded as it is read; duplicates of a position are then summed in double
+/// and the sum rounded once (a sum past float's range refused naming row and column). So a file
+/// whose duplicates cancel (1 1 16777217 and 1 1 -16777216: 0 here, 1 from load + to_float) can
+/// differ from reading in double and rounding the sums; load() and a single plan round those.
+/// Complex files are read in double only. A binary cache gives its values in float whatever it stores (a double
 /// cache is converted after its checksum, holding the double values meanwhile).
 LoadedMatrixF32 load_f32(const std::string& path, const ReadOptions& opt = {});
 

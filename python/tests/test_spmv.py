@@ -224,6 +224,10 @@ def test_scipy_inputs():
         spmv.Matrix.from_csr(1, 3, np.array([0, 2]), np.array([2, 1], np.int32), np.ones(2))
     with pytest.raises(TypeError):  # int64 indices are not narrowed silently
         spmv.Matrix.from_csr(1, 3, np.array([0, 2]), np.array([0, 2**40], np.int64), np.ones(2))
+    with pytest.raises(TypeError, match="complex128"):  # nor complex data made real
+        spmv.Matrix.from_csr(1, 3, np.array([0, 2]), np.array([0, 2], np.int32), np.array([1 + 2j, 3j]))
+    m = spmv.Matrix.from_csr(1, 3, np.array([0, 2]), np.array([0, 2], np.int32), [1, 2])  # a list, widened
+    assert m.dtype == np.float64 and list(m.data) == [1.0, 2.0]
 
 
 def test_matrix_views_and_lifetime():

@@ -2,6 +2,7 @@
 #include <spmv/matrix.hpp>
 
 #include "core/convert.hpp"
+#include "core/float_range.hpp"
 #include "core/values.hpp"
 #include <spmv/plan.hpp>
 
@@ -113,7 +114,7 @@ std::vector<offset_t> sum_duplicates(const std::vector<offset_t>& start, index_t
       val[w] = static_cast<V>(sum);
       if (imag) imag[w] = static_cast<V>(isum);
       if constexpr (!std::is_same_v<V, double>)
-        if (std::isinf(val[w]) && std::isfinite(sum)) first_overflow = std::min(first_overflow, w);
+        if (detail::beyond_float(sum)) first_overflow = std::min(first_overflow, w);
     };
     for (offset_t p = b + 1; p < e; ++p) {
       if (col[p] == col[w]) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <mutex>
 
+#include "core/float_range.hpp"
 #include "core/forwarding_plan.hpp"
 #include "core/register.hpp"
 
@@ -100,7 +101,7 @@ void require_float_range(const CsrView& a) {
   offset_t first = n;
 #pragma omp parallel for schedule(static) reduction(min : first) if (n > (1 << 16))
   for (offset_t i = 0; i < n; ++i)
-    if (std::isfinite(v[i]) && std::fabs(v[i]) > top && i < first) first = i;
+    if (detail::beyond_float(v[i]) && i < first) first = i;
   if (first == n) return;
   const auto row = std::upper_bound(a.row_ptr.begin(), a.row_ptr.end(), first) - a.row_ptr.begin() - 1;
   throw Unsupported(fmt::format("value {:.17g} at row {}, column {} (1-based) does not fit in single precision "

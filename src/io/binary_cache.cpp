@@ -1,16 +1,16 @@
 // Binary CSR cache (`spmv convert A.mtx A.spmvbin`): an 80-byte header, then the CSR arrays as
 // they are in memory, so loading is reading them into place plus a checksum that runs faster than
-// the disk. Layout (little-endian), version 3:
-//   0  char[8]  magic "SPMVBIN\x1a"       8  u32 version (3)      12 u32 header bytes (80)
+// the disk. Layout (little-endian), version 3 (float values) or 2 (double: the same bytes with 72..79
+// zero, so that earlier builds read it):
+//   0  char[8]  magic "SPMVBIN\x1a"       8  u32 version (2 or 3) 12 u32 header bytes (80)
 //   16 i32 rows   20 i32 cols   24 i64 nnz   32 u32 field   36 u32 symmetry
 //   40 u64 payload bytes   48 u64 checksum (header with this field and the header checksum zeroed,
 //   then every section)   56 u64 flags: bit 0 = generated (from `spmv generate`); other bits 0
 //   64 u64 header checksum (bytes 0..63, so that sizes are trusted before anything is allocated)
-//   72 u32 value bytes: 8 (double) or 4 (float, real matrices only)   76 u32 reserved (0)
+//   72 u32 value bytes: 4 (float, real matrices only; version 3), 0 (double; version 2)   76 u32 reserved (0)
 //   payload: row_ptr i64[rows+1] | col i32[nnz] | 0..4 zero bytes to an 8-byte boundary |
 //            val f64 or f32 [nnz] | imag f64[nnz] (complex only)
-// Versions 1 (a 64-byte header without the header checksum) and 2 (bytes 72..79 zero; values in
-// double) are still read.
+// Version 1 (a 64-byte header without the header checksum) is still read.
 #include <spmv/formats/limits.hpp>
 
 #include <algorithm>
@@ -28,6 +28,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/float_range.hpp"
 #include "io/arrays.hpp"
 #include "io/io_internal.hpp"
 
@@ -207,15 +208,15 @@ void write_binary(const std::string& path, const CsrView& a, bool generated) {
   const bool f32 = a.values_in_float();
   BinHeader h{};
   std::memcpy(h.magic, detail::kMagic, sizeof h.magic);
-  h.version = detail::kVersion;
+  h.version = f32 ? detail::kVersion : 2;
   h.header_bytes = sizeof h;
   h.rows = a.rows;
   h.cols = a.cols;
   h.nnz = a.nnz();
   h.field = static_cast<std::uint32_t>(a.field);
   h.symmetry = static_cast<std::uint32_t>(a.symmetry);
-  h.value_bytes = f32 ? 4 : 8;
-  h.payload_bytes = payload_bytes(a.rows, a.nnz(), cplx, h.value_bytes);
+  h.value_bytes = f32 ? 4 : 0;
+  h.payload_bytes = payload_bytes(a.rows, a.nnz(), cplx, f32 ? 4 : 8);
   h.flags = generated ? detail::kGenerated : 0;
   const std::size_t values = f32 ? a.val_f32.size() : a.val.size();
   if (a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1 || static_cast<offset_t>(a.col.size()) != a.nnz() ||
@@ -253,7 +254,8 @@ void convert_values(const std::vector<S>& in, std::vector<V>& out, const BasicCs
 #pragma omp parallel for schedule(static) reduction(min : bad) if (n > (1 << 16))
   for (offset_t i = 0; i < n; ++i) {
     out[i] = static_cast<V>(in[i]);
-    if (std::isinf(out[i]) && std::isfinite(in[i])) bad = std::min(bad, i);
+    if constexpr (sizeof(V) < sizeof(S))
+      if (spmv::detail::beyond_float(in[i])) bad = std::min(bad, i);
   }
   if (bad == n) return;
   const auto row = std::upper_bound(a.row_ptr.begin(), a.row_ptr.end(), bad) - a.row_ptr.begin() - 1;
@@ -282,9 +284,10 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
   if (size >= 0 && size < static_cast<std::int64_t>(header_bytes)) throw truncated_header(header_bytes);
   src.read_exact(reinterpret_cast<char*>(&h) + 12, header_bytes - 12, "truncated binary cache header");
   if (h.header_bytes != header_bytes) throw ParseError(path, 0, "corrupt binary cache header");
-  if (h.version >= 2 && (h.reserved != 0 || (h.version == 2 && h.value_bytes != 0) ||
-                         (checksums_checked && h.header_checksum != header_checksum(h))))
+  if (h.version >= 2 && checksums_checked && h.header_checksum != header_checksum(h))
     throw ParseError(path, 0, "corrupt binary cache header: its checksum does not match");
+  if (h.version >= 2 && (h.reserved != 0 || (h.version == 2 && h.value_bytes != 0)))
+    throw ParseError(path, 0, "corrupt binary cache header: reserved bytes are not zero");
   const std::uint32_t stored_bytes = h.version >= 3 ? h.value_bytes : 8;  // the values' type in the file
   if (h.rows < 0 || h.cols < 0 || h.nnz < 0 || h.field > 3 || h.symmetry > 3 || (h.flags & ~kGenerated) != 0)
     throw ParseError(path, 0, "corrupt binary cache header");

@@ -10,6 +10,7 @@
 #include <fast_float/fast_float.h>
 #include <fmt/format.h>
 
+#include "core/float_range.hpp"
 #include "io/fast_decimal.hpp"
 
 namespace spmv::io::detail {
@@ -101,11 +102,10 @@ template <class V>
   if constexpr (std::is_same_v<V, double>) {
     out[k] = v;
   } else {
-    const V f = static_cast<V>(v);
-    if (std::isinf(f) && std::isfinite(v)) [[unlikely]]
+    if (spmv::detail::beyond_float(v)) [[unlikely]]
       throw LineError{fmt::format("value {} does not fit in single precision (largest {}): read the file in double precision",
                                   v, std::numeric_limits<float>::max())};
-    out[k] = f;
+    out[k] = static_cast<V>(v);
   }
 }
 

@@ -37,9 +37,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Outcome many = read(text, 3, {.block_bytes = 37 + size % 61, .min_chunk = 5});
   if (one.error != many.error) fuzz::disagree("errors differ: '" + one.error + "' vs '" + many.error + "'");
   // In float: the same entries with each value rounded once, or a refusal of its own (a value
-  // beyond float's range, a complex file); a file double refuses, float refuses too.
+  // beyond float's range, a complex file); a file double refuses, float refuses too (but for the
+  // memory budget, which float's 12 bytes an entry may meet where double's 16 do not).
   const Outcome single = read<float>(text, 3, {.block_bytes = 37 + size % 61, .min_chunk = 5});
-  if (!one.error.empty() && single.error.empty()) fuzz::disagree("float read a file double refuses: " + one.error);
+  if (!one.error.empty() && single.error.empty() && one.error.find("the memory budget") == std::string::npos)
+    fuzz::disagree("float read a file double refuses: " + one.error);
   if (one.error.empty() && !single.error.empty() && single.error.find("single precision") == std::string::npos &&
       single.error.find("complex matrix is read in double") == std::string::npos)
     fuzz::disagree("float refused a file double reads: " + single.error);
