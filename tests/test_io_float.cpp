@@ -199,8 +199,8 @@ TEST(FloatReader, BinaryCacheStoresTheValuesType) {
   io::write_binary(dir / "big.spmvbin", big);
   const auto row = std::upper_bound(big.row_ptr.begin(), big.row_ptr.end(), 7) - big.row_ptr.begin();
   EXPECT_EQ(error_of([&] { io::load_f32(dir / "big.spmvbin"); }),
-            fmt::format("{}: value -1e+300 at row {}, column {} (1-based) does not fit in single precision "
-                        "(largest 3.4028235e+38): read the matrix in double precision",
+            fmt::format("{}: value -1.0000000000000001e+300 at row {}, column {} (1-based) does not fit in single "
+                        "precision (largest 3.402823e+38); compute in double precision",
                         dir / "big.spmvbin", row, big.col[7] + 1));
 
   // A version 2 cache (written before the value type was recorded) reads in both types.

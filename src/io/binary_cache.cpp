@@ -12,6 +12,7 @@
 //            val f64 or f32 [nnz] | imag f64[nnz] (complex only)
 // Version 1 (a 64-byte header without the header checksum) is still read.
 #include <spmv/formats/limits.hpp>
+#include <spmv/plan.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -28,7 +29,6 @@
 #include <string_view>
 #include <utility>
 
-#include "core/float_range.hpp"
 #include "io/arrays.hpp"
 #include "io/io_internal.hpp"
 
@@ -245,23 +245,23 @@ namespace spmv::io::detail {
 
 namespace {
 
-// Values stored as S, wanted as V: converted after the checksum (double to float range-checked:
-// a value that would round to infinity is refused naming its row and column).
+// Values stored as S, wanted as V: converted after the checksum; double read as float passes
+// require_float_range first (a value that would round to infinity refused naming row and column).
 template <class V, class S>
-void convert_values(const std::vector<S>& in, std::vector<V>& out, const BasicCsr<V>& a, const std::string& path) {
-  const auto n = static_cast<offset_t>(in.size());
-  offset_t bad = n;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (n > (1 << 16))
-  for (offset_t i = 0; i < n; ++i) {
-    out[i] = static_cast<V>(in[i]);
-    if constexpr (sizeof(V) < sizeof(S))
-      if (spmv::detail::beyond_float(in[i])) bad = std::min(bad, i);
+void convert_values(const std::vector<S>& in, BasicCsr<V>& a, const std::string& path) {
+  if constexpr (sizeof(V) < sizeof(S)) {  // double read as float: the plans' own range check first
+    CsrView stored = a.view();
+    stored.val_f32 = {};
+    stored.val = {in.data(), in.size()};
+    try {
+      require_float_range(stored);
+    } catch (const Unsupported& e) {
+      throw ParseError(path, 0, e.what());
+    }
   }
-  if (bad == n) return;
-  const auto row = std::upper_bound(a.row_ptr.begin(), a.row_ptr.end(), bad) - a.row_ptr.begin() - 1;
-  throw ParseError(path, 0, fmt::format("value {} at row {}, column {} (1-based) does not fit in single precision "
-                                        "(largest {}): read the matrix in double precision",
-                                        in[bad], row + 1, a.col[bad] + 1, std::numeric_limits<float>::max()));
+  const auto n = static_cast<offset_t>(in.size());
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+  for (offset_t i = 0; i < n; ++i) a.val[i] = static_cast<V>(in[i]);
 }
 
 }  // namespace
@@ -362,8 +362,8 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
 
   // A file with a valid checksum can still be hand-made; kernels trust these invariants.
   if (const std::string e = csr_structure_error(a); !e.empty()) throw ParseError(path, 0, "corrupt binary cache: " + e);
-  if (stored_bytes == 8 && convert) convert_values(stored64, a.val, a, path);
-  if (stored_bytes == 4 && convert) convert_values(stored32, a.val, a, path);
+  if (stored_bytes == 8 && convert) convert_values(stored64, a, path);
+  if (stored_bytes == 4 && convert) convert_values(stored32, a, path);
   if (generated) *generated = (h.flags & kGenerated) != 0;
   return a;
 }
