@@ -34,6 +34,35 @@ Coo coo_to_csr_copy_as_coo(const Coo& c) {
 }
 }  // namespace
 
+// spmv::Array is std::vector in what it promises: what resize() and Array(n) add is zero even where
+// the memory held other values (the allocator itself leaves elements unwritten); only
+// resize_for_overwrite skips the zeros.
+TEST(Array, ValueInitialisesLikeStdVectorExceptResizeForOverwrite) {
+  spmv::Array<double> a(1000, 7.0);
+  const double* held = a.data();
+  a.resize(0);
+  a.resize(1000);  // the same memory, which still holds the 7s
+  ASSERT_EQ(a.data(), held);
+  for (double v : a) ASSERT_EQ(v, 0.0);
+  a.assign(1000, 7.0);
+  a.resize(10);
+  a.emplace_back();
+  EXPECT_EQ(a.back(), 0.0);
+  EXPECT_EQ(spmv::Array<std::int64_t>(5), (std::vector<std::int64_t>(5, 0)));
+  a.resize_for_overwrite(1000);
+  EXPECT_EQ(a.size(), 1000u);
+  EXPECT_EQ(a.data(), held);
+  a[999] = 2.5;
+  const std::vector<double> copy(a);
+  EXPECT_EQ(copy.size(), 1000u);
+  EXPECT_EQ(copy[999], 2.5);
+  EXPECT_EQ(spmv::Array<double>(copy), copy);
+  spmv::Array<int> b = {1, 2, 3};
+  b = {4, 5};
+  EXPECT_EQ(b, (std::vector<int>{4, 5}));
+  EXPECT_FALSE(b == (std::vector<int>{4, 5, 6}));
+}
+
 TEST(CooToCsr, RandomWithDuplicatesMatchesDense) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     const index_t rows = 1 + seed * 13 % 97, cols = 1 + seed * 29 % 83;

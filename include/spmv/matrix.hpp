@@ -2,6 +2,7 @@
 /// @file
 /// The two hub formats: COO (what the reader produces) and CSR (what every other format is
 /// converted from). Formats are plain data; conversions and kernels are free functions.
+#include <spmv/array.hpp>
 #include <spmv/types.hpp>
 
 #include <complex>
@@ -22,10 +23,10 @@ struct BasicCoo {
   index_t cols = 0;
   Field field = Field::Real;
   Symmetry symmetry = Symmetry::General;  ///< as declared by the file; storage is always expanded
-  std::vector<index_t> row;
-  std::vector<index_t> col;
-  std::vector<V> val;
-  std::vector<V> imag;
+  Array<index_t> row;
+  Array<index_t> col;
+  Array<V> val;
+  Array<V> imag;
 
   offset_t nnz() const { return static_cast<offset_t>(row.size()); }
   bool is_complex() const { return field == Field::Complex; }
@@ -78,10 +79,10 @@ struct BasicCsr {
   index_t cols = 0;
   Field field = Field::Real;
   Symmetry symmetry = Symmetry::General;
-  std::vector<offset_t> row_ptr;  ///< rows + 1 entries
-  std::vector<index_t> col;
-  std::vector<V> val;
-  std::vector<V> imag;  ///< non-empty only for complex matrices (double only)
+  Array<offset_t> row_ptr;  ///< rows + 1 entries
+  Array<index_t> col;
+  Array<V> val;
+  Array<V> imag;  ///< non-empty only for complex matrices (double only)
 
   offset_t nnz() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
   bool is_complex() const { return field == Field::Complex; }

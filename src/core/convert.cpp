@@ -39,7 +39,7 @@ constexpr offset_t kInsertionRow = 64;
 // file's, where the placement by row was stable); returns whether any column repeats within a row.
 // A row already in order costs one look; equal neighbours need no sorting (a file's duplicates).
 template <class V>
-bool sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, V* val, V* imag, bool parallel) {
+bool sort_rows(const Array<offset_t>& start, index_t rows, index_t* col, V* val, V* imag, bool parallel) {
   bool repeats = false;
 #pragma omp parallel if (parallel) reduction(|| : repeats)
   {
@@ -100,7 +100,7 @@ bool sort_rows(const std::vector<offset_t>& start, index_t rows, index_t* col, V
 // in double and rounded once; a sum that rounds to infinity from finite terms is recorded in
 // `overflow` (the first such position), the caller refuses the matrix.
 template <class V>
-std::vector<offset_t> sum_duplicates(const std::vector<offset_t>& start, index_t rows, index_t* col, V* val,
+std::vector<offset_t> sum_duplicates(const Array<offset_t>& start, index_t rows, index_t* col, V* val,
                                      V* imag, bool parallel, offset_t* overflow = nullptr) {
   std::vector<offset_t> len(static_cast<std::size_t>(rows), 0);
   offset_t first_overflow = std::numeric_limits<offset_t>::max();
@@ -135,8 +135,8 @@ std::vector<offset_t> sum_duplicates(const std::vector<offset_t>& start, index_t
   return len;
 }
 
-std::vector<offset_t> prefix(const std::vector<offset_t>& len) {
-  std::vector<offset_t> ptr(len.size() + 1, 0);
+Array<offset_t> prefix(const std::vector<offset_t>& len) {
+  Array<offset_t> ptr(len.size() + 1, 0);
   for (std::size_t r = 0; r < len.size(); ++r) ptr[r + 1] = ptr[r] + len[r];
   return ptr;
 }
@@ -192,7 +192,7 @@ void place(const Entries<V>& a, std::vector<offset_t>& head, const std::vector<o
 // Puts the entries in row order in place: row buckets of about equal entries first, then the rows
 // within each bucket, buckets in parallel. start: rows + 1 row starts (from the counts).
 template <class V>
-void place_by_row(const Entries<V>& a, index_t rows, const std::vector<offset_t>& start, bool parallel) {
+void place_by_row(const Entries<V>& a, index_t rows, const Array<offset_t>& start, bool parallel) {
   const offset_t n = start[rows];
   const int nb = static_cast<int>(std::min<offset_t>(kBuckets, std::max<offset_t>(1, rows)));
   std::vector<index_t> first_row(static_cast<std::size_t>(nb) + 1, rows);  // bucket b: rows [first_row[b], first_row[b+1])
@@ -236,7 +236,7 @@ void place_by_row(const Entries<V>& a, index_t rows, const std::vector<offset_t>
 
 // Summing duplicates overflowed float (sum_duplicates' `overflow`: a position in the rows before
 // compaction; start: the rows' starts there, col: the columns there).
-[[noreturn]] void refuse_sum_overflow(const std::vector<offset_t>& start, const index_t* col, offset_t at) {
+[[noreturn]] void refuse_sum_overflow(const Array<offset_t>& start, const index_t* col, offset_t at) {
   const auto row = std::upper_bound(start.begin(), start.end(), at) - start.begin() - 1;
   throw Unsupported("the duplicate entries at row " + std::to_string(row + 1) + ", column " + std::to_string(col[at] + 1) +
                     " (1-based) sum beyond single precision's range; read the matrix in double precision");
@@ -253,12 +253,15 @@ BasicCsr<V> copying_coo_to_csr(const BasicCoo<V>& coo) {
   const bool cplx = coo.is_complex();
 
   // Counting sort by row (stable, so equal (row,col) keep file order before summing).
-  std::vector<offset_t> start(static_cast<std::size_t>(coo.rows) + 1, 0);
+  Array<offset_t> start(static_cast<std::size_t>(coo.rows) + 1, 0);
   for (offset_t e = 0; e < n; ++e) ++start[coo.row[e] + 1];
   std::partial_sum(start.begin(), start.end(), start.begin());
-  std::vector<index_t> col(n);
-  std::vector<V> val(n);
-  std::vector<V> imag(cplx ? n : 0);
+  Array<index_t> col;  // every position is written by the placement below
+  Array<V> val;
+  Array<V> imag;
+  col.resize_for_overwrite(n);
+  val.resize_for_overwrite(n);
+  imag.resize_for_overwrite(cplx ? n : 0);
   {
     std::vector<offset_t> next(start.begin(), start.end() - 1);
     for (offset_t e = 0; e < n; ++e) {
@@ -288,9 +291,9 @@ BasicCsr<V> copying_coo_to_csr(const BasicCoo<V>& coo) {
     csr.val = std::move(val);
     csr.imag = std::move(imag);
   } else {
-    csr.col.resize(out_n);
-    csr.val.resize(out_n);
-    csr.imag.resize(cplx ? out_n : 0);
+    csr.col.resize_for_overwrite(out_n);
+    csr.val.resize_for_overwrite(out_n);
+    csr.imag.resize_for_overwrite(cplx ? out_n : 0);
 #pragma omp parallel for schedule(dynamic, 256) if (parallel)
     for (index_t r = 0; r < coo.rows; ++r) {
       std::copy_n(col.begin() + start[r], len[r], csr.col.begin() + csr.row_ptr[r]);
@@ -342,7 +345,7 @@ BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order) {
 
   // Row counts, then their prefix sums: a count per thread where the threads' counts together are
   // small against the entries, else atomic increments (exact whatever the order either way).
-  std::vector<offset_t> start(static_cast<std::size_t>(rows) + 1, 0);
+  Array<offset_t> start(static_cast<std::size_t>(rows) + 1, 0);
   const int threads = parallel ? omp_get_max_threads() : 1;
   if (threads > 1 && static_cast<offset_t>(rows) * threads <= n / 2) {
     std::vector<std::vector<offset_t>> counts(threads);
@@ -364,7 +367,7 @@ BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order) {
   }
   std::partial_sum(start.begin(), start.end(), start.begin());
   if (!in_order) place_by_row(a, rows, start, parallel);
-  std::vector<index_t>().swap(coo.row);  // the row indices are done with
+  Array<index_t>().swap(coo.row);  // the row indices are done with
 
   BasicCsr<V> csr;
   csr.rows = rows;
@@ -406,7 +409,7 @@ Coo csr_to_coo(const CsrView& csr) {
   coo.field = csr.field;
   coo.symmetry = csr.symmetry;
   const offset_t n = csr.nnz();
-  coo.row.resize(n);
+  coo.row.resize_for_overwrite(n);
   for (index_t r = 0; r < csr.rows; ++r)
     std::fill(coo.row.begin() + csr.row_ptr[r], coo.row.begin() + csr.row_ptr[r + 1], r);
   coo.col.assign(csr.col.begin(), csr.col.end());
@@ -428,7 +431,7 @@ BasicCsr<V> with_values_as(const CsrView& a, Convert convert) {
   out.row_ptr.assign(a.row_ptr.begin(), a.row_ptr.end());
   out.col.assign(a.col.begin(), a.col.end());
   const offset_t n = a.nnz();
-  out.val.resize(static_cast<std::size_t>(n));
+  out.val.resize_for_overwrite(static_cast<std::size_t>(n));
   detail::visit_values(a, [&](const auto* v) {
 #pragma omp parallel for schedule(static) if (n >= kParallelThreshold)
     for (offset_t i = 0; i < n; ++i) out.val[i] = convert(v[i]);

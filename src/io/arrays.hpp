@@ -1,12 +1,14 @@
 #pragma once
-// Growing the readers' arrays (std::vectors: resize() zero-fills on one thread) without their page
-// faults on the critical path: huge pages asked for, pages faulted in by all threads first.
+// Growing the readers' arrays without a one-thread zero fill or their page faults on the critical
+// path: huge pages asked for, pages faulted in by all threads first, elements left for the parser.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
+
+#include <spmv/array.hpp>
 
 namespace spmv::io::detail {
 
@@ -19,20 +21,21 @@ inline void advise(const void* p, std::size_t bytes, int advice) {
 }
 
 // An array's capacity asks for huge pages: 512 times fewer page faults as the entries arrive.
-template <class T>
-void advise_huge(const std::vector<T>& v) {
+template <class V>
+void advise_huge(const V& v) {
 #ifdef MADV_HUGEPAGE
+  using T = typename V::value_type;
   if (v.capacity() * sizeof(T) >= (std::size_t{4} << 20)) advise(v.data(), v.capacity() * sizeof(T), MADV_HUGEPAGE);
 #else
   (void)v;
 #endif
 }
 
-// v grows to n elements (within its capacity). resize() zero-fills on one thread; the pages are
-// faulted in first by all the threads (MADV_POPULATE_WRITE, Linux 5.14+), so that the fill is a
-// memset at memory speed instead of a page fault every few KiB on the critical path.
+// v grows to n elements (within its capacity) that the caller then writes: no zero fill, and the
+// pages faulted in first by all the threads (MADV_POPULATE_WRITE, Linux 5.14+) instead of a page
+// fault every few KiB on whichever thread writes first.
 template <class T>
-void grow(std::vector<T>& v, std::size_t n, int threads) {
+void grow(Array<T>& v, std::size_t n, int threads) {
   if (v.size() >= n) return;
 #ifdef MADV_POPULATE_WRITE
   const std::size_t bytes = (n - v.size()) * sizeof(T);
@@ -44,7 +47,7 @@ void grow(std::vector<T>& v, std::size_t n, int threads) {
       if (t * piece < bytes) advise(from + t * piece, std::min(piece, bytes - t * piece), MADV_POPULATE_WRITE);
   }
 #endif
-  v.resize(n);
+  v.resize_for_overwrite(n);
 }
 
 }  // namespace spmv::io::detail

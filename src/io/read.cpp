@@ -138,7 +138,7 @@ std::vector<double> dense_vector(ByteSource& src, const ReadOptions& opt) {
   if (p.format == MmFormat::Array) {
     if (c.symmetry != Symmetry::General)
       throw ParseError(path, 0, fmt::format("a vector must be a general array, this one is {}", to_string(c.symmetry)));
-    return std::move(c.val);  // file order is column-major
+    return std::vector<double>(c.val.begin(), c.val.end());  // file order is column-major
   }
   check_input_memory(fmt::format("{}: a {} x {} vector", path, c.rows, c.cols),
                      8.0 * static_cast<double>(c.rows) * static_cast<double>(c.cols), opt.memory_budget_bytes);
