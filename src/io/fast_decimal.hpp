@@ -30,17 +30,18 @@ inline unsigned leading_digits(std::uint64_t v) {
   return bad ? static_cast<unsigned>(std::countr_zero(bad)) >> 3 : 8u;
 }
 
-// Value of the first n (1..8) digit bytes of v.
+// Value of the first n (0..8) digit bytes of v, 0 for none: the digits left-padded with '0', without
+// a branch (each shift done as two of at most 32 bits: one by 64 is undefined).
 inline std::uint64_t digits_value(std::uint64_t v, unsigned n) {
-  if (n == 8) return fast_float::parse_eight_digits_unrolled(v);  // no padding (a shift by 64 is undefined)
-  v = (v << (8 * (8 - n))) | (0x3030303030303030ULL >> (8 * n));  // left-pad with '0'
+  const unsigned keep = 4 * (8 - n), pad = 4 * n;
+  v = ((v << keep) << keep) | ((0x3030303030303030ULL >> pad) >> pad);
   return fast_float::parse_eight_digits_unrolled(v);
 }
 
 inline constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 // Reads a run of 1..max_digits digits (max_digits <= 16) at p; nullptr when none or too many.
-inline const char* scan_digits(const char* p, std::uint64_t& value, unsigned max_digits) {
+[[gnu::always_inline]] inline const char* scan_digits(const char* p, std::uint64_t& value, unsigned max_digits) {
   std::uint64_t v = load8(p);
   unsigned n = leading_digits(v);
   if (n == 0) return nullptr;
@@ -52,27 +53,27 @@ inline const char* scan_digits(const char* p, std::uint64_t& value, unsigned max
   v = load8(p + 8);
   const unsigned m = leading_digits(v);
   if (8 + m > max_digits) return nullptr;
-  if (m) x = x * kPow10[m] + digits_value(v, m);
+  x = x * kPow10[m] + digits_value(v, m);
   value = x;
   return p + 8 + m;
 }
 
 // Like scan_digits but may read zero digits and appends to `acc`; `count` gets the digit count.
-inline const char* scan_more_digits(const char* p, std::uint64_t& acc, unsigned& count, unsigned max_digits) {
+[[gnu::always_inline]] inline const char* scan_more_digits(const char* p, std::uint64_t& acc, unsigned& count, unsigned max_digits) {
   count = 0;
   {  // up to 16 digits from two independent loads (the common case), then the general loop
     const std::uint64_t v1 = load8(p), v2 = load8(p + 8);
     const unsigned n1 = leading_digits(v1);
     if (n1 < 8) {
       if (n1 > max_digits) return nullptr;
-      if (n1) acc = acc * kPow10[n1] + digits_value(v1, n1);
+      acc = acc * kPow10[n1] + digits_value(v1, n1);  // no branch on the count: it varies line to line
       count = n1;
       return p + n1;
     }
     const unsigned n2 = leading_digits(v2);
     if (8 + n2 > max_digits) return nullptr;
     acc = acc * kPow10[8] + fast_float::parse_eight_digits_unrolled(v1);
-    if (n2) acc = acc * kPow10[n2] + digits_value(v2, n2);
+    acc = acc * kPow10[n2] + digits_value(v2, n2);
     count = 8 + n2;
     p += 8 + n2;
     if (n2 < 8) return p;
@@ -81,7 +82,7 @@ inline const char* scan_more_digits(const char* p, std::uint64_t& acc, unsigned&
     const std::uint64_t v = load8(p);
     const unsigned n = leading_digits(v);
     if (count + n > max_digits) return nullptr;
-    if (n) acc = acc * kPow10[n] + digits_value(v, n);
+    acc = acc * kPow10[n] + digits_value(v, n);
     count += n;
     p += n;
     if (n < 8) return p;
@@ -92,7 +93,7 @@ inline const char* scan_more_digits(const char* p, std::uint64_t& acc, unsigned&
 // exponent of at most 5 digits. Returns the end, or nullptr (caller falls back to fast_float).
 // nearest: the caller's fast_float::detail::rounds_to_nearest(), asked once per parse (the
 // rounding mode cannot change while we parse); when false, declines what Clinger's path would take.
-inline const char* fast_decimal(const char* p, double& out, bool nearest = fast_float::detail::rounds_to_nearest()) {
+[[gnu::always_inline]] inline const char* fast_decimal(const char* p, double& out, bool nearest = fast_float::detail::rounds_to_nearest()) {
   fast_float::parsed_number_string pns;
   pns.negative = *p == '-';
   p += pns.negative;

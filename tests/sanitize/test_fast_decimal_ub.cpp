@@ -1,6 +1,6 @@
 // The reader's digit fast paths (src/io/fast_decimal.hpp) built with -fsanitize=undefined and no
 // recovery (tests/CMakeLists.txt): any undefined behaviour aborts the test. Every digit count a
-// run can have (1 to 16, and a run of 8 whole digits, whose padding shift is the edge) is read
+// run can have (0 to 16; 0 and 8 whole digits are the padding shifts' edges) is read
 // and compared with the value it spells.
 #include <gtest/gtest.h>
 
@@ -28,6 +28,7 @@ TEST(FastDecimalUb, EveryDigitCount) {
     EXPECT_EQ(got, want) << s;
     if (n <= 8) EXPECT_EQ(digits_value(load8(text.data()), n), want) << s;
   }
+  EXPECT_EQ(digits_value(load8("98765432"), 0), 0u);  // no digits: the shifts of 64 bits the padding avoids
 }
 
 TEST(FastDecimalUb, TooManyDigitsDeclinedOrLeftToTheCaller) {
