@@ -113,12 +113,17 @@ TEST(IoFastDecimal, HardCasesBitIdentical) {
                         "7.2057594037927933e16", "1e22", "1e23", "-0", "-0.0e-5", "0.", ".5", "-.5e-3", "5.e3",
                         "1E+02", "00000000000000000001", "1e99999"})
     check(s);
+  // Zeros after the point of a value below 1 are not significant digits: these have 17-19 and are
+  // taken (a tenth of a file of uniform values in (-1, 1) looks like the first).
+  for (const char* s : {"-0.0073374481902883648", "0.00000000000000000001", "0.000000001234567890123456789",
+                        ".0001234567890123456789", "-0.0", "0.00000000"})
+    EXPECT_TRUE(check(s)) << s;
 }
 
 TEST(IoFastDecimal, DeclinesShapesItDoesNotHandle) {
   // Declined (nullptr) so that the general parser and its diagnostics see them.
   for (const char* s : {"+1", "inf", "nan", "-inf", ".", "-", "e5", "1e", "1e+", "12345678901234567890",
-                        "0.00000000000000000001", "1e123456", "x"}) {
+                        "0.00012345678901234567890", "10.0000000000000000001", "1e123456", "x"}) {
     std::string buf = std::string(s) + " \n";
     buf.resize(buf.size() + kFastDecimalSlack + 16, '\0');
     double v = 0;

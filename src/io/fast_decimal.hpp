@@ -89,7 +89,7 @@ inline constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 100
   }
 }
 
-// Parses `-?digits[.digits][(e|E)[+-]digits]` with at most 19 significant-position digits and an
+// Parses `-?digits[.digits][(e|E)[+-]digits]` with at most 19 significant digits and an
 // exponent of at most 5 digits. Returns the end, or nullptr (caller falls back to fast_float).
 // nearest: the caller's fast_float::detail::rounds_to_nearest(), asked once per parse (the
 // rounding mode cannot change while we parse); when false, declines what Clinger's path would take.
@@ -112,8 +112,17 @@ inline constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 100
   if (*p == '.') {
     ++p;
     const char* const frac_begin = p;
-    p = scan_more_digits(p, m, nfrac, 19 - nint);
+    // Zeros after the point of a value below 1 are not significant digits (fast_float counts them
+    // out too): "-0.0073374481902883648" has 17, not 19. Up to 8 are skipped without a branch.
+    unsigned zeros = 0;
+    if (m == 0) {
+      const std::uint64_t z = load8(p) ^ 0x3030303030303030ULL;
+      zeros = z ? static_cast<unsigned>(std::countr_zero(z)) >> 3 : 8u;
+      p += zeros;
+    }
+    p = scan_more_digits(p, m, nfrac, m == 0 ? 19 : 19 - nint);
     if (!p) return nullptr;
+    nfrac += zeros;
     pns.fraction = fast_float::byte_span(frac_begin, nfrac);
     exponent = -static_cast<std::int64_t>(nfrac);
   }
