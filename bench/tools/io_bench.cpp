@@ -1,5 +1,5 @@
 // Matrix Market reader throughput: generates a coordinate real general file of about --mb MB,
-// reads it with 1, 2, 4, ..., N threads (file in page cache; median of 3 reads each) and reports
+// reads it with 1, 2, 4, ..., N threads (file in page cache; median of --repeat reads each, 3 by default) and reports
 // MB/s of text parsed, to COO (read_matrix) and to CSR (load); then the same for the binary cache.
 // With --gzip, the file gzipped: its decompression alone with zlib's inflate and with ISA-L's (the
 // reader's), and the whole read of the .mtx.gz against the .mtx.
@@ -149,12 +149,14 @@ int main(int argc, char** argv) {
   double mb = 500;
   int max_threads = omp_get_max_threads();
   bool keep = false;
+  int reps = 3;
   CLI::App app{"io_bench: Matrix Market parse throughput at 1, 2, 4, ... threads, then the binary cache"};
   app.add_option("PATH", path, "The generated file (its binary cache goes beside it)")->capture_default_str();
   app.add_option("--mb", mb, "Size of the generated file in MB")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--threads", max_threads, "The most threads to read with (default: OpenMP's maximum)")
       ->check(CLI::Range(1, 4096));
   bool gzip = false;
+  app.add_option("--repeat", reps, "Reads a measurement takes the median of")->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_flag("--keep", keep, "Keep the file and its cache (and .gz) afterwards");
   app.add_flag("--gzip", gzip, "Also gzip the file: decompression MB/s with zlib and ISA-L, .mtx.gz vs .mtx read");
   CLI11_PARSE(app, argc, argv);
@@ -176,12 +178,12 @@ int main(int argc, char** argv) {
         spmv::Coo c = spmv::io::read_matrix(path, {.threads = t});
         if (c.nnz() != first.nnz()) throw std::runtime_error("nnz differs between reads");
         return c;
-      }, 3, &cpu);
+      }, reps, &cpu);
       const double cs = median_seconds([&] {
         spmv::Csr c = spmv::io::load_csr(path, {.threads = t});
         if (c.nnz() != first.nnz()) throw std::runtime_error("nnz differs between reads");
         return c;
-      });
+      }, reps);
       fmt::print("{:>8} {:>10.4f} {:>10.1f} {:>10.4f} {:>12.4f} {:>10.1f}\n", t, s, bytes / s * 1e-6, cpu, cs, bytes / cs * 1e-6);
     }
 
@@ -191,7 +193,7 @@ int main(int argc, char** argv) {
     spmv::io::write_binary(cache, a);
     const double cbytes = static_cast<double>(std::filesystem::file_size(cache));
     (void)spmv::io::read_binary(cache);
-    const double s = median_seconds([&] { return spmv::io::read_binary(cache); });
+    const double s = median_seconds([&] { return spmv::io::read_binary(cache); }, reps);
     fmt::print("binary_cache_bytes: {:.0f}\nbinary_cache_load_s: {:.4f}\nbinary_cache_MB/s: {:.1f}\n"
                "binary_cache_speedup_vs_text_{}t: load {:.1f}x faster than parsing\n",
                cbytes, s, cbytes / s * 1e-6, max_threads,

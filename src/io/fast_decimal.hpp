@@ -16,7 +16,7 @@ namespace spmv::io::detail {
 
 inline constexpr std::size_t kFastDecimalSlack = 64;
 
-inline std::uint64_t load8(const char* p) {
+[[gnu::always_inline]] inline std::uint64_t load8(const char* p) {
   std::uint64_t v;
   std::memcpy(&v, p, 8);
   if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
@@ -25,14 +25,14 @@ inline std::uint64_t load8(const char* p) {
 
 // Number of leading ASCII digits among the 8 bytes of v (first char in the low byte). Borrows and
 // carries only run upwards, so every byte up to the first non-digit is tested exactly.
-inline unsigned leading_digits(std::uint64_t v) {
+[[gnu::always_inline]] inline unsigned leading_digits(std::uint64_t v) {
   const std::uint64_t bad = ((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL)) & 0x8080808080808080ULL;
   return bad ? static_cast<unsigned>(std::countr_zero(bad)) >> 3 : 8u;
 }
 
 // Value of the first n (0..8) digit bytes of v, 0 for none: the digits left-padded with '0', without
 // a branch (each shift done as two of at most 32 bits: one by 64 is undefined).
-inline std::uint64_t digits_value(std::uint64_t v, unsigned n) {
+[[gnu::always_inline]] inline std::uint64_t digits_value(std::uint64_t v, unsigned n) {
   const unsigned keep = 4 * (8 - n), pad = 4 * n;
   v = ((v << keep) << keep) | ((0x3030303030303030ULL >> pad) >> pad);
   return fast_float::parse_eight_digits_unrolled(v);
