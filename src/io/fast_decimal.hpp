@@ -16,7 +16,7 @@ namespace spmv::io::detail {
 
 inline constexpr std::size_t kFastDecimalSlack = 64;
 
-[[gnu::always_inline]] inline std::uint64_t load8(const char* p) {
+inline std::uint64_t load8(const char* p) {
   std::uint64_t v;
   std::memcpy(&v, p, 8);
   if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
@@ -25,14 +25,14 @@ inline constexpr std::size_t kFastDecimalSlack = 64;
 
 // Number of leading ASCII digits among the 8 bytes of v (first char in the low byte). Borrows and
 // carries only run upwards, so every byte up to the first non-digit is tested exactly.
-[[gnu::always_inline]] inline unsigned leading_digits(std::uint64_t v) {
+inline unsigned leading_digits(std::uint64_t v) {
   const std::uint64_t bad = ((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL)) & 0x8080808080808080ULL;
   return bad ? static_cast<unsigned>(std::countr_zero(bad)) >> 3 : 8u;
 }
 
 // Value of the first n (0..8) digit bytes of v, 0 for none: the digits left-padded with '0', without
 // a branch (each shift done as two of at most 32 bits: one by 64 is undefined).
-[[gnu::always_inline]] inline std::uint64_t digits_value(std::uint64_t v, unsigned n) {
+inline std::uint64_t digits_value(std::uint64_t v, unsigned n) {
   const unsigned keep = 4 * (8 - n), pad = 4 * n;
   v = ((v << keep) << keep) | ((0x3030303030303030ULL >> pad) >> pad);
   return fast_float::parse_eight_digits_unrolled(v);
@@ -112,17 +112,19 @@ inline constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 100
   if (*p == '.') {
     ++p;
     const char* const frac_begin = p;
-    // Zeros after the point of a value below 1 are not significant digits (fast_float counts them
-    // out too): "-0.0073374481902883648" has 17, not 19. Up to 8 are skipped without a branch.
-    unsigned zeros = 0;
-    if (m == 0) {
+    const std::uint64_t m_int = m;
+    const char* q = scan_more_digits(p, m, nfrac, 19 - nint);
+    if (!q) {
+      // Zeros after the point of a value below 1 are not significant digits (fast_float counts them
+      // out too): "-0.0073374481902883648" has 17, not 19. Skipped here, off the common path.
+      if (m_int != 0) return nullptr;
       const std::uint64_t z = load8(p) ^ 0x3030303030303030ULL;
-      zeros = z ? static_cast<unsigned>(std::countr_zero(z)) >> 3 : 8u;
-      p += zeros;
+      const unsigned zeros = z ? static_cast<unsigned>(std::countr_zero(z)) >> 3 : 8u;
+      m = 0;
+      if (!(q = scan_more_digits(p + zeros, m, nfrac, 19))) return nullptr;
+      nfrac += zeros;
     }
-    p = scan_more_digits(p, m, nfrac, m == 0 ? 19 : 19 - nint);
-    if (!p) return nullptr;
-    nfrac += zeros;
+    p = q;
     pns.fraction = fast_float::byte_span(frac_begin, nfrac);
     exponent = -static_cast<std::int64_t>(nfrac);
   }
