@@ -48,7 +48,20 @@ TEST(Array, ValueInitialisesLikeStdVectorExceptResizeForOverwrite) {
   a.resize(10);
   a.emplace_back();
   EXPECT_EQ(a.back(), 0.0);
-  EXPECT_EQ(spmv::Array<std::int64_t>(5), (std::vector<std::int64_t>(5, 0)));
+  a.pop_back();
+  a.pop_back();  // the end is position 9, whose memory still holds a 7
+  a.emplace(a.end());
+  EXPECT_EQ(a.back(), 0.0);
+  {
+    const spmv::Array<std::int64_t> sevens(100, 7);
+  }  // freed: the next allocation of this size reuses it, sevens and all (past malloc's own words)
+  const spmv::Array<std::int64_t> z(100);
+  for (std::int64_t v : z) ASSERT_EQ(v, 0);
+  {
+    const spmv::Array<std::int64_t> sevens(100, 7);
+  }
+  const spmv::Array<std::int64_t> za(100, spmv::Array<std::int64_t>::allocator_type{});
+  for (std::int64_t v : za) ASSERT_EQ(v, 0);
   a.resize_for_overwrite(1000);
   EXPECT_EQ(a.size(), 1000u);
   EXPECT_EQ(a.data(), held);

@@ -50,6 +50,7 @@ class Array : public std::vector<T, detail::DefaultInitAllocator<T>> {
   using Base::operator=;
   Array() = default;
   explicit Array(size_type n) : Base(n, T()) {}
+  Array(size_type n, const typename Base::allocator_type& a) : Base(n, T(), a) {}
   explicit Array(const std::vector<T>& v) : Base(v.begin(), v.end()) {}
   explicit operator std::vector<T>() const { return std::vector<T>(this->begin(), this->end()); }
 
@@ -65,6 +66,8 @@ class Array : public std::vector<T, detail::DefaultInitAllocator<T>> {
   void resize_for_overwrite(size_type n) { Base::resize(n); }
   /// As std::vector: the new element is value-initialised.
   T& emplace_back() { return Base::emplace_back(T()); }
+  typename Base::iterator emplace(typename Base::const_iterator pos) { return Base::emplace(pos, T()); }
+  using Base::emplace;
   using Base::emplace_back;
 
   friend bool operator==(const Array& a, const std::vector<T>& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }

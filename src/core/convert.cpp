@@ -409,7 +409,7 @@ Coo csr_to_coo(const CsrView& csr) {
   coo.field = csr.field;
   coo.symmetry = csr.symmetry;
   const offset_t n = csr.nnz();
-  coo.row.resize_for_overwrite(n);
+  coo.row.resize(n);  // zeros where a view's row_ptr (not checked here) leaves gaps
   for (index_t r = 0; r < csr.rows; ++r)
     std::fill(coo.row.begin() + csr.row_ptr[r], coo.row.begin() + csr.row_ptr[r + 1], r);
   coo.col.assign(csr.col.begin(), csr.col.end());

@@ -117,7 +117,7 @@ inline constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 100
     if (!q) {
       // Zeros after the point of a value below 1 are not significant digits (fast_float counts them
       // out too): "-0.0073374481902883648" has 17, not 19. Skipped here, off the common path.
-      if (m_int != 0) return nullptr;
+      if (m_int != 0 || nint > 1) return nullptr;  // (a bound on the bytes read: within the slack)
       const std::uint64_t z = load8(p) ^ 0x3030303030303030ULL;
       const unsigned zeros = z ? static_cast<unsigned>(std::countr_zero(z)) >> 3 : 8u;
       m = 0;

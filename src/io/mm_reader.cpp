@@ -104,8 +104,8 @@ BasicParsed<V> allocate_output(const MmHeader& h, i64 stored) {
   return out;
 }
 
-// The COO arrays hold at least n entries (never shrunk between blocks: a block only zero-fills
-// what the arrays did not hold yet).
+// The COO arrays hold at least n entries (never shrunk between blocks; grown without writing: the
+// parser fills what it keeps, trim() drops the rest).
 template <class V>
 void cover(BasicCoo<V>& coo, i64 n, int threads) {
   const auto m = static_cast<std::size_t>(n);
