@@ -15,7 +15,7 @@ dir=${2:-/tmp/spmv_hostile}
 mkdir -p "$dir" && cd "$dir" || exit 2
 banner='%%MatrixMarket matrix coordinate real general'
 
-printf '%s\n1 1 2\n1 1 1.0\n1 1 2.0\n' "$banner" > one_by_one.mtx
+printf '%s\n1 1 1\n1 1 2.5\n' "$banner" > one_by_one.mtx
 printf '%s\n2147483647 2147483647 0\n' "$banner" > vec.mtx
 printf '%s\n1 1000 3\n1 1 1\n1 500 2\n1 1000 3\n' "$banner" > wide_1row.mtx
 printf '%s\n100000000 1 0\n' "$banner" > empty_rows.mtx
