@@ -3,8 +3,8 @@
 /// spmv::Array<T>, the array type of the hub formats (Coo, Csr): a std::vector<T> in everything a
 /// user sees (resize() and Array(n) value-initialise, copies, comparisons, conversion to and from
 /// std::vector<T>), plus resize_for_overwrite(n), which grows without writing the new elements.
-/// The readers use it for arrays they fill at once: std::vector's resize zero-fills on one thread,
-/// which was 40% of loading a 171 MB binary cache on 16 cores.
+/// The readers use it for arrays they fill at once: std::vector's resize zero-fills on one thread
+/// before the threads overwrite the same memory (bench/results/README.md has what it cost).
 #include <algorithm>
 #include <memory>
 #include <new>
