@@ -26,7 +26,10 @@ struct ReadOptions {
 /// /dev/stdin works, and memory is the matrix plus a bounded buffer, whatever the file's size.
 /// Symmetric/hermitian files are expanded (diagonal never doubled), skew-symmetric ones mirrored
 /// with the sign flipped; pattern entries get 1.0; duplicates are kept in the COO and summed by
-/// coo_to_csr. Blank lines and `%` comment lines are tolerated anywhere, also inside the data;
+/// coo_to_csr, except in a file that repeats a few positions many times (a sample of the entries
+/// read shows at most a quarter distinct): there they are summed while reading, in file order
+/// (float: in double, rounded once), so memory follows the distinct positions, not the lines, and
+/// coo_to_csr gives the same matrix. Blank lines and `%` comment lines are tolerated anywhere, also inside the data;
 /// symmetric files must not store both (i,j) and (j,i). Large files parse in parallel. Errors are
 /// ParseError("file:line: reason"), quoting at most 80 bytes of an offending token.
 Coo read_matrix(const std::string& path, const ReadOptions& opt = {});

@@ -30,6 +30,7 @@ using Parsed = BasicParsed<double>;
 struct ParseTuning {
   std::size_t block_bytes = 0;  // text a block holds; 0: 4 MiB a thread, at most 64 MiB
   std::size_t min_chunk = std::size_t{64} << 10;  // the smallest chunk a thread parses
+  std::int64_t repeat_check = std::int64_t{1} << 21;  // entries held before repeats are first sampled (mm_repeats)
 };
 
 // The whole reader (the pipeline in mm_reader.cpp): banner, header, size line, data a block at a

@@ -237,9 +237,10 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
         const char* t = fast_entry_line(p, h.rows, h.cols, h.field, nearest, fr, fc, fv);
         if (t && !(skew && fr == fc && fv != 0.0)) {  // a skew diagonal error takes the general path
           if (gap) anchor();
-          store_value(out.val, k, fv);
-          out.row[k] = fr;
-          out.col[k] = fc;
+          const i64 at = k - out.shift;
+          store_value(out.val, at, fv);
+          out.row[at] = fr;
+          out.col[at] = fc;
           ++k;
           ++line;
           p = t + 1;
@@ -251,7 +252,7 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
       if (s < end && *s == '%') s = line_end(s, end);
       if (s < end && *s != '\n') {
         if (gap) anchor();
-        parse_entry_line(s, end, h, pos, out, k);
+        parse_entry_line(s, end, h, pos, out, k - out.shift);
         ++k;
       } else {
         gap = true;

@@ -15,9 +15,10 @@ struct CooArrays {
   index_t* col;
   V* val;
   V* imag;  // null unless complex
+  i64 shift = 0;  // entries of the file summed into earlier ones (mm_repeats): entry k goes to k - shift
 };
 
-// Parses the chunks, `threads` at a time, entry k of the file into index k of `out`, at most
+// Parses the chunks, `threads` at a time, entry k of the file into index k - shift of `out`, at most
 // `limit` entries (later ones were counted by pass 1 and are reported by the caller). Each chunk
 // records its first error with the exact line; the earliest chunk's error is then thrown as
 // ParseError naming `name`, so messages equal a serial reader's.

@@ -12,6 +12,8 @@
 //    c. number_chunks (mm_chunks): prefix sums give each chunk its first line and first entry.
 //    d. parse_chunks (mm_parse), pass 2 in parallel: straight into the COO arrays. Every error is
 //       recorded with its exact line; the earliest chunk's wins, as in a serial reader.
+//    e. RepeatMerger (mm_repeats): once a sample shows a file repeating few positions, each block's
+//       repeats are summed into the entries held, so memory follows the distinct positions.
 // 4. The entry count: the file holds as many entries as its size line says.
 // 5. expand_symmetry (mm_symmetry): symmetric, skew and hermitian files get their mirrors.
 //
@@ -32,6 +34,7 @@
 #include "io/mm_chunks.hpp"
 #include "io/mm_header.hpp"
 #include "io/mm_parse.hpp"
+#include "io/mm_repeats.hpp"
 #include "io/mm_symmetry.hpp"
 #include "io/text_blocks.hpp"
 
@@ -130,17 +133,18 @@ std::string where_text(EntryLines::Where w) {
 
 // Throws when an off-diagonal pair is stored in both triangles, then appends the mirrors.
 template <class V>
-void expand_symmetry(BasicCoo<V>& coo, int threads, const EntryLines& lines, const std::string& name) {
+void expand_symmetry(BasicCoo<V>& coo, int threads, const EntryLines& lines, const RepeatMerger<V>& merged,
+                     const std::string& name) {
   const MirrorBlocks mb = count_mirrors(coo, threads);
   if (mb.both_triangles) {
     if (const auto pair = find_mirrored_pair(coo)) {
       const i64 first = pair->first, second = pair->second;
-      const EntryLines::Where at = lines.find(second);
+      const EntryLines::Where at = lines.find(merged.origin(second));
       throw ParseError(name, at.first,
                        fmt::format("entry ({},{}){} mirrors the entry ({},{}) on {}: a {} file must store each "
                                    "off-diagonal pair once", coo.row[second] + 1, coo.col[second] + 1,
                                    at.first == at.last ? "" : " on " + where_text(at), coo.row[first] + 1,
-                                   coo.col[first] + 1, where_text(lines.find(first)), to_string(coo.symmetry)));
+                                   coo.col[first] + 1, where_text(lines.find(merged.origin(first))), to_string(coo.symmetry)));
     }
   }
   append_mirrors(coo, mb);
@@ -163,8 +167,10 @@ BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning&
   BasicParsed<V> out = allocate_output<V>(h, entries_max);
   BasicCoo<V>& coo = out.coo;
   EntryLines lines;
+  RepeatMerger<V> merger(tune.repeat_check, h.symmetry != Symmetry::General || !std::is_same_v<V, double>);
   i64 line = h.data_first_line;  // the next block's first line
   i64 seen = 0;                  // entry lines so far (more than h.entries: an error)
+  i64 stored = 0;                // entries the arrays hold: seen less the repeats summed (e)
   try {
     for (;;) {  // 3
       const std::string_view block = text.next_block(line);
@@ -176,9 +182,9 @@ BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning&
       if (lone) chunks[0].entries = std::min<i64>(room, static_cast<i64>(block.size()) / min_entry_bytes(h) + 1);
       else count_chunks(base, chunks, std::min<int>(threads, static_cast<int>(chunks.size())));  // b
       DataCounts counted = number_chunks(chunks, line, seen);  // c
-      cover(coo, std::min(h.entries, seen + counted.entries), threads);
+      cover(coo, stored + std::min(room, counted.entries), threads);
       const CooArrays<V> arrays{coo.row.data(), coo.col.data(), coo.val.data(),
-                             h.field == Field::Complex ? coo.imag.data() : nullptr};
+                                h.field == Field::Complex ? coo.imag.data() : nullptr, merger.removed()};
       parse_chunks(base, h, chunks, h.entries, std::min<int>(threads, static_cast<int>(chunks.size())), arrays, name);  // d
       if (lone) counted = count_parsed_lone_chunk(base, chunks[0]);
       if (seen + counted.entries > h.entries)  // 4, early: this block holds the entry past the last
@@ -188,14 +194,20 @@ BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning&
       line += counted.newlines;
       seen += counted.entries;
       if (open_last) ++line;  // the last line, which ends the input without a '\n'
+      stored = merger.after_block(coo, seen - merger.removed(), stored);  // e
     }
   } catch (const std::bad_alloc&) {
     throw ParseError(name, line, fmt::format("out of memory after {} entries", seen));
   }
   if (seen < h.entries)  // 4
     throw ParseError(name, std::max<i64>(line - 1, 1), fmt::format("unexpected end of file: {} of {} entries", seen, h.entries));
-  trim(coo, seen);
-  if (h.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines, name);  // 5
+  trim(coo, stored);
+  if (const i64 o = merger.finish(coo); o >= 0) {  // float sums of a merged file, as coo_to_csr refuses them
+    const EntryLines::Where at = lines.find(merger.origin(o));
+    throw ParseError(name, at.first, fmt::format("the duplicate entries at row {}, column {} sum beyond single precision's "
+                                                 "range; read the matrix in double precision", coo.row[o] + 1, coo.col[o] + 1));
+  }
+  if (h.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines, merger, name);  // 5
   return out;
 }
 

@@ -1,7 +1,8 @@
 // The Matrix Market text reader: any input is a matrix or a ParseError, never a crash, a hang or an
 // unbounded allocation; one thread with one block and one chunk, and three threads with blocks of
-// a few dozen bytes and chunks of a few bytes, give the same entries or the same message; the
-// in-place CSR conversion gives the copying one's structure.
+// a few dozen bytes and chunks of a few bytes, give the same entries or the same message; so does a
+// read that sums repeated positions as it goes (as CSR); the in-place CSR conversion gives the
+// copying one's structure.
 #include "fuzz_common.hpp"
 
 using namespace spmv;
@@ -55,6 +56,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::disagree("a float value is not the double one rounded");
     }
   }
+  // Repeated positions summed while reading (sampled from the second entry on): the same error,
+  // or the copying conversion's matrix bit for bit.
+  const Outcome merged = read(text, 3, {.block_bytes = 37 + size % 61, .min_chunk = 5, .repeat_check = 2});
+  if (one.error != merged.error) fuzz::disagree("errors differ when merging: '" + one.error + "' vs '" + merged.error + "'");
   if (!one.error.empty()) return 0;
   const Coo& a = one.parsed.coo;
   const Coo& b = many.parsed.coo;
@@ -63,6 +68,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < a.val.size(); ++i)
     if (std::memcmp(&a.val[i], &b.val[i], sizeof(double)) != 0) fuzz::disagree("values differ between one block and many");
   const Csr copied = coo_to_csr(a);
+  const Csr summed = coo_to_csr(merged.parsed.coo);
+  if (summed.row_ptr != copied.row_ptr || summed.col != copied.col ||
+      std::memcmp(summed.val.data(), copied.val.data(), copied.val.size() * sizeof(double)) != 0 ||
+      std::memcmp(summed.imag.data(), copied.imag.data(), copied.imag.size() * sizeof(double)) != 0)
+    fuzz::disagree("the merged read's CSR differs");
   Coo moved = a;
   const Csr in_place = coo_to_csr(std::move(moved));
   if (copied.row_ptr != in_place.row_ptr || copied.col != in_place.col) fuzz::disagree("in-place CSR differs");

@@ -1,0 +1,72 @@
+#pragma once
+// Files that repeat a few positions many times (a gzip of one line repeated millions of times, an
+// assembly output never summed) would hold every line in the COO: memory a multiple of the text.
+// After each block the reader asks RepeatMerger; once a sample of the entries so far shows most
+// positions repeating, it sums each block's entries into the positions already held, as they
+// arrive, so memory follows the distinct positions. Sums are taken in file order, in double (a
+// float read keeps them in double until the end: rounded once, as coo_to_csr rounds them), so the
+// matrix is the one coo_to_csr makes of the unmerged entries. A block in which most entries are
+// new ends the merging (the file changed character) until a later sample shows repeats again.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "io/io_internal.hpp"
+#include "io/mm_text.hpp"
+
+namespace spmv::io::detail {
+
+template <class V>
+class RepeatMerger {
+ public:
+  // first_check: the stored entries at which the first sample is taken (then at each doubling);
+  // track_origin: keep each slot's file entry index (symmetric files name the lines of a mirrored pair).
+  RepeatMerger(i64 first_check, bool track_origin)
+      : next_check_(first_check < 1 ? 1 : first_check), track_origin_(track_origin) {}
+
+  // After a block: the arrays hold `stored` entries, those from `fresh` on are the block's new
+  // ones. Returns the entries the arrays hold now (the block's repeats summed into earlier ones).
+  i64 after_block(BasicCoo<V>& coo, i64 stored, i64 fresh);
+
+  // At the end of the data: float sums written back rounded once. Returns the slot of the first
+  // sum of finite values that rounded to infinity (the caller refuses the file, as coo_to_csr
+  // would), or -1.
+  i64 finish(BasicCoo<V>& coo);
+
+  // The file's entry index (0-based, in entry lines) of the entry at `slot` of the arrays: where
+  // its position first occurred (track_origin; otherwise right only for files never merged).
+  i64 origin(i64 slot) const {
+    return slot < static_cast<i64>(origin_.size()) ? origin_[static_cast<std::size_t>(slot)] : slot + removed_;
+  }
+
+  // File entries summed into earlier ones so far.
+  i64 removed() const { return removed_; }
+
+ private:
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  struct Bucket {
+    std::uint64_t key = kEmpty;  // row << 32 | column
+    i64 slot = 0;
+  };
+
+  bool sample_repeats(const BasicCoo<V>& coo, i64 stored) const;
+  // Sums entries [from, to) into the positions held (from == kept_); returns how many repeated.
+  i64 merge(BasicCoo<V>& coo, i64 from, i64 to);
+  // Ends a merging stretch: float sums written back; returns the first overflowing slot or -1.
+  i64 write_back(BasicCoo<V>& coo);
+  Bucket& find(std::uint64_t key);
+  void grow_table();
+
+  bool active_ = false;
+  i64 next_check_;
+  bool track_origin_;
+  i64 checked_ = 0;   // entries held at the last sample: the next samples what came after
+  i64 overflow_ = -1;
+  i64 kept_ = 0;     // while active: distinct positions held, at [0, kept_)
+  i64 removed_ = 0;  // file entries summed away so far
+  std::vector<Bucket> table_;  // open addressing, at most half full
+  std::vector<double> sum_;    // float reads, while active: the positions' sums in double
+  std::vector<i64> origin_;    // file entry index of each slot below origin_.size()
+};
+
+}  // namespace spmv::io::detail
