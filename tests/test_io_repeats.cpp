@@ -146,3 +146,32 @@ TEST(ReaderRepeats, FileThatChangesCharacter) {
   const auto f = read<float>(text, 3, 16);
   expect_same_csr(coo_to_csr(f.coo), coo_to_csr(read<float>(text, 1, kNever).coo));
 }
+
+// A float read whose merging stops keeps the positions' sums in double: a repeat after the stop is
+// added to the exact sum, not to its rounding (2^24 + 1 + 1 is 2^24 + 2, not 2^24), and a sum that
+// passes float's range and comes back is no error.
+TEST(ReaderRepeats, FloatSumsStayInDoubleAfterMergingStops) {
+  std::string body = "1 1 16777216\n1 1 1\n3 3 3e38\n3 3 3e38\n";
+  int n = 4;
+  for (int i = 0; i < 11000; ++i, ++n) body += "2 2 1\n";  // merging starts
+  for (int i = 0; i < 12000; ++i, ++n) body += fmt::format("{} {} 1\n", 4 + i % 100, 1 + i / 100);  // and stops
+  body += "1 1 1\n3 3 -3e38\n";
+  n += 2;
+  const std::string text = banner("real", "general") + fmt::format("1000 1000 {}\n", n) + body;
+  const auto merged = read<float>(text, 3, 16);
+  EXPECT_LT(merged.coo.nnz(), n - 10000);
+  const CsrF32 a = coo_to_csr(merged.coo);
+  expect_same_csr(a, coo_to_csr(read<float>(text, 1, kNever).coo));
+  EXPECT_EQ(a.val[0], 16777218.0f);
+  EXPECT_EQ(a.val[a.row_ptr[2]], 3e38f);
+}
+
+// Many rows of one column (keys that differ in the row only) merge as any others.
+TEST(ReaderRepeats, OneColumnOfManyRows) {
+  std::string body;
+  for (int i = 0; i < 40000; ++i) body += fmt::format("{} 1 {:.17g}\n", 1 + (i * 7) % 4000, 1.0 / (i + 1));
+  const std::string text = banner("real", "general") + "4000 100 40000\n" + body;
+  const auto merged = read(text, 3, 16);
+  EXPECT_EQ(merged.coo.nnz(), 4000);
+  expect_same_csr(coo_to_csr(merged.coo), coo_to_csr(read(text, 1, kNever).coo));
+}

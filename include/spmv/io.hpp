@@ -53,7 +53,8 @@ LoadedMatrix load(const std::string& path, const ReadOptions& opt = {});
 /// entry while reading instead of 16), so the memory budget goes further. A value that would round
 /// to infinity is refused with its file:line ("value 1e+300 does not fit in single precision").
 /// Each stored entry is rounded as it is read; duplicates of a position are then summed in double
-/// and the sum rounded once (a sum past float's range refused naming row and column). So a file
+/// and the sum rounded once (a sum past float's range refused naming row and column; by the reader,
+/// with the line where the position first occurs, in a file whose repeats it sums as it reads). So a file
 /// whose duplicates cancel (1 1 16777217 and 1 1 -16777216: 0 here, 1 from load + to_float) can
 /// differ from reading in double and rounding the sums; load() and a single plan round those.
 /// Complex files are read in double only. A binary cache gives its values in float whatever it stores (a double

@@ -17,10 +17,6 @@ inline std::uint64_t key_of(index_t r, index_t c) {
   return static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) << 32 | static_cast<std::uint32_t>(c);
 }
 
-inline std::size_t hash_of(std::uint64_t key, std::size_t mask) {
-  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 17) & mask;
-}
-
 }  // namespace
 
 // Most of the sample repeats: at most a quarter of the sampled keys are distinct.
@@ -40,19 +36,28 @@ bool RepeatMerger<V>::sample_repeats(const BasicCoo<V>& coo, i64 stored) const {
   return distinct * 4 <= s;
 }
 
+// Fibonacci hashing: the product's top bits depend on every bit of the key (row and column alike).
 template <class V>
 typename RepeatMerger<V>::Bucket& RepeatMerger<V>::find(std::uint64_t key) {
   const std::size_t mask = table_.size() - 1;
-  for (std::size_t h = hash_of(key, mask);; h = (h + 1) & mask)
+  for (auto h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits_));; h = (h + 1) & mask)
     if (table_[h].key == key || table_[h].key == kEmpty) return table_[h];
 }
 
 template <class V>
 void RepeatMerger<V>::grow_table() {
   std::vector<Bucket> old = std::move(table_);
-  table_.assign(std::max<std::size_t>(old.size() * 2, 1024), Bucket{});
+  bits_ = std::max(bits_ + 1, 10);
+  table_.assign(std::size_t{1} << bits_, Bucket{});
   for (const Bucket& b : old)
     if (b.key != kEmpty) find(b.key) = b;
+}
+
+template <class V>
+void RepeatMerger<V>::drop_table() {
+  table_ = {};
+  bits_ = 0;
+  in_table_ = 0;
 }
 
 template <class V>
@@ -74,15 +79,17 @@ i64 RepeatMerger<V>::merge(BasicCoo<V>& coo, i64 from, i64 to) {
       continue;
     }
     const auto k = static_cast<std::size_t>(kept_);
-    b.key = key;
-    b.slot = kept_;
     coo.row[k] = coo.row[u];
     coo.col[k] = coo.col[u];
     coo.val[k] = coo.val[u];
     if (complex) coo.imag[k] = coo.imag[u];
-    if constexpr (!std::is_same_v<V, double>) sum_.push_back(coo.val[u]);
     if (track_origin_) origin_[k] = origin_[u];
-    if (static_cast<std::size_t>(++kept_) * 2 > table_.size()) grow_table();
+    ++kept_;
+    if (!inserting_) continue;
+    b.key = key;
+    b.slot = in_table_++;  // == k: while inserting, every slot held is in the table
+    if constexpr (!std::is_same_v<V, double>) sum_.push_back(coo.val[k]);
+    if (static_cast<std::size_t>(in_table_) * 2 > table_.size()) grow_table();
   }
   removed_ += to - kept_;
   if (track_origin_) origin_.resize(static_cast<std::size_t>(kept_));
@@ -90,33 +97,23 @@ i64 RepeatMerger<V>::merge(BasicCoo<V>& coo, i64 from, i64 to) {
 }
 
 template <class V>
-i64 RepeatMerger<V>::write_back(BasicCoo<V>& coo) {
-  i64 overflow = -1;
-  if constexpr (!std::is_same_v<V, double>) {
-    for (std::size_t s = 0; s < sum_.size(); ++s) {
-      if (overflow < 0 && spmv::detail::beyond_float(sum_[s])) overflow = static_cast<i64>(s);
-      coo.val[s] = static_cast<V>(sum_[s]);
-    }
-  } else {
-    (void)coo;
-  }
-  sum_ = {};
-  table_ = {};
-  active_ = false;
-  return overflow;
-}
-
-template <class V>
 i64 RepeatMerger<V>::after_block(BasicCoo<V>& coo, i64 stored, i64 fresh) {
-  if (active_) {
+  if (inserting_) {
     const i64 hits = merge(coo, fresh, stored);
-    if (hits * 2 >= stored - fresh) return kept_;
-    // Most of the block was new: the file no longer repeats; back to keeping entries as read.
-    const i64 at = kept_;
-    if (const i64 o = write_back(coo); o >= 0) overflow_ = overflow_ < 0 ? o : overflow_;
-    checked_ = at;
-    next_check_ = 2 * at;
-    return at;
+    if (hits * 4 >= (stored - fresh) * 3) return kept_;
+    // More than a quarter of the block was new: the file no longer repeats much. Double: back to
+    // keeping entries as read (coo_to_csr sums what repeats later, exactly as merging would);
+    // float: the table stays to fold later repeats into the double sums, without new positions.
+    inserting_ = false;
+    if constexpr (std::is_same_v<V, double>) drop_table();
+    checked_ = kept_;
+    next_check_ = 2 * kept_;
+    return kept_;
+  }
+  if (!table_.empty()) {  // float, not inserting: repeats of the positions in the table still folded
+    kept_ = fresh;
+    merge(coo, fresh, stored);
+    stored = kept_;
   }
   if (stored < next_check_) return stored;
   if (!sample_repeats(coo, stored)) {
@@ -124,21 +121,29 @@ i64 RepeatMerger<V>::after_block(BasicCoo<V>& coo, i64 stored, i64 fresh) {
     next_check_ = 2 * stored;
     return stored;
   }
-  // Start: every entry held goes through the table (those of an earlier stretch are distinct and
-  // keep their slots).
-  active_ = true;
-  kept_ = 0;
-  table_.assign(1024, Bucket{});
-  sum_.clear();
-  merge(coo, 0, stored);
+  // Start (or start again): the entries held beyond the table go through it, new positions entered.
+  inserting_ = true;
+  if (table_.empty()) grow_table();
+  kept_ = in_table_;
+  merge(coo, in_table_, stored);
   return kept_;
 }
 
 template <class V>
 i64 RepeatMerger<V>::finish(BasicCoo<V>& coo) {
-  if (active_)
-    if (const i64 o = write_back(coo); o >= 0 && overflow_ < 0) overflow_ = o;
-  return overflow_;
+  i64 overflow = -1;
+  if constexpr (!std::is_same_v<V, double>) {
+    for (std::size_t s = 0; s < sum_.size(); ++s) {
+      if (overflow < 0 && spmv::detail::beyond_float(sum_[s])) overflow = static_cast<i64>(s);
+      coo.val[s] = static_cast<V>(sum_[s]);
+    }
+    sum_ = {};
+  } else {
+    (void)coo;
+  }
+  drop_table();
+  inserting_ = false;
+  return overflow;
 }
 
 template class RepeatMerger<double>;

@@ -5,8 +5,10 @@
 // positions repeating, it sums each block's entries into the positions already held, as they
 // arrive, so memory follows the distinct positions. Sums are taken in file order, in double (a
 // float read keeps them in double until the end: rounded once, as coo_to_csr rounds them), so the
-// matrix is the one coo_to_csr makes of the unmerged entries. A block in which most entries are
-// new ends the merging (the file changed character) until a later sample shows repeats again.
+// matrix is the one coo_to_csr makes of the unmerged entries. A block in which more than a quarter
+// of the entries are new ends the merging (the file changed character) until a later sample shows
+// repeats again; a float read then still folds repeats of the positions it holds sums for (their
+// sums must stay in double), only new positions are no longer looked for.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -30,7 +32,7 @@ class RepeatMerger {
 
   // At the end of the data: float sums written back rounded once. Returns the slot of the first
   // sum of finite values that rounded to infinity (the caller refuses the file, as coo_to_csr
-  // would), or -1.
+  // refuses such a sum), or -1.
   i64 finish(BasicCoo<V>& coo);
 
   // The file's entry index (0-based, in entry lines) of the entry at `slot` of the arrays: where
@@ -50,22 +52,24 @@ class RepeatMerger {
   };
 
   bool sample_repeats(const BasicCoo<V>& coo, i64 stored) const;
-  // Sums entries [from, to) into the positions held (from == kept_); returns how many repeated.
+  // Sums entries [from, to) into the positions held (from == kept_): a repeat of a position in the
+  // table is folded into it; a new one is kept at kept_ and, while inserting_, entered in the
+  // table. Returns how many repeated.
   i64 merge(BasicCoo<V>& coo, i64 from, i64 to);
-  // Ends a merging stretch: float sums written back; returns the first overflowing slot or -1.
-  i64 write_back(BasicCoo<V>& coo);
   Bucket& find(std::uint64_t key);
   void grow_table();
+  void drop_table();
 
-  bool active_ = false;
   i64 next_check_;
   bool track_origin_;
+  bool inserting_ = false;  // merging: new positions enter the table
   i64 checked_ = 0;   // entries held at the last sample: the next samples what came after
-  i64 overflow_ = -1;
-  i64 kept_ = 0;     // while active: distinct positions held, at [0, kept_)
-  i64 removed_ = 0;  // file entries summed away so far
-  std::vector<Bucket> table_;  // open addressing, at most half full
-  std::vector<double> sum_;    // float reads, while active: the positions' sums in double
+  i64 kept_ = 0;      // entries held after the last merge
+  i64 in_table_ = 0;  // slots [0, in_table_) are in the table (float: with their sums in sum_)
+  i64 removed_ = 0;   // file entries summed away so far
+  std::vector<Bucket> table_;  // open addressing, at most half full; empty when not merging (double)
+  int bits_ = 0;               // log2 of table_'s size
+  std::vector<double> sum_;    // float reads: the sums of the slots in the table, in double
   std::vector<i64> origin_;    // file entry index of each slot below origin_.size()
 };
 
