@@ -11,7 +11,7 @@ namespace spmv::io::detail {
 namespace {
 
 // Keys sampled from the entries read since the last sample.
-constexpr std::size_t kSample = std::size_t{1} << 14;
+constexpr std::size_t kSample = std::size_t{1} << 11;
 
 inline std::uint64_t key_of(index_t r, index_t c) {
   return static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) << 32 | static_cast<std::uint32_t>(c);
