@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -345,6 +346,26 @@ TEST(Bench, DefaultSuiteHasRealMatricesAndLabelledAlikes) {
   // Full size where memory allows: no scaling.
   so.full = true;
   for (const auto& s : default_suite(so)) EXPECT_NE(s.origin, "synthetic-scaled") << s.name;
+  // --seed-suite: the seed suite's 30 matrices alone, in its order, each real where the folder
+  // has it (with the folder's path) and an alike otherwise.
+  so.seed_only = true;
+  const auto seeds = default_suite(so);
+  const auto table = gen::read_seed_suite("");
+  ASSERT_EQ(seeds.size(), table.size());
+  ASSERT_EQ(table.size(), 30u);
+  std::set<std::string> real_names;
+  for (const auto& s : suite)
+    if (s.origin == "real") real_names.insert(s.name);
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    EXPECT_EQ(seeds[i].name, table[i].name) << i;
+    const bool have = real_names.count(table[i].name) > 0;
+    EXPECT_EQ(seeds[i].origin, have ? "real" : "synthetic") << seeds[i].name;
+    EXPECT_EQ(seeds[i].spec.has_value(), !have) << seeds[i].name;
+    if (have) EXPECT_TRUE(std::filesystem::exists(seeds[i].path)) << seeds[i].path;
+  }
+  EXPECT_EQ(seeds.front().name, "cage4");
+  EXPECT_EQ(seeds.front().origin, "real");
+  EXPECT_EQ(std::find_if(seeds.begin(), seeds.end(), [](const MatrixSource& s) { return s.name == "cant"; })->origin, "synthetic");
 }
 
 // Files given to the benchmark: a generated one is labelled synthetic with its description, a

@@ -406,5 +406,75 @@ TEST(Bench, CliQuickRunEndToEnd) {
   EXPECT_TRUE(fs::exists(dir + "/results.json"));
 }
 
+// The course reports' tables from rows of known times: each figure follows from its definition
+// (speedup = T_serial of the same format / T; over serial CSR beside it; T_cpu / T_gpu per
+// format; 000 Table 3's best and worst; the theoretical peak at arithmetic intensity 1/6).
+TEST(Bench, ReportReproducesTheSeedTables) {
+  std::vector<Row> rows;
+  const auto add = [&](const std::string& matrix, const std::string& backend, const std::string& kernel,
+                       const std::string& format, int threads, double seconds, bool baseline = false) {
+    Row r;
+    r.matrix = matrix;
+    r.origin = matrix == "alike" ? "synthetic" : "real";
+    r.rows = r.cols = 1000;
+    r.nnz = 1'000'000;
+    r.nnz_row_mean = 1000;
+    r.nnz_row_std = matrix == "alike" ? 2000 : 10;  // the alike's rows irregular
+    r.backend = backend;
+    r.kernel = kernel;
+    r.format = format;
+    r.baseline = baseline;
+    r.threads = threads;
+    r.block_size = backend == "cuda" ? 256 : 0;
+    r.check = "passed";
+    r.time_median_s = r.time_min_s = seconds;
+    r.gflops = 2e-9 * static_cast<double>(r.nnz) / seconds;
+    rows.push_back(r);
+  };
+  for (const std::string m : {"real1", "alike"}) {
+    add(m, "serial", "csr", "csr", 1, 4e-3);
+    add(m, "serial", "hll", "hll", 1, 8e-3);
+    add(m, "omp", "csr", "csr", 1, 3e-3);
+    add(m, "omp", "csr", "csr", 2, 1e-3);
+    add(m, "omp", "hll", "hll", 2, 2e-3);
+    add(m, "omp", "hll", "hll", 4, 0.5e-3);  // beyond the cores: not in the fixed-thread tables
+    add(m, "cuda", "csr-scalar", "csr", 0, 5e-4);
+    add(m, "cuda", "hll", "hll", 0, 2.5e-4);
+    add(m, "cuda", "cusparse", "csr", 0, 1e-4, true);  // a baseline: never marked best or worst
+  }
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  MachineInfo m = machine_info();
+  m.cores = 2;
+  Ceilings c{10e9, 2, 1000e9};
+  c.gpu_peak = 448.064e9;
+  write_csv(dir + "/seed.csv", rows, m, c);
+  const std::string s = run_report(dir, dir + "/seed.csv", "seed");
+  ASSERT_FALSE(s.empty());
+  const auto line = [&](const std::string& heading, const std::string& first_cells) {
+    const auto h = s.find(heading);
+    if (h == std::string::npos) return std::string("no heading: " + heading);
+    const auto l = s.find("\n| " + first_cells, h);
+    return l == std::string::npos ? "no line: " + first_cells : s.substr(l + 1, s.find('\n', l + 1) - l - 1);
+  };
+  // 000 Tables 1-2 at the 2 cores: CSR 4 ms serial over 1 ms; HLL over serial HLL 8/2, over serial CSR 4/2.
+  EXPECT_EQ(line("### CPU, CSR format, 2 threads (000 Tables 1-2)", "real1 |"), "| real1 | 1 | 2 | 4 | csr |");
+  EXPECT_EQ(line("### CPU, HLL format, 2 threads (000 Tables 1-2)", "alike * |"), "| alike * | 2 | 1 | 4 | 2 | hll |");
+  // 000 Table 3: GFLOPS 8 (hll) the best of ours, 4 (csr-scalar) the worst; cuSPARSE's 20 unmarked.
+  EXPECT_EQ(line("## GPU: GFLOPS per kernel", "real1 |"), "| real1 | 1000 | 1000000 | 1000 | 10 | _4_ | 20 | **8** |");
+  // 000 Table 4: csr-scalar over serial CSR 4/0.5, hll over serial HLL 8/0.25.
+  EXPECT_EQ(line("(000 Table 4)", "real1 |"), "| real1 | 8 | 32 |");
+  // 002: speedups over serial CSR, best setting per format (HLL's best CPU setting: 4 threads).
+  EXPECT_EQ(line("(002 Tables 1-2)", "real1 |"), "| real1 | 4 | 8 | 8 | 16 |");
+  // 002 Figs. 11-12: best CPU time over best GPU time, per format.
+  EXPECT_EQ(line("(002 Figures 11-12)", "alike * |"), "| alike * | 2 | 2 |");
+  EXPECT_NE(s.find("Irregular here: alike *."), std::string::npos) << s;
+  EXPECT_NE(s.find("GPU theoretical peak (memory clock x bus width x 2, as 000 computes 448 GB/s) 448 GB/s: at 2 flops per "
+                   "12 bytes of matrix (000's arithmetic intensity 1/6) at most 75 GFLOPS"), std::string::npos) << s;
+  for (const char* png : {"seed_cpu_over_gpu.png", "seed_csr_vs_hll_openmp_gflops.png", "seed_csr_vs_hll_openmp_efficiency.png",
+                          "seed_csr_vs_hll_cuda_speedup.png", "gpu_kernels.png", "roofline.png"})
+    EXPECT_TRUE(fs::exists(dir + "/seed/" + png)) << png;
+}
+
 }  // namespace
 }  // namespace spmv::bench

@@ -63,6 +63,7 @@ Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m) {
   if (gpu && m.gpus > 0) {
     try {
       c.gpu_copy = device::cuda_copy_bandwidth();
+      c.gpu_peak = device::cuda_peak_bandwidth();
     } catch (const std::exception&) {
       c.gpu_copy = 0;
     }

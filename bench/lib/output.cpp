@@ -80,6 +80,7 @@ const std::vector<Column>& columns() {
       {"git_commit", true, [](const Row&, const MachineInfo& m, auto&) { return m.git_commit; }},
       {"cpu_triad_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.cpu_triad * 1e-9); }},
       {"gpu_copy_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_copy * 1e-9); }},
+      {"gpu_peak_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_peak * 1e-9); }},
   };
   return f;
 }
@@ -263,7 +264,8 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Mac
     << ", \"git_commit\": " << json_string(m.git_commit) << "},\n";
   f << "  \"ceilings\": {\"cpu_triad_gbs\": " << num(c.cpu_triad * 1e-9)
     << ", \"cpu_triad_threads\": " << c.cpu_triad_threads
-    << ", \"gpu_copy_gbs\": " << num(c.gpu_copy * 1e-9) << "},\n  \"rows\": [\n";
+    << ", \"gpu_copy_gbs\": " << num(c.gpu_copy * 1e-9) << ", \"gpu_peak_gbs\": " << num(c.gpu_peak * 1e-9)
+    << "},\n  \"rows\": [\n";
   const auto& fs = columns();
   for (std::size_t j = 0; j < rows.size(); ++j) {
     f << "    {";

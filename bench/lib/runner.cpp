@@ -57,11 +57,11 @@ std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, i
     for (int b : bs)
       for (int h : hk)
         for (offset_t z : nz) {
-          PlanOptions o;
+          PlanOptions o = cfg.fixed;
           if (t) o.threads = t;
           if (b) o.block_size = b;
           if (h) o.hack = h;
-          o.nz_per_block = z;
+          if (z) o.nz_per_block = z;
           o.k = rhs;
           o.products = cfg.products;
           o.trial = cfg.trial;

@@ -11,5 +11,8 @@ int cuda_device_count(); ///< 0 when none is usable (no driver, no GPU)
 std::string cuda_device_name();  ///< "" when none
 /// Device-to-device copy bandwidth in bytes/s (bytes read + written), measured now; 0 without GPU.
 double cuda_copy_bandwidth();
+/// Theoretical peak memory bandwidth in bytes/s: memory clock x bus width / 8 x 2 (double data
+/// rate), the course reports' formula (448 GB/s for their RTX 5000); 0 without GPU.
+double cuda_peak_bandwidth();
 
 }  // namespace spmv::device

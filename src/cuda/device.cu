@@ -66,6 +66,14 @@ std::string cuda_device_name() {
   return p.name;
 }
 
+double cuda_peak_bandwidth() {
+  if (cuda_device_count() == 0) return 0.0;
+  int khz = 0, bits = 0;
+  SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0));
+  SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, 0));
+  return 2.0 * khz * 1e3 * bits / 8.0;
+}
+
 double cuda_copy_bandwidth() {
   if (cuda_device_count() == 0) return 0.0;
   // 1 GiB copied device-to-device several times; bytes read + written over the median time.

@@ -26,7 +26,8 @@ struct BenchArgs {
   double min_sample_ms = 0, time_budget = 480;
   std::string out = "results.csv", suite = "auto", matrices_dir, suite_file,
               cache_dir = ".cache/matrices";
-  bool quick = false, no_baselines = false, no_progress = false, no_trial = false;
+  bool quick = false, no_baselines = false, no_progress = false, no_trial = false, seed_suite = false;
+  KernelSettings kernel_settings;
   long long products = 100;
   offset_t min_nnz = 0;
   int duel_rounds = 11;
@@ -75,6 +76,7 @@ int bench_cmd(BenchArgs& a) {
   cfg.products = a.products;
   cfg.trial = !a.no_trial;
   cfg.duel_rounds = a.duel_rounds;
+  a.kernel_settings.apply(cfg.fixed);
 
   SuiteOptions so;
   so.matrices_dir = a.matrices_dir;
@@ -83,6 +85,7 @@ int bench_cmd(BenchArgs& a) {
   so.full = full;
   so.small_machine = small || a.suite == "scaled";
   so.min_nnz = a.min_nnz;
+  so.seed_only = a.seed_suite;
   if (quick) {
     so.max_real_nnz = 20000;
     so.scaled_max_nnz = 50000;
@@ -195,6 +198,10 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("--suite", a->suite, "auto (sized to the machine), scaled, full or quick")
       ->check(CLI::IsMember({"auto", "scaled", "full", "quick"}));
   cmd->add_flag("--quick", a->quick, "A few small matrices and a tiny sweep (tests)");
+  cmd->add_flag("--seed-suite", a->seed_suite,
+                "Only the course reports' 30 matrices (seed_suite.tsv), in its order: real where present, else "
+                "structure-alikes (marked * in the report)");
+  a->kernel_settings.add_options(cmd);
   cmd->add_option("--matrices-dir", a->matrices_dir, "Real matrices (default ../shared/matrices)");
   cmd->add_option("--suite-file", a->suite_file, "seed_suite.tsv (default ../shared/suite, else built in)");
   cmd->add_option("--cache-dir", a->cache_dir, "Where generated matrices are cached");

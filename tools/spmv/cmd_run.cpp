@@ -18,7 +18,9 @@ namespace {
 struct RunArgs {
   std::string file, format, backend, kernel, x = "ones", output, layout = "row", variant = "auto",
       precision = "double";
-  int threads = 0, repeat = 10, block_size = 0, hack = 32, k = 1, subwarp = 0;
+  int threads = 0, repeat = 10, block_size = 0, hack = 32, k = 1;
+  std::int64_t nz_per_block = 0;
+  KernelSettings kernel_settings;
   long long products = 100;
   std::uint64_t memory_budget = 0;
   bool no_trial = false;
@@ -58,7 +60,8 @@ int run(const RunArgs& args) {
   opt.threads = args.threads;
   opt.block_size = args.block_size;
   opt.hack = args.hack;
-  opt.subwarp = args.subwarp;
+  args.kernel_settings.apply(opt);
+  opt.nz_per_block = args.nz_per_block;
   opt.k = args.k;
   opt.variant = args.variant;
   opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
@@ -148,7 +151,8 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--repeat", args->repeat, "Timed repetitions (median reported)")->check(CLI::PositiveNumber);
   cmd->add_option("--block-size", args->block_size, "CUDA threads per block (default: the kernel's own)")->check(CLI::Range(32, 1024));
   cmd->add_option("--hack", args->hack, "HLL hack size (rows per hack)")->check(CLI::PositiveNumber);
-  cmd->add_option("--subwarp", args->subwarp, "CUDA threads per row of csr-vector (2-32) and hll (1-32) (default: from the matrix)")
+  args->kernel_settings.add_options(cmd);
+  cmd->add_option("--nz-per-block", args->nz_per_block, "CUDA csr-adaptive: nonzeros per row block (default 0: the kernel's)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd (default auto)");
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(CLI::PositiveNumber);

@@ -2,6 +2,8 @@
 // Each subcommand lives in its own file and adds itself to the app; main.cpp lists them.
 #include <CLI/CLI.hpp>
 
+#include <spmv/plan.hpp>
+
 #include <cstdint>
 #include <functional>
 
@@ -17,6 +19,38 @@ inline CLI::Option* add_memory_budget(CLI::App* cmd, std::uint64_t& bytes) {
                    "The most memory an input's sizes may ask for, e.g. 12G or 500M (default: half of physical memory)")
       ->transform(CLI::AsSizeValue(false));
 }
+
+// The kernels' own parameters that run and bench both take (the course reports' settings): set on
+// every plan over the defaults; 0 keeps the kernel's choice.
+struct KernelSettings {
+  int subwarp = 0;
+  std::int64_t nz_per_chunk = 0;
+  int csr5_omega = 0, csr5_sigma = 0;
+  bool csr5_atomic = false;
+
+  void add_options(CLI::App* cmd) {
+    cmd->add_option("--subwarp", subwarp,
+                    "CUDA threads per row of csr-vector (2-32; 32: a full warp per row, as the course reports) and hll "
+                    "(1-32) (default 0: from the matrix)")
+        ->check(CLI::Range(0, 32));
+    cmd->add_option("--nz-per-chunk", nz_per_chunk,
+                    "OpenMP csr-dynamic: nonzeros per scheduled chunk of rows (default 0: the kernel's)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--csr5-omega", csr5_omega, "CSR5 tile width (default 0: the SIMD or warp width)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--csr5-sigma", csr5_sigma, "CSR5 tile height (default 0: from the nonzeros per row)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--csr5-atomic", csr5_atomic,
+                  "CSR5 on CUDA: tiles' carries added with atomics (CSR5's own; the default is a deterministic two-pass sum)");
+  }
+  void apply(PlanOptions& o) const {
+    o.subwarp = subwarp;
+    o.nz_per_chunk = nz_per_chunk;
+    o.csr5_omega = csr5_omega;
+    o.csr5_sigma = csr5_sigma;
+    o.deterministic = !csr5_atomic;
+  }
+};
 
 void add_info(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);

@@ -47,6 +47,7 @@ struct SuiteOptions {
   offset_t max_real_nnz = 0;    // 0 = all real matrices; else skip larger ones (--quick)
   offset_t min_nnz = 0;         // skip matrices (real or alike) with fewer nonzeros (--min-nnz)
   int max_matrices = 0;         // 0 = all
+  bool seed_only = false;       // the seed suite alone, in its order: real where present, else alikes
 };
 std::string default_matrices_dir();
 // Every real matrix in the folder (MANIFEST.tsv order when present, else *.mtx[.gz] sorted),
@@ -68,6 +69,9 @@ struct SweepConfig {
   std::vector<int> block_sizes{256};  // "block_size"
   std::vector<int> hacks{32};         // "hack"
   std::vector<offset_t> nz_per_block{0};  // "nz_per_block" (0 = the kernel's default)
+  // Settings every plan starts from (the CLI's --subwarp, --nz-per-chunk, --csr5-omega/-sigma,
+  // --csr5-atomic); the swept parameters above are set over them.
+  PlanOptions fixed;
   std::vector<int> ks{1};             // right-hand sides; k > 1 only for spmm kernels
   std::vector<Layout> layouts{Layout::RowMajor};  // of X and Y, each swept when k > 1
   // Arithmetic swept for every kernel and setting; a kernel that lacks one (KernelSpec::precisions)
@@ -97,6 +101,7 @@ struct Ceilings {
   double cpu_triad = 0;   // bytes/s, STREAM triad with the sweep's largest thread count
   int cpu_triad_threads = 0;
   double gpu_copy = 0;    // bytes/s, device-to-device copy; 0 without GPU
+  double gpu_peak = 0;    // bytes/s, the device's theoretical peak (memory clock x bus width x 2)
 };
 Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m);
 

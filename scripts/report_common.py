@@ -1,0 +1,262 @@
+"""Shared pieces of the report (report.py) and its course-report section (seed_tables.py): the
+CSV's rows, which of them count, names as the report shows them, Markdown tables, and the plot
+helpers every figure goes through (at most about ten series a plot, distinct colours and markers,
+integer ticks, synthetic matrices marked)."""
+import csv
+import math
+import os
+import statistics
+from collections import defaultdict, OrderedDict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline", "threads",
+       "block_size", "hack", "nz_per_block", "k", "max_rel_error", "mean_rel_error", "convert_s",
+       "setup_s", "time_median_s", "time_min_s", "products_per_sample", "samples", "gflops",
+       "speedup", "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share",
+       "bytes_per_product", "stored_entries", "iter50_s", "iter500_s", "cores", "cpu_triad_gbs",
+       "gpu_copy_gbs", "gpu_peak_gbs", "planning_s", "duel_oracle", "duel_baseline"}
+
+def load(path):
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            for k in NUM:
+                if k in r:
+                    try:
+                        r[k] = float(r[k]) if r[k] != "" else 0.0
+                    except ValueError:
+                        r[k] = 0.0
+            r.setdefault("precision", "double")  # a CSV from before the column: double only
+            rows.append(r)
+    return rows
+
+
+def usable(r):
+    return r["status"] == "ok" and r["check"] == "passed" and r["gflops"] > 0
+
+
+def label(r):
+    return f'{r["backend"]}/{r["kernel"]}'
+
+
+def variant(r):
+    """Kernel plus the settings that are not swept on a plot's x axis (HLL hack)."""
+    s = label(r)
+    if r["hack"]:
+        s += f' hack={int(r["hack"])}'
+    return s
+
+
+def is_gpu(r):
+    return r["backend"] == "cuda"
+
+
+def is_auto(r):
+    return r["kernel"] == "auto"
+
+
+def setting(r):
+    """The swept parameters, as the stdout summary writes them."""
+    parts = [(f't={int(r["threads"])}', r["threads"] and r["backend"] != "serial"),
+             (f'bs={int(r["block_size"])}', r["block_size"]), (f'hack={int(r["hack"])}', r["hack"]),
+             (f'npb={int(r["nz_per_block"])}', r["nz_per_block"]), (f'k={int(r["k"])}', r["k"] > 1)]
+    return " ".join(p for p, on in parts if on)
+
+
+def full_label(r):
+    return f"{label(r)} {setting(r)}".strip()
+
+
+def fastest(rows, keep):
+    sel = [r for r in rows if usable(r) and r["time_median_s"] > 0 and keep(r)]
+    return min(sel, key=lambda r: r["time_median_s"]) if sel else None
+
+
+def matrix_order(rows):
+    return list(OrderedDict.fromkeys(r["matrix"] for r in rows))
+
+
+def best_by(rows, key):
+    """Best GFLOPS row per key(row) among usable rows."""
+    out = {}
+    for r in rows:
+        if not usable(r) or r["k"] != 1:
+            continue
+        k = key(r)
+        if k not in out or r["gflops"] > out[k]["gflops"]:
+            out[k] = r
+    return out
+
+
+def save(fig, out, name, written):
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    written.append(name)
+
+
+def finish(fig, ax, out, name, written, xlabel, ylabel, title, grid_which="major"):
+    """Labels, grid and legend of the summary plots, then save."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which=grid_which)
+    ax.legend(fontsize=7)
+    save(fig, out, name, written)
+
+
+def safe(s):
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)
+
+
+def harmonic_mean(v):
+    v = [x for x in v if x > 0]
+    return len(v) / sum(1 / x for x in v) if v else 0
+
+
+def fmt(v, digits=3):
+    if v is None or v == 0:
+        return "-"
+    return f"{v:.{digits}g}"
+
+
+def md_table(header, lines):
+    s = "| " + " | ".join(header) + " |\n|" + "|".join("---" for _ in header) + "|\n"
+    for l in lines:
+        s += "| " + " | ".join(l) + " |\n"
+    return s
+
+
+def display_name(r):
+    """The matrix name as every table and plot shows it: synthetic structure-alikes marked *,
+    scaled-down alikes **."""
+    o = r.get("origin", "real")
+    return r["matrix"] + ("" if o in ("real", "") else (" *" if o == "synthetic" else " **"))
+
+
+def is_regular(r):
+    """Regular rows: row-length std at most the mean (CSR5's notes separate matrices by how row
+    lengths spread; the seed suite's irregular ones, dc1, webbase-1M and adder_dcop_32, are the
+    three with std > mean)."""
+    return r["nnz_row_std"] <= r["nnz_row_mean"]
+
+
+# Series colours and markers: tab10's colours, each with its own marker, so that no two series of
+# a plot share both (at most ten series a plot).
+COLORS = plt.get_cmap("tab10").colors
+MARKERS = "osD^v<>ph*"
+HATCHES = ["", "//", "..", "xx", "\\\\", "--", "++", "oo", "||", "**"]
+
+
+def style(i):
+    return dict(color=COLORS[i % 10], marker=MARKERS[i % 10])
+
+
+def value_ticks(ax, values, log2=False):
+    """Ticks at the measured values (threads, block sizes), written as integers."""
+    vs = sorted({int(v) for v in values})
+    if log2:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(vs)
+    ax.set_xticklabels([str(v) for v in vs])
+    ax.minorticks_off()
+
+
+def lines_vs(rows, x, y, group, title, ylabel, out, name, written, ideal=None, named=6, log_y=False,
+             value=None):
+    """y against x for one kernel variant over the suite: the median over the matrices with the
+    quartiles shaded, and the `named` largest matrices (by nnz) as lines of their own. value(r), when
+    given, replaces r[y] (a quantity the CSV does not hold)."""
+    series, info = defaultdict(dict), {}
+    for r in rows:
+        if usable(r) and r["k"] == 1 and group(r):
+            v = value(r) if value else r[y]
+            if v is None:
+                continue
+            m, xv = r["matrix"], r[x]
+            info[m] = r
+            if xv not in series[m] or v > series[m][xv]:
+                series[m][xv] = v
+    series = {m: s for m, s in series.items() if len(s) >= 2}
+    if not series:
+        return
+    xs = sorted({v for s in series.values() for v in s})
+    fig, ax = plt.subplots(figsize=(8, 5))
+    if len(series) > named:
+        med, lo, hi = [], [], []
+        for v in xs:
+            vals = sorted(s[v] for s in series.values() if v in s)
+            q = statistics.quantiles(vals, n=4) if len(vals) > 1 else [vals[0]] * 3
+            lo.append(q[0]), med.append(statistics.median(vals)), hi.append(q[2])
+        ax.fill_between(xs, lo, hi, color="0.85", label=f"quartiles over {len(series)} matrices")
+        ax.plot(xs, med, color="black", lw=2.5, label="median")
+    shown = sorted(series, key=lambda m: -info[m]["nnz"])[:named]
+    for i, m in enumerate(sorted(shown, key=lambda m: list(series).index(m))):
+        s = series[m]
+        pts = sorted(s)
+        ax.plot(pts, [s[v] for v in pts], lw=1.2, ms=4, label=display_name(info[m]), **style(i))
+    if ideal:
+        ax.plot(xs, [ideal(v) for v in xs], "k--", lw=1, label="ideal")
+    value_ticks(ax, xs, log2=x == "threads" or x == "block_size")
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    save(fig, out, name, written)
+
+
+def grouped_bars(matrices, series, value, title, ylabel, out, name, written, log=True, page=10, names=None,
+                 line=None):
+    """Bars of value(matrix, series) grouped per matrix, in pages of `page` matrices (files
+    name_1.png, name_2.png, ... when more than one page); at most ten series, each with its own
+    colour and hatch. names: matrix -> label (synthetic ones marked); line: a horizontal
+    reference (value, label)."""
+    if not matrices or not series:
+        return
+    series = series[:10]
+    pages = [matrices[p:p + page] for p in range(0, len(matrices), page)]
+    for n, ms in enumerate(pages, 1):
+        fig, ax = plt.subplots(figsize=(min(13, max(6.5, 0.16 * len(ms) * len(series) + 3)), 4.6))
+        w = 0.8 / len(series)
+        for i, k in enumerate(series):
+            vals = [value(m, k) or 0 for m in ms]
+            ax.bar([j + i * w for j in range(len(ms))], vals, w, label=k, color=COLORS[i % 10],
+                   hatch=HATCHES[i % 10], edgecolor="white", linewidth=0.3)
+        ax.set_xticks([j + 0.4 - w / 2 for j in range(len(ms))])
+        ax.set_xticklabels([names(m) if names else m for m in ms], rotation=45, ha="right", fontsize=8)
+        if line:
+            ax.axhline(line[0], color="black", lw=1, ls="--", label=line[1])
+        if log:
+            ax.set_yscale("log")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title + (f" ({n}/{len(pages)})" if len(pages) > 1 else ""))
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        save(fig, out, f"{name}_{n}.png" if len(pages) > 1 else f"{name}.png", written)
+
+
+def serial_times(rows):
+    """The seeds' speedup reference, T_serial of the same format: per (matrix, format, precision)
+    the fastest checked serial kernel of that format (csr; ell: padded or row lengths; hll: its best
+    hack; csr5), k = 1."""
+    t = {}
+    for r in rows:
+        if r["backend"] == "serial" and usable(r) and r["k"] == 1 and not is_auto(r) and r["time_median_s"] > 0:
+            key = (r["matrix"], r["format"], r["precision"])
+            t[key] = min(t.get(key, math.inf), r["time_median_s"])
+    return t
+
+
+def same_format_speedup(serial):
+    """value(r) for lines_vs: T_serial(same format) / T(r), or None where the format has no serial row."""
+    def value(r):
+        s = serial.get((r["matrix"], r["format"], r["precision"]))
+        return s / r["time_median_s"] if s and r["time_median_s"] > 0 else None
+    return value
