@@ -132,7 +132,7 @@ def section(rows, matrices, out, written):
                   + md_table(["matrix"] + [f.upper() for f in both], lines))
         grouped_bars(ms, [f.upper() for f in both], lambda m, f: ratio.get((m, f.lower())),
                      "T_cpu / T_gpu, best setting per format (002 Figs. 11-12)", "T_cpu / T_gpu", out,
-                     "seed_cpu_over_gpu", written, page=15, names=name, line=(1.0, "= 1 (GPU as fast)"))
+                     "seed_cpu_over_gpu", written, page=15 if len(both) > 2 else 30, names=name, line=(1.0, "= 1 (GPU as fast)"))
 
     # 001 Figures 9-11 and 24-25: CSR against HLL.
     for side, best, figs in (("OpenMP", cpu_f, (9, 10, 11)), ("CUDA", gpu_f, (24, 25))):
@@ -146,7 +146,7 @@ def section(rows, matrices, out, written):
         for fig, (what, val, log) in zip(figs, measures):
             grouped_bars(ms, ["CSR", "HLL"], lambda m, f, val=val: val(best[(m, f.lower())]),
                          f"{side}: CSR against HLL, {what.split(' (')[0]} at the best setting (001 Fig. {fig})", what, out,
-                         f"seed_csr_vs_hll_{side.lower()}_{what.split()[0].lower()}", written, log=log, page=15, names=name)
+                         f"seed_csr_vs_hll_{side.lower()}_{what.split()[0].lower()}", written, log=log, page=30, names=name)
         md.append(f"\n001 Figs. {', '.join(map(str, figs))}: `seed_csr_vs_hll_{side.lower()}_*.png` (CSR and HLL on {side}, "
                   "each at its fastest setting).\n")
 
