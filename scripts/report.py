@@ -25,7 +25,7 @@ from collections import defaultdict, OrderedDict
 from report_common import (plt, load, usable, label, variant, is_gpu, is_auto, setting, full_label, fastest,
                            matrix_order, best_by, save, finish, safe, harmonic_mean, fmt, md_table, lines_vs,
                            grouped_bars, display_name, is_regular, value_ticks, serial_times,
-                           same_format_speedup, COLORS, MARKERS)
+                           same_format_speedup, COLORS, MARKERS, NAMES, shown)
 import seed_tables
 
 def auto_comparisons(rows, matrices):
@@ -64,7 +64,7 @@ def auto_comparisons(rows, matrices):
 
 def ratio_stats(cmp, key, limit):
     """'geomean G, worst W (matrix), below LIMIT on N of M' over the matrices that have the ratio."""
-    v = [(c[key], c["matrix"]) for c in cmp if c[key]]
+    v = [(c[key], shown(c["matrix"])) for c in cmp if c[key]]
     if not v:
         return "-"
     g = math.exp(sum(math.log(x) for x, _ in v) / len(v))
@@ -136,7 +136,7 @@ def precision_section(rows, matrices, out, written):
             if not any(cells.values()):
                 continue
             d = cells.get("double")
-            line = [m, b, fmt(d and d["bytes_per_product"] / 1e6)]
+            line = [shown(m), b, fmt(d and d["bytes_per_product"] / 1e6)]
             for p in present:
                 r = cells[p]
                 line.append(f'{r["gflops"]:.4g} ({r["kernel"]})' if r else "-")
@@ -258,8 +258,9 @@ def main():
     copy = max(r.get("gpu_copy_gbs", 0) or 0 for r in all_rows)
     peak = max(r.get("gpu_peak_gbs", 0) or 0 for r in all_rows)
 
-    names = {r["matrix"]: display_name(r) for r in all_rows}
-    name = lambda m: names.get(m, m)
+    for r in every_row:
+        NAMES.setdefault(r["matrix"], display_name(r))
+    name = shown
     serial = serial_times(rows)
 
     # --- thread scans (CPU kernels with a threads parameter): the suite's median and quartiles,
@@ -276,7 +277,7 @@ def main():
                  ideal=lambda t: t, value=speed)
         lines_vs(cpu_rows, "threads", "efficiency", g, f"Efficiency (speedup / threads): {v}",
                  "efficiency", out, f"efficiency_vs_threads_{safe(v)}.png", written, ideal=lambda t: 1,
-                 value=lambda r: (speed(r) or 0) / r["threads"] if r["threads"] else None)
+                 value=lambda r: speed(r) / r["threads"] if r["threads"] and speed(r) else None)
 
     # --- block-size scans (GPU kernels; 001 Figs. 18-23, 002 Figs. 5-6) ---
     for v in sorted({variant(r) for r in gpu_rows if r["block_size"] > 0}):
@@ -324,7 +325,7 @@ def main():
                 ax.scatter(ai, [r["gflops"] for r in sel], s=10, marker=marker, alpha=0.6, label=f"{side} kernels")
         xs = [0.05, 0.5]
         if peak > 0:  # 000 / 002: peak = memory clock x bus width x 2; 2 flops per 12 bytes at most 1/6 of it
-            ax.plot(xs, [x * peak for x in xs], "r:", lw=1.2,
+            ax.plot(xs, [x * peak for x in xs], color="tab:purple", ls=":", lw=1.4,
                     label=f"GPU theoretical peak {peak:.0f} GB/s (at AI 1/6: {peak / 6:.0f} GFLOPS)")
             ax.axvline(1 / 6, color="0.5", lw=0.8, ls=":")
         if triad > 0:
@@ -334,7 +335,7 @@ def main():
         ax.set_xscale("log")
         ax.set_yscale("log")
         finish(fig, ax, out, "roofline.png", written, "arithmetic intensity (flop / byte of the minimal traffic)",
-               "GFLOPS", "Roofline: achieved GFLOPS against the measured bandwidth roofs", "both")
+               "GFLOPS", "Roofline: achieved GFLOPS against the bandwidth roofs (measured; GPU also theoretical)", "both")
 
         fig, ax = plt.subplots(figsize=(8, 5))
         for side, color in (("CPU", "tab:blue"), ("GPU", "tab:red")):
@@ -408,7 +409,7 @@ def main():
         ax.axhline(1.0, color="k", lw=1, label="= oracle")
         ax.axhline(0.85, color="tab:red", lw=1, ls="--", label="0.85 of the oracle")
         ax.set_xticks(range(len(plotted)))
-        ax.set_xticklabels(plotted, rotation=75, ha="right", fontsize=6 if len(plotted) > 40 else 8)
+        ax.set_xticklabels([shown(m) for m in plotted], rotation=75, ha="right", fontsize=6 if len(plotted) > 40 else 8)
         ax.set_xlim(-1, len(plotted))
         ax.set_ylim(0, max(1.2, max(c["vs_oracle"] or 0 for v in autos.values() for c in v) * 1.05))
         ax.set_ylabel("auto / oracle (oracle time / auto time,\ntimed interleaved where the run did)")
@@ -483,7 +484,7 @@ def main():
     for side_gpu, title in ((False, "CPU"), (True, "GPU")):
         table, _ = gflops_table(rows, matrices, side_gpu)
         if table:
-            md.append(f"\n## {title}: GFLOPS per kernel, best setting (000 Table 3)\n\n"
+            md.append(f"\n## {title}: GFLOPS per kernel, best setting ({'000 Table 3' if side_gpu else 'as 000 Table 3'})\n\n"
                       "Among our kernels the fastest in bold, the slowest in italics; baselines unmarked.\n\n" + table)
     md.append(seed_tables.section(rows, matrices, out, written))
 
@@ -502,9 +503,9 @@ def main():
         for c in cmp:
             a, o, b = c["auto"], c["oracle"], c["base"]
             if not c["ok"]:
-                lines.append([c["matrix"], a.get("chosen") or "-", "not usable: " + a["status"][:60]] + ["-"] * 8)
+                lines.append([shown(c["matrix"]), a.get("chosen") or "-", "not usable: " + a["status"][:60]] + ["-"] * 8)
                 continue
-            lines.append([c["matrix"], a.get("chosen") or "-", f'{a["gflops"]:.3g}', fmt(a["time_median_s"]),
+            lines.append([shown(c["matrix"]), a.get("chosen") or "-", f'{a["gflops"]:.3g}', fmt(a["time_median_s"]),
                           full_label(o) if o else "-", fmt(o and o["time_median_s"]),
                           f'{c["vs_oracle"]:.3f}' if o else "-", f'{c["sweep_oracle"]:.3f}' if o else "-",
                           full_label(b) if b else "-",
@@ -520,7 +521,7 @@ def main():
         lines = []
         for m in matrices:
             if any((m, v) in sp for v in vs):
-                lines.append([m] + [f'{sp[(m, v)]["speedup"]:.2f} (t={int(sp[(m, v)]["threads"])})'
+                lines.append([shown(m)] + [f'{sp[(m, v)]["speedup"]:.2f} (t={int(sp[(m, v)]["threads"])})'
                                     if (m, v) in sp else "-" for v in vs])
         md.append("\n## CPU: speedup over serial CSR at the best thread count\n\n" + md_table(["matrix"] + vs, lines))
 
@@ -540,7 +541,7 @@ def main():
         lines = []
         for m in matrices:
             if any((m, f) in it for f in fs):
-                lines.append([m] + [f'{fmt(it[(m, f)]["iter50_s"])} / {fmt(it[(m, f)]["iter500_s"])}'
+                lines.append([shown(m)] + [f'{fmt(it[(m, f)]["iter50_s"])} / {fmt(it[(m, f)]["iter500_s"])}'
                                     if (m, f) in it else "-" for f in fs])
         md.append("\n## Iterative use: seconds for conversion + 50 / + 500 products (best setting per format)\n\n"
                   + md_table(["matrix"] + fs, lines))
@@ -548,7 +549,7 @@ def main():
         md.append("\n## CSR-adaptive nz_per_block: harmonic mean GFLOPS over the suite\n\n" + md_table(hm_header, hm_lines))
     bad = failed + errors + skipped
     if bad:
-        lines = [[r["matrix"], (label(r) + prec(r)) if r["kernel"] else "-", r["status"][:120]] for r in bad[:60]]
+        lines = [[shown(r["matrix"]), (label(r) + prec(r)) if r["kernel"] else "-", r["status"][:120]] for r in bad[:60]]
         md.append("\n## Not measured\n\n" + md_table(["matrix", "kernel", "status"], lines))
     md.append("\n## Plots\n\n" + "".join(f"![{w}]({w})\n" for w in written))
     with open(os.path.join(out, "report.md"), "w") as f:

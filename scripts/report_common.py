@@ -12,6 +12,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline", "threads",
        "block_size", "hack", "nz_per_block", "k", "max_rel_error", "mean_rel_error", "convert_s",
@@ -138,6 +139,15 @@ def display_name(r):
     return r["matrix"] + ("" if o in ("real", "") else (" *" if o == "synthetic" else " **"))
 
 
+# Matrix -> name as shown (display_name of its first row); report.py fills it from the CSV, so
+# tables and plots made from bare matrix names mark the alikes too.
+NAMES = {}
+
+
+def shown(m):
+    return NAMES.get(m, m)
+
+
 def is_regular(r):
     """Regular rows: row-length std at most the mean (CSR5's notes separate matrices by how row
     lengths spread; the seed suite's irregular ones, dc1, webbase-1M and adder_dcop_32, are the
@@ -202,8 +212,10 @@ def lines_vs(rows, x, y, group, title, ylabel, out, name, written, ideal=None, n
     if ideal:
         ax.plot(xs, [ideal(v) for v in xs], "k--", lw=1, label="ideal")
     value_ticks(ax, xs, log2=x == "threads" or x == "block_size")
-    if log_y:
+    values = [v for s in series.values() for v in s.values() if v > 0]
+    if log_y and values and max(values) > 30 * min(values):  # log only where the values span decades
         ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -255,8 +267,11 @@ def serial_times(rows):
 
 
 def same_format_speedup(serial):
-    """value(r) for lines_vs: T_serial(same format) / T(r), or None where the format has no serial row."""
+    """value(r) for lines_vs: T_serial(same format) / T(r), or None where the format has no serial
+    row. CSR rows take the CSV's own speedup column (over the serial CSR of their run)."""
     def value(r):
+        if r["format"] == "csr" and r.get("speedup", 0) > 0:
+            return r["speedup"]
         s = serial.get((r["matrix"], r["format"], r["precision"]))
         return s / r["time_median_s"] if s and r["time_median_s"] > 0 else None
     return value

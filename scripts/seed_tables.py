@@ -5,6 +5,7 @@ it; efficiency = speedup / threads; the CPU tables at a fixed thread count (the 
 000's 20 on its 20 cores). Each heading names the seed table or figure it reproduces. Rows follow
 the CSV's matrix order (the suite's: seed_suite.tsv's order under --seed-suite); synthetic
 structure-alikes are marked * (scaled-down **) in every table and plot."""
+import math
 import statistics
 from collections import defaultdict
 
@@ -33,6 +34,12 @@ def _x(v, digits=3):
     return "-" if v is None else f"{v:.{digits}g}"
 
 
+def _ms(seconds):
+    """Milliseconds with four significant digits, never in exponent form (0.00003634, 12.35)."""
+    ms = 1e3 * seconds
+    return f"{ms:.{max(0, 3 - math.floor(math.log10(ms)))}f}" if ms > 0 else "-"
+
+
 def _kernel(r):
     return r["kernel"] + (f' hack={int(r["hack"])}' if r["hack"] else "")
 
@@ -56,9 +63,11 @@ def section(rows, matrices, out, written):
         info.setdefault(r["matrix"], r)
     name = lambda m: display_name(info[m])
     ser = serial_times(rows)
-    csr_serial = lambda r: ser.get((r["matrix"], "csr", r["precision"]))
-    same_serial = lambda r: ser.get((r["matrix"], r["format"], r["precision"]))
     speedup = lambda s, r: s / r["time_median_s"] if s and r else None
+    # Over serial CSR: the CSV's own column (each run's serial CSR); over the same format: the
+    # fastest serial row of that format (CSR: the same column).
+    over_csr = lambda r: r["speedup"] if r.get("speedup", 0) > 0 else speedup(ser.get((r["matrix"], "csr", r["precision"])), r)
+    over_same = lambda r: over_csr(r) if r["format"] == "csr" else speedup(ser.get((r["matrix"], r["format"], r["precision"])), r)
     md = ["\n## The course reports' tables\n",
           "As ../shared/seeds 000, 001 and 002 present their results. Speedup: T_serial of the same format / "
           "T (000's definition, as a ratio where 000 writes %), and over serial CSR (001, 002); efficiency: speedup / "
@@ -75,9 +84,9 @@ def section(rows, matrices, out, written):
             for m in matrices:
                 r = at_t.get((m, f))
                 if r:
-                    extra = [] if f == "csr" else [_x(speedup(csr_serial(r), r))]
-                    lines.append([name(m), f'{1e3 * r["time_median_s"]:.4g}', f'{r["gflops"]:.3g}',
-                                  _x(speedup(same_serial(r), r))] + extra + [_kernel(r)])
+                    extra = [] if f == "csr" else [_x(over_csr(r))]
+                    lines.append([name(m), _ms(r["time_median_s"]), f'{r["gflops"]:.3g}',
+                                  _x(over_same(r))] + extra + [_kernel(r)])
             if lines:
                 md.append(f"\n### CPU, {f.upper()} format, {t} threads (000 Tables 1-2)\n\n"
                           f"Our fastest OpenMP kernel of the format at {t} threads.\n\n"
@@ -92,7 +101,7 @@ def section(rows, matrices, out, written):
         for m in matrices:
             cells = [gpu.get((m, k)) for k in kernels]
             if any(cells):
-                lines.append([name(m)] + [_x(speedup(same_serial(r), r)) if r else "-" for r in cells])
+                lines.append([name(m)] + [_x(over_same(r)) if r else "-" for r in cells])
         md.append("\n### GPU speedup over serial, per kernel (000 Table 4)\n\n"
                   "Best setting of each CUDA kernel; over the serial kernel of its own format (CSR kernels over serial "
                   "CSR, ell over serial ELL, hll over serial HLL, csr5 over serial CSR5).\n\n"
@@ -109,7 +118,7 @@ def section(rows, matrices, out, written):
         for m in matrices:
             cells = [pick(s, m, f) for s, f in cols]
             if any(cells):
-                sp.append([name(m)] + [_x(speedup(csr_serial(r), r)) if r else "-" for r in cells])
+                sp.append([name(m)] + [_x(over_csr(r)) if r else "-" for r in cells])
                 gf.append([name(m)] + [f'{r["gflops"]:.3g}' if r else "-" for r in cells])
         header = ["matrix"] + [f"{s} {f.upper()}" for s, f in cols]
         md.append("\n### Speedup over serial CSR, best setting per format (002 Tables 1-2)\n\n"
@@ -140,9 +149,9 @@ def section(rows, matrices, out, written):
         if not ms:
             continue
         measures = [("GFLOPS", lambda r: r["gflops"], True),
-                    ("speedup over serial CSR", lambda r: speedup(csr_serial(r), r), True),
+                    ("speedup over serial CSR", lambda r: over_csr(r), True),
                     ("efficiency (speedup over serial CSR / threads)",
-                     lambda r: (speedup(csr_serial(r), r) or 0) / r["threads"] if r["threads"] else None, False)]
+                     lambda r: over_csr(r) / r["threads"] if r["threads"] and over_csr(r) else None, False)]
         for fig, (what, val, log) in zip(figs, measures):
             grouped_bars(ms, ["CSR", "HLL"], lambda m, f, val=val: val(best[(m, f.lower())]),
                          f"{side}: CSR against HLL, {what.split(' (')[0]} at the best setting (001 Fig. {fig})", what, out,

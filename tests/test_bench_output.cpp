@@ -271,19 +271,19 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   // The planner's section: one table row (mat0), its summary under the table and at the top.
   EXPECT_TRUE(fs::exists(dir + "/out/auto_vs_oracle.png"));
   EXPECT_NE(s.find("### auto omp k=1"), std::string::npos) << s;
-  EXPECT_NE(s.find("| mat0 | omp/fake-good threads=2 |"), std::string::npos) << s;
+  EXPECT_NE(s.find("| mat0 * | omp/fake-good threads=2 |"), std::string::npos) << s;
   double oracle_s = 1e300;  // the sweep's oracle: mat0's fastest usable omp row
   for (const Row& r : rows)
     if (r.matrix == "mat0" && r.backend == "omp" && r.usable() && !r.baseline && r.kernel != "auto")
       oracle_s = std::min(oracle_s, r.time_median_s);
   // auto/oracle from the interleaved timing, then the sweep's (from the CSV's rounded times: within
   // a unit of its third decimal of the ratio computed here)
-  const auto row0 = s.find("| mat0 | omp/fake-good threads=2 |");
+  const auto row0 = s.find("| mat0 * | omp/fake-good threads=2 |");
   const auto duel = s.find("| 0.900 | ", row0);
   ASSERT_NE(duel, std::string::npos) << s;
   ASSERT_LT(duel, s.find('\n', row0)) << s;
   EXPECT_NEAR(std::stod(s.substr(duel + 10, 5)), oracle_s / planned.time_median_s, 0.0015) << s;
-  EXPECT_EQ(s.find("| mat1 | omp/fake-good threads=2 |"), std::string::npos) << s;
+  EXPECT_EQ(s.find("| mat1 * | omp/fake-good threads=2 |"), std::string::npos) << s;
   EXPECT_NE(s.find("- auto omp k=1 over 1 matrices: auto/oracle geomean"), std::string::npos) << s;
 
   // A CSV from before the planner (no auto rows, no chosen/planning_s columns) still reports.
@@ -353,7 +353,7 @@ TEST(Bench, ReportComparesPrecisions) {
   ASSERT_NE(s.find("## Precisions: best GFLOPS per backend"), std::string::npos) << s;
   EXPECT_NE(s.find("| matrix | backend | double MB | double GFLOPS | single GFLOPS | single/double |"), std::string::npos)
       << s;
-  const auto l = s.find("| mat0 | omp | ");
+  const auto l = s.find("| mat0 * | omp | ");
   ASSERT_NE(l, std::string::npos) << s;
   std::string line = s.substr(l, s.find('\n', l) - l);
   line.pop_back();  // the closing '|'
@@ -365,7 +365,7 @@ TEST(Bench, ReportComparesPrecisions) {
   for (const char* p : {"double", "single"}) {
     const auto at = s.find(fmt::format("### auto omp k=1 {}\n", p));
     ASSERT_NE(at, std::string::npos) << p << "\n" << s;
-    const auto row = s.find("| mat0 | omp/fake-good threads=2 | ", at);
+    const auto row = s.find("| mat0 * | omp/fake-good threads=2 | ", at);
     ASSERT_NE(row, std::string::npos) << s;
     const std::string line = s.substr(row, s.find('\n', row) - row);
     std::vector<std::string> cells;
@@ -429,6 +429,7 @@ TEST(Bench, ReportReproducesTheSeedTables) {
     r.check = "passed";
     r.time_median_s = r.time_min_s = seconds;
     r.gflops = 2e-9 * static_cast<double>(r.nnz) / seconds;
+    r.speedup = 4e-3 / seconds;  // as the bench writes it: over its own run's serial CSR
     rows.push_back(r);
   };
   for (const std::string m : {"real1", "alike"}) {
@@ -441,6 +442,7 @@ TEST(Bench, ReportReproducesTheSeedTables) {
     add(m, "cuda", "csr-scalar", "csr", 0, 5e-4);
     add(m, "cuda", "hll", "hll", 0, 2.5e-4);
     add(m, "cuda", "cusparse", "csr", 0, 1e-4, true);  // a baseline: never marked best or worst
+    add(m, "serial", "csr", "csr", 1, 2e-3);  // another run's serial CSR (CSVs joined): the column rules
   }
   const test::ScratchDir scratch;
   const std::string dir = scratch.str();
@@ -458,8 +460,8 @@ TEST(Bench, ReportReproducesTheSeedTables) {
     return l == std::string::npos ? "no line: " + first_cells : s.substr(l + 1, s.find('\n', l + 1) - l - 1);
   };
   // 000 Tables 1-2 at the 2 cores: CSR 4 ms serial over 1 ms; HLL over serial HLL 8/2, over serial CSR 4/2.
-  EXPECT_EQ(line("### CPU, CSR format, 2 threads (000 Tables 1-2)", "real1 |"), "| real1 | 1 | 2 | 4 | csr |");
-  EXPECT_EQ(line("### CPU, HLL format, 2 threads (000 Tables 1-2)", "alike * |"), "| alike * | 2 | 1 | 4 | 2 | hll |");
+  EXPECT_EQ(line("### CPU, CSR format, 2 threads (000 Tables 1-2)", "real1 |"), "| real1 | 1.000 | 2 | 4 | csr |");
+  EXPECT_EQ(line("### CPU, HLL format, 2 threads (000 Tables 1-2)", "alike * |"), "| alike * | 2.000 | 1 | 4 | 2 | hll |");
   // 000 Table 3: GFLOPS 8 (hll) the best of ours, 4 (csr-scalar) the worst; cuSPARSE's 20 unmarked.
   EXPECT_EQ(line("## GPU: GFLOPS per kernel", "real1 |"), "| real1 | 1000 | 1000000 | 1000 | 10 | _4_ | 20 | **8** |");
   // 000 Table 4: csr-scalar over serial CSR 4/0.5, hll over serial HLL 8/0.25.

@@ -46,6 +46,32 @@ TEST(CpuKernels, AutoCsrRecordsItsChoice) {
   }
 }
 
+// The dynamic schedule's chunk as the course reports set it: in nonzeros (000), in rows, rounded up
+// to a multiple of rows (004's 16); the product stays right.
+TEST(CpuKernels, DynamicChunkInRowsAndRounded) {
+  Csr a = test::csr_from_lengths(std::vector<offset_t>(1000, 10), 1000, 10);  // 10 per row
+  std::fill(a.val.begin(), a.val.end(), 1.0);  // y = 10 exactly, whatever the order of the sums
+  const std::vector<double> x(1000, 1.0);
+  const auto chunk = [&](offset_t nz, index_t rows, index_t multiple) {
+    PlanOptions opt;
+    opt.threads = 3;
+    opt.nz_per_chunk = nz;
+    opt.chunk_rows = rows;
+    opt.chunk_multiple = multiple;
+    auto plan = make_plan(a, Backend::Omp, "csr-dynamic", opt);
+    std::vector<double> y(1000, -1.0);
+    plan->multiply(x, y);
+    EXPECT_EQ(y, std::vector<double>(1000, 10.0));
+    std::smatch m;
+    return std::regex_search(plan->detail, m, std::regex("chunk_rows=([0-9]+)")) ? std::stoi(m[1]) : -1;
+  };
+  EXPECT_EQ(chunk(1000, 0, 0), 100);  // 1000 nonzeros of rows of 10
+  EXPECT_EQ(chunk(1000, 0, 16), 112);
+  EXPECT_EQ(chunk(1000, 37, 0), 37);
+  EXPECT_EQ(chunk(0, 37, 16), 48);
+  EXPECT_EQ(chunk(0, 32, 16), 32);
+}
+
 TEST(CpuKernels, BalancedBoundsSplitWorkEvenly) {
   // Row lengths 0..99 repeated; parts must cover [0, n) in order and each hold about total/parts.
   std::vector<offset_t> prefix{0};

@@ -81,6 +81,7 @@ const std::vector<Column>& columns() {
       {"cpu_triad_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.cpu_triad * 1e-9); }},
       {"gpu_copy_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_copy * 1e-9); }},
       {"gpu_peak_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_peak * 1e-9); }},
+      {"settings", true, [](const Row& r, auto&, auto&) { return r.settings; }},
   };
   return f;
 }

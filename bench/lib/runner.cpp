@@ -58,6 +58,11 @@ std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, i
       for (int h : hk)
         for (offset_t z : nz) {
           PlanOptions o = cfg.fixed;
+          if (k.backend == Backend::Cuda) o.csr5_omega = 0;
+          if (k.backend != Backend::Cuda || k.name != "csr5") {
+            o.variant = PlanOptions{}.variant;
+            o.deterministic = PlanOptions{}.deterministic;
+          }
           if (t) o.threads = t;
           if (b) o.block_size = b;
           if (h) o.hack = h;
@@ -279,6 +284,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     r.block_size = has_param(k, "block_size") ? opt.block_size : 0;
     r.hack = has_param(k, "hack") ? opt.hack : 0;
     r.nz_per_block = has_param(k, "nz_per_block") ? opt.nz_per_block : 0;
+    r.settings = cfg.fixed_text;
     const double ceiling = cpu ? ceil.cpu_triad : ceil.gpu_copy;
     r.ceiling_gbs = ceiling * 1e-9;
 

@@ -59,6 +59,10 @@ class OmpCsr final : public CpuPlan {
     const double mean_row = a.rows > 0 ? static_cast<double>(nnz) / a.rows : 0.0;
     chunk_rows_ = static_cast<index_t>(std::clamp(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0),
                                                   1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
+    if (opt.chunk_rows > 0) chunk_rows_ = opt.chunk_rows;
+    if (opt.chunk_multiple > 1)  // the SpMM report (004) rounds its chunk up to 16 rows
+      chunk_rows_ = static_cast<index_t>((static_cast<offset_t>(chunk_rows_) + opt.chunk_multiple - 1) /
+                                         opt.chunk_multiple * opt.chunk_multiple);
 
     // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one) x,
     // column-major SpMM, the native kernel and the path through row-major copies.

@@ -77,6 +77,7 @@ int bench_cmd(BenchArgs& a) {
   cfg.trial = !a.no_trial;
   cfg.duel_rounds = a.duel_rounds;
   a.kernel_settings.apply(cfg.fixed);
+  cfg.fixed_text = a.kernel_settings.text();
 
   SuiteOptions so;
   so.matrices_dir = a.matrices_dir;

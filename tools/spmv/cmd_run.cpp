@@ -60,10 +60,12 @@ int run(const RunArgs& args) {
   opt.threads = args.threads;
   opt.block_size = args.block_size;
   opt.hack = args.hack;
-  args.kernel_settings.apply(opt);
   opt.nz_per_block = args.nz_per_block;
   opt.k = args.k;
   opt.variant = args.variant;
+  if (args.kernel_settings.csr5_atomic && args.kernel != "csr5")
+    throw Error("--csr5-atomic is a variant of --kernel csr5 (on cuda)");
+  args.kernel_settings.apply(opt);
   opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
   opt.products = args.products;
   opt.trial = !args.no_trial;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace spmv::cli {
 
@@ -25,6 +26,7 @@ inline CLI::Option* add_memory_budget(CLI::App* cmd, std::uint64_t& bytes) {
 struct KernelSettings {
   int subwarp = 0;
   std::int64_t nz_per_chunk = 0;
+  int chunk_rows = 0, chunk_multiple = 0;
   int csr5_omega = 0, csr5_sigma = 0;
   bool csr5_atomic = false;
 
@@ -36,19 +38,45 @@ struct KernelSettings {
     cmd->add_option("--nz-per-chunk", nz_per_chunk,
                     "OpenMP csr-dynamic: nonzeros per scheduled chunk of rows (default 0: the kernel's)")
         ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--chunk-rows", chunk_rows, "OpenMP csr-dynamic: rows per scheduled chunk, over --nz-per-chunk (default 0)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--chunk-multiple", chunk_multiple,
+                    "OpenMP csr-dynamic: chunk rounded up to a multiple of this many rows (the SpMM report's 16; default 0: none)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--csr5-omega", csr5_omega, "CSR5 tile width (default 0: the SIMD or warp width)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--csr5-sigma", csr5_sigma, "CSR5 tile height (default 0: from the nonzeros per row)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_flag("--csr5-atomic", csr5_atomic,
-                  "CSR5 on CUDA: tiles' carries added with atomics (CSR5's own; the default is a deterministic two-pass sum)");
+                  "CSR5 on CUDA: the paper's variant, carries added with atomics (not deterministic; the default is the "
+                  "single-pass kernel)");
   }
   void apply(PlanOptions& o) const {
     o.subwarp = subwarp;
     o.nz_per_chunk = nz_per_chunk;
+    o.chunk_rows = chunk_rows;
+    o.chunk_multiple = chunk_multiple;
     o.csr5_omega = csr5_omega;
     o.csr5_sigma = csr5_sigma;
-    o.deterministic = !csr5_atomic;
+    if (csr5_atomic) {  // the CUDA CSR5 kernel's variant "atomic", which needs deterministic off
+      o.variant = "atomic";
+      o.deterministic = false;
+    }
+  }
+  // What was set, for the CSV and the summary: "" when nothing.
+  std::string text() const {
+    std::string s;
+    const auto add = [&s](const char* name, long long v) {
+      if (v) s += (s.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(v);
+    };
+    add("subwarp", subwarp);
+    add("nz_per_chunk", nz_per_chunk);
+    add("chunk_rows", chunk_rows);
+    add("chunk_multiple", chunk_multiple);
+    add("csr5_omega", csr5_omega);
+    add("csr5_sigma", csr5_sigma);
+    if (csr5_atomic) s += (s.empty() ? "" : " ") + std::string("csr5_atomic");
+    return s;
   }
 };
 

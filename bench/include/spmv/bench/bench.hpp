@@ -71,7 +71,10 @@ struct SweepConfig {
   std::vector<offset_t> nz_per_block{0};  // "nz_per_block" (0 = the kernel's default)
   // Settings every plan starts from (the CLI's --subwarp, --nz-per-chunk, --csr5-omega/-sigma,
   // --csr5-atomic); the swept parameters above are set over them.
+  // Omega reaches the CPU's CSR5 only (CUDA's is a warp), the variant and determinism CUDA's CSR5
+  // only (its "atomic"); fixed_text says what was set (the CSV's column settings).
   PlanOptions fixed;
+  std::string fixed_text;
   std::vector<int> ks{1};             // right-hand sides; k > 1 only for spmm kernels
   std::vector<Layout> layouts{Layout::RowMajor};  // of X and Y, each swept when k > 1
   // Arithmetic swept for every kernel and setting; a kernel that lacks one (KernelSpec::precisions)
@@ -121,6 +124,7 @@ struct Row {
   std::string precision = "double";
   offset_t nz_per_block = 0;
   std::string detail;
+  std::string settings;       // the sweep's fixed kernel settings (SweepConfig::fixed_text), "" for none
   std::string chosen;         // kernel "auto": what the planner chose ("cuda/ell bs=256")
   double planning_s = 0;      // kernel "auto": analysis + trial + discarded candidates (in setup_s)
   std::string status = "ok";  // "ok", "failed" (check), "skipped: <reason>", "error: <reason>"
