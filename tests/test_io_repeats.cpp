@@ -166,13 +166,13 @@ TEST(ReaderRepeats, FloatSumsStayInDoubleAfterMergingStops) {
   EXPECT_EQ(a.val[a.row_ptr[2]], 3e38f);
 }
 
-// Many rows of one column (keys that differ in the row only) merge as any others. (400 rows: a
-// block's sample of 2048 keys must see each repeat, as it would not with a period of 4000.)
+// Many rows of one column (keys that differ in the row only) merge as any others, here a file
+// cycling through 4000 positions (a sample of the last 16384 entries sees each repeat).
 TEST(ReaderRepeats, OneColumnOfManyRows) {
   std::string body;
-  for (int i = 0; i < 40000; ++i) body += fmt::format("{} 1 {:.17g}\n", 1 + (i * 7) % 400, 1.0 / (i + 1));
-  const std::string text = banner("real", "general") + "400 100 40000\n" + body;
+  for (int i = 0; i < 40000; ++i) body += fmt::format("{} 1 {:.17g}\n", 1 + (i * 7) % 4000, 1.0 / (i + 1));
+  const std::string text = banner("real", "general") + "4000 100 40000\n" + body;
   const auto merged = read(text, 3, 16);
-  EXPECT_EQ(merged.coo.nnz(), 400);
+  EXPECT_EQ(merged.coo.nnz(), 4000);
   expect_same_csr(coo_to_csr(merged.coo), coo_to_csr(read(text, 1, kNever).coo));
 }

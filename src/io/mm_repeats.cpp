@@ -10,8 +10,9 @@ namespace spmv::io::detail {
 
 namespace {
 
-// Keys sampled from the entries read since the last sample.
-constexpr std::size_t kSample = std::size_t{1} << 11;
+// Keys sampled: the last kSample entries read (in cache after the block's parse), enough to see a
+// position repeat in a file cycling through up to kSample / 4 of them (a gzip window's worth of lines).
+constexpr std::size_t kSample = std::size_t{1} << 14;
 
 inline std::uint64_t key_of(index_t r, index_t c) {
   return static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) << 32 | static_cast<std::uint32_t>(c);
@@ -22,15 +23,12 @@ inline std::uint64_t key_of(index_t r, index_t c) {
 // Most of the sample repeats: at most a quarter of the sampled keys are distinct.
 template <class V>
 bool RepeatMerger<V>::sample_repeats(const BasicCoo<V>& coo, i64 stored) const {
-  const i64 from = checked_;
-  const auto n = static_cast<std::size_t>(stored - from);
+  const auto n = static_cast<std::size_t>(stored - checked_);
   const std::size_t s = std::min(n, kSample);
   if (s < 4) return false;
   std::vector<std::uint64_t> keys(s);
-  for (std::size_t j = 0; j < s; ++j) {
-    const auto i = static_cast<std::size_t>(from) + j * n / s;
-    keys[j] = key_of(coo.row[i], coo.col[i]);
-  }
+  const auto from = static_cast<std::size_t>(stored) - s;
+  for (std::size_t j = 0; j < s; ++j) keys[j] = key_of(coo.row[from + j], coo.col[from + j]);
   std::sort(keys.begin(), keys.end());
   const auto distinct = static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
   return distinct * 4 <= s;
