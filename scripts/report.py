@@ -22,9 +22,9 @@ import statistics
 import sys
 from collections import defaultdict, OrderedDict
 
-from report_common import (plt, load, usable, label, variant, is_gpu, is_auto, setting, full_label, fastest,
+from report_common import (plt, load, usable, label, variant, is_gpu, is_auto, full_label, fastest,
                            matrix_order, best_by, save, finish, safe, harmonic_mean, fmt, md_table, lines_vs,
-                           grouped_bars, display_name, is_regular, value_ticks, serial_times,
+                           grouped_bars, display_name, serial_times,
                            same_format_speedup, COLORS, MARKERS, NAMES, shown)
 import seed_tables
 

@@ -63,9 +63,13 @@ Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m) {
   if (gpu && m.gpus > 0) {
     try {
       c.gpu_copy = device::cuda_copy_bandwidth();
-      c.gpu_peak = device::cuda_peak_bandwidth();
     } catch (const std::exception&) {
       c.gpu_copy = 0;
+    }
+    try {  // a failed attribute query costs the peak only, not the measured copy
+      c.gpu_peak = device::cuda_peak_bandwidth();
+    } catch (const std::exception&) {
+      c.gpu_peak = 0;
     }
   }
   return c;

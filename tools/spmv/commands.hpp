@@ -63,7 +63,7 @@ struct KernelSettings {
       o.deterministic = false;
     }
   }
-  // What was set, for the CSV and the summary: "" when nothing.
+  // What was set, for the CSV's column settings: "" when nothing.
   std::string text() const {
     std::string s;
     const auto add = [&s](const char* name, long long v) {
