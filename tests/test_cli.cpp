@@ -14,58 +14,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_util.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;
 namespace fs = std::filesystem;
 
-namespace {
+using namespace spmv::test;
 
-const std::string kDir = std::string(SPMV_TEST_DATA) + "/mm";
-
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-
-class Cli : public ::testing::Test {
- protected:
-  std::string tmp(const std::string& name) const { return dir_ / name; }
-
-  // Runs `spmv ARGS`, capturing stdout, stderr and the exit status.
-  // With `pipe_from`, that file is piped into the command's stdin through cat.
-  Result run(const std::string& args, const std::string& pipe_from = "") const {
-    const std::string out = tmp("stdout.txt"), err = tmp("stderr.txt");
-    const std::string pipe = pipe_from.empty() ? "" : fmt::format("cat '{}' | ", pipe_from);
-    const int rc = std::system(fmt::format("{}'{}' {} > '{}' 2> '{}'", pipe, SPMV_CLI, args, out, err).c_str());
-    Result r;
-    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-
-  test::ScratchDir dir_;
-};
-
-// "key: value" lines -> map.
-std::map<std::string, std::string> keys(const std::string& out) {
-  std::map<std::string, std::string> m;
-  std::istringstream s(out);
-  std::string line;
-  while (std::getline(s, line)) {
-    const auto c = line.find(": ");
-    if (c != std::string::npos) m[line.substr(0, c)] = line.substr(c + 2);
-  }
-  return m;
-}
-
-}  // namespace
 
 // cli_small.mtx: 4 x 5, rows of 2, 1, 0 and 3 entries.
 // --version: the library's version (CMake's) and the commit it was built from, as the library says.
