@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -36,10 +37,17 @@ std::string matrix_name(const fs::path& p) {
 
 std::string default_matrices_dir() { return shared_path("SPMV_SHARED_MATRICES", "matrices", true); }
 
-std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {
+std::string default_cache_dir() {
+  if (const char* e = std::getenv("SPMV_CACHE_DIR"); e && *e) return e;
+  if (const char* e = std::getenv("XDG_CACHE_HOME"); e && *e) return (fs::path(e) / "spmv" / "matrices").string();
+  if (const char* e = std::getenv("HOME"); e && *e) return (fs::path(e) / ".cache" / "spmv" / "matrices").string();
+  return ".cache/matrices";
+}
+
+std::vector<MatrixSource> default_suite(const SuiteOptions& opt, std::vector<std::string>* notes) {
   std::vector<MatrixSource> v;
   const std::string dir = opt.matrices_dir.empty() ? default_matrices_dir() : opt.matrices_dir;
-  std::set<std::string> have;
+  std::set<std::string> have, listed;
   std::error_code ec;
   const fs::path manifest = fs::path(dir) / "MANIFEST.tsv";
   if (std::ifstream f(manifest); f) {
@@ -59,7 +67,17 @@ std::vector<MatrixSource> default_suite(const SuiteOptions& opt) {
       s.path = (fs::path(dir) / c[1]).string();
       s.kind = "SuiteSparse";
       have.insert(s.name);
+      listed.insert(c[1]);
       v.push_back(std::move(s));
+    }
+    // Files put beside the listed ones are benchmarked too (after them), not ignored; their sizes
+    // are unknown here, so --quick (a size cap) leaves them out.
+    for (const auto& s : opt.max_real_nnz > 0 ? std::vector<MatrixSource>{} : sources_from_paths({dir})) {
+      if (listed.count(fs::path(s.path).filename().string()) || have.count(s.name)) continue;
+      if (notes)
+        notes->push_back(fmt::format("{}: not in {}; benchmarked after the listed matrices", s.path, manifest.string()));
+      have.insert(s.name);
+      v.push_back(s);
     }
   } else if (fs::is_directory(dir, ec)) {
     for (const auto& s : sources_from_paths({dir})) {

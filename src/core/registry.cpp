@@ -65,6 +65,8 @@ const KernelSpec& get_kernel(Backend b, std::string_view name) {
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel,
                                 const PlanOptions& opt) {
   const KernelSpec& spec = get_kernel(b, kernel);
+  if (b == Backend::Cuda && device::cuda_device_count() == 0)  // a clean message, not the first CUDA call's error
+    throw Unsupported(fmt::format("backend 'cuda': no usable GPU ({})", device::cuda_unavailable_reason()));
   require_real(a, fmt::format("kernel '{}' ({})", spec.name, to_string(b)));
   if (opt.k < 1) throw Unsupported("the number of right-hand sides k must be at least 1");
   if (opt.k > 1 && !spec.spmm)

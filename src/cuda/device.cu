@@ -59,6 +59,16 @@ int cuda_device_count() {
   return n;
 }
 
+std::string cuda_unavailable_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return cudaGetErrorString(e);
+  }
+  return n > 0 ? "" : "no CUDA device found";
+}
+
 std::string cuda_device_name() {
   if (cuda_device_count() == 0) return {};
   cudaDeviceProp p{};

@@ -24,9 +24,8 @@ struct BenchArgs {
   std::vector<offset_t> nz_per_block;
   int repeat = 0;
   double min_sample_ms = 0, time_budget = 480;
-  std::string out = "results.csv", suite = "auto", matrices_dir, suite_file,
-              cache_dir = ".cache/matrices";
-  bool quick = false, no_baselines = false, no_progress = false, no_trial = false, seed_suite = false;
+  std::string out = "results.csv", suite = "auto", matrices_dir, suite_file, cache_dir = bench::default_cache_dir();
+  bool quick = false, no_baselines = false, no_progress = false, no_trial = false, seed_suite = false, no_cache = false;
   KernelSettings kernel_settings;
   long long products = 100;
   offset_t min_nnz = 0;
@@ -51,6 +50,9 @@ int bench_cmd(BenchArgs& a) {
   if (!a.backends.empty()) {
     cfg.backends.clear();
     for (const auto& b : a.backends) cfg.backends.push_back(parse_backend(b));
+    if (std::find(cfg.backends.begin(), cfg.backends.end(), Backend::Cuda) != cfg.backends.end() && m.gpus == 0)
+      throw Unsupported(fmt::format("--backend cuda: no usable GPU ({}); leave cuda out to benchmark the CPU",
+                                    device::cuda_unavailable_reason()));
   }
   cfg.formats = a.formats;
   cfg.kernels = a.kernel_names;
@@ -82,7 +84,7 @@ int bench_cmd(BenchArgs& a) {
   SuiteOptions so;
   so.matrices_dir = a.matrices_dir;
   so.seed_suite = a.suite_file;
-  so.cache_dir = a.cache_dir;
+  so.cache_dir = a.no_cache ? "" : a.cache_dir;
   so.full = full;
   so.small_machine = small || a.suite == "scaled";
   so.min_nnz = a.min_nnz;
@@ -92,8 +94,13 @@ int bench_cmd(BenchArgs& a) {
     so.scaled_max_nnz = 50000;
     so.small_machine = true;
   }
+  const auto note = [](const std::string& line) {
+    if (verbosity >= 1) fmt::print(stderr, "{}\n", line);
+  };
+  std::vector<std::string> suite_notes;
   std::vector<MatrixSource> sources =
-      a.paths.empty() ? default_suite(so) : sources_from_paths(a.paths);
+      a.paths.empty() ? default_suite(so, &suite_notes) : sources_from_paths(a.paths);
+  for (const std::string& n : suite_notes) note(n);
   if (quick && a.paths.empty()) {
     // A handful of real matrices and alikes: enough to exercise every path in seconds.
     std::vector<MatrixSource> pick;
@@ -103,28 +110,32 @@ int bench_cmd(BenchArgs& a) {
     sources = pick;
   }
   if (sources.empty()) throw Error("no matrices to benchmark");
+  if (std::any_of(sources.begin(), sources.end(), [](const MatrixSource& s) { return s.spec.has_value(); }))
+    note(so.cache_dir.empty() ? "structure-alikes: generated in memory (--no-cache)"
+                              : fmt::format("structure-alikes: cached in {} (--cache-dir or $SPMV_CACHE_DIR to move it, "
+                                            "--no-cache for none)", so.cache_dir));
 
   const bool gpu_wanted = std::find(cfg.backends.begin(), cfg.backends.end(), Backend::Cuda) != cfg.backends.end();
   if (m.gpus == 0)
-    fmt::print(stderr, "no CUDA device: CPU only{}\n",
-               device::cuda_built() ? " (CUDA backend built, but no usable GPU)" : " (built without CUDA)");
+    note(fmt::format("no CUDA device: CPU only{}", device::cuda_built() ? fmt::format(" (CUDA backend built, but no usable "
+                                                                                      "GPU: {})", device::cuda_unavailable_reason())
+                                                                        : " (built without CUDA)"));
 
   const std::size_t per_matrix = count_configs(cfg);
   TimeBudget budget(a.time_budget, a.min_sample_ms <= 0);
   budget.first_estimate(cfg, per_matrix * sources.size(), a.repeat > 0);
-  fmt::print(stderr,
+  note(fmt::format(
              "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats; threads {}; precisions {}; "
-             "machine {} ({} cores, {:.0f} GiB{}){}\n",
+             "machine {} ({} cores, {:.0f} GiB{}){}",
              sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat,
              fmt::join(cfg.threads, ","), fmt::join(precision_names, ","), m.hostname, m.cores, m.memory_bytes / (1ull << 30),
-             m.gpus ? ", " + m.device : "", small ? "; small machine: synthetic alikes scaled down" : "");
+             m.gpus ? ", " + m.device : "", small ? "; small machine: synthetic alikes scaled down" : ""));
 
   const Ceilings ceil = measure_ceilings(cfg, m);
-  fmt::print(stderr, "ceilings: STREAM triad {:.1f} GB/s ({} threads){}\n", ceil.cpu_triad * 1e-9,
-             ceil.cpu_triad_threads,
-             gpu_wanted && m.gpus ? fmt::format(", GPU copy {:.1f} GB/s", ceil.gpu_copy * 1e-9) : "");
+  note(fmt::format("ceilings: STREAM triad {:.1f} GB/s ({} threads){}", ceil.cpu_triad * 1e-9, ceil.cpu_triad_threads,
+                   gpu_wanted && m.gpus ? fmt::format(", GPU copy {:.1f} GB/s", ceil.gpu_copy * 1e-9) : ""));
 
-  const bool tty = isatty(fileno(stderr)) && !a.no_progress;
+  const bool tty = isatty(fileno(stderr)) && !a.no_progress && verbosity >= 1;
   const auto start = clock::now();
   Progress prog;
   if (tty)
@@ -138,7 +149,9 @@ int bench_cmd(BenchArgs& a) {
                  std::string(w - fill, '-'), 100 * frac, done, tot, eta, what);
       std::fflush(stderr);
     };
-  prog.message = [tty](const std::string& line) { fmt::print(stderr, "{}{}\n", tty ? "\n" : "", line); };
+  prog.message = [tty](const std::string& line) {
+    if (verbosity >= 1) fmt::print(stderr, "{}{}\n", tty ? "\n" : "", line);
+  };
   const std::vector<Row> rows = run_suite(sources, so, cfg, ceil, budget, t0, prog);
   if (tty) fmt::print(stderr, "\n");
 
@@ -150,6 +163,8 @@ int bench_cmd(BenchArgs& a) {
   write_csv(a.out, rows, m, ceil);
   write_json(json.string(), rows, m, ceil);
 
+  const bool any_failed = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "failed"; });
+  if (verbosity == 0) return any_failed ? 1 : 0;
   fmt::print("{}", summary_table(rows));
   const double el = seconds_since(t0);
   fmt::print("machine: {} | {} | {} cores | {}\n", m.hostname, m.cpu_model, m.cores,
@@ -161,7 +176,6 @@ int bench_cmd(BenchArgs& a) {
     fmt::print(" (time budget {}: samples of {:.0f}-{:.0f} ms)", fmt_seconds(a.time_budget),
                budget.shortest_sample() * 1e3, budget.longest_sample() * 1e3);
   fmt::print("\n");
-  const bool any_failed = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "failed"; });
   return any_failed ? 1 : 0;
 }
 
@@ -172,48 +186,76 @@ void add_bench(CLI::App& app, Action& action) {
       "bench", "Benchmark every kernel and setting over matrices (default: the built-in suite)");
   auto a = std::make_shared<BenchArgs>();
   cmd->add_option("FILES", a->paths, "Matrix files or folders (default: the default suite)");
-  cmd->add_option("--backends", a->backends, "serial,omp,cuda")->delimiter(',');
-  cmd->add_option("--formats", a->formats, "Only kernels of these formats (csr,ell,hll,...)")->delimiter(',');
-  cmd->add_option("--kernels", a->kernel_names, "Only these kernels (see `spmv kernels`)")->delimiter(',');
-  cmd->add_option("--threads", a->threads, "Thread counts (default 1..2x cores)")->delimiter(',');
-  cmd->add_option("--block-sizes", a->block_sizes, "CUDA block sizes (default 128..1024 by 128)")->delimiter(',');
-  cmd->add_option("--hack", a->hacks, "HLL hack sizes (default 16,32,64)")->delimiter(',');
-  cmd->add_option("--nz-per-block", a->nz_per_block, "CSR-adaptive nonzeros per row block")->delimiter(',');
-  cmd->add_option("--k", a->ks, "Right-hand sides (k > 1: SpMM kernels only)")->delimiter(',');
-  cmd->add_option("--min-nnz", a->min_nnz, "Leave out suite matrices with fewer nonzeros (default 0)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--layouts", a->layouts, "Layouts of X and Y swept when k > 1: row, col (default row)")
+  // The sweep's options are spelled as run's (singular) and take comma lists; the plural spellings
+  // of earlier versions still work (hidden).
+  const auto list = [cmd](const std::string& name, const std::string& old, auto& values, const std::string& help) {
+    cmd->add_option(old, values)->delimiter(',')->group("");
+    return cmd->add_option(name, values, help)->delimiter(',');
+  };
+  list("--backend", "--backends", a->backends, "Backends swept (default: serial,omp and cuda where a GPU is usable)")
+      ->check(CLI::IsMember(backend_names()));
+  list("--format", "--formats", a->formats, "Only kernels of these storage formats (default: all)");
+  list("--kernel", "--kernels", a->kernel_names, "Only these kernels (default: all; `spmv kernels` lists them)")
+      ->check(CLI::IsMember(kernel_names()));
+  cmd->add_option("--threads", a->threads, "Thread counts (default 1, 2, 4, ... up to 2x the cores)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"row", "col"}));
-  cmd->add_option("--precisions", a->precisions,
-                  "Arithmetic swept: double, single, mixed (kernels without one give skipped rows)")
+      ->check(positive_int());
+  list("--block-size", "--block-sizes", a->block_sizes, "CUDA block sizes (default 128..1024 by 128)")
+      ->check(CLI::Range(32, 1024));
+  cmd->add_option("--hack", a->hacks, "HLL hack sizes (default 16,32,64)")->delimiter(',')->check(positive_int());
+  cmd->add_option("--nz-per-block", a->nz_per_block, "CUDA csr-adaptive nonzeros per row block (default 8..2048)")
       ->delimiter(',')
+      ->check(positive_int());
+  cmd->add_option("--k", a->ks, "Right-hand sides (k > 1: SpMM kernels only; default 1)")->delimiter(',')->check(positive_int());
+  cmd->add_option("--min-nnz", a->min_nnz, "Leave out suite matrices with fewer nonzeros")
+      ->check(non_negative_int())
+      ->capture_default_str();
+  list("--layout", "--layouts", a->layouts, "Layouts of X and Y swept when k > 1: row, col")
+      ->check(CLI::IsMember({"row", "col"}))
+      ->capture_default_str();
+  list("--precision", "--precisions", a->precisions,
+       "Arithmetic swept: double, single, mixed (kernels without one give skipped rows)")
       ->check(CLI::IsMember({"double", "single", "mixed"}))
       ->capture_default_str();
-  cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)");
-  cmd->add_option("--min-sample-ms", a->min_sample_ms, "Each sample lasts at least this long (default 50)");
+  cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)")
+      ->check(positive_int());
+  cmd->add_option("--min-sample-ms", a->min_sample_ms, "Each sample lasts at least this long (default 50, 20 on small machines)")
+      ->check(positive_real());
   cmd->add_option("--time-budget", a->time_budget,
                   "Seconds the sweep should take: samples are shortened to fit, and past 1.5x the "
-                  "remaining matrices are listed as skipped (0: no limit)");
-  cmd->add_option("--out", a->out, "CSV output (a .json beside it)");
+                  "remaining matrices are listed as skipped (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  add_output(cmd, a->out, "CSV output (a .json beside it)")->capture_default_str();
+  cmd->add_option("--out", a->out)->group("");  // the earlier spelling
   cmd->add_option("--suite", a->suite, "auto (sized to the machine), scaled, full or quick")
-      ->check(CLI::IsMember({"auto", "scaled", "full", "quick"}));
+      ->check(CLI::IsMember({"auto", "scaled", "full", "quick"}))
+      ->capture_default_str();
   cmd->add_flag("--quick", a->quick, "A few small matrices and a tiny sweep (tests)");
   cmd->add_flag("--seed-suite", a->seed_suite,
                 "Only the course reports' 30 matrices (seed_suite.tsv), in its order: real where present, else "
                 "structure-alikes (marked * in the report)");
   a->kernel_settings.add_options(cmd);
-  cmd->add_option("--matrices-dir", a->matrices_dir, "Real matrices (default ../shared/matrices)");
+  cmd->add_option("--matrices-dir", a->matrices_dir,
+                  "Real matrices: every *.mtx[.gz] there, in MANIFEST.tsv's order where it lists them (default: "
+                  "$SPMV_SHARED_MATRICES, else ../shared/matrices)");
   cmd->add_option("--suite-file", a->suite_file, "seed_suite.tsv (default ../shared/suite, else built in)");
-  cmd->add_option("--cache-dir", a->cache_dir, "Where generated matrices are cached");
+  auto* cache = cmd->add_option("--cache-dir", a->cache_dir,
+                                "Where generated structure-alikes are kept for the next run (default: $SPMV_CACHE_DIR, "
+                                "else $XDG_CACHE_HOME/spmv/matrices or ~/.cache/spmv/matrices)")
+                    ->capture_default_str();
+  cmd->add_flag("--no-cache", a->no_cache, "Generate alikes in memory only, never write them")->excludes(cache);
   cmd->add_flag("--no-baselines", a->no_baselines, "Leave out Eigen/cuSPARSE");
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
-  cmd->add_option("--products", a->products, "Kernel auto: products a plan serves (default 100)")->check(CLI::PositiveNumber);
+  cmd->add_option("--products", a->products, "Kernel auto: products a plan serves")
+      ->check(positive_int())
+      ->capture_default_str();
   cmd->add_flag("--no-trial", a->no_trial, "Kernel auto: the model's choice without a timed trial");
   cmd->add_option("--duel-rounds", a->duel_rounds,
                   "Kernel auto: rounds of its interleaved timing against the oracle and the best baseline "
-                  "after the sweep (default 11, 0: none)")
-      ->check(CLI::NonNegativeNumber);
+                  "after the sweep (0: none)")
+      ->check(non_negative_int())
+      ->capture_default_str();
   cmd->callback([&action, a] { action = [a] { return bench_cmd(*a); }; });
 }
 

@@ -13,21 +13,31 @@ void add_info(CLI::App& app, Action& action) {
   auto budget = std::make_shared<std::uint64_t>(0);
   cmd->add_option("FILE", *file, "Matrix Market file (.mtx, .mtx.gz) or binary cache")->required();
   add_memory_budget(cmd, *budget);
-  cmd->callback([&action, file, budget] {
-    action = [file, budget] {
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print one JSON object instead of key: value lines");
+  cmd->callback([&action, file, budget, json] {
+    action = [file, budget, json] {
       const Csr a = io::load_csr(*file, {.memory_budget_bytes = static_cast<double>(*budget)});
       const MatrixStats s = compute_stats(a);
-      fmt::print("file: {}\n", *file);
-      fmt::print("rows: {}\ncols: {}\nnnz: {}\n", s.rows, s.cols, s.nnz);
-      fmt::print("field: {}\nsymmetry: {}\n", to_string(a.field), to_string(a.symmetry));
-      fmt::print("nnz_per_row_min: {}\nnnz_per_row_mean: {:.6g}\nnnz_per_row_std: {:.6g}\n",
-                 s.row_nnz_min, s.row_nnz_mean, s.row_nnz_std);
-      fmt::print("max_row_nnz: {}\nempty_rows: {}\nbandwidth: {}\n", s.row_nnz_max, s.empty_rows,
-                 s.bandwidth);
-      fmt::print("pattern_symmetric: {}\n", s.pattern_symmetric ? "yes" : "no");
-      fmt::print("ell_padding_ratio: {:.4g}\n", s.ell_padding_ratio);
-      fmt::print("hll16_padding_ratio: {:.4g}\nhll32_padding_ratio: {:.4g}\nhll64_padding_ratio: {:.4g}\n",
-                 s.hll_padding_ratio[0], s.hll_padding_ratio[1], s.hll_padding_ratio[2]);
+      KeyValues out;
+      out.add("file", *file);
+      out.add("rows", static_cast<long long>(s.rows));
+      out.add("cols", static_cast<long long>(s.cols));
+      out.add("nnz", static_cast<long long>(s.nnz));
+      out.add("field", to_string(a.field));
+      out.add("symmetry", to_string(a.symmetry));
+      out.add("nnz_per_row_min", static_cast<long long>(s.row_nnz_min));
+      out.add("nnz_per_row_mean", s.row_nnz_mean);
+      out.add("nnz_per_row_std", s.row_nnz_std);
+      out.add("max_row_nnz", static_cast<long long>(s.row_nnz_max));
+      out.add("empty_rows", static_cast<long long>(s.empty_rows));
+      out.add("bandwidth", static_cast<long long>(s.bandwidth));
+      out.add("pattern_symmetric", s.pattern_symmetric ? "yes" : "no");
+      out.add("ell_padding_ratio", s.ell_padding_ratio, 4);
+      out.add("hll16_padding_ratio", s.hll_padding_ratio[0], 4);
+      out.add("hll32_padding_ratio", s.hll_padding_ratio[1], 4);
+      out.add("hll64_padding_ratio", s.hll_padding_ratio[2], 4);
+      if (verbosity >= 1) out.print(*json);
       return 0;
     };
   });

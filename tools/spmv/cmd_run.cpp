@@ -1,3 +1,4 @@
+#include <spmv/device.hpp>
 #include <spmv/formats/limits.hpp>
 #include <spmv/io.hpp>
 #include <spmv/plan.hpp>
@@ -16,9 +17,11 @@ namespace spmv::cli {
 namespace {
 
 struct RunArgs {
-  std::string file, format, backend, kernel, x = "ones", output, layout = "row", variant = "auto",
+  std::string file, format, backend, kernel, x = "random:42", output, layout = "row", variant = "auto",
       precision = "double";
   int threads = 0, repeat = 10, block_size = 0, hack = 32, k = 1;
+  double min_sample_ms = 10;
+  bool json = false;
   std::int64_t nz_per_block = 0;
   KernelSettings kernel_settings;
   long long products = 100;
@@ -32,8 +35,21 @@ int run(const RunArgs& args) {
   const Backend backend = !args.backend.empty() ? parse_backend(args.backend)
                           : args.threads > 0    ? Backend::Omp
                                                 : default_backend();
+  if (backend == Backend::Cuda && device::cuda_device_count() == 0)
+    throw Unsupported(fmt::format("--backend cuda: no usable GPU ({}); --backend omp runs on the CPU",
+                                  device::cuda_unavailable_reason()));
   const std::string kernel = !args.kernel.empty() ? args.kernel : !args.format.empty() ? args.format : "auto";
-  const KernelSpec& spec = get_kernel(backend, kernel);  // fail fast, before reading the file
+  if (!args.kernel.empty() && !args.format.empty())
+    throw UsageError("--kernel and --format both name the kernel: give one");
+  const KernelSpec* found = find_kernel(backend, kernel);  // fail fast, before reading the file
+  if (!found) {
+    try {
+      get_kernel(backend, kernel);  // its message lists the backend's kernels
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("--{} {}: {}", args.kernel.empty() ? "format" : "kernel", kernel, e.what()));
+    }
+  }
+  const KernelSpec& spec = *found;
   const Precision precision = parse_precision(args.precision);
   if (!supports(spec, precision)) {
     // Also before reading the file, with the library's own message (which names the kernels that
@@ -106,28 +122,57 @@ int run(const RunArgs& args) {
   const Reference ref = reference_product(a, x, args.k, opt.layout);
   const CheckResult chk = check_product(a, ref, y, args.k, opt.layout, precision);
 
-  // Each timed sample is a batch of back-to-back products lasting at least ~1 ms.
-  const ProductTiming pt = time_products(*plan, 1e-3, args.repeat);
+  // Each timed sample is a batch of back-to-back products lasting at least --min-sample-ms.
+  const ProductTiming pt = time_products(*plan, args.min_sample_ms * 1e-3, args.repeat);
   const double med = pt.median_s;
   const double flops = 2.0 * static_cast<double>(a.nnz()) * args.k;
 
-  fmt::print("matrix: {}\nrows: {}\ncols: {}\nnnz: {}\n", args.file, a.rows, a.cols, a.nnz());
-  fmt::print("backend: {}{}\nkernel: {}\nformat: {}\n", to_string(backend),
-             args.backend.empty() && args.threads == 0 ? " (the fastest present)" : "", spec.name, spec.format);
-  if (!plan->chosen.empty()) fmt::print("plan: {}\nplanning_s: {:.6g}\n", plan->describe(), plan->planning_seconds);
-  else if (!plan->detail.empty()) fmt::print("detail: {}\n", plan->detail);
+  KeyValues out;
+  out.add("matrix", args.file);
+  out.add("rows", static_cast<long long>(a.rows));
+  out.add("cols", static_cast<long long>(a.cols));
+  out.add("nnz", static_cast<long long>(a.nnz()));
+  out.add("backend", to_string(backend) + std::string(args.backend.empty() && args.threads == 0 ? " (the fastest present)" : ""));
+  out.add("kernel", spec.name);
+  out.add("format", spec.format);
+  if (!plan->chosen.empty()) {
+    out.add("plan", plan->describe());
+    out.add("planning_s", plan->planning_seconds);
+  } else if (!plan->detail.empty()) {
+    out.add("detail", plan->detail);
+  }
   const int threads = plan->chosen_threads ? plan->chosen_threads
                       : backend == Backend::Cuda ? 0 : backend == Backend::Serial ? 1 : plan_threads(opt);
-  fmt::print("precision: {}\n", to_string(plan->precision));
-  fmt::print("threads: {}\nk: {}\nrepeat: {}\nproducts_per_sample: {}\n", threads, args.k, pt.samples,
-             pt.products_per_sample);
-  fmt::print("convert_s: {:.6g}\nsetup_s: {:.6g}\n", plan->convert_seconds, plan->setup_seconds);
-  fmt::print("time_s: {:.6g}\ntime_min_s: {:.6g}\n", med, pt.min_s);
-  fmt::print("gflops: {:.4f}\n", med > 0 ? flops / med * 1e-9 : 0.0);
-  fmt::print("bandwidth_gbs: {:.4f}\n", med > 0 ? plan->bytes_per_product / med * 1e-9 : 0.0);
-  fmt::print("max_rel_error: {:.3e}\nmean_rel_error: {:.3e}\n", chk.max_rel_error, chk.mean_rel_error);
-  fmt::print("check: {}\n", chk.passed ? "passed" : "FAILED");
-  if (chk.passed && chk.overflows) fmt::print("check_note: {}\n", chk.message);
+  out.add("precision", to_string(plan->precision));
+  out.add("threads", threads);
+  out.add("k", args.k);
+  const bool x_file = std::filesystem::exists(args.x);
+  out.add("x", x_file ? args.x : args.x == "ones" ? "ones" : args.x + " (uniform in [-1, 1))");
+  out.add("repeat", pt.samples);
+  out.add("products_per_sample", pt.products_per_sample);
+  out.add("convert_s", plan->convert_seconds);
+  out.add("setup_s", plan->setup_seconds);
+  out.add("time_s", med);
+  out.add("time_min_s", pt.min_s);
+  out.add("gflops", med > 0 ? flops / med * 1e-9 : 0.0, 5);
+  out.add("bandwidth_gbs", med > 0 ? plan->bytes_per_product / med * 1e-9 : 0.0, 5);
+  // What decides pass/fail: the largest error of a component over its own bound, which is the
+  // rounding any summation order may make in that row (<= 1 passes).
+  out.add("check_error", chk.max_scaled_error, 3);
+  out.add("check", chk.passed ? "passed" : "FAILED");
+  out.add("max_rel_error", chk.max_rel_error, 4);
+  out.add("mean_rel_error", chk.mean_rel_error, 4);
+  if (chk.passed && chk.overflows) out.add("check_note", chk.message);
+  if (verbosity >= 2) {
+    out.add("check_measure",
+            "check_error = max over components of |y_i - ref_i| / tol_i, tol_i = 2 (len_i + 1) eps sum_j |a_ij x_j| "
+            "(the reference summed in long double with compensation); passes at <= 1. max_rel_error = max |y_i - ref_i| "
+            "/ |ref_i| is large where a row's terms cancel and decides nothing.");
+  }
+  if (verbosity >= 1) out.print(args.json);
+  if (verbosity >= 2 && !args.json && args.x == "ones")
+    fmt::print(stderr, "note: x of all ones: rows whose entries cancel have tiny results and large relative errors; "
+                       "check_error measures each against its row's bound\n");
   if (!args.output.empty()) io::write_dense_vector(args.output, y);
   if (!chk.passed) {
     fmt::print(stderr, "{}: check against the reference failed: {}\n", args.file, chk.message);
@@ -142,28 +187,44 @@ void add_run(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("run", "Compute y = A*x with one kernel, check it and time it");
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("FILE", args->file, "Matrix Market file (.mtx, .mtx.gz) or binary cache")->required();
-  cmd->add_option("--format", args->format, "Storage format (csr, ell, hll, csr5): its main kernel instead of auto");
-  cmd->add_option("--backend", args->backend, "serial, omp or cuda (default: cuda where a GPU is usable, else omp)");
-  cmd->add_option("--kernel", args->kernel, "Kernel name (default: auto, the planner); see `spmv kernels`");
-  cmd->add_option("--threads", args->threads, "OpenMP threads (default 0: every core; given without --backend: omp)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--products", args->products, "auto: products the plan will serve (a conversion must pay back within them; default 100)")->check(CLI::PositiveNumber);
+  cmd->add_option("--backend", args->backend, "Where it runs (default: cuda where a GPU is usable, else omp)")
+      ->check(CLI::IsMember(backend_names()));
+  cmd->add_option("--kernel", args->kernel, "Kernel (default: auto, the planner); `spmv kernels` lists each backend's")
+      ->check(CLI::IsMember(kernel_names()));
+  cmd->add_option("--format", args->format, "Instead of --kernel: the main kernel of this storage format")
+      ->check(CLI::IsMember(format_names()));
+  cmd->add_option("--threads", args->threads, "OpenMP threads (0: every core; given without --backend: omp)")
+      ->check(non_negative_int())
+      ->capture_default_str();
+  cmd->add_option("--products", args->products,
+                  "auto: products the plan will serve (a conversion must pay back within them)")
+      ->check(positive_int())
+      ->capture_default_str();
   cmd->add_flag("--no-trial", args->no_trial, "auto: the model's choice without a timed trial (deterministic)");
-  cmd->add_option("--x", args->x, "ones, random, random:SEED or a Matrix Market array file");
-  cmd->add_option("--output", args->output, "Write y as a Matrix Market array vector");
-  cmd->add_option("--repeat", args->repeat, "Timed repetitions (median reported)")->check(CLI::PositiveNumber);
-  cmd->add_option("--block-size", args->block_size, "CUDA threads per block (default: the kernel's own)")->check(CLI::Range(32, 1024));
-  cmd->add_option("--hack", args->hack, "HLL hack size (rows per hack)")->check(CLI::PositiveNumber);
+  cmd->add_option("--x", args->x, "x: ones, random (seed 42), random:SEED or a Matrix Market array file")
+      ->capture_default_str();
+  add_output(cmd, args->output, "Write y to this file as a Matrix Market array vector");
+  cmd->add_option("--repeat", args->repeat, "Timed samples (median reported)")->check(positive_int())->capture_default_str();
+  cmd->add_option("--min-sample-ms", args->min_sample_ms, "Each sample lasts at least this long (back-to-back products)")
+      ->check(positive_real())
+      ->capture_default_str();
+  cmd->add_option("--block-size", args->block_size, "CUDA threads per block (default 0: the kernel's own)")
+      ->check(CLI::Range(32, 1024) | CLI::IsMember({0}));
+  cmd->add_option("--hack", args->hack, "HLL hack size (rows per hack)")->check(positive_int())->capture_default_str();
   args->kernel_settings.add_options(cmd);
   cmd->add_option("--nz-per-block", args->nz_per_block, "CUDA csr-adaptive: nonzeros per row block (default 0: the kernel's)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd (default auto)");
-  cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")->check(CLI::IsMember({"row", "col"}));
+      ->check(non_negative_int());
+  cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd")->capture_default_str();
+  cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(positive_int())->capture_default_str();
+  cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")
+      ->check(CLI::IsMember({"row", "col"}))
+      ->capture_default_str();
   cmd->add_option("--precision", args->precision,
                   "Arithmetic: double, single (float values, x, y and sums) or mixed (float values; double x, y "
                   "and sums)")
       ->check(CLI::IsMember({"double", "single", "mixed"}))
       ->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print one JSON object instead of key: value lines");
   add_memory_budget(cmd, args->memory_budget);
   cmd->callback([&action, args] { action = [args] { return run(*args); }; });
 }

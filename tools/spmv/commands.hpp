@@ -7,11 +7,89 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace spmv::cli {
 
 // A subcommand's action returns the process exit status (0 ok, 1 bad input or failed check).
 using Action = std::function<int()>;
+
+// A request the command line cannot serve as given (an unknown kernel for the backend, options
+// that do not go together): exit status 2, like CLI11's own parse errors.
+struct UsageError : Error {
+  using Error::Error;
+};
+
+// -q / -v, given before or after the subcommand: 0 quiet (errors only), 1 normal, 2 verbose.
+inline int verbosity = 1;
+
+// Integer options with a plain message ("must be a positive integer") instead of CLI11's
+// PositiveNumber, whose message prints the double range in 309 digits.
+inline CLI::Validator positive_int() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          std::size_t end = 0;
+          const long long n = std::stoll(v, &end);
+          if (end == v.size() && n >= 1) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be a positive integer, got '" + v + "'";
+      },
+      "POSITIVE");
+}
+inline CLI::Validator non_negative_int() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          std::size_t end = 0;
+          const long long n = std::stoll(v, &end);
+          if (end == v.size() && n >= 0) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be an integer >= 0, got '" + v + "'";
+      },
+      "NONNEGATIVE");
+}
+inline CLI::Validator positive_real() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          std::size_t end = 0;
+          const double x = std::stod(v, &end);
+          if (end == v.size() && x > 0) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be a number > 0, got '" + v + "'";
+      },
+      "POSITIVE");
+}
+
+// What a command prints: "key: value" lines, or with --json one JSON object of the same keys
+// (numbers as numbers; inf and NaN as null).
+class KeyValues {
+ public:
+  void add(const std::string& key, const std::string& value) { items_.push_back({key, value, quote(value)}); }
+  void add(const std::string& key, const char* value) { add(key, std::string(value)); }
+  void add(const std::string& key, long long value) {
+    items_.push_back({key, std::to_string(value), std::to_string(value)});
+  }
+  void add(const std::string& key, int value) { add(key, static_cast<long long>(value)); }
+  // A double with `digits` significant digits, the same in both forms.
+  void add(const std::string& key, double value, int digits = 6);
+  // Text: "key: value" per line; JSON: one object.
+  std::string text() const;
+  std::string json() const;
+  void print(bool as_json) const;
+
+ private:
+  static std::string quote(const std::string& s);
+  struct Item {
+    std::string key, text, json;
+  };
+  std::vector<Item> items_;
+};
 
 // --memory-budget SIZE (12G, 500M, plain bytes): the most the sizes in an input file may ask for.
 inline CLI::Option* add_memory_budget(CLI::App* cmd, std::uint64_t& bytes) {
@@ -19,6 +97,17 @@ inline CLI::Option* add_memory_budget(CLI::App* cmd, std::uint64_t& bytes) {
       ->add_option("--memory-budget", bytes,
                    "The most memory an input's sizes may ask for, e.g. 12G or 500M (default: half of physical memory)")
       ->transform(CLI::AsSizeValue(false));
+}
+
+// The names CLI11 checks values against (and lists in the help): backends, every kernel of any
+// backend plus auto, and the kernels' storage formats.
+std::vector<std::string> backend_names();
+std::vector<std::string> kernel_names();
+std::vector<std::string> format_names();
+
+// -o/--output, the one spelling of every command's output.
+inline CLI::Option* add_output(CLI::App* cmd, std::string& path, const std::string& what) {
+  return cmd->add_option("-o,--output", path, what);
 }
 
 // The kernels' own parameters that run and bench both take (the course reports' settings): set on
@@ -37,16 +126,16 @@ struct KernelSettings {
         ->check(CLI::Range(0, 32));
     cmd->add_option("--nz-per-chunk", nz_per_chunk,
                     "OpenMP csr-dynamic: nonzeros per scheduled chunk of rows (default 0: the kernel's)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative_int());
     cmd->add_option("--chunk-rows", chunk_rows, "OpenMP csr-dynamic: rows per scheduled chunk, over --nz-per-chunk (default 0)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative_int());
     cmd->add_option("--chunk-multiple", chunk_multiple,
                     "OpenMP csr-dynamic: chunk rounded up to a multiple of this many rows (the SpMM report's 16; default 0: none)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative_int());
     cmd->add_option("--csr5-omega", csr5_omega, "CSR5 tile width (default 0: the SIMD or warp width)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative_int());
     cmd->add_option("--csr5-sigma", csr5_sigma, "CSR5 tile height (default 0: from the nonzeros per row)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative_int());
     cmd->add_flag("--csr5-atomic", csr5_atomic,
                   "CSR5 on CUDA: the paper's variant, carries added with atomics (not deterministic; the default is the "
                   "single-pass kernel)");

@@ -1,5 +1,5 @@
-// spmv: a thin command line over the library. Exit status: 0 success, 1 bad input or a failed
-// check, 2 bad usage.
+// spmv: a thin command line over the library. Exit status: 0 success, 1 bad input, a failed
+// check or a missing device, 2 bad usage. `spmv` and `spmv help [COMMAND]` print the help.
 #include <spmv/types.hpp>
 #include <spmv/version.hpp>
 
@@ -15,7 +15,11 @@ int main(int argc, char** argv) {
   // (bench/results/README.md). Loaded with the context instead; a user's own setting wins.
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   CLI::App app{"spmv: sparse matrix-vector products on CPUs and GPUs, checked and measured"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  app.fallthrough();  // -q/-v also after the subcommand
+  bool quiet = false, verbose = false;
+  app.add_flag("-q,--quiet", quiet, "Print only errors (the exit status tells the rest)");
+  app.add_flag("-v,--verbose", verbose, "Print more: what the check measures, the timing's spread, notes");
   app.set_version_flag("--version", fmt::format("spmv {} (commit {})", spmv::version(), spmv::git_commit()));
   spmv::cli::Action action;
   spmv::cli::add_info(app, action);
@@ -25,8 +29,26 @@ int main(int argc, char** argv) {
   spmv::cli::add_generate(app, action);
   spmv::cli::add_bench(app, action);
   spmv::cli::add_report(app, action);
+  auto* help = app.add_subcommand("help", "Print this help, or a command's: spmv help run");
+  std::string help_on;
+  help->add_option("COMMAND", help_on, "The command whose help to print");
   try {
     app.parse(argc, argv);
+    spmv::cli::verbosity = quiet ? 0 : verbose ? 2 : 1;
+    if (quiet && verbose) throw CLI::ValidationError("-q and -v", "give one of them");
+    if (app.get_subcommands().empty() || help->parsed()) {
+      CLI::App* of = &app;
+      if (!help_on.empty()) {
+        try {
+          of = app.get_subcommand(help_on);
+        } catch (const CLI::OptionNotFound&) {
+          std::fprintf(stderr, "spmv help: no command '%s'\nRun with --help for more information.\n", help_on.c_str());
+          return 2;
+        }
+      }
+      std::fputs(of->help().c_str(), stdout);
+      return 0;
+    }
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
@@ -35,6 +57,9 @@ int main(int argc, char** argv) {
   }
   try {
     return action ? action() : 2;
+  } catch (const spmv::cli::UsageError& e) {
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", e.what());
+    return 2;
   } catch (const spmv::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

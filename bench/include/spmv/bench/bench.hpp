@@ -37,10 +37,14 @@ struct MatrixSource {
   std::string kind;             // the seed suite's description, or the generator kind
 };
 
+// Where generated alikes are cached: $SPMV_CACHE_DIR, else $XDG_CACHE_HOME/spmv/matrices, else
+// ~/.cache/spmv/matrices, else .cache/matrices (no home).
+std::string default_cache_dir();
+
 struct SuiteOptions {
   std::string matrices_dir;     // "" = $SPMV_SHARED_MATRICES or ../shared/matrices
   std::string seed_suite;       // "" = gen::default_seed_suite_path() (built-in copy if absent)
-  std::string cache_dir = ".cache/matrices";
+  std::string cache_dir = default_cache_dir();  // "" = no cache: generated in memory each time
   bool full = false;            // full-size alikes (where memory allows)
   offset_t scaled_max_nnz = 2'000'000;  // small machines: alikes shrunk to at most this many nnz
   bool small_machine = false;
@@ -50,9 +54,10 @@ struct SuiteOptions {
   bool seed_only = false;       // the seed suite alone, in its order: real where present, else alikes
 };
 std::string default_matrices_dir();
-// Every real matrix in the folder (MANIFEST.tsv order when present, else *.mtx[.gz] sorted),
-// then for each seed-suite matrix not among them a generated alike.
-std::vector<MatrixSource> default_suite(const SuiteOptions& opt);
+// Every real matrix in the folder (MANIFEST.tsv's order for those it lists, then the folder's
+// other *.mtx[.gz] sorted, each with a line in `notes`), then for each seed-suite matrix not among
+// them a generated alike.
+std::vector<MatrixSource> default_suite(const SuiteOptions& opt, std::vector<std::string>* notes = nullptr);
 // FILES or DIRS from the command line (directories: their *.mtx, *.mtx.gz, *.spmvbin).
 std::vector<MatrixSource> sources_from_paths(const std::vector<std::string>& paths);
 // Reads or generates (through the cache) the matrix. Throws Error/Unsupported with a message
