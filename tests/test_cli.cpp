@@ -367,7 +367,7 @@ TEST_F(Cli, MissingFileExitsOne) {
 TEST_F(Cli, BadUsageExitsTwo) {
   EXPECT_EQ(run("run " + kDir + "/cli_small.mtx --bogus").status, 2);
   EXPECT_EQ(run("frobnicate").status, 2);
-  EXPECT_EQ(run("").status, 2);
+  EXPECT_EQ(run("help frobnicate").status, 2);
   EXPECT_EQ(run("info").status, 2);  // FILE is required
   EXPECT_EQ(run("run " + kDir + "/cli_small.mtx --threads -1").status, 2);
 }

@@ -188,20 +188,30 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("FILES", a->paths, "Matrix files or folders (default: the default suite)");
   // The sweep's options are spelled as run's (singular) and take comma lists; the plural spellings
   // of earlier versions still work (hidden).
-  const auto list = [cmd](const std::string& name, const std::string& old, auto& values, const std::string& help) {
-    cmd->add_option(old, values)->delimiter(',')->group("");
-    return cmd->add_option(name, values, help)->delimiter(',');
+  // Both spellings get the same validator.
+  const auto list = [cmd](const std::string& name, const std::string& old, auto& values, const std::string& help,
+                          const CLI::Validator& valid) {
+    // CLI11 names a hidden option's failure "": the name put back in the message.
+    const CLI::Validator named(
+        [valid, old](std::string& v) {
+          const std::string e = CLI::Validator(valid)(v);
+          return e.empty() ? e : old + ": " + e;
+        },
+        "");
+    cmd->add_option(old, values)->delimiter(',')->group("")->check(named);
+    return cmd->add_option(name, values, help)->delimiter(',')->check(valid);
   };
-  list("--backend", "--backends", a->backends, "Backends swept (default: serial,omp and cuda where a GPU is usable)")
-      ->check(CLI::IsMember(backend_names()));
-  list("--format", "--formats", a->formats, "Only kernels of these storage formats (default: all)");
-  list("--kernel", "--kernels", a->kernel_names, "Only these kernels (default: all; `spmv kernels` lists them)")
-      ->check(CLI::IsMember(kernel_names()));
+  list("--backend", "--backends", a->backends, "Backends swept (default: serial,omp and cuda where a GPU is usable)",
+       CLI::IsMember(backend_names()));
+  list("--format", "--formats", a->formats, "Only kernels of these storage formats (default: all)",
+       CLI::IsMember(format_names()));
+  list("--kernel", "--kernels", a->kernel_names, "Only these kernels (default: all; `spmv kernels` lists them)",
+       CLI::IsMember(kernel_names()));
   cmd->add_option("--threads", a->threads, "Thread counts (default 1, 2, 4, ... up to 2x the cores)")
       ->delimiter(',')
       ->check(positive_int());
-  list("--block-size", "--block-sizes", a->block_sizes, "CUDA block sizes (default 128..1024 by 128)")
-      ->check(CLI::Range(32, 1024));
+  list("--block-size", "--block-sizes", a->block_sizes, "CUDA block sizes (default 128..1024 by 128)",
+       CLI::Range(32, 1024));
   cmd->add_option("--hack", a->hacks, "HLL hack sizes (default 16,32,64)")->delimiter(',')->check(positive_int());
   cmd->add_option("--nz-per-block", a->nz_per_block, "CUDA csr-adaptive nonzeros per row block (default 8..2048)")
       ->delimiter(',')
@@ -210,12 +220,12 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("--min-nnz", a->min_nnz, "Leave out suite matrices with fewer nonzeros")
       ->check(non_negative_int())
       ->capture_default_str();
-  list("--layout", "--layouts", a->layouts, "Layouts of X and Y swept when k > 1: row, col")
-      ->check(CLI::IsMember({"row", "col"}))
+  list("--layout", "--layouts", a->layouts, "Layouts of X and Y swept when k > 1: row, col",
+       CLI::IsMember({"row", "col"}))
       ->capture_default_str();
   list("--precision", "--precisions", a->precisions,
-       "Arithmetic swept: double, single, mixed (kernels without one give skipped rows)")
-      ->check(CLI::IsMember({"double", "single", "mixed"}))
+       "Arithmetic swept: double, single, mixed (kernels without one give skipped rows)",
+       CLI::IsMember({"double", "single", "mixed"}))
       ->capture_default_str();
   cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)")
       ->check(positive_int());
@@ -224,7 +234,7 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_option("--time-budget", a->time_budget,
                   "Seconds the sweep should take: samples are shortened to fit, and past 1.5x the "
                   "remaining matrices are listed as skipped (0: no limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_real())
       ->capture_default_str();
   add_output(cmd, a->out, "CSV output (a .json beside it)")->capture_default_str();
   cmd->add_option("--out", a->out)->group("");  // the earlier spelling

@@ -41,7 +41,7 @@ void add_report(CLI::App& app, Action& action) {
   auto csv = std::make_shared<std::string>();
   auto dir = std::make_shared<std::string>("report");
   cmd->add_option("CSV", *csv, "results.csv written by `spmv bench`")->required();
-  cmd->add_option("-o,--output", *dir, "Output folder (created)");
+  add_output(cmd, *dir, "Output folder (created)")->capture_default_str();
   cmd->callback([&action, csv, dir] { action = [csv, dir] { return report_cmd(*csv, *dir); }; });
 }
 

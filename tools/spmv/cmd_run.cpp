@@ -80,7 +80,7 @@ int run(const RunArgs& args) {
   opt.k = args.k;
   opt.variant = args.variant;
   if (args.kernel_settings.csr5_atomic && args.kernel != "csr5")
-    throw Error("--csr5-atomic is a variant of --kernel csr5 (on cuda)");
+    throw UsageError("--csr5-atomic is a variant of --kernel csr5 (on cuda)");
   args.kernel_settings.apply(opt);
   opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
   opt.products = args.products;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -24,46 +25,35 @@ struct UsageError : Error {
 // -q / -v, given before or after the subcommand: 0 quiet (errors only), 1 normal, 2 verbose.
 inline int verbosity = 1;
 
-// Integer options with a plain message ("must be a positive integer") instead of CLI11's
-// PositiveNumber, whose message prints the double range in 309 digits.
-inline CLI::Validator positive_int() {
+// Number options with a plain message ("must be a positive integer") instead of CLI11's
+// PositiveNumber, whose message prints the double range in 309 digits. The whole value must parse.
+template <class T>
+CLI::Validator number_check(bool (*ok)(T), const char* must, const char* name) {
   return CLI::Validator(
-      [](std::string& v) -> std::string {
+      [ok, must](std::string& v) -> std::string {
         try {
           std::size_t end = 0;
-          const long long n = std::stoll(v, &end);
-          if (end == v.size() && n >= 1) return "";
+          T x{};
+          if constexpr (std::is_integral_v<T>) x = std::stoll(v, &end);
+          else x = std::stod(v, &end);
+          if (end == v.size() && ok(x)) return "";
         } catch (const std::exception&) {
         }
-        return "must be a positive integer, got '" + v + "'";
+        return std::string("must be ") + must + ", got '" + v + "'";
       },
-      "POSITIVE");
+      name);
+}
+inline CLI::Validator positive_int() {
+  return number_check<long long>([](long long n) { return n >= 1; }, "a positive integer", "POSITIVE");
 }
 inline CLI::Validator non_negative_int() {
-  return CLI::Validator(
-      [](std::string& v) -> std::string {
-        try {
-          std::size_t end = 0;
-          const long long n = std::stoll(v, &end);
-          if (end == v.size() && n >= 0) return "";
-        } catch (const std::exception&) {
-        }
-        return "must be an integer >= 0, got '" + v + "'";
-      },
-      "NONNEGATIVE");
+  return number_check<long long>([](long long n) { return n >= 0; }, "an integer >= 0", "NONNEGATIVE");
 }
 inline CLI::Validator positive_real() {
-  return CLI::Validator(
-      [](std::string& v) -> std::string {
-        try {
-          std::size_t end = 0;
-          const double x = std::stod(v, &end);
-          if (end == v.size() && x > 0) return "";
-        } catch (const std::exception&) {
-        }
-        return "must be a number > 0, got '" + v + "'";
-      },
-      "POSITIVE");
+  return number_check<double>([](double x) { return x > 0; }, "a number > 0", "POSITIVE");
+}
+inline CLI::Validator non_negative_real() {
+  return number_check<double>([](double x) { return x >= 0; }, "a number >= 0", "NONNEGATIVE");
 }
 
 // What a command prints: "key: value" lines, or with --json one JSON object of the same keys

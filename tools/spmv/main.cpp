@@ -37,16 +37,19 @@ int main(int argc, char** argv) {
     spmv::cli::verbosity = quiet ? 0 : verbose ? 2 : 1;
     if (quiet && verbose) throw CLI::ValidationError("-q and -v", "give one of them");
     if (app.get_subcommands().empty() || help->parsed()) {
+      // Through the formatter: App::help() on a parsed app prints its parsed subcommand's (help's).
       CLI::App* of = &app;
+      std::string usage = app.get_name();
       if (!help_on.empty()) {
         try {
           of = app.get_subcommand(help_on);
+          usage += " " + of->get_name();
         } catch (const CLI::OptionNotFound&) {
           std::fprintf(stderr, "spmv help: no command '%s'\nRun with --help for more information.\n", help_on.c_str());
           return 2;
         }
       }
-      std::fputs(of->help().c_str(), stdout);
+      std::fputs(of->get_formatter()->make_help(of, usage, CLI::AppFormatMode::Normal).c_str(), stdout);
       return 0;
     }
   } catch (const CLI::Success& e) {
