@@ -38,11 +38,18 @@ Coo parse_matrix_market(std::string_view text, const std::string& name, const Re
 /// The same in single precision (see load_f32).
 CooF32 parse_matrix_market_f32(std::string_view text, const std::string& name, const ReadOptions& opt = {});
 
-/// A matrix read from a file, and what the file says made it.
+/// A matrix read from a file, and what the file says made it. `matrix.field` and
+/// `matrix.symmetry` are the file's own (a symmetric file's matrix is stored expanded, with
+/// symmetry still Symmetric), so write_matrix_market can write it back as the file declared it.
 template <class V>
 struct BasicLoaded {
   BasicCsr<V> matrix;
   std::string generated;  ///< as generated_description: "" for real data
+  /// A Matrix Market file's `%` comment lines between the banner and the size line, in order,
+  /// trailing blanks cut, the "% spmv-generated" line left out (that is `generated`). At most 64
+  /// KiB of them are kept; when there were more, the last line says how many were not kept
+  /// ("% (spmv: N more comment lines of B bytes not kept: ...)"). Empty for a binary cache.
+  std::vector<std::string> comments;
 };
 using LoadedMatrix = BasicLoaded<double>;
 using LoadedMatrixF32 = BasicLoaded<float>;
@@ -61,17 +68,44 @@ LoadedMatrix load(const std::string& path, const ReadOptions& opt = {});
 /// cache is converted after its checksum, holding the double values meanwhile).
 LoadedMatrixF32 load_f32(const std::string& path, const ReadOptions& opt = {});
 
-/// Coordinate writer (general symmetry, 17 significant digits). `generated`: what produced a
-/// synthetic matrix (see generated_description); empty for real data.
+/// How write_matrix_market writes a matrix.
+struct WriteOptions {
+  /// Write a symmetric, skew-symmetric or hermitian matrix as general, both triangles stored.
+  /// false: the banner keeps the matrix's symmetry and the file stores the lower triangle only
+  /// (skew-symmetric: strictly below the diagonal), as Matrix Market requires.
+  bool expand = false;
+  /// What produced a synthetic matrix, written as "% spmv-generated: ..." right after the banner
+  /// (see generated_description); "" for real data.
+  std::string generated;
+  /// Comment lines written after the banner (e.g. BasicLoaded::comments): each gets a line of its
+  /// own (a '\n' inside one splits it), "% " put before one that does not start with '%'. Lines
+  /// the writer writes itself ("% spmv-generated: ...", "% written by spmv...") are left out.
+  std::vector<std::string> comments;
+};
+
+/// Coordinate writer, values with 17 significant digits (float values with their own shortest
+/// round-trip digits), so they read back bit-identical. The banner keeps the matrix's field
+/// (pattern: no values; integer: integers), except that a pattern matrix whose values are not all 1
+/// and an integer one with values that are not 64-bit integers are written as real. Without
+/// `opt.expand`, a symmetric / skew-symmetric / hermitian matrix keeps its symmetry and its lower
+/// triangle is written, after checking that the upper one mirrors it exactly (a, -a, conj(a); a
+/// skew diagonal 0, a hermitian one real): otherwise Error "path: cannot write the matrix as
+/// symmetric: the entry (i,j) = x but its mirror (j,i) = y; ..." and the file is not touched.
+/// A path ending in ".gz" is written gzip-compressed (one member, ISA-L level 1), through a
+/// bounded buffer whatever the matrix's size.
+void write_matrix_market(const std::string& path, const CsrView& a, const WriteOptions& opt);
+/// The earlier form: always general (both triangles), field kept, `generated` as in WriteOptions.
 void write_matrix_market(const std::string& path, const CsrView& a, const std::string& generated = "");
 
-/// Dense vectors as Matrix Market `array real general` with one column (or k columns).
+/// Dense vectors as Matrix Market `array real general` with one column (or k columns). The writer
+/// gzip-compresses a path ending in ".gz", like write_matrix_market.
 std::vector<double> read_dense_vector(const std::string& path, const ReadOptions& opt = {});
 void write_dense_vector(const std::string& path, const std::vector<double>& v);
 
 /// Binary cache: magic, version, sizes, payload and a checksum; loads at disk speed. `generated`
 /// marks a synthetic matrix (a flag in the header). The values are stored in the view's type:
-/// double, or float for a view over val_f32 (CsrF32), half the values' bytes.
+/// double, or float for a view over val_f32 (CsrF32), half the values' bytes. A path ending in
+/// ".gz" is written gzip-compressed (the readers recognise a gzipped cache by its content).
 void write_binary(const std::string& path, const CsrView& a, bool generated = false);
 Csr read_binary(const std::string& path, const ReadOptions& opt = {});
 /// Whether the file starts with the binary cache's magic (opens and reads it: not for a FIFO that

@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "io/arrays.hpp"
+#include "io/byte_sink.hpp"
 #include "io/io_internal.hpp"
 
 namespace spmv::io {
@@ -146,13 +147,6 @@ namespace {
 using detail::BinHeader;
 using detail::kHeaderV1;
 
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // A fuzzing build (libFuzzer's convention) skips the checksums, so that mutated headers and
 // payloads reach the size and structure checks behind them instead of all stopping at the first.
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -188,19 +182,6 @@ std::uint64_t full_checksum(const BinHeader& h, const CsrView& a) {
   return s;
 }
 
-void write_all(int fd, const std::string& path, const void* p, std::size_t n) {
-  const char* c = static_cast<const char*>(p);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, c, std::min<std::size_t>(n, std::size_t{1} << 30));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw Error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-    }
-    c += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
 }  // namespace
 
 void write_binary(const std::string& path, const CsrView& a, bool generated) {
@@ -225,18 +206,16 @@ void write_binary(const std::string& path, const CsrView& a, bool generated) {
   h.checksum = full_checksum(h, a);
   h.header_checksum = header_checksum(h);  // over the rest of the header, the payload checksum included
 
-  Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-  if (f.fd < 0) throw Error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  write_all(f.fd, path, &h, sizeof h);
-  write_all(f.fd, path, a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t));
-  write_all(f.fd, path, a.col.data(), a.col.size() * sizeof(index_t));
+  detail::ByteSink f(path);  // gzip-compressed when the name ends in .gz (load() reads either)
+  f.write(&h, sizeof h);
+  f.write(a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t));
+  f.write(a.col.data(), a.col.size() * sizeof(index_t));
   const char zeros[8] = {};
-  write_all(f.fd, path, zeros, col_pad(a.nnz()));
-  if (f32) write_all(f.fd, path, a.val_f32.data(), a.val_f32.size() * sizeof(float));
-  else write_all(f.fd, path, a.val.data(), a.val.size() * sizeof(double));
-  if (cplx) write_all(f.fd, path, a.imag.data(), a.imag.size() * sizeof(double));
-  if (::close(std::exchange(f.fd, -1)) != 0)
-    throw Error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  f.write(zeros, col_pad(a.nnz()));
+  if (f32) f.write(a.val_f32.data(), a.val_f32.size() * sizeof(float));
+  else f.write(a.val.data(), a.val.size() * sizeof(double));
+  if (cplx) f.write(a.imag.data(), a.imag.size() * sizeof(double));
+  f.close();
 }
 
 }  // namespace spmv::io

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/byte_source.hpp"
 
@@ -22,6 +23,7 @@ struct BasicParsed {
   BasicCoo<V> coo;
   MmFormat format = MmFormat::Coordinate;
   std::string generated;  // the header's "% spmv-generated: ..." description, if any
+  std::vector<std::string> comments;  // the header's other comment lines (MmHeader::comments)
 };
 using Parsed = BasicParsed<double>;
 

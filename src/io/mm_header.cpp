@@ -183,8 +183,10 @@ MmHeader read_header(TextBlocks& lines, const std::string& name) {
 
   // Comments and blank lines, then the size line. A "% spmv-generated: ..." comment right after
   // the banner marks a matrix made by the generator.
+  // The other comment lines are kept, up to kMaxHeaderComments bytes.
   found = false;
   bool right_after_banner = true;
+  std::size_t kept_bytes = 0, dropped_lines = 0, dropped_bytes = 0;
   while (next()) {
     if (too_long) throw ParseError(name, n, fmt::format("a line longer than {} bytes before the size line", kMaxLine));
     if (comment_line(line)) {
@@ -193,6 +195,16 @@ MmHeader read_header(TextBlocks& lines, const std::string& name) {
         h.generated = std::string(line.substr(tag.size()));
         while (!h.generated.empty() && is_blank(h.generated.back())) h.generated.pop_back();
         if (h.generated.empty()) h.generated = "spmv-generated";
+        continue;
+      }
+      std::string_view text = line;
+      while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+      if (dropped_lines == 0 && kept_bytes + text.size() + 1 <= kMaxHeaderComments) {
+        h.comments.emplace_back(text);
+        kept_bytes += text.size() + 1;
+      } else {  // once one is dropped, all later ones are: the kept ones stay a prefix, in order
+        ++dropped_lines;
+        dropped_bytes += text.size() + 1;
       }
       continue;
     }
@@ -200,6 +212,10 @@ MmHeader read_header(TextBlocks& lines, const std::string& name) {
     if (!blank_line(line)) { found = true; break; }
   }
   if (!found) throw ParseError(name, n, "missing size line: the file ends before it");
+  if (dropped_lines)
+    h.comments.push_back(fmt::format("% (spmv: {} more comment line{} of {} bytes not kept: the header's comments "
+                                     "are kept up to {} KiB)", dropped_lines, dropped_lines == 1 ? "" : "s",
+                                     dropped_bytes, kMaxHeaderComments >> 10));
   set_shape(h, parse_size_numbers(line, n, h.format == MmFormat::Coordinate, name), n, name);
   h.data_first_line = n + 1;
   return h;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/io_internal.hpp"
 #include "io/mm_text.hpp"
@@ -20,7 +21,14 @@ struct MmHeader {
   i64 data_first_line = 1;     // line number of the data section's first line
   i64 banner_line = 1;         // line number of the banner (blank lines may precede it)
   std::string generated;       // a "% spmv-generated: ..." comment after the banner: what made the matrix
+  // The `%` comment lines between the banner and the size line, in order, trailing blanks cut,
+  // without the spmv-generated line (that is `generated`): up to kMaxHeaderComments bytes, then a
+  // last line "% (spmv: N more comment lines, B bytes, not kept ...)" when there were more.
+  std::vector<std::string> comments;
 };
+
+// The most bytes of header comments kept (MmHeader::comments, BasicLoaded::comments).
+inline constexpr std::size_t kMaxHeaderComments = std::size_t{64} << 10;
 
 // Reads the header from `lines`, which are then at the data section (a UTF-8 byte order mark is
 // skipped). Throws ParseError naming `name` and the line for a missing or malformed banner or size

@@ -90,6 +90,7 @@ BasicParsed<V> allocate_output(const MmHeader& h, i64 stored) {
   BasicParsed<V> out;
   out.format = h.format;
   out.generated = h.generated;
+  out.comments = h.comments;
   BasicCoo<V>& coo = out.coo;
   coo.rows = static_cast<index_t>(h.rows);
   coo.cols = static_cast<index_t>(h.cols);

@@ -23,6 +23,7 @@ struct Read {
   BasicCsr<V> csr;
   detail::BasicParsed<V> text;
   std::string generated;
+  std::vector<std::string> comments;
 };
 
 template <class V>
@@ -36,6 +37,7 @@ Read<V> read_source(detail::ByteSource& src, const ReadOptions& opt) {
   } else {
     r.text = detail::parse<V>(src, opt);
     r.generated = r.text.generated;
+    r.comments = std::move(r.text.comments);
   }
   return r;
 }
@@ -66,6 +68,7 @@ BasicLoaded<V> load_as(const std::string& path, const ReadOptions& opt) {
     }
   }
   m.generated = std::move(r.generated);
+  m.comments = std::move(r.comments);
   return m;
 }
 

@@ -1,0 +1,159 @@
+// `spmv convert` run as a process: .gz output that gzip and `spmv info` read, the output as
+// OUTPUT or -o (exactly one: exit status 2 otherwise), symmetry kept or --expand'ed, header
+// comments and the generated marker carried, a matrix that does not match its symmetry refused.
+#include <gtest/gtest.h>
+#include <spmv/io.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_util.hpp"
+#include "test_util.hpp"
+
+using namespace spmv;
+using namespace spmv::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+int sh(const std::string& cmd) { return std::system(cmd.c_str()); }
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+void expect_same_matrix(const Csr& got, const Csr& want) {
+  EXPECT_EQ(got.rows, want.rows);
+  EXPECT_EQ(got.cols, want.cols);
+  EXPECT_EQ(got.field, want.field);
+  EXPECT_EQ(got.row_ptr, want.row_ptr);
+  EXPECT_EQ(got.col, want.col);
+  ASSERT_EQ(got.val.size(), want.val.size());
+  EXPECT_EQ(std::memcmp(got.val.data(), want.val.data(), got.val.size() * sizeof(double)), 0);
+  EXPECT_EQ(got.imag, want.imag);
+}
+
+// The data lines of a Matrix Market text (after the size line).
+std::vector<std::string> data_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  bool size_seen = false;
+  std::getline(in, line);  // banner
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '%') continue;
+    if (!size_seen) size_seen = true;
+    else out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+// To .gz: gzip -t accepts it, gzip -dc gives the symmetric banner and the file's lower triangle,
+// and `spmv info` reads the same matrix as from the input.
+TEST_F(Cli, ConvertToGzipThatGzipAndInfoRead) {
+  const std::string in = kDir + "/coord_real_symmetric.mtx", out = tmp("s.mtx.gz");
+  const Result c = run(fmt::format("convert {} {}", in, out));
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, fmt::format("wrote {} (3 x 3, 6 nonzeros, symmetric: lower triangle stored)\n", out));
+  EXPECT_EQ(sh(fmt::format("gzip -t '{}'", out)), 0);
+  ASSERT_EQ(sh(fmt::format("gzip -dc '{}' > '{}'", out, tmp("s.mtx"))), 0);
+  const std::string text = slurp(tmp("s.mtx"));
+  EXPECT_EQ(first_line(text), "%%MatrixMarket matrix coordinate real symmetric");
+  EXPECT_EQ(data_lines(text), (std::vector<std::string>{"1 1 4", "2 1 -1", "3 1 2.5", "3 3 6"}));  // the input's entries
+  const Result i = run("info " + out);
+  ASSERT_EQ(i.status, 0) << i.err;
+  auto got = keys(i.out), want = keys(run("info " + in).out);
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(got["symmetry"], "symmetric");
+  EXPECT_EQ(got["nnz"], "6");
+  got.erase("file");
+  want.erase("file");
+  EXPECT_EQ(got, want);
+  expect_same_matrix(io::load_csr(out), io::load_csr(in));
+}
+
+// -o instead of OUTPUT; a gzipped binary cache by its name.
+TEST_F(Cli, ConvertTakesDashO) {
+  const std::string in = kDir + "/cli_small.mtx";
+  const Result c = run(fmt::format("convert {} -o {}", in, tmp("o.mtx")));
+  ASSERT_EQ(c.status, 0) << c.err;
+  expect_same_matrix(io::load_csr(tmp("o.mtx")), io::load_csr(in));
+  const Result b = run(fmt::format("convert {} --output {}", in, tmp("o.spmvbin.gz")));
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(sh(fmt::format("gzip -t '{}'", tmp("o.spmvbin.gz"))), 0);
+  EXPECT_TRUE(io::is_binary_cache(tmp("o.spmvbin.gz")));
+  expect_same_matrix(io::load_csr(tmp("o.spmvbin.gz")), io::load_csr(in));
+}
+
+TEST_F(Cli, ConvertOutputGivenTwiceOrNotAtAllIsBadUsage) {
+  const std::string in = kDir + "/cli_small.mtx";
+  const Result both = run(fmt::format("convert {} {} -o {}", in, tmp("a.mtx"), tmp("b.mtx")));
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.err, fmt::format("convert: the output is given twice, as OUTPUT '{}' and as -o '{}': give one\n"
+                                  "Run with --help for more information.\n", tmp("a.mtx"), tmp("b.mtx")));
+  EXPECT_FALSE(fs::exists(tmp("a.mtx")));
+  EXPECT_FALSE(fs::exists(tmp("b.mtx")));
+  const Result neither = run("convert " + in);
+  EXPECT_EQ(neither.status, 2);
+  EXPECT_EQ(neither.err, "convert: no output: give OUTPUT (spmv convert A.mtx A.mtx.gz) or -o OUTPUT\n"
+                         "Run with --help for more information.\n");
+  EXPECT_EQ(neither.out, "");
+}
+
+// --expand: general banner and both triangles, the same matrix.
+TEST_F(Cli, ConvertExpand) {
+  const std::string in = kDir + "/coord_real_symmetric.mtx";
+  const Result c = run(fmt::format("convert {} {} --expand", in, tmp("g.mtx")));
+  ASSERT_EQ(c.status, 0) << c.err;
+  const std::string text = slurp(tmp("g.mtx"));
+  EXPECT_EQ(first_line(text), "%%MatrixMarket matrix coordinate real general");
+  EXPECT_EQ(data_lines(text), (std::vector<std::string>{"1 1 4", "1 2 -1", "1 3 2.5", "2 1 -1", "3 1 2.5", "3 3 6"}));
+  const Csr back = io::load_csr(tmp("g.mtx"));
+  EXPECT_EQ(back.symmetry, Symmetry::General);
+  expect_same_matrix(back, io::load_csr(in));
+  EXPECT_EQ(keys(run("info " + tmp("g.mtx")).out)["symmetry"], "general");
+}
+
+// The input's header comments are written after the banner; a generated matrix stays marked
+// through .gz and back.
+TEST_F(Cli, ConvertKeepsCommentsAndTheGeneratedMarker) {
+  const Result c = run(fmt::format("convert {}/cli_small.mtx {}", kDir, tmp("c.mtx")));
+  ASSERT_EQ(c.status, 0) << c.err;
+  const std::string text = slurp(tmp("c.mtx"));
+  EXPECT_EQ(text.rfind("%%MatrixMarket matrix coordinate real general\n% 4 x 5, row 3 empty\n", 0), 0u) << text;
+
+  ASSERT_EQ(run("generate --kind random --rows 300 --nnz-per-row 4 -o " + tmp("g.mtx")).status, 0);
+  const std::string mark = io::generated_description(tmp("g.mtx"));
+  ASSERT_NE(mark, "");
+  ASSERT_EQ(run(fmt::format("convert {} {}", tmp("g.mtx"), tmp("g2.mtx.gz"))).status, 0);
+  EXPECT_EQ(io::generated_description(tmp("g2.mtx.gz")), mark);
+  ASSERT_EQ(run(fmt::format("convert {} -o {}", tmp("g2.mtx.gz"), tmp("g3.mtx"))).status, 0);
+  EXPECT_EQ(io::generated_description(tmp("g3.mtx")), mark);
+  expect_same_matrix(io::load_csr(tmp("g3.mtx")), io::load_csr(tmp("g.mtx")));
+}
+
+// A cache that says symmetric over entries that are not: refused (exit 1, the entries named, no
+// output file), written with --expand.
+TEST_F(Cli, ConvertRefusesEntriesThatDoNotMatchTheSymmetry) {
+  Coo c;
+  c.rows = c.cols = 2;
+  c.symmetry = Symmetry::Symmetric;
+  c.row = {1, 0};
+  c.col = {0, 1};
+  c.val = {5.0, 6.0};
+  const Csr a = coo_to_csr(c);
+  io::write_binary(tmp("bad.spmvbin"), a);
+  const Result r = run(fmt::format("convert {} {}", tmp("bad.spmvbin"), tmp("bad.mtx.gz")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, fmt::format("{}: cannot write the matrix as symmetric: the entry (2,1) = 5 but its mirror (1,2) = 6; "
+                               "write it expanded, as general (WriteOptions::expand, spmv convert --expand)\n",
+                               tmp("bad.mtx.gz")));
+  EXPECT_FALSE(fs::exists(tmp("bad.mtx.gz")));
+  const Result e = run(fmt::format("convert {} {} --expand", tmp("bad.spmvbin"), tmp("bad.mtx.gz")));
+  ASSERT_EQ(e.status, 0) << e.err;
+  expect_same_matrix(io::load_csr(tmp("bad.mtx.gz")), a);
+}
