@@ -206,7 +206,7 @@ TEST_F(Cli, OutputFlagOnEveryCommandThatWrites) {
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_TRUE(fs::exists(tmp("b/r.csv")));
   EXPECT_TRUE(fs::exists(tmp("b/r.json")));
-  for (const char* cmd : {"run", "bench", "generate", "report"})
+  for (const char* cmd : {"run", "bench", "generate", "report", "convert"})
     EXPECT_NE(run(fmt::format("{} --help", cmd)).out.find("-o,--output"), std::string::npos) << cmd;
 }
 
