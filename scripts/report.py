@@ -10,7 +10,8 @@ GPU kernels side by side per matrix (with cuSPARSE), CPU vs GPU, a roofline-styl
 effective bandwidth against the measured ceilings, conversion cost against product time, and the
 harmonic mean over the suite per CSR-adaptive nz_per_block; the automatic planner (kernel `auto`)
 against the oracle (our fastest row of its backend and k) and the best baseline, with a plot of
-auto/oracle per matrix. Only rows whose check passed count. Where the CSV has several precisions
+auto/oracle per matrix. Only rows whose check passed and whose timing was steady (status ok, not
+noisy) count; the noisy ones are listed, with the spread of every configuration's samples. Where the CSV has several precisions
 (column `precision`), those sections read one of them (double where present) and a section of its
 own compares the precisions per matrix and backend (best GFLOPS, single/double, mixed/double).
 Needs matplotlib (Debian: python3-matplotlib); nothing else beyond the standard library.
@@ -22,15 +23,15 @@ import statistics
 import sys
 from collections import defaultdict, OrderedDict
 
-from report_common import (plt, load, usable, label, variant, is_gpu, is_auto, full_label, fastest,
+from report_common import (plt, load, usable, is_noisy, label, variant, is_gpu, is_auto, full_label, fastest,
                            matrix_order, best_by, save, finish, safe, harmonic_mean, fmt, md_table, lines_vs,
-                           grouped_bars, display_name, serial_times,
+                           grouped_bars, display_name, serial_times, setting,
                            same_format_speedup, COLORS, MARKERS, NAMES, shown)
 import seed_tables
 
 def auto_comparisons(rows, matrices):
     """Per "backend k=K" (plus the precision where the rows have several) with auto rows: per
-    matrix, the auto row (most threads when several), the oracle (fastest usable non-baseline,
+    matrix, the auto row (the most threads asked for when several), the oracle (fastest usable non-baseline,
     non-auto row of that backend, k and precision, any setting), the best baseline of the same side
     (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel), k and precision, and
     the ratios other time / auto time (1 = auto as fast; None where one side is missing): those of
@@ -45,7 +46,7 @@ def auto_comparisons(rows, matrices):
         autos = OrderedDict()
         for r in by[m]:
             key = (r["backend"], int(r["k"]), r["precision"])
-            if is_auto(r) and (key not in autos or r["threads"] > autos[key]["threads"]):
+            if is_auto(r) and (key not in autos or r["threads_requested"] > autos[key]["threads_requested"]):
                 autos[key] = r
         for (backend, k, p), a in autos.items():
             oracle = fastest(by[m], lambda r: not r["baseline"] and not is_auto(r)
@@ -231,6 +232,59 @@ def spmm_section(rows, matrices, out, written):
     return "".join(md)
 
 
+def pct(x):
+    return f"{100 * x:.1f}%"
+
+
+def timing_section(rows):
+    """How the samples of every timed configuration spread, per backend: the coefficient of
+    variation (median, 90th percentile, max), how long a sample lasted, how many configurations were
+    measured twice and how many stayed noisy."""
+    timed = [r for r in rows if r["kernel"] and r["status"] in ("ok", "noisy") and r["time_median_s"] > 0]
+    if not timed:
+        return ""
+    if not any(r["measurements"] > 0 for r in timed):
+        return ("\n## Timing statistics\n\nThis CSV predates the timing statistics (columns time_cv, time_drift, "
+                "measurements): the spread of its samples is not known.\n")
+    threshold = max(r["noise_threshold"] for r in timed)
+    lines = []
+    for b in sorted({r["backend"] for r in timed}):
+        sel = [r for r in timed if r["backend"] == b]
+        cvs = sorted(r["time_cv"] for r in sel)
+        sample_ms = [r["products_per_sample"] * r["time_median_s"] * 1e3 for r in sel if r["products_per_sample"] > 0]
+        lines.append([b, str(len(sel)), pct(statistics.median(cvs)), pct(cvs[min(len(cvs) - 1, int(0.9 * len(cvs)))]),
+                      pct(cvs[-1]), pct(max(r["time_drift"] for r in sel)),
+                      f"{min(sample_ms):.3g}" if sample_ms else "-", f"{statistics.median(sample_ms):.3g}" if sample_ms else "-",
+                      str(sum(1 for r in sel if r["measurements"] > 1)), str(sum(1 for r in sel if is_noisy(r)))])
+    return ("\n## Timing statistics\n\n"
+            "Each configuration's samples (batches of back-to-back products) per backend: the coefficient of variation "
+            "(standard deviation / mean) and the drift (the first half of the samples against the last half). A "
+            + (f"configuration above {pct(threshold)} in either was measured again, and left out of every best as "
+               "`noisy` where the second measurement was above it too. " if threshold > 0 else
+               "threshold of 0: no configuration was measured again or flagged. ")
+            + "Sample length: products per sample x median time.\n\n"
+            + md_table(["backend", "configurations", "median cv", "90th pct cv", "max cv", "max drift",
+                        "shortest sample (ms)", "median sample (ms)", "measured twice", "noisy"], lines))
+
+
+def noisy_section(rows, prec):
+    noisy = [r for r in rows if is_noisy(r)]
+    if not noisy:
+        return ""
+    threshold = max(r["noise_threshold"] for r in noisy)
+    lines = [[shown(r["matrix"]), label(r) + prec(r), setting(r) or "-", fmt(r["time_median_s"]), fmt(r["time_min_s"]),
+              fmt(r["time_max_s"]), pct(r["time_cv"]), pct(r["time_drift"])] for r in noisy[:60]]
+    serial = sorted({shown(r["matrix"]) for r in noisy if r["backend"] == "serial" and r["kernel"] == "csr"})
+    return ("\n## Noisy configurations\n\n"
+            f"{len(noisy)} configuration{'s' if len(noisy) != 1 else ''} whose samples spread above {pct(threshold)} "
+            "(coefficient of variation or drift) in two measurements: timed (their numbers are in the CSV) but left out "
+            "of every best, ratio, table and plot above. Many of them: the machine was busy, or its clocks changed."
+            + (f" The serial CSR, every speedup's reference, was noisy on {', '.join(serial)}: the speedups of "
+               "those matrices rest on it." if serial else "")
+            + ("" if len(noisy) <= 60 else " The first 60:") + "\n\n"
+            + md_table(["matrix", "kernel", "setting", "median time (s)", "min (s)", "max (s)", "cv", "drift"], lines))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
@@ -257,6 +311,21 @@ def main():
     triad = max(r.get("cpu_triad_gbs", 0) or 0 for r in all_rows)
     copy = max(r.get("gpu_copy_gbs", 0) or 0 for r in all_rows)
     peak = max(r.get("gpu_peak_gbs", 0) or 0 for r in all_rows)
+
+    def spread(col):
+        """ " (median of N runs, lo-hi)" of a ceiling, from the row that carries its largest value."""
+        r = max(all_rows, key=lambda r: r.get(col + "_gbs", 0) or 0)
+        n = int(r.get(col + "_runs", 0) or 0)
+        if n <= 1:
+            return ""
+        return f' (median of {n} runs, {r.get(col + "_min_gbs", 0):.3g}-{r.get(col + "_max_gbs", 0):.3g})'
+
+    def pinning(r):
+        bind, places = r.get("omp_proc_bind", ""), r.get("omp_places", "")
+        if not bind and not places:
+            return "OpenMP threads not pinned (OMP_PROC_BIND and OMP_PLACES unset)" if "omp_proc_bind" in r else ""
+        return f"OpenMP threads pinned: OMP_PROC_BIND={bind or '(unset)'}, OMP_PLACES={places or '(unset)'}" + (
+            f', OMP_NUM_THREADS={r["omp_num_threads"]}' if r.get("omp_num_threads") else "")
 
     for r in every_row:
         NAMES.setdefault(r["matrix"], display_name(r))
@@ -422,9 +491,10 @@ def main():
     md = ["# SpMV benchmark report\n"]
     md.append(f'Machine: {first.get("hostname", "")}, {first.get("cpu_model", "")}, '
               f'{int(first.get("cores", 0) or 0)} cores; device: {first.get("device") or "no CUDA device: CPU only"}; '
-              f'compiler: {first.get("compiler", "")}; commit {first.get("git_commit", "")}.  \n'
-              f'Ceilings measured in the same run: STREAM triad {triad:.1f} GB/s'
-              + (f", GPU device copy {copy:.0f} GB/s" if copy else "") + "."
+              f'compiler: {first.get("compiler", "")}; commit {first.get("git_commit", "")}'
+              + (f"; {pinning(first)}" if pinning(first) else "") + ".  \n"
+              f'Ceilings measured in the same run: STREAM triad {triad:.1f} GB/s{spread("cpu_triad")}'
+              + (f", GPU device copy {copy:.0f} GB/s{spread('gpu_copy')}" if copy else "") + "."
               + (f" GPU theoretical peak (memory clock x bus width x 2, as 000 computes 448 GB/s) {peak:.0f} GB/s: "
                  f"at 2 flops per 12 bytes of matrix (000's arithmetic intensity 1/6) at most {peak / 6:.0f} GFLOPS"
                  + (f"; the measured copy ceiling is {100 * copy / peak:.0f}% of it" if copy else "") + "." if peak else "")
@@ -440,6 +510,7 @@ def main():
     failed = [r for r in spmv_rows if r["status"] == "failed"]
     errors = [r for r in spmv_rows if r["status"].startswith("error")]
     skipped = [r for r in spmv_rows if r["status"].startswith("skipped")]
+    noisy = [r for r in spmv_rows if is_noisy(r)]
     prec = (lambda r: f' ({r["precision"]})') if len(measured) > 1 else (lambda r: "")
     md.append("## Summary\n")
     if len(measured) > 1:
@@ -450,7 +521,9 @@ def main():
     md.append(f'{len(matrices)} matrices ({", ".join(f"{n} {o}" for o, n in sorted(origins.items()))}); '
               f"{len(spmv_rows)} measurements, {len(ok)} checked and timed"
               + (f" ({main_precision})" if len(measured) > 1 else "") + f", {len(failed)} failed the check, "
-              f"{len(errors)} errors, {len(skipped)} skipped (excluded from every best and mean). "
+              f"{len(errors)} errors, {len(skipped)} skipped"
+              + (f", {len(noisy)} noisy (timing spread above the threshold twice; listed below)" if noisy else "")
+              + " (excluded from every best and mean). "
               "Names marked * are synthetic structure-alikes, ** scaled-down alikes.\n")
     for side, best in (("CPU", bcpu), ("GPU", bgpu)):
         if not best:
@@ -547,6 +620,8 @@ def main():
                   + md_table(["matrix"] + fs, lines))
     if hm_lines:
         md.append("\n## CSR-adaptive nz_per_block: harmonic mean GFLOPS over the suite\n\n" + md_table(hm_header, hm_lines))
+    md.append(timing_section(every_row))
+    md.append(noisy_section(every_row, prec))
     bad = failed + errors + skipped
     if bad:
         lines = [[shown(r["matrix"]), (label(r) + prec(r)) if r["kernel"] else "-", r["status"][:120]] for r in bad[:60]]

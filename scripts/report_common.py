@@ -19,7 +19,10 @@ NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline"
        "setup_s", "time_median_s", "time_min_s", "products_per_sample", "samples", "gflops",
        "speedup", "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share",
        "bytes_per_product", "stored_entries", "iter50_s", "iter500_s", "cores", "cpu_triad_gbs",
-       "gpu_copy_gbs", "gpu_peak_gbs", "planning_s", "duel_oracle", "duel_baseline"}
+       "gpu_copy_gbs", "gpu_peak_gbs", "planning_s", "duel_oracle", "duel_baseline", "threads_requested",
+       "time_mean_s", "time_max_s", "time_cv", "time_drift", "measurements", "noise_threshold",
+       "cpu_triad_min_gbs", "cpu_triad_max_gbs", "cpu_triad_runs", "gpu_copy_min_gbs", "gpu_copy_max_gbs",
+       "gpu_copy_runs"}
 
 def load(path):
     rows = []
@@ -32,12 +35,23 @@ def load(path):
                     except ValueError:
                         r[k] = 0.0
             r.setdefault("precision", "double")  # a CSV from before the column: double only
+            # A CSV from before the timing statistics: the threads asked for are those in the row,
+            # and nothing says how the samples spread.
+            r.setdefault("threads_requested", r.get("threads", 0.0))
+            for k in ("time_mean_s", "time_max_s", "time_cv", "time_drift", "measurements", "noise_threshold"):
+                r.setdefault(k, 0.0)
             rows.append(r)
     return rows
 
 
 def usable(r):
+    """Checked and timed with a steady spread: status "ok" (a "noisy" row, whose samples spread above
+    the run's threshold twice, is left out like a failed one)."""
     return r["status"] == "ok" and r["check"] == "passed" and r["gflops"] > 0
+
+
+def is_noisy(r):
+    return r["status"] == "noisy"
 
 
 def label(r):
@@ -61,8 +75,10 @@ def is_auto(r):
 
 
 def setting(r):
-    """The swept parameters, as the stdout summary writes them."""
-    parts = [(f't={int(r["threads"])}', r["threads"] and r["backend"] != "serial"),
+    """The swept parameters, as the stdout summary writes them: the threads a CPU kernel ran on, and
+    those the sweep asked for where the kernel fell back to fewer ("t=1 of 16")."""
+    t, asked = int(r["threads"]), int(r.get("threads_requested") or r["threads"])
+    parts = [(f't={t}' + (f' of {asked}' if asked != t else ""), r["threads"] and r["backend"] != "serial"),
              (f'bs={int(r["block_size"])}', r["block_size"]), (f'hack={int(r["hack"])}', r["hack"]),
              (f'npb={int(r["nz_per_block"])}', r["nz_per_block"]), (f'k={int(r["k"])}', r["k"] > 1)]
     return " ".join(p for p, on in parts if on)

@@ -61,6 +61,7 @@ TEST(Bench, SweepsLayoutsForSeveralRightHandSides) {
   cfg.min_sample_seconds = 0.001;
   cfg.max_config_seconds = 0.02;
   cfg.duel_rounds = 0;
+  cfg.noise_threshold = 0;  // real kernels on a loaded machine: the spread is not checked here
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(400, 6), 300, 3);
   const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
   ASSERT_EQ(rows.size(), 6u);  // (serial, omp) x (k=1, k=3 row, k=3 col)
@@ -315,6 +316,195 @@ TEST(Bench, AutoIsTimedInterleavedWithTheOracleAndTheBaseline) {
   const auto plain = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
   EXPECT_EQ(find_row(plain, "auto")->duel_oracle, 0.0);
   EXPECT_NE(summary_table(plain).find("auto/oracle 0.500 (sweep 0.500)"), std::string::npos) << summary_table(plain);
+}
+
+// A plan whose products are correct and whose timing is scripted per measurement: time_products
+// starts each measurement with a batch of one product (its calibration), which this plan counts,
+// so per_product(measurement, call within it) can make the first measurement noisy and the second
+// steady, or both noisy, whatever the machine's load.
+class ScriptedPlan final : public Plan {
+ public:
+  ScriptedPlan(const CsrView& a, std::function<double(int measurement, int call)> per_product)
+      : fake_(a, PlanOptions{}, 1.0), per_product_(std::move(per_product)) {}
+  void set_x(std::span<const double> x) override { fake_.set_x(x); }
+  void run(int times) override { fake_.run(std::min(times, 1)); }
+  void get_y(std::span<double> y) override { fake_.get_y(y); }
+  double time_runs(int times) override {
+    if (times == 1) {  // a calibration starts: the next measurement
+      ++measurement_;
+      call_ = 0;
+    }
+    return times * per_product_(measurement_, call_++);
+  }
+
+ private:
+  FakePlan fake_;
+  std::function<double(int, int)> per_product_;
+  int measurement_ = -1, call_ = 0;
+};
+
+KernelSpec scripted(const std::string& name, std::function<double(int measurement, int call)> per) {
+  return {.name = name, .backend = Backend::Omp, .format = "csr", .description = "test fake", .params = {},
+          .make = [per](const CsrView& a, const PlanOptions&) -> std::unique_ptr<Plan> {
+            return std::make_unique<ScriptedPlan>(a, per);
+          }};
+}
+
+TEST(Noise, ANoisyConfigurationIsMeasuredAgainFlaggedAndLeftOutOfBests) {
+  // Steady at 20 us; noisy: every other batch 4x slower in every measurement, and so fast that it
+  // would be the best kernel if it counted; settling: noisy in its first measurement only.
+  const auto alternating = [](double base) {
+    return [base](int, int call) { return call % 2 ? 4 * base : base; };
+  };
+  std::vector<KernelSpec> reg{*find_kernel(Backend::Serial, "csr"),
+                              scripted("fake-steady", [](int, int) { return 20e-6; }),
+                              scripted("fake-noisy", alternating(1e-9)),
+                              scripted("fake-settles", [](int m, int call) {
+                                return m == 0 && call % 2 ? 80e-6 : 20e-6;
+                              })};
+  SweepConfig cfg = quick_config(reg);
+  cfg.noise_threshold = 0.05;
+  cfg.duel_rounds = 0;
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(100, 3), 100, 3);
+  const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+
+  const Row* steady = find_row(rows, "fake-steady");
+  ASSERT_NE(steady, nullptr);
+  EXPECT_EQ(steady->status, "ok");
+  EXPECT_TRUE(steady->usable());
+  EXPECT_EQ(steady->measurements, 1);
+  EXPECT_DOUBLE_EQ(steady->time_median_s, 20e-6);
+  EXPECT_DOUBLE_EQ(steady->time_mean_s, 20e-6);
+  EXPECT_DOUBLE_EQ(steady->time_max_s, 20e-6);
+  EXPECT_LT(steady->time_cv, 1e-12);
+  EXPECT_LT(steady->time_drift, 1e-12);
+  EXPECT_EQ(steady->noise_threshold, 0.05);
+
+  const Row* noisy = find_row(rows, "fake-noisy");
+  ASSERT_NE(noisy, nullptr);
+  EXPECT_EQ(noisy->status, "noisy");
+  EXPECT_FALSE(noisy->usable());
+  EXPECT_EQ(noisy->measurements, 2);
+  EXPECT_EQ(noisy->check, "passed");
+  EXPECT_GT(noisy->time_cv, 0.05);
+  EXPECT_DOUBLE_EQ(noisy->time_max_s, 4e-9);
+  EXPECT_GT(noisy->gflops, steady->gflops);  // timed and kept in the row, the fastest of all
+  EXPECT_NE(noisy->detail.find("noisy: cv "), std::string::npos) << noisy->detail;
+
+  const Row* settles = find_row(rows, "fake-settles");
+  ASSERT_NE(settles, nullptr);
+  EXPECT_EQ(settles->status, "ok");
+  EXPECT_EQ(settles->measurements, 2);  // the first was noisy, the second counts
+  EXPECT_DOUBLE_EQ(settles->time_median_s, 20e-6);
+  EXPECT_LT(settles->time_cv, 1e-12);
+  EXPECT_NE(settles->detail.find("measured again: the first measurement had cv "), std::string::npos)
+      << settles->detail;
+
+  // No best takes the noisy row: the summary names the steady one and counts the noisy one.
+  const std::string s = summary_table(rows);
+  EXPECT_EQ(s.find("fake-noisy"), std::string::npos) << s;
+  EXPECT_NE(s.find("1 noisy"), std::string::npos) << s;
+
+  // Threshold 0: nothing is measured twice or flagged.
+  cfg.noise_threshold = 0;
+  const auto off = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  EXPECT_EQ(find_row(off, "fake-noisy")->status, "ok");
+  EXPECT_EQ(find_row(off, "fake-noisy")->measurements, 1);
+}
+
+// Its products really alternate: every other timed batch spins four times as long. Wall-clock
+// timing on a loaded machine only adds to the spread, so it is flagged whatever the load.
+class SpinningPlan final : public Plan {
+ public:
+  explicit SpinningPlan(const CsrView& a) : fake_(a, PlanOptions{}, 1.0) {}
+  void set_x(std::span<const double> x) override { fake_.set_x(x); }
+  void run(int times) override {
+    for (int t = 0; t < times; ++t) {
+      fake_.run(1);
+      const auto t0 = std::chrono::steady_clock::now();
+      while (seconds_since(t0) < (slow_ ? 200e-6 : 50e-6)) {
+      }
+    }
+  }
+  void get_y(std::span<double> y) override { fake_.get_y(y); }
+  double time_runs(int times) override {
+    slow_ = calls_++ % 2 == 1;
+    const double t = Plan::time_runs(times);
+    slow_ = false;
+    return t;
+  }
+
+ private:
+  FakePlan fake_;
+  bool slow_ = false;
+  int calls_ = 0;
+};
+
+TEST(Noise, AWallClockPlanWhoseProductTimeVariesIsFlagged) {
+  std::vector<KernelSpec> reg{*find_kernel(Backend::Serial, "csr")};
+  reg.push_back({.name = "fake-spinning", .backend = Backend::Omp, .format = "csr", .description = "test fake",
+                 .params = {}, .make = [](const CsrView& a, const PlanOptions&) -> std::unique_ptr<Plan> {
+                   return std::make_unique<SpinningPlan>(a);
+                 }});
+  SweepConfig cfg = quick_config(reg);
+  cfg.noise_threshold = 0.05;
+  cfg.duel_rounds = 0;
+  cfg.repeat = 4;
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(50, 3), 50, 3);
+  const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  const Row* r = find_row(rows, "fake-spinning");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, "noisy") << r->detail;
+  EXPECT_EQ(r->measurements, 2);
+  EXPECT_GT(r->time_cv, 0.05);
+  EXPECT_GT(r->time_max_s, 2 * r->time_min_s);
+}
+
+// The threads column is what the plan ran on; the sweep's setting is threads_requested, and a plan
+// that runs on fewer without saying why gets the runner's note.
+TEST(Bench, ThreadsAreThoseThePlanRanOn) {
+  std::vector<KernelSpec> reg{*find_kernel(Backend::Serial, "csr")};
+  reg.push_back({.name = "fake-fallback", .backend = Backend::Omp, .format = "csr", .description = "test fake",
+                 .params = {"threads"}, .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                   auto p = std::make_unique<FakePlan>(a, o, 1.0);
+                   p->used = 1;  // whatever it is given, it runs on one thread
+                   return p;
+                 }});
+  reg.push_back(fake("fake-good", Backend::Omp, {"threads"}, 1.0));  // says nothing: the setting stays
+  SweepConfig cfg = quick_config(reg);
+  cfg.threads = {1, 4};
+  cfg.duel_rounds = 0;
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(60, 3), 60, 3);
+  const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  int fallback = 0;
+  for (const Row& r : rows) {
+    if (r.kernel == "fake-fallback") {
+      ++fallback;
+      EXPECT_EQ(r.threads, 1);
+      EXPECT_TRUE(r.threads_requested == 1 || r.threads_requested == 4) << r.threads_requested;
+      if (r.threads_requested == 4) {
+        EXPECT_NE(r.detail.find("runs on 1 of 4 threads"), std::string::npos) << r.detail;
+        EXPECT_DOUBLE_EQ(r.efficiency, r.speedup);  // speedup / the one thread it ran on
+      } else {
+        EXPECT_EQ(r.detail.find("runs on"), std::string::npos) << r.detail;
+      }
+    }
+    if (r.kernel == "fake-good") EXPECT_EQ(r.threads, r.threads_requested);
+    if (r.backend == "serial") {
+      EXPECT_EQ(r.threads, 1);
+      EXPECT_EQ(r.threads_requested, 1);
+    }
+  }
+  EXPECT_EQ(fallback, 2);
+  // Labels: the threads it ran on, and those asked for where they differ.
+  const Row* four = nullptr;
+  for (const Row& r : rows)
+    if (r.kernel == "fake-fallback" && r.threads_requested == 4) four = &r;
+  ASSERT_NE(four, nullptr);
+  Row only = *four;  // alone with the serial CSR and faster, it is the best CPU kernel
+  only.gflops = 1e9;
+  const std::string s = summary_table({rows.front(), only});
+  EXPECT_NE(s.find("omp/fake-fallback t=1 of 4"), std::string::npos) << s;
 }
 
 TEST(Bench, DefaultSuiteHasRealMatricesAndLabelledAlikes) {

@@ -19,21 +19,27 @@ SweepConfig sweep_of(int repeat, double sample_s) {
 
 TEST(TimeBudget, FirstEstimateShortensSamplesToFitEightyPercent) {
   SweepConfig c = sweep_of(7, 0.05);
-  TimeBudget b(10, true);
-  b.first_estimate(c, 100, false);  // 0.08 s allowed per configuration, 10 samples of 0.05 wanted
-  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.008);
-  EXPECT_EQ(c.repeat, 7);  // ten samples of 8 ms fit
-  EXPECT_DOUBLE_EQ(c.max_config_seconds, 0.1);
+  TimeBudget b(20, true);
+  b.first_estimate(c, 100, false);  // 0.16 s allowed per configuration, 10 samples of 0.05 wanted
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.016);
+  EXPECT_EQ(c.repeat, 7);  // ten samples of 16 ms fit
+  EXPECT_DOUBLE_EQ(c.max_config_seconds, 0.16);
 }
 
-TEST(TimeBudget, FirstEstimateDropsRepeatsOnlyWhenTheFloorIsReachedAndTheUserGaveNone) {
+TEST(TimeBudget, FirstEstimateNeverGoesBelowTenMillisecondsAndDropsRepeatsThereUnlessGiven) {
   SweepConfig c = sweep_of(7, 0.05);
-  TimeBudget(1, true).first_estimate(c, 1000, false);  // 0.8 ms per configuration: below 5 ms
-  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.005);
+  TimeBudget(1, true).first_estimate(c, 1000, false);  // 0.8 ms per configuration: below the floor
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, TimeBudget::kShortestSample);
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.010);
   EXPECT_EQ(c.repeat, 5);
   SweepConfig fixed = sweep_of(7, 0.05);
   TimeBudget(1, true).first_estimate(fixed, 1000, true);
   EXPECT_EQ(fixed.repeat, 7);
+  EXPECT_DOUBLE_EQ(fixed.min_sample_seconds, 0.010);
+  // A sweep that asked for shorter samples (--quick) keeps them: the budget never lengthens one.
+  SweepConfig quick = sweep_of(3, 0.002);
+  TimeBudget(1, true).first_estimate(quick, 1000, false);
+  EXPECT_DOUBLE_EQ(quick.min_sample_seconds, 0.002);
 }
 
 TEST(TimeBudget, AmpleBudgetOrFixedSamplesChangeNothing) {
@@ -50,23 +56,24 @@ TEST(TimeBudget, AmpleBudgetOrFixedSamplesChangeNothing) {
 
 TEST(TimeBudget, BeforeEachMatrixSpendsWhatIsLeftAfterTheObservedOverhead) {
   SweepConfig c = sweep_of(7, 0.05);
-  TimeBudget b(100, true);
-  b.first_estimate(c, 1000, false);  // 0.08 s per configuration: samples of 8 ms
-  ASSERT_DOUBLE_EQ(c.min_sample_seconds, 0.008);
-  // 500 done in 40 s of sweep (0.08 s each, 0.008 of it overhead beyond 9 samples), 60 s into the
-  // run: 35 s left for 500, 0.07 s each, so (0.07 - 0.008) / 9 per sample, under the 8 ms cap.
-  b.before_matrix(c, 60, 40, 500, 1000);
-  EXPECT_NEAR(c.min_sample_seconds, 0.062 / 9, 1e-12);
-  EXPECT_DOUBLE_EQ(c.max_config_seconds, 0.1);  // 2 * 0.07 capped by the first estimate's 0.1
-  // Behind schedule: 94 s in, 0 left per configuration: the 2 ms floor, configurations of 50 ms.
-  b.before_matrix(c, 94, 90, 500, 1000);
-  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.002);
+  TimeBudget b(200, true);
+  b.first_estimate(c, 1000, false);  // 0.16 s per configuration: samples of 16 ms
+  ASSERT_DOUBLE_EQ(c.min_sample_seconds, 0.016);
+  // 500 done in 80 s of sweep (0.16 s each, 0.016 of it overhead beyond 9 samples), 120 s into the
+  // run: 70 s left for 500, 0.14 s each, so (0.14 - 0.016) / 9 per sample, under the 16 ms cap.
+  b.before_matrix(c, 120, 80, 500, 1000);
+  EXPECT_NEAR(c.min_sample_seconds, 0.124 / 9, 1e-12);
+  EXPECT_DOUBLE_EQ(c.max_config_seconds, 0.16);  // 2 * 0.14 capped by the first estimate's 0.16
+  // Behind schedule: 189 s in, almost nothing left per configuration: the 10 ms floor (never
+  // shorter, whatever the budget), configurations of 50 ms.
+  b.before_matrix(c, 189, 180, 500, 1000);
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.010);
   EXPECT_DOUBLE_EQ(c.max_config_seconds, 0.05);
   // Far ahead: never longer than the first estimate.
   b.before_matrix(c, 1, 1, 500, 1000);
-  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.008);
-  EXPECT_DOUBLE_EQ(b.shortest_sample(), 0.002);
-  EXPECT_DOUBLE_EQ(b.longest_sample(), 0.008);
+  EXPECT_DOUBLE_EQ(c.min_sample_seconds, 0.016);
+  EXPECT_DOUBLE_EQ(b.shortest_sample(), 0.010);
+  EXPECT_DOUBLE_EQ(b.longest_sample(), 0.016);
   // Nothing measured yet, or everything: no change.
   c.min_sample_seconds = 0.004;
   b.before_matrix(c, 50, 40, 0, 1000);
@@ -91,6 +98,7 @@ class RunSuite : public ::testing::Test {
     cfg_.repeat = 3;
     cfg_.min_sample_seconds = 1e-4;
     cfg_.duel_rounds = 0;
+    cfg_.noise_threshold = 0;  // the real serial CSR on a loaded machine: its spread is not checked here
     cfg_.registry = &reg_;
     generated_.name = "gen";
     generated_.origin = "synthetic";

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -186,7 +187,12 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
                         "nz_per_block", "k", "layout", "precision", "status", "check", "max_rel_error", "mean_rel_error",
                         "convert_s", "setup_s", "time_median_s", "time_min_s", "gflops", "speedup",
                         "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share", "iter50_s",
-                        "iter500_s", "detail", "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler", "git_commit"})
+                        "iter500_s", "detail", "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler", "git_commit",
+                        // the timing's spread, the threads asked for, the pinning and the ceilings' spread
+                        "threads_requested", "time_mean_s", "time_max_s", "time_cv", "time_drift", "measurements",
+                        "noise_threshold", "omp_proc_bind", "omp_places", "omp_num_threads", "cpu_triad_gbs",
+                        "cpu_triad_min_gbs", "cpu_triad_max_gbs", "cpu_triad_runs", "gpu_copy_gbs", "gpu_copy_min_gbs",
+                        "gpu_copy_max_gbs", "gpu_copy_runs"})
     EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << c;
   EXPECT_EQ(cols, csv_columns());
   const auto idx = [&](const std::string& c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
@@ -212,6 +218,92 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
   js << std::ifstream(dir + "/r.json").rdbuf();
   EXPECT_NE(js.str().find("\"status\": \"failed\""), std::string::npos);
   EXPECT_NE(js.str().find("\"git_commit\""), std::string::npos);
+}
+
+// The environment variable `name` set to `value` (nullptr: unset) for the scope, then as it was.
+class EnvScope {
+ public:
+  EnvScope(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvScope() {
+    if (old_) setenv(name_.c_str(), old_->c_str(), 1);
+    else unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Bench, MachineRecordsThePinningAndTheCeilingsTheirSpread) {
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  MachineInfo m;
+  {
+    const EnvScope bind("OMP_PROC_BIND", "close"), places("OMP_PLACES", "cores"), num("OMP_NUM_THREADS", nullptr);
+    m = machine_info();
+  }
+  EXPECT_EQ(m.omp_proc_bind, "close");
+  EXPECT_EQ(m.omp_places, "cores");
+  EXPECT_EQ(m.omp_num_threads, "");
+  {
+    const EnvScope bind("OMP_PROC_BIND", nullptr), places("OMP_PLACES", nullptr), num("OMP_NUM_THREADS", "3");
+    const MachineInfo unpinned = machine_info();
+    EXPECT_EQ(unpinned.omp_proc_bind, "");
+    EXPECT_EQ(unpinned.omp_places, "");
+    EXPECT_EQ(unpinned.omp_num_threads, "3");
+  }
+  Ceilings c{20e9, 2, 0, 0};
+  c.cpu_triad_min = 14.5e9;
+  c.cpu_triad_max = 44e9;
+  c.cpu_triad_runs = 5;
+  Row r = timed("m", "omp", "csr", 1e-6, 2);
+  r.threads_requested = 4;
+  r.time_mean_s = 1.5e-6;
+  r.time_max_s = 3e-6;
+  r.time_cv = 0.25;
+  r.time_drift = 0.125;
+  r.measurements = 2;
+  r.noise_threshold = 0.05;
+  r.status = "noisy";
+  write_csv(dir + "/r.csv", {r}, m, c);
+  write_json(dir + "/r.json", {r}, m, c);
+  std::ifstream f(dir + "/r.csv");
+  std::string header, line;
+  std::getline(f, header);
+  std::getline(f, line);
+  const auto cols = split_csv_line(header), v = split_csv_line(line);
+  ASSERT_EQ(cols.size(), v.size());
+  const auto at = [&](const std::string& c) {
+    const auto i = std::find(cols.begin(), cols.end(), c) - cols.begin();
+    return static_cast<std::size_t>(i) < v.size() ? v[i] : "(no column " + c + ")";
+  };
+  EXPECT_EQ(at("omp_proc_bind"), "close");
+  EXPECT_EQ(at("omp_places"), "cores");
+  EXPECT_EQ(at("omp_num_threads"), "");
+  EXPECT_EQ(at("cpu_triad_gbs"), "20");
+  EXPECT_EQ(at("cpu_triad_min_gbs"), "14.5");
+  EXPECT_EQ(at("cpu_triad_max_gbs"), "44");
+  EXPECT_EQ(at("cpu_triad_runs"), "5");
+  EXPECT_EQ(at("gpu_copy_runs"), "0");
+  EXPECT_EQ(at("threads"), "2");
+  EXPECT_EQ(at("threads_requested"), "4");
+  EXPECT_EQ(at("time_mean_s"), "1.5e-06");
+  EXPECT_EQ(at("time_max_s"), "3e-06");
+  EXPECT_EQ(at("time_cv"), "0.25");
+  EXPECT_EQ(at("time_drift"), "0.125");
+  EXPECT_EQ(at("measurements"), "2");
+  EXPECT_EQ(at("noise_threshold"), "0.05");
+  EXPECT_EQ(at("status"), "noisy");
+  std::stringstream js;
+  js << std::ifstream(dir + "/r.json").rdbuf();
+  EXPECT_NE(js.str().find("\"omp_proc_bind\": \"close\""), std::string::npos) << js.str();
+  EXPECT_NE(js.str().find("\"cpu_triad_min_gbs\": 14.5"), std::string::npos) << js.str();
+  EXPECT_NE(js.str().find("\"cpu_triad_runs\": 5"), std::string::npos) << js.str();
+  EXPECT_NE(js.str().find("\"time_cv\": 0.25"), std::string::npos) << js.str();
 }
 
 std::string run_report(const std::string& dir, const std::string& csv, const std::string& out) {
@@ -379,7 +471,7 @@ TEST(Bench, CliQuickRunEndToEnd) {
   const test::ScratchDir scratch;
   const std::string dir = scratch.str();
   const std::string cmd = fmt::format(
-      "SPMV_SHARED_MATRICES={} {} bench --quick --no-progress --out {}/results.csv --cache-dir {}/cache "
+      "SPMV_SHARED_MATRICES={} {} bench --quick --noise-threshold 0 --no-progress --out {}/results.csv --cache-dir {}/cache "
       "> {}/stdout 2> {}/stderr",
       test::shared_matrices_dir(), SPMV_CLI, dir, dir, dir, dir);
   ASSERT_EQ(std::system(cmd.c_str()), 0);

@@ -315,7 +315,7 @@ TEST_F(Cli, UnknownPrecisionIsBadUsage) {
 TEST_F(Cli, BenchSweepsPrecisions) {
   const Result r = run(fmt::format("bench {}/cli_small.mtx --backends serial,omp --kernels csr --threads 1 "
                                    "--precisions double,single --no-baselines --duel-rounds 0 --repeat 3 "
-                                   "--min-sample-ms 1 --no-progress --out {}", kDir, tmp("r.csv")));
+                                   "--min-sample-ms 1 --noise-threshold 0 --no-progress --out {}", kDir, tmp("r.csv")));
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   std::ifstream f(tmp("r.csv"));
   std::string line;

@@ -437,6 +437,94 @@ TEST(Timing, TheCapLimitsTheSamplesButKeepsThreeForAMedian) {
   EXPECT_EQ(products_per_sample(slow, 1e-3), 1);
 }
 
+TEST(Timing, SampleStatsByHand) {
+  // 1, 2, 3, 4, 10: mean 4, median 3; deviations -3 -2 -1 0 6, squares 50, variance 50 / 4.
+  const std::vector<double> v{1, 2, 3, 4, 10};
+  const SampleStats s = sample_stats(v);
+  EXPECT_DOUBLE_EQ(s.mean_s, 4.0);
+  EXPECT_DOUBLE_EQ(s.median_s, 3.0);
+  EXPECT_DOUBLE_EQ(s.min_s, 1.0);
+  EXPECT_DOUBLE_EQ(s.max_s, 10.0);
+  EXPECT_DOUBLE_EQ(s.cv, std::sqrt(12.5) / 4.0);
+  // First half {1, 2} (median 1.5) against the last {4, 10} (median 7), the middle 3 left out.
+  EXPECT_DOUBLE_EQ(s.drift, 5.5 / 3.0);
+  EXPECT_TRUE(s.noisy(0.05));
+
+  // A step: three samples of 1 then three of 1.2. Each half is steady; the drift sees the step.
+  const std::vector<double> step{1, 1, 1, 1.2, 1.2, 1.2};
+  const SampleStats t = sample_stats(step);
+  EXPECT_DOUBLE_EQ(t.median_s, 1.1);
+  EXPECT_NEAR(t.mean_s, 1.1, 1e-15);
+  EXPECT_NEAR(t.cv, std::sqrt(6 * 0.01 / 5) / 1.1, 1e-12);
+  EXPECT_NEAR(t.drift, 0.2 / 1.1, 1e-12);
+  EXPECT_TRUE(t.noisy(0.05));
+  EXPECT_FALSE(t.noisy(0.2));  // cv 10%, drift 18%: both under 20%
+  EXPECT_TRUE(t.noisy(0.15));  // the drift alone
+  EXPECT_FALSE(t.noisy(0));    // 0: never noisy
+
+  const std::vector<double> flat{2, 2, 2, 2};
+  const SampleStats f = sample_stats(flat);
+  EXPECT_EQ(f.cv, 0.0);  // 2 + 2 + 2 + 2 and / 4 are exact
+  EXPECT_EQ(f.drift, 0.0);
+  EXPECT_FALSE(f.noisy(0.05));
+
+  const std::vector<double> one{5};
+  const SampleStats o = sample_stats(one);
+  EXPECT_EQ(o.mean_s, 5.0);
+  EXPECT_EQ(o.median_s, 5.0);
+  EXPECT_EQ(o.min_s, 5.0);
+  EXPECT_EQ(o.max_s, 5.0);
+  EXPECT_EQ(o.cv, 0.0);
+  EXPECT_EQ(o.drift, 0.0);
+  EXPECT_EQ(sample_stats({}).mean_s, 0.0);
+}
+
+TEST(Timing, ProductTimingCarriesTheSamplesAndTheirSpread) {
+  FixedTimePlan plan(1e-6, 4);  // every fourth batch ten times slower
+  const ProductTiming t = time_products(plan, 1e-3, 8);
+  ASSERT_EQ(t.sample_times_s.size(), 8u);
+  EXPECT_EQ(t.samples, 8);
+  const SampleStats s = sample_stats(t.sample_times_s);
+  EXPECT_EQ(t.mean_s, s.mean_s);
+  EXPECT_EQ(t.cv, s.cv);
+  EXPECT_EQ(t.drift, s.drift);
+  EXPECT_DOUBLE_EQ(t.min_s, 1e-6);
+  EXPECT_DOUBLE_EQ(t.max_s, 1e-5);  // the slow batches show in the max, the mean and the cv
+  EXPECT_GT(t.mean_s, t.median_s);
+  EXPECT_GT(t.cv, 0.5);
+  EXPECT_TRUE(t.noisy(0.05));
+  FixedTimePlan steady(1e-6, 0);
+  const ProductTiming u = time_products(steady, 1e-3, 8);
+  EXPECT_LT(u.cv, 1e-12);  // equal samples (up to the mean's rounding)
+  EXPECT_FALSE(u.noisy(0.05));
+}
+
+// Its first `slow` batches take ten times longer (cold caches, a preempted thread), the rest `per`.
+class SlowStartPlan final : public Plan {
+ public:
+  SlowStartPlan(double per, int slow) : per_(per), slow_(slow) {}
+  void set_x(std::span<const double>) override {}
+  void run(int) override {}
+  void get_y(std::span<double>) override {}
+  double time_runs(int times) override { return per_ * times * (batches_++ < slow_ ? 10.0 : 1.0); }
+
+ private:
+  double per_;
+  int slow_, batches_ = 0;
+};
+
+TEST(Timing, SamplesLastAtLeastTheAskedTimeEvenAfterASlowCalibration) {
+  // The calibration's batches are slow: it settles on ~110 products for 1 ms, which then last only
+  // 0.11 ms. The samples are taken again with a batch grown from their own median.
+  SlowStartPlan plan(1e-6, 3);
+  const ProductTiming t = time_products(plan, 1e-3, 7);
+  EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
+  EXPECT_GE(t.products_per_sample * t.median_s, 1e-3);
+  EXPECT_LE(t.products_per_sample, 1200);
+  EXPECT_EQ(t.samples, 7);
+  EXPECT_LT(t.cv, 1e-12);  // the samples kept are the second set, all at 1 us
+}
+
 // The structure check the binary cache and the Python bindings apply to outside data.
 TEST(Core, CsrStructureErrorNamesTheFirstBadRow) {
   const spmv::Csr good = spmv::test::csr_from_lengths({2, 0, 3}, 5, 1);

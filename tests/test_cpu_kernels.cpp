@@ -46,6 +46,86 @@ TEST(CpuKernels, AutoCsrRecordsItsChoice) {
   }
 }
 
+// Plan::threads_used: the threads a product runs on, fewer than given where the kernel falls back,
+// and the detail says why.
+TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
+  const auto runs_on = [](const Plan& p) {
+    std::smatch m;
+    return std::regex_search(p.detail, m, std::regex("runs on ([0-9]+) of ([0-9]+) threads: ")) ? std::stoi(m[1]) : -1;
+  };
+  // OpenMP CSR, balanced, one row on 4 threads: one part holds it.
+  const Csr one_row = test::csr_from_lengths({5}, 10, 1);
+  PlanOptions opt;
+  opt.threads = 4;
+  opt.variant = "balanced";
+  auto p = make_plan(one_row, Backend::Omp, "csr", opt);
+  EXPECT_EQ(p->threads_used(), 1);
+  EXPECT_NE(p->detail.find("runs on 1 of 4 threads: 1 row"), std::string::npos) << p->detail;
+
+  // OpenMP CSR, auto on 2 threads: the trial may find one thread fastest on a small matrix. Its
+  // choice and threads_used agree, and a fallback names the trial.
+  const Csr small = test::csr_from_lengths(std::vector<offset_t>(200, 5), 200, 2);
+  opt.variant = "auto";
+  opt.threads = 2;
+  for (int i = 0; i < 5; ++i) {
+    p = make_plan(small, Backend::Omp, "csr", opt);
+    const bool serial = p->detail.rfind("variant=serial ", 0) == 0;
+    EXPECT_EQ(p->threads_used(), serial ? 1 : 2) << p->detail;
+    EXPECT_EQ(runs_on(*p), serial ? 1 : -1) << p->detail;
+    if (serial)
+      EXPECT_NE(p->detail.find("the trial found one thread fastest (a small matrix: nnz x k = 1000 < "),
+                std::string::npos) << p->detail;
+  }
+  p = make_plan(small, Backend::Serial, "csr", opt);
+  EXPECT_EQ(p->threads_used(), 1);
+
+  // ELL: three rows on four threads. HLL: 40 rows in hacks of 32, two hacks on four threads.
+  const Csr three = test::csr_from_lengths({2, 3, 1}, 10, 1);
+  opt.variant = "auto";
+  opt.threads = 4;
+  p = make_plan(three, Backend::Omp, "ell", opt);
+  EXPECT_EQ(p->threads_used(), 3);
+  EXPECT_NE(p->detail.find("runs on 3 of 4 threads: 3 rows"), std::string::npos) << p->detail;
+  const Csr forty = test::csr_from_lengths(std::vector<offset_t>(40, 4), 40, 3);
+  opt.hack = 32;
+  p = make_plan(forty, Backend::Omp, "hll", opt);
+  EXPECT_EQ(p->threads_used(), 2);
+  EXPECT_NE(p->detail.find("runs on 2 of 4 threads: 2 hacks"), std::string::npos) << p->detail;
+  p = make_plan(forty, Backend::Serial, "hll", opt);
+  EXPECT_EQ(p->threads_used(), 1);
+
+  // CSR5 (a fixed variant: no thread trial): never more threads than tiles.
+  opt.variant = "simd";
+  opt.threads = 32;
+  p = make_plan(forty, Backend::Omp, "csr5", opt);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(p->detail, m, std::regex("tiles=([0-9]+)"))) << p->detail;
+  const int tiles = std::stoi(m[1]);
+  ASSERT_LT(tiles, 32);
+  EXPECT_EQ(p->threads_used(), std::max(tiles, 1));
+  EXPECT_EQ(runs_on(*p), std::max(tiles, 1)) << p->detail;
+
+  // Eigen multiplies serially up to 20000 nonzeros, whatever setNbThreads says.
+  if (find_kernel(Backend::Omp, "eigen")) {
+    opt.variant = "auto";
+    opt.threads = 2;
+    p = make_plan(small, Backend::Omp, "eigen", opt);
+    EXPECT_EQ(p->threads_used(), 1);
+    EXPECT_NE(p->detail.find("runs on 1 of 2 threads: Eigen multiplies serially at <= 20000 nonzeros"),
+              std::string::npos) << p->detail;
+    const Csr big = test::csr_from_lengths(std::vector<offset_t>(3000, 10), 3000, 4);  // 30000 nonzeros
+    p = make_plan(big, Backend::Omp, "eigen", opt);
+    EXPECT_EQ(p->threads_used(), 2);
+    EXPECT_EQ(runs_on(*p), -1) << p->detail;
+  }
+
+  // auto: the plan it chose says.
+  opt.threads = 2;
+  p = make_plan(small, Backend::Omp, "auto", opt);
+  EXPECT_GE(p->threads_used(), 1);
+  EXPECT_LE(p->threads_used(), 2);
+}
+
 // The dynamic schedule's chunk as the course reports set it: in nonzeros (000), in rows, rounded up
 // to a multiple of rows (004's 16); the product stays right.
 TEST(CpuKernels, DynamicChunkInRowsAndRounded) {

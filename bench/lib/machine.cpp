@@ -2,9 +2,11 @@
 #include <spmv/bench/bench.hpp>
 #include <spmv/bench/ceiling.hpp>
 #include <spmv/device.hpp>
+#include <spmv/timing.hpp>
 #include <spmv/version.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <omp.h>
@@ -37,6 +39,13 @@ MachineInfo machine_info() {
   m.compiler = "unknown";
 #endif
   m.git_commit = git_commit();
+  const auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  m.omp_proc_bind = env("OMP_PROC_BIND");
+  m.omp_places = env("OMP_PLACES");
+  m.omp_num_threads = env("OMP_NUM_THREADS");
   try {
     m.gpus = device::cuda_device_count();
     if (m.gpus > 0) m.device = device::cuda_device_name();
@@ -57,14 +66,26 @@ Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m) {
   if (cpu) {
     c.cpu_triad_threads = std::max(1, *std::max_element(cfg.threads.begin(), cfg.threads.end()));
     c.cpu_triad_threads = std::min(c.cpu_triad_threads, m.cores);  // oversubscription lowers it
-    c.cpu_triad = cpu_triad_bandwidth(c.cpu_triad_threads);
+    const std::vector<double> runs = cpu_triad_bandwidths(c.cpu_triad_threads, std::max(1, cfg.ceiling_runs));
+    const SampleStats st = sample_stats(runs);
+    c.cpu_triad = st.median_s;  // bytes/s here, not seconds: the same statistics
+    c.cpu_triad_min = st.min_s;
+    c.cpu_triad_max = st.max_s;
+    c.cpu_triad_runs = static_cast<int>(runs.size());
   }
   const bool gpu = std::find(cfg.backends.begin(), cfg.backends.end(), Backend::Cuda) != cfg.backends.end();
   if (gpu && m.gpus > 0) {
     try {
-      c.gpu_copy = device::cuda_copy_bandwidth();
+      std::vector<double> runs;
+      for (int i = 0; i < std::max(1, cfg.ceiling_runs); ++i) runs.push_back(device::cuda_copy_bandwidth());
+      const SampleStats st = sample_stats(runs);
+      c.gpu_copy = st.median_s;  // bytes/s
+      c.gpu_copy_min = st.min_s;
+      c.gpu_copy_max = st.max_s;
+      c.gpu_copy_runs = static_cast<int>(runs.size());
     } catch (const std::exception&) {
-      c.gpu_copy = 0;
+      c.gpu_copy = c.gpu_copy_min = c.gpu_copy_max = 0;
+      c.gpu_copy_runs = 0;
     }
     try {  // a failed attribute query costs the peak only, not the measured copy
       c.gpu_peak = device::cuda_peak_bandwidth();

@@ -41,6 +41,7 @@ const std::vector<Column>& columns() {
       {"format", true, [](const Row& r, auto&, auto&) { return r.format; }},
       {"baseline", false, [](const Row& r, auto&, auto&) { return std::string(r.baseline ? "1" : "0"); }},
       {"threads", false, [](const Row& r, auto&, auto&) { return std::to_string(r.threads); }},
+      {"threads_requested", false, [](const Row& r, auto&, auto&) { return std::to_string(r.threads_requested); }},
       {"block_size", false, [](const Row& r, auto&, auto&) { return std::to_string(r.block_size); }},
       {"hack", false, [](const Row& r, auto&, auto&) { return std::to_string(r.hack); }},
       {"nz_per_block", false, [](const Row& r, auto&, auto&) { return std::to_string(r.nz_per_block); }},
@@ -57,6 +58,12 @@ const std::vector<Column>& columns() {
       {"time_min_s", false, [](const Row& r, auto&, auto&) { return num(r.time_min_s); }},
       {"products_per_sample", false, [](const Row& r, auto&, auto&) { return std::to_string(r.products_per_sample); }},
       {"samples", false, [](const Row& r, auto&, auto&) { return std::to_string(r.samples); }},
+      {"time_mean_s", false, [](const Row& r, auto&, auto&) { return num(r.time_mean_s); }},
+      {"time_max_s", false, [](const Row& r, auto&, auto&) { return num(r.time_max_s); }},
+      {"time_cv", false, [](const Row& r, auto&, auto&) { return num(r.time_cv); }},
+      {"time_drift", false, [](const Row& r, auto&, auto&) { return num(r.time_drift); }},
+      {"measurements", false, [](const Row& r, auto&, auto&) { return std::to_string(r.measurements); }},
+      {"noise_threshold", false, [](const Row& r, auto&, auto&) { return num(r.noise_threshold); }},
       {"gflops", false, [](const Row& r, auto&, auto&) { return num(r.gflops); }},
       {"speedup", false, [](const Row& r, auto&, auto&) { return num(r.speedup); }},
       {"efficiency", false, [](const Row& r, auto&, auto&) { return num(r.efficiency); }},
@@ -78,8 +85,17 @@ const std::vector<Column>& columns() {
       {"device", true, [](const Row&, const MachineInfo& m, auto&) { return m.device; }},
       {"compiler", true, [](const Row&, const MachineInfo& m, auto&) { return m.compiler; }},
       {"git_commit", true, [](const Row&, const MachineInfo& m, auto&) { return m.git_commit; }},
+      {"omp_proc_bind", true, [](const Row&, const MachineInfo& m, auto&) { return m.omp_proc_bind; }},
+      {"omp_places", true, [](const Row&, const MachineInfo& m, auto&) { return m.omp_places; }},
+      {"omp_num_threads", true, [](const Row&, const MachineInfo& m, auto&) { return m.omp_num_threads; }},
       {"cpu_triad_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.cpu_triad * 1e-9); }},
+      {"cpu_triad_min_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.cpu_triad_min * 1e-9); }},
+      {"cpu_triad_max_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.cpu_triad_max * 1e-9); }},
+      {"cpu_triad_runs", false, [](const Row&, auto&, const Ceilings& c) { return std::to_string(c.cpu_triad_runs); }},
       {"gpu_copy_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_copy * 1e-9); }},
+      {"gpu_copy_min_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_copy_min * 1e-9); }},
+      {"gpu_copy_max_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_copy_max * 1e-9); }},
+      {"gpu_copy_runs", false, [](const Row&, auto&, const Ceilings& c) { return std::to_string(c.gpu_copy_runs); }},
       {"gpu_peak_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_peak * 1e-9); }},
       {"settings", true, [](const Row& r, auto&, auto&) { return r.settings; }},
   };
@@ -115,7 +131,12 @@ std::ofstream open_out(const std::string& path) {
 std::string setting(const Row& r) {
   std::string s;
   auto add = [&](const std::string& x) { s += (s.empty() ? "" : " ") + x; };
-  if (r.backend != "serial" && r.threads) add(fmt::format("t={}", r.threads));
+  if (r.backend != "serial" && r.threads) {
+    // The threads it ran on; where the kernel fell back, also those the sweep asked for.
+    add(r.threads_requested > 0 && r.threads_requested != r.threads
+            ? fmt::format("t={} of {}", r.threads, r.threads_requested)
+            : fmt::format("t={}", r.threads));
+  }
   if (r.block_size) add(fmt::format("bs={}", r.block_size));
   if (r.hack) add(fmt::format("hack={}", r.hack));
   if (r.nz_per_block) add(fmt::format("npb={}", r.nz_per_block));
@@ -157,12 +178,13 @@ std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
   std::vector<AutoCompare> out;
   for (const Row* r : v) {
     if (r->kernel != "auto") continue;
-    // Several auto rows for one backend, k and precision (a threads sweep): the one with the most threads.
+    // Several auto rows for one backend, k and precision (a threads sweep): the one the sweep gave
+    // the most threads (the one the runner timed interleaved).
     auto same = std::find_if(out.begin(), out.end(), [&](const AutoCompare& c) {
       return c.a->backend == r->backend && c.a->k == r->k && c.a->precision == r->precision;
     });
     if (same != out.end()) {
-      if (r->threads > same->a->threads) same->a = r;
+      if (r->threads_requested > same->a->threads_requested) same->a = r;
       continue;
     }
     out.push_back({r, auto_oracle(*r, v), auto_baseline(*r, v)});
@@ -262,10 +284,18 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Mac
     << ", \"cpu_model\": " << json_string(m.cpu_model) << ", \"cores\": " << m.cores
     << ", \"memory_gib\": " << num(m.memory_bytes / (1ull << 30)) << ", \"gpus\": " << m.gpus
     << ", \"device\": " << json_string(m.device) << ", \"compiler\": " << json_string(m.compiler)
-    << ", \"git_commit\": " << json_string(m.git_commit) << "},\n";
-  f << "  \"ceilings\": {\"cpu_triad_gbs\": " << num(c.cpu_triad * 1e-9)
-    << ", \"cpu_triad_threads\": " << c.cpu_triad_threads
-    << ", \"gpu_copy_gbs\": " << num(c.gpu_copy * 1e-9) << ", \"gpu_peak_gbs\": " << num(c.gpu_peak * 1e-9)
+    << ", \"git_commit\": " << json_string(m.git_commit) << ", \"omp_proc_bind\": " << json_string(m.omp_proc_bind)
+    << ", \"omp_places\": " << json_string(m.omp_places) << ", \"omp_num_threads\": " << json_string(m.omp_num_threads)
+    << "},\n";
+  const auto gbs = [](double v) {
+    const std::string t = num(v * 1e-9);
+    return t.empty() ? std::string("null") : t;
+  };
+  f << "  \"ceilings\": {\"cpu_triad_gbs\": " << gbs(c.cpu_triad) << ", \"cpu_triad_min_gbs\": " << gbs(c.cpu_triad_min)
+    << ", \"cpu_triad_max_gbs\": " << gbs(c.cpu_triad_max) << ", \"cpu_triad_runs\": " << c.cpu_triad_runs
+    << ", \"cpu_triad_threads\": " << c.cpu_triad_threads << ", \"gpu_copy_gbs\": " << gbs(c.gpu_copy)
+    << ", \"gpu_copy_min_gbs\": " << gbs(c.gpu_copy_min) << ", \"gpu_copy_max_gbs\": " << gbs(c.gpu_copy_max)
+    << ", \"gpu_copy_runs\": " << c.gpu_copy_runs << ", \"gpu_peak_gbs\": " << gbs(c.gpu_peak)
     << "},\n  \"rows\": [\n";
   const auto& fs = columns();
   for (std::size_t j = 0; j < rows.size(); ++j) {
@@ -323,12 +353,13 @@ std::string summary_table(const std::vector<Row>& rows) {
   if (any_gpu)
     s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best GPU kernel", "GFLOPS", "%BW", "vs base");
   s += "\n";
-  int failed = 0, skipped = 0;
+  int failed = 0, skipped = 0, noisy = 0;
   for (const auto& name : order) {
     const auto& v = by[name];
     for (const Row* r : v) {
       failed += r->status == "failed" || r->status.rfind("error", 0) == 0;
       skipped += r->status.rfind("skipped", 0) == 0;
+      noisy += r->status == "noisy";
     }
     const Row* any = v.front();
     std::string origin = any->origin;
@@ -401,8 +432,9 @@ std::string summary_table(const std::vector<Row>& rows) {
     s += auto_totals(t.oracle, "auto/oracle", 0.85) + auto_totals(t.oracle_sweep, "(sweep)", 0.85) +
          auto_totals(t.base, "auto/baseline", 1.0);
   }
-  s += fmt::format("{} rows; {} failed or errored (excluded from bests); {} skipped\n", rows.size(),
-                   failed, skipped);
+  s += fmt::format("{} rows; {} failed or errored (excluded from bests); {} skipped; {} noisy (timing spread above "
+                   "the threshold twice: excluded from bests)\n",
+                   rows.size(), failed, skipped, noisy);
   return s;
 }
 

@@ -206,6 +206,42 @@ void duel_auto(const CsrView& a, std::vector<Row>& out, const std::vector<const 
   }
 }
 
+void take_timing(Row& r, const ProductTiming& pt) {
+  r.products_per_sample = pt.products_per_sample;
+  r.samples = pt.samples;
+  r.time_median_s = pt.median_s;
+  r.time_min_s = pt.min_s;
+  r.time_mean_s = pt.mean_s;
+  r.time_max_s = pt.max_s;
+  r.time_cv = pt.cv;
+  r.time_drift = pt.drift;
+}
+
+std::string spread_text(const SampleStats& s) {
+  return fmt::format("cv {:.1f}% drift {:.1f}%", 100 * s.cv, 100 * s.drift);
+}
+
+// Times the plan into the row. A measurement whose samples spread more than cfg.noise_threshold
+// (coefficient of variation or drift) is taken again; the second counts. Noisy again: status
+// "noisy", and the detail gives both measurements' spread.
+void measure(Plan& plan, const SweepConfig& cfg, Row& r) {
+  const ProductTiming first = time_products(plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);
+  r.measurements = 1;
+  take_timing(r, first);
+  if (!first.noisy(cfg.noise_threshold)) return;
+  const ProductTiming again = time_products(plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);
+  r.measurements = 2;
+  take_timing(r, again);
+  const std::string note =
+      again.noisy(cfg.noise_threshold)
+          ? fmt::format("noisy: {} measured again after {} (threshold {:.1f}%)", spread_text(again),
+                        spread_text(first), 100 * cfg.noise_threshold)
+          : fmt::format("measured again: the first measurement had {} (median {:.4g} s, now {:.4g} s)",
+                        spread_text(first), first.median_s, again.median_s);
+  r.detail += (r.detail.empty() ? "" : "; ") + note;
+  if (again.noisy(cfg.noise_threshold)) r.status = "noisy";
+}
+
 void fill_matrix(Row& r, const MatrixSource& src) {
   r.matrix = src.name;
   r.origin = src.origin;
@@ -280,7 +316,9 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     r.layout = opt.k > 1 && opt.layout == Layout::ColMajor ? "col" : "row";
     r.precision = to_string(opt.precision);
     const bool cpu = k.backend != Backend::Cuda;
-    r.threads = has_param(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
+    r.threads_requested = has_param(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
+    r.threads = r.threads_requested;  // until the plan says what it runs on
+    r.noise_threshold = cfg.noise_threshold;
     r.block_size = has_param(k, "block_size") ? opt.block_size : 0;
     r.hack = has_param(k, "hack") ? opt.hack : 0;
     r.nz_per_block = has_param(k, "nz_per_block") ? opt.nz_per_block : 0;
@@ -318,6 +356,17 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       r.planning_s = plan->planning_seconds;
       r.bytes_per_product = plan->bytes_per_product;
       r.stored_entries = plan->stored_entries;
+      if (const int used = plan->threads_used(); cpu && used > 0) r.threads = used;
+      // A kernel that falls back says why in its detail ("runs on U of T threads: why"); where the
+      // plan runs on fewer without saying so (auto's choice, or a smaller OpenMP team), it is said here.
+      if (r.threads < r.threads_requested && r.detail.find("runs on ") == std::string::npos) {
+        const std::string why = plan->chosen_threads > 0 && plan->chosen_threads < r.threads_requested
+                                    ? "the planner chose " + plan->chosen
+                                    : std::string("the plan gives no reason (a smaller OpenMP team: OMP_THREAD_LIMIT, "
+                                                  "OMP_DYNAMIC?)");
+        r.detail += fmt::format("{}runs on {} of {} threads: {}", r.detail.empty() ? "" : "; ", r.threads,
+                                r.threads_requested, why);
+      }
 
       // Check first: a wrong kernel is reported, never timed into a best or a mean.
       const std::vector<double> y = product(*plan, x, static_cast<std::size_t>(a.rows) * opt.k, opt.precision);
@@ -337,14 +386,11 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       if (first) run_for(*plan, 0.05);
       // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
       // configuration capped (keeping at least 3 samples for a median).
-      const ProductTiming pt = time_products(*plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);
-      r.products_per_sample = pt.products_per_sample;
-      r.samples = pt.samples;
-      r.time_median_s = pt.median_s;
-      r.time_min_s = pt.min_s;
+      measure(*plan, cfg, r);
       if (k.name == "auto" && cfg.duel_rounds > 0) {
         auto& kept = autos[{static_cast<int>(k.backend), key}];
-        if (!kept.second || r.threads > out[kept.first].threads) kept = {out.size(), std::move(plan)};
+        if (!kept.second || r.threads_requested > out[kept.first].threads_requested)
+          kept = {out.size(), std::move(plan)};
       }
     } catch (const Unsupported& e) {
       r.status = std::string("skipped: ") + e.what();
@@ -353,7 +399,8 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     } catch (const std::exception& e) {
       r.status = std::string("error: ") + e.what();
     }
-    if (r.status == "ok" && r.time_median_s > 0) {
+    // A noisy row keeps its numbers (what was measured) but no best or ratio takes it (usable()).
+    if ((r.status == "ok" || r.status == "noisy") && r.time_median_s > 0) {
       const double tm = r.time_median_s;
       r.gflops = 2.0 * static_cast<double>(a.nnz()) * opt.k / tm * 1e-9;
       r.bandwidth_gbs = static_cast<double>(r.bytes_per_product) / tm * 1e-9;

@@ -3,7 +3,9 @@
 #include <spmv/bench/budget.hpp>
 #include <spmv/timing.hpp>
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace spmv::bench {
 
@@ -46,9 +48,20 @@ std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const Suite
       rows.push_back(unavailable_row(s, std::string("error: ") + e.what()));
       continue;
     }
-    for (const Row& row : r)
+    std::vector<std::string> noisy;
+    for (const Row& row : r) {
       if (row.status == "failed" || row.status.starts_with("error"))
         say(fmt::format("{}: {}/{} {}: {}", s.name, row.backend, row.kernel, row.status, row.detail));
+      if (row.status == "noisy")
+        noisy.push_back(fmt::format("{}/{}{}", row.backend, row.kernel,
+                                    row.threads_requested > 0 && row.backend != "serial"
+                                        ? fmt::format(" t={}", row.threads_requested) : ""));
+    }
+    if (!noisy.empty())
+      say(fmt::format("{}: {} noisy configuration{} (timing spread above {:.1f}% twice; left out of bests): {}{}",
+                      s.name, noisy.size(), noisy.size() == 1 ? "" : "s", 100 * cfg.noise_threshold,
+                      fmt::join(noisy.begin(), noisy.begin() + std::min<std::ptrdiff_t>(5, noisy.size()), ", "),
+                      noisy.size() > 5 ? ", ..." : ""));
     rows.insert(rows.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
   }
   return rows;

@@ -81,6 +81,13 @@ class Plan {
   /// Wall seconds of `times` back-to-back products on the resident x. CPU: steady clock;
   /// GPU plans override this with device events around the kernels only.
   virtual double time_runs(int times);
+  /// CPU threads the product runs on, which can be fewer than PlanOptions::threads asked for: 1 for
+  /// a serial plan and for an OpenMP plan that fell back to one thread (its trial found one thread
+  /// faster on a small matrix, Eigen's serial path below 20000 nonzeros, fewer rows or tiles than
+  /// threads), the smaller team one settled on, and never more than the team OpenMP grants (under
+  /// OMP_THREAD_LIMIT, OMP_DYNAMIC or inside another parallel region). The plan's `detail` says
+  /// why it runs on fewer. 0: not a CPU plan (GPU plans), or a plan that does not say.
+  virtual int threads_used() const { return 0; }
 
   /// y = alpha * A*x + beta * y (with k right-hand sides: Y = alpha * A*X + beta * Y). beta == 0 does
   /// not read y (NaN there is overwritten), as in BLAS. alpha == 1, beta == 0 is the kernel's own

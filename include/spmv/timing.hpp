@@ -15,17 +15,37 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// The spread of a set of timed samples (seconds each, e.g. per product).
+struct SampleStats {
+  double mean_s = 0, median_s = 0, min_s = 0, max_s = 0;
+  /// Coefficient of variation: the samples' standard deviation (n - 1) over their mean; 0 for
+  /// fewer than two samples.
+  double cv = 0;
+  /// Disagreement of the first and the last part: |median of the first half - median of the last
+  /// half| / median of all (the middle sample of an odd count left out); 0 for fewer than two. A
+  /// trend (load that starts or stops while the samples are taken) shows here even where the
+  /// spread of each half is small.
+  double drift = 0;
+  /// cv or drift above `threshold` (a fraction: 0.05 = 5%); never where threshold <= 0.
+  bool noisy(double threshold) const { return threshold > 0 && (cv > threshold || drift > threshold); }
+};
+/// The statistics of `samples`, in the order they were taken (empty: all 0).
+SampleStats sample_stats(std::span<const double> samples);
+
 /// A sample is a batch of back-to-back products lasting at least `sample_seconds`, so that clock
-/// resolution and launch overhead do not dominate small matrices; times are per product.
-struct ProductTiming {
-  double median_s = 0, min_s = 0;
+/// resolution and launch overhead do not dominate small matrices; times are per product. The
+/// statistics (SampleStats) are over the samples.
+struct ProductTiming : SampleStats {
   int products_per_sample = 1, samples = 0;
+  std::vector<double> sample_times_s;  ///< each sample's time per product, in the order taken
 };
 /// Warms the plan up, then grows the batch until one lasts sample_seconds: the products per
 /// sample (1 .. 10^8).
 int products_per_sample(Plan& plan, double sample_seconds);
 /// products_per_sample, then `samples` samples (fewer, but at least 3, where they would take more
-/// than max_seconds; 0: no cap): the median and minimum time of one product.
+/// than max_seconds; 0: no cap): their statistics per product. Where the samples' median came out
+/// shorter than sample_seconds (the calibration batch was slowed down), the batch grows and the
+/// samples are taken again (twice at most), so that samples last at least sample_seconds.
 ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds = 0);
 /// Plans compared on the same work, interleaved: `rounds` rounds, each timing one batch (about
 /// batch_seconds, after a quarter as many untimed products, at least 3, that bring the plan's data

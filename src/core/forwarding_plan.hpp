@@ -1,5 +1,5 @@
 #pragma once
-// A plan that runs another one: set_x, run, get_y and time_runs go to the inner plan; what the
+// A plan that runs another one: set_x, run, get_y, time_runs and threads_used go to the inner plan; what the
 // outer plan reports (its public fields) is for its maker to set. Used by "auto" (the planner's
 // choice) and by make_plan(CsrView32) (the widened row offsets' owner).
 #include <spmv/plan.hpp>
@@ -17,6 +17,7 @@ class ForwardingPlan : public Plan {
   void get_y(std::span<double> y) override { inner_->get_y(y); }
   void get_y(std::span<float> y) override { inner_->get_y(y); }
   double time_runs(int times) override { return inner_->time_runs(times); }
+  int threads_used() const override { return inner_->threads_used(); }
 
  protected:
   std::unique_ptr<Plan> inner_;

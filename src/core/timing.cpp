@@ -16,10 +16,10 @@ struct Batch {
 
 Batch calibrate(Plan& plan, double sample_seconds) {
   plan.run(1);  // warm-up: first touch, caches, lazy module loading
-  // Grow n towards sample_seconds from the last batch's time per product (a few rounds: the first
-  // batches of a GPU plan or a cold CPU run over-estimate it).
+  // Grow n towards 1.1 x sample_seconds from the last batch's time per product until a batch lasts
+  // sample_seconds (a few rounds: the first batches of a GPU plan or a cold CPU run over-estimate it).
   Batch b{1, plan.time_runs(1)};
-  for (int round = 0; round < 6 && b.t < 0.8 * sample_seconds; ++round) {
+  for (int round = 0; round < 8 && b.t < sample_seconds && b.n < 100'000'000; ++round) {
     const double per = std::max(b.t / b.n, 1e-9);
     const double want = std::min(sample_seconds / per * 1.1, 1e8);
     b.n = std::max(b.n + 1, static_cast<int>(std::ceil(want)));
@@ -39,18 +39,51 @@ double median(std::vector<double>& v) {
 
 int products_per_sample(Plan& plan, double sample_seconds) { return calibrate(plan, sample_seconds).n; }
 
+SampleStats sample_stats(std::span<const double> samples) {
+  SampleStats s;
+  const std::size_t n = samples.size();
+  if (n == 0) return s;
+  std::vector<double> v(samples.begin(), samples.end());
+  s.median_s = median(v);  // sorts v
+  s.min_s = v.front();
+  s.max_s = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean_s = sum / static_cast<double>(n);
+  if (n < 2) return s;
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean_s) * (x - s.mean_s);
+  s.cv = s.mean_s > 0 ? std::sqrt(sq / static_cast<double>(n - 1)) / s.mean_s : 0;
+  const std::size_t h = n / 2;
+  std::vector<double> first(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(h));
+  std::vector<double> last(samples.end() - static_cast<std::ptrdiff_t>(h), samples.end());
+  s.drift = s.median_s > 0 ? std::abs(median(first) - median(last)) / s.median_s : 0;
+  return s;
+}
+
 ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds) {
-  const Batch b = calibrate(plan, sample_seconds);
-  const double per = std::max(b.t / b.n, 1e-12);
+  Batch b = calibrate(plan, sample_seconds);
   ProductTiming r;
+  std::vector<double> ts;
+  for (int attempt = 0;; ++attempt) {
+    const double per = std::max(b.t / b.n, 1e-12);
+    r.samples = std::max(1, samples);
+    if (max_seconds > 0 && r.samples * b.n * per > max_seconds)
+      r.samples = std::max(std::min(3, r.samples), static_cast<int>(max_seconds / (b.n * per)));
+    ts.assign(static_cast<std::size_t>(r.samples), 0.0);
+    for (double& s : ts) s = plan.time_runs(b.n) / b.n;
+    std::vector<double> sorted = ts;
+    const double med = median(sorted);
+    // A calibration batch slowed down (preempted, clocks ramping up) leaves the samples shorter
+    // than asked: grow the batch from the samples' own median and take them again.
+    if (med * b.n >= sample_seconds || attempt == 2 || b.n >= 100'000'000) break;
+    const double want = std::min(sample_seconds / std::max(med, 1e-12) * 1.1, 1e8);
+    b.n = std::max(b.n + 1, static_cast<int>(std::ceil(want)));
+    b.t = med * b.n;
+  }
   r.products_per_sample = b.n;
-  r.samples = std::max(1, samples);
-  if (max_seconds > 0 && r.samples * b.n * per > max_seconds)
-    r.samples = std::max(std::min(3, r.samples), static_cast<int>(max_seconds / (b.n * per)));
-  std::vector<double> ts(static_cast<std::size_t>(r.samples));
-  for (double& s : ts) s = plan.time_runs(b.n) / b.n;
-  r.median_s = median(ts);
-  r.min_s = ts.front();
+  static_cast<SampleStats&>(r) = sample_stats(ts);
+  r.sample_times_s = std::move(ts);
   return r;
 }
 

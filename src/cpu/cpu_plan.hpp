@@ -65,6 +65,36 @@ inline const float* float_values_of(const CsrView& a, int threads, HostArray<flo
   return copy.data();
 }
 
+// The team OpenMP gives a parallel region that asks for `asked` threads: fewer under
+// OMP_THREAD_LIMIT, OMP_DYNAMIC or inside another parallel region; 1 where asked <= 1.
+inline int granted_threads(int asked) {
+  if (asked <= 1) return 1;
+  int team = 1;
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(asked)
+  {
+#pragma omp single
+    team = omp_get_num_threads();
+  }
+#endif
+  return team;
+}
+
+// Of `parts` parts with these bounds, those that hold something (a part of an empty range runs
+// nothing: its thread only waits).
+inline int busy_parts(std::span<const index_t> bounds) {
+  int n = 0;
+  for (std::size_t p = 0; p + 1 < bounds.size(); ++p) n += bounds[p + 1] > bounds[p];
+  return std::max(n, 1);
+}
+
+// Where a plan's product runs on fewer threads than it was given, its detail ends with
+// "runs on U of T threads: WHY" (after "; " where the detail says something before).
+inline void note_fewer_threads(std::string& detail, int used, int given, const std::string& why) {
+  if (used >= given) return;
+  detail += fmt::format("{}runs on {} of {} threads: {}", detail.empty() ? "" : "; ", used, given, why);
+}
+
 class CpuPlan : public Plan {
  public:
   CpuPlan(index_t rows, index_t cols, const PlanOptions& opt)

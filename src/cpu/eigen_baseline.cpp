@@ -54,6 +54,16 @@ class EigenPlan final : public CpuPlan {
                         vb * (static_cast<offset_t>(a.cols) + a.rows) * opt.k;
     detail = fmt::format("eigen {}.{}.{}, index {} bits", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
                          EIGEN_MINOR_VERSION, 8 * sizeof(Index));
+    note_fewer_threads(detail, planned_threads(), threads_,
+                       eigen_work() <= kEigenParallelWork
+                           ? fmt::format("Eigen multiplies serially at <= {} nonzeros{}", kEigenParallelWork,
+                                         eigen_work() != stored_entries ? " x k" : "")
+                           : fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s"));
+  }
+
+  int threads_used() const override {
+    const int planned = planned_threads();
+    return planned <= 1 ? 1 : std::min(granted_threads(planned), planned);
   }
 
  protected:
@@ -79,6 +89,17 @@ class EigenPlan final : public CpuPlan {
   }
 
  private:
+  // Eigen's sparse x dense product (SparseDenseProduct.h) runs its OpenMP loop only above 20000
+  // nonzeros (nonzeros x k for a row-major X); below, one thread whatever setNbThreads says.
+  static constexpr offset_t kEigenParallelWork = 20000;
+  offset_t eigen_work() const {
+    return stored_entries * (k_ > 1 && layout_ == Layout::RowMajor ? k_ : 1);
+  }
+  int planned_threads() const {
+    if (threads_ <= 1 || eigen_work() <= kEigenParallelWork) return 1;
+    return static_cast<int>(std::clamp<offset_t>(rows_, 1, threads_));
+  }
+
   int threads_;
   std::vector<Index> outer_, inner_;
   HostArray<float> valf_;  // single precision over double values: the values rounded to float

@@ -98,6 +98,11 @@ class OmpCsr final : public CpuPlan {
     setup_seconds = seconds_since(t0);
   }
 
+  int threads_used() const override {
+    const int planned = planned_threads();
+    return planned <= 1 ? 1 : std::min(granted_threads(planned), planned);
+  }
+
  protected:
   void product() override {
     if (float_values_) product_values(vf_);
@@ -149,6 +154,14 @@ class OmpCsr final : public CpuPlan {
     }
   }
 
+  // Threads the chosen schedule keeps busy: balanced, its parts that hold rows; dynamic, as many
+  // as there are chunks, up to the plan's threads.
+  int planned_threads() const {
+    if (mode_ == Mode::Balanced) return busy_parts(bounds_);
+    const offset_t n_chunks = rows_ == 0 ? 0 : (static_cast<offset_t>(rows_) - 1) / chunk_rows_ + 1;
+    return static_cast<int>(std::clamp<offset_t>(n_chunks, 1, threads_));
+  }
+
   // Parts of about equal work, counting each row as one unit on top of its nonzeros so that a run
   // of empty rows is not free.
   void partition(int parts) {
@@ -184,6 +197,18 @@ class OmpCsr final : public CpuPlan {
         trial += fmt::format("{}{}/{}{} {:.1f}", trial.empty() ? "" : ", ", c.name, c.simd ? "simd" : "scalar",
                              transpose_possible() ? (c.via ? "/transpose" : "/native") : "", c.seconds * 1e6);
       detail += " (trial us: " + trial + ")";
+    }
+    // Fewer threads than given: the trial's choice on a small matrix, or less work than threads.
+    const int planned = planned_threads();
+    if (planned < threads_) {
+      const std::string why =
+          win->parts < threads_
+              ? fmt::format("the trial found {} fastest (a small matrix: nnz x k = {} < {})",
+                            win->parts == 1 ? "one thread" : fmt::format("{} threads", win->parts), a_.nnz() * k_,
+                            tuning::small_matrix_trial.csr_max_nnz)
+          : mode_ == Mode::Balanced ? fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s")
+                                    : fmt::format("{} chunks of {} rows", planned, chunk_rows_);
+      note_fewer_threads(detail, planned, threads_, why);
     }
   }
 

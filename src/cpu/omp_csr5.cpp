@@ -55,6 +55,7 @@ class Csr5Plan final : public CpuPlan {
  public:
   Csr5Plan(const CsrView& a, const PlanOptions& opt, Backend backend)
       : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : plan_threads(opt)) {
+    const int given = threads_;
     const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
     const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
     const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : tuning::csr5_sigma(per_row, omega);
@@ -118,6 +119,17 @@ class Csr5Plan final : public CpuPlan {
         times += fmt::format("{}{} {:.1f}", c ? ", " : "", cands[c], t[c] * 1e6);
       detail += fmt::format(" threads={} (trial us: {})", threads_, times);
     }
+    // Fewer threads than given: the trial's choice on a small matrix, or fewer tiles than threads.
+    note_fewer_threads(detail, planned_threads(), given,
+                       threads_ < given ? fmt::format("the trial found {} fastest (a small matrix: nnz {} < {})",
+                                                      threads_ == 1 ? "one thread" : fmt::format("{} threads", threads_),
+                                                      f_.nnz, small.csr5_max_nnz)
+                                        : fmt::format("{} tile{}", f_.tiles, f_.tiles == 1 ? "" : "s"));
+  }
+
+  int threads_used() const override {
+    const int planned = planned_threads();
+    return planned <= 1 ? 1 : std::min(granted_threads(planned), planned);
   }
 
  protected:
@@ -235,6 +247,9 @@ class Csr5Plan final : public CpuPlan {
     }
     return carry;
   }
+
+  // Threads the tiles keep busy (over_parts): never more than tiles.
+  int planned_threads() const { return static_cast<int>(std::clamp<offset_t>(f_.tiles, 1, threads_)); }
 
   // Runs part(j, n) for part j of the tiles over the team OpenMP gives (fewer threads than asked
   // inside an outer region; no region for one part), then carry(j, r0) in part order for each part

@@ -37,6 +37,12 @@ class OmpEll final : public CpuPlan {
       detail = via_detail() + trial;
     }
     setup_seconds = seconds_since(t1);
+    note_fewer_threads(detail, planned_threads(), threads_, fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s"));
+  }
+
+  int threads_used() const override {
+    const int planned = planned_threads();
+    return planned <= 1 ? 1 : std::min(granted_threads(planned), planned);
   }
 
  protected:
@@ -78,6 +84,9 @@ class OmpEll final : public CpuPlan {
         rows_part<Simd>(rows, static_cast<index_t>(n * p / parts), static_cast<index_t>(n * (p + 1) / parts), me);
     }
   }
+
+  // Threads with rows: each takes an equal block of rows.
+  int planned_threads() const { return static_cast<int>(std::clamp<offset_t>(rows_, 1, threads_)); }
 
   Ell e_;
   EllFloat ef_;  // single and mixed precision

@@ -29,6 +29,7 @@ class OmpHll final : public CpuPlan {
       // A hack costs its slots plus one unit per row (the y stores), so empty hacks are not free.
       const offset_t* off = h.hack_offset.data();
       const offset_t hack = h.hack;
+      n_hacks_ = h.n_hacks();
       bounds_ = balanced_bounds(h.n_hacks(), threads, [off, hack](index_t i) { return off[i] + hack * i; });
       scratch_stride_ = static_cast<std::size_t>(h.hack) + 8;  // +8: no false sharing between threads
       detail = fmt::format("hack={} padding_ratio={:.3f}", h.hack,
@@ -50,6 +51,13 @@ class OmpHll final : public CpuPlan {
       detail += " " + via_detail() + trial;
     }
     setup_seconds = seconds_since(t1);
+    note_fewer_threads(detail, busy_parts(bounds_), threads,
+                                 fmt::format("{} hack{}", n_hacks_, n_hacks_ == 1 ? "" : "s"));
+  }
+
+  int threads_used() const override {
+    const int planned = busy_parts(bounds_);
+    return planned <= 1 ? 1 : std::min(granted_threads(static_cast<int>(bounds_.size()) - 1), planned);
   }
 
  protected:
@@ -97,6 +105,7 @@ class OmpHll final : public CpuPlan {
   HllFloat hf_;
   bool simd_ = true;
   std::vector<index_t> bounds_;
+  index_t n_hacks_ = 0;
   std::vector<double> scratch_;
   std::vector<float> scratchf_;
   std::size_t scratch_stride_ = 0;

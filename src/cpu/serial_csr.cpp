@@ -21,6 +21,8 @@ class SerialCsr final : public CpuPlan {
     stored_entries = a.nnz();
   }
 
+  int threads_used() const override { return 1; }
+
  protected:
   void product() override {
     if (float_values_) product_as(vf_);

@@ -30,7 +30,22 @@ struct BenchArgs {
   long long products = 100;
   offset_t min_nnz = 0;
   int duel_rounds = 11;
+  double noise_threshold = 0.05;
+  int ceiling_runs = 5;
 };
+
+// How OpenMP threads are placed: the environment's OMP_PROC_BIND / OMP_PLACES, or that they are not pinned.
+std::string pinning_text(const spmv::bench::MachineInfo& m) {
+  if (m.omp_proc_bind.empty() && m.omp_places.empty()) return "threads not pinned (OMP_PROC_BIND, OMP_PLACES unset)";
+  return fmt::format("OMP_PROC_BIND={} OMP_PLACES={}", m.omp_proc_bind.empty() ? "(unset)" : m.omp_proc_bind,
+                     m.omp_places.empty() ? "(unset)" : m.omp_places);
+}
+
+// "14.7 GB/s (median of 5, 12.1-15.0)"
+std::string ceiling_text(double median, double lo, double hi, int runs) {
+  if (runs <= 1) return fmt::format("{:.1f} GB/s", median * 1e-9);
+  return fmt::format("{:.1f} GB/s (median of {} runs, {:.1f}-{:.1f})", median * 1e-9, runs, lo * 1e-9, hi * 1e-9);
+}
 
 std::string fmt_seconds(double s) {
   if (s < 60) return fmt::format("{:.0f}s", s);
@@ -78,6 +93,8 @@ int bench_cmd(BenchArgs& a) {
   cfg.products = a.products;
   cfg.trial = !a.no_trial;
   cfg.duel_rounds = a.duel_rounds;
+  cfg.noise_threshold = a.noise_threshold;
+  cfg.ceiling_runs = a.ceiling_runs;
   a.kernel_settings.apply(cfg.fixed);
   cfg.fixed_text = a.kernel_settings.text();
 
@@ -125,15 +142,20 @@ int bench_cmd(BenchArgs& a) {
   TimeBudget budget(a.time_budget, a.min_sample_ms <= 0);
   budget.first_estimate(cfg, per_matrix * sources.size(), a.repeat > 0);
   note(fmt::format(
-             "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats; threads {}; precisions {}; "
-             "machine {} ({} cores, {:.0f} GiB{}){}",
-             sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat,
-             fmt::join(cfg.threads, ","), fmt::join(precision_names, ","), m.hostname, m.cores, m.memory_bytes / (1ull << 30),
-             m.gpus ? ", " + m.device : "", small ? "; small machine: synthetic alikes scaled down" : ""));
+             "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats, re-measured above {:.1f}% "
+             "spread; threads {} ({}); precisions {}; machine {} ({} cores, {:.0f} GiB{}){}",
+             sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat, 100 * cfg.noise_threshold,
+             fmt::join(cfg.threads, ","), pinning_text(m), fmt::join(precision_names, ","), m.hostname, m.cores,
+             m.memory_bytes / (1ull << 30), m.gpus ? ", " + m.device : "",
+             small ? "; small machine: synthetic alikes scaled down" : ""));
 
   const Ceilings ceil = measure_ceilings(cfg, m);
-  note(fmt::format("ceilings: STREAM triad {:.1f} GB/s ({} threads){}", ceil.cpu_triad * 1e-9, ceil.cpu_triad_threads,
-                   gpu_wanted && m.gpus ? fmt::format(", GPU copy {:.1f} GB/s", ceil.gpu_copy * 1e-9) : ""));
+  note(fmt::format("ceilings: STREAM triad {} ({} threads){}",
+                   ceiling_text(ceil.cpu_triad, ceil.cpu_triad_min, ceil.cpu_triad_max, ceil.cpu_triad_runs),
+                   ceil.cpu_triad_threads,
+                   gpu_wanted && m.gpus ? ", GPU copy " + ceiling_text(ceil.gpu_copy, ceil.gpu_copy_min, ceil.gpu_copy_max,
+                                                                        ceil.gpu_copy_runs)
+                                        : ""));
 
   const bool tty = isatty(fileno(stderr)) && !a.no_progress && verbosity >= 1;
   const auto start = clock::now();
@@ -167,10 +189,13 @@ int bench_cmd(BenchArgs& a) {
   if (verbosity == 0) return any_failed ? 1 : 0;
   fmt::print("{}", summary_table(rows));
   const double el = seconds_since(t0);
-  fmt::print("machine: {} | {} | {} cores | {}\n", m.hostname, m.cpu_model, m.cores,
-             m.gpus ? m.device : "no CUDA device: CPU only");
-  fmt::print("ceilings: STREAM triad {:.1f} GB/s{}\n", ceil.cpu_triad * 1e-9,
-             ceil.gpu_copy > 0 ? fmt::format(", GPU copy {:.1f} GB/s", ceil.gpu_copy * 1e-9) : "");
+  fmt::print("machine: {} | {} | {} cores | {} | {}\n", m.hostname, m.cpu_model, m.cores,
+             m.gpus ? m.device : "no CUDA device: CPU only", pinning_text(m));
+  fmt::print("ceilings: STREAM triad {}{}\n",
+             ceiling_text(ceil.cpu_triad, ceil.cpu_triad_min, ceil.cpu_triad_max, ceil.cpu_triad_runs),
+             ceil.gpu_copy > 0 ? ", GPU copy " + ceiling_text(ceil.gpu_copy, ceil.gpu_copy_min, ceil.gpu_copy_max,
+                                                             ceil.gpu_copy_runs)
+                               : "");
   fmt::print("wrote {} and {} ({} rows) in {}", a.out, json.string(), rows.size(), fmt_seconds(el));
   if (budget.adapts())
     fmt::print(" (time budget {}: samples of {:.0f}-{:.0f} ms)", fmt_seconds(a.time_budget),
@@ -229,8 +254,21 @@ void add_bench(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)")
       ->check(positive_int());
-  cmd->add_option("--min-sample-ms", a->min_sample_ms, "Each sample lasts at least this long (default 50, 20 on small machines)")
+  cmd->add_option("--min-sample-ms", a->min_sample_ms,
+                  "Each sample lasts at least this long (default 50, 20 on small machines, 2 with --quick; the "
+                  "time budget may shorten them, never below 10; given, the budget leaves it as it is)")
       ->check(positive_real());
+  cmd->add_option("--noise-threshold", a->noise_threshold,
+                  "A configuration whose samples' coefficient of variation or drift (first half against last half) "
+                  "exceeds this fraction is measured again; again above it, its status is noisy and it is left out "
+                  "of every best (0: never)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--ceiling-runs", a->ceiling_runs,
+                  "Times the bandwidth ceilings (STREAM triad, GPU copy) are measured: their median is the ceiling, "
+                  "min and max its spread")
+      ->check(positive_int())
+      ->capture_default_str();
   cmd->add_option("--time-budget", a->time_budget,
                   "Seconds the sweep should take: samples are shortened to fit, and past 1.5x the "
                   "remaining matrices are listed as skipped (0: no limit)")

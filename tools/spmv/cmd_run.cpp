@@ -141,10 +141,15 @@ int run(const RunArgs& args) {
   } else if (!plan->detail.empty()) {
     out.add("detail", plan->detail);
   }
-  const int threads = plan->chosen_threads ? plan->chosen_threads
-                      : backend == Backend::Cuda ? 0 : backend == Backend::Serial ? 1 : plan_threads(opt);
+  // The threads the product runs on (fewer than asked where the kernel fell back: its detail says
+  // why), and those asked for (the planner's choice under auto) where they differ.
+  const int requested = plan->chosen_threads ? plan->chosen_threads
+                        : backend == Backend::Cuda ? 0 : backend == Backend::Serial ? 1 : plan_threads(opt);
+  const int used = backend == Backend::Cuda ? 0 : plan->threads_used();
+  const int threads = used > 0 ? used : requested;
   out.add("precision", to_string(plan->precision));
   out.add("threads", threads);
+  if (threads != requested) out.add("threads_requested", requested);
   out.add("k", args.k);
   const bool x_file = std::filesystem::exists(args.x);
   out.add("x", x_file ? args.x : args.x == "ones" ? "ones" : args.x + " (uniform in [-1, 1))");
@@ -152,8 +157,11 @@ int run(const RunArgs& args) {
   out.add("products_per_sample", pt.products_per_sample);
   out.add("convert_s", plan->convert_seconds);
   out.add("setup_s", plan->setup_seconds);
-  out.add("time_s", med);
+  out.add("time_s", med);  // the median
   out.add("time_min_s", pt.min_s);
+  out.add("time_mean_s", pt.mean_s);
+  out.add("time_cv", pt.cv, 3);        // standard deviation / mean of the samples
+  out.add("time_drift", pt.drift, 3);  // first half of the samples against the last half
   out.add("gflops", med > 0 ? flops / med * 1e-9 : 0.0, 5);
   out.add("bandwidth_gbs", med > 0 ? plan->bytes_per_product / med * 1e-9 : 0.0, 5);
   // What decides pass/fail: the largest error of a component over its own bound, which is the
@@ -173,6 +181,9 @@ int run(const RunArgs& args) {
   if (verbosity >= 2 && !args.json && args.x == "ones")
     fmt::print(stderr, "note: x of all ones: rows whose entries cancel have tiny results and large relative errors; "
                        "check_error measures each against its row's bound\n");
+  if (verbosity >= 1 && pt.noisy(0.05))
+    fmt::print(stderr, "note: the {} samples spread (time_cv {:.1f}%, time_drift {:.1f}%; above 5%): the machine is busy "
+                       "or the clocks change; the median may not repeat\n", pt.samples, 100 * pt.cv, 100 * pt.drift);
   if (!args.output.empty()) io::write_dense_vector(args.output, y);
   if (!chk.passed) {
     fmt::print(stderr, "{}: check against the reference failed: {}\n", args.file, chk.message);
@@ -204,7 +215,7 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--x", args->x, "x: ones, random (seed 42), random:SEED or a Matrix Market array file")
       ->capture_default_str();
   add_output(cmd, args->output, "Write y to this file as a Matrix Market array vector");
-  cmd->add_option("--repeat", args->repeat, "Timed samples (median reported)")->check(positive_int())->capture_default_str();
+  cmd->add_option("--repeat", args->repeat, "Timed samples (median, min, mean and their spread reported)")->check(positive_int())->capture_default_str();
   cmd->add_option("--min-sample-ms", args->min_sample_ms, "Each sample lasts at least this long (back-to-back products)")
       ->check(positive_real())
       ->capture_default_str();

@@ -21,6 +21,10 @@ struct MachineInfo {
   double memory_bytes = 0;    // MemTotal
   int gpus = 0;               // usable CUDA devices (0: CPU only)
   std::string device;         // first CUDA device's name, "" without one
+  // The OpenMP environment as set when the run started ("" where unset): thread pinning
+  // (scripts/bench.sh sets OMP_PROC_BIND=close and OMP_PLACES=cores unless given) and the default
+  // thread count.
+  std::string omp_proc_bind, omp_places, omp_num_threads;
 };
 MachineInfo machine_info();
 // <= 4 cores or < 32 GiB: the default suite scales its synthetic matrices down.
@@ -86,8 +90,15 @@ struct SweepConfig {
   // or a matrix beyond float's range gives a "skipped: ..." row.
   std::vector<Precision> precisions{Precision::Double};
   bool baselines = true;              // include baseline kernels (Eigen, cuSPARSE)
-  int repeat = 7;                     // samples per configuration (median and min reported)
+  int repeat = 7;                     // samples per configuration (their statistics reported)
   double min_sample_seconds = 0.05;   // products per sample chosen so a sample lasts this long
+  // A configuration whose samples' coefficient of variation or drift (SampleStats) exceeds this is
+  // measured again; noisy again, its row's status is "noisy" and it is left out of every best and
+  // ratio. 0: never re-measured or flagged.
+  double noise_threshold = 0.05;
+  // The bandwidth ceilings are measured this many times: their median is the ceiling, the min and
+  // max its spread.
+  int ceiling_runs = 5;
   double max_config_seconds = 3.0;    // cap on timed work per configuration
   std::string x_spec = "random:7";
   long long products = 100;           // the planner's (kernel auto) expected products
@@ -106,11 +117,17 @@ SweepConfig default_sweep(const MachineInfo& m, bool small, bool quick);
 // ---- measurements --------------------------------------------------------------------------
 
 struct Ceilings {
-  double cpu_triad = 0;   // bytes/s, STREAM triad with the sweep's largest thread count
+  double cpu_triad = 0;   // bytes/s, STREAM triad with the sweep's largest thread count (median of the runs)
   int cpu_triad_threads = 0;
-  double gpu_copy = 0;    // bytes/s, device-to-device copy; 0 without GPU
+  double gpu_copy = 0;    // bytes/s, device-to-device copy (median of the runs); 0 without GPU
   double gpu_peak = 0;    // bytes/s, the device's theoretical peak (memory clock x bus width x 2)
+  // The spread: the lowest and highest run and how many (0: not measured).
+  double cpu_triad_min = 0, cpu_triad_max = 0;
+  int cpu_triad_runs = 0;
+  double gpu_copy_min = 0, gpu_copy_max = 0;
+  int gpu_copy_runs = 0;
 };
+// Each ceiling measured cfg.ceiling_runs times (at least 1).
 Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m);
 
 // One row per (matrix, kernel, setting).
@@ -122,7 +139,11 @@ struct Row {
   double nnz_row_mean = 0, nnz_row_std = 0;
   std::string backend, kernel, format;
   bool baseline = false;
-  int threads = 0, block_size = 0, hack = 0, k = 1;  // 0: not a parameter of this kernel
+  // threads: those the product ran on (Plan::threads_used: fewer than asked where the kernel fell
+  // back, its detail says why); threads_requested: the sweep's setting. 0: not a parameter of
+  // this kernel (GPU kernels, kernels without a thread count).
+  int threads = 0, threads_requested = 0;
+  int block_size = 0, hack = 0, k = 1;  // 0: not a parameter of this kernel
   std::string layout = "row";  // of X and Y: "row" or "col" (k = 1: "row")
   // "double", "single" or "mixed" (to_string(Precision)). Bests, speedups (against the serial CSR of
   // the same precision) and auto's comparisons never mix precisions.
@@ -132,12 +153,19 @@ struct Row {
   std::string settings;       // the sweep's fixed kernel settings (SweepConfig::fixed_text), "" for none
   std::string chosen;         // kernel "auto": what the planner chose ("cuda/ell bs=256")
   double planning_s = 0;      // kernel "auto": analysis + trial + discarded candidates (in setup_s)
-  std::string status = "ok";  // "ok", "failed" (check), "skipped: <reason>", "error: <reason>"
+  // "ok", "failed" (check), "noisy" (timing spread above the threshold twice: timed, but left out of
+  // every best and ratio), "skipped: <reason>", "error: <reason>"
+  std::string status = "ok";
   std::string check;          // "passed", "failed" or "" (not run)
   double max_rel_error = 0, mean_rel_error = 0;
   double convert_s = 0, setup_s = 0;
   double time_median_s = 0, time_min_s = 0;  // per product
   int products_per_sample = 0, samples = 0;
+  // The samples' spread (SampleStats; of the last measurement where there were two): mean and max
+  // per product, coefficient of variation, drift (first half against last half).
+  double time_mean_s = 0, time_max_s = 0, time_cv = 0, time_drift = 0;
+  int measurements = 0;        // 1, or 2 where the first was noisy and the configuration was measured again
+  double noise_threshold = 0;  // SweepConfig::noise_threshold of the run
   double gflops = 0, speedup = 0, efficiency = 0;  // speedup vs serial CSR; efficiency CPU only
   double bandwidth_gbs = 0, bandwidth_share = 0, ceiling_gbs = 0;
   offset_t bytes_per_product = 0, stored_entries = 0;
