@@ -318,7 +318,7 @@ def main():
         n = int(r.get(col + "_runs", 0) or 0)
         if n <= 1:
             return ""
-        return f' (median of {n} runs, {r.get(col + "_min_gbs", 0):.3g}-{r.get(col + "_max_gbs", 0):.3g})'
+        return f' (median of {n} runs, {r.get(col + "_min_gbs", 0):.1f}-{r.get(col + "_max_gbs", 0):.1f})'
 
     def pinning(r):
         bind, places = r.get("omp_proc_bind", ""), r.get("omp_places", "")
