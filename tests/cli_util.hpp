@@ -23,11 +23,6 @@ struct Result {
   std::string out, err;
 };
 
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-
 class Cli : public ::testing::Test {
  protected:
   std::string tmp(const std::string& name) const { return dir_ / name; }

@@ -24,17 +24,6 @@ int sh(const std::string& cmd) { return std::system(cmd.c_str()); }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-void expect_same_matrix(const Csr& got, const Csr& want) {
-  EXPECT_EQ(got.rows, want.rows);
-  EXPECT_EQ(got.cols, want.cols);
-  EXPECT_EQ(got.field, want.field);
-  EXPECT_EQ(got.row_ptr, want.row_ptr);
-  EXPECT_EQ(got.col, want.col);
-  ASSERT_EQ(got.val.size(), want.val.size());
-  EXPECT_EQ(std::memcmp(got.val.data(), want.val.data(), got.val.size() * sizeof(double)), 0);
-  EXPECT_EQ(got.imag, want.imag);
-}
-
 // The data lines of a Matrix Market text (after the size line).
 std::vector<std::string> data_lines(const std::string& text) {
   std::vector<std::string> out;
@@ -73,7 +62,7 @@ TEST_F(Cli, ConvertToGzipThatGzipAndInfoRead) {
   got.erase("file");
   want.erase("file");
   EXPECT_EQ(got, want);
-  expect_same_matrix(io::load_csr(out), io::load_csr(in));
+  expect_same_csr(io::load_csr(out), io::load_csr(in));
 }
 
 // -o instead of OUTPUT; a gzipped binary cache by its name.
@@ -81,12 +70,12 @@ TEST_F(Cli, ConvertTakesDashO) {
   const std::string in = kDir + "/cli_small.mtx";
   const Result c = run(fmt::format("convert {} -o {}", in, tmp("o.mtx")));
   ASSERT_EQ(c.status, 0) << c.err;
-  expect_same_matrix(io::load_csr(tmp("o.mtx")), io::load_csr(in));
+  expect_same_csr(io::load_csr(tmp("o.mtx")), io::load_csr(in));
   const Result b = run(fmt::format("convert {} --output {}", in, tmp("o.spmvbin.gz")));
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(sh(fmt::format("gzip -t '{}'", tmp("o.spmvbin.gz"))), 0);
   EXPECT_TRUE(io::is_binary_cache(tmp("o.spmvbin.gz")));
-  expect_same_matrix(io::load_csr(tmp("o.spmvbin.gz")), io::load_csr(in));
+  expect_same_csr(io::load_csr(tmp("o.spmvbin.gz")), io::load_csr(in));
 }
 
 TEST_F(Cli, ConvertOutputGivenTwiceOrNotAtAllIsBadUsage) {
@@ -114,7 +103,7 @@ TEST_F(Cli, ConvertExpand) {
   EXPECT_EQ(data_lines(text), (std::vector<std::string>{"1 1 4", "1 2 -1", "1 3 2.5", "2 1 -1", "3 1 2.5", "3 3 6"}));
   const Csr back = io::load_csr(tmp("g.mtx"));
   EXPECT_EQ(back.symmetry, Symmetry::General);
-  expect_same_matrix(back, io::load_csr(in));
+  expect_same_csr(back, io::load_csr(in));
   EXPECT_EQ(keys(run("info " + tmp("g.mtx")).out)["symmetry"], "general");
 }
 
@@ -133,7 +122,7 @@ TEST_F(Cli, ConvertKeepsCommentsAndTheGeneratedMarker) {
   EXPECT_EQ(io::generated_description(tmp("g2.mtx.gz")), mark);
   ASSERT_EQ(run(fmt::format("convert {} -o {}", tmp("g2.mtx.gz"), tmp("g3.mtx"))).status, 0);
   EXPECT_EQ(io::generated_description(tmp("g3.mtx")), mark);
-  expect_same_matrix(io::load_csr(tmp("g3.mtx")), io::load_csr(tmp("g.mtx")));
+  expect_same_csr(io::load_csr(tmp("g3.mtx")), io::load_csr(tmp("g.mtx")));
 }
 
 // A cache that says symmetric over entries that are not: refused (exit 1, the entries named, no
@@ -155,5 +144,5 @@ TEST_F(Cli, ConvertRefusesEntriesThatDoNotMatchTheSymmetry) {
   EXPECT_FALSE(fs::exists(tmp("bad.mtx.gz")));
   const Result e = run(fmt::format("convert {} {} --expand", tmp("bad.spmvbin"), tmp("bad.mtx.gz")));
   ASSERT_EQ(e.status, 0) << e.err;
-  expect_same_matrix(io::load_csr(tmp("bad.mtx.gz")), a);
+  expect_same_csr(io::load_csr(tmp("bad.mtx.gz")), a);
 }

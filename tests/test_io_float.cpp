@@ -21,15 +21,11 @@
 
 using namespace spmv;
 using test::error_of;
+using test::dump;
 
 namespace {
 
 const std::string kDir = std::string(SPMV_TEST_DATA) + "/mm";
-
-void dump(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f << bytes;
-}
 
 // Same structure, and every value the float nearest to b's (bit for bit; NaN compared as NaN).
 void expect_rounded_from(const CsrF32& f, const Csr& d) {

@@ -18,6 +18,7 @@
 
 using namespace spmv;
 using test::error_of;
+using test::dump;
 
 namespace {
 
@@ -35,8 +36,6 @@ std::string error_in_bounded_memory(const std::function<void()>& f, std::size_t 
   setrlimit(RLIMIT_AS, &old);
   return msg;
 }
-
-void dump(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 constexpr const char* kNoBanner =
     "missing banner: the first line must be '%%MatrixMarket matrix <format> <field> <symmetry>'";

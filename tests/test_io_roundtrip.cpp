@@ -18,22 +18,13 @@
 
 using namespace spmv;
 using test::error_of;
+using test::slurp;
+using test::dump;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kDir = std::string(SPMV_TEST_DATA) + "/mm";
-
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-
-void dump(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f << bytes;
-}
 
 void gzip_file(const std::string& text, const std::string& path) {
   gzFile gz = gzopen(path.c_str(), "wb");

@@ -21,21 +21,14 @@
 
 using namespace spmv;
 using test::error_of;
+using test::slurp;
+using test::dump;
+using test::expect_same_csr;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kDir = std::string(SPMV_TEST_DATA) + "/mm";
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-
-void dump(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f << bytes;
-}
 
 bool gzip_magic(const std::string& path) {
   const std::string b = slurp(path);
@@ -74,18 +67,6 @@ MmText parse_text(const std::string& text) {
     m.entries.push_back(t);
   }
   return m;
-}
-
-void expect_same_matrix(const Csr& got, const Csr& want) {
-  EXPECT_EQ(got.rows, want.rows);
-  EXPECT_EQ(got.cols, want.cols);
-  EXPECT_EQ(got.field, want.field);
-  EXPECT_EQ(got.row_ptr, want.row_ptr);
-  EXPECT_EQ(got.col, want.col);
-  ASSERT_EQ(got.val.size(), want.val.size());
-  EXPECT_EQ(std::memcmp(got.val.data(), want.val.data(), got.val.size() * sizeof(double)), 0) << "values differ in bits";
-  ASSERT_EQ(got.imag.size(), want.imag.size());
-  if (!got.imag.empty()) EXPECT_EQ(std::memcmp(got.imag.data(), want.imag.data(), got.imag.size() * sizeof(double)), 0);
 }
 
 // (row, col) -> value of a CSR matrix, 1-based like the file, explicit entries only.
@@ -133,8 +114,8 @@ TEST(WriteGzip, MatrixIsGzipReadBackAndDecompressesToThePlainText) {
   io::write_matrix_market(dir / "a.mtx", a, io::WriteOptions{});
   EXPECT_TRUE(gzip_magic(dir / "a.mtx.gz"));
   EXPECT_FALSE(gzip_magic(dir / "a.mtx"));
-  expect_same_matrix(io::load_csr(dir / "a.mtx.gz"), a);
-  expect_same_matrix(io::load_csr(dir / "a.mtx"), a);
+  expect_same_csr(io::load_csr(dir / "a.mtx.gz"), a);
+  expect_same_csr(io::load_csr(dir / "a.mtx"), a);
   ASSERT_EQ(sh(fmt::format("gzip -t '{}'", dir / "a.mtx.gz")), 0);
   ASSERT_EQ(sh(fmt::format("gzip -dc '{}' > '{}'", dir / "a.mtx.gz", dir / "d.mtx")), 0);
   const std::string plain = slurp(dir / "a.mtx");
@@ -153,8 +134,8 @@ TEST(WriteGzip, LargeOutputCrossesTheBuffers) {
   ASSERT_EQ(sh(fmt::format("gzip -dc '{}' > '{}'", dir / "big.mtx.gz", dir / "big.mtx")), 0);
   EXPECT_GT(fs::file_size(dir / "big.mtx"), std::uintmax_t{8} << 20);
   EXPECT_GT(fs::file_size(dir / "big.mtx.gz"), std::uintmax_t{2} << 20);
-  expect_same_matrix(io::load_csr(dir / "big.mtx.gz"), a);
-  expect_same_matrix(io::load_csr(dir / "big.mtx"), a);
+  expect_same_csr(io::load_csr(dir / "big.mtx.gz"), a);
+  expect_same_csr(io::load_csr(dir / "big.mtx"), a);
 }
 
 TEST(WriteGzip, EmptyMatrixAndAnyCaseOfTheSuffix) {
@@ -187,7 +168,7 @@ TEST(WriteGzip, DenseVectorAndBinaryCache) {
   EXPECT_EQ(sh(fmt::format("gzip -t '{}'", dir / "a.spmvbin.gz")), 0);
   EXPECT_TRUE(io::is_binary_cache(dir / "a.spmvbin.gz"));
   const io::LoadedMatrix m = io::load(dir / "a.spmvbin.gz");
-  expect_same_matrix(m.matrix, a);
+  expect_same_csr(m.matrix, a);
   EXPECT_EQ(m.generated, "spmv-generated");
   // The inflated bytes are exactly the plain cache's.
   io::write_binary(dir / "a.spmvbin", a, true);
@@ -233,7 +214,7 @@ TEST(WriteSymmetry, SymmetricKeepsItsBannerAndTheLowerTriangle) {
     for (const auto& [rc, v] : want) EXPECT_EQ(std::stod(got[rc]), std::stod(v)) << rc.first << "," << rc.second;
     const Csr back = io::load_csr(dir / "s.mtx");
     EXPECT_EQ(back.symmetry, Symmetry::Symmetric);
-    expect_same_matrix(back, in.matrix);
+    expect_same_csr(back, in.matrix);
   }
 }
 
@@ -258,7 +239,7 @@ TEST(WriteSymmetry, RandomSymmetricAndSkewReadBackBitIdentical) {
     }
     const Csr back = io::load_csr(dir / "s.mtx.gz");
     EXPECT_EQ(back.symmetry, a.symmetry);
-    expect_same_matrix(back, a);
+    expect_same_csr(back, a);
   }
 }
 
@@ -273,7 +254,7 @@ TEST(WriteSymmetry, ExpandWritesGeneral) {
   EXPECT_EQ(t.entries.size(), 6u);
   const Csr back = io::load_csr(dir / "g.mtx");
   EXPECT_EQ(back.symmetry, Symmetry::General);
-  expect_same_matrix(back, in.matrix);
+  expect_same_csr(back, in.matrix);
   // (2,1) = -1 and (3,1) = 2.5 in the file: both mirrors present.
   const auto e = entries_of(back);
   EXPECT_EQ(e.at({1, 2}), -1.0);
@@ -283,7 +264,7 @@ TEST(WriteSymmetry, ExpandWritesGeneral) {
   // The earlier overload (generated string) writes general, as it always did.
   io::write_matrix_market(dir / "old.mtx", in.matrix);
   EXPECT_EQ(parse_text(slurp(dir / "old.mtx")).banner, "%%MatrixMarket matrix coordinate real general");
-  expect_same_matrix(io::load_csr(dir / "old.mtx"), in.matrix);
+  expect_same_csr(io::load_csr(dir / "old.mtx"), in.matrix);
 }
 
 // Skew-symmetric: strictly below the diagonal (the input's explicit "1 1 0" is not stored; every
@@ -311,14 +292,14 @@ TEST(WriteSymmetry, SkewSymmetricKept) {
   const MmText it = parse_text(slurp(dir / "ik.mtx"));
   EXPECT_EQ(it.banner, "%%MatrixMarket matrix coordinate integer skew-symmetric");
   EXPECT_EQ(it.entries, (std::vector<std::vector<std::string>>{{"2", "1", "4"}, {"3", "1", "-9"}}));
-  expect_same_matrix(io::load_csr(dir / "ik.mtx"), ik);
+  expect_same_csr(io::load_csr(dir / "ik.mtx"), ik);
 
   const Csr ck = io::load_csr(kDir + "/coord_complex_skew.mtx");
   io::write_matrix_market(dir / "ck.mtx", ck, io::WriteOptions{});
   const MmText ct = parse_text(slurp(dir / "ck.mtx"));
   EXPECT_EQ(ct.banner, "%%MatrixMarket matrix coordinate complex skew-symmetric");
   EXPECT_EQ(ct.entries, (std::vector<std::vector<std::string>>{{"2", "1", "2", "3"}}));
-  expect_same_matrix(io::load_csr(dir / "ck.mtx"), ck);
+  expect_same_csr(io::load_csr(dir / "ck.mtx"), ck);
 }
 
 TEST(WriteSymmetry, HermitianAndComplexSymmetricKept) {
@@ -336,7 +317,7 @@ TEST(WriteSymmetry, HermitianAndComplexSymmetricKept) {
       for (std::size_t w = 0; w < 4; ++w) EXPECT_EQ(std::stod(t.entries[k][w]), std::stod(src.entries[k][w]));
     const Csr back = io::load_csr(dir / "h.mtx");
     EXPECT_EQ(back.symmetry, in.symmetry);
-    expect_same_matrix(back, in);
+    expect_same_csr(back, in);
   }
 }
 
@@ -350,12 +331,12 @@ TEST(WriteSymmetry, PatternAndIntegerFieldsKept) {
   EXPECT_EQ(t.entries, (std::vector<std::vector<std::string>>{{"1", "1"}, {"3", "1"}, {"3", "2"}}));
   const Csr back = io::load_csr(dir / "ps.mtx");
   EXPECT_EQ(back.field, Field::Pattern);
-  expect_same_matrix(back, ps);
+  expect_same_csr(back, ps);
 
   const Csr pg = io::load_csr(kDir + "/coord_pattern_general.mtx");
   io::write_matrix_market(dir / "pg.mtx", pg, io::WriteOptions{});
   EXPECT_EQ(parse_text(slurp(dir / "pg.mtx")).banner, "%%MatrixMarket matrix coordinate pattern general");
-  expect_same_matrix(io::load_csr(dir / "pg.mtx"), pg);
+  expect_same_csr(io::load_csr(dir / "pg.mtx"), pg);
 
   const Csr is = io::load_csr(kDir + "/coord_integer_symmetric.mtx");
   io::write_matrix_market(dir / "is.mtx", is, io::WriteOptions{.expand = true});
@@ -435,7 +416,7 @@ TEST(WriteSymmetry, EntriesThatDoNotMatchTheDeclaredSymmetryAreRefused) {
   // Expanded, each is written as it is.
   io::write_matrix_market(p, differ, io::WriteOptions{.expand = true});
   EXPECT_EQ(parse_text(slurp(p)).banner, "%%MatrixMarket matrix coordinate real general");
-  expect_same_matrix(io::load_csr(p), differ);
+  expect_same_csr(io::load_csr(p), differ);
 }
 
 // The header's comments are kept on the loaded matrix (in order, not the generated marker) and
@@ -476,7 +457,7 @@ TEST(WriteComments, KeptOnLoadAndWrittenBack) {
   EXPECT_EQ(std::vector<std::string>(again.comments.begin(), again.comments.begin() + 4), want);
   io::write_matrix_market(dir / "w2.mtx", again.matrix, io::WriteOptions{.generated = again.generated, .comments = again.comments});
   EXPECT_EQ(parse_text(slurp(dir / "w2.mtx")).comments, t.comments);
-  expect_same_matrix(io::load_csr(dir / "w2.mtx"), in.matrix);
+  expect_same_csr(io::load_csr(dir / "w2.mtx"), in.matrix);
 
   // Caller's comments: a line without '%' gets "% ", a '\n' splits, a generated marker among them is
   // not written (only WriteOptions::generated is).

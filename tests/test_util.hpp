@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -30,6 +31,27 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "no error";
+}
+
+// A file's bytes; bytes written as a file.
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+inline void dump(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Two CSR matrices alike in sizes, field, structure and the values' bits.
+inline void expect_same_csr(const Csr& got, const Csr& want) {
+  EXPECT_EQ(got.rows, want.rows);
+  EXPECT_EQ(got.cols, want.cols);
+  EXPECT_EQ(got.field, want.field);
+  EXPECT_EQ(got.row_ptr, want.row_ptr);
+  EXPECT_EQ(got.col, want.col);
+  ASSERT_EQ(got.val.size(), want.val.size());
+  EXPECT_EQ(std::memcmp(got.val.data(), want.val.data(), got.val.size() * sizeof(double)), 0) << "values differ in bits";
+  EXPECT_EQ(got.imag, want.imag);
 }
 
 // The shared SuiteSparse folder: $SPMV_SHARED_MATRICES if set (the GPU machine carries a copy),
