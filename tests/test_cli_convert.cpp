@@ -65,6 +65,19 @@ TEST_F(Cli, ConvertToGzipThatGzipAndInfoRead) {
   expect_same_csr(io::load_csr(out), io::load_csr(in));
 }
 
+// scipy (python3-scipy, which scripts/setup.sh installs for Debian's python3) reads the .gz a
+// symmetric shared matrix converts to as the same matrix as the original file.
+TEST_F(Cli, ConvertedGzipIsReadByScipy) {
+  const std::string in = test::shared_matrices_dir() + "/bcsstk16.mtx.gz", out = tmp("b.mtx.gz");
+  ASSERT_TRUE(fs::exists(in)) << in;
+  ASSERT_EQ(run(fmt::format("convert {} {}", in, out)).status, 0);
+  EXPECT_EQ(sh(fmt::format("/usr/bin/python3 -c \"import sys, scipy.io; a = scipy.io.mmread(sys.argv[1]); "
+                           "b = scipy.io.mmread(sys.argv[2]); assert a.shape == b.shape == (4884, 4884); "
+                           "assert abs(a - b).max() == 0 and a.nnz == b.nnz == 290378\" '{}' '{}'",
+                           out, in)),
+            0);
+}
+
 // -o instead of OUTPUT; a gzipped binary cache by its name.
 TEST_F(Cli, ConvertTakesDashO) {
   const std::string in = kDir + "/cli_small.mtx";
