@@ -292,6 +292,9 @@ PYBIND11_MODULE(_spmv, m) {
       .def("describe", [](const PyPlan& p) { return p.plan().describe(); })
       .def_property_readonly("detail", [](const PyPlan& p) { return p.plan().detail; })
       .def_property_readonly("chosen", [](const PyPlan& p) { return p.plan().chosen; })
+      .def_property_readonly("threads_used", [](const PyPlan& p) { return p.plan().threads_used(); },
+                             "CPU threads a product runs on (fewer than asked where the kernel falls back; "
+                             "detail says why); 0 on the GPU")
       .def_property_readonly("backend", [](const PyPlan& p) { return spmv::to_string(p.backend()); })
       .def_property_readonly("k", &PyPlan::k)
       .def_property_readonly("precision", [](const PyPlan& p) { return spmv::to_string(p.precision()); })

@@ -260,6 +260,19 @@ def test_describe_and_version():
     assert plan.time_runs(3) > 0
 
 
+def test_threads_used_says_a_fallback():
+    # One row cannot be shared out: the OpenMP CSR asked for 4 threads runs on 1 and says why.
+    one_row = scipy.sparse.csr_matrix(np.arange(1.0, 11.0).reshape(1, 10))
+    plan = spmv.Plan(one_row, backend="omp", kernel="csr", threads=4)
+    assert plan.threads_used == 1
+    assert "runs on 1 of 4 threads" in plan.detail, plan.detail
+    check_product(plan @ np.ones(10), one_row, np.ones(10))
+    wide = spmv.Plan(small(rows=4000, cols=4000, density=0.01), backend="omp", kernel="csr", threads=2)
+    assert wide.threads_used in (1, 2)  # 2, or 1 where its trial found one thread fastest, saying so
+    assert (wide.threads_used == 1) == ("runs on 1 of 2 threads" in wide.detail), wide.detail
+    assert spmv.Plan(small(), backend="serial", kernel="csr").threads_used == 1
+
+
 def test_threads_share_a_plan():
     """Products release the GIL; a plan serves one thread at a time (its lock)."""
     s = small(300, 300, density=0.02, seed=13)
