@@ -143,7 +143,8 @@ constexpr std::ptrdiff_t kLineSlack = 160;
 inline const char* fast_separator(const char* s) {
   if (*s != ' ' && *s != '\t') return nullptr;
   ++s;
-  for (int i = 0; i < 7 && (*s == ' ' || *s == '\t'); ++i) ++s;
+  if (*s == ' ' || *s == '\t') [[unlikely]]  // writers mostly use one blank
+    for (int i = 0; i < 7 && (*s == ' ' || *s == '\t'); ++i) ++s;
   return s;
 }
 
@@ -168,8 +169,10 @@ inline const char* fast_separator(const char* s) {
       v = static_cast<double>(neg ? -static_cast<i64>(u) : static_cast<i64>(u));
     }
   }
-  for (int i = 0; i < 8 && is_blank(*s); ++i) ++s;
-  if (*s != '\n') return nullptr;
+  if (*s != '\n') [[unlikely]] {  // trailing blanks, '\r' of CRLF
+    for (int i = 0; i < 8 && is_blank(*s); ++i) ++s;
+    if (*s != '\n') return nullptr;
+  }
   r = static_cast<index_t>(a - 1);
   c = static_cast<index_t>(b - 1);
   return s;

@@ -20,7 +20,7 @@ TEST(FastDecimalUb, EveryDigitCount) {
       s += static_cast<char>('0' + d);
       want = want * 10 + d;
     }
-    const std::string text = s + " 1\n        ";  // a separator, and bytes for the 8-byte loads
+    const std::string text = s + " 1\n" + std::string(24, ' ');  // a separator, and bytes for the loads
     std::uint64_t got = 0;
     const char* end = scan_digits(text.data(), got, 16);
     ASSERT_NE(end, nullptr) << s;
@@ -33,10 +33,10 @@ TEST(FastDecimalUb, EveryDigitCount) {
 
 TEST(FastDecimalUb, TooManyDigitsDeclinedOrLeftToTheCaller) {
   std::uint64_t got = 0;
-  const std::string thirteen = std::string(13, '9') + " \n" + std::string(16, ' ');
+  const std::string thirteen = std::string(13, '9') + " \n" + std::string(32, ' ');
   EXPECT_EQ(scan_digits(thirteen.data(), got, 12), nullptr);  // 8 + 5 > 12
   // Past 16 the scan stops at 16 digits; the caller sees a digit where a separator must be.
-  const std::string seventeen = std::string(17, '9') + " \n" + std::string(16, ' ');
+  const std::string seventeen = std::string(17, '9') + " \n" + std::string(32, ' ');
   const char* end = scan_digits(seventeen.data(), got, 16);
   ASSERT_NE(end, nullptr);
   EXPECT_EQ(end - seventeen.data(), 16);
@@ -45,7 +45,7 @@ TEST(FastDecimalUb, TooManyDigitsDeclinedOrLeftToTheCaller) {
 
 TEST(FastDecimalUb, MoreDigitsEveryCount) {
   for (unsigned n = 0; n <= 24; ++n) {
-    const std::string text = std::string(n, '7') + "e\n" + std::string(16, ' ');
+    const std::string text = std::string(n, '7') + "e\n" + std::string(32, ' ');
     std::uint64_t acc = 0;
     unsigned count = 0;
     const char* end = scan_more_digits(text.data(), acc, count, 19);
