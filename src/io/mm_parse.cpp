@@ -148,19 +148,20 @@ inline const char* fast_separator(const char* s) {
   return s;
 }
 
-[[gnu::always_inline]] inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, Field field, bool nearest,
-                                                          index_t& r, index_t& c, double& v) {
+template <Field field>
+[[gnu::always_inline]] inline const char* fast_entry_line(const char* s, i64 rows, i64 cols, bool nearest, index_t& r,
+                                                          index_t& c, double& v) {
   std::uint64_t a, b;
   s = scan_digits(s, a, 10);
   if (!s || a - 1 >= static_cast<std::uint64_t>(rows)) return nullptr;  // 0 wraps around
   if (!(s = fast_separator(s))) return nullptr;
   s = scan_digits(s, b, 10);
   if (!s || b - 1 >= static_cast<std::uint64_t>(cols)) return nullptr;
-  if (field == Field::Pattern) {
+  if constexpr (field == Field::Pattern) {
     v = 1.0;
   } else {
     if (!(s = fast_separator(s))) return nullptr;
-    if (field == Field::Real) {
+    if constexpr (field == Field::Real) {
       if (!(s = fast_decimal(s, v, nearest))) return nullptr;
     } else {  // integer: up to 16 digits, converted exactly as the general path converts an int64
       const bool neg = *s == '-';
@@ -176,6 +177,34 @@ inline const char* fast_separator(const char* s) {
   r = static_cast<index_t>(a - 1);
   c = static_cast<index_t>(b - 1);
   return s;
+}
+
+// Parses the common entry lines from p on, up to entry `stop` and while kLineSlack bytes remain
+// before `end`, into entry k onwards; returns the first line it does not take (the general path
+// then parses it, with its diagnostics). A loop of its own, apart from the general path, so that
+// more of its state stays in registers (bench/results/README.md: one thread about 10% faster).
+template <Field field, class V>
+[[gnu::noinline]] const char* fast_lines(const char* p, const char* end, i64& k, i64 stop, const MmHeader& h,
+                                         bool nearest, const CooArrays<V>& out) {
+  const bool skew = h.symmetry == Symmetry::SkewSymmetric;
+  const i64 rows = h.rows, cols = h.cols;
+  i64 at = k - out.shift;
+  const i64 at_stop = stop - out.shift;
+  while (at < at_stop && end - p >= kLineSlack) {
+    index_t r, c;
+    double v;
+    const char* t = fast_entry_line<field>(p, rows, cols, nearest, r, c, v);
+    if (!t || (skew && r == c && v != 0.0)) break;  // a skew diagonal error takes the general path
+    if constexpr (!std::is_same_v<V, double>)
+      if (spmv::detail::beyond_float(v)) break;  // so does a float overflow: the error names the line
+    out.val[at] = static_cast<V>(v);
+    out.row[at] = r;
+    out.col[at] = c;
+    ++at;
+    p = t + 1;
+  }
+  k = at + out.shift;
+  return p;
 }
 
 // General path for the entry line at s (blanks skipped, not a comment): parses and checks it,
@@ -221,7 +250,6 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
   const i64 stop = std::min(limit, c.first_entry + c.entries);
   if (k >= stop) return;
   const bool coord = h.format == MmFormat::Coordinate;
-  const bool skew = h.symmetry == Symmetry::SkewSymmetric;
   ArrayPos pos;
   if (!coord) pos.seek(h, k);
   bool gap = false;  // blank or comment lines since the last entry: the next one gets an anchor
@@ -234,21 +262,15 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
     const bool fast = coord && h.field != Field::Complex;
     const bool nearest = fast_float::detail::rounds_to_nearest();
     while (p < end && k < stop) {
-      if (fast && end - p >= kLineSlack) {
-        index_t fr, fc;
-        double fv;
-        const char* t = fast_entry_line(p, h.rows, h.cols, h.field, nearest, fr, fc, fv);
-        if (t && !(skew && fr == fc && fv != 0.0)) {  // a skew diagonal error takes the general path
-          if (gap) anchor();
-          const i64 at = k - out.shift;
-          store_value(out.val, at, fv);
-          out.row[at] = fr;
-          out.col[at] = fc;
-          ++k;
-          ++line;
-          p = t + 1;
-          continue;
+      if (fast && !gap) {  // after blank or comment lines the general path takes the first entry (its anchor)
+        const i64 k0 = k;
+        switch (h.field) {
+          case Field::Real: p = fast_lines<Field::Real>(p, end, k, stop, h, nearest, out); break;
+          case Field::Integer: p = fast_lines<Field::Integer>(p, end, k, stop, h, nearest, out); break;
+          default: p = fast_lines<Field::Pattern>(p, end, k, stop, h, nearest, out); break;
         }
+        line += k - k0;  // one line an entry
+        if (p >= end || k >= stop) break;
       }
       const char* s = p;
       while (s < end && is_blank(*s)) ++s;
