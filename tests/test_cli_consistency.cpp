@@ -97,11 +97,24 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
       {"bench " + kSmall + " --no-cache --cache-dir x", "excludes"},
       {"generate --kind random --rows 0 -o x.mtx", "must be a positive integer"},
       {"-q -v info " + kSmall, "give one of them"},
+      // CLI11 reads integers with base 0 after the check: "010" would be octal eight.
+      {"run " + kSmall + " --repeat 010", "got '010' (no leading zeros)"},
+      {"bench " + kSmall + " --threads 1,08", "got '08' (no leading zeros)"},
+      {"bench " + kSmall + " --time-budget inf", "must be a number >= 0, got 'inf'"},
+      {"bench " + kSmall + " --noise-threshold nan", "must be a number in [0, 10], got 'nan'"},
+      {"bench " + kSmall + " --block-size 16", "must be an integer in 32..1024"},
+      {"run " + kSmall + " --block-size 16", "must be 0 or an integer in 32..1024"},
+      {"info " + kSmall + " --memory-budget -5", "must be a size such as 12G, 500M or a number of bytes, got '-5'"},
+      {"generate --kind random --rows 10 --nnz-per-row nan -o x.mtx", "--nnz-per-row: must be a number > 0"},
+      {"generate --kind random --rows 10 --cols -5 -o x.mtx", "--cols: must be a positive integer"},
+      {"generate --like cage4 --scale nan -o x.mtx", "--scale: must be a number in (0, 1]"},
+      {"bench " + kSmall + " --backends foo", "--backends: foo not in {serial,omp,cuda}"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);
     EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind(": ", 0), std::string::npos) << c.args << ": a message without the option's name\n" << r.err;
     EXPECT_LT(r.err.size(), 600u) << c.args << "\n" << r.err;
     EXPECT_EQ(r.out, "") << c.args;
   }
@@ -178,6 +191,18 @@ TEST_F(Cli, JsonOfRunAndInfoParses) {
                          "assert d['symmetry']=='general', d"),
             0)
       << i.out;
+  // A file name that is not UTF-8 (any bytes but '/' and NUL may name a file): still JSON, which
+  // must be UTF-8, the stray bytes as U+FFFD.
+  const std::string odd = tmp("odd\xff\xfe-name.mtx");
+  fs::copy_file(kSmall, odd);
+  const Result o = run("info '" + odd + "' --json");
+  ASSERT_EQ(o.status, 0) << o.err;
+  std::ofstream(tmp("odd.json")) << o.out;
+  EXPECT_EQ(python_check(tmp("odd.json"),
+                         "import json,sys; d=json.load(open(sys.argv[1], encoding='utf-8')); "
+                         "assert d['file'].endswith('odd\\ufffd\\ufffd-name.mtx'), d['file']"),
+            0)
+      << o.out;
 }
 
 // -q: nothing on stdout or stderr, the status alone; before or after the command.

@@ -1,6 +1,7 @@
 // `spmv convert` run as a process: .gz output that gzip and `spmv info` read, the output as
 // OUTPUT or -o (exactly one: exit status 2 otherwise), symmetry kept or --expand'ed, header
-// comments and the generated marker carried, a matrix that does not match its symmetry refused.
+// comments and the generated marker carried, a matrix that does not match its symmetry refused, an
+// output cut short never replacing the file that was there.
 #include <gtest/gtest.h>
 #include <spmv/io.hpp>
 
@@ -158,4 +159,28 @@ TEST_F(Cli, ConvertRefusesEntriesThatDoNotMatchTheSymmetry) {
   const Result e = run(fmt::format("convert {} {} --expand", tmp("bad.spmvbin"), tmp("bad.mtx.gz")));
   ASSERT_EQ(e.status, 0) << e.err;
   expect_same_csr(io::load_csr(tmp("bad.mtx.gz")), a);
+}
+
+// An output cut short (here by a file size limit) leaves the file that was there as it was, and no
+// temporary file behind: the output is written beside its name and renamed over it at the end.
+// The command reports the failure (exit 1) instead of being killed by SIGXFSZ.
+TEST_F(Cli, ConvertCutShortKeepsTheOldFile) {
+  const std::string small = kDir + "/cli_small.mtx", big = tmp("big.mtx"), out = tmp("keep.mtx.gz");
+  ASSERT_EQ(run(fmt::format("generate --kind random --rows 2000 --nnz-per-row 10 -o {}", big)).status, 0);
+  ASSERT_EQ(run(fmt::format("convert {} {}", small, out)).status, 0);
+  const std::string before = slurp(out);
+  const int rc = sh(fmt::format("ulimit -f 8; '{}' convert '{}' '{}' 2> '{}'", SPMV_CLI, big, out, tmp("err.txt")));
+  ASSERT_TRUE(WIFEXITED(rc)) << "killed by a signal";
+  EXPECT_EQ(WEXITSTATUS(rc), 1);
+  EXPECT_NE(slurp(tmp("err.txt")).find("keep.mtx.gz: cannot write: File too large"), std::string::npos) << slurp(tmp("err.txt"));
+  EXPECT_EQ(slurp(out), before);
+  for (const auto& e : fs::directory_iterator(fs::path(out).parent_path()))
+    EXPECT_EQ(e.path().filename().string().find("spmv-tmp"), std::string::npos) << e.path();
+  // Without the limit the same command replaces it; through a symbolic link, the link's target.
+  ASSERT_EQ(run(fmt::format("convert {} {}", big, out)).status, 0);
+  expect_same_csr(io::load_csr(out), io::load_csr(big));
+  fs::create_symlink(out, tmp("link.mtx.gz"));
+  ASSERT_EQ(run(fmt::format("convert {} {}", small, tmp("link.mtx.gz"))).status, 0);
+  EXPECT_TRUE(fs::is_symlink(tmp("link.mtx.gz")));
+  expect_same_csr(io::load_csr(out), io::load_csr(small));
 }

@@ -5,10 +5,12 @@
 #include <spmv/types.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
 #include <unistd.h>
@@ -30,13 +32,17 @@ bool gzip_name(const std::string& path) {
 
 struct ByteSink::State {
   std::string path;
+  std::string temp;  // where a regular file is written until close() renames it to path; empty: path itself
   int fd = -1;
   bool gz = false;
   std::unique_ptr<isal_zstream> z;  // about 1 KiB of state plus its level buffer
   std::vector<std::uint8_t> level_buf, out;
 
+  // Without close() (an error on the way): the descriptor closed and a temporary file removed, so
+  // a file that was at `path` stays as it was.
   ~State() {
     if (fd >= 0) ::close(fd);
+    if (!temp.empty()) ::unlink(temp.c_str());
   }
 
   [[noreturn]] void fail(const std::string& what) const { throw Error(fmt::format("{}: cannot write: {}", path, what)); }
@@ -90,8 +96,27 @@ ByteSink::ByteSink(const std::string& path) : s_(std::make_unique<State>()) {
     s_->z->gzip_flag = IGZIP_GZIP;  // gzip header and trailer (CRC-32, size)
     s_->out.resize(kOutBuffer);
   }
-  s_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (s_->fd < 0) s_->fail(std::strerror(errno));
+  // A regular file (or a new one) is written beside its name and renamed over it by close(): an
+  // output cut short (disk full, a file size limit) never replaces what was there with a broken
+  // file. FIFOs, devices (/dev/stdout) and symbolic links are written in place, and so is a file
+  // whose folder takes no new names.
+  struct stat st {};
+  const bool special = ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (!special) {
+    // A name of its own (pid, a counter), created exclusively with the mode a new file gets (0644
+    // less the umask).
+    static std::atomic<unsigned> serial{0};
+    for (int attempt = 0; s_->fd < 0 && attempt < 100; ++attempt) {
+      s_->temp = fmt::format("{}.spmv-tmp-{}-{}", path, ::getpid(), serial++);
+      s_->fd = ::open(s_->temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (s_->fd < 0 && errno != EEXIST) break;
+    }
+    if (s_->fd < 0) s_->temp.clear();
+  }
+  if (s_->fd < 0) {
+    s_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (s_->fd < 0) s_->fail(std::strerror(errno));
+  }
 }
 
 ByteSink::ByteSink(ByteSink&&) noexcept = default;
@@ -109,6 +134,10 @@ void ByteSink::close() {
   if (s_->gz) s_->deflate(nullptr, 0, true);
   const int fd = std::exchange(s_->fd, -1);
   if (::close(fd) != 0) s_->fail(std::strerror(errno));
+  if (!s_->temp.empty()) {
+    if (::rename(s_->temp.c_str(), s_->path.c_str()) != 0) s_->fail(std::strerror(errno));
+    s_->temp.clear();
+  }
 }
 
 bool ByteSink::gzip() const { return s_->gz; }

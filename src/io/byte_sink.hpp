@@ -13,7 +13,9 @@ bool gzip_name(const std::string& path);
 
 class ByteSink {
  public:
-  // Creates or truncates `path`; Error "path: cannot write: <reason>" when it cannot.
+  // Opens the output: a regular file is written to a temporary file beside `path` that close()
+  // renames over it (a sink destroyed without close() removes it, leaving `path` as it was);
+  // FIFOs and devices are written in place. Error "path: cannot write: <reason>" when it cannot.
   explicit ByteSink(const std::string& path);
   ByteSink(ByteSink&&) noexcept;
   ByteSink& operator=(ByteSink&&) noexcept;

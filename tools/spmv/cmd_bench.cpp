@@ -220,7 +220,9 @@ void add_bench(CLI::App& app, Action& action) {
     const CLI::Validator named(
         [valid, old](std::string& v) {
           const std::string e = CLI::Validator(valid)(v);
-          return e.empty() ? e : old + ": " + e;
+          // Not a ValidationError: CLI11 would put the hidden option's empty name and ": " in front.
+          if (!e.empty()) throw CLI::ParseError(old + ": " + e, CLI::ExitCodes::ValidationError);
+          return e;
         },
         "");
     cmd->add_option(old, values)->delimiter(',')->group("")->check(named);
@@ -236,7 +238,7 @@ void add_bench(CLI::App& app, Action& action) {
       ->delimiter(',')
       ->check(positive_int());
   list("--block-size", "--block-sizes", a->block_sizes, "CUDA block sizes (default 128..1024 by 128)",
-       CLI::Range(32, 1024));
+       int_in(32, 1024));
   cmd->add_option("--hack", a->hacks, "HLL hack sizes (default 16,32,64)")->delimiter(',')->check(positive_int());
   cmd->add_option("--nz-per-block", a->nz_per_block, "CUDA csr-adaptive nonzeros per row block (default 8..2048)")
       ->delimiter(',')
@@ -262,7 +264,7 @@ void add_bench(CLI::App& app, Action& action) {
                   "A configuration whose samples' coefficient of variation or drift (first half against last half) "
                   "exceeds this fraction is measured again; again above it, its status is noisy and it is left out "
                   "of every best (0: never)")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(real_in(0.0, 10.0, "[0, 10]"))
       ->capture_default_str();
   cmd->add_option("--ceiling-runs", a->ceiling_runs,
                   "Times the bandwidth ceilings (STREAM triad, GPU copy) are measured: their median is the ceiling, "

@@ -70,13 +70,13 @@ void add_generate(CLI::App& app, Action& action) {
                                "stencil3d, mesh2d, powerlaw, road, kkt, circuit, random or fem");
   like->excludes(kind);
   cmd->add_option("--rows", g->rows, "Rows (with --kind)")->check(positive_int())->needs(kind);
-  cmd->add_option("--cols", g->cols, "Columns (default: square)")->needs(kind);
-  cmd->add_option("--nnz-per-row", g->nnz_per_row, "Mean row length (with --kind)")->needs(kind);
-  cmd->add_option("--nnz", g->nnz, "Exact nonzeros instead of rows x nnz-per-row")->needs(kind);
+  cmd->add_option("--cols", g->cols, "Columns (default: square)")->check(positive_int())->needs(kind);
+  cmd->add_option("--nnz-per-row", g->nnz_per_row, "Mean row length (with --kind)")->check(positive_real())->needs(kind);
+  cmd->add_option("--nnz", g->nnz, "Exact nonzeros instead of rows x nnz-per-row")->check(positive_int())->needs(kind);
   cmd->add_option("--std", g->std, "Row-length standard deviation")->check(non_negative_real());
   cmd->add_option("--scale", g->scale, "With --like: shrink rows and nnz by this factor (0..1]")
-      ->check(CLI::Range(1e-9, 1.0));
-  cmd->add_option("--seed", g->seed, "Random seed (same seed, same bytes)")->capture_default_str();
+      ->check(real_in(1e-9, 1.0, "(0, 1]"));
+  cmd->add_option("--seed", g->seed, "Random seed (same seed, same bytes)")->check(non_negative_int())->capture_default_str();
   cmd->add_option("--suite-file", g->suite_file, "seed_suite.tsv (default: ../shared/suite, else built in)");
   cmd->add_option("--threads", g->threads, "Generator threads (0: all); the output does not depend on it")
       ->check(non_negative_int())

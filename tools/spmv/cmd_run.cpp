@@ -220,7 +220,7 @@ void add_run(CLI::App& app, Action& action) {
       ->check(positive_real())
       ->capture_default_str();
   cmd->add_option("--block-size", args->block_size, "CUDA threads per block (default 0: the kernel's own)")
-      ->check(CLI::Range(32, 1024) | CLI::IsMember({0}));
+      ->check(number_check<long long>([](long long n) { return n == 0 || (n >= 32 && n <= 1024); }, "0 or an integer in 32..1024", "BLOCK"));
   cmd->add_option("--hack", args->hack, "HLL hack size (rows per hack)")->check(positive_int())->capture_default_str();
   args->kernel_settings.add_options(cmd);
   cmd->add_option("--nz-per-block", args->nz_per_block, "CUDA csr-adaptive: nonzeros per row block (default 0: the kernel's)")

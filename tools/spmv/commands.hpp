@@ -4,6 +4,8 @@
 
 #include <spmv/plan.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,20 +28,19 @@ struct UsageError : Error {
 inline int verbosity = 1;
 
 // Number options with a plain message ("must be a positive integer") instead of CLI11's
-// PositiveNumber, whose message prints the double range in 309 digits. The whole value must parse.
-template <class T>
-CLI::Validator number_check(bool (*ok)(T), const char* must, const char* name) {
+// PositiveNumber, whose message prints the double range in 309 digits. The whole value must be a
+// decimal number (std::from_chars: no spaces, '+' or hex); reals must be finite. An integer with a
+// leading zero is refused: CLI11 converts it with base 0 after the check (which cannot change the
+// value), and "010" would be octal eight.
+template <class T, class Ok>
+CLI::Validator number_check(Ok ok, std::string must, const char* name) {
   return CLI::Validator(
       [ok, must](std::string& v) -> std::string {
-        try {
-          std::size_t end = 0;
-          T x{};
-          if constexpr (std::is_integral_v<T>) x = std::stoll(v, &end);
-          else x = std::stod(v, &end);
-          if (end == v.size() && ok(x)) return "";
-        } catch (const std::exception&) {
-        }
-        return std::string("must be ") + must + ", got '" + v + "'";
+        T x{};
+        const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+        const bool octal_looking = std::is_integral_v<T> && v.size() > 1 && v[0] == '0';
+        if (r.ec == std::errc() && r.ptr == v.data() + v.size() && !octal_looking && ok(x)) return "";
+        return "must be " + must + ", got '" + v + "'" + (octal_looking ? " (no leading zeros)" : "");
       },
       name);
 }
@@ -49,11 +50,19 @@ inline CLI::Validator positive_int() {
 inline CLI::Validator non_negative_int() {
   return number_check<long long>([](long long n) { return n >= 0; }, "an integer >= 0", "NONNEGATIVE");
 }
+inline CLI::Validator int_in(long long lo, long long hi) {
+  return number_check<long long>([lo, hi](long long n) { return n >= lo && n <= hi; },
+                                 "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), "INT");
+}
 inline CLI::Validator positive_real() {
-  return number_check<double>([](double x) { return x > 0; }, "a number > 0", "POSITIVE");
+  return number_check<double>([](double x) { return std::isfinite(x) && x > 0; }, "a number > 0", "POSITIVE");
 }
 inline CLI::Validator non_negative_real() {
-  return number_check<double>([](double x) { return x >= 0; }, "a number >= 0", "NONNEGATIVE");
+  return number_check<double>([](double x) { return std::isfinite(x) && x >= 0; }, "a number >= 0", "NONNEGATIVE");
+}
+// lo <= x <= hi (NaN fails both comparisons); `range` says it in the message, e.g. "(0, 1]".
+inline CLI::Validator real_in(double lo, double hi, const std::string& range) {
+  return number_check<double>([lo, hi](double x) { return x >= lo && x <= hi; }, "a number in " + range, "REAL");
 }
 
 // What a command prints: "key: value" lines, or with --json one JSON object of the same keys
@@ -86,6 +95,12 @@ inline CLI::Option* add_memory_budget(CLI::App* cmd, std::uint64_t& bytes) {
   return cmd
       ->add_option("--memory-budget", bytes,
                    "The most memory an input's sizes may ask for, e.g. 12G or 500M (default: half of physical memory)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {  // AsSizeValue reads with strtoull: "-5" would wrap to 2^64 - 5
+            if (!v.empty() && v[0] >= '0' && v[0] <= '9') return "";
+            return "must be a size such as 12G, 500M or a number of bytes, got '" + v + "'";
+          },
+          "SIZE"))
       ->transform(CLI::AsSizeValue(false));
 }
 

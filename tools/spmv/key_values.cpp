@@ -36,14 +36,41 @@ void KeyValues::add(const std::string& key, double value, int digits) {
   items_.push_back({key, t, std::isfinite(value) ? t : "null"});
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, surrogates or
+// code points past U+10FFFF), or 0.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const unsigned c = b(0);
+  const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return b(k) >= lo && b(k) <= hi; };
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const bool second = c == 0xe0 ? cont(1, 0xa0) : c == 0xed ? cont(1, 0x80, 0x9f) : cont(1);
+    return second && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const bool second = c == 0xf0 ? cont(1, 0x90) : c == 0xf4 ? cont(1, 0x80, 0x8f) : cont(1);
+    return second && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+// A JSON string: quotes, backslashes and control bytes escaped; bytes that are not UTF-8 (a file
+// name may hold any) written as U+FFFD, since JSON text must be UTF-8.
 std::string KeyValues::quote(const std::string& s) {
   std::string q = "\"";
-  for (const char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     if (c == '"' || c == '\\') (q += '\\') += c;
     else if (c == '\n') q += "\\n";
     else if (c == '\t') q += "\\t";
     else if (static_cast<unsigned char>(c) < 0x20) q += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-    else q += c;
+    else if (static_cast<unsigned char>(c) < 0x80) q += c;
+    else if (const std::size_t n = utf8_length(s, i)) q.append(s, i, n), i += n - 1;
+    else q += "\\ufffd";
   }
   return q + "\"";
 }

@@ -3,6 +3,7 @@
 #include <spmv/types.hpp>
 #include <spmv/version.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -14,6 +15,9 @@ int main(int argc, char** argv) {
   // and each load would land in the first plan's conversion or the planner's trial
   // (bench/results/README.md). Loaded with the context instead; a user's own setting wins.
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  // Past a file size limit (ulimit -f) a write fails with EFBIG and the command reports it, removing
+  // its unfinished output, instead of the process being killed by the signal.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"spmv: sparse matrix-vector products on CPUs and GPUs, checked and measured"};
   app.require_subcommand(0, 1);
   app.fallthrough();  // -q/-v also after the subcommand
