@@ -120,6 +120,14 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
   }
 }
 
+// A bench path that is not there: exit 1 at once, naming it (it was a skipped row and exit 0).
+TEST_F(Cli, BenchOfAMissingFileSaysSo) {
+  const Result r = run("bench " + kSmall + " " + tmp("missing.mtx") + " --backend serial --quick");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find(tmp("missing.mtx") + ": no such file or folder"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 // A kernel that exists on another backend: exit 2, and the message lists what the backend has.
 TEST_F(Cli, KernelOfAnotherBackendIsBadUsage) {
   const Result r = run("run " + kSmall + " --backend omp --kernel csr-vector");

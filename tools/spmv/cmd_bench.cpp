@@ -114,6 +114,15 @@ int bench_cmd(BenchArgs& a) {
   const auto note = [](const std::string& line) {
     if (verbosity >= 1) fmt::print(stderr, "{}\n", line);
   };
+  // A path that is not there is a mistake to report before anything runs (a matrix that cannot be
+  // read is a skipped row, as in a suite).
+  for (const std::string& p : a.paths) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) {
+      fmt::print(stderr, "{}: no such file or folder\n", p);
+      return 1;
+    }
+  }
   std::vector<std::string> suite_notes;
   std::vector<MatrixSource> sources =
       a.paths.empty() ? default_suite(so, &suite_notes) : sources_from_paths(a.paths);
