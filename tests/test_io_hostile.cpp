@@ -85,18 +85,18 @@ TEST(HostileInput, SizeLineOverTheBudgetIsRefusedAtItsLine) {
   const std::string p = dir / "rows.mtx";
   dump(p, "%%MatrixMarket matrix coordinate real general\n2147483647 1 1\n1 1 1\n");
   EXPECT_EQ(error_in_bounded_memory([&] { io::load_csr(p, {.memory_budget_bytes = 1 << 30}); }),
-            p + ":2: a 2147483647 x 1 matrix with 1 entries needs 16.0 GiB (row pointers 16.0 GiB, entries 0.0 GiB); "
+            p + ":2: a 2147483647 x 1 matrix with 1 entries needs 16.0 GiB (row pointers 16.0 GiB, entries 16 B); "
                 "the memory budget is 1.0 GiB");
   dump(p, "%%MatrixMarket matrix coordinate real general\n100000000 1 0\n");
   EXPECT_EQ(error_of([&] { io::load_csr(p, {.memory_budget_bytes = 100 << 20}); }),
-            p + ":2: a 100000000 x 1 matrix with 0 entries needs 0.7 GiB (row pointers 0.7 GiB, entries 0.0 GiB); "
-                "the memory budget is 0.1 GiB");
+            p + ":2: a 100000000 x 1 matrix with 0 entries needs 0.7 GiB (row pointers 0.7 GiB, entries 0 B); "
+                "the memory budget is 100.0 MiB");
   // The caller's own vectors count: here 8 bytes a row and a column for x and y.
   dump(p, "%%MatrixMarket matrix coordinate real general\n10000000 10000000 1\n1 1 1\n");
   io::ReadOptions ro{.memory_budget_bytes = 200 << 20, .extra_bytes_per_row = 8, .extra_bytes_per_col = 8};
   ro.extra_what = "x and y";
   EXPECT_EQ(error_of([&] { io::load_csr(p, ro); }),
-            p + ":2: a 10000000 x 10000000 matrix with 1 entries needs 0.2 GiB (row pointers 0.1 GiB, entries 0.0 GiB, "
+            p + ":2: a 10000000 x 10000000 matrix with 1 entries needs 0.2 GiB (row pointers 76.3 MiB, entries 16 B, "
                 "x and y 0.1 GiB); the memory budget is 0.2 GiB");
 }
 

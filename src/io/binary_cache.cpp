@@ -293,9 +293,9 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
   const double need = static_cast<double>(h.payload_bytes) + (convert ? sizeof(V) * static_cast<double>(h.nnz) : 0.0) +
                       opt.extra_bytes_per_row * h.rows + opt.extra_bytes_per_col * h.cols;
   if (need > input_memory_budget(opt.memory_budget_bytes))
-    throw ParseError(path, 0, fmt::format("a {} x {} matrix with {} entries needs {:.1f} GiB (with {}); the memory budget is {:.1f} GiB",
-                                          h.rows, h.cols, h.nnz, need / (1024.0 * 1024 * 1024), opt.extra_what,
-                                          input_memory_budget(opt.memory_budget_bytes) / (1024.0 * 1024 * 1024)));
+    throw ParseError(path, 0, fmt::format("a {} x {} matrix with {} entries needs {} (with {}); the memory budget is {}",
+                                          h.rows, h.cols, h.nnz, size_text(need), opt.extra_what,
+                                          size_text(input_memory_budget(opt.memory_budget_bytes))));
 
   BasicCsr<V> a;
   a.rows = h.rows;
