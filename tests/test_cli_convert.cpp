@@ -184,3 +184,15 @@ TEST_F(Cli, ConvertCutShortKeepsTheOldFile) {
   EXPECT_TRUE(fs::is_symlink(tmp("link.mtx.gz")));
   expect_same_csr(io::load_csr(out), io::load_csr(small));
 }
+
+// `generate -o NAME.spmvbin.gz` writes the binary cache gzip-compressed, as convert does (it wrote
+// gzipped Matrix Market text).
+TEST_F(Cli, GenerateWritesAGzippedBinaryCache) {
+  const std::string out = tmp("g.spmvbin.gz");
+  const Result r = run(fmt::format("generate --kind random --rows 50 --nnz-per-row 3 -o {}", out));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(sh(fmt::format("gzip -t '{}'", out)), 0);
+  EXPECT_TRUE(io::is_binary_cache(out));
+  ASSERT_EQ(run(fmt::format("generate --kind random --rows 50 --nnz-per-row 3 -o {}", tmp("g.mtx"))).status, 0);
+  expect_same_csr(io::load_csr(out), io::load_csr(tmp("g.mtx")));
+}

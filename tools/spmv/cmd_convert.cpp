@@ -6,12 +6,6 @@
 
 namespace spmv::cli {
 
-namespace {
-
-bool binary_name(const std::string& path) { return path.ends_with(".spmvbin") || path.ends_with(".spmvbin.gz"); }
-
-}  // namespace
-
 void add_convert(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "convert", "Convert between Matrix Market and the binary cache, by the output's name (*.gz: gzip-compressed)");

@@ -49,7 +49,7 @@ int generate_cmd(const GenArgs& g) {
   const Csr a = gen::generate(spec, g.threads);
   const double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The file says it is synthetic, so `spmv bench FILE` labels it so (never "real").
-  if (g.output.ends_with(".spmvbin")) io::write_binary(g.output, a, true);
+  if (binary_name(g.output)) io::write_binary(g.output, a, true);
   else io::write_matrix_market(g.output, a, fmt::format("{}, seed {}", name, spec.seed));
   const MatrixStats st = compute_stats(a);
   fmt::print("wrote {}: {}\nkind: {}\nrows: {}\ncols: {}\nnnz: {}\nnnz_per_row_mean: {:.6g}\n"
@@ -81,7 +81,7 @@ void add_generate(CLI::App& app, Action& action) {
   cmd->add_option("--threads", g->threads, "Generator threads (0: all); the output does not depend on it")
       ->check(non_negative_int())
       ->capture_default_str();
-  add_output(cmd, g->output, "Output: *.spmvbin for the binary cache, else Matrix Market (.gz: gzip)")->required();
+  add_output(cmd, g->output, "Output: *.spmvbin for the binary cache, else Matrix Market; *.gz (A.mtx.gz, A.spmvbin.gz) gzip-compressed")->required();
   cmd->callback([&action, g, like, kind, cmd] {
     if (!*like && !*kind) throw CLI::RequiredError("--like or --kind");
     if (*kind && g->rows <= 0) throw CLI::RequiredError("--rows");

@@ -110,6 +110,9 @@ std::vector<std::string> backend_names();
 std::vector<std::string> kernel_names();
 std::vector<std::string> format_names();
 
+// An output name that asks for the binary cache: *.spmvbin, or *.spmvbin.gz gzip-compressed.
+inline bool binary_name(const std::string& path) { return path.ends_with(".spmvbin") || path.ends_with(".spmvbin.gz"); }
+
 // -o/--output, the one spelling of every command's output.
 inline CLI::Option* add_output(CLI::App* cmd, std::string& path, const std::string& what) {
   return cmd->add_option("-o,--output", path, what);
