@@ -41,11 +41,18 @@ double input_memory_budget(double requested) {
 }
 
 void check_input_memory(const std::string& what, double bytes_needed, double requested_budget) {
-  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   const double budget = input_memory_budget(requested_budget);
   if (bytes_needed > budget)
-    throw Error(fmt::format("{} would need {:.1f} GiB; the memory budget is {:.1f} GiB", what, bytes_needed / GiB,
-                            budget / GiB));
+    throw Error(fmt::format("{} would need {}; the memory budget is {}", what, memory_size_text(bytes_needed),
+                            memory_size_text(budget)));
+}
+
+std::string memory_size_text(double bytes) {
+  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  if (bytes >= 0.1 * kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
+  if (bytes >= 0.1 * kMiB) return fmt::format("{:.1f} MiB", bytes / kMiB);
+  if (bytes >= kKiB) return fmt::format("{:.1f} KiB", bytes / kKiB);
+  return fmt::format("{:.0f} B", bytes);
 }
 
 }  // namespace spmv

@@ -294,8 +294,8 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
                       opt.extra_bytes_per_row * h.rows + opt.extra_bytes_per_col * h.cols;
   if (need > input_memory_budget(opt.memory_budget_bytes))
     throw ParseError(path, 0, fmt::format("a {} x {} matrix with {} entries needs {} (with {}); the memory budget is {}",
-                                          h.rows, h.cols, h.nnz, size_text(need), opt.extra_what,
-                                          size_text(input_memory_budget(opt.memory_budget_bytes))));
+                                          h.rows, h.cols, h.nnz, memory_size_text(need), opt.extra_what,
+                                          memory_size_text(input_memory_budget(opt.memory_budget_bytes))));
 
   BasicCsr<V> a;
   a.rows = h.rows;

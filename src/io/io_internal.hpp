@@ -12,10 +12,6 @@
 
 namespace spmv::io::detail {
 
-// A size in a memory-budget message: GiB from 0.1 GiB on (one decimal), else MiB, KiB or bytes,
-// so that small sizes and budgets do not read "0.0 GiB".
-std::string size_text(double bytes);
-
 // True when the first bytes are the binary cache's magic.
 bool has_binary_magic(std::string_view head);
 

@@ -75,10 +75,10 @@ void check_size_line(const MmHeader& h, i64 entries_max, const ReadOptions& lim,
   const double extra = lim.extra_bytes_per_row * static_cast<double>(h.rows) + lim.extra_bytes_per_col * static_cast<double>(h.cols);
   const double budget = input_memory_budget(lim.memory_budget_bytes);
   if (entries + row_ptr + extra <= budget) return;
-  std::string parts = fmt::format("row pointers {}, entries {}", size_text(row_ptr), size_text(entries));
-  if (extra > 0) parts += fmt::format(", {} {}", lim.extra_what, size_text(extra));
+  std::string parts = fmt::format("row pointers {}, entries {}", memory_size_text(row_ptr), memory_size_text(entries));
+  if (extra > 0) parts += fmt::format(", {} {}", lim.extra_what, memory_size_text(extra));
   throw ParseError(name, sl, fmt::format("a {} x {} matrix with {} entries needs {} ({}); the memory budget is {}",
-                                         h.rows, h.cols, h.entries, size_text(entries + row_ptr + extra), parts, size_text(budget)));
+                                         h.rows, h.cols, h.entries, memory_size_text(entries + row_ptr + extra), parts, memory_size_text(budget)));
 }
 
 // The output, with capacity for `stored` entries (and their mirrors) reserved but not touched:
@@ -150,14 +150,6 @@ void expand_symmetry(BasicCoo<V>& coo, int threads, const EntryLines& lines, con
 }
 
 }  // namespace
-
-std::string size_text(double bytes) {
-  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
-  if (bytes >= 0.1 * kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
-  if (bytes >= 0.1 * kMiB) return fmt::format("{:.1f} MiB", bytes / kMiB);
-  if (bytes >= kKiB) return fmt::format("{:.1f} KiB", bytes / kKiB);
-  return fmt::format("{:.0f} B", bytes);
-}
 
 template <class V>
 BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {

@@ -27,7 +27,10 @@ int conversion_threads(const ConvertOptions& opt);
 /// physical memory.
 double input_memory_budget(double requested = 0);
 /// Checks such an allocation before it is made. Throws Error "<what> would need X GiB; the memory
-/// budget is Y GiB" when over.
+/// budget is Y GiB" when over (sizes as memory_size_text writes them).
 void check_input_memory(const std::string& what, double bytes_needed, double requested_budget = 0);
+/// A size in the memory-budget messages: GiB from 0.1 GiB on (one decimal), else MiB, KiB or bytes,
+/// so that small sizes and budgets do not read "0.0 GiB".
+std::string memory_size_text(double bytes);
 
 }  // namespace spmv
