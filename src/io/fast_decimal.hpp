@@ -51,8 +51,7 @@ inline constexpr std::uint64_t kPow10[20] = {
 
 // A run's 8-byte words are all loaded at once, before the digit counts of the words before them
 // are known, and their values are summed as independent products: the step from one word to the
-// next is no longer a load that waits on the previous count (about 5% faster on the H200 host's
-// Xeon; bench/results/README.md).
+// next is no longer a load that waits on the previous count (measured in bench/results/README.md).
 
 // Reads a run of 1..max_digits digits (max_digits <= 16) at p; nullptr when none or too many.
 // A run of more than 16 stops at 16: the caller then finds a digit where it wants a separator.

@@ -182,7 +182,7 @@ template <Field field>
 // Parses the common entry lines from p on, up to entry `stop` and while kLineSlack bytes remain
 // before `end`, into entry k onwards; returns the first line it does not take (the general path
 // then parses it, with its diagnostics). A loop of its own, apart from the general path, so that
-// more of its state stays in registers (bench/results/README.md: one thread about 10% faster).
+// more of its state stays in registers (measured in bench/results/README.md).
 template <Field field, class V>
 [[gnu::noinline]] const char* fast_lines(const char* p, const char* end, i64& k, i64 stop, const MmHeader& h,
                                          bool nearest, const CooArrays<V>& out) {
