@@ -368,35 +368,47 @@ BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order) {
   std::partial_sum(start.begin(), start.end(), start.begin());
   if (!in_order) place_by_row(a, rows, start, parallel);
   Array<index_t>().swap(coo.row);  // the row indices are done with
+  return csr_from_rows(std::move(start), coo.cols, coo.field, coo.symmetry, std::move(coo.col), std::move(coo.val),
+                       std::move(coo.imag));
+}
 
+template <class V>
+BasicCsr<V> csr_from_rows(Array<offset_t>&& start, index_t cols, Field field, Symmetry symmetry, Array<index_t>&& col,
+                          Array<V>&& val, Array<V>&& imag) {
+  const auto rows = static_cast<index_t>(start.size() - 1);
+  const bool cplx = field == Field::Complex;
+  const bool parallel = start.back() >= kParallelThreshold;
+  V* imag_p = cplx ? imag.data() : nullptr;
   BasicCsr<V> csr;
   csr.rows = rows;
-  csr.cols = coo.cols;
-  csr.field = coo.field;
-  csr.symmetry = coo.symmetry;
-  if (!sort_rows(start, rows, a.col, a.val, a.imag, parallel)) {
+  csr.cols = cols;
+  csr.field = field;
+  csr.symmetry = symmetry;
+  if (!sort_rows(start, rows, col.data(), val.data(), imag_p, parallel)) {
     csr.row_ptr = std::move(start);  // no duplicates: the rows stay where they are
   } else {
     offset_t overflow = 0;
-    const std::vector<offset_t> len = sum_duplicates(start, rows, a.col, a.val, a.imag, parallel, &overflow);
+    const std::vector<offset_t> len = sum_duplicates(start, rows, col.data(), val.data(), imag_p, parallel, &overflow);
     csr.row_ptr = prefix(len);
-    if (overflow != std::numeric_limits<offset_t>::max()) refuse_sum_overflow(start, a.col, overflow);
+    if (overflow != std::numeric_limits<offset_t>::max()) refuse_sum_overflow(start, col.data(), overflow);
     for (index_t r = 0; r < rows; ++r) {  // close the gaps, rows in order (each moves left)
-      std::copy_n(a.col + start[r], len[r], a.col + csr.row_ptr[r]);
-      std::copy_n(a.val + start[r], len[r], a.val + csr.row_ptr[r]);
-      if (cplx) std::copy_n(a.imag + start[r], len[r], a.imag + csr.row_ptr[r]);
+      std::copy_n(col.begin() + start[r], len[r], col.begin() + csr.row_ptr[r]);
+      std::copy_n(val.begin() + start[r], len[r], val.begin() + csr.row_ptr[r]);
+      if (cplx) std::copy_n(imag.begin() + start[r], len[r], imag.begin() + csr.row_ptr[r]);
     }
     const auto out_n = static_cast<std::size_t>(csr.row_ptr.back());
-    coo.col.resize(out_n);
-    coo.val.resize(out_n);
-    if (cplx) coo.imag.resize(out_n);
+    col.resize(out_n);
+    val.resize(out_n);
+    if (cplx) imag.resize(out_n);
   }
-  csr.col = std::move(coo.col);
-  csr.val = std::move(coo.val);
-  csr.imag = std::move(coo.imag);
+  csr.col = std::move(col);
+  csr.val = std::move(val);
+  csr.imag = std::move(imag);
   return csr;
 }
 
+template Csr csr_from_rows(Array<offset_t>&&, index_t, Field, Symmetry, Array<index_t>&&, Array<double>&&, Array<double>&&);
+template CsrF32 csr_from_rows(Array<offset_t>&&, index_t, Field, Symmetry, Array<index_t>&&, Array<float>&&, Array<float>&&);
 template Csr coo_to_csr_in_place(Coo&&, bool);
 template CsrF32 coo_to_csr_in_place(CooF32&&, bool);
 

@@ -1,6 +1,7 @@
 #pragma once
 // The in-place half of coo_to_csr(Coo&&), callable by itself (tests run it on matrices small
-// enough for the copying half that coo_to_csr would choose).
+// enough for the copying half that coo_to_csr would choose), and its last step, which the reader's
+// straight-to-CSR path shares.
 #include <spmv/matrix.hpp>
 
 namespace spmv::detail {
@@ -9,5 +10,12 @@ namespace spmv::detail {
 // `in_order`: rows already non-decreasing), rows sorted and duplicates summed. `coo` is left empty.
 template <class V>
 BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order);
+
+// The last step: entries already grouped by row (row r in [start[r], start[r + 1]), the order within
+// a row the file's), each row sorted by column and its duplicates summed in that order; float sums
+// beyond float's range refused (Unsupported). The arrays become the CSR's.
+template <class V>
+BasicCsr<V> csr_from_rows(Array<offset_t>&& start, index_t cols, Field field, Symmetry symmetry, Array<index_t>&& col,
+                          Array<V>&& val, Array<V>&& imag);
 
 }  // namespace spmv::detail

@@ -233,6 +233,13 @@ void ByteSource::consumed_contiguous(std::size_t upto) {
   s.release(s.mem_pos + upto);
 }
 
+void ByteSource::rereading_from(std::size_t offset) {
+  State& s = *s_;
+  if (!s.map) return;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  s.released = std::min(s.released, (s.mem_pos + offset) / page * page);
+}
+
 void ByteSource::advance(std::size_t n) {
   State& s = *s_;
   s.mem_pos += std::min(n, s.mem_size - s.mem_pos);

@@ -42,6 +42,8 @@ class ByteSource {
   std::string_view contiguous() const;
   // The view's first `upto` bytes are done with: a mapping gives their pages back.
   void consumed_contiguous(std::size_t upto);
+  // The view's bytes from `offset` on will be read again (pages given back since are taken again).
+  void rereading_from(std::size_t offset);
   // Consumes the view's first n bytes (read in place) as read() would have.
   void advance(std::size_t n);
   // The view's bytes [offset, offset + bytes) will be read soon: the kernel reads them ahead.

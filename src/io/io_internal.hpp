@@ -27,12 +27,26 @@ struct BasicParsed {
 };
 using Parsed = BasicParsed<double>;
 
+// A parsed file as CSR (parse_csr).
+template <class V>
+struct BasicParsedCsr {
+  BasicCsr<V> csr;
+  std::string generated;
+  std::vector<std::string> comments;
+  bool straight = false;  // read straight into CSR (mm_direct), not through the COO
+};
+
+// When a coordinate file in memory (a mapped file) is read straight into CSR (mm_direct) instead of
+// through the COO: Auto where the COO's row indices would take the read past its memory bound.
+enum class StraightToCsr { Auto, Always, Never };
+
 // Sizes of the reader's pieces; the defaults suit files of any size, the fuzz targets take tiny
 // ones so that short inputs still cross block and chunk boundaries.
 struct ParseTuning {
   std::size_t block_bytes = 0;  // text a block holds; 0: 4 MiB a thread, at most 64 MiB
   std::size_t min_chunk = std::size_t{64} << 10;  // the smallest chunk a thread parses
   std::int64_t repeat_check = std::int64_t{1} << 21;  // entries held before repeats are first sampled (mm_repeats)
+  StraightToCsr straight_to_csr = StraightToCsr::Auto;
 };
 
 // The whole reader (the pipeline in mm_reader.cpp): banner, header, size line, data a block at a
@@ -40,6 +54,12 @@ struct ParseTuning {
 // value that would round to infinity refused on its line; complex files are read in double only.
 template <class V = double>
 BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
+
+// The reader into CSR: through the COO and coo_to_csr, or straight into CSR for a large mapped
+// coordinate file (mm_direct), the same matrix either way. Unsupported for float duplicates summing
+// past float's range, as coo_to_csr.
+template <class V = double>
+BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
 
 // A Matrix Market vector (array, or coordinate summed into a dense one), column-major.
 std::vector<double> dense_vector(ByteSource& src, const ReadOptions& opt);

@@ -21,6 +21,7 @@
 // the data (like fast_matrix_market), CRLF, tabs, leading/trailing blanks, a UTF-8 BOM, numbers
 // such as `1.`, `-.5e-3`, `+2`, `1E+02`, `inf`, `nan` (kept as values).
 #include <spmv/formats/limits.hpp>
+#include <spmv/matrix.hpp>
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -32,6 +33,8 @@
 #include "io/byte_source.hpp"
 #include "io/io_internal.hpp"
 #include "io/mm_chunks.hpp"
+#include "io/mm_data.hpp"
+#include "io/mm_direct.hpp"
 #include "io/mm_header.hpp"
 #include "io/mm_parse.hpp"
 #include "io/mm_repeats.hpp"
@@ -152,65 +155,134 @@ void expand_symmetry(BasicCoo<V>& coo, int threads, const EntryLines& lines, con
 }  // namespace
 
 template <class V>
-BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
-  const std::string& name = src.name();
-  const int threads = resolve_threads(opt.threads);
-  TextBlocks text(src, tune.block_bytes ? tune.block_bytes : block_bytes(threads));
-  const MmHeader h = read_header(text, name);  // 1
-  if (!std::is_same_v<V, double> && h.field == Field::Complex)
-    throw ParseError(name, h.banner_line, "a complex matrix is read in double precision only");
-  const std::int64_t size = src.content_size();
-  const i64 entries_max = entry_bound(h, size >= 0 ? size - static_cast<std::int64_t>(text.consumed()) : -1);
-  check_size_line<V>(h, entries_max, opt, name);  // 2
+i64 parse_next_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name,
+                     DataCursor& at, EntryLines& lines, BasicCoo<V>& coo, i64 shift) {
+  const std::string_view block = text.next_block(at.line);
+  if (block.empty()) return -1;
+  const char* base = block.data();
+  const i64 stored = at.seen - shift;
+  std::vector<Chunk> chunks = split_into_chunks(block, 0, threads, tune.min_chunk);  // a
+  const bool lone = chunks.size() == 1;
+  const i64 room = std::max<i64>(0, h.entries - at.seen);  // entries the arrays still take
+  if (lone) chunks[0].entries = std::min<i64>(room, static_cast<i64>(block.size()) / min_entry_bytes(h) + 1);
+  else count_chunks(base, chunks, std::min<int>(threads, static_cast<int>(chunks.size())));  // b
+  DataCounts counted = number_chunks(chunks, at.line, at.seen);  // c
+  cover(coo, stored + std::min(room, counted.entries), threads);
+  const CooArrays<V> arrays{coo.row.data(), coo.col.data(), coo.val.data(),
+                            h.field == Field::Complex ? coo.imag.data() : nullptr, shift};
+  parse_chunks(base, h, chunks, h.entries, std::min<int>(threads, static_cast<int>(chunks.size())), arrays, name);  // d
+  if (lone) counted = count_parsed_lone_chunk(base, chunks[0]);
+  if (at.seen + counted.entries > h.entries)  // 4, early: this block holds the entry past the last
+    throw ParseError(name, line_of_entry(base, chunks, h.entries), fmt::format("too many entries: the size line says {}", h.entries));
+  const bool open_last = block.back() != '\n';
+  for (Chunk& c : chunks) lines.add(c, c.newlines + (open_last && &c == &chunks.back() ? 1 : 0));
+  at.line += counted.newlines;
+  at.seen += counted.entries;
+  if (open_last) ++at.line;  // the last line, which ends the input without a '\n'
+  return counted.entries;
+}
 
-  BasicParsed<V> out = allocate_output<V>(h, entries_max);
+template i64 parse_next_block(TextBlocks&, const MmHeader&, int, const ParseTuning&, const std::string&, DataCursor&,
+                              EntryLines&, Coo&, i64);
+template i64 parse_next_block(TextBlocks&, const MmHeader&, int, const ParseTuning&, const std::string&, DataCursor&,
+                              EntryLines&, CooF32&, i64);
+
+namespace {
+
+// Steps 1-2: the header read, its sizes checked; the text then at the data section.
+struct DataPlan {
+  MmHeader h;
+  i64 entries_max = 0;     // entries the arrays may need (entry_bound)
+  std::size_t offset = 0;  // where the data starts in the input
+};
+
+template <class V>
+DataPlan read_and_check_header(TextBlocks& text, ByteSource& src, const ReadOptions& opt) {
+  const std::string& name = src.name();
+  DataPlan d;
+  d.h = read_header(text, name);  // 1
+  if (!std::is_same_v<V, double> && d.h.field == Field::Complex)
+    throw ParseError(name, d.h.banner_line, "a complex matrix is read in double precision only");
+  d.offset = text.consumed();
+  const std::int64_t size = src.content_size();
+  d.entries_max = entry_bound(d.h, size >= 0 ? size - static_cast<std::int64_t>(d.offset) : -1);
+  check_size_line<V>(d.h, d.entries_max, opt, name);  // 2
+  return d;
+}
+
+// Steps 3-5 into the COO.
+template <class V>
+BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name) {
+  const MmHeader& h = d.h;
+  BasicParsed<V> out = allocate_output<V>(h, d.entries_max);
   BasicCoo<V>& coo = out.coo;
   EntryLines lines;
   RepeatMerger<V> merger(tune.repeat_check, h.symmetry != Symmetry::General || !std::is_same_v<V, double>);
-  i64 line = h.data_first_line;  // the next block's first line
-  i64 seen = 0;                  // entry lines so far (more than h.entries: an error)
-  i64 stored = 0;                // entries the arrays hold: seen less the repeats summed (e)
+  DataCursor at{h.data_first_line, 0};
+  i64 stored = 0;  // entries the arrays hold: those seen less the repeats summed (e)
   try {
-    for (;;) {  // 3
-      const std::string_view block = text.next_block(line);
-      if (block.empty()) break;
-      const char* base = block.data();
-      std::vector<Chunk> chunks = split_into_chunks(block, 0, threads, tune.min_chunk);  // a
-      const bool lone = chunks.size() == 1;
-      const i64 room = std::max<i64>(0, h.entries - seen);  // entries the arrays still take
-      if (lone) chunks[0].entries = std::min<i64>(room, static_cast<i64>(block.size()) / min_entry_bytes(h) + 1);
-      else count_chunks(base, chunks, std::min<int>(threads, static_cast<int>(chunks.size())));  // b
-      DataCounts counted = number_chunks(chunks, line, seen);  // c
-      cover(coo, stored + std::min(room, counted.entries), threads);
-      const CooArrays<V> arrays{coo.row.data(), coo.col.data(), coo.val.data(),
-                                h.field == Field::Complex ? coo.imag.data() : nullptr, merger.removed()};
-      parse_chunks(base, h, chunks, h.entries, std::min<int>(threads, static_cast<int>(chunks.size())), arrays, name);  // d
-      if (lone) counted = count_parsed_lone_chunk(base, chunks[0]);
-      if (seen + counted.entries > h.entries)  // 4, early: this block holds the entry past the last
-        throw ParseError(name, line_of_entry(base, chunks, h.entries), fmt::format("too many entries: the size line says {}", h.entries));
-      const bool open_last = block.back() != '\n';
-      for (Chunk& c : chunks) lines.add(c, c.newlines + (open_last && &c == &chunks.back() ? 1 : 0));
-      line += counted.newlines;
-      seen += counted.entries;
-      if (open_last) ++line;  // the last line, which ends the input without a '\n'
-      stored = merger.after_block(coo, seen - merger.removed(), stored);  // e
-    }
+    while (parse_next_block(text, h, threads, tune, name, at, lines, coo, merger.removed()) >= 0)  // 3
+      stored = merger.after_block(coo, at.seen - merger.removed(), stored);  // e
   } catch (const std::bad_alloc&) {
-    throw ParseError(name, line, fmt::format("out of memory after {} entries", seen));
+    throw ParseError(name, at.line, fmt::format("out of memory after {} entries", at.seen));
   }
-  if (seen < h.entries)  // 4
-    throw ParseError(name, std::max<i64>(line - 1, 1), fmt::format("unexpected end of file: {} of {} entries", seen, h.entries));
+  check_entry_count(at, h, name);  // 4
   trim(coo, stored);
   if (const i64 o = merger.finish(coo); o >= 0) {  // float sums of a merged file, as coo_to_csr refuses them
-    const EntryLines::Where at = lines.find(merger.origin(o));
-    throw ParseError(name, at.first, fmt::format("the duplicate entries at row {}, column {} sum beyond single precision's "
-                                                 "range; read the matrix in double precision", coo.row[o] + 1, coo.col[o] + 1));
+    const EntryLines::Where at_o = lines.find(merger.origin(o));
+    throw ParseError(name, at_o.first, fmt::format("the duplicate entries at row {}, column {} sum beyond single precision's "
+                                                   "range; read the matrix in double precision", coo.row[o] + 1, coo.col[o] + 1));
   }
   if (h.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines, merger, name);  // 5
   return out;
 }
 
+// Whether the COO's row indices (4 bytes an entry, beside the CSR the read returns) would take the
+// read through the COO past 1.2x the CSR + 64 MiB a thread: then a mapped file is read straight into CSR.
+template <class V>
+bool coo_past_bound(const DataPlan& d, int threads) {
+  const MmHeader& h = d.h;
+  const double m = static_cast<double>(d.entries_max) * (h.symmetry == Symmetry::General ? 1.0 : 2.0);
+  const double csr = (4.0 + sizeof(V) * (h.field == Field::Complex ? 2.0 : 1.0)) * m + 8.0 * (static_cast<double>(h.rows) + 1);
+  return 4.0 * m > 0.2 * csr + 64.0 * 1024 * 1024 * threads;
+}
+
+}  // namespace
+
+template <class V>
+BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
+  const int threads = resolve_threads(opt.threads);
+  TextBlocks text(src, tune.block_bytes ? tune.block_bytes : block_bytes(threads));
+  const DataPlan d = read_and_check_header<V>(text, src, opt);
+  return parse_data<V>(text, d, threads, tune, src.name());
+}
+
+template <class V>
+BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune) {
+  const int threads = resolve_threads(opt.threads);
+  TextBlocks text(src, tune.block_bytes ? tune.block_bytes : block_bytes(threads));
+  const DataPlan d = read_and_check_header<V>(text, src, opt);
+  BasicParsedCsr<V> out;
+  out.generated = d.h.generated;
+  out.comments = d.h.comments;
+  const bool direct = d.h.format == MmFormat::Coordinate && text.in_memory() &&
+                      (tune.straight_to_csr == StraightToCsr::Always ||
+                       (tune.straight_to_csr == StraightToCsr::Auto && coo_past_bound<V>(d, threads)));
+  if (direct) {
+    if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name())) {
+      out.csr = std::move(*csr);
+      out.straight = true;
+      return out;
+    }
+    text.rewind(d.offset);  // given up: read again through the COO
+  }
+  out.csr = coo_to_csr(std::move(parse_data<V>(text, d, threads, tune, src.name()).coo));
+  return out;
+}
+
 template Parsed parse(ByteSource&, const ReadOptions&, const ParseTuning&);
 template BasicParsed<float> parse(ByteSource&, const ReadOptions&, const ParseTuning&);
+template BasicParsedCsr<double> parse_csr(ByteSource&, const ReadOptions&, const ParseTuning&);
+template BasicParsedCsr<float> parse_csr(ByteSource&, const ReadOptions&, const ParseTuning&);
 
 }  // namespace spmv::io::detail

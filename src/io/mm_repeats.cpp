@@ -20,18 +20,22 @@ inline std::uint64_t key_of(index_t r, index_t c) {
 
 }  // namespace
 
-// Most of the sample repeats: at most a quarter of the sampled keys are distinct.
-template <class V>
-bool RepeatMerger<V>::sample_repeats(const BasicCoo<V>& coo, i64 stored) const {
-  const auto n = static_cast<std::size_t>(stored - checked_);
+bool mostly_repeats(const index_t* row, const index_t* col, std::size_t n) {
   const std::size_t s = std::min(n, kSample);
   if (s < 4) return false;
   std::vector<std::uint64_t> keys(s);
-  const auto from = static_cast<std::size_t>(stored) - s;
-  for (std::size_t j = 0; j < s; ++j) keys[j] = key_of(coo.row[from + j], coo.col[from + j]);
+  const std::size_t from = n - s;
+  for (std::size_t j = 0; j < s; ++j) keys[j] = key_of(row[from + j], col[from + j]);
   std::sort(keys.begin(), keys.end());
   const auto distinct = static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
   return distinct * 4 <= s;
+}
+
+template <class V>
+bool RepeatMerger<V>::sample_repeats(const BasicCoo<V>& coo, i64 stored) const {
+  const auto n = static_cast<std::size_t>(stored - checked_);
+  const std::size_t from = static_cast<std::size_t>(stored) - n;
+  return mostly_repeats(coo.row.data() + from, coo.col.data() + from, n);
 }
 
 // Fibonacci hashing: the product's top bits depend on every bit of the key (row and column alike).

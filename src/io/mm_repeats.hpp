@@ -18,6 +18,10 @@
 
 namespace spmv::io::detail {
 
+// Whether the last of n entries (a sample of up to 16384) mostly repeat positions: at most a quarter
+// of the sampled positions are distinct. The test RepeatMerger starts merging on.
+bool mostly_repeats(const index_t* row, const index_t* col, std::size_t n);
+
 template <class V>
 class RepeatMerger {
  public:

@@ -16,24 +16,31 @@ namespace spmv::io {
 
 namespace {
 
-// What one open of a path holds: a binary cache (as CSR) or a parsed Matrix Market file, values in V.
-template <class V>
+// What one open of a path holds: a binary cache or a Matrix Market file, as CSR (As = Csr: the
+// text read straight into CSR where that saves memory) or as parsed (As = Parsed: the text's COO),
+// values in V.
+template <class V, bool AsCsr>
 struct Read {
   bool binary = false;
   BasicCsr<V> csr;
-  detail::BasicParsed<V> text;
+  detail::BasicParsed<V> text;  // !AsCsr
   std::string generated;
   std::vector<std::string> comments;
 };
 
-template <class V>
-Read<V> read_source(detail::ByteSource& src, const ReadOptions& opt) {
-  Read<V> r;
+template <class V, bool AsCsr>
+Read<V, AsCsr> read_source(detail::ByteSource& src, const ReadOptions& opt) {
+  Read<V, AsCsr> r;
   if (detail::has_binary_magic(src.head())) {
     bool gen = false;
     r.binary = true;
     r.csr = detail::read_binary<V>(src, opt, &gen);
     r.generated = gen ? "spmv-generated" : "";
+  } else if constexpr (AsCsr) {
+    detail::BasicParsedCsr<V> p = detail::parse_csr<V>(src, opt);
+    r.csr = std::move(p.csr);
+    r.generated = std::move(p.generated);
+    r.comments = std::move(p.comments);
   } else {
     r.text = detail::parse<V>(src, opt);
     r.generated = r.text.generated;
@@ -42,11 +49,13 @@ Read<V> read_source(detail::ByteSource& src, const ReadOptions& opt) {
   return r;
 }
 
-template <class V>
-Read<V> read_path(const std::string& path, const ReadOptions& opt) {
+template <class V, bool AsCsr>
+Read<V, AsCsr> read_path(const std::string& path, const ReadOptions& opt) {
   detail::ByteSource src = detail::ByteSource::open(path);
   try {
-    return read_source<V>(src, opt);
+    return read_source<V, AsCsr>(src, opt);
+  } catch (const Unsupported& e) {  // float duplicates summing past float's range
+    throw ParseError(path, 0, e.what());
   } catch (const std::bad_alloc&) {
     throw ParseError(path, 0, "out of memory while reading");
   } catch (const std::length_error&) {  // a size no check caught: still a message, never an abort
@@ -56,17 +65,9 @@ Read<V> read_path(const std::string& path, const ReadOptions& opt) {
 
 template <class V>
 BasicLoaded<V> load_as(const std::string& path, const ReadOptions& opt) {
-  Read<V> r = read_path<V>(path, opt);
+  Read<V, true> r = read_path<V, true>(path, opt);
   BasicLoaded<V> m;
-  if (r.binary) {
-    m.matrix = std::move(r.csr);
-  } else {
-    try {
-      m.matrix = coo_to_csr(std::move(r.text.coo));
-    } catch (const Unsupported& e) {  // float duplicates summing past float's range
-      throw ParseError(path, 0, e.what());
-    }
-  }
+  m.matrix = std::move(r.csr);
   m.generated = std::move(r.generated);
   m.comments = std::move(r.comments);
   return m;
@@ -85,7 +86,7 @@ CooF32 parse_matrix_market_f32(std::string_view text, const std::string& name, c
 }
 
 Coo read_matrix(const std::string& path, const ReadOptions& opt) {
-  Read<double> r = read_path<double>(path, opt);
+  Read<double, false> r = read_path<double, false>(path, opt);
   return r.binary ? csr_to_coo(r.csr) : std::move(r.text.coo);
 }
 

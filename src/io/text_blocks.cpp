@@ -97,6 +97,12 @@ std::string_view TextBlocks::next_view_block(i64 line) {
   return block;
 }
 
+void TextBlocks::rewind(std::size_t offset) {
+  src_.consumed_contiguous(pos_);
+  src_.rereading_from(offset);
+  pos_ = consumed_ = offset;
+}
+
 std::string_view TextBlocks::next_block(i64 line) {
   if (!view_.empty()) return next_view_block(line);
   if (next_.valid()) {  // the block read in the background while the last one was parsed

@@ -38,6 +38,11 @@ class TextBlocks {
   // Bytes of the input consumed so far (handed out as lines or blocks).
   std::size_t consumed() const { return consumed_; }
 
+  // Whether the input is in memory (a mapped file, text given as such): then it can be read again.
+  bool in_memory() const { return !view_.empty(); }
+  // In memory only: the blocks start again at `offset` (a value consumed() returned).
+  void rewind(std::size_t offset);
+
  private:
   struct Filled {
     std::size_t end;

@@ -1,0 +1,33 @@
+#pragma once
+// The data section a block at a time: the step the reader into COO (mm_reader) and the reader
+// straight into CSR (mm_direct) share.
+#include <fmt/format.h>
+#include <string>
+
+#include "io/mm_chunks.hpp"
+#include "io/mm_header.hpp"
+#include "io/text_blocks.hpp"
+
+namespace spmv::io::detail {
+
+// Where the data section's parse stands between blocks.
+struct DataCursor {
+  i64 line = 1;  // the next block's first line
+  i64 seen = 0;  // entry lines so far (more than the size line's count: an error)
+};
+
+// The next block of whole lines split into chunks, counted and parsed `threads` at a time into
+// `coo`'s arrays (grown as needed), entry k of the file into slot k - shift; the chunks' lines
+// recorded in `lines`. Returns the block's entry lines, -1 at the end of the input. ParseError for
+// the first error in the block, and for an entry past the size line's count.
+template <class V>
+i64 parse_next_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name,
+                     DataCursor& at, EntryLines& lines, BasicCoo<V>& coo, i64 shift);
+
+// Step 4 at the end of the data: the file held as many entries as its size line says.
+inline void check_entry_count(const DataCursor& at, const MmHeader& h, const std::string& name) {
+  if (at.seen < h.entries)
+    throw ParseError(name, at.line > 1 ? at.line - 1 : 1, fmt::format("unexpected end of file: {} of {} entries", at.seen, h.entries));
+}
+
+}  // namespace spmv::io::detail

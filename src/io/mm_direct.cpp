@@ -1,0 +1,228 @@
+// A coordinate file straight into CSR: see mm_direct.hpp.
+#include "io/mm_direct.hpp"
+
+#include <spmv/matrix.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <omp.h>
+#include <vector>
+
+#include "core/convert.hpp"
+#include "io/arrays.hpp"
+#include "io/mm_chunks.hpp"
+#include "io/mm_data.hpp"
+#include "io/mm_repeats.hpp"
+
+namespace spmv::io::detail {
+
+namespace {
+
+// Pass 1's reading of an index: up to 18 digits after blanks, s left after them; 0 for anything
+// else. Pass 2's parser judges every line: where it takes a line this one did not count, the rows'
+// counts disagree and the direct read is given up.
+inline i64 leading_index(const char*& s, const char* e) {
+  while (s < e && is_blank(*s)) ++s;
+  const char* t = s;
+  std::uint64_t u = 0;
+  while (t < e && t - s < 18 && static_cast<unsigned char>(*t - '0') < 10) u = u * 10 + static_cast<unsigned>(*t++ - '0');
+  const bool whole = t > s && (t == e || static_cast<unsigned char>(*t - '0') >= 10);
+  s = t;
+  return whole ? static_cast<i64>(u) : 0;
+}
+
+template <bool Shared>
+inline void add_one(offset_t& n) {
+  if constexpr (Shared) std::atomic_ref<offset_t>(n).fetch_add(1, std::memory_order_relaxed);
+  else ++n;
+}
+
+// Entries on each side of the diagonal (a symmetric file's), seen by pass 1.
+struct Triangles {
+  bool lower = false, upper = false;
+};
+
+// Pass 1 over a chunk: row r's entries (1-based) counted in count[r], a symmetric file's mirrors in
+// their rows too (off the diagonal).
+template <bool Shared>
+void count_rows(const char* p, const char* end, const MmHeader& h, offset_t* count, Triangles& tri) {
+  const bool mirrored = h.symmetry != Symmetry::General;
+  while (p < end) {
+    const char* s = p;
+    while (s < end && is_blank(*s)) ++s;
+    if (s < end && *s != '%' && *s != '\n') {
+      const i64 r = leading_index(s, end);
+      if (r >= 1 && r <= h.rows) {
+        add_one<Shared>(count[r]);
+        if (mirrored) {
+          const i64 c = leading_index(s, end);
+          if (c >= 1 && c <= h.cols && c != r) {
+            add_one<Shared>(count[c]);
+            (r > c ? tri.lower : tri.upper) = true;
+          }
+        }
+      }
+    }
+    p = line_end(s, end) + 1;
+  }
+}
+
+// Pass 1 over the data section: start[r + 1] = row r's entries (mirrors included). False when a
+// block cannot be formed (a line over kMaxLine: the read through the COO names its line).
+bool count_all_rows(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, Array<offset_t>& start,
+                    Triangles& tri) {
+  try {
+    for (;;) {
+      const std::string_view block = text.next_block(h.data_first_line);
+      if (block.empty()) return true;
+      const std::vector<Chunk> chunks = split_into_chunks(block, 0, threads, tune.min_chunk);
+      const int t = std::min<int>(threads, static_cast<int>(chunks.size()));
+      bool lower = false, upper = false;
+#pragma omp parallel for num_threads(t) schedule(dynamic, 1) reduction(|| : lower, upper)
+      for (std::size_t i = 0; i < chunks.size(); ++i) {
+        Triangles mine;
+        const char* b = block.data() + chunks[i].begin;
+        const char* e = block.data() + chunks[i].end;
+        if (t > 1) count_rows<true>(b, e, h, start.data(), mine);
+        else count_rows<false>(b, e, h, start.data(), mine);
+        lower = lower || mine.lower;
+        upper = upper || mine.upper;
+      }
+      tri.lower |= lower;
+      tri.upper |= upper;
+    }
+  } catch (const ParseError&) {
+    return false;
+  }
+}
+
+// The CSR being filled: row r's entries go to [start[r], start[r + 1]), filled[r] of them placed.
+template <class V>
+struct RowSlots {
+  const offset_t* start;
+  std::uint32_t* filled;
+  index_t* col;
+  V* val;
+  V* imag;  // null unless complex
+
+  // False when row r is full: pass 1 counted it otherwise.
+  bool put(index_t r, index_t c, V v, V im) const {
+    const offset_t p = start[r] + filled[r];
+    if (p >= start[r + 1]) return false;
+    ++filled[r];
+    col[p] = c;
+    val[p] = v;
+    if (imag) imag[p] = im;
+    return true;
+  }
+};
+
+// Pass 2's placement of a block's n entries (and their mirrors), in file order within each row:
+// thread t places the rows [bound[t], bound[t + 1]), each thread reading the whole block.
+template <class V>
+bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>& slots, const std::vector<index_t>& bound) {
+  const int threads = static_cast<int>(bound.size()) - 1;
+  const V sign = sym == Symmetry::SkewSymmetric ? V{-1} : V{1};
+  const V imag_sign = sym == Symmetry::Hermitian ? V{-1} : sign;
+  const bool mirrored = sym != Symmetry::General;
+  const index_t* row = buf.row.data();
+  const index_t* col = buf.col.data();
+  const V* val = buf.val.data();
+  const V* imag = slots.imag ? buf.imag.data() : nullptr;
+  bool ok = true;
+#pragma omp parallel num_threads(threads) if (threads > 1) reduction(&& : ok)
+  {
+    const int t = threads > 1 ? omp_get_thread_num() : 0;
+    const auto lo = static_cast<std::uint32_t>(bound[t]);
+    const auto span = static_cast<std::uint32_t>(bound[t + 1] - bound[t]);
+    for (i64 e = 0; e < n && ok; ++e) {
+      const index_t r = row[e], c = col[e];
+      const V im = imag ? imag[e] : V{0};
+      if (static_cast<std::uint32_t>(r) - lo < span) ok = slots.put(r, c, val[e], im);
+      if (mirrored && c != r && static_cast<std::uint32_t>(c) - lo < span) ok = ok && slots.put(c, r, sign * val[e], imag_sign * im);
+    }
+  }
+  return ok;
+}
+
+// Row ranges of about equal entries, one a thread.
+std::vector<index_t> row_bounds(const Array<offset_t>& start, index_t rows, int threads) {
+  std::vector<index_t> bound(static_cast<std::size_t>(threads) + 1, rows);
+  bound[0] = 0;
+  const offset_t n = start[rows];
+  for (int t = 1; t < threads; ++t) {
+    const offset_t target = n / threads * t;
+    bound[t] = static_cast<index_t>(std::lower_bound(start.begin(), start.end(), target) - start.begin());
+    bound[t] = std::clamp(bound[t], bound[t - 1], rows);
+  }
+  return bound;
+}
+
+}  // namespace
+
+template <class V>
+std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, i64 entries_max, int threads,
+                                           const ParseTuning& tune, const std::string& name) {
+  const std::size_t data_offset = text.consumed();
+  const auto rows = static_cast<index_t>(h.rows);
+  const bool mirrored = h.symmetry != Symmetry::General;
+  const bool cplx = h.field == Field::Complex;
+
+  // Pass 1.
+  Array<offset_t> start(static_cast<std::size_t>(rows) + 1, 0);
+  Triangles tri;
+  if (!count_all_rows(text, h, threads, tune, start, tri) || (tri.lower && tri.upper)) return std::nullopt;
+  offset_t longest = 0;
+  for (index_t r = 0; r < rows; ++r) longest = std::max(longest, start[r + 1]);
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  const offset_t m = start[rows];
+  if (m > entries_max * (mirrored ? 2 : 1) || longest > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+
+  // The CSR's arrays, at their final size: the entries land all over them.
+  Array<index_t> col;
+  Array<V> val, imag;
+  col.reserve(static_cast<std::size_t>(m));
+  val.reserve(static_cast<std::size_t>(m));
+  if (cplx) imag.reserve(static_cast<std::size_t>(m));
+  advise_huge(col);
+  advise_huge(val);
+  advise_huge(imag);
+  grow(col, static_cast<std::size_t>(m), threads);
+  grow(val, static_cast<std::size_t>(m), threads);
+  if (cplx) grow(imag, static_cast<std::size_t>(m), threads);
+  Array<std::uint32_t> filled(static_cast<std::size_t>(rows), 0);
+  const RowSlots<V> slots{start.data(), filled.data(), col.data(), val.data(), cplx ? imag.data() : nullptr};
+  const std::vector<index_t> bound = row_bounds(start, rows, threads);
+
+  // Pass 2.
+  text.rewind(data_offset);
+  BasicCoo<V> buf;  // one block's entries
+  buf.field = h.field;
+  EntryLines lines;
+  DataCursor at{h.data_first_line, 0};
+  i64 next_check = std::max<i64>(tune.repeat_check, 1);
+  for (;;) {
+    const i64 n = parse_next_block(text, h, threads, tune, name, at, lines, buf, at.seen);
+    if (n < 0) break;
+    if (at.seen >= next_check) {  // the test the read through the COO starts merging on
+      if (mostly_repeats(buf.row.data(), buf.col.data(), static_cast<std::size_t>(n))) return std::nullopt;
+      while (next_check <= at.seen) next_check *= 2;
+    }
+    if (!place_block(buf, n, h.symmetry, slots, bound)) return std::nullopt;
+  }
+  check_entry_count(at, h, name);
+  for (index_t r = 0; r < rows; ++r)
+    if (start[r] + filled[r] != start[r + 1]) return std::nullopt;
+  Array<std::uint32_t>().swap(filled);
+  buf = BasicCoo<V>{};
+  return spmv::detail::csr_from_rows(std::move(start), static_cast<index_t>(h.cols), h.field, h.symmetry, std::move(col), std::move(val),
+                       std::move(imag));
+}
+
+template std::optional<Csr> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&);
+template std::optional<CsrF32> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&);
+
+}  // namespace spmv::io::detail

@@ -1,0 +1,207 @@
+// The reader straight into CSR (src/io/mm_direct): for every file it takes, the matrix of the read
+// through the COO bit for bit, or that read's error word for word, on one thread and on several in
+// small blocks; the files it gives up on (entries in both triangles of a symmetric file, a file of
+// repeated positions, a line the two passes count differently) read through the COO instead.
+#include <spmv/io.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <string>
+
+#include "io/byte_source.hpp"
+#include "io/io_internal.hpp"
+#include "test_util.hpp"
+
+using namespace spmv;
+using io::detail::StraightToCsr;
+
+namespace {
+
+template <class V = double>
+struct Outcome {
+  std::string error;
+  io::detail::BasicParsedCsr<V> read;
+};
+
+template <class V = double>
+Outcome<V> read(const std::string& text, StraightToCsr how, int threads, std::size_t block_bytes = 0,
+                std::int64_t repeat_check = std::int64_t{1} << 21) {
+  Outcome<V> o;
+  try {
+    io::detail::ByteSource src = io::detail::ByteSource::memory(text, "d.mtx");
+    o.read = io::detail::parse_csr<V>(src, {.threads = threads},
+                                      {.block_bytes = block_bytes, .min_chunk = block_bytes ? 16 : std::size_t{64} << 10,
+                                       .repeat_check = repeat_check, .straight_to_csr = how});
+  } catch (const Error& e) {
+    o.error = e.what();
+  }
+  return o;
+}
+
+template <class V>
+void expect_same(const BasicCsr<V>& got, const BasicCsr<V>& want) {
+  EXPECT_EQ(got.rows, want.rows);
+  EXPECT_EQ(got.cols, want.cols);
+  EXPECT_EQ(got.field, want.field);
+  EXPECT_EQ(got.symmetry, want.symmetry);
+  EXPECT_EQ(got.row_ptr, want.row_ptr);
+  EXPECT_EQ(got.col, want.col);
+  ASSERT_EQ(got.val.size(), want.val.size());
+  EXPECT_EQ(0, std::memcmp(got.val.data(), want.val.data(), got.val.size() * sizeof(V))) << "values differ in bits";
+  ASSERT_EQ(got.imag.size(), want.imag.size());
+  EXPECT_EQ(0, std::memcmp(got.imag.data(), want.imag.data(), got.imag.size() * sizeof(V)));
+}
+
+// The straight read against the read through the COO, in V, each on 1 thread in one block and on 3
+// in blocks of `block` bytes; returns how many of the two straight reads took the file (not given
+// up, no error).
+template <class V = double>
+int expect_as_through_coo(const std::string& text, std::size_t block = 200, std::int64_t repeat_check = std::int64_t{1} << 21) {
+  int straight = 0;
+  for (const auto& [threads, bytes] : {std::pair{1, std::size_t{0}}, std::pair{3, block}}) {
+    SCOPED_TRACE(fmt::format("{} threads, blocks of {} bytes", threads, bytes));
+    const Outcome<V> want = read<V>(text, StraightToCsr::Never, threads, bytes, repeat_check);
+    EXPECT_FALSE(want.read.straight);
+    const Outcome<V> got = read<V>(text, StraightToCsr::Always, threads, bytes, repeat_check);
+    EXPECT_EQ(got.error, want.error);
+    if (!got.error.empty() || !want.error.empty()) continue;
+    expect_same(got.read.csr, want.read.csr);
+    straight += got.read.straight ? 1 : 0;
+  }
+  return straight;
+}
+
+std::string coordinate(const char* field, const char* symmetry, index_t n, const std::string& body, offset_t entries) {
+  return fmt::format("%%MatrixMarket matrix coordinate {} {}\n% made by the test\n{} {} {}\n{}", field, symmetry, n, n,
+                     entries, body);
+}
+
+// Entries in no order (column-major strides, rows revisited), some repeated, values whose sums
+// depend on their order; below the diagonal (and on it, but for skew) when `lower`.
+std::string scattered(const char* field, const char* symmetry, bool lower, index_t n, int count) {
+  std::string body;
+  int written = 0;
+  for (int i = 0; written < count; ++i) {
+    index_t r = 1 + (i * 37) % n, c = 1 + (i * 11 + i / 7) % n;
+    if (lower && r < c) std::swap(r, c);
+    if (lower && r == c && std::string(symmetry) == "skew-symmetric") continue;
+    const double v = i % 2 ? 1e16 / (i + 1) : 1.0 / (i + 3);
+    if (std::string(field) == "pattern") body += fmt::format("{} {}\n", r, c);
+    else if (std::string(field) == "integer") body += fmt::format("{} {} {}\n", r, c, i % 9 - 4);
+    else if (std::string(field) == "complex") body += fmt::format("{} {} {:.17g} {:.17g}\n", r, c, v, -v / 3);
+    else body += fmt::format("{} {} {:.17g}\n", r, c, v);
+    ++written;
+  }
+  return coordinate(field, symmetry, n, body, count);
+}
+
+}  // namespace
+
+TEST(ReaderStraightToCsr, EveryFieldAndSymmetryGivesTheMatrixOfTheReadThroughTheCoo) {
+  for (const char* field : {"real", "integer", "pattern", "complex"})
+    for (const char* symmetry : {"general", "symmetric", "skew-symmetric", "hermitian"}) {
+      if (std::string(symmetry) == "hermitian" && std::string(field) != "complex") continue;
+      if (std::string(symmetry) == "skew-symmetric" && std::string(field) == "pattern") continue;
+      SCOPED_TRACE(fmt::format("{} {}", field, symmetry));
+      const bool general = std::string(symmetry) == "general";
+      const std::string text = scattered(field, symmetry, !general, 41, 700);
+      EXPECT_EQ(expect_as_through_coo(text), 2) << "given up";
+      if (std::string(field) != "complex") EXPECT_EQ(expect_as_through_coo<float>(text), 2) << "given up (float)";
+    }
+}
+
+TEST(ReaderStraightToCsr, HandWrittenFilesGiveTheSameMatricesAndErrors) {
+  int files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(std::string(SPMV_TEST_DATA) + "/mm")) {
+    const std::string name = f.path().filename().string();
+    SCOPED_TRACE(name);
+    const int taken = expect_as_through_coo(test::slurp(f.path()), 40);
+    // Taken: every valid coordinate file but the symmetric one with entries in both triangles.
+    const bool valid_coordinate = !name.starts_with("bad_") && !name.starts_with("array_") && name != "vector_array.mtx";
+    EXPECT_EQ(taken, valid_coordinate && name != "coord_symmetric_mixed.mtx" ? 2 : 0);
+    ++files;
+  }
+  EXPECT_GT(files, 60);
+}
+
+// Blank and comment lines inside the data, CRLF, tabs, a last line without '\n', an index with
+// leading zeros, huge and tiny values: errors and matrices as through the COO.
+TEST(ReaderStraightToCsr, OddButValidLinesReadAlike) {
+  const std::string body = "3 1 1.5\r\n\n% a comment\n  2\t2   -2e-300\n1 3 1e308\n001 1 4\n2 3 .5\n3 3 7";
+  EXPECT_EQ(expect_as_through_coo(coordinate("real", "general", 3, body, 6), 8), 2);
+}
+
+TEST(ReaderStraightToCsr, ErrorsNameTheLinesTheReadThroughTheCooNames) {
+  const std::string good = "1 1 1\n2 2 2\n3 3 3\n";
+  for (const std::string& body :
+       {good + "4 1 1\n", good + "1 1 x\n", good, good + "1 1 1\n2 2 2\n", good + "0 1 1\n", good + "1\n",
+        good + "3 1 1 9\n", std::string("1 1 1\n") + std::string(70000, '1') + " 1 1\n"}) {
+    SCOPED_TRACE(body.substr(0, 60));
+    expect_as_through_coo(coordinate("real", "general", 3, body, 4), 8);
+  }
+  expect_as_through_coo(coordinate("real", "skew-symmetric", 3, "2 1 1\n2 2 1\n", 2), 8);
+}
+
+// Given up and read through the COO: the same matrix or error as that read, never a wrong one.
+TEST(ReaderStraightToCsr, FilesItGivesUpOnReadThroughTheCoo) {
+  // An entry in each triangle of a symmetric file; a mirrored pair, which is an error there, by line.
+  EXPECT_EQ(expect_as_through_coo(coordinate("real", "symmetric", 3, "2 1 1\n1 3 2\n", 2)), 0);
+  EXPECT_EQ(expect_as_through_coo(coordinate("real", "symmetric", 3, "2 1 1\n1 2 2\n", 2)), 0);
+  EXPECT_NE(read(coordinate("real", "symmetric", 3, "2 1 1\n1 2 2\n", 2), StraightToCsr::Always, 1).error.find("mirrors"),
+            std::string::npos);
+  // A row index pass 1 does not read (more than 18 digits) but the parser takes.
+  EXPECT_EQ(expect_as_through_coo(coordinate("real", "general", 3, "0000000000000000000002 1 1\n3 3 3\n", 2)), 0);
+  // Mostly repeated positions (sampled from the 64th entry on, blocks of more than the sample's
+  // 16384 entries): merged as read through the COO; never sampled, summed in the CSR.
+  std::string body;
+  for (int i = 0; i < 30000; ++i) body += fmt::format("{} {} {:.17g}\n", 1 + i % 7, 1 + i % 5, 1.0 / (i + 3));
+  const std::string repeats = coordinate("real", "general", 200, body, 30000);
+  ASSERT_EQ(read(repeats, StraightToCsr::Never, 1).read.csr.nnz(), 35);
+  EXPECT_EQ(expect_as_through_coo(repeats, std::size_t{1} << 20, 64), 0);
+  EXPECT_EQ(expect_as_through_coo(repeats, std::size_t{1} << 20, std::int64_t{1} << 40), 2);
+}
+
+// Float sums past float's range: refused as through the COO.
+TEST(ReaderStraightToCsr, FloatSumsPastFloatsRangeAreRefusedAlike) {
+  const std::string text = coordinate("real", "general", 2, "1 1 3e38\n2 2 1\n1 1 3e38\n", 3);
+  const Outcome<float> want = read<float>(text, StraightToCsr::Never, 1);
+  const Outcome<float> got = read<float>(text, StraightToCsr::Always, 1);
+  EXPECT_NE(want.error.find("single precision"), std::string::npos) << want.error;
+  EXPECT_EQ(got.error, want.error);
+}
+
+// Every shared SuiteSparse matrix (inflated into memory, where the straight read applies).
+TEST(ReaderStraightToCsr, SharedMatricesGiveTheMatricesOfTheReadThroughTheCoo) {
+  const std::string dir = test::shared_matrices_dir();
+  ASSERT_TRUE(std::filesystem::exists(dir + "/MANIFEST.tsv")) << dir << " not found";
+  int files = 0, taken = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (f.path().extension() != ".gz") continue;
+    SCOPED_TRACE(f.path().filename().string());
+    io::detail::ByteSource src = io::detail::ByteSource::open(f.path().string());
+    std::string text;
+    char buf[1 << 16];
+    while (const std::size_t got = src.read(buf, sizeof buf)) text.append(buf, got);
+    const Outcome<double> want = read(text, StraightToCsr::Never, 4);
+    ASSERT_EQ(want.error, "");
+    for (const int threads : {1, 4}) {
+      const Outcome<double> got = read(text, StraightToCsr::Always, threads, threads == 1 ? 0 : std::size_t{1} << 16);
+      ASSERT_EQ(got.error, "");
+      expect_same(got.read.csr, want.read.csr);
+      taken += got.read.straight;
+    }
+    ++files;
+  }
+  EXPECT_GE(files, 70);
+  EXPECT_GE(taken, 2 * files - 20);  // array files and symmetric ones storing both triangles aside
+}
+
+// Left to itself the reader goes straight to CSR only where the COO would pass its memory bound:
+// small files take the read through the COO.
+TEST(ReaderStraightToCsr, AutoKeepsSmallFilesOnTheReadThroughTheCoo) {
+  const std::string text = scattered("real", "general", false, 41, 700);
+  EXPECT_FALSE(read(text, StraightToCsr::Auto, 1).read.straight);
+}
