@@ -5,14 +5,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <omp.h>
 #include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/convert.hpp"
 #include "io/arrays.hpp"
+#include "io/fast_decimal.hpp"
 #include "io/mm_chunks.hpp"
 #include "io/mm_data.hpp"
 #include "io/mm_repeats.hpp"
@@ -21,23 +26,31 @@ namespace spmv::io::detail {
 
 namespace {
 
-// Pass 1's reading of an index: up to 18 digits after blanks, s left after them; 0 for anything
-// else. Pass 2's parser judges every line: where it takes a line this one did not count, the rows'
-// counts disagree and the direct read is given up.
+// Pass 1's reading of an index: up to 16 digits after blanks (8 at a time where 16 bytes remain),
+// s left after them; 0 for anything else. Pass 2's parser judges every line: where it takes a line
+// this one did not count, the rows' counts disagree and the direct read is given up.
 inline i64 leading_index(const char*& s, const char* e) {
   while (s < e && is_blank(*s)) ++s;
+  const auto digit = [](char c) { return static_cast<unsigned char>(c - '0') < 10; };
+  if (e - s >= 16) {
+    std::uint64_t v = 0;
+    const char* t = scan_digits(s, v, 16);
+    if (!t) return 0;
+    s = t;
+    return t < e && digit(*t) ? 0 : static_cast<i64>(v);
+  }
   const char* t = s;
   std::uint64_t u = 0;
-  while (t < e && t - s < 18 && static_cast<unsigned char>(*t - '0') < 10) u = u * 10 + static_cast<unsigned>(*t++ - '0');
-  const bool whole = t > s && (t == e || static_cast<unsigned char>(*t - '0') >= 10);
+  while (t < e && t - s < 16 && digit(*t)) u = u * 10 + static_cast<unsigned>(*t++ - '0');
+  const bool whole = t > s && (t == e || !digit(*t));
   s = t;
   return whole ? static_cast<i64>(u) : 0;
 }
 
 template <bool Shared>
-inline void add_one(offset_t& n) {
-  if constexpr (Shared) std::atomic_ref<offset_t>(n).fetch_add(1, std::memory_order_relaxed);
-  else ++n;
+inline void add_to(offset_t& n, offset_t k) {
+  if constexpr (Shared) std::atomic_ref<offset_t>(n).fetch_add(k, std::memory_order_relaxed);
+  else n += k;
 }
 
 // Entries on each side of the diagonal (a symmetric file's), seen by pass 1.
@@ -45,29 +58,59 @@ struct Triangles {
   bool lower = false, upper = false;
 };
 
+// Bit i set where p[i] is '\n', for the 64 bytes at p.
+inline std::uint64_t newline_mask(const char* p) {
+#if defined(__SSE2__)
+  const __m128i nl = _mm_set1_epi8('\n');
+  std::uint64_t m = 0;
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    m |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)))) << (16 * k);
+  }
+  return m;
+#else
+  std::uint64_t m = 0;
+  for (int i = 0; i < 64; ++i) m |= static_cast<std::uint64_t>(p[i] == '\n') << i;
+  return m;
+#endif
+}
+
 // Pass 1 over a chunk: row r's entries (1-based) counted in count[r], a symmetric file's mirrors in
-// their rows too (off the diagonal).
+// their rows too (off the diagonal). Line starts come from 64-byte newline masks; a run of lines in
+// one row (a file in row order) is added at once.
 template <bool Shared>
 void count_rows(const char* p, const char* end, const MmHeader& h, offset_t* count, Triangles& tri) {
   const bool mirrored = h.symmetry != Symmetry::General;
-  while (p < end) {
-    const char* s = p;
+  i64 run_row = 0;
+  offset_t run = 0;
+  const auto line = [&](const char* s) {
     while (s < end && is_blank(*s)) ++s;
-    if (s < end && *s != '%' && *s != '\n') {
-      const i64 r = leading_index(s, end);
-      if (r >= 1 && r <= h.rows) {
-        add_one<Shared>(count[r]);
-        if (mirrored) {
-          const i64 c = leading_index(s, end);
-          if (c >= 1 && c <= h.cols && c != r) {
-            add_one<Shared>(count[c]);
-            (r > c ? tri.lower : tri.upper) = true;
-          }
-        }
-      }
+    if (s == end || *s == '%' || *s == '\n') return;
+    const i64 r = leading_index(s, end);
+    if (r < 1 || r > h.rows) return;
+    if (r != run_row) {
+      if (run) add_to<Shared>(count[run_row], run);
+      run_row = r;
+      run = 0;
     }
-    p = line_end(s, end) + 1;
-  }
+    ++run;
+    if (!mirrored) return;
+    const i64 c = leading_index(s, end);
+    if (c >= 1 && c <= h.cols && c != r) {
+      add_to<Shared>(count[c], 1);
+      (r > c ? tri.lower : tri.upper) = true;
+    }
+  };
+  if (p < end) line(p);
+  const char* b = p;
+  for (; end - b >= 64; b += 64)
+    for (std::uint64_t m = newline_mask(b); m; m &= m - 1) {
+      const char* q = b + std::countr_zero(m) + 1;
+      if (q < end) line(q);
+    }
+  for (; b < end; ++b)
+    if (*b == '\n' && b + 1 < end) line(b + 1);
+  if (run) add_to<Shared>(count[run_row], run);
 }
 
 // Pass 1 over the data section: start[r + 1] = row r's entries (mirrors included). False when a
