@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -145,6 +146,25 @@ TEST(ReaderStraightToCsr, ErrorsNameTheLinesTheReadThroughTheCooNames) {
   expect_as_through_coo(coordinate("real", "skew-symmetric", 3, "2 1 1\n2 2 1\n", 2), 8);
 }
 
+// A general file in row order is read in one pass; one whose rows decrease only late (blocks
+// already appended) is read again in two: either way the matrix of the read through the COO.
+TEST(ReaderStraightToCsr, RowOrderToTheEndOrNotGivesTheSameMatrix) {
+  std::string in_order, late;
+  int count = 0;
+  for (int r = 1; r <= 300; r += 1 + r % 3) {  // rows skipped: empty rows
+    for (int k = 0; k < 1 + r % 4; ++k, ++count) {
+      const std::string line = fmt::format("{} {} {:.17g}\n", r, 1 + (r * 7 + k * 13) % 50, 1.0 / (count + 3));
+      in_order += line;
+      if (k == 3) in_order += line;  // a duplicate, summed
+    }
+  }
+  const int lines = static_cast<int>(std::count(in_order.begin(), in_order.end(), '\n'));
+  late = in_order + "2 2 0.5\n";
+  EXPECT_EQ(expect_as_through_coo(coordinate("real", "general", 300, in_order, lines), 300), 2);
+  EXPECT_EQ(expect_as_through_coo(coordinate("real", "general", 300, late, lines + 1), 300), 2);
+  EXPECT_EQ(expect_as_through_coo<float>(coordinate("real", "general", 300, late, lines + 1), 300), 2);
+}
+
 // Given up and read through the COO: the same matrix or error as that read, never a wrong one.
 TEST(ReaderStraightToCsr, FilesItGivesUpOnReadThroughTheCoo) {
   // An entry in each triangle of a symmetric file; a mirrored pair, which is an error there, by line.
@@ -153,7 +173,7 @@ TEST(ReaderStraightToCsr, FilesItGivesUpOnReadThroughTheCoo) {
   EXPECT_NE(read(coordinate("real", "symmetric", 3, "2 1 1\n1 2 2\n", 2), StraightToCsr::Always, 1).error.find("mirrors"),
             std::string::npos);
   // A row index pass 1 does not read (more than 18 digits) but the parser takes.
-  EXPECT_EQ(expect_as_through_coo(coordinate("real", "general", 3, "0000000000000000000002 1 1\n3 3 3\n", 2)), 0);
+  EXPECT_EQ(expect_as_through_coo(coordinate("real", "general", 3, "3 3 3\n0000000000000000000002 1 1\n", 2)), 0);
   // Mostly repeated positions (sampled from the 64th entry on, blocks of more than the sample's
   // 16384 entries): merged as read through the COO; never sampled, summed in the CSR.
   std::string body;
@@ -199,9 +219,17 @@ TEST(ReaderStraightToCsr, SharedMatricesGiveTheMatricesOfTheReadThroughTheCoo) {
   EXPECT_GE(taken, 2 * files - 20);  // array files and symmetric ones storing both triangles aside
 }
 
-// Left to itself the reader goes straight to CSR only where the COO would pass its memory bound:
-// small files take the read through the COO.
-TEST(ReaderStraightToCsr, AutoKeepsSmallFilesOnTheReadThroughTheCoo) {
-  const std::string text = scattered("real", "general", false, 41, 700);
-  EXPECT_FALSE(read(text, StraightToCsr::Auto, 1).read.straight);
+// Left to itself the reader goes straight to CSR for a general file in row order, and for one out
+// of order (or symmetric) only where the COO would pass its memory bound: not for small files.
+TEST(ReaderStraightToCsr, AutoTakesRowOrderAndLeavesSmallFilesOutOfOrderToTheCoo) {
+  EXPECT_FALSE(read(scattered("real", "general", false, 41, 700), StraightToCsr::Auto, 1).read.straight);
+  EXPECT_FALSE(read(scattered("real", "symmetric", true, 41, 700), StraightToCsr::Auto, 1).read.straight);
+  std::string body;
+  for (int r = 1; r <= 40; ++r) body += fmt::format("{} {} {}\n", r, 41 - r, r);
+  const std::string in_order = coordinate("real", "general", 41, body, 40);
+  for (const int threads : {1, 3}) {
+    const Outcome<double> got = read(in_order, StraightToCsr::Auto, threads, 64);
+    EXPECT_TRUE(got.read.straight);
+    expect_same(got.read.csr, read(in_order, StraightToCsr::Never, threads, 64).read.csr);
+  }
 }

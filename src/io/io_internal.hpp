@@ -37,7 +37,8 @@ struct BasicParsedCsr {
 };
 
 // When a coordinate file in memory (a mapped file) is read straight into CSR (mm_direct) instead of
-// through the COO: Auto where the COO's row indices would take the read past its memory bound.
+// through the COO: Auto for a general file in row order, and for any other where the COO's row
+// indices would take the read past its memory bound.
 enum class StraightToCsr { Auto, Always, Never };
 
 // Sizes of the reader's pieces; the defaults suit files of any size, the fuzz targets take tiny

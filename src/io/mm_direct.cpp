@@ -164,7 +164,11 @@ struct RowSlots {
 };
 
 // Pass 2's placement of a block's n entries (and their mirrors), in file order within each row:
-// thread t places the rows [bound[t], bound[t + 1]), each thread reading the whole block.
+// thread t places the rows [bound[t], bound[t + 1]), each thread reading the whole block. The
+// slots of entry e + kAhead are prefetched (their row's start and count first, then the slot), so
+// that a file in column order waits on several cache misses at once instead of one after another.
+constexpr i64 kAhead = 16;
+
 template <class V>
 bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>& slots, const std::vector<index_t>& bound) {
   const int threads = static_cast<int>(bound.size()) - 1;
@@ -181,11 +185,22 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
     const int t = threads > 1 ? omp_get_thread_num() : 0;
     const auto lo = static_cast<std::uint32_t>(bound[t]);
     const auto span = static_cast<std::uint32_t>(bound[t + 1] - bound[t]);
+    const auto mine = [&](index_t r) { return static_cast<std::uint32_t>(r) - lo < span; };
     for (i64 e = 0; e < n && ok; ++e) {
+      if (e + 2 * kAhead < n && mine(row[e + 2 * kAhead])) {
+        __builtin_prefetch(slots.start + row[e + 2 * kAhead]);
+        __builtin_prefetch(slots.filled + row[e + 2 * kAhead]);
+      }
+      if (e + kAhead < n && mine(row[e + kAhead])) {
+        const index_t r = row[e + kAhead];
+        const offset_t p = std::min(slots.start[r] + slots.filled[r], slots.start[r + 1] - 1);
+        __builtin_prefetch(slots.col + p, 1);
+        __builtin_prefetch(slots.val + p, 1);
+      }
       const index_t r = row[e], c = col[e];
       const V im = imag ? imag[e] : V{0};
-      if (static_cast<std::uint32_t>(r) - lo < span) ok = slots.put(r, c, val[e], im);
-      if (mirrored && c != r && static_cast<std::uint32_t>(c) - lo < span) ok = ok && slots.put(c, r, sign * val[e], imag_sign * im);
+      if (mine(r)) ok = slots.put(r, c, val[e], im);
+      if (mirrored && c != r && mine(c)) ok = ok && slots.put(c, r, sign * val[e], imag_sign * im);
     }
   }
   return ok;
@@ -204,15 +219,107 @@ std::vector<index_t> row_bounds(const Array<offset_t>& start, index_t rows, int 
   return bound;
 }
 
+// Why a pass stopped before the end of the data.
+enum class Stop { None, OutOfOrder, GiveUp };
+
+// A pass over the data section: each block parsed into one block's buffer and handed to place(buf,
+// n), which may stop the pass; a file that mostly repeats positions stops it too (GiveUp).
+template <class V, class Place>
+Stop each_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name, Place place) {
+  BasicCoo<V> buf;
+  buf.field = h.field;
+  EntryLines lines;
+  DataCursor at{h.data_first_line, 0};
+  i64 next_check = std::max<i64>(tune.repeat_check, 1);
+  for (;;) {
+    const i64 n = parse_next_block(text, h, threads, tune, name, at, lines, buf, at.seen);
+    if (n < 0) break;
+    if (at.seen >= next_check) {  // the test the read through the COO starts merging on
+      if (mostly_repeats(buf.row.data(), buf.col.data(), static_cast<std::size_t>(n))) return Stop::GiveUp;
+      while (next_check <= at.seen) next_check *= 2;
+    }
+    if (const Stop s = place(buf, n); s != Stop::None) return s;
+  }
+  check_entry_count(at, h, name);
+  return Stop::None;
+}
+
+// A general file in row order (rows never decrease), read in one pass: each block's entries
+// appended to the CSR's arrays, each row's start recorded as the rows advance.
+template <class V>
+struct InRowOrder {
+  Array<offset_t> start;
+  Array<index_t> col;
+  Array<V> val, imag;
+  bool cplx;
+  offset_t n = 0;    // entries appended
+  index_t last = 0;  // the last entry's row: rows up to it have their start
+
+  InRowOrder(index_t rows, i64 entries_max, bool complex) : start(static_cast<std::size_t>(rows) + 1, 0), cplx(complex) {
+    col.reserve(static_cast<std::size_t>(entries_max));
+    val.reserve(static_cast<std::size_t>(entries_max));
+    if (cplx) imag.reserve(static_cast<std::size_t>(entries_max));
+    advise_huge(col);
+    advise_huge(val);
+    advise_huge(imag);
+  }
+
+  Stop append(const BasicCoo<V>& buf, i64 nb, int threads) {
+    const index_t* row = buf.row.data();
+    const bool parallel = threads > 1 && nb >= (i64{1} << 16);
+    bool ordered = nb == 0 || row[0] >= last;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : ordered) if (parallel)
+    for (i64 e = 1; e < nb; ++e)
+      if (row[e] < row[e - 1]) ordered = false;
+    if (!ordered) return Stop::OutOfOrder;
+    const auto to = static_cast<std::size_t>(n + nb);
+    grow(col, to, threads);
+    grow(val, to, threads);
+    if (cplx) grow(imag, to, threads);
+#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
+    for (i64 e = 0; e < nb; ++e) {
+      const index_t prev = e ? row[e - 1] : last;
+      for (index_t r = prev + 1; r <= row[e]; ++r) start[r] = n + e;  // rows (prev, row[e]] start here
+      col[n + e] = buf.col[e];
+      val[n + e] = buf.val[e];
+      if (cplx) imag[n + e] = buf.imag[e];
+    }
+    n += nb;
+    if (nb) last = row[nb - 1];
+    return Stop::None;
+  }
+
+  void close() {
+    for (auto r = static_cast<std::size_t>(last) + 1; r < start.size(); ++r) start[r] = n;
+  }
+};
+
 }  // namespace
 
 template <class V>
 std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, i64 entries_max, int threads,
-                                           const ParseTuning& tune, const std::string& name) {
+                                           const ParseTuning& tune, const std::string& name, bool two_passes) {
   const std::size_t data_offset = text.consumed();
   const auto rows = static_cast<index_t>(h.rows);
+  const auto cols = static_cast<index_t>(h.cols);
   const bool mirrored = h.symmetry != Symmetry::General;
   const bool cplx = h.field == Field::Complex;
+
+  // A general file first in one pass, as though in row order, until a row decreases.
+  if (!mirrored) {
+    InRowOrder<V> o(rows, entries_max, cplx);
+    const Stop s = each_block<V>(text, h, threads, tune, name,
+                                 [&](const BasicCoo<V>& buf, i64 n) { return o.append(buf, n, threads); });
+    if (s == Stop::GiveUp) return std::nullopt;
+    if (s == Stop::None) {
+      o.close();
+      return spmv::detail::csr_from_rows(std::move(o.start), cols, h.field, h.symmetry, std::move(o.col), std::move(o.val),
+                                         std::move(o.imag));
+    }
+    if (!two_passes) return std::nullopt;
+    text.rewind(data_offset);  // out of order: two passes
+  }
+  if (!two_passes) return std::nullopt;
 
   // Pass 1.
   Array<offset_t> start(static_cast<std::size_t>(rows) + 1, 0);
@@ -242,30 +349,18 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
 
   // Pass 2.
   text.rewind(data_offset);
-  BasicCoo<V> buf;  // one block's entries
-  buf.field = h.field;
-  EntryLines lines;
-  DataCursor at{h.data_first_line, 0};
-  i64 next_check = std::max<i64>(tune.repeat_check, 1);
-  for (;;) {
-    const i64 n = parse_next_block(text, h, threads, tune, name, at, lines, buf, at.seen);
-    if (n < 0) break;
-    if (at.seen >= next_check) {  // the test the read through the COO starts merging on
-      if (mostly_repeats(buf.row.data(), buf.col.data(), static_cast<std::size_t>(n))) return std::nullopt;
-      while (next_check <= at.seen) next_check *= 2;
-    }
-    if (!place_block(buf, n, h.symmetry, slots, bound)) return std::nullopt;
-  }
-  check_entry_count(at, h, name);
+  const Stop s = each_block<V>(text, h, threads, tune, name, [&](const BasicCoo<V>& buf, i64 n) {
+    return place_block(buf, n, h.symmetry, slots, bound) ? Stop::None : Stop::GiveUp;
+  });
+  if (s != Stop::None) return std::nullopt;
   for (index_t r = 0; r < rows; ++r)
     if (start[r] + filled[r] != start[r + 1]) return std::nullopt;
   Array<std::uint32_t>().swap(filled);
-  buf = BasicCoo<V>{};
-  return spmv::detail::csr_from_rows(std::move(start), static_cast<index_t>(h.cols), h.field, h.symmetry, std::move(col), std::move(val),
-                       std::move(imag));
+  return spmv::detail::csr_from_rows(std::move(start), cols, h.field, h.symmetry, std::move(col), std::move(val), std::move(imag));
 }
 
-template std::optional<Csr> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&);
-template std::optional<CsrF32> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&);
+template std::optional<Csr> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&, bool);
+template std::optional<CsrF32> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&,
+                                              bool);
 
 }  // namespace spmv::io::detail

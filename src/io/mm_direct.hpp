@@ -1,6 +1,7 @@
 #pragma once
-// A coordinate file straight into CSR, without the COO's row indices: for a mapped file so large
-// that those (4 bytes an entry, beside the CSR's 12) would take the read past its memory bound.
+// A coordinate file in memory (a mapped file) straight into CSR, without the COO's 4-byte row
+// indices beside the CSR's 12 bytes an entry and without its conversion: a general file in row
+// order in one pass, any other in two (pass 1 counts each row's entries from the text).
 #include <optional>
 #include <string>
 
@@ -9,15 +10,19 @@
 
 namespace spmv::io::detail {
 
-// From the data section on (text right after the header, in memory): pass 1 counts each row's
-// entries from the text, pass 2 parses it again a block at a time into a buffer of one block's
-// entries and places them in their rows in file order, so the rows sort and their duplicates sum as
-// coo_to_csr's do: the matrix the read through the COO makes, and the same errors. nullopt where
-// that read does something else (the caller rewinds and takes it): a symmetric file with entries
-// in both triangles (mirrored pairs are refused there, by line), a file mostly repeating positions
-// (merged there as it is read), or an entry line the two passes count differently.
+// From the data section on (text right after the header, in memory). A general file is read first
+// as though in row order: each block parsed into a buffer of one block's entries, appended to the
+// CSR's arrays, each row's start recorded as the rows advance. Once a row decreases, and for a
+// symmetric file, two passes when `two_passes`: pass 1 counts each row's entries (mirrors
+// included) from the text, pass 2 parses it again a block at a time and places each entry in its
+// row in file order. Either way the rows then sort and their duplicates sum as coo_to_csr's do:
+// the matrix the read through the COO makes, and the same errors. nullopt where that read does
+// something else (the caller rewinds and takes it): a file out of row order without `two_passes`,
+// a symmetric file with entries in both triangles (mirrored pairs are refused there, by line), a
+// file mostly repeating positions (merged there as it is read), or an entry line the two passes
+// count differently.
 template <class V>
 std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, i64 entries_max, int threads,
-                                           const ParseTuning& tune, const std::string& name);
+                                           const ParseTuning& tune, const std::string& name, bool two_passes);
 
 }  // namespace spmv::io::detail

@@ -265,11 +265,13 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   BasicParsedCsr<V> out;
   out.generated = d.h.generated;
   out.comments = d.h.comments;
-  const bool direct = d.h.format == MmFormat::Coordinate && text.in_memory() &&
-                      (tune.straight_to_csr == StraightToCsr::Always ||
-                       (tune.straight_to_csr == StraightToCsr::Auto && coo_past_bound<V>(d, threads)));
-  if (direct) {
-    if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name())) {
+  // Straight into CSR: a general file in row order always (one pass, faster and smaller than the
+  // COO), any other where the COO would pass the memory bound (two passes, slower on one thread).
+  const StraightToCsr how = tune.straight_to_csr;
+  const bool can = d.h.format == MmFormat::Coordinate && text.in_memory() && how != StraightToCsr::Never;
+  const bool two_passes = can && (how == StraightToCsr::Always || coo_past_bound<V>(d, threads));
+  if (two_passes || (can && d.h.symmetry == Symmetry::General)) {
+    if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name(), two_passes)) {
       out.csr = std::move(*csr);
       out.straight = true;
       return out;
