@@ -4,10 +4,12 @@
 // (src/io/mm_direct) forced, refused or left to the reader. --generate writes a test file first, its
 // entries in row or column order (SuiteSparse's files are in column order). A developer's tool (it
 // sees the library's internals); run it under /usr/bin/time -v for the kernel's view as well.
-//   io_load_peak FILE.mtx [--threads T] [--straight auto|always|never] [--generate M --order rows|columns]
+//   io_load_peak FILE.mtx [--threads T] [--straight auto|always|never]
+//   io_load_peak FILE.mtx --generate M [--order rows|columns] [--symmetric]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <numeric>
 #include <random>
 #include <string>
 #include <sys/resource.h>
@@ -24,42 +26,44 @@ using namespace spmv;
 
 namespace {
 
-// m entries of a square matrix of m / 12 rows, 12 distinct random positions a column (or a row),
-// values with 17 significant digits, written in that order from per-thread buffers.
-void generate(const std::string& path, std::int64_t m, bool by_columns) {
+// About m entries of a square matrix of m / 12 rows, 12 distinct random positions a column (or a
+// row), values with 17 significant digits, in that order; `lower`: a symmetric file, the positions
+// below the diagonal kept (about half). Made in per-thread buffers, then written after the header.
+void generate(const std::string& path, std::int64_t m, bool by_columns, bool lower) {
   const std::int64_t n = std::max<std::int64_t>(m / 12, 12);
+  const std::int64_t piece = 1 << 16;
+  std::vector<std::string> out(static_cast<std::size_t>((n + piece - 1) / piece));
+  std::vector<std::int64_t> lines(out.size(), 0);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t b = 0; b < out.size(); ++b) {
+    const std::int64_t lo = static_cast<std::int64_t>(b) * piece, hi = std::min(n, lo + piece);
+    std::mt19937_64 rng(static_cast<std::uint64_t>(lo) * 7919 + 1);
+    std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    fmt::memory_buffer buf;
+    for (std::int64_t j = lo; j < hi; ++j) {
+      std::int64_t at[12];
+      for (int k = 0; k < 12; ++k) {
+        at[k] = pick(rng);
+        for (int q = 0; q < k; ++q)
+          if (at[q] == at[k]) at[k] = (at[k] + 1) % n, q = -1;  // distinct positions
+      }
+      std::sort(at, at + 12);
+      for (const std::int64_t i : at) {
+        const std::int64_t r = by_columns ? i : j, c = by_columns ? j : i;
+        const double v = value(rng);
+        if (lower && r < c) continue;
+        fmt::format_to(std::back_inserter(buf), "{} {} {:.17g}\n", r + 1, c + 1, v);
+        ++lines[b];
+      }
+    }
+    out[b].assign(buf.data(), buf.size());
+  }
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw std::runtime_error("cannot write " + path);
-  fmt::print(f, "%%MatrixMarket matrix coordinate real general\n% io_load_peak: 12 a {}\n{} {} {}\n",
-             by_columns ? "column" : "row", n, n, n * 12);
-  const std::int64_t piece = 1 << 16;
-  for (std::int64_t first = 0; first < n; first += piece * 64) {
-    const std::int64_t last = std::min(n, first + piece * 64);
-    std::vector<std::string> out(static_cast<std::size_t>((last - first + piece - 1) / piece));
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::size_t b = 0; b < out.size(); ++b) {
-      const std::int64_t lo = first + static_cast<std::int64_t>(b) * piece, hi = std::min(last, lo + piece);
-      std::mt19937_64 rng(static_cast<std::uint64_t>(lo) * 7919 + 1);
-      std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
-      std::uniform_real_distribution<double> value(-1.0, 1.0);
-      fmt::memory_buffer buf;
-      for (std::int64_t j = lo; j < hi; ++j) {
-        std::int64_t at[12];
-        for (int k = 0; k < 12; ++k) {
-          at[k] = pick(rng);
-          for (int q = 0; q < k; ++q)
-            if (at[q] == at[k]) at[k] = (at[k] + 1) % n, q = -1;  // distinct positions
-        }
-        std::sort(at, at + 12);
-        for (const std::int64_t i : at) {
-          const std::int64_t r = by_columns ? i : j, c = by_columns ? j : i;
-          fmt::format_to(std::back_inserter(buf), "{} {} {:.17g}\n", r + 1, c + 1, value(rng));
-        }
-      }
-      out[b].assign(buf.data(), buf.size());
-    }
-    for (const std::string& s : out) std::fwrite(s.data(), 1, s.size(), f);
-  }
+  fmt::print(f, "%%MatrixMarket matrix coordinate real {}\n% io_load_peak: 12 a {}\n{} {} {}\n", lower ? "symmetric" : "general",
+             by_columns ? "column" : "row", n, n, std::accumulate(lines.begin(), lines.end(), std::int64_t{0}));
+  for (const std::string& s : out) std::fwrite(s.data(), 1, s.size(), f);
   std::fclose(f);
 }
 
@@ -83,10 +87,12 @@ int main(int argc, char** argv) {
   app.add_option("--generate", generate_entries, "Write FILE first with this many entries, then exit")->check(CLI::PositiveNumber);
   app.add_option("--order", order, "The generated file's order: rows or columns")
       ->check(CLI::IsMember({"rows", "columns"}))->capture_default_str();
+  bool lower = false;
+  app.add_flag("--symmetric", lower, "Generate a symmetric file (the entries below the diagonal)");
   CLI11_PARSE(app, argc, argv);
   try {
     if (generate_entries > 0) {
-      generate(path, generate_entries, order == "columns");
+      generate(path, generate_entries, order == "columns", lower);
       return 0;
     }
     const int t = threads > 0 ? threads : omp_get_max_threads();

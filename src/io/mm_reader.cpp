@@ -237,6 +237,10 @@ BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, cons
   return out;
 }
 
+// Entries (mirrors counted) from which a file out of row order read by several threads goes
+// straight into CSR in two passes.
+constexpr double kTwoPassesFrom = 1 << 20;
+
 // Whether the COO's row indices (4 bytes an entry, beside the CSR the read returns) would take the
 // read through the COO past 1.2x the CSR + 64 MiB a thread: then a mapped file is read straight into CSR.
 template <class V>
@@ -266,10 +270,15 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   out.generated = d.h.generated;
   out.comments = d.h.comments;
   // Straight into CSR: a general file in row order always (one pass, faster and smaller than the
-  // COO), any other where the COO would pass the memory bound (two passes, slower on one thread).
+  // COO); any other in two passes where the COO would pass the memory bound, and for a large file
+  // read by several threads (they count and place in parallel; the COO's conversion copies on one).
+  // One thread reads a file out of row order faster through the COO, if in more memory: measured in
+  // bench/results/README.md.
   const StraightToCsr how = tune.straight_to_csr;
   const bool can = d.h.format == MmFormat::Coordinate && text.in_memory() && how != StraightToCsr::Never;
-  const bool two_passes = can && (how == StraightToCsr::Always || coo_past_bound<V>(d, threads));
+  const bool large = static_cast<double>(d.entries_max) * (d.h.symmetry == Symmetry::General ? 1 : 2) >= kTwoPassesFrom;
+  const bool two_passes = can && (how == StraightToCsr::Always || coo_past_bound<V>(d, threads) ||
+                                   (large && threads > 1));
   if (two_passes || (can && d.h.symmetry == Symmetry::General)) {
     if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name(), two_passes)) {
       out.csr = std::move(*csr);
