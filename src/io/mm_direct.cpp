@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 #include <omp.h>
+#include <utility>
 #include <vector>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -81,6 +82,20 @@ inline std::uint64_t newline_mask(const char* p) {
 template <bool Shared>
 void count_rows(const char* p, const char* end, const MmHeader& h, offset_t* count, Triangles& tri) {
   const bool mirrored = h.symmetry != Symmetry::General;
+  // Counts are added a batch at a time, their slots prefetched first: rows in no order (a file in
+  // column order) then wait on many cache misses at once instead of one after another.
+  constexpr int kBatch = 64;
+  std::pair<i64, offset_t> batch[kBatch];
+  int queued = 0;
+  const auto flush = [&] {
+    for (int i = 0; i < queued; ++i) __builtin_prefetch(count + batch[i].first, 1);
+    for (int i = 0; i < queued; ++i) add_to<Shared>(count[batch[i].first], batch[i].second);
+    queued = 0;
+  };
+  const auto add = [&](i64 r, offset_t k) {
+    batch[queued++] = {r, k};
+    if (queued == kBatch) flush();
+  };
   i64 run_row = 0;
   offset_t run = 0;
   const auto line = [&](const char* s) {
@@ -89,7 +104,7 @@ void count_rows(const char* p, const char* end, const MmHeader& h, offset_t* cou
     const i64 r = leading_index(s, end);
     if (r < 1 || r > h.rows) return;
     if (r != run_row) {
-      if (run) add_to<Shared>(count[run_row], run);
+      if (run) add(run_row, run);
       run_row = r;
       run = 0;
     }
@@ -97,7 +112,7 @@ void count_rows(const char* p, const char* end, const MmHeader& h, offset_t* cou
     if (!mirrored) return;
     const i64 c = leading_index(s, end);
     if (c >= 1 && c <= h.cols && c != r) {
-      add_to<Shared>(count[c], 1);
+      add(c, 1);
       (r > c ? tri.lower : tri.upper) = true;
     }
   };
@@ -110,7 +125,8 @@ void count_rows(const char* p, const char* end, const MmHeader& h, offset_t* cou
     }
   for (; b < end; ++b)
     if (*b == '\n' && b + 1 < end) line(b + 1);
-  if (run) add_to<Shared>(count[run_row], run);
+  if (run) add(run_row, run);
+  flush();
 }
 
 // Pass 1 over the data section: start[r + 1] = row r's entries (mirrors included). False when a
@@ -164,13 +180,22 @@ struct RowSlots {
 };
 
 // Pass 2's placement of a block's n entries (and their mirrors), in file order within each row:
-// thread t places the rows [bound[t], bound[t + 1]), each thread reading the whole block. The
-// slots of entry e + kAhead are prefetched (their row's start and count first, then the slot), so
-// that a file in column order waits on several cache misses at once instead of one after another.
-constexpr i64 kAhead = 16;
+// thread t places the rows [bound[t], bound[t + 1]), each thread reading the whole block. Its
+// entries are first sorted (stably, by counting) into kStageBuckets buckets of consecutive rows in
+// a staging copy, then placed bucket by bucket: a file in column order scatters its entries over
+// the whole CSR, a bucket's over a few hundred KiB of it, which stay in cache.
+constexpr std::uint32_t kStageBuckets = 1024;
+constexpr std::size_t kAhead = 16;  // staged entries whose row's start and count are prefetched
 
 template <class V>
-bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>& slots, const std::vector<index_t>& bound) {
+struct Staged {
+  index_t r, c;
+  V v, im;
+};
+
+template <class V>
+bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>& slots, const std::vector<index_t>& bound,
+                 std::vector<std::vector<Staged<V>>>& stage) {
   const int threads = static_cast<int>(bound.size()) - 1;
   const V sign = sym == Symmetry::SkewSymmetric ? V{-1} : V{1};
   const V imag_sign = sym == Symmetry::Hermitian ? V{-1} : sign;
@@ -179,31 +204,52 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
   const index_t* col = buf.col.data();
   const V* val = buf.val.data();
   const V* imag = slots.imag ? buf.imag.data() : nullptr;
+  stage.resize(static_cast<std::size_t>(threads));
   bool ok = true;
 #pragma omp parallel num_threads(threads) if (threads > 1) reduction(&& : ok)
   {
     const int t = threads > 1 ? omp_get_thread_num() : 0;
     const auto lo = static_cast<std::uint32_t>(bound[t]);
     const auto span = static_cast<std::uint32_t>(bound[t + 1] - bound[t]);
+    const int shift = std::max(0, static_cast<int>(std::bit_width(span)) - static_cast<int>(std::bit_width(kStageBuckets - 1)));
     const auto mine = [&](index_t r) { return static_cast<std::uint32_t>(r) - lo < span; };
-    for (i64 e = 0; e < n && ok; ++e) {
-      if (e + 2 * kAhead < n && mine(row[e + 2 * kAhead])) {
-        __builtin_prefetch(slots.start + row[e + 2 * kAhead]);
-        __builtin_prefetch(slots.filled + row[e + 2 * kAhead]);
-      }
-      if (e + kAhead < n && mine(row[e + kAhead])) {
-        const index_t r = row[e + kAhead];
-        const offset_t p = std::min(slots.start[r] + slots.filled[r], slots.start[r + 1] - 1);
-        __builtin_prefetch(slots.col + p, 1);
-        __builtin_prefetch(slots.val + p, 1);
-      }
+    const auto bucket = [&](index_t r) { return (static_cast<std::uint32_t>(r) - lo) >> shift; };
+    std::vector<offset_t> at(kStageBuckets + 1, 0);
+    for (i64 e = 0; e < n; ++e) {
+      if (mine(row[e])) ++at[bucket(row[e]) + 1];
+      if (mirrored && col[e] != row[e] && mine(col[e])) ++at[bucket(col[e]) + 1];
+    }
+    std::partial_sum(at.begin(), at.end(), at.begin());
+    std::vector<Staged<V>>& mine_staged = stage[static_cast<std::size_t>(t)];
+    mine_staged.resize(static_cast<std::size_t>(at[kStageBuckets]));
+    for (i64 e = 0; e < n; ++e) {
       const index_t r = row[e], c = col[e];
       const V im = imag ? imag[e] : V{0};
-      if (mine(r)) ok = slots.put(r, c, val[e], im);
-      if (mirrored && c != r && mine(c)) ok = ok && slots.put(c, r, sign * val[e], imag_sign * im);
+      if (mine(r)) mine_staged[static_cast<std::size_t>(at[bucket(r)]++)] = {r, c, val[e], im};
+      if (mirrored && c != r && mine(c)) mine_staged[static_cast<std::size_t>(at[bucket(c)]++)] = {c, r, sign * val[e], imag_sign * im};
+    }
+    const std::size_t m = mine_staged.size();
+    for (std::size_t i = 0; i < m && ok; ++i) {
+      if (i + kAhead < m) {  // a bucket's rows are still too many to stay in cache from block to block
+        __builtin_prefetch(slots.start + mine_staged[i + kAhead].r);
+        __builtin_prefetch(slots.filled + mine_staged[i + kAhead].r, 1);
+      }
+      const Staged<V>& x = mine_staged[i];
+      ok = slots.put(x.r, x.c, x.v, x.im);
     }
   }
   return ok;
+}
+
+// n zeros, on huge pages where the kernel gives them: arrays indexed by row in no order (a file in
+// column order) miss the TLB on most accesses otherwise.
+template <class T>
+Array<T> zeros_on_huge_pages(std::size_t n) {
+  Array<T> a;
+  a.reserve(n);
+  advise_huge(a);
+  a.resize(n);
+  return a;
 }
 
 // Row ranges of about equal entries, one a thread.
@@ -322,7 +368,7 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
   if (!two_passes) return std::nullopt;
 
   // Pass 1.
-  Array<offset_t> start(static_cast<std::size_t>(rows) + 1, 0);
+  Array<offset_t> start = zeros_on_huge_pages<offset_t>(static_cast<std::size_t>(rows) + 1);
   Triangles tri;
   if (!count_all_rows(text, h, threads, tune, start, tri) || (tri.lower && tri.upper)) return std::nullopt;
   offset_t longest = 0;
@@ -343,14 +389,15 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
   grow(col, static_cast<std::size_t>(m), threads);
   grow(val, static_cast<std::size_t>(m), threads);
   if (cplx) grow(imag, static_cast<std::size_t>(m), threads);
-  Array<std::uint32_t> filled(static_cast<std::size_t>(rows), 0);
+  Array<std::uint32_t> filled = zeros_on_huge_pages<std::uint32_t>(static_cast<std::size_t>(rows));
   const RowSlots<V> slots{start.data(), filled.data(), col.data(), val.data(), cplx ? imag.data() : nullptr};
   const std::vector<index_t> bound = row_bounds(start, rows, threads);
 
   // Pass 2.
   text.rewind(data_offset);
+  std::vector<std::vector<Staged<V>>> stage;  // a thread's share of a block, by rows
   const Stop s = each_block<V>(text, h, threads, tune, name, [&](const BasicCoo<V>& buf, i64 n) {
-    return place_block(buf, n, h.symmetry, slots, bound) ? Stop::None : Stop::GiveUp;
+    return place_block(buf, n, h.symmetry, slots, bound, stage) ? Stop::None : Stop::GiveUp;
   });
   if (s != Stop::None) return std::nullopt;
   for (index_t r = 0; r < rows; ++r)
