@@ -233,3 +233,12 @@ TEST(ReaderStraightToCsr, AutoTakesRowOrderAndLeavesSmallFilesOutOfOrderToTheCoo
     expect_same(got.read.csr, read(in_order, StraightToCsr::Never, threads, 64).read.csr);
   }
 }
+
+// Blocks of more entries than a thread stages at once (2^18): staged and placed a slice at a time.
+TEST(ReaderStraightToCsr, LargeBlocksArePlacedASliceAtATime) {
+  for (const char* symmetry : {"general", "symmetric"}) {
+    SCOPED_TRACE(symmetry);
+    const std::string text = scattered("real", symmetry, std::string(symmetry) != "general", 60000, 700000);
+    EXPECT_EQ(expect_as_through_coo(text, std::size_t{8} << 20), 2);
+  }
+}

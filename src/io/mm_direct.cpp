@@ -182,10 +182,13 @@ struct RowSlots {
 // Pass 2's placement of a block's n entries (and their mirrors), in file order within each row:
 // thread t places the rows [bound[t], bound[t + 1]), each thread reading the whole block. Its
 // entries are first sorted (stably, by counting) into kStageBuckets buckets of consecutive rows in
-// a staging copy, then placed bucket by bucket: a file in column order scatters its entries over
+// a staging copy, a slice of the block at a time, then placed bucket by bucket: a file in column order scatters its entries over
 // the whole CSR, a bucket's over a few hundred KiB of it, which stay in cache.
 constexpr std::uint32_t kStageBuckets = 1024;
 constexpr std::size_t kAhead = 16;  // staged entries whose row's start and count are prefetched
+// Entries of a block staged at a time: a thread's staging holds at most twice as many (mirrors),
+// 12 MiB, whichever thread the mirrors of a symmetric file's block fall to.
+constexpr i64 kStageSlice = i64{1} << 18;
 
 template <class V>
 struct Staged {
@@ -214,28 +217,32 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
     const int shift = std::max(0, static_cast<int>(std::bit_width(span)) - static_cast<int>(std::bit_width(kStageBuckets - 1)));
     const auto mine = [&](index_t r) { return static_cast<std::uint32_t>(r) - lo < span; };
     const auto bucket = [&](index_t r) { return (static_cast<std::uint32_t>(r) - lo) >> shift; };
-    std::vector<offset_t> at(kStageBuckets + 1, 0);
-    for (i64 e = 0; e < n; ++e) {
-      if (mine(row[e])) ++at[bucket(row[e]) + 1];
-      if (mirrored && col[e] != row[e] && mine(col[e])) ++at[bucket(col[e]) + 1];
-    }
-    std::partial_sum(at.begin(), at.end(), at.begin());
-    std::vector<Staged<V>>& mine_staged = stage[static_cast<std::size_t>(t)];
-    mine_staged.resize(static_cast<std::size_t>(at[kStageBuckets]));
-    for (i64 e = 0; e < n; ++e) {
-      const index_t r = row[e], c = col[e];
-      const V im = imag ? imag[e] : V{0};
-      if (mine(r)) mine_staged[static_cast<std::size_t>(at[bucket(r)]++)] = {r, c, val[e], im};
-      if (mirrored && c != r && mine(c)) mine_staged[static_cast<std::size_t>(at[bucket(c)]++)] = {c, r, sign * val[e], imag_sign * im};
-    }
-    const std::size_t m = mine_staged.size();
-    for (std::size_t i = 0; i < m && ok; ++i) {
-      if (i + kAhead < m) {  // a bucket's rows are still too many to stay in cache from block to block
-        __builtin_prefetch(slots.start + mine_staged[i + kAhead].r);
-        __builtin_prefetch(slots.filled + mine_staged[i + kAhead].r, 1);
+    std::vector<offset_t> at(kStageBuckets + 1);
+    std::vector<Staged<V>>& staged = stage[static_cast<std::size_t>(t)];
+    for (i64 from = 0; from < n && ok; from += kStageSlice) {  // a slice at a time: the staging stays small
+      const i64 to = std::min(n, from + kStageSlice);
+      std::fill(at.begin(), at.end(), 0);
+      for (i64 e = from; e < to; ++e) {
+        if (mine(row[e])) ++at[bucket(row[e]) + 1];
+        if (mirrored && col[e] != row[e] && mine(col[e])) ++at[bucket(col[e]) + 1];
       }
-      const Staged<V>& x = mine_staged[i];
-      ok = slots.put(x.r, x.c, x.v, x.im);
+      std::partial_sum(at.begin(), at.end(), at.begin());
+      staged.resize(static_cast<std::size_t>(at[kStageBuckets]));
+      for (i64 e = from; e < to; ++e) {
+        const index_t r = row[e], c = col[e];
+        const V im = imag ? imag[e] : V{0};
+        if (mine(r)) staged[static_cast<std::size_t>(at[bucket(r)]++)] = {r, c, val[e], im};
+        if (mirrored && c != r && mine(c)) staged[static_cast<std::size_t>(at[bucket(c)]++)] = {c, r, sign * val[e], imag_sign * im};
+      }
+      const std::size_t m = staged.size();
+      for (std::size_t i = 0; i < m && ok; ++i) {
+        if (i + kAhead < m) {  // a bucket's rows are too many to stay in cache from slice to slice
+          __builtin_prefetch(slots.start + staged[i + kAhead].r);
+          __builtin_prefetch(slots.filled + staged[i + kAhead].r, 1);
+        }
+        const Staged<V>& x = staged[i];
+        ok = slots.put(x.r, x.c, x.v, x.im);
+      }
     }
   }
   return ok;
