@@ -42,16 +42,18 @@ inline void dump(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-// Two CSR matrices alike in sizes, field, structure and the values' bits.
-inline void expect_same_csr(const Csr& got, const Csr& want) {
+// Two CSR matrices alike in sizes, field, structure and the values' bits (double or float).
+template <class V>
+void expect_same_csr(const BasicCsr<V>& got, const BasicCsr<V>& want) {
   EXPECT_EQ(got.rows, want.rows);
   EXPECT_EQ(got.cols, want.cols);
   EXPECT_EQ(got.field, want.field);
   EXPECT_EQ(got.row_ptr, want.row_ptr);
   EXPECT_EQ(got.col, want.col);
   ASSERT_EQ(got.val.size(), want.val.size());
-  EXPECT_EQ(std::memcmp(got.val.data(), want.val.data(), got.val.size() * sizeof(double)), 0) << "values differ in bits";
-  EXPECT_EQ(got.imag, want.imag);
+  EXPECT_EQ(std::memcmp(got.val.data(), want.val.data(), got.val.size() * sizeof(V)), 0) << "values differ in bits";
+  ASSERT_EQ(got.imag.size(), want.imag.size());
+  EXPECT_EQ(std::memcmp(got.imag.data(), want.imag.data(), got.imag.size() * sizeof(V)), 0) << "imaginary parts differ in bits";
 }
 
 // The shared SuiteSparse folder: $SPMV_SHARED_MATRICES if set (the GPU machine carries a copy),

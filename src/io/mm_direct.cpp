@@ -297,25 +297,40 @@ Stop each_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTun
   return Stop::None;
 }
 
+// The CSR's column and value arrays (and imaginary parts), capacity reserved on huge pages, grown
+// without writing as entries arrive.
+template <class V>
+struct CsrEntries {
+  Array<index_t> col;
+  Array<V> val, imag;
+  bool cplx;
+
+  CsrEntries(i64 capacity, bool complex) : cplx(complex) {
+    const auto m = static_cast<std::size_t>(capacity);
+    col.reserve(m);
+    val.reserve(m);
+    if (cplx) imag.reserve(m);
+    advise_huge(col);
+    advise_huge(val);
+    advise_huge(imag);
+  }
+  void grow_to(std::size_t m, int threads) {
+    grow(col, m, threads);
+    grow(val, m, threads);
+    if (cplx) grow(imag, m, threads);
+  }
+};
+
 // A general file in row order (rows never decrease), read in one pass: each block's entries
 // appended to the CSR's arrays, each row's start recorded as the rows advance.
 template <class V>
 struct InRowOrder {
   Array<offset_t> start;
-  Array<index_t> col;
-  Array<V> val, imag;
-  bool cplx;
+  CsrEntries<V> a;
   offset_t n = 0;    // entries appended
   index_t last = 0;  // the last entry's row: rows up to it have their start
 
-  InRowOrder(index_t rows, i64 entries_max, bool complex) : start(static_cast<std::size_t>(rows) + 1, 0), cplx(complex) {
-    col.reserve(static_cast<std::size_t>(entries_max));
-    val.reserve(static_cast<std::size_t>(entries_max));
-    if (cplx) imag.reserve(static_cast<std::size_t>(entries_max));
-    advise_huge(col);
-    advise_huge(val);
-    advise_huge(imag);
-  }
+  InRowOrder(index_t rows, i64 entries_max, bool complex) : start(static_cast<std::size_t>(rows) + 1, 0), a(entries_max, complex) {}
 
   Stop append(const BasicCoo<V>& buf, i64 nb, int threads) {
     const index_t* row = buf.row.data();
@@ -325,17 +340,14 @@ struct InRowOrder {
     for (i64 e = 1; e < nb; ++e)
       if (row[e] < row[e - 1]) ordered = false;
     if (!ordered) return Stop::OutOfOrder;
-    const auto to = static_cast<std::size_t>(n + nb);
-    grow(col, to, threads);
-    grow(val, to, threads);
-    if (cplx) grow(imag, to, threads);
+    a.grow_to(static_cast<std::size_t>(n + nb), threads);
 #pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
     for (i64 e = 0; e < nb; ++e) {
       const index_t prev = e ? row[e - 1] : last;
       for (index_t r = prev + 1; r <= row[e]; ++r) start[r] = n + e;  // rows (prev, row[e]] start here
-      col[n + e] = buf.col[e];
-      val[n + e] = buf.val[e];
-      if (cplx) imag[n + e] = buf.imag[e];
+      a.col[n + e] = buf.col[e];
+      a.val[n + e] = buf.val[e];
+      if (a.cplx) a.imag[n + e] = buf.imag[e];
     }
     n += nb;
     if (nb) last = row[nb - 1];
@@ -366,8 +378,8 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
     if (s == Stop::GiveUp) return std::nullopt;
     if (s == Stop::None) {
       o.close();
-      return spmv::detail::csr_from_rows(std::move(o.start), cols, h.field, h.symmetry, std::move(o.col), std::move(o.val),
-                                         std::move(o.imag));
+      return spmv::detail::csr_from_rows(std::move(o.start), cols, h.field, h.symmetry, std::move(o.a.col), std::move(o.a.val),
+                                         std::move(o.a.imag));
     }
     if (!two_passes) return std::nullopt;
     text.rewind(data_offset);  // out of order: two passes
@@ -385,19 +397,10 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
   if (m > entries_max * (mirrored ? 2 : 1) || longest > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
 
   // The CSR's arrays, at their final size: the entries land all over them.
-  Array<index_t> col;
-  Array<V> val, imag;
-  col.reserve(static_cast<std::size_t>(m));
-  val.reserve(static_cast<std::size_t>(m));
-  if (cplx) imag.reserve(static_cast<std::size_t>(m));
-  advise_huge(col);
-  advise_huge(val);
-  advise_huge(imag);
-  grow(col, static_cast<std::size_t>(m), threads);
-  grow(val, static_cast<std::size_t>(m), threads);
-  if (cplx) grow(imag, static_cast<std::size_t>(m), threads);
+  CsrEntries<V> a(m, cplx);
+  a.grow_to(static_cast<std::size_t>(m), threads);
   Array<std::uint32_t> filled = zeros_on_huge_pages<std::uint32_t>(static_cast<std::size_t>(rows));
-  const RowSlots<V> slots{start.data(), filled.data(), col.data(), val.data(), cplx ? imag.data() : nullptr};
+  const RowSlots<V> slots{start.data(), filled.data(), a.col.data(), a.val.data(), cplx ? a.imag.data() : nullptr};
   const std::vector<index_t> bound = row_bounds(start, rows, threads);
 
   // Pass 2.
@@ -410,7 +413,8 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
   for (index_t r = 0; r < rows; ++r)
     if (start[r] + filled[r] != start[r + 1]) return std::nullopt;
   Array<std::uint32_t>().swap(filled);
-  return spmv::detail::csr_from_rows(std::move(start), cols, h.field, h.symmetry, std::move(col), std::move(val), std::move(imag));
+  return spmv::detail::csr_from_rows(std::move(start), cols, h.field, h.symmetry, std::move(a.col), std::move(a.val),
+                                     std::move(a.imag));
 }
 
 template std::optional<Csr> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&, bool);
