@@ -233,6 +233,18 @@ void ByteSource::consumed_contiguous(std::size_t upto) {
   s.release(s.mem_pos + upto);
 }
 
+bool ByteSource::can_restart() const { return s_->mem && s_->gz; }
+
+void ByteSource::restart() {
+  State& s = *s_;
+  s.mem_pos = 0;
+  s.released = 0;
+  s.head.clear();  // head() peeked content bytes; they are inflated again like the rest
+  s.head_pos = 0;
+  s.head_done = false;
+  s.start_member();
+}
+
 void ByteSource::rereading_from(std::size_t offset) {
   State& s = *s_;
   if (!s.map) return;

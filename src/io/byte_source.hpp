@@ -42,6 +42,11 @@ class ByteSource {
   std::string_view contiguous() const;
   // The view's first `upto` bytes are done with: a mapping gives their pages back.
   void consumed_contiguous(std::size_t upto);
+  // Whether the content can be read again from its start: gzip in memory (a mapped file, bytes
+  // given as such). Content in memory without gzip is read again through contiguous() instead.
+  bool can_restart() const;
+  // Reads the content again from its start (can_restart() only): the inflater starts over.
+  void restart();
   // The view's bytes from `offset` on will be read again (pages given back since are taken again).
   void rereading_from(std::size_t offset);
   // Consumes the view's first n bytes (read in place) as read() would have.

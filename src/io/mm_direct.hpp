@@ -1,7 +1,8 @@
 #pragma once
-// A coordinate file in memory (a mapped file) straight into CSR, without the COO's 4-byte row
-// indices beside the CSR's 12 bytes an entry and without its conversion: a general file in row
-// order in one pass, any other in two (pass 1 counts each row's entries from the text).
+// A coordinate file that can be read twice (a mapped file, or gzip in memory, inflated again)
+// straight into CSR, without the COO's 4-byte row indices beside the CSR's 12 bytes an entry and
+// without its conversion: a general file in row order in one pass, any other in two (pass 1 counts
+// each row's entries from the text).
 #include <optional>
 #include <string>
 
@@ -10,7 +11,7 @@
 
 namespace spmv::io::detail {
 
-// From the data section on (text right after the header, in memory). A general file is read first
+// From the data section on (text right after the header, TextBlocks::can_rewind()). A general file is read first
 // as though in row order: each block parsed into a buffer of one block's entries, appended to the
 // CSR's arrays, each row's start recorded as the rows advance. Once a row decreases, and for a
 // symmetric file, two passes when `two_passes`: pass 1 counts each row's entries (mirrors

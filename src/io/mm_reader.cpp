@@ -269,16 +269,18 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   BasicParsedCsr<V> out;
   out.generated = d.h.generated;
   out.comments = d.h.comments;
-  // Straight into CSR: a general file in row order always (one pass, faster and smaller than the
-  // COO); any other in two passes where the COO would pass the memory bound, and for a large file
-  // read by several threads (they count and place in parallel; the COO's conversion copies on one).
-  // One thread reads a file out of row order faster through the COO, if in more memory: measured in
-  // bench/results/README.md.
+  // Straight into CSR, a mapped file: a general file in row order always (one pass, faster and
+  // smaller than the COO); any other in two passes where the COO would pass the memory bound, and
+  // for a large file read by several threads (they count and place in parallel; the COO's
+  // conversion copies on one). One thread reads a file out of row order faster through the COO, if
+  // in more memory: measured in bench/results/README.md. A gzipped file in memory is inflated again
+  // for a second pass, so only past the memory bound; pipes cannot be read twice.
   const StraightToCsr how = tune.straight_to_csr;
-  const bool can = d.h.format == MmFormat::Coordinate && text.in_memory() && how != StraightToCsr::Never;
+  const bool coordinate = d.h.format == MmFormat::Coordinate && how != StraightToCsr::Never;
+  const bool can = coordinate && text.in_memory();
   const bool large = static_cast<double>(d.entries_max) * (d.h.symmetry == Symmetry::General ? 1 : 2) >= kTwoPassesFrom;
-  const bool two_passes = can && (how == StraightToCsr::Always || coo_past_bound<V>(d, threads) ||
-                                   (large && threads > 1));
+  const bool two_passes = coordinate && text.can_rewind() &&
+                          (how == StraightToCsr::Always || coo_past_bound<V>(d, threads) || (can && large && threads > 1));
   if (two_passes || (can && d.h.symmetry == Symmetry::General)) {
     if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name(), two_passes)) {
       out.csr = std::move(*csr);

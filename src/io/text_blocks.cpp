@@ -98,9 +98,29 @@ std::string_view TextBlocks::next_view_block(i64 line) {
 }
 
 void TextBlocks::rewind(std::size_t offset) {
-  src_.consumed_contiguous(pos_);
-  src_.rereading_from(offset);
-  pos_ = consumed_ = offset;
+  if (in_memory()) {
+    src_.consumed_contiguous(pos_);
+    src_.rereading_from(offset);
+    pos_ = consumed_ = offset;
+    return;
+  }
+  if (next_.valid()) {  // the background read of the next block: done with, its errors too
+    try {
+      next_.get();
+    } catch (const Error&) {
+    }
+  }
+  src_.restart();
+  cur_ = 0;
+  pos_ = end_ = consumed_ = 0;
+  eof_ = false;
+  while (consumed_ < offset) {  // the header again, skipped
+    fill(std::min(offset - consumed_, block_));
+    const std::size_t take = std::min(offset - consumed_, end_ - pos_);
+    if (take == 0) throw ParseError(src_.name(), 0, "the input changed while it was read again");
+    pos_ += take;
+    consumed_ += take;
+  }
 }
 
 std::string_view TextBlocks::next_block(i64 line) {

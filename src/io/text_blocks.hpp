@@ -38,9 +38,11 @@ class TextBlocks {
   // Bytes of the input consumed so far (handed out as lines or blocks).
   std::size_t consumed() const { return consumed_; }
 
-  // Whether the input is in memory (a mapped file, text given as such): then it can be read again.
+  // Whether the input is in memory (a mapped file, text given as such), read in place.
   bool in_memory() const { return !view_.empty(); }
-  // In memory only: the blocks start again at `offset` (a value consumed() returned).
+  // Whether rewind() works: the input in memory, or gzip in memory (inflated again from its start).
+  bool can_rewind() const { return in_memory() || src_.can_restart(); }
+  // The blocks start again at `offset` (a value consumed() returned); can_rewind() only.
   void rewind(std::size_t offset);
 
  private:
