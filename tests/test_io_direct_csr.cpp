@@ -273,3 +273,31 @@ TEST(ReaderStraightToCsr, GzipInMemoryIsInflatedAgainForTheSecondPass) {
   // Left to itself the reader inflates twice only past the memory bound: not for a small file.
   EXPECT_FALSE(read(gzipped(scattered("real", "general", false, 41, 700)), StraightToCsr::Auto, 1).read.straight);
 }
+
+// A float read whose repeats the read through the COO merges as it reads (its sample, the last
+// 16384 entries, spans three blocks of 7286 lines here, mostly repeats) where the straight read's
+// sample of the last block (half of it new positions) sees too few: a sum past float's range is
+// refused alike, naming its line.
+TEST(ReaderStraightToCsr, FloatSumsTheCooMergesAreRefusedByLine) {
+  std::string body;
+  int lines = 0;
+  for (int i = 0; i < 14572; ++i, ++lines) body += "1 1 3e38\n";  // 9 bytes: blocks of 65576 bytes hold 7286
+  for (int i = 0; i < 3643; ++i, lines += 2) body += fmt::format("1 {} 1\n1 1 3e38\n", 1000 + i);
+  const std::string text = coordinate("real", "general", 9999, body, lines);
+  EXPECT_EQ(expect_as_through_coo<float>(text, 40, 21858), 0);
+  const std::string error = read<float>(text, StraightToCsr::Always, 3, 40, 21858).error;
+  EXPECT_NE(error.find("d.mtx:4:"), std::string::npos) << error;
+}
+
+// Fewer threads than asked (a read from inside a parallel region, nested parallelism off): every
+// row range is still placed, by the threads there are.
+TEST(ReaderStraightToCsr, FewerThreadsThanAskedStillPlaceEveryRow) {
+  const std::string text = scattered("real", "symmetric", true, 41, 700);
+  const Outcome<double> want = read(text, StraightToCsr::Never, 1);
+  Outcome<double> got;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  got = read(text, StraightToCsr::Always, 4, 200);
+  EXPECT_TRUE(got.read.straight);
+  expect_same(got.read.csr, want.read.csr);
+}

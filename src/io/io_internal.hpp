@@ -56,9 +56,11 @@ struct ParseTuning {
 template <class V = double>
 BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
 
-// The reader into CSR: through the COO and coo_to_csr, or straight into CSR for a large mapped
-// coordinate file (mm_direct), the same matrix either way. Unsupported for float duplicates summing
-// past float's range, as coo_to_csr.
+// The reader into CSR: through the COO and coo_to_csr, or straight into CSR (mm_direct) for a
+// coordinate file that can be read twice. The same matrix either way, its duplicates summed in file
+// order as coo_to_csr(const Coo&) sums them (coo_to_csr(Coo&&) converting a large COO in place sums
+// them in an order of its own: the last bit may differ), and the same errors. Unsupported for
+// float duplicates summing past float's range, as coo_to_csr.
 template <class V = double>
 BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
 

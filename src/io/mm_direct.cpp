@@ -196,10 +196,18 @@ struct Staged {
   V v, im;
 };
 
+// A row range's staging: the bucket offsets and the entries, allocated before the threads start
+// (an allocation failing inside a parallel region would end the process).
+template <class V>
+struct Stage {
+  std::vector<offset_t> at;
+  std::vector<Staged<V>> entries;
+};
+
 template <class V>
 bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>& slots, const std::vector<index_t>& bound,
-                 std::vector<std::vector<Staged<V>>>& stage) {
-  const int threads = static_cast<int>(bound.size()) - 1;
+                 std::vector<Stage<V>>& stage) {
+  const int ranges = static_cast<int>(bound.size()) - 1;
   const V sign = sym == Symmetry::SkewSymmetric ? V{-1} : V{1};
   const V imag_sign = sym == Symmetry::Hermitian ? V{-1} : sign;
   const bool mirrored = sym != Symmetry::General;
@@ -207,18 +215,22 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
   const index_t* col = buf.col.data();
   const V* val = buf.val.data();
   const V* imag = slots.imag ? buf.imag.data() : nullptr;
-  stage.resize(static_cast<std::size_t>(threads));
+  stage.resize(static_cast<std::size_t>(ranges));
+  for (Stage<V>& st : stage) {  // a slice's entries and their mirrors at most
+    st.at.resize(kStageBuckets + 1);
+    st.entries.reserve(static_cast<std::size_t>(2 * std::min(n, kStageSlice)));
+  }
   bool ok = true;
-#pragma omp parallel num_threads(threads) if (threads > 1) reduction(&& : ok)
-  {
-    const int t = threads > 1 ? omp_get_thread_num() : 0;
+  // Range t on thread t, or t, t + T, ... where OpenMP gives fewer threads than asked.
+#pragma omp parallel num_threads(ranges) if (ranges > 1) reduction(&& : ok)
+  for (int t = omp_get_thread_num(); t < ranges; t += omp_get_num_threads()) {
     const auto lo = static_cast<std::uint32_t>(bound[t]);
     const auto span = static_cast<std::uint32_t>(bound[t + 1] - bound[t]);
     const int shift = std::max(0, static_cast<int>(std::bit_width(span)) - static_cast<int>(std::bit_width(kStageBuckets - 1)));
     const auto mine = [&](index_t r) { return static_cast<std::uint32_t>(r) - lo < span; };
     const auto bucket = [&](index_t r) { return (static_cast<std::uint32_t>(r) - lo) >> shift; };
-    std::vector<offset_t> at(kStageBuckets + 1);
-    std::vector<Staged<V>>& staged = stage[static_cast<std::size_t>(t)];
+    std::vector<offset_t>& at = stage[static_cast<std::size_t>(t)].at;
+    std::vector<Staged<V>>& staged = stage[static_cast<std::size_t>(t)].entries;
     for (i64 from = 0; from < n && ok; from += kStageSlice) {  // a slice at a time: the staging stays small
       const i64 to = std::min(n, from + kStageSlice);
       std::fill(at.begin(), at.end(), 0);
@@ -227,7 +239,7 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
         if (mirrored && col[e] != row[e] && mine(col[e])) ++at[bucket(col[e]) + 1];
       }
       std::partial_sum(at.begin(), at.end(), at.begin());
-      staged.resize(static_cast<std::size_t>(at[kStageBuckets]));
+      staged.resize(static_cast<std::size_t>(at[kStageBuckets]));  // within the capacity reserved
       for (i64 e = from; e < to; ++e) {
         const index_t r = row[e], c = col[e];
         const V im = imag ? imag[e] : V{0};
@@ -287,7 +299,10 @@ Stop each_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTun
   for (;;) {
     const i64 n = parse_next_block(text, h, threads, tune, name, at, lines, buf, at.seen);
     if (n < 0) break;
-    if (at.seen >= next_check) {  // the test the read through the COO starts merging on
+    // The test the read through the COO starts merging on, on this block's entries at doubling
+    // checkpoints (the COO's samples span the entries since its last check: where the two differ
+    // for a float read, a sum past float's range is refused by the COO's read, which names its line).
+    if (at.seen >= next_check) {
       if (mostly_repeats(buf.row.data(), buf.col.data(), static_cast<std::size_t>(n))) return Stop::GiveUp;
       while (next_check <= at.seen) next_check *= 2;
     }
@@ -405,7 +420,7 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
 
   // Pass 2.
   text.rewind(data_offset);
-  std::vector<std::vector<Staged<V>>> stage;  // a thread's share of a block, by rows
+  std::vector<Stage<V>> stage;  // a row range's share of a block
   const Stop s = each_block<V>(text, h, threads, tune, name, [&](const BasicCoo<V>& buf, i64 n) {
     return place_block(buf, n, h.symmetry, slots, bound, stage) ? Stop::None : Stop::GiveUp;
   });

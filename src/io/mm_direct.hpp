@@ -16,8 +16,9 @@ namespace spmv::io::detail {
 // CSR's arrays, each row's start recorded as the rows advance. Once a row decreases, and for a
 // symmetric file, two passes when `two_passes`: pass 1 counts each row's entries (mirrors
 // included) from the text, pass 2 parses it again a block at a time and places each entry in its
-// row in file order. Either way the rows then sort and their duplicates sum as coo_to_csr's do:
-// the matrix the read through the COO makes, and the same errors. nullopt where that read does
+// row in file order. Either way the rows then sort and their duplicates sum in file order, as
+// coo_to_csr(const Coo&) sums them: the matrix the read through the COO makes (but for the last bit
+// of sums that coo_to_csr(Coo&&) takes in its own order, in place), and the same errors. nullopt where that read does
 // something else (the caller rewinds and takes it): a file out of row order without `two_passes`,
 // a symmetric file with entries in both triangles (mirrored pairs are refused there, by line), a
 // file mostly repeating positions (merged there as it is read), or an entry line the two passes

@@ -282,10 +282,15 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   const bool two_passes = coordinate && text.can_rewind() &&
                           (how == StraightToCsr::Always || coo_past_bound<V>(d, threads) || (can && large && threads > 1));
   if (two_passes || (can && d.h.symmetry == Symmetry::General)) {
-    if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name(), two_passes)) {
-      out.csr = std::move(*csr);
-      out.straight = true;
-      return out;
+    try {
+      if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name(), two_passes)) {
+        out.csr = std::move(*csr);
+        out.straight = true;
+        return out;
+      }
+    } catch (const Unsupported&) {
+      // float duplicates summed past float's range: the read through the COO refuses them too, by
+      // line where it merged them as it read
     }
     text.rewind(d.offset);  // given up: read again through the COO
   }
