@@ -239,10 +239,16 @@ void ByteSource::restart() {
   State& s = *s_;
   s.mem_pos = 0;
   s.released = 0;
-  s.head.clear();  // head() peeked content bytes; they are inflated again like the rest
-  s.head_pos = 0;
-  s.head_done = false;
   s.start_member();
+  // The bytes head() peeked are handed out first again, as they were the first time, and the
+  // inflater passes over them: the content is read in the same pieces as before.
+  std::string again(s.head.size(), '\0');
+  for (std::size_t got = 0; got < again.size();) {
+    const std::size_t n = s.inflate_into(again.data() + got, again.size() - got);
+    if (n == 0) break;
+    got += n;
+  }
+  s.head_pos = 0;
 }
 
 void ByteSource::rereading_from(std::size_t offset) {

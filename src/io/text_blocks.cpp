@@ -114,13 +114,14 @@ void TextBlocks::rewind(std::size_t offset) {
   cur_ = 0;
   pos_ = end_ = consumed_ = 0;
   eof_ = false;
-  while (consumed_ < offset) {  // the header again, skipped
-    fill(std::min(offset - consumed_, block_));
-    const std::size_t take = std::min(offset - consumed_, end_ - pos_);
-    if (take == 0) throw ParseError(src_.name(), 0, "the input changed while it was read again");
-    pos_ += take;
-    consumed_ += take;
+  for (auto& b : buf_) b.resize(0);  // grown again as the first time (capacity kept)
+  // The header's lines again, as read_header read them: the input is then read ahead exactly as
+  // the first time, so an error in it comes out at the same point.
+  std::string_view line;
+  bool too_long = false;
+  while (consumed_ < offset && next_line(line, too_long) && !too_long) {
   }
+  if (consumed_ != offset) throw ParseError(src_.name(), 0, "the input changed while it was read again");
 }
 
 std::string_view TextBlocks::next_block(i64 line) {
