@@ -20,6 +20,7 @@ mkdir -p "$c"/{text,gzip,binary,vector}
 cp tests/data/mm/*.mtx "$c/text/"
 cp tests/data/mm/vector_*.mtx tests/data/mm/array_real_general.mtx tests/data/mm/coord_real_general.mtx "$c/vector/"
 cp tests/data/*.spmvbin "$c/binary/"
+cp tests/data/fuzz/*.gz "$c/gzip/"  # what the targets once found
 for f in $(ls -S "$shared"/*.mtx.gz 2>/dev/null | tail -n 6); do  # the six smallest
   cp "$f" "$c/gzip/"
   gzip -dc "$f" > "$c/text/$(basename "$f" .gz)"
