@@ -193,15 +193,8 @@ void place(const Entries<V>& a, std::vector<offset_t>& head, const std::vector<o
 // within each bucket, buckets in parallel. start: rows + 1 row starts (from the counts).
 template <class V>
 void place_by_row(const Entries<V>& a, index_t rows, const Array<offset_t>& start, bool parallel) {
-  const offset_t n = start[rows];
   const int nb = static_cast<int>(std::min<offset_t>(kBuckets, std::max<offset_t>(1, rows)));
-  std::vector<index_t> first_row(static_cast<std::size_t>(nb) + 1, rows);  // bucket b: rows [first_row[b], first_row[b+1])
-  first_row[0] = 0;
-  for (int b = 1; b < nb; ++b) {
-    const offset_t target = n / nb * b;
-    first_row[b] = static_cast<index_t>(std::lower_bound(start.begin(), start.end(), target) - start.begin());
-    first_row[b] = std::clamp(first_row[b], first_row[b - 1], rows);
-  }
+  const std::vector<index_t> first_row = detail::rows_of_equal_entries(start, nb);  // bucket b: rows [first_row[b], first_row[b+1])
   std::vector<std::uint8_t> bucket(static_cast<std::size_t>(rows));
   for (int b = 0; b < nb; ++b)
     std::fill(bucket.begin() + first_row[b], bucket.begin() + first_row[b + 1], static_cast<std::uint8_t>(b));
@@ -370,6 +363,19 @@ BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order) {
   Array<index_t>().swap(coo.row);  // the row indices are done with
   return csr_from_rows(std::move(start), coo.cols, coo.field, coo.symmetry, std::move(coo.col), std::move(coo.val),
                        std::move(coo.imag));
+}
+
+std::vector<index_t> rows_of_equal_entries(const Array<offset_t>& start, int parts) {
+  const auto rows = static_cast<index_t>(start.size() - 1);
+  const offset_t n = start[rows];
+  std::vector<index_t> bound(static_cast<std::size_t>(parts) + 1, rows);
+  bound[0] = 0;
+  for (int p = 1; p < parts; ++p) {
+    const offset_t target = n / parts * p;
+    bound[p] = static_cast<index_t>(std::lower_bound(start.begin(), start.end(), target) - start.begin());
+    bound[p] = std::clamp(bound[p], bound[p - 1], rows);
+  }
+  return bound;
 }
 
 template <class V>

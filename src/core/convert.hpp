@@ -4,6 +4,8 @@
 // straight-to-CSR path shares.
 #include <spmv/matrix.hpp>
 
+#include <vector>
+
 namespace spmv::detail {
 
 // CSR in the COO's own arrays: rows counted, entries placed by row in place (skipped when
@@ -17,5 +19,9 @@ BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order);
 template <class V>
 BasicCsr<V> csr_from_rows(Array<offset_t>&& start, index_t cols, Field field, Symmetry symmetry, Array<index_t>&& col,
                           Array<V>&& val, Array<V>&& imag);
+
+// Row bounds splitting rows [0, rows) into `parts` ranges of about equal entries (start: the rows'
+// starts, rows + 1 of them): range p is [bound[p], bound[p + 1]), parts + 1 bounds.
+std::vector<index_t> rows_of_equal_entries(const Array<offset_t>& start, int parts);
 
 }  // namespace spmv::detail

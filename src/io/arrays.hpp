@@ -31,6 +31,13 @@ void advise_huge(const V& v) {
 #endif
 }
 
+// Capacity for n elements, asking for huge pages; nothing written or committed yet.
+template <class T>
+void reserve_on_huge_pages(Array<T>& v, std::size_t n) {
+  v.reserve(n);
+  advise_huge(v);
+}
+
 // v grows to n elements (within its capacity) that the caller then writes: no zero fill, and the
 // pages faulted in first by all the threads (MADV_POPULATE_WRITE, Linux 5.14+) instead of a page
 // fault every few KiB on whichever thread writes first.

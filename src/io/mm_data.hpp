@@ -18,11 +18,11 @@ struct DataCursor {
 
 // The next block of whole lines split into chunks, counted and parsed `threads` at a time into
 // `coo`'s arrays (grown as needed), entry k of the file into slot k - shift; the chunks' lines
-// recorded in `lines`. Returns the block's entry lines, -1 at the end of the input. ParseError for
+// recorded in `lines` unless null (for messages about entries of blocks already gone). Returns the block's entry lines, -1 at the end of the input. ParseError for
 // the first error in the block, and for an entry past the size line's count.
 template <class V>
 i64 parse_next_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name,
-                     DataCursor& at, EntryLines& lines, BasicCoo<V>& coo, i64 shift);
+                     DataCursor& at, EntryLines* lines, BasicCoo<V>& coo, i64 shift);
 
 // Step 4 at the end of the data: the file held as many entries as its size line says.
 inline void check_entry_count(const DataCursor& at, const MmHeader& h, const std::string& name) {

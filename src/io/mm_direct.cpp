@@ -182,8 +182,9 @@ struct RowSlots {
 // Pass 2's placement of a block's n entries (and their mirrors), in file order within each row:
 // thread t places the rows [bound[t], bound[t + 1]), each thread reading the whole block. Its
 // entries are first sorted (stably, by counting) into kStageBuckets buckets of consecutive rows in
-// a staging copy, a slice of the block at a time, then placed bucket by bucket: a file in column order scatters its entries over
-// the whole CSR, a bucket's over a few hundred KiB of it, which stay in cache.
+// a staging copy, a slice of the block at a time, then placed bucket by bucket: a file in column
+// order scatters its entries over the whole CSR, a bucket's over a few hundred KiB of it, which
+// stay in cache.
 constexpr std::uint32_t kStageBuckets = 1024;
 constexpr std::size_t kAhead = 16;  // staged entries whose row's start and count are prefetched
 // Entries of a block staged at a time: a thread's staging holds at most twice as many (mirrors),
@@ -265,23 +266,9 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
 template <class T>
 Array<T> zeros_on_huge_pages(std::size_t n) {
   Array<T> a;
-  a.reserve(n);
-  advise_huge(a);
+  reserve_on_huge_pages(a, n);
   a.resize(n);
   return a;
-}
-
-// Row ranges of about equal entries, one a thread.
-std::vector<index_t> row_bounds(const Array<offset_t>& start, index_t rows, int threads) {
-  std::vector<index_t> bound(static_cast<std::size_t>(threads) + 1, rows);
-  bound[0] = 0;
-  const offset_t n = start[rows];
-  for (int t = 1; t < threads; ++t) {
-    const offset_t target = n / threads * t;
-    bound[t] = static_cast<index_t>(std::lower_bound(start.begin(), start.end(), target) - start.begin());
-    bound[t] = std::clamp(bound[t], bound[t - 1], rows);
-  }
-  return bound;
 }
 
 // Why a pass stopped before the end of the data.
@@ -293,11 +280,10 @@ template <class V, class Place>
 Stop each_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name, Place place) {
   BasicCoo<V> buf;
   buf.field = h.field;
-  EntryLines lines;
   DataCursor at{h.data_first_line, 0};
   i64 next_check = std::max<i64>(tune.repeat_check, 1);
   for (;;) {
-    const i64 n = parse_next_block(text, h, threads, tune, name, at, lines, buf, at.seen);
+    const i64 n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen);
     if (n < 0) break;
     // The test the read through the COO starts merging on, on this block's entries at doubling
     // checkpoints (the COO's samples span the entries since its last check: where the two differ
@@ -322,12 +308,9 @@ struct CsrEntries {
 
   CsrEntries(i64 capacity, bool complex) : cplx(complex) {
     const auto m = static_cast<std::size_t>(capacity);
-    col.reserve(m);
-    val.reserve(m);
-    if (cplx) imag.reserve(m);
-    advise_huge(col);
-    advise_huge(val);
-    advise_huge(imag);
+    reserve_on_huge_pages(col, m);
+    reserve_on_huge_pages(val, m);
+    if (cplx) reserve_on_huge_pages(imag, m);
   }
   void grow_to(std::size_t m, int threads) {
     grow(col, m, threads);
@@ -409,14 +392,14 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
   for (index_t r = 0; r < rows; ++r) longest = std::max(longest, start[r + 1]);
   std::partial_sum(start.begin(), start.end(), start.begin());
   const offset_t m = start[rows];
-  if (m > entries_max * (mirrored ? 2 : 1) || longest > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  if (m > with_mirrors(h, entries_max) || longest > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
 
   // The CSR's arrays, at their final size: the entries land all over them.
   CsrEntries<V> a(m, cplx);
   a.grow_to(static_cast<std::size_t>(m), threads);
   Array<std::uint32_t> filled = zeros_on_huge_pages<std::uint32_t>(static_cast<std::size_t>(rows));
   const RowSlots<V> slots{start.data(), filled.data(), a.col.data(), a.val.data(), cplx ? a.imag.data() : nullptr};
-  const std::vector<index_t> bound = row_bounds(start, rows, threads);
+  const std::vector<index_t> bound = spmv::detail::rows_of_equal_entries(start, threads);  // a thread's rows
 
   // Pass 2.
   text.rewind(data_offset);

@@ -27,6 +27,10 @@ struct MmHeader {
   std::vector<std::string> comments;
 };
 
+// Stored entries a matrix of `entries` entry lines may hold: a symmetric, skew or hermitian file's
+// mirrors double them.
+inline i64 with_mirrors(const MmHeader& h, i64 entries) { return h.symmetry == Symmetry::General ? entries : 2 * entries; }
+
 // The most bytes of header comments kept (MmHeader::comments, BasicLoaded::comments).
 inline constexpr std::size_t kMaxHeaderComments = std::size_t{64} << 10;
 

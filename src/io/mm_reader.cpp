@@ -72,8 +72,7 @@ i64 entry_bound(const MmHeader& h, std::int64_t bytes_left) {
 template <class V>
 void check_size_line(const MmHeader& h, i64 entries_max, const ReadOptions& lim, const std::string& name) {
   const i64 sl = h.data_first_line - 1;
-  const double mirrors = h.symmetry == Symmetry::General ? 1.0 : 2.0;
-  const double entries = entry_bytes<V>(h) * static_cast<double>(entries_max) * mirrors;
+  const double entries = entry_bytes<V>(h) * static_cast<double>(with_mirrors(h, entries_max));
   const double row_ptr = 8.0 * (static_cast<double>(h.rows) + 1);
   const double extra = lim.extra_bytes_per_row * static_cast<double>(h.rows) + lim.extra_bytes_per_col * static_cast<double>(h.cols);
   const double budget = input_memory_budget(lim.memory_budget_bytes);
@@ -97,15 +96,11 @@ BasicParsed<V> allocate_output(const MmHeader& h, i64 stored) {
   coo.cols = static_cast<index_t>(h.cols);
   coo.field = h.field;
   coo.symmetry = h.symmetry;
-  const std::size_t capacity = static_cast<std::size_t>(h.symmetry != Symmetry::General ? 2 * stored : stored);
-  coo.row.reserve(capacity);
-  coo.col.reserve(capacity);
-  coo.val.reserve(capacity);
-  if (h.field == Field::Complex) coo.imag.reserve(capacity);
-  advise_huge(coo.row);
-  advise_huge(coo.col);
-  advise_huge(coo.val);
-  advise_huge(coo.imag);
+  const auto capacity = static_cast<std::size_t>(with_mirrors(h, stored));
+  reserve_on_huge_pages(coo.row, capacity);
+  reserve_on_huge_pages(coo.col, capacity);
+  reserve_on_huge_pages(coo.val, capacity);
+  if (h.field == Field::Complex) reserve_on_huge_pages(coo.imag, capacity);
   return out;
 }
 
@@ -156,7 +151,7 @@ void expand_symmetry(BasicCoo<V>& coo, int threads, const EntryLines& lines, con
 
 template <class V>
 i64 parse_next_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name,
-                     DataCursor& at, EntryLines& lines, BasicCoo<V>& coo, i64 shift) {
+                     DataCursor& at, EntryLines* lines, BasicCoo<V>& coo, i64 shift) {
   const std::string_view block = text.next_block(at.line);
   if (block.empty()) return -1;
   const char* base = block.data();
@@ -175,7 +170,8 @@ i64 parse_next_block(TextBlocks& text, const MmHeader& h, int threads, const Par
   if (at.seen + counted.entries > h.entries)  // 4, early: this block holds the entry past the last
     throw ParseError(name, line_of_entry(base, chunks, h.entries), fmt::format("too many entries: the size line says {}", h.entries));
   const bool open_last = block.back() != '\n';
-  for (Chunk& c : chunks) lines.add(c, c.newlines + (open_last && &c == &chunks.back() ? 1 : 0));
+  if (lines)
+    for (Chunk& c : chunks) lines->add(c, c.newlines + (open_last && &c == &chunks.back() ? 1 : 0));
   at.line += counted.newlines;
   at.seen += counted.entries;
   if (open_last) ++at.line;  // the last line, which ends the input without a '\n'
@@ -183,9 +179,9 @@ i64 parse_next_block(TextBlocks& text, const MmHeader& h, int threads, const Par
 }
 
 template i64 parse_next_block(TextBlocks&, const MmHeader&, int, const ParseTuning&, const std::string&, DataCursor&,
-                              EntryLines&, Coo&, i64);
+                              EntryLines*, Coo&, i64);
 template i64 parse_next_block(TextBlocks&, const MmHeader&, int, const ParseTuning&, const std::string&, DataCursor&,
-                              EntryLines&, CooF32&, i64);
+                              EntryLines*, CooF32&, i64);
 
 namespace {
 
@@ -221,7 +217,7 @@ BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, cons
   DataCursor at{h.data_first_line, 0};
   i64 stored = 0;  // entries the arrays hold: those seen less the repeats summed (e)
   try {
-    while (parse_next_block(text, h, threads, tune, name, at, lines, coo, merger.removed()) >= 0)  // 3
+    while (parse_next_block(text, h, threads, tune, name, at, &lines, coo, merger.removed()) >= 0)  // 3
       stored = merger.after_block(coo, at.seen - merger.removed(), stored);  // e
   } catch (const std::bad_alloc&) {
     throw ParseError(name, at.line, fmt::format("out of memory after {} entries", at.seen));
@@ -246,7 +242,7 @@ constexpr double kTwoPassesFrom = 1 << 20;
 template <class V>
 bool coo_past_bound(const DataPlan& d, int threads) {
   const MmHeader& h = d.h;
-  const double m = static_cast<double>(d.entries_max) * (h.symmetry == Symmetry::General ? 1.0 : 2.0);
+  const auto m = static_cast<double>(with_mirrors(h, d.entries_max));
   const double csr = (4.0 + sizeof(V) * (h.field == Field::Complex ? 2.0 : 1.0)) * m + 8.0 * (static_cast<double>(h.rows) + 1);
   return 4.0 * m > 0.2 * csr + 64.0 * 1024 * 1024 * threads;
 }
@@ -278,7 +274,7 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   const StraightToCsr how = tune.straight_to_csr;
   const bool coordinate = d.h.format == MmFormat::Coordinate && how != StraightToCsr::Never;
   const bool can = coordinate && text.in_memory();
-  const bool large = static_cast<double>(d.entries_max) * (d.h.symmetry == Symmetry::General ? 1 : 2) >= kTwoPassesFrom;
+  const bool large = static_cast<double>(with_mirrors(d.h, d.entries_max)) >= kTwoPassesFrom;
   const bool two_passes = coordinate && text.can_rewind() &&
                           (how == StraightToCsr::Always || coo_past_bound<V>(d, threads) || (can && large && threads > 1));
   if (two_passes || (can && d.h.symmetry == Symmetry::General)) {

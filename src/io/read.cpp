@@ -16,9 +16,8 @@ namespace spmv::io {
 
 namespace {
 
-// What one open of a path holds: a binary cache or a Matrix Market file, as CSR (As = Csr: the
-// text read straight into CSR where that saves memory) or as parsed (As = Parsed: the text's COO),
-// values in V.
+// What one open of a path holds: a binary cache or a Matrix Market file, as CSR (AsCsr: the text
+// through parse_csr, straight into CSR where it can be) or as parsed (the text's COO), values in V.
 template <class V, bool AsCsr>
 struct Read {
   bool binary = false;
