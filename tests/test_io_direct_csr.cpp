@@ -2,112 +2,15 @@
 // through the COO bit for bit, or that read's error word for word, on one thread and on several in
 // small blocks; the files it gives up on (entries in both triangles of a symmetric file, a file of
 // repeated positions, a line the two passes count differently) read through the COO instead.
-#include <spmv/io.hpp>
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <string>
-#include <zlib.h>
 
-#include "io/byte_source.hpp"
-#include "io/io_internal.hpp"
-#include "test_util.hpp"
+#include "straight_csr_cases.hpp"
 
 using namespace spmv;
-using io::detail::StraightToCsr;
-
-namespace {
-
-template <class V = double>
-struct Outcome {
-  std::string error;
-  io::detail::BasicParsedCsr<V> read;
-};
-
-template <class V = double>
-Outcome<V> read(const std::string& text, StraightToCsr how, int threads, std::size_t block_bytes = 0,
-                std::int64_t repeat_check = std::int64_t{1} << 21) {
-  Outcome<V> o;
-  try {
-    io::detail::ByteSource src = io::detail::ByteSource::memory(text, "d.mtx");
-    o.read = io::detail::parse_csr<V>(src, {.threads = threads},
-                                      {.block_bytes = block_bytes, .min_chunk = block_bytes ? 16 : std::size_t{64} << 10,
-                                       .repeat_check = repeat_check, .straight_to_csr = how});
-  } catch (const Error& e) {
-    o.error = e.what();
-  }
-  return o;
-}
-
-template <class V>
-void expect_same(const BasicCsr<V>& got, const BasicCsr<V>& want) {
-  EXPECT_EQ(got.symmetry, want.symmetry);
-  test::expect_same_csr(got, want);
-}
-
-// The straight read against the read through the COO, in V, each on 1 thread in one block and on 3
-// in blocks of `block` bytes; returns how many of the two straight reads took the file (not given
-// up, no error).
-template <class V = double>
-int expect_as_through_coo(const std::string& text, std::size_t block = 200, std::int64_t repeat_check = std::int64_t{1} << 21) {
-  int straight = 0;
-  for (const auto& [threads, bytes] : {std::pair{1, std::size_t{0}}, std::pair{3, block}}) {
-    SCOPED_TRACE(fmt::format("{} threads, blocks of {} bytes", threads, bytes));
-    const Outcome<V> want = read<V>(text, StraightToCsr::Never, threads, bytes, repeat_check);
-    EXPECT_FALSE(want.read.straight);
-    const Outcome<V> got = read<V>(text, StraightToCsr::Always, threads, bytes, repeat_check);
-    EXPECT_EQ(got.error, want.error);
-    if (!got.error.empty() || !want.error.empty()) continue;
-    expect_same(got.read.csr, want.read.csr);
-    straight += got.read.straight ? 1 : 0;
-  }
-  return straight;
-}
-
-// text as one gzip member.
-std::string gzipped(const std::string& text) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, text.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
-std::string coordinate(const char* field, const char* symmetry, index_t n, const std::string& body, offset_t entries) {
-  return fmt::format("%%MatrixMarket matrix coordinate {} {}\n% made by the test\n{} {} {}\n{}", field, symmetry, n, n,
-                     entries, body);
-}
-
-// Entries in no order (column-major strides, rows revisited), some repeated, values whose sums
-// depend on their order; below the diagonal (and on it, but for skew) when `lower`.
-std::string scattered(const char* field, const char* symmetry, bool lower, index_t n, int count) {
-  std::string body;
-  int written = 0;
-  for (int i = 0; written < count; ++i) {
-    index_t r = 1 + (i * 37) % n, c = 1 + (i * 11 + i / 7) % n;
-    if (lower && r < c) std::swap(r, c);
-    if (lower && r == c && std::string(symmetry) == "skew-symmetric") continue;
-    const double v = i % 2 ? 1e16 / (i + 1) : 1.0 / (i + 3);
-    if (std::string(field) == "pattern") body += fmt::format("{} {}\n", r, c);
-    else if (std::string(field) == "integer") body += fmt::format("{} {} {}\n", r, c, i % 9 - 4);
-    else if (std::string(field) == "complex") body += fmt::format("{} {} {:.17g} {:.17g}\n", r, c, v, -v / 3);
-    else body += fmt::format("{} {} {:.17g}\n", r, c, v);
-    ++written;
-  }
-  return coordinate(field, symmetry, n, body, count);
-}
-
-}  // namespace
+using namespace spmv::test;
 
 TEST(ReaderStraightToCsr, EveryFieldAndSymmetryGivesTheMatrixOfTheReadThroughTheCoo) {
   for (const char* field : {"real", "integer", "pattern", "complex"})

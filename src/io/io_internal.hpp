@@ -36,10 +36,12 @@ struct BasicParsedCsr {
   bool straight = false;  // read straight into CSR (mm_direct), not through the COO
 };
 
-// When a coordinate file in memory (a mapped file) is read straight into CSR (mm_direct) instead of
-// through the COO: Auto for a general file in row order, and for any other where the COO's row
-// indices would take the read past its memory bound.
-enum class StraightToCsr { Auto, Always, Never };
+// When a coordinate file is read straight into CSR instead of through the COO: Auto for a mapped
+// general file in row order (mm_direct, one pass), and for any other where the COO's row indices
+// would take the read past its memory bound (mm_direct's two passes where the input can be read
+// twice, mm_row_groups where not). Always: mm_direct wherever the input can be read twice, row
+// groups elsewhere; Once: row groups whatever the input (tests and measurements).
+enum class StraightToCsr { Auto, Always, Never, Once };
 
 // Sizes of the reader's pieces; the defaults suit files of any size, the fuzz targets take tiny
 // ones so that short inputs still cross block and chunk boundaries.

@@ -261,16 +261,6 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
   return ok;
 }
 
-// n zeros, on huge pages where the kernel gives them: arrays indexed by row in no order (a file in
-// column order) miss the TLB on most accesses otherwise.
-template <class T>
-Array<T> zeros_on_huge_pages(std::size_t n) {
-  Array<T> a;
-  reserve_on_huge_pages(a, n);
-  a.resize(n);
-  return a;
-}
-
 // Why a pass stopped before the end of the data.
 enum class Stop { None, OutOfOrder, GiveUp };
 

@@ -38,6 +38,7 @@
 #include "io/mm_header.hpp"
 #include "io/mm_parse.hpp"
 #include "io/mm_repeats.hpp"
+#include "io/mm_row_groups.hpp"
 #include "io/mm_symmetry.hpp"
 #include "io/text_blocks.hpp"
 
@@ -206,31 +207,61 @@ DataPlan read_and_check_header(TextBlocks& text, ByteSource& src, const ReadOpti
   return d;
 }
 
-// Steps 3-5 into the COO.
+// Steps 3-5 into the COO, a block at a time (the read once into CSR, mm_row_groups, takes over
+// from one after a few blocks).
+template <class V>
+class CooReader {
+ public:
+  CooReader(const DataPlan& d, const ParseTuning& tune)
+      : h_(d.h), out_(allocate_output<V>(d.h, d.entries_max)),
+        merger_(tune.repeat_check, d.h.symmetry != Symmetry::General || !std::is_same_v<V, double>), at_{d.h.data_first_line, 0} {}
+
+  // Step 3 for the next block; false at the end of the data.
+  bool next_block(TextBlocks& text, int threads, const ParseTuning& tune, const std::string& name) {
+    try {
+      if (parse_next_block(text, h_, threads, tune, name, at_, &lines_, out_.coo, merger_.removed()) < 0) return false;
+      stored_ = merger_.after_block(out_.coo, at_.seen - merger_.removed(), stored_);  // e
+      return true;
+    } catch (const std::bad_alloc&) {
+      throw ParseError(name, at_.line, fmt::format("out of memory after {} entries", at_.seen));
+    }
+  }
+
+  // Steps 4-5 after the last block.
+  BasicParsed<V> finish(int threads, const std::string& name) {
+    BasicCoo<V>& coo = out_.coo;
+    check_entry_count(at_, h_, name);  // 4
+    trim(coo, stored_);
+    if (const i64 o = merger_.finish(coo); o >= 0) {  // float sums of a merged file, as coo_to_csr refuses them
+      const EntryLines::Where at_o = lines_.find(merger_.origin(o));
+      throw ParseError(name, at_o.first, fmt::format("the duplicate entries at row {}, column {} sum beyond single precision's "
+                                                     "range; read the matrix in double precision", coo.row[o] + 1, coo.col[o] + 1));
+    }
+    if (h_.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines_, merger_, name);  // 5
+    return std::move(out_);
+  }
+
+  // The entries held so far, the file's first ones in file order unless ever_merged().
+  BasicCoo<V>& coo() { return out_.coo; }
+  i64 stored() const { return stored_; }
+  bool ever_merged() const { return merger_.ever_merged(); }
+  const DataCursor& cursor() const { return at_; }
+
+ private:
+  const MmHeader& h_;
+  BasicParsed<V> out_;
+  EntryLines lines_;
+  RepeatMerger<V> merger_;
+  DataCursor at_;
+  i64 stored_ = 0;  // entries the arrays hold: those seen less the repeats summed (e)
+};
+
 template <class V>
 BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name) {
-  const MmHeader& h = d.h;
-  BasicParsed<V> out = allocate_output<V>(h, d.entries_max);
-  BasicCoo<V>& coo = out.coo;
-  EntryLines lines;
-  RepeatMerger<V> merger(tune.repeat_check, h.symmetry != Symmetry::General || !std::is_same_v<V, double>);
-  DataCursor at{h.data_first_line, 0};
-  i64 stored = 0;  // entries the arrays hold: those seen less the repeats summed (e)
-  try {
-    while (parse_next_block(text, h, threads, tune, name, at, &lines, coo, merger.removed()) >= 0)  // 3
-      stored = merger.after_block(coo, at.seen - merger.removed(), stored);  // e
-  } catch (const std::bad_alloc&) {
-    throw ParseError(name, at.line, fmt::format("out of memory after {} entries", at.seen));
+  CooReader<V> r(d, tune);
+  while (r.next_block(text, threads, tune, name)) {
   }
-  check_entry_count(at, h, name);  // 4
-  trim(coo, stored);
-  if (const i64 o = merger.finish(coo); o >= 0) {  // float sums of a merged file, as coo_to_csr refuses them
-    const EntryLines::Where at_o = lines.find(merger.origin(o));
-    throw ParseError(name, at_o.first, fmt::format("the duplicate entries at row {}, column {} sum beyond single precision's "
-                                                   "range; read the matrix in double precision", coo.row[o] + 1, coo.col[o] + 1));
-  }
-  if (h.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines, merger, name);  // 5
-  return out;
+  return r.finish(threads, name);
 }
 
 // Entries (mirrors counted) from which a file out of row order read by several threads goes
@@ -245,6 +276,38 @@ bool coo_past_bound(const DataPlan& d, int threads) {
   const auto m = static_cast<double>(with_mirrors(h, d.entries_max));
   const double csr = (4.0 + sizeof(V) * (h.field == Field::Complex ? 2.0 : 1.0)) * m + 8.0 * (static_cast<double>(h.rows) + 1);
   return 4.0 * m > 0.2 * csr + 64.0 * 1024 * 1024 * threads;
+}
+
+// A coordinate file read once into CSR (mm_row_groups): through the COO until the repeats' first
+// sample (a file that mostly repeats positions stays there, merged as it is read), then the entries
+// held move into row groups and the rest of the file follows them. Sets out.straight when it did.
+template <class V>
+void parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name,
+                       BasicParsedCsr<V>& out) {
+  const MmHeader& h = d.h;
+  std::optional<CooReader<V>> first(std::in_place, d, tune);
+  for (;;) {
+    if (!first->next_block(text, threads, tune, name)) {
+      out.csr = coo_to_csr(std::move(first->finish(threads, name).coo));
+      return;
+    }
+    if (first->cursor().seen >= tune.repeat_check && !first->ever_merged()) break;
+  }
+  DataCursor at = first->cursor();
+  RowGroups<V> groups(h, h.entries);
+  BasicCoo<V> buf;
+  buf.field = h.field;
+  try {
+    groups.add(first->coo(), first->stored());
+    first.reset();
+    for (i64 n; (n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen)) >= 0;) groups.add(buf, n);
+  } catch (const std::bad_alloc&) {
+    throw ParseError(name, at.line, fmt::format("out of memory after {} entries", at.seen));
+  }
+  check_entry_count(at, h, name);
+  buf = BasicCoo<V>();  // the block buffer given back before the CSR fills
+  out.csr = groups.to_csr(threads, name);
+  out.straight = true;
 }
 
 }  // namespace
@@ -270,13 +333,18 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   // for a large file read by several threads (they count and place in parallel; the COO's
   // conversion copies on one). One thread reads a file out of row order faster through the COO, if
   // in more memory: measured in bench/results/README.md. A gzipped file in memory is inflated again
-  // for a second pass, so only past the memory bound; pipes cannot be read twice.
+  // for a second pass, so only past the memory bound. An input that cannot be read twice (a pipe)
+  // goes into row groups (mm_row_groups) where the COO would pass the bound.
   const StraightToCsr how = tune.straight_to_csr;
   const bool coordinate = d.h.format == MmFormat::Coordinate && how != StraightToCsr::Never;
+  const bool past_bound = coo_past_bound<V>(d, threads);
+  if (coordinate && (how == StraightToCsr::Once || (!text.can_rewind() && (how == StraightToCsr::Always || past_bound)))) {
+    parse_once_to_csr(text, d, threads, tune, src.name(), out);
+    return out;
+  }
   const bool can = coordinate && text.in_memory();
   const bool large = static_cast<double>(with_mirrors(d.h, d.entries_max)) >= kTwoPassesFrom;
-  const bool two_passes = coordinate && text.can_rewind() &&
-                          (how == StraightToCsr::Always || coo_past_bound<V>(d, threads) || (can && large && threads > 1));
+  const bool two_passes = coordinate && text.can_rewind() && (how == StraightToCsr::Always || past_bound || (can && large && threads > 1));
   if (two_passes || (can && d.h.symmetry == Symmetry::General)) {
     try {
       if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name(), two_passes)) {

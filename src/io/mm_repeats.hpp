@@ -48,6 +48,9 @@ class RepeatMerger {
   // File entries summed into earlier ones so far.
   i64 removed() const { return removed_; }
 
+  // Whether the merging ever started: the arrays' slots are then no longer the file's entries.
+  bool ever_merged() const { return inserting_ || removed_ > 0 || !table_.empty(); }
+
  private:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
   struct Bucket {

@@ -1,0 +1,189 @@
+// A coordinate file read once straight into CSR: see mm_row_groups.hpp.
+#include "io/mm_row_groups.hpp"
+
+#include <spmv/types.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <fmt/format.h>
+#include <new>
+#include <numeric>
+#include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/convert.hpp"
+#include "io/arrays.hpp"
+
+namespace spmv::io::detail {
+
+namespace {
+
+// Chunks are cut from mappings of this size, each chunk's pages given back (madvise) once it is
+// placed: one mapping per 64 MiB, where a mapping per chunk could pass the kernel's map count.
+constexpr std::size_t kSlabBytes = std::size_t{64} << 20;
+
+std::size_t page_bytes() {
+  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+}  // namespace
+
+template <class V>
+RowGroups<V>::RowGroups(const MmHeader& h, i64 entries) : h_(h), cplx_(h.field == Field::Complex) {
+  const std::size_t value_bytes = sizeof(V) * (cplx_ ? 2 : 1);
+  const std::size_t per_entry = value_bytes + sizeof(std::uint32_t) + sizeof(std::uint16_t);
+  const auto n_groups = static_cast<std::size_t>((h.rows + (i64{1} << kGroupBits) - 1) >> kGroupBits);
+  // A chunk about 1/32 of a group's expected entries (at most a thirty-second of the entries then
+  // sits in the groups' last chunks, partly empty), from 16 KiB to 1 MiB.
+  const double expected = static_cast<double>(with_mirrors(h, entries)) / static_cast<double>(std::max<std::size_t>(n_groups, 1));
+  const auto want = static_cast<std::size_t>(std::min(expected * static_cast<double>(per_entry) / 32, double(1 << 20)));
+  chunk_bytes_ = std::clamp<std::size_t>(std::bit_ceil(std::max<std::size_t>(want, 1)), std::max<std::size_t>(16 << 10, page_bytes()),
+                                         std::max<std::size_t>(1 << 20, page_bytes()));
+  capacity_ = static_cast<std::uint32_t>(chunk_bytes_ / per_entry);
+  col_at_ = value_bytes * capacity_;
+  offset_at_ = col_at_ + sizeof(std::uint32_t) * capacity_;
+  groups_.resize(n_groups);
+  for (Group& g : groups_) g.last = capacity_;  // full: the first entry opens a chunk
+  count_ = zeros_on_huge_pages<offset_t>(static_cast<std::size_t>(h.rows) + 1);
+}
+
+template <class V>
+RowGroups<V>::~RowGroups() {
+  for (const auto& [p, bytes] : slabs_) ::munmap(p, bytes);
+}
+
+template <class V>
+char* RowGroups<V>::new_chunk() {
+  if (slabs_.empty() || slab_used_ + chunk_bytes_ > slabs_.back().second) {
+    const std::size_t bytes = std::max(kSlabBytes, chunk_bytes_);
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    slabs_.emplace_back(static_cast<char*>(p), bytes);
+    slab_used_ = 0;
+  }
+  char* c = slabs_.back().first + slab_used_;
+  slab_used_ += chunk_bytes_;
+  return c;
+}
+
+template <class V>
+void RowGroups<V>::give_back(char* chunk) const {
+  advise(chunk, chunk_bytes_, MADV_DONTNEED);
+}
+
+template <class V>
+inline void RowGroups<V>::put(std::uint32_t r, std::uint32_t c, V v, V im) {
+  Group& g = groups_[r >> kGroupBits];
+  if (g.last == capacity_) {
+    g.chunks.push_back(new_chunk());
+    g.last = 0;
+  }
+  char* b = g.chunks.back();
+  const std::uint32_t i = g.last++;
+  vals(b)[i] = v;
+  if (cplx_) imags(b)[i] = im;
+  cols(b)[i] = c;
+  offsets(b)[i] = static_cast<std::uint16_t>(r);
+  ++count_[r + 1];
+}
+
+template <class V>
+void RowGroups<V>::add(const BasicCoo<V>& buf, i64 n) {
+  const index_t* row = buf.row.data();
+  const index_t* col = buf.col.data();
+  const V* val = buf.val.data();
+  const V* imag = cplx_ ? buf.imag.data() : nullptr;
+  const bool mirrored = h_.symmetry != Symmetry::General;
+  const V sign = h_.symmetry == Symmetry::SkewSymmetric ? V{-1} : V{1};
+  const V imag_sign = h_.symmetry == Symmetry::Hermitian ? V{-1} : sign;
+  constexpr i64 kAhead = 32;  // entries whose row counts are prefetched: rows in no order miss the cache
+  offset_t* count = count_.data();
+  for (i64 e = 0; e < n; ++e) {
+    if (e + kAhead < n) {
+      __builtin_prefetch(count + row[e + kAhead] + 1, 1);
+      if (mirrored) __builtin_prefetch(count + col[e + kAhead] + 1, 1);
+    }
+    const auto r = static_cast<std::uint32_t>(row[e]), c = static_cast<std::uint32_t>(col[e]);
+    const V im = imag ? imag[e] : V{0};
+    put(r, c, val[e], im);
+    if (mirrored && r != c) {
+      put(c, r | kMirror, sign * val[e], imag_sign * im);
+      (r > c ? lower_ : upper_) = true;
+    }
+  }
+}
+
+template <class V>
+BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name) {
+  const auto rows = static_cast<std::size_t>(h_.rows);
+  std::partial_sum(count_.begin(), count_.end(), count_.begin());  // the rows' starts
+  const auto m = static_cast<std::size_t>(count_[rows]);
+  // The CSR's arrays, their pages committed as the groups fill them (no zero fill, no populate).
+  Array<index_t> col;
+  Array<V> val, imag;
+  reserve_on_huge_pages(col, m);
+  reserve_on_huge_pages(val, m);
+  col.resize_for_overwrite(m);
+  val.resize_for_overwrite(m);
+  if (cplx_) {
+    reserve_on_huge_pages(imag, m);
+    imag.resize_for_overwrite(m);
+  }
+  const bool pairs = lower_ && upper_;  // mirrors keep their flag until the pairs are checked
+  const std::uint32_t keep = pairs ? ~0u : ~kMirror;
+  const int n_groups = static_cast<int>(groups_.size());
+  const int t = std::clamp(threads, 1, std::max(n_groups, 1));
+  std::vector<std::vector<offset_t>> filled(static_cast<std::size_t>(t), std::vector<offset_t>(std::size_t{1} << kGroupBits));
+  // Groups in row order (a thread's next group is the lowest left), each given back once placed:
+  // the CSR's pages fill about as fast as the groups' empty.
+#pragma omp parallel for num_threads(t) schedule(dynamic, 1)
+  for (int gi = 0; gi < n_groups; ++gi) {
+    std::vector<offset_t>& f = filled[static_cast<std::size_t>(omp_get_thread_num())];
+    std::fill(f.begin(), f.end(), 0);
+    const offset_t* start = count_.data() + (static_cast<std::size_t>(gi) << kGroupBits);
+    Group& g = groups_[static_cast<std::size_t>(gi)];
+    for (std::size_t k = 0; k < g.chunks.size(); ++k) {
+      char* b = g.chunks[k];
+      const std::uint32_t n = k + 1 == g.chunks.size() ? g.last : capacity_;
+      const std::uint16_t* off = offsets(b);
+      const std::uint32_t* c = cols(b);
+      const V* v = vals(b);
+      const V* im = imags(b);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const offset_t p = start[off[i]] + f[off[i]]++;
+        col[p] = static_cast<index_t>(c[i] & keep);
+        val[p] = v[i];
+        if (cplx_) imag[p] = im[i];
+      }
+      give_back(b);
+    }
+    g.chunks = std::vector<char*>();
+  }
+  if (pairs) {
+    // A file's entry (r, c) and its entry (c, r): in row r, column c both unflagged and flagged.
+    std::vector<std::uint32_t> in_row;
+    for (std::size_t r = 0; r < rows; ++r) {
+      in_row.assign(col.begin() + count_[r], col.begin() + count_[r + 1]);
+      std::sort(in_row.begin(), in_row.end());  // the file's entries first, then the mirrors
+      const auto mirrors = std::lower_bound(in_row.begin(), in_row.end(), kMirror);
+      for (auto x = mirrors; x != in_row.end(); ++x)
+        if (std::binary_search(in_row.begin(), mirrors, *x & ~kMirror)) {
+          const std::uint32_t c = *x & ~kMirror;
+          throw ParseError(name, 0, fmt::format("the entries ({},{}) and ({},{}) mirror each other: a {} file must store each "
+                                                "off-diagonal pair once (read once from a stream, their lines are not known)",
+                                                r + 1, c + 1, c + 1, r + 1, to_string(h_.symmetry)));
+        }
+    }
+#pragma omp parallel for num_threads(t) schedule(static)
+    for (std::size_t p = 0; p < m; ++p) col[p] = static_cast<index_t>(static_cast<std::uint32_t>(col[p]) & ~kMirror);
+  }
+  return spmv::detail::csr_from_rows(std::move(count_), static_cast<index_t>(h_.cols), h_.field, h_.symmetry, std::move(col),
+                                     std::move(val), std::move(imag));
+}
+
+template class RowGroups<double>;
+template class RowGroups<float>;
+
+}  // namespace spmv::io::detail

@@ -1,0 +1,185 @@
+// The reader into CSR for an input read once (src/io/mm_row_groups, a pipe): the matrix of the read
+// through the COO bit for bit and its errors word for word, whether the COO hands over after its
+// first block or later, on one thread and on several in small blocks. Two errors differ by design:
+// a mirrored pair and a float sum past float's range are found after the input is gone, so they
+// name the entries but no line.
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+#include "straight_csr_cases.hpp"
+
+using namespace spmv;
+using namespace spmv::test;
+
+namespace {
+
+// Once, against the read through the COO: handed over after the first block (repeat_check 0) and
+// after the entries the repeats are first sampled at; returns the reads that went into row groups.
+template <class V = double>
+int expect_once_as_through_coo(const std::string& text, std::size_t block = 200) {
+  return expect_as_through_coo<V>(text, block, 0, StraightToCsr::Once) +
+         expect_as_through_coo<V>(text, block, 300, StraightToCsr::Once);
+}
+
+// The text through a real pipe (/dev/fd/N, written by another thread as the reader reads).
+template <class V = double>
+Outcome<V> read_through_pipe(const std::string& text, StraightToCsr how, int threads) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    for (std::size_t at = 0; at < text.size();) {
+      const ssize_t n = write(fds[1], text.data() + at, text.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    close(fds[1]);
+  });
+  Outcome<V> o;
+  try {
+    io::detail::ByteSource src = io::detail::ByteSource::open(fmt::format("/dev/fd/{}", fds[0]));
+    o.read = io::detail::parse_csr<V>(src, {.threads = threads}, {.repeat_check = 0, .straight_to_csr = how});
+  } catch (const Error& e) {
+    o.error = e.what();
+  }
+  close(fds[0]);  // a writer still blocked gets EPIPE
+  writer.join();
+  return o;
+}
+
+}  // namespace
+
+TEST(ReaderRowGroups, EveryFieldAndSymmetryGivesTheMatrixOfTheReadThroughTheCoo) {
+  for (const char* field : {"real", "integer", "pattern", "complex"})
+    for (const char* symmetry : {"general", "symmetric", "skew-symmetric", "hermitian"}) {
+      if (std::string(symmetry) == "hermitian" && std::string(field) != "complex") continue;
+      if (std::string(symmetry) == "skew-symmetric" && std::string(field) == "pattern") continue;
+      SCOPED_TRACE(fmt::format("{} {}", field, symmetry));
+      const std::string text = scattered(field, symmetry, std::string(symmetry) != "general", 41, 700);
+      EXPECT_EQ(expect_once_as_through_coo(text), 4);
+      if (std::string(field) != "complex") EXPECT_EQ(expect_once_as_through_coo<float>(text), 4) << "float";
+    }
+}
+
+// Every valid coordinate file goes into row groups, the symmetric one with entries in both
+// triangles too (its pairs are checked in the CSR); the errors are the COO's, but for the mirrored pair.
+TEST(ReaderRowGroups, HandWrittenFilesGiveTheSameMatricesAndErrors) {
+  int files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(std::string(SPMV_TEST_DATA) + "/mm")) {
+    const std::string name = f.path().filename().string();
+    if (name == "bad_symmetric_both_triangles.mtx") continue;  // below
+    SCOPED_TRACE(name);
+    const bool valid_coordinate = !name.starts_with("bad_") && !name.starts_with("array_") && name != "vector_array.mtx";
+    // (no data section, nothing to hand over: coord_empty.mtx)
+    const int want = valid_coordinate && name != "coord_empty.mtx" ? 2 : 0;
+    EXPECT_EQ(expect_as_through_coo(test::slurp(f.path()), 40, 0, StraightToCsr::Once), want);
+    ++files;
+  }
+  EXPECT_GT(files, 60);
+}
+
+TEST(ReaderRowGroups, AMirroredPairIsRefusedNamingBothEntries) {
+  const std::string text = coordinate("real", "symmetric", 4, "2 1 1\n3 3 1\n4 2 5\n1 2 2\n", 4);
+  for (const int threads : {1, 3}) {
+    EXPECT_NE(read(text, StraightToCsr::Never, threads, 8, 0).error.find("d.mtx:7: entry (1,2) mirrors the entry (2,1) on line 4"),
+              std::string::npos);
+    EXPECT_EQ(read(text, StraightToCsr::Once, threads, 8, 0).error,
+              "d.mtx: the entries (1,2) and (2,1) mirror each other: a symmetric file must store each off-diagonal pair once "
+              "(read once from a stream, their lines are not known)");
+  }
+  // Both triangles without a pair: the matrix of the read through the COO.
+  EXPECT_EQ(expect_as_through_coo(coordinate("real", "symmetric", 4, "2 1 1\n1 3 2\n4 4 1\n", 3), 8, 0, StraightToCsr::Once), 2);
+}
+
+TEST(ReaderRowGroups, FloatSumsPastFloatsRangeAreRefusedNamingTheEntry) {
+  const std::string text = coordinate("real", "general", 2, "1 1 3e38\n2 2 1\n1 1 3e38\n", 3);
+  EXPECT_NE(read<float>(text, StraightToCsr::Never, 1, 0, 0).error.find("single precision"), std::string::npos);
+  EXPECT_EQ(read<float>(text, StraightToCsr::Once, 1, 0, 0).error,
+            "the duplicate entries at row 1, column 1 (1-based) sum beyond single precision's range; read the matrix in double "
+            "precision");
+}
+
+// Errors in blocks after the hand-over name the lines the read through the COO names.
+TEST(ReaderRowGroups, ErrorsNameTheLinesTheReadThroughTheCooNames) {
+  const std::string good = "1 1 1\n2 2 2\n3 3 3\n";
+  for (const std::string& body :
+       {good + "4 1 1\n", good + "1 1 x\n", good, good + "1 1 1\n2 2 2\n", good + "0 1 1\n", good + "1\n",
+        good + "3 1 1 9\n", std::string("1 1 1\n") + std::string(70000, '1') + " 1 1\n"}) {
+    SCOPED_TRACE(body.substr(0, 60));
+    const std::string text = coordinate("real", "general", 3, body, 4);
+    const Outcome<double> want = read(text, StraightToCsr::Never, 2, 8, 0);
+    EXPECT_FALSE(want.error.empty());
+    EXPECT_EQ(read(text, StraightToCsr::Once, 2, 8, 0).error, want.error);
+  }
+}
+
+// A file that mostly repeats positions stays in the COO, merged as it is read (memory follows the
+// distinct positions): not handed over.
+TEST(ReaderRowGroups, AFileOfRepeatsStaysInTheCooThatMergesIt) {
+  std::string body;
+  for (int i = 0; i < 30000; ++i) body += fmt::format("{} {} {:.17g}\n", 1 + i % 7, 1 + i % 5, 1.0 / (i + 3));
+  const std::string repeats = coordinate("real", "general", 200, body, 30000);
+  const Outcome<double> once = read(repeats, StraightToCsr::Once, 1, std::size_t{1} << 20, 64);
+  EXPECT_FALSE(once.read.straight);
+  EXPECT_EQ(once.read.csr.nnz(), 35);
+  expect_same(once.read.csr, read(repeats, StraightToCsr::Never, 1, std::size_t{1} << 20, 64).read.csr);
+}
+
+// Rows past one group of 65536, and groups of many chunks (a chunk holds at most 1 MiB).
+TEST(ReaderRowGroups, ManyGroupsAndChunksGiveTheSameMatrix) {
+  for (const char* symmetry : {"general", "symmetric"}) {
+    SCOPED_TRACE(symmetry);
+    const bool general = std::string(symmetry) == "general";
+    EXPECT_EQ(expect_as_through_coo(scattered("real", symmetry, !general, 200000, 300000), std::size_t{1} << 20, 0,
+                                    StraightToCsr::Once), 2);
+    EXPECT_EQ(expect_as_through_coo(scattered("real", symmetry, !general, 60000, 700000), std::size_t{1} << 20, 0,
+                                    StraightToCsr::Once), 2);
+  }
+}
+
+TEST(ReaderRowGroups, SharedMatricesGiveTheMatricesOfTheReadThroughTheCoo) {
+  const std::string dir = test::shared_matrices_dir();
+  ASSERT_TRUE(std::filesystem::exists(dir + "/MANIFEST.tsv")) << dir << " not found";
+  int files = 0, taken = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (f.path().extension() != ".gz") continue;
+    SCOPED_TRACE(f.path().filename().string());
+    io::detail::ByteSource src = io::detail::ByteSource::open(f.path().string());
+    std::string text;
+    char buf[1 << 16];
+    while (const std::size_t got = src.read(buf, sizeof buf)) text.append(buf, got);
+    const Outcome<double> want = read(text, StraightToCsr::Never, 4);
+    ASSERT_EQ(want.error, "");
+    for (const int threads : {1, 4}) {
+      const Outcome<double> got = read(text, StraightToCsr::Once, threads, threads == 1 ? 0 : std::size_t{1} << 16, 0);
+      ASSERT_EQ(got.error, "");
+      expect_same(got.read.csr, want.read.csr);
+      taken += got.read.straight;
+    }
+    ++files;
+  }
+  EXPECT_GE(files, 70);
+  EXPECT_GE(taken, 2 * files - 12);  // array files aside
+}
+
+// A real pipe: left to itself the reader keeps a small file in the COO (under the memory bound);
+// told to go straight, it reads it into row groups. Gzip through the pipe alike.
+TEST(ReaderRowGroups, APipeGoesIntoRowGroups) {
+  const std::string text = scattered("real", "symmetric", true, 3000, 200000);
+  ASSERT_GT(text.size(), std::size_t{1} << 20);  // more than a pipe holds: read as it is written
+  const Outcome<double> want = read(text, StraightToCsr::Never, 2);
+  ASSERT_EQ(want.error, "");
+  for (const std::string& input : {text, gzipped(text)}) {
+    for (const int threads : {1, 2}) {
+      const Outcome<double> as_is = read_through_pipe(input, StraightToCsr::Auto, threads);
+      EXPECT_FALSE(as_is.read.straight);
+      expect_same(as_is.read.csr, want.read.csr);
+      const Outcome<double> straight = read_through_pipe(input, StraightToCsr::Always, threads);
+      EXPECT_TRUE(straight.read.straight);
+      expect_same(straight.read.csr, want.read.csr);
+    }
+  }
+}
