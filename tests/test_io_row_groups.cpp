@@ -128,14 +128,15 @@ TEST(ReaderRowGroups, AFileOfRepeatsStaysInTheCooThatMergesIt) {
   expect_same(once.read.csr, read(repeats, StraightToCsr::Never, 1, std::size_t{1} << 20, 64).read.csr);
 }
 
-// Rows past one group of 65536, and groups of many chunks (a chunk holds at most 1 MiB).
+// Rows past one group, groups of many chunks, and blocks of more than 2^16 entries (3 threads
+// then add them, each its own groups).
 TEST(ReaderRowGroups, ManyGroupsAndChunksGiveTheSameMatrix) {
   for (const char* symmetry : {"general", "symmetric"}) {
     SCOPED_TRACE(symmetry);
     const bool general = std::string(symmetry) == "general";
     EXPECT_EQ(expect_as_through_coo(scattered("real", symmetry, !general, 200000, 300000), std::size_t{1} << 20, 0,
                                     StraightToCsr::Once), 2);
-    EXPECT_EQ(expect_as_through_coo(scattered("real", symmetry, !general, 60000, 700000), std::size_t{1} << 20, 0,
+    EXPECT_EQ(expect_as_through_coo(scattered("real", symmetry, !general, 60000, 700000), std::size_t{8} << 20, 0,
                                     StraightToCsr::Once), 2);
   }
 }

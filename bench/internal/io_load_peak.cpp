@@ -4,7 +4,8 @@
 // (src/io/mm_direct) forced, refused or left to the reader. --generate writes a test file first, its
 // entries in row or column order (SuiteSparse's files are in column order). A developer's tool (it
 // sees the library's internals); run it under /usr/bin/time -v for the kernel's view as well.
-//   io_load_peak FILE.mtx [--threads T] [--straight auto|always|never]
+//   io_load_peak FILE.mtx [--threads T] [--straight auto|always|never|once]
+//   cat FILE.mtx | io_load_peak /dev/stdin ...  (a pipe: read once)
 //   io_load_peak FILE.mtx --generate M [--order rows|columns] [--symmetric]
 #include <algorithm>
 #include <chrono>
@@ -82,8 +83,8 @@ int main(int argc, char** argv) {
   std::int64_t generate_entries = 0;
   app.add_option("FILE", path, "A Matrix Market file (written first with --generate)")->required();
   app.add_option("--threads", threads, "Reader threads (default: OpenMP's maximum)")->check(CLI::Range(1, 4096));
-  app.add_option("--straight", straight, "Straight into CSR: auto, always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))->capture_default_str();
+  app.add_option("--straight", straight, "Straight into CSR: auto, always, never or once (row groups, as for a pipe)")
+      ->check(CLI::IsMember({"auto", "always", "never", "once"}))->capture_default_str();
   app.add_option("--generate", generate_entries, "Write FILE first with this many entries, then exit")->check(CLI::PositiveNumber);
   app.add_option("--order", order, "The generated file's order: rows or columns")
       ->check(CLI::IsMember({"rows", "columns"}))->capture_default_str();
@@ -96,9 +97,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     const int t = threads > 0 ? threads : omp_get_max_threads();
-    const io::detail::StraightToCsr how = straight == "always" ? io::detail::StraightToCsr::Always
-                                          : straight == "never" ? io::detail::StraightToCsr::Never
-                                                                : io::detail::StraightToCsr::Auto;
+    using io::detail::StraightToCsr;
+    const StraightToCsr how = straight == "always" ? StraightToCsr::Always
+                              : straight == "never" ? StraightToCsr::Never
+                              : straight == "once"  ? StraightToCsr::Once
+                                                    : StraightToCsr::Auto;
     const double before = peak_rss_mb();
     const auto t0 = std::chrono::steady_clock::now();
     io::detail::ByteSource src = io::detail::ByteSource::open(path);
@@ -108,10 +111,11 @@ int main(int argc, char** argv) {
     const Csr& a = r.csr;
     const double csr_mb = (8.0 * static_cast<double>(a.row_ptr.size()) + 12.0 * static_cast<double>(a.nnz())) / (1 << 20);
     const double bound = 1.2 * csr_mb + 64.0 * t;
-    const double bytes = static_cast<double>(src.content_size());
-    fmt::print("file {} threads {} straight {} ({}) nnz {} seconds {:.3f} MB/s {:.0f} peak_rss_MiB {:.0f} "
+    const double bytes = static_cast<double>(src.content_size());  // -1 for a pipe or gzip: no rate
+    fmt::print("file {} threads {} straight {} ({}) nnz {} seconds {:.3f} MB/s {} peak_rss_MiB {:.0f} "
                "(before the read {:.0f}) csr_MiB {:.0f} peak/csr {:.2f} bound_MiB {:.0f} within {}\n",
-               path, t, straight, r.straight ? "taken" : "through the COO", a.nnz(), s, bytes / s * 1e-6, peak, before, csr_mb,
+               path, t, straight, r.straight ? "taken" : "through the COO", a.nnz(), s,
+               bytes > 0 ? fmt::format("{:.0f}", bytes / s * 1e-6) : std::string("-"), peak, before, csr_mb,
                peak / csr_mb, bound, peak <= bound ? "yes" : "NO");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "io_load_peak: %s\n", e.what());

@@ -298,9 +298,9 @@ void parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
   BasicCoo<V> buf;
   buf.field = h.field;
   try {
-    groups.add(first->coo(), first->stored());
+    groups.add(first->coo(), first->stored(), threads);
     first.reset();
-    for (i64 n; (n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen)) >= 0;) groups.add(buf, n);
+    for (i64 n; (n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen)) >= 0;) groups.add(buf, n, threads);
   } catch (const std::bad_alloc&) {
     throw ParseError(name, at.line, fmt::format("out of memory after {} entries", at.seen));
   }

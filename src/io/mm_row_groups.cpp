@@ -34,13 +34,20 @@ template <class V>
 RowGroups<V>::RowGroups(const MmHeader& h, i64 entries) : h_(h), cplx_(h.field == Field::Complex) {
   const std::size_t value_bytes = sizeof(V) * (cplx_ ? 2 : 1);
   const std::size_t per_entry = value_bytes + sizeof(std::uint32_t) + sizeof(std::uint16_t);
-  const auto n_groups = static_cast<std::size_t>((h.rows + (i64{1} << kGroupBits) - 1) >> kGroupBits);
+  const double m = std::max(1.0, static_cast<double>(with_mirrors(h, entries)));
+  const double rows = std::max(1.0, static_cast<double>(h.rows));
+  // Groups of about kGroupEntries expected entries (a power of two of rows, at most 65536).
+  constexpr double kGroupEntries = 1 << 16;
+  const auto span = static_cast<std::uint64_t>(std::clamp(rows * kGroupEntries / m, 1.0, 65536.0));
+  bits_ = static_cast<int>(std::bit_width(span)) - 1;
+  const std::size_t n_groups = (static_cast<std::size_t>(h.rows) + (std::size_t{1} << bits_) - 1) >> bits_;
   // A chunk about 1/32 of a group's expected entries (at most a thirty-second of the entries then
-  // sits in the groups' last chunks, partly empty), from 16 KiB to 1 MiB.
-  const double expected = static_cast<double>(with_mirrors(h, entries)) / static_cast<double>(std::max<std::size_t>(n_groups, 1));
+  // sits in the groups' last chunks, partly empty), whole pages from 16 KiB to 1 MiB.
+  const double expected = m / static_cast<double>(std::max<std::size_t>(n_groups, 1));
+  const std::size_t page = page_bytes();
   const auto want = static_cast<std::size_t>(std::min(expected * static_cast<double>(per_entry) / 32, double(1 << 20)));
-  chunk_bytes_ = std::clamp<std::size_t>(std::bit_ceil(std::max<std::size_t>(want, 1)), std::max<std::size_t>(16 << 10, page_bytes()),
-                                         std::max<std::size_t>(1 << 20, page_bytes()));
+  chunk_bytes_ = std::clamp<std::size_t>((want + page - 1) / page * page, std::max<std::size_t>(16 << 10, page),
+                                         std::max<std::size_t>(1 << 20, page));
   capacity_ = static_cast<std::uint32_t>(chunk_bytes_ / per_entry);
   col_at_ = value_bytes * capacity_;
   offset_at_ = col_at_ + sizeof(std::uint32_t) * capacity_;
@@ -55,16 +62,27 @@ RowGroups<V>::~RowGroups() {
 }
 
 template <class V>
-char* RowGroups<V>::new_chunk() {
-  if (slabs_.empty() || slab_used_ + chunk_bytes_ > slabs_.back().second) {
+char* RowGroups<V>::new_chunk(Slab& slab) {
+  if (slab.left < chunk_bytes_) {
     const std::size_t bytes = std::max(kSlabBytes, chunk_bytes_);
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    slabs_.emplace_back(static_cast<char*>(p), bytes);
-    slab_used_ = 0;
+    if (p == MAP_FAILED) return nullptr;
+    bool kept = true;
+#pragma omp critical(spmv_row_groups_slabs)
+    try {
+      slabs_.emplace_back(static_cast<char*>(p), bytes);
+    } catch (const std::bad_alloc&) {
+      kept = false;
+    }
+    if (!kept) {
+      ::munmap(p, bytes);
+      return nullptr;
+    }
+    slab = {static_cast<char*>(p), bytes};
   }
-  char* c = slabs_.back().first + slab_used_;
-  slab_used_ += chunk_bytes_;
+  char* c = slab.at;
+  slab.at += chunk_bytes_;
+  slab.left -= chunk_bytes_;
   return c;
 }
 
@@ -74,10 +92,16 @@ void RowGroups<V>::give_back(char* chunk) const {
 }
 
 template <class V>
-inline void RowGroups<V>::put(std::uint32_t r, std::uint32_t c, V v, V im) {
-  Group& g = groups_[r >> kGroupBits];
+inline bool RowGroups<V>::put(Slab& slab, std::uint32_t r, std::uint32_t c, V v, V im) {
+  Group& g = groups_[r >> bits_];
   if (g.last == capacity_) {
-    g.chunks.push_back(new_chunk());
+    char* chunk = new_chunk(slab);
+    if (!chunk) return false;
+    try {
+      g.chunks.push_back(chunk);
+    } catch (const std::bad_alloc&) {
+      return false;
+    }
     g.last = 0;
   }
   char* b = g.chunks.back();
@@ -85,12 +109,13 @@ inline void RowGroups<V>::put(std::uint32_t r, std::uint32_t c, V v, V im) {
   vals(b)[i] = v;
   if (cplx_) imags(b)[i] = im;
   cols(b)[i] = c;
-  offsets(b)[i] = static_cast<std::uint16_t>(r);
+  offsets(b)[i] = static_cast<std::uint16_t>(r & ((std::uint32_t{1} << bits_) - 1));
   ++count_[r + 1];
+  return true;
 }
 
 template <class V>
-void RowGroups<V>::add(const BasicCoo<V>& buf, i64 n) {
+void RowGroups<V>::add(const BasicCoo<V>& buf, i64 n, int threads) {
   const index_t* row = buf.row.data();
   const index_t* col = buf.col.data();
   const V* val = buf.val.data();
@@ -98,21 +123,40 @@ void RowGroups<V>::add(const BasicCoo<V>& buf, i64 n) {
   const bool mirrored = h_.symmetry != Symmetry::General;
   const V sign = h_.symmetry == Symmetry::SkewSymmetric ? V{-1} : V{1};
   const V imag_sign = h_.symmetry == Symmetry::Hermitian ? V{-1} : sign;
+  const int t = threads > 1 && n >= (i64{1} << 16) ? std::min(threads, 1 << 16) : 1;
+  if (slab_.size() < static_cast<std::size_t>(t)) slab_.resize(static_cast<std::size_t>(t));
+  if (owner_threads_ != t) {
+    owner_.resize(groups_.size());
+    for (std::size_t g = 0; g < owner_.size(); ++g) owner_[g] = static_cast<std::uint16_t>(g % static_cast<std::size_t>(t));
+    owner_threads_ = t;
+  }
   constexpr i64 kAhead = 32;  // entries whose row counts are prefetched: rows in no order miss the cache
   offset_t* count = count_.data();
-  for (i64 e = 0; e < n; ++e) {
-    if (e + kAhead < n) {
-      __builtin_prefetch(count + row[e + kAhead] + 1, 1);
-      if (mirrored) __builtin_prefetch(count + col[e + kAhead] + 1, 1);
-    }
-    const auto r = static_cast<std::uint32_t>(row[e]), c = static_cast<std::uint32_t>(col[e]);
-    const V im = imag ? imag[e] : V{0};
-    put(r, c, val[e], im);
-    if (mirrored && r != c) {
-      put(c, r | kMirror, sign * val[e], imag_sign * im);
-      (r > c ? lower_ : upper_) = true;
+  bool ok = true, lower = false, upper = false;
+  // Each thread keeps the groups owner_ gives it, in file order (where OpenMP gives fewer threads
+  // than asked, thread k keeps those of owners k, k + T, ...).
+#pragma omp parallel num_threads(t) if (t > 1) reduction(&& : ok) reduction(|| : lower, upper)
+  {
+    const int all = omp_get_num_threads(), me = omp_get_thread_num();
+    const auto mine = [&](std::uint32_t r) { return all == 1 || owner_[r >> bits_] % all == me; };
+    Slab& slab = slab_[static_cast<std::size_t>(me)];
+    for (i64 e = 0; e < n && ok; ++e) {
+      if (e + kAhead < n) {
+        if (mine(static_cast<std::uint32_t>(row[e + kAhead]))) __builtin_prefetch(count + row[e + kAhead] + 1, 1);
+        if (mirrored && mine(static_cast<std::uint32_t>(col[e + kAhead]))) __builtin_prefetch(count + col[e + kAhead] + 1, 1);
+      }
+      const auto r = static_cast<std::uint32_t>(row[e]), c = static_cast<std::uint32_t>(col[e]);
+      const V im = imag ? imag[e] : V{0};
+      if (mine(r)) ok = put(slab, r, c, val[e], im);
+      if (mirrored && r != c) {
+        if (mine(c) && ok) ok = put(slab, c, r | kMirror, sign * val[e], imag_sign * im);
+        (r > c ? lower : upper) = true;
+      }
     }
   }
+  if (!ok) throw std::bad_alloc();
+  lower_ = lower_ || lower;
+  upper_ = upper_ || upper;
 }
 
 template <class V>
@@ -135,14 +179,14 @@ BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name) {
   const std::uint32_t keep = pairs ? ~0u : ~kMirror;
   const int n_groups = static_cast<int>(groups_.size());
   const int t = std::clamp(threads, 1, std::max(n_groups, 1));
-  std::vector<std::vector<offset_t>> filled(static_cast<std::size_t>(t), std::vector<offset_t>(std::size_t{1} << kGroupBits));
+  std::vector<std::vector<offset_t>> filled(static_cast<std::size_t>(t), std::vector<offset_t>(std::size_t{1} << bits_));
   // Groups in row order (a thread's next group is the lowest left), each given back once placed:
   // the CSR's pages fill about as fast as the groups' empty.
 #pragma omp parallel for num_threads(t) schedule(dynamic, 1)
   for (int gi = 0; gi < n_groups; ++gi) {
     std::vector<offset_t>& f = filled[static_cast<std::size_t>(omp_get_thread_num())];
     std::fill(f.begin(), f.end(), 0);
-    const offset_t* start = count_.data() + (static_cast<std::size_t>(gi) << kGroupBits);
+    const offset_t* start = count_.data() + (static_cast<std::size_t>(gi) << bits_);
     Group& g = groups_[static_cast<std::size_t>(gi)];
     for (std::size_t k = 0; k < g.chunks.size(); ++k) {
       char* b = g.chunks[k];

@@ -1,10 +1,12 @@
 #pragma once
 // A coordinate file read once (a pipe, stdin, gzip through a pipe) straight into CSR, in one pass
-// and bounded memory. Each entry is kept in the group of 65536 rows it belongs to, with its row as
-// a 16-bit offset into the group: 14 bytes an entry in double (10 in float) where the COO takes 16
-// (12), beside 12 (8) in the CSR. At the end the groups are placed into the CSR in row order, each
-// group's memory given back as it is placed, so the peak is the groups' bytes (the CSR's pages fill
-// as the groups' empty), not both: about 1.17x the CSR in double. Rows are counted as entries arrive.
+// and bounded memory. Each entry is kept in the group of consecutive rows (at most 65536) it
+// belongs to, with its row as a 16-bit offset into the group: 14 bytes an entry in double (10 in
+// float) where the COO takes 16 (12), beside 12 (8) in the CSR. At the end the groups are placed
+// into the CSR in row order, each group's memory given back as it is placed, so the peak is the
+// groups' bytes (the CSR's pages fill as the groups' empty), not both: about 1.17x the CSR in
+// double. Rows are counted as entries arrive. Groups are small enough (about 64K entries each)
+// that a block of a file in row order spans many: thread t keeps the groups g with g % T == t.
 #include <spmv/matrix.hpp>
 
 #include <cstddef>
@@ -25,8 +27,9 @@ class RowGroups {
   RowGroups(const RowGroups&) = delete;
   RowGroups& operator=(const RowGroups&) = delete;
 
-  // Entries [0, n) of `buf` in file order, and a symmetric file's mirrors.
-  void add(const BasicCoo<V>& buf, i64 n);
+  // Entries [0, n) of `buf` in file order, and a symmetric file's mirrors; `threads` at a time for
+  // a large block, each taking the entries of its groups.
+  void add(const BasicCoo<V>& buf, i64 n, int threads);
 
   // The CSR: each group's entries placed in their rows in file order, `threads` groups at a time,
   // its memory given back right after; then rows sorted and duplicates summed as csr_from_rows
@@ -39,11 +42,16 @@ class RowGroups {
     std::vector<char*> chunks;  // each `capacity_` entries; the last holds `last`
     std::uint32_t last = 0;
   };
-  static constexpr int kGroupBits = 16;
+  // Where a thread cuts its chunks from: its current mapping.
+  struct Slab {
+    char* at = nullptr;
+    std::size_t left = 0;
+  };
   static constexpr std::uint32_t kMirror = 0x80000000u;  // column flag: a mirror, not a file's entry
 
-  void put(std::uint32_t r, std::uint32_t c, V v, V im);
-  char* new_chunk();
+  // False when memory ran out (no exception: puts run inside parallel regions).
+  bool put(Slab& slab, std::uint32_t r, std::uint32_t c, V v, V im);
+  char* new_chunk(Slab& slab);
   void give_back(char* chunk) const;
   V* vals(char* b) const { return reinterpret_cast<V*>(b); }
   V* imags(char* b) const { return reinterpret_cast<V*>(b) + capacity_; }
@@ -52,13 +60,16 @@ class RowGroups {
 
   MmHeader h_;
   bool cplx_;
+  int bits_ = 0;                          // a group holds 2^bits_ rows
   std::uint32_t capacity_ = 0;            // entries a chunk holds
   std::size_t chunk_bytes_ = 0;           // a whole number of pages
   std::size_t col_at_ = 0, offset_at_ = 0;  // the column and row-offset arrays within a chunk
   std::vector<Group> groups_;
   Array<offset_t> count_;                 // count_[r + 1]: row r's entries so far (then the row starts)
-  std::vector<std::pair<char*, std::size_t>> slabs_;  // mappings the chunks are cut from
-  std::size_t slab_used_ = 0;
+  std::vector<Slab> slab_;                // each thread's
+  std::vector<std::pair<char*, std::size_t>> slabs_;  // every mapping, unmapped at the end
+  std::vector<std::uint16_t> owner_;      // the thread that keeps each group (g % owner_threads_)
+  int owner_threads_ = 0;
   bool lower_ = false, upper_ = false;  // a symmetric file's entries below and above the diagonal
 };
 
