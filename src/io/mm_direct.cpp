@@ -22,6 +22,7 @@
 #include "io/mm_chunks.hpp"
 #include "io/mm_data.hpp"
 #include "io/mm_repeats.hpp"
+#include "io/mm_row_order.hpp"
 
 namespace spmv::io::detail {
 
@@ -288,70 +289,12 @@ Stop each_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTun
   return Stop::None;
 }
 
-// The CSR's column and value arrays (and imaginary parts), capacity reserved on huge pages, grown
-// without writing as entries arrive.
-template <class V>
-struct CsrEntries {
-  Array<index_t> col;
-  Array<V> val, imag;
-  bool cplx;
-
-  CsrEntries(i64 capacity, bool complex) : cplx(complex) {
-    const auto m = static_cast<std::size_t>(capacity);
-    reserve_on_huge_pages(col, m);
-    reserve_on_huge_pages(val, m);
-    if (cplx) reserve_on_huge_pages(imag, m);
-  }
-  void grow_to(std::size_t m, int threads) {
-    grow(col, m, threads);
-    grow(val, m, threads);
-    if (cplx) grow(imag, m, threads);
-  }
-};
-
-// A general file in row order (rows never decrease), read in one pass: each block's entries
-// appended to the CSR's arrays, each row's start recorded as the rows advance.
-template <class V>
-struct InRowOrder {
-  Array<offset_t> start;
-  CsrEntries<V> a;
-  offset_t n = 0;    // entries appended
-  index_t last = 0;  // the last entry's row: rows up to it have their start
-
-  InRowOrder(index_t rows, i64 entries_max, bool complex) : start(static_cast<std::size_t>(rows) + 1, 0), a(entries_max, complex) {}
-
-  Stop append(const BasicCoo<V>& buf, i64 nb, int threads) {
-    const index_t* row = buf.row.data();
-    const bool parallel = threads > 1 && nb >= (i64{1} << 16);
-    bool ordered = nb == 0 || row[0] >= last;
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : ordered) if (parallel)
-    for (i64 e = 1; e < nb; ++e)
-      if (row[e] < row[e - 1]) ordered = false;
-    if (!ordered) return Stop::OutOfOrder;
-    a.grow_to(static_cast<std::size_t>(n + nb), threads);
-#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
-    for (i64 e = 0; e < nb; ++e) {
-      const index_t prev = e ? row[e - 1] : last;
-      for (index_t r = prev + 1; r <= row[e]; ++r) start[r] = n + e;  // rows (prev, row[e]] start here
-      a.col[n + e] = buf.col[e];
-      a.val[n + e] = buf.val[e];
-      if (a.cplx) a.imag[n + e] = buf.imag[e];
-    }
-    n += nb;
-    if (nb) last = row[nb - 1];
-    return Stop::None;
-  }
-
-  void close() {
-    for (auto r = static_cast<std::size_t>(last) + 1; r < start.size(); ++r) start[r] = n;
-  }
-};
-
 }  // namespace
 
 template <class V>
 std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, i64 entries_max, int threads,
-                                           const ParseTuning& tune, const std::string& name, bool two_passes) {
+                                           const ParseTuning& tune, const std::string& name, bool two_passes,
+                                           bool* out_of_order) {
   const std::size_t data_offset = text.consumed();
   const auto rows = static_cast<index_t>(h.rows);
   const auto cols = static_cast<index_t>(h.cols);
@@ -362,14 +305,17 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
   if (!mirrored) {
     InRowOrder<V> o(rows, entries_max, cplx);
     const Stop s = each_block<V>(text, h, threads, tune, name,
-                                 [&](const BasicCoo<V>& buf, i64 n) { return o.append(buf, n, threads); });
+                                 [&](const BasicCoo<V>& buf, i64 n) { return o.append(buf, n, threads) ? Stop::None : Stop::OutOfOrder; });
     if (s == Stop::GiveUp) return std::nullopt;
     if (s == Stop::None) {
       o.close();
       return spmv::detail::csr_from_rows(std::move(o.start), cols, h.field, h.symmetry, std::move(o.a.col), std::move(o.a.val),
                                          std::move(o.a.imag));
     }
-    if (!two_passes) return std::nullopt;
+    if (!two_passes) {
+      if (out_of_order) *out_of_order = true;
+      return std::nullopt;
+    }
     text.rewind(data_offset);  // out of order: two passes
   }
   if (!two_passes) return std::nullopt;
@@ -405,8 +351,9 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
                                      std::move(a.imag));
 }
 
-template std::optional<Csr> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&, bool);
+template std::optional<Csr> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&, bool,
+                                            bool*);
 template std::optional<CsrF32> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&,
-                                              bool);
+                                              bool, bool*);
 
 }  // namespace spmv::io::detail

@@ -22,9 +22,11 @@ namespace spmv::io::detail {
 // something else (the caller rewinds and takes it): a file out of row order without `two_passes`,
 // a symmetric file with entries in both triangles (mirrored pairs are refused there, by line), a
 // file mostly repeating positions (merged there as it is read), or an entry line the two passes
-// count differently.
+// count differently. *out_of_order (when given) is set for the first of these: the caller may read
+// the file once into row groups instead (mm_row_groups).
 template <class V>
 std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, i64 entries_max, int threads,
-                                           const ParseTuning& tune, const std::string& name, bool two_passes);
+                                           const ParseTuning& tune, const std::string& name, bool two_passes,
+                                           bool* out_of_order = nullptr);
 
 }  // namespace spmv::io::detail

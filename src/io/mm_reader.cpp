@@ -27,8 +27,10 @@
 #include <fmt/format.h>
 #include <new>
 #include <omp.h>
+#include <optional>
 #include <type_traits>
 
+#include "core/convert.hpp"
 #include "io/arrays.hpp"
 #include "io/byte_source.hpp"
 #include "io/io_internal.hpp"
@@ -39,6 +41,7 @@
 #include "io/mm_parse.hpp"
 #include "io/mm_repeats.hpp"
 #include "io/mm_row_groups.hpp"
+#include "io/mm_row_order.hpp"
 #include "io/mm_symmetry.hpp"
 #include "io/text_blocks.hpp"
 
@@ -264,50 +267,82 @@ BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, cons
   return r.finish(threads, name);
 }
 
-// Entries (mirrors counted) from which a file out of row order read by several threads goes
-// straight into CSR in two passes.
+// A mapped file out of row order (or symmetric) goes straight into CSR in two passes (mm_direct)
+// from this many entries (mirrors counted) and threads; otherwise it is read once into row groups.
+// On the H200 host's 16 cores two passes took 0.90 s where row groups took 1.10 (50M entries in
+// column order); on one thread 5.6 s against 3.5 (bench/results/README.md).
 constexpr double kTwoPassesFrom = 1 << 20;
+constexpr int kTwoPassesThreads = 4;
 
-// Whether the COO's row indices (4 bytes an entry, beside the CSR the read returns) would take the
-// read through the COO past 1.2x the CSR + 64 MiB a thread: then a mapped file is read straight into CSR.
+// A coordinate file read once into CSR: through the COO until the repeats' first sample (a file
+// that mostly repeats positions stays there, merged as it is read); then a general file's entries
+// in row order go on into the CSR's arrays (InRowOrder) until a row decreases, and the entries held
+// move into row groups (mm_row_groups), which take the rest of the file. False where the read
+// through the COO should read the file again (it can be read twice, and the row groups found a
+// mirrored pair, or float sums past float's range: that read names their lines); else out.csr.
 template <class V>
-bool coo_past_bound(const DataPlan& d, int threads) {
-  const MmHeader& h = d.h;
-  const auto m = static_cast<double>(with_mirrors(h, d.entries_max));
-  const double csr = (4.0 + sizeof(V) * (h.field == Field::Complex ? 2.0 : 1.0)) * m + 8.0 * (static_cast<double>(h.rows) + 1);
-  return 4.0 * m > 0.2 * csr + 64.0 * 1024 * 1024 * threads;
-}
-
-// A coordinate file read once into CSR (mm_row_groups): through the COO until the repeats' first
-// sample (a file that mostly repeats positions stays there, merged as it is read), then the entries
-// held move into row groups and the rest of the file follows them. Sets out.straight when it did.
-template <class V>
-void parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name,
+bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name,
                        BasicParsedCsr<V>& out) {
   const MmHeader& h = d.h;
+  const bool again = text.can_rewind();
   std::optional<CooReader<V>> first(std::in_place, d, tune);
   for (;;) {
     if (!first->next_block(text, threads, tune, name)) {
       out.csr = coo_to_csr(std::move(first->finish(threads, name).coo));
-      return;
+      return true;
     }
     if (first->cursor().seen >= tune.repeat_check && !first->ever_merged()) break;
   }
   DataCursor at = first->cursor();
-  RowGroups<V> groups(h, h.entries);
+  const bool cplx = h.field == Field::Complex;
+  std::optional<InRowOrder<V>> ordered;
+  std::optional<RowGroups<V>> groups;
+  const auto to_groups = [&] {  // the entries in row order so far, moved into row groups
+    groups.emplace(h, h.entries);
+    if (!ordered) return;
+    InRowOrder<V>& o = *ordered;
+    groups->add_in_row_order(o.start.data(), o.last, o.a.col.data(), o.a.val.data(), cplx ? o.a.imag.data() : nullptr, o.n, threads);
+    ordered.reset();
+  };
   BasicCoo<V> buf;
   buf.field = h.field;
   try {
-    groups.add(first->coo(), first->stored(), threads);
+    if (h.symmetry == Symmetry::General) {
+      ordered.emplace(static_cast<index_t>(h.rows), h.entries, cplx);
+      if (!ordered->append(first->coo(), first->stored(), threads)) ordered.reset();
+    }
+    if (!ordered) {
+      to_groups();
+      groups->add(first->coo(), first->stored(), threads);
+    }
     first.reset();
-    for (i64 n; (n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen)) >= 0;) groups.add(buf, n, threads);
+    for (i64 n; (n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen)) >= 0;) {
+      if (ordered && ordered->append(buf, n, threads)) continue;
+      if (ordered) to_groups();
+      groups->add(buf, n, threads);
+    }
   } catch (const std::bad_alloc&) {
     throw ParseError(name, at.line, fmt::format("out of memory after {} entries", at.seen));
   }
   check_entry_count(at, h, name);
   buf = BasicCoo<V>();  // the block buffer given back before the CSR fills
-  out.csr = groups.to_csr(threads, name);
+  try {
+    if (ordered) {
+      ordered->close();
+      InRowOrder<V>& o = *ordered;
+      out.csr = spmv::detail::csr_from_rows(std::move(o.start), static_cast<index_t>(h.cols), h.field, h.symmetry,
+                                            std::move(o.a.col), std::move(o.a.val), std::move(o.a.imag));
+    } else {
+      bool pair = false;
+      out.csr = groups->to_csr(threads, name, again ? &pair : nullptr);
+      if (pair) return false;
+    }
+  } catch (const Unsupported&) {
+    if (!again) throw;
+    return false;
+  }
   out.straight = true;
+  return true;
 }
 
 }  // namespace
@@ -328,37 +363,46 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   BasicParsedCsr<V> out;
   out.generated = d.h.generated;
   out.comments = d.h.comments;
-  // Straight into CSR, a mapped file: a general file in row order always (one pass, faster and
-  // smaller than the COO); any other in two passes where the COO would pass the memory bound, and
-  // for a large file read by several threads (they count and place in parallel; the COO's
-  // conversion copies on one). One thread reads a file out of row order faster through the COO, if
-  // in more memory: measured in bench/results/README.md. A gzipped file in memory is inflated again
-  // for a second pass, so only past the memory bound. An input that cannot be read twice (a pipe)
-  // goes into row groups (mm_row_groups) where the COO would pass the bound.
+  // Straight into CSR (measured in bench/results/README.md):
+  // - a mapped general file: first in one pass, as though in row order (mm_direct); once a row
+  //   decreases, again in two passes for a large file and several threads, else once into row groups;
+  // - a mapped symmetric file: two passes for a large file and several threads, else row groups;
+  // - anything read from a stream (a pipe, gzip): row groups, which keep row order while it lasts.
+  // A file the straight reads give up on (mostly repeated positions, a line the two passes count
+  // differently, and the errors that need lines the row groups no longer know) reads through the COO.
+  const MmHeader& h = d.h;
   const StraightToCsr how = tune.straight_to_csr;
-  const bool coordinate = d.h.format == MmFormat::Coordinate && how != StraightToCsr::Never;
-  const bool past_bound = coo_past_bound<V>(d, threads);
-  if (coordinate && (how == StraightToCsr::Once || (!text.can_rewind() && (how == StraightToCsr::Always || past_bound)))) {
-    parse_once_to_csr(text, d, threads, tune, src.name(), out);
-    return out;
-  }
-  const bool can = coordinate && text.in_memory();
-  const bool large = static_cast<double>(with_mirrors(d.h, d.entries_max)) >= kTwoPassesFrom;
-  const bool two_passes = coordinate && text.can_rewind() && (how == StraightToCsr::Always || past_bound || (can && large && threads > 1));
-  if (two_passes || (can && d.h.symmetry == Symmetry::General)) {
-    try {
-      if (auto csr = read_csr_direct<V>(text, d.h, d.entries_max, threads, tune, src.name(), two_passes)) {
-        out.csr = std::move(*csr);
-        out.straight = true;
-        return out;
+  const std::string& name = src.name();
+  if (h.format == MmFormat::Coordinate && how != StraightToCsr::Never) {
+    const bool mapped = text.in_memory();
+    const bool large = static_cast<double>(with_mirrors(h, d.entries_max)) >= kTwoPassesFrom;
+    const bool two_passes = how == StraightToCsr::Always ? text.can_rewind()
+                                                         : how == StraightToCsr::Auto && mapped && large && threads >= kTwoPassesThreads;
+    bool once = how == StraightToCsr::Once || (!text.can_rewind() && how == StraightToCsr::Always) ||
+                (how == StraightToCsr::Auto && !mapped);
+    if (!once && (two_passes || (mapped && h.symmetry == Symmetry::General))) {
+      bool out_of_order = false;
+      try {
+        if (auto csr = read_csr_direct<V>(text, h, d.entries_max, threads, tune, name, two_passes, &out_of_order)) {
+          out.csr = std::move(*csr);
+          out.straight = true;
+          return out;
+        }
+      } catch (const Unsupported&) {
+        // float duplicates summed past float's range: the read through the COO refuses them too, by
+        // line where it merged them as it read
       }
-    } catch (const Unsupported&) {
-      // float duplicates summed past float's range: the read through the COO refuses them too, by
-      // line where it merged them as it read
+      text.rewind(d.offset);
+      once = out_of_order && how == StraightToCsr::Auto;
+    } else if (how == StraightToCsr::Auto && mapped && h.symmetry != Symmetry::General) {
+      once = true;
     }
-    text.rewind(d.offset);  // given up: read again through the COO
+    if (once) {
+      if (parse_once_to_csr(text, d, threads, tune, name, out)) return out;
+      text.rewind(d.offset);
+    }
   }
-  out.csr = coo_to_csr(std::move(parse_data<V>(text, d, threads, tune, src.name()).coo));
+  out.csr = coo_to_csr(std::move(parse_data<V>(text, d, threads, tune, name).coo));
   return out;
 }
 

@@ -115,11 +115,7 @@ inline bool RowGroups<V>::put(Slab& slab, std::uint32_t r, std::uint32_t c, V v,
 }
 
 template <class V>
-void RowGroups<V>::add(const BasicCoo<V>& buf, i64 n, int threads) {
-  const index_t* row = buf.row.data();
-  const index_t* col = buf.col.data();
-  const V* val = buf.val.data();
-  const V* imag = cplx_ ? buf.imag.data() : nullptr;
+void RowGroups<V>::add(const index_t* row, const index_t* col, const V* val, const V* imag, i64 n, int threads) {
   const bool mirrored = h_.symmetry != Symmetry::General;
   const V sign = h_.symmetry == Symmetry::SkewSymmetric ? V{-1} : V{1};
   const V imag_sign = h_.symmetry == Symmetry::Hermitian ? V{-1} : sign;
@@ -159,8 +155,55 @@ void RowGroups<V>::add(const BasicCoo<V>& buf, i64 n, int threads) {
   upper_ = upper_ || upper;
 }
 
+namespace {
+
+// The pages of `a` from element `from` on, below `top` (a page boundary; then moved down to the
+// page holding `from`), given back.
+template <class T>
+void give_back_from(T* a, offset_t from, std::uintptr_t& top) {
+  const std::size_t page = page_bytes();
+  const auto b = reinterpret_cast<std::uintptr_t>(a + from);
+  const std::uintptr_t up = (b + page - 1) / page * page;
+  if (top > up) advise(reinterpret_cast<const void*>(up), top - up, MADV_DONTNEED);
+  top = std::min(top, up);
+}
+
+template <class T>
+std::uintptr_t page_end(const T* a, offset_t n) {
+  const std::size_t page = page_bytes();
+  return (reinterpret_cast<std::uintptr_t>(a + n) + page - 1) / page * page;
+}
+
+}  // namespace
+
 template <class V>
-BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name) {
+void RowGroups<V>::add_in_row_order(const offset_t* start, index_t last, index_t* col, V* val, V* imag, offset_t n,
+                                    int threads) {
+  constexpr offset_t kSlice = offset_t{1} << 20;
+  std::vector<index_t> rows;  // the slice's row indices
+  std::uintptr_t top_col = page_end(col, n), top_val = page_end(val, n), top_imag = imag ? page_end(imag, n) : 0;
+  index_t hi = last;  // rows [.., hi] left, row hi's entries ending at `end`
+  for (offset_t end = n; end > 0;) {
+    // Rows [lo, hi]: about kSlice entries from the end (a longer row alone).
+    const offset_t want = end > kSlice ? end - kSlice : 0;
+    const auto lo = static_cast<index_t>(std::max<std::ptrdiff_t>(0, std::upper_bound(start, start + hi + 1, want) - start - 1));
+    const offset_t from = start[lo];
+    rows.resize(static_cast<std::size_t>(end - from));
+    for (index_t r = lo; r <= hi; ++r) {
+      const offset_t b = start[r], e = r == hi ? end : start[r + 1];
+      std::fill(rows.begin() + (b - from), rows.begin() + (e - from), r);
+    }
+    add(rows.data(), col + from, val + from, imag ? imag + from : nullptr, static_cast<i64>(end - from), threads);
+    give_back_from(col, from, top_col);
+    give_back_from(val, from, top_val);
+    if (imag) give_back_from(imag, from, top_imag);
+    end = from;
+    hi = lo - 1;
+  }
+}
+
+template <class V>
+BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name, bool* pair) {
   const auto rows = static_cast<std::size_t>(h_.rows);
   std::partial_sum(count_.begin(), count_.end(), count_.begin());  // the rows' starts
   const auto m = static_cast<std::size_t>(count_[rows]);
@@ -215,6 +258,10 @@ BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name) {
       for (auto x = mirrors; x != in_row.end(); ++x)
         if (std::binary_search(in_row.begin(), mirrors, *x & ~kMirror)) {
           const std::uint32_t c = *x & ~kMirror;
+          if (pair) {
+            *pair = true;
+            return {};
+          }
           throw ParseError(name, 0, fmt::format("the entries ({},{}) and ({},{}) mirror each other: a {} file must store each "
                                                 "off-diagonal pair once (read once from a stream, their lines are not known)",
                                                 r + 1, c + 1, c + 1, r + 1, to_string(h_.symmetry)));

@@ -29,13 +29,23 @@ class RowGroups {
 
   // Entries [0, n) of `buf` in file order, and a symmetric file's mirrors; `threads` at a time for
   // a large block, each taking the entries of its groups.
-  void add(const BasicCoo<V>& buf, i64 n, int threads);
+  void add(const BasicCoo<V>& buf, i64 n, int threads) {
+    add(buf.row.data(), buf.col.data(), buf.val.data(), cplx_ ? buf.imag.data() : nullptr, n, threads);
+  }
+
+  // A general file's entries read so far in row order (InRowOrder: row r < last at [start[r],
+  // start[r + 1]), row `last` from start[last] to n), taken a slice of rows at a time from the end,
+  // the pages of the arrays behind each slice given back: memory moves from the CSR's arrays into
+  // the groups instead of doubling. The rows' own entries stay in file order.
+  void add_in_row_order(const offset_t* start, index_t last, index_t* col, V* val, V* imag, offset_t n, int threads);
 
   // The CSR: each group's entries placed in their rows in file order, `threads` groups at a time,
   // its memory given back right after; then rows sorted and duplicates summed as csr_from_rows
-  // does. A symmetric file with entries in both triangles is checked for a mirrored pair (ParseError
-  // naming `name`, without lines: the input is gone). Unsupported for float sums beyond float's range.
-  BasicCsr<V> to_csr(int threads, const std::string& name);
+  // does. A symmetric file with entries in both triangles is checked for a mirrored pair: ParseError
+  // naming `name`, without lines (the input is gone), or, where `pair` is given, *pair set and an
+  // empty matrix returned (a caller that can read the input again names the lines). Unsupported for
+  // float sums beyond float's range.
+  BasicCsr<V> to_csr(int threads, const std::string& name, bool* pair = nullptr);
 
  private:
   struct Group {
@@ -49,6 +59,7 @@ class RowGroups {
   };
   static constexpr std::uint32_t kMirror = 0x80000000u;  // column flag: a mirror, not a file's entry
 
+  void add(const index_t* row, const index_t* col, const V* val, const V* imag, i64 n, int threads);
   // False when memory ran out (no exception: puts run inside parallel regions).
   bool put(Slab& slab, std::uint32_t r, std::uint32_t c, V v, V im);
   char* new_chunk(Slab& slab);
