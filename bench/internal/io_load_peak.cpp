@@ -4,7 +4,7 @@
 // (src/io/mm_direct) forced, refused or left to the reader. --generate writes a test file first, its
 // entries in row or column order (SuiteSparse's files are in column order). A developer's tool (it
 // sees the library's internals); run it under /usr/bin/time -v for the kernel's view as well.
-//   io_load_peak FILE.mtx [--threads T] [--straight auto|always|never|once]
+//   io_load_peak FILE.mtx [--threads T] [--straight auto|always|never|once] [--float]
 //   cat FILE.mtx | io_load_peak /dev/stdin ...  (a pipe: read once)
 //   io_load_peak FILE.mtx --generate M [--order rows|columns] [--symmetric]
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <sys/resource.h>
 #include <vector>
 
@@ -88,6 +89,8 @@ int main(int argc, char** argv) {
   app.add_option("--generate", generate_entries, "Write FILE first with this many entries, then exit")->check(CLI::PositiveNumber);
   app.add_option("--order", order, "The generated file's order: rows or columns")
       ->check(CLI::IsMember({"rows", "columns"}))->capture_default_str();
+  bool in_float = false;
+  app.add_flag("--float", in_float, "Read the values in single precision (a CsrF32)");
   bool lower = false;
   app.add_flag("--symmetric", lower, "Generate a symmetric file (the entries below the diagonal)");
   CLI11_PARSE(app, argc, argv);
@@ -105,18 +108,22 @@ int main(int argc, char** argv) {
     const double before = peak_rss_mb();
     const auto t0 = std::chrono::steady_clock::now();
     io::detail::ByteSource src = io::detail::ByteSource::open(path);
-    const io::detail::BasicParsedCsr<double> r = io::detail::parse_csr<double>(src, {.threads = t}, {.straight_to_csr = how});
+    const auto read = [&]<class V>(V) {
+      const io::detail::BasicParsedCsr<V> r = io::detail::parse_csr<V>(src, {.threads = t}, {.straight_to_csr = how});
+      return std::tuple{r.straight, r.csr.nnz(), r.csr.row_ptr.size()};
+    };
+    const auto [straight_taken, nnz, row_ptrs] = in_float ? read(0.0f) : read(0.0);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double peak = peak_rss_mb();
-    const Csr& a = r.csr;
-    const double csr_mb = (8.0 * static_cast<double>(a.row_ptr.size()) + 12.0 * static_cast<double>(a.nnz())) / (1 << 20);
+    const double value_bytes = in_float ? 4.0 : 8.0;
+    const double csr_mb = (8.0 * static_cast<double>(row_ptrs) + (4.0 + value_bytes) * static_cast<double>(nnz)) / (1 << 20);
     const double bound = 1.2 * csr_mb + 64.0 * t;
     const double bytes = static_cast<double>(src.content_size());  // -1 for a pipe or gzip: no rate
-    fmt::print("file {} threads {} straight {} ({}) nnz {} seconds {:.3f} MB/s {} peak_rss_MiB {:.0f} "
+    fmt::print("file {} threads {} {}straight {} ({}) nnz {} seconds {:.3f} MB/s {} peak_rss_MiB {:.0f} "
                "(before the read {:.0f}) csr_MiB {:.0f} peak/csr {:.2f} bound_MiB {:.0f} within {}\n",
-               path, t, straight, r.straight ? "taken" : "through the COO", a.nnz(), s,
-               bytes > 0 ? fmt::format("{:.0f}", bytes / s * 1e-6) : std::string("-"), peak, before, csr_mb,
-               peak / csr_mb, bound, peak <= bound ? "yes" : "NO");
+               path, t, in_float ? "float " : "", straight, straight_taken ? "taken" : "through the COO", nnz, s,
+               bytes > 0 ? fmt::format("{:.0f}", bytes / s * 1e-6) : std::string("-"), peak, before, csr_mb, peak / csr_mb, bound,
+               peak <= bound ? "yes" : "NO");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "io_load_peak: %s\n", e.what());
     return 1;
