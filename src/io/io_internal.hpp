@@ -33,7 +33,7 @@ struct BasicParsedCsr {
   BasicCsr<V> csr;
   std::string generated;
   std::vector<std::string> comments;
-  bool straight = false;  // read straight into CSR (mm_direct), not through the COO
+  bool straight = false;  // read straight into CSR (mm_direct, mm_row_groups), not through the COO
 };
 
 // When a coordinate file is read straight into CSR instead of through the COO: Auto for a mapped
@@ -58,11 +58,13 @@ struct ParseTuning {
 template <class V = double>
 BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
 
-// The reader into CSR: through the COO and coo_to_csr, or straight into CSR (mm_direct) for a
-// coordinate file that can be read twice. The same matrix either way, its duplicates summed in file
-// order as coo_to_csr(const Coo&) sums them (coo_to_csr(Coo&&) converting a large COO in place sums
-// them in an order of its own: the last bit may differ), and the same errors. Unsupported for
-// float duplicates summing past float's range, as coo_to_csr.
+// The reader into CSR: through the COO and coo_to_csr, or straight into CSR for a coordinate file
+// (mm_direct for a mapped file in row order, or in two passes; mm_row_groups read once, any input).
+// The same matrix either way, its duplicates summed in file order as coo_to_csr(const Coo&) sums
+// them (coo_to_csr(Coo&&) converting a large COO in place sums them in an order of its own: the last
+// bit may differ), and the same errors, but for two read once from a stream (a mirrored pair of a
+// symmetric file, float sums past float's range: found at the end, they name the entries without
+// lines). Unsupported for float duplicates summing past float's range, as coo_to_csr.
 template <class V = double>
 BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
 

@@ -17,6 +17,10 @@
 // 4. The entry count: the file holds as many entries as its size line says.
 // 5. expand_symmetry (mm_symmetry): symmetric, skew and hermitian files get their mirrors.
 //
+// parse_csr reads a coordinate file straight into CSR instead where it can (mm_direct: a mapped
+// file in row order, or in two passes; mm_row_groups: once, any input, the COO of steps 3-4 handing
+// its entries over after the repeats' first sample); the policy is in parse_csr.
+//
 // Tolerated: blank lines anywhere, `%` comment lines anywhere before the size line and also inside
 // the data (like fast_matrix_market), CRLF, tabs, leading/trailing blanks, a UTF-8 BOM, numbers
 // such as `1.`, `-.5e-3`, `+2`, `1E+02`, `inf`, `nan` (kept as values).
