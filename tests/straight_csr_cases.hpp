@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 #include <string>
 #include <utility>
@@ -103,6 +104,52 @@ inline std::string scattered(const char* field, const char* symmetry, bool lower
     ++written;
   }
   return coordinate(field, symmetry, n, body, count);
+}
+
+// Data sections of a 3 x 3 general file of 4 entries that each hold one error (a bad index, value,
+// count or line), under a SCOPED_TRACE of its start: fn(file).
+template <class Fn>
+void for_each_bad_general_file(Fn fn) {
+  const std::string good = "1 1 1\n2 2 2\n3 3 3\n";
+  for (const std::string& body :
+       {good + "4 1 1\n", good + "1 1 x\n", good, good + "1 1 1\n2 2 2\n", good + "0 1 1\n", good + "1\n",
+        good + "3 1 1 9\n", std::string("1 1 1\n") + std::string(70000, '1') + " 1 1\n"}) {
+    SCOPED_TRACE(body.substr(0, 60));
+    fn(coordinate("real", "general", 3, body, 4));
+  }
+}
+
+// Every field and symmetry a coordinate file may pair, as fn(field, symmetry, scattered file of
+// 700 entries on 41 rows, below the diagonal unless general), under a SCOPED_TRACE.
+template <class Fn>
+void for_each_field_and_symmetry(Fn fn) {
+  for (const char* field : {"real", "integer", "pattern", "complex"})
+    for (const char* symmetry : {"general", "symmetric", "skew-symmetric", "hermitian"}) {
+      if (std::string(symmetry) == "hermitian" && std::string(field) != "complex") continue;
+      if (std::string(symmetry) == "skew-symmetric" && std::string(field) == "pattern") continue;
+      SCOPED_TRACE(fmt::format("{} {}", field, symmetry));
+      fn(std::string(field), scattered(field, symmetry, std::string(symmetry) != "general", 41, 700));
+    }
+}
+
+// Every shared SuiteSparse matrix, inflated into memory: fn(path, text) for each (each under a
+// SCOPED_TRACE of its name); returns how many.
+template <class Fn>
+int for_each_shared_matrix(Fn fn) {
+  const std::string dir = test::shared_matrices_dir();
+  EXPECT_TRUE(std::filesystem::exists(dir + "/MANIFEST.tsv")) << dir << " not found";
+  int files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (f.path().extension() != ".gz") continue;
+    SCOPED_TRACE(f.path().filename().string());
+    io::detail::ByteSource src = io::detail::ByteSource::open(f.path().string());
+    std::string text;
+    char buf[1 << 16];
+    while (const std::size_t got = src.read(buf, sizeof buf)) text.append(buf, got);
+    fn(f.path(), text);
+    ++files;
+  }
+  return files;
 }
 
 }  // namespace spmv::test

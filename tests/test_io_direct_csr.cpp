@@ -13,16 +13,10 @@ using namespace spmv;
 using namespace spmv::test;
 
 TEST(ReaderStraightToCsr, EveryFieldAndSymmetryGivesTheMatrixOfTheReadThroughTheCoo) {
-  for (const char* field : {"real", "integer", "pattern", "complex"})
-    for (const char* symmetry : {"general", "symmetric", "skew-symmetric", "hermitian"}) {
-      if (std::string(symmetry) == "hermitian" && std::string(field) != "complex") continue;
-      if (std::string(symmetry) == "skew-symmetric" && std::string(field) == "pattern") continue;
-      SCOPED_TRACE(fmt::format("{} {}", field, symmetry));
-      const bool general = std::string(symmetry) == "general";
-      const std::string text = scattered(field, symmetry, !general, 41, 700);
-      EXPECT_EQ(expect_as_through_coo(text), 2) << "given up";
-      if (std::string(field) != "complex") EXPECT_EQ(expect_as_through_coo<float>(text), 2) << "given up (float)";
-    }
+  for_each_field_and_symmetry([](const std::string& field, const std::string& text) {
+    EXPECT_EQ(expect_as_through_coo(text), 2) << "given up";
+    if (field != "complex") EXPECT_EQ(expect_as_through_coo<float>(text), 2) << "given up (float)";
+  });
 }
 
 TEST(ReaderStraightToCsr, HandWrittenFilesGiveTheSameMatricesAndErrors) {
@@ -47,13 +41,7 @@ TEST(ReaderStraightToCsr, OddButValidLinesReadAlike) {
 }
 
 TEST(ReaderStraightToCsr, ErrorsNameTheLinesTheReadThroughTheCooNames) {
-  const std::string good = "1 1 1\n2 2 2\n3 3 3\n";
-  for (const std::string& body :
-       {good + "4 1 1\n", good + "1 1 x\n", good, good + "1 1 1\n2 2 2\n", good + "0 1 1\n", good + "1\n",
-        good + "3 1 1 9\n", std::string("1 1 1\n") + std::string(70000, '1') + " 1 1\n"}) {
-    SCOPED_TRACE(body.substr(0, 60));
-    expect_as_through_coo(coordinate("real", "general", 3, body, 4), 8);
-  }
+  for_each_bad_general_file([](const std::string& text) { expect_as_through_coo(text, 8); });
   expect_as_through_coo(coordinate("real", "skew-symmetric", 3, "2 1 1\n2 2 1\n", 2), 8);
 }
 
@@ -106,16 +94,8 @@ TEST(ReaderStraightToCsr, FloatSumsPastFloatsRangeAreRefusedAlike) {
 
 // Every shared SuiteSparse matrix (inflated into memory, where the straight read applies).
 TEST(ReaderStraightToCsr, SharedMatricesGiveTheMatricesOfTheReadThroughTheCoo) {
-  const std::string dir = test::shared_matrices_dir();
-  ASSERT_TRUE(std::filesystem::exists(dir + "/MANIFEST.tsv")) << dir << " not found";
-  int files = 0, taken = 0;
-  for (const auto& f : std::filesystem::directory_iterator(dir)) {
-    if (f.path().extension() != ".gz") continue;
-    SCOPED_TRACE(f.path().filename().string());
-    io::detail::ByteSource src = io::detail::ByteSource::open(f.path().string());
-    std::string text;
-    char buf[1 << 16];
-    while (const std::size_t got = src.read(buf, sizeof buf)) text.append(buf, got);
+  int taken = 0, seen = 0;
+  const int files = for_each_shared_matrix([&](const std::filesystem::path& path, const std::string& text) {
     const Outcome<double> want = read(text, StraightToCsr::Never, 4);
     ASSERT_EQ(want.error, "");
     for (const int threads : {1, 4}) {
@@ -124,14 +104,13 @@ TEST(ReaderStraightToCsr, SharedMatricesGiveTheMatricesOfTheReadThroughTheCoo) {
       expect_same(got.read.csr, want.read.csr);
       taken += got.read.straight;
     }
-    if (files % 8 == 0) {  // the mapped .gz itself, inflated twice
-      io::detail::ByteSource gz = io::detail::ByteSource::open(f.path().string());
+    if (seen++ % 8 == 0) {  // the mapped .gz itself, inflated twice
+      io::detail::ByteSource gz = io::detail::ByteSource::open(path.string());
       const auto direct = io::detail::parse_csr<double>(gz, {.threads = 2}, {.straight_to_csr = StraightToCsr::Always});
       expect_same(direct.csr, want.read.csr);
       EXPECT_TRUE(direct.straight || want.read.csr.symmetry != Symmetry::General);
     }
-    ++files;
-  }
+  });
   EXPECT_GE(files, 70);
   EXPECT_GE(taken, 2 * files - 20);  // array files and symmetric ones storing both triangles aside
 }

@@ -53,15 +53,10 @@ Outcome<V> read_through_pipe(const std::string& text, StraightToCsr how, int thr
 }  // namespace
 
 TEST(ReaderRowGroups, EveryFieldAndSymmetryGivesTheMatrixOfTheReadThroughTheCoo) {
-  for (const char* field : {"real", "integer", "pattern", "complex"})
-    for (const char* symmetry : {"general", "symmetric", "skew-symmetric", "hermitian"}) {
-      if (std::string(symmetry) == "hermitian" && std::string(field) != "complex") continue;
-      if (std::string(symmetry) == "skew-symmetric" && std::string(field) == "pattern") continue;
-      SCOPED_TRACE(fmt::format("{} {}", field, symmetry));
-      const std::string text = scattered(field, symmetry, std::string(symmetry) != "general", 41, 700);
-      EXPECT_EQ(expect_once_as_through_coo(text), 4);
-      if (std::string(field) != "complex") EXPECT_EQ(expect_once_as_through_coo<float>(text), 4) << "float";
-    }
+  for_each_field_and_symmetry([](const std::string& field, const std::string& text) {
+    EXPECT_EQ(expect_once_as_through_coo(text), 4);
+    if (field != "complex") EXPECT_EQ(expect_once_as_through_coo<float>(text), 4) << "float";
+  });
 }
 
 // Every valid coordinate file goes into row groups, the symmetric one with entries in both
@@ -108,16 +103,11 @@ TEST(ReaderRowGroups, FloatSumsPastFloatsRangeAreRefusedByLineOrFromAPipeNamingT
 
 // Errors in blocks after the hand-over name the lines the read through the COO names.
 TEST(ReaderRowGroups, ErrorsNameTheLinesTheReadThroughTheCooNames) {
-  const std::string good = "1 1 1\n2 2 2\n3 3 3\n";
-  for (const std::string& body :
-       {good + "4 1 1\n", good + "1 1 x\n", good, good + "1 1 1\n2 2 2\n", good + "0 1 1\n", good + "1\n",
-        good + "3 1 1 9\n", std::string("1 1 1\n") + std::string(70000, '1') + " 1 1\n"}) {
-    SCOPED_TRACE(body.substr(0, 60));
-    const std::string text = coordinate("real", "general", 3, body, 4);
+  for_each_bad_general_file([](const std::string& text) {
     const Outcome<double> want = read(text, StraightToCsr::Never, 2, 8, 0);
     EXPECT_FALSE(want.error.empty());
     EXPECT_EQ(read(text, StraightToCsr::Once, 2, 8, 0).error, want.error);
-  }
+  });
 }
 
 // A file that mostly repeats positions stays in the COO, merged as it is read (memory follows the
@@ -146,16 +136,8 @@ TEST(ReaderRowGroups, ManyGroupsAndChunksGiveTheSameMatrix) {
 }
 
 TEST(ReaderRowGroups, SharedMatricesGiveTheMatricesOfTheReadThroughTheCoo) {
-  const std::string dir = test::shared_matrices_dir();
-  ASSERT_TRUE(std::filesystem::exists(dir + "/MANIFEST.tsv")) << dir << " not found";
-  int files = 0, taken = 0;
-  for (const auto& f : std::filesystem::directory_iterator(dir)) {
-    if (f.path().extension() != ".gz") continue;
-    SCOPED_TRACE(f.path().filename().string());
-    io::detail::ByteSource src = io::detail::ByteSource::open(f.path().string());
-    std::string text;
-    char buf[1 << 16];
-    while (const std::size_t got = src.read(buf, sizeof buf)) text.append(buf, got);
+  int taken = 0;
+  const int files = for_each_shared_matrix([&](const std::filesystem::path&, const std::string& text) {
     const Outcome<double> want = read(text, StraightToCsr::Never, 4);
     ASSERT_EQ(want.error, "");
     for (const int threads : {1, 4}) {
@@ -164,8 +146,7 @@ TEST(ReaderRowGroups, SharedMatricesGiveTheMatricesOfTheReadThroughTheCoo) {
       expect_same(got.read.csr, want.read.csr);
       taken += got.read.straight;
     }
-    ++files;
-  }
+  });
   EXPECT_GE(files, 70);
   EXPECT_GE(taken, 2 * files - 12);  // array files aside
 }

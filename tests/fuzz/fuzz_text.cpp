@@ -1,8 +1,9 @@
 // The Matrix Market text reader: any input is a matrix or a ParseError, never a crash, a hang or an
 // unbounded allocation; one thread with one block and one chunk, and three threads with blocks of
 // a few dozen bytes and chunks of a few bytes, give the same entries or the same message; so does a
-// read that sums repeated positions as it goes (as CSR), and the read straight into CSR (as CSR,
-// bit for bit); the in-place CSR conversion gives the copying one's structure.
+// read that sums repeated positions as it goes (as CSR), and the reads straight into CSR (two
+// passes, and once into row groups; as CSR, bit for bit); the in-place CSR conversion gives the
+// copying one's structure.
 #include "fuzz_common.hpp"
 
 using namespace spmv;
@@ -30,8 +31,9 @@ Outcome<V> read(std::string_view text, int threads, const io::detail::ParseTunin
   return o;
 }
 
-// The read straight into CSR (mm_direct), forced: its error, or its matrix.
-Outcome<double> read_straight(std::string_view text, Csr& csr) {
+// A read straight into CSR, forced (Always: mm_direct; Once: row groups, handed over after the
+// first block): its error, or its matrix.
+Outcome<double> read_straight(std::string_view text, Csr& csr, io::detail::StraightToCsr how) {
   Outcome<double> o;
   io::ReadOptions opt;
   opt.threads = 3;
@@ -39,7 +41,8 @@ Outcome<double> read_straight(std::string_view text, Csr& csr) {
   try {
     io::detail::ByteSource src = io::detail::ByteSource::memory(text, "fuzz.mtx");
     csr = io::detail::parse_csr<double>(src, opt, {.block_bytes = 41 + text.size() % 53, .min_chunk = 5,
-                                                   .straight_to_csr = io::detail::StraightToCsr::Always}).csr;
+                                                   .repeat_check = how == io::detail::StraightToCsr::Once ? 0 : std::int64_t{1} << 21,
+                                                   .straight_to_csr = how}).csr;
   } catch (const Error& e) {
     o.error = e.what();
   }
@@ -76,10 +79,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // or the copying conversion's matrix bit for bit.
   const Outcome merged = read(text, 3, {.block_bytes = 37 + size % 61, .min_chunk = 5, .repeat_check = 2});
   if (one.error != merged.error) fuzz::disagree("errors differ when merging: '" + one.error + "' vs '" + merged.error + "'");
+  using io::detail::StraightToCsr;
   if (!one.error.empty()) {
     Csr unused;
-    if (const Outcome s = read_straight(text, unused); s.error != one.error)
-      fuzz::disagree("errors differ straight into CSR: '" + one.error + "' vs '" + s.error + "'");
+    for (const StraightToCsr how : {StraightToCsr::Always, StraightToCsr::Once})
+      if (const Outcome s = read_straight(text, unused, how); s.error != one.error)
+        fuzz::disagree("errors differ straight into CSR: '" + one.error + "' vs '" + s.error + "'");
     return 0;
   }
   const Coo& a = one.parsed.coo;
@@ -99,10 +104,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Csr in_place = coo_to_csr(std::move(moved));
   if (copied.row_ptr != in_place.row_ptr || copied.col != in_place.col) fuzz::disagree("in-place CSR differs");
   if (!csr_structure_error(in_place).empty()) fuzz::disagree("in-place CSR is malformed: " + csr_structure_error(in_place));
-  Csr straight;
-  if (const Outcome s = read_straight(text, straight); !s.error.empty()) fuzz::disagree("the straight read refused: " + s.error);
-  if (straight.rows != copied.rows || straight.cols != copied.cols || straight.row_ptr != copied.row_ptr ||
-      straight.col != copied.col || !same_bits(straight.val, copied.val) || !same_bits(straight.imag, copied.imag))
-    fuzz::disagree("the straight read's CSR differs");
+  for (const StraightToCsr how : {StraightToCsr::Always, StraightToCsr::Once}) {
+    Csr straight;
+    if (const Outcome s = read_straight(text, straight, how); !s.error.empty()) fuzz::disagree("the straight read refused: " + s.error);
+    if (straight.rows != copied.rows || straight.cols != copied.cols || straight.row_ptr != copied.row_ptr ||
+        straight.col != copied.col || !same_bits(straight.val, copied.val) || !same_bits(straight.imag, copied.imag))
+      fuzz::disagree("the straight read's CSR differs");
+  }
   return 0;
 }
