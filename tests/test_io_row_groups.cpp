@@ -27,7 +27,8 @@ int expect_once_as_through_coo(const std::string& text, std::size_t block = 200)
 
 // The text through a real pipe (/dev/fd/N, written by another thread as the reader reads).
 template <class V = double>
-Outcome<V> read_through_pipe(const std::string& text, StraightToCsr how, int threads, std::int64_t repeat_check = 0) {
+Outcome<V> read_through_pipe(const std::string& text, StraightToCsr how, int threads, std::int64_t repeat_check = 0,
+                             std::size_t block_bytes = 0) {
   int fds[2];
   EXPECT_EQ(pipe(fds), 0);
   std::thread writer([&] {
@@ -41,7 +42,8 @@ Outcome<V> read_through_pipe(const std::string& text, StraightToCsr how, int thr
   Outcome<V> o;
   try {
     io::detail::ByteSource src = io::detail::ByteSource::open(fmt::format("/dev/fd/{}", fds[0]));
-    o.read = io::detail::parse_csr<V>(src, {.threads = threads}, {.repeat_check = repeat_check, .straight_to_csr = how});
+    o.read = io::detail::parse_csr<V>(src, {.threads = threads},
+                                      {.block_bytes = block_bytes, .repeat_check = repeat_check, .straight_to_csr = how});
   } catch (const Error& e) {
     o.error = e.what();
   }
@@ -200,4 +202,50 @@ TEST(ReaderRowGroups, RowOrderGoesOnUntilARowDecreasesThenMovesIntoRowGroups) {
   for (int r = 1; r <= 3000; ++r) body += fmt::format("{} {} {:.17g}\n", r, r % 7 + 1, 1.0 / (r + 2));
   for (int r = 1; r <= 3000; r += 3) body += fmt::format("{} {} {:.17g}\n", r, r % 7 + 1, 1e16 / (r + 2));
   EXPECT_EQ(expect_once_as_through_coo(coordinate("real", "general", 3000, body, 4000), 4096), 4);
+}
+
+// Repeats that start after the first sample: a file that can be read again goes back to the COO,
+// which merges them as it reads (memory follows the distinct positions); from a pipe they are kept.
+TEST(ReaderRowGroups, RepeatsStartingLaterGoBackToTheCooThatMergesThem) {
+  std::string body;
+  for (int i = 0; i < 30000; ++i) body += fmt::format("{} {} {:.17g}\n", 1 + (i * 37) % 5000, 1 + i % 4999, 1.0 / (i + 3));
+  for (int i = 0; i < 60000; ++i) body += fmt::format("{} 1 {:.17g}\n", 1 + i % 3, 1.0 / (i + 7));
+  const std::string text = coordinate("real", "general", 5000, body, 90000);
+  const Outcome<double> want = read(text, StraightToCsr::Never, 2, std::size_t{64} << 10, 64);
+  ASSERT_EQ(want.error, "");
+  for (const int threads : {1, 2}) {
+    const Outcome<double> got = read(text, StraightToCsr::Once, threads, std::size_t{64} << 10, 64);
+    EXPECT_FALSE(got.read.straight);
+    expect_same(got.read.csr, want.read.csr);
+    const Outcome<double> piped = read_through_pipe(text, StraightToCsr::Auto, threads, 64, std::size_t{64} << 10);
+    EXPECT_TRUE(piped.read.straight);
+    expect_same(piped.read.csr, want.read.csr);
+  }
+}
+
+// A row longer than a slice (2^20 entries) moves into row groups in pieces, in file order; the
+// rows after the last entry's stay empty.
+TEST(ReaderRowGroups, ARowLongerThanASliceMovesInPieces) {
+  std::string body;
+  const int long_row = (1 << 20) + 5000;
+  for (int c = 1; c <= long_row; ++c) body += fmt::format("1 {}\n", c);
+  body += "2 7\n1 5\n";  // in order, then row 1 again (a duplicate of (1,5))
+  const std::string text = coordinate("pattern", "general", 2000000, body, long_row + 2);
+  const Outcome<double> want = read(text, StraightToCsr::Never, 2);
+  ASSERT_EQ(want.error, "");
+  ASSERT_EQ(want.read.csr.nnz(), long_row + 1);
+  const Outcome<double> got = read(text, StraightToCsr::Once, 2, std::size_t{4} << 20, 0);
+  EXPECT_TRUE(got.read.straight);
+  expect_same(got.read.csr, want.read.csr);
+}
+
+// A size line whose count the file cannot hold: the arrays are sized from what the bytes can hold,
+// and the error is the COO read's, not an allocation's.
+TEST(ReaderRowGroups, ACountTheFileCannotHoldEndsAsTheCooReadEnds) {
+  std::string body;
+  for (int i = 0; i < 200; ++i) body += fmt::format("{} {} 1\n", 1 + (i * 7919) % 10000000, 1 + i);
+  const std::string text = coordinate("real", "general", 10000000, body, 100000000000);
+  const std::string want = read(text, StraightToCsr::Never, 1, 0, 0).error;
+  EXPECT_NE(want.find("unexpected end of file: 200 of 100000000000 entries"), std::string::npos) << want;
+  EXPECT_EQ(read(text, StraightToCsr::Once, 1, 0, 0).error, want);
 }

@@ -278,12 +278,29 @@ BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, cons
 constexpr double kTwoPassesFrom = 1 << 20;
 constexpr int kTwoPassesThreads = 4;
 
+// Whether row groups would take the read past 1.2x the CSR + 64 MiB a thread: their entries (a
+// 16-bit row offset beside the CSR's column and value, up to a thirty-second more in the groups'
+// last chunks) and the row counts, and about 24 MiB of block buffers and mappings (measured: the
+// float read of 50M entries on one thread peaked at 548 MiB, this estimate). A float read passes
+// from about 100M entries (10 bytes an entry against the float CSR's 8); such a file is read in
+// two passes where it can be read twice.
+template <class V>
+bool groups_past_bound(const DataPlan& d, int threads) {
+  const MmHeader& h = d.h;
+  const auto m = static_cast<double>(with_mirrors(h, d.entries_max));
+  const double value = sizeof(V) * (h.field == Field::Complex ? 2.0 : 1.0);
+  const double row_ptr = 8.0 * (static_cast<double>(h.rows) + 1);
+  const double groups = (value + 6.0) * m * 33.0 / 32.0 + row_ptr + 24.0 * (1 << 20);
+  return groups > 1.2 * ((value + 4.0) * m + row_ptr) + 64.0 * (1 << 20) * threads;
+}
+
 // A coordinate file read once into CSR: through the COO until the repeats' first sample (a file
 // that mostly repeats positions stays there, merged as it is read); then a general file's entries
 // in row order go on into the CSR's arrays (InRowOrder) until a row decreases, and the entries held
 // move into row groups (mm_row_groups), which take the rest of the file. False where the read
 // through the COO should read the file again (it can be read twice, and the row groups found a
-// mirrored pair, or float sums past float's range: that read names their lines); else out.csr.
+// mirrored pair, or float sums past float's range: that read names their lines; or repeats that
+// started after the first sample: that read merges them); else out.csr.
 template <class V>
 bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name,
                        BasicParsedCsr<V>& out) {
@@ -302,17 +319,18 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
   std::optional<InRowOrder<V>> ordered;
   std::optional<RowGroups<V>> groups;
   const auto to_groups = [&] {  // the entries in row order so far, moved into row groups
-    groups.emplace(h, h.entries);
+    groups.emplace(h, d.entries_max);
     if (!ordered) return;
     InRowOrder<V>& o = *ordered;
-    groups->add_in_row_order(o.start.data(), o.last, o.a.col.data(), o.a.val.data(), cplx ? o.a.imag.data() : nullptr, o.n, threads);
+    groups->add_in_row_order(std::move(o.start), o.last, o.a.col.data(), o.a.val.data(), cplx ? o.a.imag.data() : nullptr, o.n,
+                             threads);
     ordered.reset();
   };
   BasicCoo<V> buf;
   buf.field = h.field;
   try {
     if (h.symmetry == Symmetry::General) {
-      ordered.emplace(static_cast<index_t>(h.rows), h.entries, cplx);
+      ordered.emplace(static_cast<index_t>(h.rows), d.entries_max, cplx);
       if (!ordered->append(first->coo(), first->stored(), threads)) ordered.reset();
     }
     if (!ordered) {
@@ -320,7 +338,15 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
       groups->add(first->coo(), first->stored(), threads);
     }
     first.reset();
+    i64 next_check = 2 * std::max<i64>(at.seen, 1);
     for (i64 n; (n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen)) >= 0;) {
+      // Repeats that start later: the COO's merger samples at each doubling, and so does this read;
+      // a file that can be read again goes back to the COO, which sums them as it reads (from a
+      // stream they are kept, within the memory budget the size line was checked against).
+      if (at.seen >= next_check) {
+        if (again && mostly_repeats(buf.row.data(), buf.col.data(), static_cast<std::size_t>(n))) return false;
+        while (next_check <= at.seen) next_check *= 2;
+      }
       if (ordered && ordered->append(buf, n, threads)) continue;
       if (ordered) to_groups();
       groups->add(buf, n, threads);
@@ -371,7 +397,9 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   // - a mapped general file: first in one pass, as though in row order (mm_direct); once a row
   //   decreases, again in two passes for a large file and several threads, else once into row groups;
   // - a mapped symmetric file: two passes for a large file and several threads, else row groups;
-  // - anything read from a stream (a pipe, gzip): row groups, which keep row order while it lasts.
+  // - anything read from a stream (a pipe, gzip): row groups, which keep row order while it lasts;
+  // - two passes wherever row groups would pass the memory bound and the input can be read twice
+  //   (a float read of about 100M entries or more; gzip in memory is inflated again).
   // A file the straight reads give up on (mostly repeated positions, a line the two passes count
   // differently, and the errors that need lines the row groups no longer know) reads through the COO.
   const MmHeader& h = d.h;
@@ -380,10 +408,13 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
   if (h.format == MmFormat::Coordinate && how != StraightToCsr::Never) {
     const bool mapped = text.in_memory();
     const bool large = static_cast<double>(with_mirrors(h, d.entries_max)) >= kTwoPassesFrom;
-    const bool two_passes = how == StraightToCsr::Always ? text.can_rewind()
-                                                         : how == StraightToCsr::Auto && mapped && large && threads >= kTwoPassesThreads;
+    const bool two_passes =
+        how == StraightToCsr::Always
+            ? text.can_rewind()
+            : how == StraightToCsr::Auto && ((mapped && large && threads >= kTwoPassesThreads) ||
+                                             (text.can_rewind() && groups_past_bound<V>(d, threads)));
     bool once = how == StraightToCsr::Once || (!text.can_rewind() && how == StraightToCsr::Always) ||
-                (how == StraightToCsr::Auto && !mapped);
+                (how == StraightToCsr::Auto && !mapped && !two_passes);
     if (!once && (two_passes || (mapped && h.symmetry == Symmetry::General))) {
       bool out_of_order = false;
       try {

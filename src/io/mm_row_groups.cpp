@@ -53,7 +53,6 @@ RowGroups<V>::RowGroups(const MmHeader& h, i64 entries) : h_(h), cplx_(h.field =
   offset_at_ = col_at_ + sizeof(std::uint32_t) * capacity_;
   groups_.resize(n_groups);
   for (Group& g : groups_) g.last = capacity_;  // full: the first entry opens a chunk
-  count_ = zeros_on_huge_pages<offset_t>(static_cast<std::size_t>(h.rows) + 1);
 }
 
 template <class V>
@@ -92,6 +91,7 @@ void RowGroups<V>::give_back(char* chunk) const {
 }
 
 template <class V>
+template <bool Count>
 inline bool RowGroups<V>::put(Slab& slab, std::uint32_t r, std::uint32_t c, V v, V im) {
   Group& g = groups_[r >> bits_];
   if (g.last == capacity_) {
@@ -110,12 +110,14 @@ inline bool RowGroups<V>::put(Slab& slab, std::uint32_t r, std::uint32_t c, V v,
   if (cplx_) imags(b)[i] = im;
   cols(b)[i] = c;
   offsets(b)[i] = static_cast<std::uint16_t>(r & ((std::uint32_t{1} << bits_) - 1));
-  ++count_[r + 1];
+  if constexpr (Count) ++count_[r + 1];
   return true;
 }
 
 template <class V>
+template <bool Count>
 void RowGroups<V>::add(const index_t* row, const index_t* col, const V* val, const V* imag, i64 n, int threads) {
+  if (Count && count_.empty()) count_ = zeros_on_huge_pages<offset_t>(static_cast<std::size_t>(h_.rows) + 1);
   const bool mirrored = h_.symmetry != Symmetry::General;
   const V sign = h_.symmetry == Symmetry::SkewSymmetric ? V{-1} : V{1};
   const V imag_sign = h_.symmetry == Symmetry::Hermitian ? V{-1} : sign;
@@ -137,15 +139,15 @@ void RowGroups<V>::add(const index_t* row, const index_t* col, const V* val, con
     const auto mine = [&](std::uint32_t r) { return all == 1 || owner_[r >> bits_] % all == me; };
     Slab& slab = slab_[static_cast<std::size_t>(me)];
     for (i64 e = 0; e < n && ok; ++e) {
-      if (e + kAhead < n) {
+      if (Count && e + kAhead < n) {
         if (mine(static_cast<std::uint32_t>(row[e + kAhead]))) __builtin_prefetch(count + row[e + kAhead] + 1, 1);
         if (mirrored && mine(static_cast<std::uint32_t>(col[e + kAhead]))) __builtin_prefetch(count + col[e + kAhead] + 1, 1);
       }
       const auto r = static_cast<std::uint32_t>(row[e]), c = static_cast<std::uint32_t>(col[e]);
       const V im = imag ? imag[e] : V{0};
-      if (mine(r)) ok = put(slab, r, c, val[e], im);
+      if (mine(r)) ok = put<Count>(slab, r, c, val[e], im);
       if (mirrored && r != c) {
-        if (mine(c) && ok) ok = put(slab, c, r | kMirror, sign * val[e], imag_sign * im);
+        if (mine(c) && ok) ok = put<Count>(slab, c, r | kMirror, sign * val[e], imag_sign * im);
         (r > c ? lower : upper) = true;
       }
     }
@@ -155,56 +157,66 @@ void RowGroups<V>::add(const index_t* row, const index_t* col, const V* val, con
   upper_ = upper_ || upper;
 }
 
-namespace {
-
-// The pages of `a` from element `from` on, below `top` (a page boundary; then moved down to the
-// page holding `from`), given back.
-template <class T>
-void give_back_from(T* a, offset_t from, std::uintptr_t& top) {
-  const std::size_t page = page_bytes();
-  const auto b = reinterpret_cast<std::uintptr_t>(a + from);
-  const std::uintptr_t up = (b + page - 1) / page * page;
-  if (top > up) advise(reinterpret_cast<const void*>(up), top - up, MADV_DONTNEED);
-  top = std::min(top, up);
+template <class V>
+void RowGroups<V>::add(const BasicCoo<V>& buf, i64 n, int threads) {
+  add<true>(buf.row.data(), buf.col.data(), buf.val.data(), cplx_ ? buf.imag.data() : nullptr, n, threads);
 }
 
-template <class T>
-std::uintptr_t page_end(const T* a, offset_t n) {
+namespace {
+
+// Page boundaries at or above / at or below an address.
+std::uintptr_t page_up(const void* p) {
   const std::size_t page = page_bytes();
-  return (reinterpret_cast<std::uintptr_t>(a + n) + page - 1) / page * page;
+  return (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+}
+std::uintptr_t page_down(const void* p) { return reinterpret_cast<std::uintptr_t>(p) / page_bytes() * page_bytes(); }
+
+// The whole pages of `a` below element `to`, from `done` (a page boundary, then moved up), given back.
+template <class T>
+void give_back_below(const T* a, offset_t to, std::uintptr_t& done) {
+  const std::uintptr_t e = page_down(a + to);
+  if (e > done) advise(reinterpret_cast<const void*>(done), e - done, MADV_DONTNEED);
+  done = std::max(done, e);
 }
 
 }  // namespace
 
 template <class V>
-void RowGroups<V>::add_in_row_order(const offset_t* start, index_t last, index_t* col, V* val, V* imag, offset_t n,
-                                    int threads) {
+void RowGroups<V>::add_in_row_order(Array<offset_t>&& start, index_t last, const index_t* col, const V* val, const V* imag,
+                                    offset_t n, int threads) {
   constexpr offset_t kSlice = offset_t{1} << 20;
   std::vector<index_t> rows;  // the slice's row indices
-  std::uintptr_t top_col = page_end(col, n), top_val = page_end(val, n), top_imag = imag ? page_end(imag, n) : 0;
-  index_t hi = last;  // rows [.., hi] left, row hi's entries ending at `end`
-  for (offset_t end = n; end > 0;) {
-    // Rows [lo, hi]: about kSlice entries from the end (a longer row alone).
-    const offset_t want = end > kSlice ? end - kSlice : 0;
-    const auto lo = static_cast<index_t>(std::max<std::ptrdiff_t>(0, std::upper_bound(start, start + hi + 1, want) - start - 1));
-    const offset_t from = start[lo];
-    rows.resize(static_cast<std::size_t>(end - from));
-    for (index_t r = lo; r <= hi; ++r) {
-      const offset_t b = start[r], e = r == hi ? end : start[r + 1];
-      std::fill(rows.begin() + (b - from), rows.begin() + (e - from), r);
+  std::uintptr_t done_col = page_up(col), done_val = page_up(val), done_imag = imag ? page_up(imag) : 0;
+  index_t r = 0;  // the row of entry `from`
+  for (offset_t from = 0; from < n;) {
+    const offset_t to = std::min(n, from + kSlice);
+    rows.resize(static_cast<std::size_t>(to - from));
+    for (offset_t p = from; p < to; ++p) {
+      while (r < last && start[r + 1] <= p) ++r;
+      rows[static_cast<std::size_t>(p - from)] = r;
     }
-    add(rows.data(), col + from, val + from, imag ? imag + from : nullptr, static_cast<i64>(end - from), threads);
-    give_back_from(col, from, top_col);
-    give_back_from(val, from, top_val);
-    if (imag) give_back_from(imag, from, top_imag);
-    end = from;
-    hi = lo - 1;
+    add<false>(rows.data(), col + from, val + from, imag ? imag + from : nullptr, static_cast<i64>(to - from), threads);
+    give_back_below(col, to, done_col);
+    give_back_below(val, to, done_val);
+    if (imag) give_back_below(imag, to, done_imag);
+    from = to;
   }
+  // The row starts become the rows' counts, in place: count_[r + 1] = row r's entries.
+  offset_t at = 0;
+  for (std::size_t q = 0; q <= static_cast<std::size_t>(last); ++q) {
+    const offset_t next = q == static_cast<std::size_t>(last) ? n : start[q + 1];
+    start[q + 1] = next - at;
+    at = next;
+  }
+  std::fill(start.begin() + static_cast<std::ptrdiff_t>(last) + 2, start.end(), 0);
+  start[0] = 0;
+  count_ = std::move(start);
 }
 
 template <class V>
 BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name, bool* pair) {
   const auto rows = static_cast<std::size_t>(h_.rows);
+  if (count_.empty()) count_ = zeros_on_huge_pages<offset_t>(rows + 1);  // no entries at all
   std::partial_sum(count_.begin(), count_.end(), count_.begin());  // the rows' starts
   const auto m = static_cast<std::size_t>(count_[rows]);
   // The CSR's arrays, their pages committed as the groups fill them (no zero fill, no populate).
@@ -250,22 +262,42 @@ BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name, bool* pai
   }
   if (pairs) {
     // A file's entry (r, c) and its entry (c, r): in row r, column c both unflagged and flagged.
-    std::vector<std::uint32_t> in_row;
-    for (std::size_t r = 0; r < rows; ++r) {
+    // The first such row, rows checked in parallel (each thread sorting a copy of a row at a time).
+    const auto first_pair = [&](std::size_t r, std::vector<std::uint32_t>& in_row) -> std::uint32_t {
       in_row.assign(col.begin() + count_[r], col.begin() + count_[r + 1]);
       std::sort(in_row.begin(), in_row.end());  // the file's entries first, then the mirrors
       const auto mirrors = std::lower_bound(in_row.begin(), in_row.end(), kMirror);
       for (auto x = mirrors; x != in_row.end(); ++x)
-        if (std::binary_search(in_row.begin(), mirrors, *x & ~kMirror)) {
-          const std::uint32_t c = *x & ~kMirror;
-          if (pair) {
-            *pair = true;
-            return {};
-          }
-          throw ParseError(name, 0, fmt::format("the entries ({},{}) and ({},{}) mirror each other: a {} file must store each "
-                                                "off-diagonal pair once (read once from a stream, their lines are not known)",
-                                                r + 1, c + 1, c + 1, r + 1, to_string(h_.symmetry)));
+        if (std::binary_search(in_row.begin(), mirrors, *x & ~kMirror)) return *x & ~kMirror;
+      return kMirror;
+    };
+    std::size_t found = rows;
+    bool fits = true;
+#pragma omp parallel num_threads(t) reduction(min : found) reduction(&& : fits)
+    {
+      std::vector<std::uint32_t> in_row;
+#pragma omp for schedule(dynamic, 4096)
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (r > found || !fits) continue;
+        try {
+          if (first_pair(r, in_row) != kMirror) found = std::min(found, r);
+        } catch (const std::bad_alloc&) {
+          fits = false;
         }
+      }
+    }
+    if (!fits) throw std::bad_alloc();
+    if (found < rows) {
+      std::vector<std::uint32_t> in_row;
+      const std::size_t r = found;
+      const std::uint32_t c = first_pair(r, in_row);
+      if (pair) {
+        *pair = true;
+        return {};
+      }
+      throw ParseError(name, 0, fmt::format("the entries ({},{}) and ({},{}) mirror each other: a {} file must store each "
+                                            "off-diagonal pair once (read once from a stream, their lines are not known)",
+                                            r + 1, c + 1, c + 1, r + 1, to_string(h_.symmetry)));
     }
 #pragma omp parallel for num_threads(t) schedule(static)
     for (std::size_t p = 0; p < m; ++p) col[p] = static_cast<index_t>(static_cast<std::uint32_t>(col[p]) & ~kMirror);

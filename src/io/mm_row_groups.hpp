@@ -29,15 +29,15 @@ class RowGroups {
 
   // Entries [0, n) of `buf` in file order, and a symmetric file's mirrors; `threads` at a time for
   // a large block, each taking the entries of its groups.
-  void add(const BasicCoo<V>& buf, i64 n, int threads) {
-    add(buf.row.data(), buf.col.data(), buf.val.data(), cplx_ ? buf.imag.data() : nullptr, n, threads);
-  }
+  void add(const BasicCoo<V>& buf, i64 n, int threads);
 
-  // A general file's entries read so far in row order (InRowOrder: row r < last at [start[r],
-  // start[r + 1]), row `last` from start[last] to n), taken a slice of rows at a time from the end,
-  // the pages of the arrays behind each slice given back: memory moves from the CSR's arrays into
-  // the groups instead of doubling. The rows' own entries stay in file order.
-  void add_in_row_order(const offset_t* start, index_t last, index_t* col, V* val, V* imag, offset_t n, int threads);
+  // First, before any add(): a general file's entries read so far in row order (InRowOrder: row
+  // r < last at [start[r], start[r + 1]), row `last` from start[last] to n), taken in file order a
+  // slice of 2^20 at a time, the arrays' pages behind each slice given back: memory moves from the
+  // CSR's arrays into the groups instead of doubling. `start` becomes the rows' counts (no second
+  // array of rows).
+  void add_in_row_order(Array<offset_t>&& start, index_t last, const index_t* col, const V* val, const V* imag, offset_t n,
+                        int threads);
 
   // The CSR: each group's entries placed in their rows in file order, `threads` groups at a time,
   // its memory given back right after; then rows sorted and duplicates summed as csr_from_rows
@@ -59,8 +59,11 @@ class RowGroups {
   };
   static constexpr std::uint32_t kMirror = 0x80000000u;  // column flag: a mirror, not a file's entry
 
+  // Count: the rows' counts go up (not for entries whose rows add_in_row_order counted).
+  template <bool Count>
   void add(const index_t* row, const index_t* col, const V* val, const V* imag, i64 n, int threads);
   // False when memory ran out (no exception: puts run inside parallel regions).
+  template <bool Count>
   bool put(Slab& slab, std::uint32_t r, std::uint32_t c, V v, V im);
   char* new_chunk(Slab& slab);
   void give_back(char* chunk) const;
@@ -76,7 +79,7 @@ class RowGroups {
   std::size_t chunk_bytes_ = 0;           // a whole number of pages
   std::size_t col_at_ = 0, offset_at_ = 0;  // the column and row-offset arrays within a chunk
   std::vector<Group> groups_;
-  Array<offset_t> count_;                 // count_[r + 1]: row r's entries so far (then the row starts)
+  Array<offset_t> count_;                 // count_[r + 1]: row r's entries so far (then the row starts); from the first add
   std::vector<Slab> slab_;                // each thread's
   std::vector<std::pair<char*, std::size_t>> slabs_;  // every mapping, unmapped at the end
   std::vector<std::uint16_t> owner_;      // the thread that keeps each group (g % owner_threads_)
