@@ -9,8 +9,8 @@
 # (The H200 runs in bench/results/io_load_peak_h200_*.txt used a copy of this with stripped
 # portable binaries: .gpu/io/exp*.sh.)
 set -u
-P=${1:-build/bench/io_load_peak}
-OUT=${2:-.}
+P=$(realpath "${1:-build/bench/io_load_peak}")  # absolute: the files are written in /tmp
+OUT=$(realpath "${2:-.}")
 T=$(nproc)
 cd /tmp
 "$P" /tmp/col50.mtx --generate 50000000 --order columns
