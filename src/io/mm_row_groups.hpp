@@ -1,6 +1,6 @@
 #pragma once
-// A coordinate file read once (a pipe, stdin, gzip through a pipe) straight into CSR, in one pass
-// and bounded memory. Each entry is kept in the group of consecutive rows (at most 65536) it
+// A coordinate file read once (a pipe, stdin, gzip; a mapped file out of row order read by a few
+// threads) straight into CSR, in one pass and bounded memory. Each entry is kept in the group of consecutive rows (at most 65536) it
 // belongs to, with its row as a 16-bit offset into the group: 14 bytes an entry in double (10 in
 // float) where the COO takes 16 (12), beside 12 (8) in the CSR. At the end the groups are placed
 // into the CSR in row order, each group's memory given back as it is placed, so the peak is the
@@ -21,7 +21,8 @@ namespace spmv::io::detail {
 template <class V>
 class RowGroups {
  public:
-  // entries: the size line's count, which sizes the groups' chunks (mirrors counted here).
+  // entries: those the file may hold (the size line's count, or fewer where a plain file's bytes
+  // cannot hold that many), which size the groups and their chunks (mirrors counted here).
   RowGroups(const MmHeader& h, i64 entries);
   ~RowGroups();
   RowGroups(const RowGroups&) = delete;
