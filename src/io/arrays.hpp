@@ -12,9 +12,15 @@
 
 namespace spmv::io::detail {
 
+// The system's page size.
+inline std::size_t page_bytes() {
+  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 // Advice on the pages of [p, p + bytes) (whole pages inside it only; advice a kernel refuses is ignored).
 inline void advise(const void* p, std::size_t bytes, int advice) {
-  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t page = page_bytes();
   const auto b = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
   const auto e = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
   if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, advice);

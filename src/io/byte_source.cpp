@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "io/arrays.hpp"
+
 namespace spmv::io::detail {
 
 namespace {
@@ -61,7 +63,7 @@ struct ByteSource::State {
   // in the page cache, the process no longer holds them), a step at a time.
   void release(std::size_t upto) {
     if (!map || upto < released + kReleaseStep) return;
-    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t page = page_bytes();
     const std::size_t end = upto / page * page;
     ::madvise(static_cast<char*>(map) + released, end - released, MADV_DONTNEED);
     released = end;
@@ -254,7 +256,7 @@ void ByteSource::restart() {
 void ByteSource::rereading_from(std::size_t offset) {
   State& s = *s_;
   if (!s.map) return;
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t page = page_bytes();
   s.released = std::min(s.released, (s.mem_pos + offset) / page * page);
 }
 
@@ -267,7 +269,7 @@ void ByteSource::advance(std::size_t n) {
 void ByteSource::will_need(std::size_t offset, std::size_t bytes) const {
   const State& s = *s_;
   if (!s.map || offset >= s.mem_size) return;
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t page = page_bytes();
   const std::size_t b = (s.mem_pos + offset) / page * page, e = std::min(s.mem_size, s.mem_pos + offset + bytes);
   ::madvise(static_cast<char*>(s.map) + b, e - b, MADV_WILLNEED);
 }

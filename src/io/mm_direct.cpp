@@ -272,17 +272,14 @@ Stop each_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTun
   BasicCoo<V> buf;
   buf.field = h.field;
   DataCursor at{h.data_first_line, 0};
-  i64 next_check = std::max<i64>(tune.repeat_check, 1);
+  RepeatCheckpoints repeats(tune.repeat_check);
   for (;;) {
     const i64 n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen);
     if (n < 0) break;
     // The test the read through the COO starts merging on, on this block's entries at doubling
     // checkpoints (the COO's samples span the entries since its last check: where the two differ
     // for a float read, a sum past float's range is refused by the COO's read, which names its line).
-    if (at.seen >= next_check) {
-      if (mostly_repeats(buf.row.data(), buf.col.data(), static_cast<std::size_t>(n))) return Stop::GiveUp;
-      while (next_check <= at.seen) next_check *= 2;
-    }
+    if (repeats.block_repeats(buf.row.data(), buf.col.data(), n, at.seen)) return Stop::GiveUp;
     if (const Stop s = place(buf, n); s != Stop::None) return s;
   }
   check_entry_count(at, h, name);

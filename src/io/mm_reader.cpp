@@ -338,15 +338,12 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
       groups->add(first->coo(), first->stored(), threads);
     }
     first.reset();
-    i64 next_check = 2 * std::max<i64>(at.seen, 1);
+    RepeatCheckpoints repeats(2 * std::max<i64>(at.seen, 1));
     for (i64 n; (n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen)) >= 0;) {
       // Repeats that start later: the COO's merger samples at each doubling, and so does this read;
       // a file that can be read again goes back to the COO, which sums them as it reads (from a
       // stream they are kept, within the memory budget the size line was checked against).
-      if (at.seen >= next_check) {
-        if (again && mostly_repeats(buf.row.data(), buf.col.data(), static_cast<std::size_t>(n))) return false;
-        while (next_check <= at.seen) next_check *= 2;
-      }
+      if (again && repeats.block_repeats(buf.row.data(), buf.col.data(), n, at.seen)) return false;
       if (ordered && ordered->append(buf, n, threads)) continue;
       if (ordered) to_groups();
       groups->add(buf, n, threads);
@@ -413,9 +410,10 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
             ? text.can_rewind()
             : how == StraightToCsr::Auto && ((mapped && large && threads >= kTwoPassesThreads) ||
                                              (text.can_rewind() && groups_past_bound<V>(d, threads)));
+    const bool one_pass = mapped && h.symmetry == Symmetry::General;  // mm_direct's, as though in row order
     bool once = how == StraightToCsr::Once || (!text.can_rewind() && how == StraightToCsr::Always) ||
-                (how == StraightToCsr::Auto && !mapped && !two_passes);
-    if (!once && (two_passes || (mapped && h.symmetry == Symmetry::General))) {
+                (how == StraightToCsr::Auto && !two_passes && !one_pass);
+    if (!once) {
       bool out_of_order = false;
       try {
         if (auto csr = read_csr_direct<V>(text, h, d.entries_max, threads, tune, name, two_passes, &out_of_order)) {
@@ -429,8 +427,6 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
       }
       text.rewind(d.offset);
       once = out_of_order && how == StraightToCsr::Auto;
-    } else if (how == StraightToCsr::Auto && mapped && h.symmetry != Symmetry::General) {
-      once = true;
     }
     if (once) {
       if (parse_once_to_csr(text, d, threads, tune, name, out)) return out;

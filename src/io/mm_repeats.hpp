@@ -22,6 +22,23 @@ namespace spmv::io::detail {
 // of the sampled positions are distinct. The test RepeatMerger starts merging on.
 bool mostly_repeats(const index_t* row, const index_t* col, std::size_t n);
 
+// For a read that keeps every entry as it goes (straight into CSR): the block just read sampled
+// with mostly_repeats at doubling checkpoints of the entries seen, as RepeatMerger samples its arrays.
+class RepeatCheckpoints {
+ public:
+  explicit RepeatCheckpoints(i64 first) : next_(first < 1 ? 1 : first) {}
+  // The block's n entries mostly repeat positions, the file's entries now `seen`: asked at the
+  // first block past each checkpoint, false at the others.
+  bool block_repeats(const index_t* row, const index_t* col, i64 n, i64 seen) {
+    if (seen < next_) return false;
+    while (next_ <= seen) next_ *= 2;
+    return mostly_repeats(row, col, static_cast<std::size_t>(n));
+  }
+
+ private:
+  i64 next_;
+};
+
 template <class V>
 class RepeatMerger {
  public:

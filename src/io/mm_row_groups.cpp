@@ -10,7 +10,6 @@
 #include <numeric>
 #include <omp.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "core/convert.hpp"
 #include "io/arrays.hpp"
@@ -22,11 +21,6 @@ namespace {
 // Chunks are cut from mappings of this size, each chunk's pages given back (madvise) once it is
 // placed: one mapping per 64 MiB, where a mapping per chunk could pass the kernel's map count.
 constexpr std::size_t kSlabBytes = std::size_t{64} << 20;
-
-std::size_t page_bytes() {
-  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  return page;
-}
 
 }  // namespace
 
@@ -123,20 +117,15 @@ void RowGroups<V>::add(const index_t* row, const index_t* col, const V* val, con
   const V imag_sign = h_.symmetry == Symmetry::Hermitian ? V{-1} : sign;
   const int t = threads > 1 && n >= (i64{1} << 16) ? std::min(threads, 1 << 16) : 1;
   if (slab_.size() < static_cast<std::size_t>(t)) slab_.resize(static_cast<std::size_t>(t));
-  if (owner_threads_ != t) {
-    owner_.resize(groups_.size());
-    for (std::size_t g = 0; g < owner_.size(); ++g) owner_[g] = static_cast<std::uint16_t>(g % static_cast<std::size_t>(t));
-    owner_threads_ = t;
-  }
   constexpr i64 kAhead = 32;  // entries whose row counts are prefetched: rows in no order miss the cache
   offset_t* count = count_.data();
   bool ok = true, lower = false, upper = false;
-  // Each thread keeps the groups owner_ gives it, in file order (where OpenMP gives fewer threads
-  // than asked, thread k keeps those of owners k, k + T, ...).
+  // Each thread keeps the groups g with g % T == its number, in file order (T: the threads OpenMP
+  // gives, which may be fewer than asked).
 #pragma omp parallel num_threads(t) if (t > 1) reduction(&& : ok) reduction(|| : lower, upper)
   {
     const int all = omp_get_num_threads(), me = omp_get_thread_num();
-    const auto mine = [&](std::uint32_t r) { return all == 1 || owner_[r >> bits_] % all == me; };
+    const auto mine = [&](std::uint32_t r) { return all == 1 || static_cast<int>((r >> bits_) % static_cast<std::uint32_t>(all)) == me; };
     Slab& slab = slab_[static_cast<std::size_t>(me)];
     for (i64 e = 0; e < n && ok; ++e) {
       if (Count && e + kAhead < n) {

@@ -83,8 +83,6 @@ class RowGroups {
   Array<offset_t> count_;                 // count_[r + 1]: row r's entries so far (then the row starts); from the first add
   std::vector<Slab> slab_;                // each thread's
   std::vector<std::pair<char*, std::size_t>> slabs_;  // every mapping, unmapped at the end
-  std::vector<std::uint16_t> owner_;      // the thread that keeps each group (g % owner_threads_)
-  int owner_threads_ = 0;
   bool lower_ = false, upper_ = false;  // a symmetric file's entries below and above the diagonal
 };
 
