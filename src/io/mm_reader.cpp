@@ -272,18 +272,17 @@ BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, cons
 }
 
 // A mapped file out of row order (or symmetric) goes straight into CSR in two passes (mm_direct)
-// from this many entries (mirrors counted) and threads; otherwise it is read once into row groups.
-// On the H200 host's 16 cores two passes took 0.90 s where row groups took 1.10 (50M entries in
-// column order); on one thread 5.6 s against 3.5 (bench/results/README.md).
+// from this many entries (mirrors counted) and threads, where they keep less memory than row groups
+// and are about as fast; otherwise it is read once into row groups, much faster on one thread (the
+// crossover is measured in bench/results/README.md).
 constexpr double kTwoPassesFrom = 1 << 20;
 constexpr int kTwoPassesThreads = 4;
 
 // Whether row groups would take the read past 1.2x the CSR + 64 MiB a thread: their entries (a
 // 16-bit row offset beside the CSR's column and value, up to a thirty-second more in the groups'
-// last chunks) and the row counts, and about 24 MiB of block buffers and mappings (measured: the
-// float read of 50M entries on one thread peaked at 548 MiB, this estimate). A float read passes
-// from about 100M entries (10 bytes an entry against the float CSR's 8); such a file is read in
-// two passes where it can be read twice.
+// last chunks) and the row counts, and about 24 MiB of block buffers and mappings (calibrated on
+// the peaks in bench/results/README.md). A float read passes from about 100M entries (10 bytes an
+// entry against the float CSR's 8); such a file is read in two passes where it can be read twice.
 template <class V>
 bool groups_past_bound(const DataPlan& d, int threads) {
   const MmHeader& h = d.h;
