@@ -10,6 +10,9 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -116,8 +119,10 @@ TEST_F(Cli, HugeSizesFromTheInputAreRefusedNotAborted) {
   // olm1000 (1000 x 1000): 32 TiB, over any machine's budget, refused at its size line (line 14).
   const Result r = run(fmt::format("run {}/olm1000.mtx.gz --k 2147483647", SPMV_SHARED_MATRICES));
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("olm1000.mtx.gz:14: a 1000 x 1000 matrix with 3996 entries needs 32000.0 GiB (row pointers 7.8 KiB, "
-                       "entries 62.4 KiB, X and Y at --k 2147483647 32000.0 GiB); the memory budget is "),
+  // (1000 rows and 1000 columns at 40 + 24 bytes a right-hand side: 64000 x 2^31 bytes.)
+  EXPECT_NE(r.err.find("olm1000.mtx.gz:14: a 1000 x 1000 matrix with 3996 entries needs 128000.0 GiB (row pointers 7.8 KiB, "
+                       "entries 62.4 KiB, X and Y at --k 2147483647, the reference and the plan's copies 128000.0 GiB); "
+                       "the memory budget is "),
             std::string::npos)
       << r.err;
 }
@@ -166,8 +171,10 @@ TEST_F(Cli, HostileInputsAreRefusedInBoundedMemory) {
   std::ofstream(tmp("rows.mtx")) << "%%MatrixMarket matrix coordinate real general\n2147483647 1 1\n1 1 1\n";
   r = bounded("run " + tmp("rows.mtx") + " --memory-budget 4G");
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, tmp("rows.mtx") + ":2: a 2147483647 x 1 matrix with 1 entries needs 32.0 GiB (row pointers 16.0 GiB, "
-                                     "entries 16 B, x and y 16.0 GiB); the memory budget is 4.0 GiB\n");
+  // run's vectors, reference and plan: 60 bytes a row (120 GiB), 24 a column.
+  EXPECT_EQ(r.err, tmp("rows.mtx") + ":2: a 2147483647 x 1 matrix with 1 entries needs 136.0 GiB (row pointers 16.0 GiB, "
+                                     "entries 16 B, x, y, the reference and the plan's copies 120.0 GiB); the memory "
+                                     "budget is 4.0 GiB\n");
   std::ofstream(tmp("x.mtx")) << "%%MatrixMarket matrix coordinate real general\n" << std::string(1 << 20, 'x') << "\n";
   r = bounded("info " + tmp("x.mtx"));
   EXPECT_EQ(r.status, 1);
@@ -176,6 +183,38 @@ TEST_F(Cli, HostileInputsAreRefusedInBoundedMemory) {
 
 // A matrix with infinities passes its check on every CPU backend (it once failed: the reference's
 // compensation made +-inf rows NaN), and a row overflowing in double is passed with a note.
+// What `run` holds beside the matrix counts in its memory budget: y, the plan's y, the reference's
+// three arrays and the plan's per-row arrays (issue 19: a matrix of 2^31 rows and one entry passed
+// a 62.9 GiB budget counting x and y alone and took more than 33 GB). 2^22 rows and one entry:
+// refused under a budget that x and y alone (64 MiB) would pass; run, its peak stays within what
+// the budget was told (68 bytes a row, 24 a column) and the process's own few MiB.
+TEST_F(Cli, RunCountsItsVectorsReferenceAndPlanInTheBudget) {
+  const index_t rows = 1 << 22;
+  std::ofstream(tmp("tall.mtx")) << "%%MatrixMarket matrix coordinate real general\n" << rows << " 1 1\n5 1 2.5\n";
+  const Result refused = run("run " + tmp("tall.mtx") + " --memory-budget 128M");
+  EXPECT_EQ(refused.status, 1);
+  // (272 MiB in all: 32 MiB of row pointers and 240 MiB for run; sizes from 0.1 GiB are given in GiB.)
+  EXPECT_EQ(refused.err, tmp("tall.mtx") + ":2: a 4194304 x 1 matrix with 1 entries needs 0.3 GiB (row pointers 32.0 MiB, "
+                                          "entries 16 B, x, y, the reference and the plan's copies 0.2 GiB); the memory "
+                                          "budget is 0.1 GiB\n");
+  // Spawned directly and waited for with wait4: ru_maxrss is this process's own peak (kB).
+  const std::string path = tmp("tall.mtx");
+  const char* argv[] = {SPMV_CLI, "run", path.c_str(), "--memory-budget", "300M", "--repeat", "2", nullptr};
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, SPMV_CLI, &quiet, nullptr, const_cast<char* const*>(argv), environ), 0);
+  posix_spawn_file_actions_destroy(&quiet);
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const double peak_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  EXPECT_LE(peak_mib, 272.0 + 24.0) << "peak " << peak_mib << " MiB";
+  EXPECT_GE(peak_mib, 150.0) << "peak " << peak_mib << " MiB";  // the row pointers, y, the plan's y and the reference: the count is no idle bound
+}
+
 TEST_F(Cli, InfinitiesPassTheCheck) {
   std::ofstream(tmp("inf.mtx")) << "%%MatrixMarket matrix coordinate real general\n3 3 6\n1 1 inf\n1 2 2\n2 1 -inf\n"
                                    "3 1 1e308\n3 2 1e308\n3 3 -1e308\n";

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include "cpu/row_kernels.hpp"
 #include "test_util.hpp"
@@ -150,6 +151,47 @@ TEST(CpuKernels, DynamicChunkInRowsAndRounded) {
   EXPECT_EQ(chunk(1000, 37, 0), 37);
   EXPECT_EQ(chunk(0, 37, 16), 48);
   EXPECT_EQ(chunk(0, 32, 16), 32);
+}
+
+// Rows nearly all empty: the chunk follows the rows, at most 1024 chunks a thread (a chunk a row
+// made 2^26 rows and one nonzero take 4.4 s a product on 2 threads: one chunk grab a row).
+TEST(CpuKernels, DynamicChunksOfEmptyRowsAreBounded) {
+  const index_t n = 1 << 20;
+  std::vector<offset_t> lengths(n, 0);
+  lengths[5] = 1;
+  Csr a = test::csr_from_lengths(lengths, 1, 1);
+  a.val.assign(1, 2.5);
+  PlanOptions opt;
+  opt.threads = 2;
+  auto plan = make_plan(a, Backend::Omp, "csr-dynamic", opt);
+  std::vector<double> y(n, -1.0);
+  plan->multiply(std::vector<double>{4.0}, y);
+  std::vector<double> want(n, 0.0);
+  want[5] = 10.0;
+  EXPECT_EQ(y, want);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(plan->detail, m, std::regex("chunk_rows=([0-9]+)"))) << plan->detail;
+  EXPECT_EQ(std::stoi(m[1]), n / (1024 * 2));
+}
+
+// The plans' trial: after the first round a candidate more than 4 times slower than the fastest is
+// not run again. Candidate 1 takes 20 ms a run, candidate 0 nothing: 1 runs its warm-up and one
+// timed run only; 0 runs in all three rounds.
+TEST(CpuKernels, TrialLeavesOutCandidatesFarSlower) {
+  int current = 0;
+  std::vector<int> runs(3, 0);
+  const auto best = cpu::trial_candidates(
+      3, [&](int c) { current = c; },
+      [&] {
+        ++runs[current];
+        if (current == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      });
+  ASSERT_EQ(best.size(), 3u);
+  EXPECT_GE(best[1], 0.02);
+  EXPECT_LT(best[0], 0.005);
+  EXPECT_EQ(runs[1], 2);
+  EXPECT_GE(runs[0], 4);  // a warm-up and at least one run in each of the 3 rounds
+  EXPECT_GE(runs[2], 4);
 }
 
 TEST(CpuKernels, BalancedBoundsSplitWorkEvenly) {

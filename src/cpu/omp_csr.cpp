@@ -57,7 +57,9 @@ class OmpCsr final : public CpuPlan {
             ? opt.nz_per_chunk
             : std::clamp<offset_t>(nnz / (chunks.min_chunks_per_thread * offset_t{threads_}), 1, chunks.nz_per_chunk);
     const double mean_row = a.rows > 0 ? static_cast<double>(nnz) / a.rows : 0.0;
-    chunk_rows_ = static_cast<index_t>(std::clamp(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0),
+    const double fewest_rows =
+        static_cast<double>(a.rows) / static_cast<double>(chunks.max_chunks_per_thread * offset_t{threads_});
+    chunk_rows_ = static_cast<index_t>(std::clamp(std::max(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0), fewest_rows),
                                                   1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
     if (opt.chunk_rows > 0) chunk_rows_ = opt.chunk_rows;
     if (opt.chunk_multiple > 1)  // the SpMM report (004) rounds its chunk up to 16 rows

@@ -435,13 +435,15 @@ void hll_product(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y
 // candidate c, run() does one product. Candidates are timed round-robin (tuning::trial_timing:
 // rounds of ~0.1 ms or at least one run each, after a warm-up), so drifting clock speed or
 // background load hits all alike; returns the fastest single run of each. Tiny products get many
-// runs, so microsecond noise does not decide.
+// runs, so microsecond noise does not decide. After the first round, candidates far slower than
+// the fastest (drop_ratio) are left out.
 template <class Apply, class Run>
 std::vector<double> trial_candidates(int n, Apply apply, Run run) {
   const auto& timing = tuning::trial_timing;
   std::vector<double> best(static_cast<std::size_t>(n), 1e300);
   for (int round = 0; round < timing.rounds; ++round)
     for (int c = 0; c < n; ++c) {
+      if (round > 0 && best[c] > timing.drop_ratio * *std::min_element(best.begin(), best.end())) continue;
       apply(c);
       if (round == 0) run();  // warm-up: first touch of y, caches, thread team of this size
       double spent = 0;

@@ -15,11 +15,14 @@ inline constexpr int parallel_fill_min = 1 << 16;
 
 // How a plan times its candidates (trial_candidates): rounds over all candidates, and per round
 // runs of each until min_seconds have passed (at least one, at most max_runs), so that tiny
-// products are timed many times and microsecond noise does not decide.
+// products are timed many times and microsecond noise does not decide. After the first round a
+// candidate more than drop_ratio times slower than the fastest is not run again: it cannot win,
+// and its runs may be long (a schedule that does not suit the matrix).
 struct TrialTiming {
   int rounds = 3;
   int max_runs = 100;
   double min_seconds = 1e-4;
+  double drop_ratio = 4.0;
 };
 inline constexpr TrialTiming trial_timing{};
 
@@ -29,10 +32,12 @@ inline constexpr int spmm_tile_doubles = 2048;
 
 // OpenMP CSR's dynamic schedule: chunks of about nz_per_chunk nonzeros, but at least
 // min_chunks_per_thread chunks per thread, so that small matrices still feed every thread and can
-// rebalance.
+// rebalance, and at most max_chunks_per_thread, so that rows nearly all empty do not make a chunk
+// a row (a chunk grab a row costs more than the rows' work).
 struct CsrChunks {
   offset_t nz_per_chunk = 8192;
   offset_t min_chunks_per_thread = 4;
+  offset_t max_chunks_per_thread = 1024;
 };
 inline constexpr CsrChunks csr_chunks{};
 
