@@ -581,6 +581,32 @@ TEST(Bench, GeneratedFilesAreLabelledSynthetic) {
   EXPECT_EQ(sources_from_paths({(dir / "alike.mtx").string()}).at(0).origin, "synthetic");
 }
 
+// A file's vectors, reference and plans' copies at the sweep's largest k count in its read's
+// memory budget, as run counts them (issue 19): 2^31 - 1 rows and one entry at k = 1024 would need
+// 80 TiB beside its 16 GiB of row pointers, refused at the size line whatever the machine. A small
+// file loads.
+TEST(Bench, LoadCountsTheSweepsVectorsInTheBudget) {
+  const test::ScratchDir scratch;
+  const std::string path = (std::filesystem::path(scratch.path) / "tall.mtx").string();
+  std::ofstream(path) << "%%MatrixMarket matrix coordinate real general\n2147483647 1 1\n5 1 1.0\n";
+  SuiteOptions so;
+  so.max_k = 1024;
+  const MatrixSource src = sources_from_paths({path}).at(0);
+  try {
+    load_source(src, so);
+    ADD_FAILURE() << "loaded";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path + ":2: a 2147483647 x 1 matrix with 1 entries needs "), std::string::npos) << m;
+    EXPECT_NE(m.find("(row pointers 16.0 GiB, entries 16 B, X and Y at k = 1024, the reference and the plans' copies "),
+              std::string::npos) << m;
+  }
+  const std::string small = (std::filesystem::path(scratch.path) / "small.mtx").string();
+  io::write_matrix_market(small, coo_to_csr(test::random_coo(30, 20, 0.2, 4)));
+  so.max_k = 1;
+  EXPECT_EQ(load_source(sources_from_paths({small}).at(0), so).rows, 30);
+}
+
 // `spmv report CSV -o DIR/OUT`; report.md's text, "" (and a failure) when it did not run.
 
 }  // namespace

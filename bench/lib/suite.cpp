@@ -1,6 +1,7 @@
 // The default suite (real matrices + structure-alikes of the missing seed matrices) and the
 // default sweep, both sized to the machine.
 #include <spmv/bench/bench.hpp>
+#include <spmv/formats/limits.hpp>
 #include <spmv/io.hpp>
 
 #include <algorithm>
@@ -146,7 +147,15 @@ Csr load_source(const MatrixSource& src, const SuiteOptions& opt) {
     gen::check_generate_memory(*src.spec, src.name, 3.0);
     return gen::generate_cached(*src.spec, opt.cache_dir);
   }
-  return io::load_csr(src.path);
+  // The vectors, reference and plans' copies of the sweep's largest k count in the read's budget,
+  // as run counts them: a file of 2^31 rows and one entry is refused at its size line.
+  const auto [per_row, per_col] = checked_product_memory(opt.max_k);
+  io::ReadOptions ro;
+  ro.extra_bytes_per_row = per_row;
+  ro.extra_bytes_per_col = per_col;
+  ro.extra_what = opt.max_k == 1 ? "x, y, the reference and the plans' copies"
+                                 : fmt::format("X and Y at k = {}, the reference and the plans' copies", opt.max_k);
+  return io::load_csr(src.path, ro);
 }
 
 SweepConfig default_sweep(const MachineInfo& m, bool small, bool quick) {

@@ -47,6 +47,10 @@ void check_input_memory(const std::string& what, double bytes_needed, double req
                             memory_size_text(budget)));
 }
 
+CheckedProductMemory checked_product_memory(int k) {
+  return {40.0 * k + 20.0, 24.0 * k};
+}
+
 std::string memory_size_text(double bytes) {
   constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
   if (bytes >= 0.1 * kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);

@@ -106,6 +106,7 @@ int bench_cmd(BenchArgs& a) {
   so.small_machine = small || a.suite == "scaled";
   so.min_nnz = a.min_nnz;
   so.seed_only = a.seed_suite;
+  so.max_k = *std::max_element(cfg.ks.begin(), cfg.ks.end());
   if (quick) {
     so.max_real_nnz = 20000;
     so.scaled_max_nnz = 50000;

@@ -58,13 +58,9 @@ int run(const RunArgs& args) {
     po.precision = precision;
     make_plan(Csr{}, backend, spec.name, po);
   }
-  // What run holds beside the matrix, counted in the memory budget at the file's size line, so that
-  // a matrix of mostly empty rows is refused there rather than after the reader: per row and
-  // right-hand side, y, the plan's y (single: a float y and its copy) and the reference's sums,
-  // bounds and |a||x| terms, 40 bytes; per row, the plan's own arrays (a 32-bit copy of the row
-  // pointers, row lengths, ELL's padding at width one), 20; per column and right-hand side, x, the
-  // plan's x and a second one (the planner's next candidate, or single's float copy), 24.
-  const double per_row = 40.0 * args.k + 20.0, per_col = 24.0 * args.k;
+  // What run holds beside the matrix counts in the memory budget at the file's size line, so that
+  // a matrix of mostly empty rows is refused there rather than after the reader.
+  const auto [per_row, per_col] = checked_product_memory(args.k);
   io::ReadOptions ro;
   ro.memory_budget_bytes = static_cast<double>(args.memory_budget);
   ro.extra_bytes_per_row = per_row;

@@ -29,6 +29,17 @@ double input_memory_budget(double requested = 0);
 /// Checks such an allocation before it is made. Throws Error "<what> would need X GiB; the memory
 /// budget is Y GiB" when over (sizes as memory_size_text writes them).
 void check_input_memory(const std::string& what, double bytes_needed, double requested_budget = 0);
+/// What a checked product holds beside the matrix, for a memory budget counted at the file's size
+/// line (`run` and the benchmark count it): per row and right-hand side, y, the plan's y and the
+/// reference's sums, bounds and |a||x| terms (40 bytes); per row, the plan's own arrays (a 32-bit
+/// copy of the row pointers, row lengths, ELL's padding at width one: 20); per column and
+/// right-hand side, x, the plan's x and one more copy (the planner's next candidate, or single
+/// precision's float x: 24). Upper bounds of what the CPU plans were measured to take.
+struct CheckedProductMemory {
+  double per_row = 0, per_col = 0;
+};
+CheckedProductMemory checked_product_memory(int k);
+
 /// A size in the memory-budget messages: GiB from 0.1 GiB on (one decimal), else MiB, KiB or bytes,
 /// so that small sizes and budgets do not read "0.0 GiB".
 std::string memory_size_text(double bytes);

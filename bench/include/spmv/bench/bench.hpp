@@ -56,6 +56,7 @@ struct SuiteOptions {
   offset_t min_nnz = 0;         // skip matrices (real or alike) with fewer nonzeros (--min-nnz)
   int max_matrices = 0;         // 0 = all
   bool seed_only = false;       // the seed suite alone, in its order: real where present, else alikes
+  int max_k = 1;                // the sweep's most right-hand sides: a file's vectors count in its memory budget
 };
 std::string default_matrices_dir();
 // Every real matrix in the folder (MANIFEST.tsv's order for those it lists, then the folder's
