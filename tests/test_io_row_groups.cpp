@@ -204,23 +204,69 @@ TEST(ReaderRowGroups, RowOrderGoesOnUntilARowDecreasesThenMovesIntoRowGroups) {
   EXPECT_EQ(expect_once_as_through_coo(coordinate("real", "general", 3000, body, 4000), 4096), 4);
 }
 
-// Repeats that start after the first sample: a file that can be read again goes back to the COO,
-// which merges them as it reads (memory follows the distinct positions); from a pipe they are kept.
+// Repeats that start after the first sample go to the COO, which merges them as it reads (memory
+// follows the distinct positions): a file that can be read again is read again; from a pipe the
+// entries held so far (row groups, or the CSR's arrays while in row order) and the block move into
+// the COO, each position's entries in file order, so the sums are the read through the COO's bit
+// for bit. Every field and symmetry, double and float.
 TEST(ReaderRowGroups, RepeatsStartingLaterGoBackToTheCooThatMergesThem) {
-  std::string body;
-  for (int i = 0; i < 30000; ++i) body += fmt::format("{} {} {:.17g}\n", 1 + (i * 37) % 5000, 1 + i % 4999, 1.0 / (i + 3));
-  for (int i = 0; i < 60000; ++i) body += fmt::format("{} 1 {:.17g}\n", 1 + i % 3, 1.0 / (i + 7));
-  const std::string text = coordinate("real", "general", 5000, body, 90000);
-  const Outcome<double> want = read(text, StraightToCsr::Never, 2, std::size_t{64} << 10, 64);
-  ASSERT_EQ(want.error, "");
-  for (const int threads : {1, 2}) {
-    const Outcome<double> got = read(text, StraightToCsr::Once, threads, std::size_t{64} << 10, 64);
-    EXPECT_FALSE(got.read.straight);
-    expect_same(got.read.csr, want.read.csr);
-    const Outcome<double> piped = read_through_pipe(text, StraightToCsr::Auto, threads, 64, std::size_t{64} << 10);
-    EXPECT_TRUE(piped.read.straight);
-    expect_same(piped.read.csr, want.read.csr);
+  const auto check = [](const std::string& text, auto v) {
+    using V = decltype(v);
+    const Outcome<V> want = read<V>(text, StraightToCsr::Never, 2, std::size_t{64} << 10, 64);
+    ASSERT_EQ(want.error, "");
+    for (const int threads : {1, 2}) {
+      const Outcome<V> got = read<V>(text, StraightToCsr::Once, threads, std::size_t{64} << 10, 64);
+      EXPECT_FALSE(got.read.straight);
+      expect_same(got.read.csr, want.read.csr);
+      const Outcome<V> piped = read_through_pipe<V>(text, StraightToCsr::Auto, threads, 64, std::size_t{64} << 10);
+      ASSERT_EQ(piped.error, "");
+      EXPECT_FALSE(piped.read.straight);
+      expect_same(piped.read.csr, want.read.csr);
+    }
+  };
+  for (const char* field : {"real", "integer", "pattern", "complex"}) {
+    for (const char* symmetry : {"general", "symmetric", "skew-symmetric", "hermitian"}) {
+      if (std::string(symmetry) == "hermitian" && std::string(field) != "complex") continue;
+      if (std::string(symmetry) == "skew-symmetric" && std::string(field) == "pattern") continue;
+      SCOPED_TRACE(fmt::format("{} {}", field, symmetry));
+      const bool complex = std::string(field) == "complex", pattern = std::string(field) == "pattern";
+      const auto value = [&](int i) {
+        if (pattern) return std::string();
+        if (std::string(field) == "integer") return fmt::format(" {}", i % 17 - 8);
+        return complex ? fmt::format(" {:.17g} {:.17g}", 1.0 / (i + 3), 1.0 / (i + 5)) : fmt::format(" {:.17g}", 1.0 / (i + 3));
+      };
+      std::string body;  // distinct positions below the diagonal in no row order, then 60000 repeats of 3
+      for (int i = 0; i < 30000; ++i) {
+        const int r = 2 + (i * 37) % 4999, c = 1 + i % (r - 1);
+        body += fmt::format("{} {}{}\n", r, c, value(i));
+      }
+      for (int i = 0; i < 60000; ++i) body += fmt::format("{} 1{}\n", 2 + i % 3, value(i + 7));
+      const std::string text = coordinate(field, symmetry, 5000, body, 90000);
+      check(text, double{});
+      if (!complex) check(text, float{});
+    }
   }
+  // In row order up to the repeats (which keep it: the last row's): the CSR's arrays move into the COO.
+  std::string body;
+  for (int r = 1; r <= 5000; ++r)
+    for (int k = 0; k < 6; ++k) body += fmt::format("{} {} {:.17g}\n", r, 1 + (r * 7 + k * 13) % 1000, 1.0 / (r + k + 3));
+  for (int i = 0; i < 60000; ++i) body += fmt::format("5000 {} {:.17g}\n", 1 + (5000 * 7 + (i % 3) * 13) % 1000, 1.0 / (i + 7));
+  check(coordinate("real", "general", 5000, body, 90000), double{});
+}
+
+// A mirrored pair split by the hand-over to the COO, from a pipe: the entry read before it is named
+// by the range of lines read before it (those entries kept no lines), the one after by its line.
+TEST(ReaderRowGroups, AMirroredPairAcrossTheHandOverNamesTheLinesItCan) {
+  std::string body = "3 2 1.5\n";
+  for (int i = 0; i < 29999; ++i) body += fmt::format("{} {} 1\n", 8 + (i * 37) % 4990, 4 + i % 4);  // below the diagonal
+  for (int i = 0; i < 60000; ++i) body += fmt::format("{} 1 0.5\n", 2 + i % 3);
+  body += "2 3 2.5\n";
+  const std::string text = coordinate("real", "symmetric", 5000, body, 90001);
+  const Outcome<double> piped = read_through_pipe(text, StraightToCsr::Auto, 1, 64, std::size_t{64} << 10);
+  const std::string& e = piped.error;
+  EXPECT_EQ(e.rfind("/dev/fd/", 0), 0u) << e;
+  EXPECT_NE(e.find(":90004: entry (2,3) mirrors the entry (3,2) on a line in 4-"), std::string::npos) << e;
+  EXPECT_NE(e.find(": a symmetric file must store each off-diagonal pair once"), std::string::npos) << e;
 }
 
 // A row longer than a slice (2^20 entries) moves into row groups in pieces, in file order; the

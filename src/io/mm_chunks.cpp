@@ -137,6 +137,10 @@ void EntryLines::add(Chunk& c, i64 lines) {
   spans_.push_back(std::move(s));
 }
 
+void EntryLines::add_range(i64 first_entry, i64 entries, i64 first_line, i64 lines) {
+  if (entries > 0) spans_.push_back(Span{first_entry, entries, first_line, lines, false, {}});
+}
+
 EntryLines::Where EntryLines::find(i64 k) const {
   auto it = std::upper_bound(spans_.begin(), spans_.end(), k, [](i64 v, const Span& s) { return v < s.first_entry; });
   if (it == spans_.begin()) return {};

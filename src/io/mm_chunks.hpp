@@ -65,6 +65,8 @@ class EntryLines {
   static constexpr std::size_t kMaxAnchors = std::size_t{1} << 22;
   // A parsed chunk (its anchors are moved out); `lines`: its lines, the last one open or not.
   void add(Chunk& c, i64 lines);
+  // Entries known only to lie within `lines` lines from `first_line` (a read that kept no lines).
+  void add_range(i64 first_entry, i64 entries, i64 first_line, i64 lines);
   struct Where {
     i64 first = 0, last = 0;  // equal: the exact line
   };

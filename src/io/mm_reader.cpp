@@ -248,6 +248,17 @@ class CooReader {
     return std::move(out_);
   }
 
+  // Takes over a read once into CSR at `at` (a stream whose repeats started late): fill(coo) puts
+  // the entries read so far into the arrays, every position's entries in file order, and returns
+  // their count; their lines are known only as a range. The merger samples them at once.
+  template <class Fill>
+  void resume(const DataCursor& at, Fill&& fill) {
+    stored_ = fill(out_.coo);
+    lines_.add_range(0, stored_, h_.data_first_line, at.line - h_.data_first_line);
+    at_ = at;
+    stored_ = merger_.after_block(out_.coo, stored_, 0);
+  }
+
   // The entries held so far, the file's first ones in file order unless ever_merged().
   BasicCoo<V>& coo() { return out_.coo; }
   i64 stored() const { return stored_; }
@@ -293,13 +304,44 @@ bool groups_past_bound(const DataPlan& d, int threads) {
   return groups > 1.2 * ((value + 4.0) * m + row_ptr) + 64.0 * (1 << 20) * threads;
 }
 
+// The entries a read once into CSR holds (in row order or in row groups) and the block just read,
+// moved into `coo`'s arrays with every position's entries in file order; returns their count.
+template <class V>
+i64 held_to_coo(std::optional<InRowOrder<V>>& ordered, std::optional<RowGroups<V>>& groups, const BasicCoo<V>& buf, i64 n,
+                int threads, BasicCoo<V>& coo) {
+  const bool cplx = coo.field == Field::Complex;
+  if (ordered) {  // the CSR's arrays become the COO's, its row starts its rows
+    InRowOrder<V>& o = *ordered;
+    o.close();
+    const auto m = static_cast<std::size_t>(o.n);
+    coo.col = std::move(o.a.col);
+    coo.val = std::move(o.a.val);
+    if (cplx) coo.imag = std::move(o.a.imag);
+    grow(coo.row, m, threads);
+    for (std::size_t r = 0; r + 1 < o.start.size(); ++r)
+      std::fill(coo.row.begin() + o.start[r], coo.row.begin() + o.start[r + 1], static_cast<index_t>(r));
+    ordered.reset();
+  } else {
+    groups->drain(coo, threads);
+    groups.reset();
+  }
+  const std::size_t from = coo.row.size(), to = from + static_cast<std::size_t>(n);
+  cover(coo, static_cast<i64>(to), threads);
+  std::copy_n(buf.row.begin(), n, coo.row.begin() + from);
+  std::copy_n(buf.col.begin(), n, coo.col.begin() + from);
+  std::copy_n(buf.val.begin(), n, coo.val.begin() + from);
+  if (cplx) std::copy_n(buf.imag.begin(), n, coo.imag.begin() + from);
+  return static_cast<i64>(to);
+}
+
 // A coordinate file read once into CSR: through the COO until the repeats' first sample (a file
 // that mostly repeats positions stays there, merged as it is read); then a general file's entries
 // in row order go on into the CSR's arrays (InRowOrder) until a row decreases, and the entries held
-// move into row groups (mm_row_groups), which take the rest of the file. False where the read
-// through the COO should read the file again (it can be read twice, and the row groups found a
-// mirrored pair, or float sums past float's range: that read names their lines; or repeats that
-// started after the first sample: that read merges them); else out.csr.
+// move into row groups (mm_row_groups), which take the rest of the file. Repeats that start later
+// send the read to the COO, which merges them: a file that can be read twice is read again (return
+// false), a stream's entries held so far move into the COO, which reads on from there. False also
+// where the read through the COO should read the file again because the row groups found a
+// mirrored pair, or float sums past float's range (that read names their lines); else out.csr.
 template <class V>
 bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name,
                        BasicParsedCsr<V>& out) {
@@ -339,10 +381,16 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
     first.reset();
     RepeatCheckpoints repeats(2 * std::max<i64>(at.seen, 1));
     for (i64 n; (n = parse_next_block(text, h, threads, tune, name, at, nullptr, buf, at.seen)) >= 0;) {
-      // Repeats that start later: the COO's merger samples at each doubling, and so does this read;
-      // a file that can be read again goes back to the COO, which sums them as it reads (from a
-      // stream they are kept, within the memory budget the size line was checked against).
-      if (again && repeats.block_repeats(buf.row.data(), buf.col.data(), n, at.seen)) return false;
+      // Repeats that start later: the COO's merger samples at each doubling, and so does this read.
+      if (repeats.block_repeats(buf.row.data(), buf.col.data(), n, at.seen)) {
+        if (again) return false;
+        CooReader<V> r(d, tune);
+        r.resume(at, [&](BasicCoo<V>& coo) { return held_to_coo(ordered, groups, buf, n, threads, coo); });
+        while (r.next_block(text, threads, tune, name)) {
+        }
+        out.csr = coo_to_csr(std::move(r.finish(threads, name).coo));
+        return true;
+      }
       if (ordered && ordered->append(buf, n, threads)) continue;
       if (ordered) to_groups();
       groups->add(buf, n, threads);

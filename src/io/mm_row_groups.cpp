@@ -295,6 +295,42 @@ BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name, bool* pai
                                      std::move(val), std::move(imag));
 }
 
+template <class V>
+i64 RowGroups<V>::drain(BasicCoo<V>& out, int threads) {
+  auto n = static_cast<i64>(out.row.size());
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    Group& g = groups_[gi];
+    if (g.chunks.empty()) continue;
+    const auto most = static_cast<std::size_t>(n) + (g.chunks.size() - 1) * capacity_ + g.last;  // mirrors included
+    grow(out.row, most, threads);
+    grow(out.col, most, threads);
+    grow(out.val, most, threads);
+    if (cplx_) grow(out.imag, most, threads);
+    const auto first_row = static_cast<index_t>(gi << bits_);
+    for (std::size_t k = 0; k < g.chunks.size(); ++k) {
+      char* b = g.chunks[k];
+      const std::uint32_t m = k + 1 == g.chunks.size() ? g.last : capacity_;
+      for (std::uint32_t i = 0; i < m; ++i) {
+        if (cols(b)[i] & kMirror) continue;
+        const auto u = static_cast<std::size_t>(n++);
+        out.row[u] = first_row + offsets(b)[i];
+        out.col[u] = static_cast<index_t>(cols(b)[i]);
+        out.val[u] = vals(b)[i];
+        if (cplx_) out.imag[u] = imags(b)[i];
+      }
+      give_back(b);
+    }
+    g.chunks = std::vector<char*>();
+    const auto kept = static_cast<std::size_t>(n);
+    out.row.resize(kept);
+    out.col.resize(kept);
+    out.val.resize(kept);
+    if (cplx_) out.imag.resize(kept);
+  }
+  count_ = Array<offset_t>();
+  return n;
+}
+
 template class RowGroups<double>;
 template class RowGroups<float>;
 

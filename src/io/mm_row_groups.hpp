@@ -48,6 +48,11 @@ class RowGroups {
   // float sums beyond float's range.
   BasicCsr<V> to_csr(int threads, const std::string& name, bool* pair = nullptr);
 
+  // Instead of to_csr: the file's entries kept so far (mirrors left out) appended to `out`'s arrays
+  // (grown as they fill) group by group, each group's in file order, so that every position's
+  // entries stay in file order; each chunk given back once copied. Returns out's entries.
+  i64 drain(BasicCoo<V>& out, int threads);
+
  private:
   struct Group {
     std::vector<char*> chunks;  // each `capacity_` entries; the last holds `last`
