@@ -28,6 +28,8 @@ rm -f nul3g.mtx && truncate -s 3G nul3g.mtx
 { printf '%s\n' "$banner"; head -c 300000000 /dev/zero | tr '\0' x; printf '\n'; } > x_size.mtx
 rm -f nultoken.mtx && printf '%s\n2 2 1\n1 1 ' "$banner" > nultoken.mtx && truncate -s +3G nultoken.mtx
 rm -f fifo && mkfifo fifo
+# A version-1 binary cache (no header checksum), gzipped, whose header claims 500M rows and no payload.
+python3 -c "import struct,gzip,sys; sys.stdout.buffer.write(gzip.compress(b'SPMVBIN\x1a'+struct.pack('<IIiiqIIQQQ',1,64,500000000,1,0,0,0,4000000008,0,0)))" > rows500m.spmvbin.gz
 
 run() {  # label, then the spmv arguments (TIMEOUT seconds at most, 20 by default)
   local label=$1
@@ -56,6 +58,10 @@ run "info /dev/zero" info /dev/zero
 run "info nul3g.mtx" info nul3g.mtx
 run "info x_size.mtx" info x_size.mtx
 run "info nultoken.mtx" info nultoken.mtx
+run "run one_by_one.mtx --threads 100000" run one_by_one.mtx --threads 100000
+OMP_NUM_THREADS=100000 run "run one_by_one.mtx, OMP_NUM_THREADS=100000" run one_by_one.mtx --backend omp --kernel csr
+run "run one_by_one.mtx --kernel hll --hack 500000000" run one_by_one.mtx --backend omp --kernel hll --hack 500000000
+run "info rows500m.spmvbin.gz" info rows500m.spmvbin.gz
 fifo_run "info FIFO (valid)" info fifo
 fifo_run "run FIFO (valid)" run fifo
 fifo_run "convert FIFO out.spmvbin (valid)" convert fifo out.spmvbin

@@ -23,11 +23,15 @@ import statistics
 import sys
 from collections import defaultdict, OrderedDict
 
-from report_common import (plt, load, usable, is_noisy, label, variant, is_gpu, is_auto, full_label, fastest,
-                           matrix_order, best_by, save, finish, safe, harmonic_mean, fmt, md_table, lines_vs,
-                           grouped_bars, display_name, serial_times, setting,
-                           same_format_speedup, COLORS, MARKERS, NAMES, shown)
-import seed_tables
+try:
+    from report_common import (plt, load, usable, is_noisy, label, variant, is_gpu, is_auto, full_label, fastest,
+                               matrix_order, best_by, save, finish, safe, harmonic_mean, fmt, md_table, lines_vs,
+                               grouped_bars, display_name, serial_times, setting,
+                               same_format_speedup, COLORS, MARKERS, NAMES, shown, ReportError)
+    import seed_tables
+except ImportError as e:  # exit 3: the caller names what to install
+    print(f"report.py: {e}", file=sys.stderr)
+    sys.exit(3)
 
 def auto_comparisons(rows, matrices):
     """Per "backend k=K" (plus the precision where the rows have several) with auto rows: per
@@ -633,4 +637,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    # Input and output problems: one line naming the file, exit 1 (no traceback).
+    try:
+        main()
+    except ReportError as e:
+        sys.exit(str(e))
+    except OSError as e:
+        sys.exit(f"{e.filename}: {e.strerror}" if e.filename else str(e))

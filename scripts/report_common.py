@@ -24,10 +24,25 @@ NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline"
        "cpu_triad_min_gbs", "cpu_triad_max_gbs", "cpu_triad_runs", "gpu_copy_min_gbs", "gpu_copy_max_gbs",
        "gpu_copy_runs"}
 
+class ReportError(Exception):
+    """A CSV the report cannot read: the message names the file (and line)."""
+
+
+# Columns every `spmv bench` CSV has (later ones get defaults below).
+REQUIRED = ("matrix", "backend", "kernel", "status", "check", "gflops", "k")
+
+
 def load(path):
     rows = []
     with open(path, newline="") as f:
-        for r in csv.DictReader(f):
+        reader = csv.DictReader(f)
+        missing = [k for k in REQUIRED if k not in (reader.fieldnames or [])]
+        if missing:
+            raise ReportError(f"{path}: not a results CSV of `spmv bench` (no column '{missing[0]}')")
+        for r in reader:
+            if None in r.values() or None in r:
+                raise ReportError(f"{path}:{reader.line_num}: {len(reader.fieldnames)} columns in the header, "
+                                  f"{len([v for v in r.values() if v is not None]) + len(r.get(None, []))} in this row")
             for k in NUM:
                 if k in r:
                     try:

@@ -10,7 +10,11 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <vector>
 
 #include "test_util.hpp"
 
@@ -42,6 +46,33 @@ class Cli : public ::testing::Test {
 
   ScratchDir dir_;
 };
+
+// Runs `spmv ARGS...` spawned directly (no shell) with its output discarded and waits for it with
+// wait4: its exit status and its own peak resident memory in MiB.
+struct Peak {
+  int status = -1;
+  double mib = 0;
+};
+inline Peak run_for_peak(const std::vector<std::string>& args) {
+  std::vector<char*> argv{const_cast<char*>(SPMV_CLI)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  Peak p;
+  const int rc = posix_spawn(&pid, SPMV_CLI, &quiet, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&quiet);
+  if (rc != 0) return p;
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid) return p;
+  p.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  p.mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // kB
+  return p;
+}
 
 // "key: value" lines -> map.
 inline std::map<std::string, std::string> keys(const std::string& out) {

@@ -88,7 +88,7 @@ inline std::string coordinate(const char* field, const char* symmetry, index_t n
 }
 
 // Entries in no order (column-major strides, rows revisited), some repeated, values whose sums
-// depend on their order; below the diagonal (and on it, but for skew) when `lower`.
+// depend on their order; below the diagonal (and on it, but for skew; hermitian's real) when `lower`.
 inline std::string scattered(const char* field, const char* symmetry, bool lower, index_t n, int count) {
   std::string body;
   int written = 0;
@@ -99,7 +99,8 @@ inline std::string scattered(const char* field, const char* symmetry, bool lower
     const double v = i % 2 ? 1e16 / (i + 1) : 1.0 / (i + 3);
     if (std::string(field) == "pattern") body += fmt::format("{} {}\n", r, c);
     else if (std::string(field) == "integer") body += fmt::format("{} {} {}\n", r, c, i % 9 - 4);
-    else if (std::string(field) == "complex") body += fmt::format("{} {} {:.17g} {:.17g}\n", r, c, v, -v / 3);
+    else if (std::string(field) == "complex")  // (a hermitian diagonal is real)
+      body += fmt::format("{} {} {:.17g} {:.17g}\n", r, c, v, r == c && std::string(symmetry) == "hermitian" ? 0.0 : -v / 3);
     else body += fmt::format("{} {} {:.17g}\n", r, c, v);
     ++written;
   }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <optional>
+#include <sys/wait.h>
 #include <sstream>
 #include <unistd.h>
 
@@ -316,6 +317,29 @@ std::string run_report(const std::string& dir, const std::string& csv, const std
   }
   md << std::ifstream(dir + "/" + out + "/report.md").rdbuf();
   return md.str();
+}
+
+// A CSV that is not the benchmark's, a CSV cut short, a folder given as the CSV, an output that
+// cannot be a folder: one line naming the file (and line), exit 1, no Python traceback and no
+// "needs matplotlib" (which it has).
+TEST(Bench, ReportRefusesBadInputInOneLine) {
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  std::ofstream(dir + "/other.csv") << "a,b\n1,2\n";
+  std::ofstream(dir + "/cut.csv") << "matrix,backend,kernel,status,check,gflops,k\nm,omp,csr,ok,passed,1.5,1\nm,omp\n";
+  std::ofstream(dir + "/file") << "x";
+  const auto report = [&](const std::string& args) {
+    const int rc = std::system(fmt::format("{} report {} > {}/log 2>&1", SPMV_CLI, args, dir).c_str());
+    std::stringstream log;
+    log << std::ifstream(dir + "/log").rdbuf();
+    return std::pair{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, log.str()};
+  };
+  EXPECT_EQ(report(dir + "/other.csv -o " + dir + "/r"),
+            std::pair(1, dir + "/other.csv: not a results CSV of `spmv bench` (no column 'matrix')\n"));
+  EXPECT_EQ(report(dir + "/cut.csv -o " + dir + "/r"), std::pair(1, dir + "/cut.csv:3: 7 columns in the header, 2 in this row\n"));
+  EXPECT_EQ(report(dir + " -o " + dir + "/r"), std::pair(1, dir + ": Is a directory\n"));
+  std::ofstream(dir + "/min.csv") << "matrix,backend,kernel,status,check,gflops,k\nm,omp,csr,ok,passed,1.5,1\n";
+  EXPECT_EQ(report(dir + "/min.csv -o " + dir + "/file"), std::pair(1, dir + "/file: File exists\n"));
 }
 
 TEST(Bench, ReportWritesPlotsAndTables) {

@@ -5,19 +5,18 @@
 #include <spmv/plan.hpp>
 #include <spmv/version.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_util.hpp"
+#include "straight_csr_cases.hpp"  // gzipped
 #include "test_util.hpp"
 
 using namespace spmv;
@@ -197,22 +196,83 @@ TEST_F(Cli, RunCountsItsVectorsReferenceAndPlanInTheBudget) {
   EXPECT_EQ(refused.err, tmp("tall.mtx") + ":2: a 4194304 x 1 matrix with 1 entries needs 0.3 GiB (row pointers 32.0 MiB, "
                                           "entries 16 B, x, y, the reference and the plan's copies 0.2 GiB); the memory "
                                           "budget is 0.1 GiB\n");
-  // Spawned directly and waited for with wait4: ru_maxrss is this process's own peak (kB).
-  const std::string path = tmp("tall.mtx");
-  const char* argv[] = {SPMV_CLI, "run", path.c_str(), "--memory-budget", "300M", "--repeat", "2", nullptr};
-  posix_spawn_file_actions_t quiet;
-  posix_spawn_file_actions_init(&quiet);
-  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, SPMV_CLI, &quiet, nullptr, const_cast<char* const*>(argv), environ), 0);
-  posix_spawn_file_actions_destroy(&quiet);
-  int status = 0;
-  rusage usage{};
-  ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  const double peak_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  const Peak ok = run_for_peak({"run", tmp("tall.mtx"), "--memory-budget", "300M", "--repeat", "2"});
+  ASSERT_EQ(ok.status, 0);
+  const double peak_mib = ok.mib;
   EXPECT_LE(peak_mib, 272.0 + 24.0) << "peak " << peak_mib << " MiB";
   EXPECT_GE(peak_mib, 150.0) << "peak " << peak_mib << " MiB";  // the row pointers, y, the plan's y and the reference: the count is no idle bound
+}
+
+// A gzipped binary cache (its size unknown until read) whose header claims 2^26 rows and no payload:
+// refused at the payload's end, having committed only what arrived (its 512 MiB of row pointers
+// were committed before a byte of them was read).
+TEST_F(Cli, AGzippedCacheClaimingHugeSizesCommitsOnlyWhatArrives) {
+  std::string header = slurp(std::string(SPMV_TEST_DATA) + "/v1_coord_real_general.spmvbin").substr(0, 64);  // version 1: no header checksum
+  const std::int32_t rows = 1 << 26, cols = 1;
+  const std::int64_t nnz = 0, payload = 8 * (std::int64_t{rows} + 1);
+  std::memcpy(header.data() + 16, &rows, 4);
+  std::memcpy(header.data() + 20, &cols, 4);
+  std::memcpy(header.data() + 24, &nnz, 8);
+  std::memcpy(header.data() + 40, &payload, 8);
+  std::ofstream(tmp("tall.spmvbin.gz"), std::ios::binary) << gzipped(header);
+  const Result r = run("info " + tmp("tall.spmvbin.gz"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, tmp("tall.spmvbin.gz") + ": truncated binary cache: the payload: the file ended after 0 of 536870920 bytes\n");
+  const Peak p = run_for_peak({"info", tmp("tall.spmvbin.gz")});
+  EXPECT_EQ(p.status, 1);
+  EXPECT_LT(p.mib, 100.0);
+}
+
+// --threads past the library's limit (twice the hardware threads, at least 1024) is bad usage; the
+// same through OMP_NUM_THREADS is cut to the limit (libgomp crashed creating some 65,000 threads).
+// HLL's --hack past the matrix's rows pads nothing: each thread's scratch holds at most the rows
+// (a hack of 10^8 took 1.6 GB for a 4 x 5 matrix on 2 threads).
+TEST_F(Cli, ThreadsAndHackSizesPastWhatTheyCanUseAreBounded) {
+  const Result r = run("run " + kDir + "/cli_small.mtx --threads 100000");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(fmt::format("--threads: must be an integer in 0..{}, got '100000'", max_threads())), std::string::npos) << r.err;
+  const int rc = std::system(fmt::format("OMP_NUM_THREADS=100000 '{}' run '{}/cli_small.mtx' --backend omp --kernel csr "
+                                         "--repeat 2 > '{}' 2>&1", SPMV_CLI, kDir, tmp("omp.txt")).c_str());
+  EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0) << slurp(tmp("omp.txt"));
+  const Peak hll = run_for_peak({"run", kDir + "/cli_small.mtx", "--backend", "omp", "--threads", "2", "--kernel", "hll",
+                                 "--hack", "100000000", "--repeat", "2"});
+  EXPECT_EQ(hll.status, 0);
+  EXPECT_LT(hll.mib, 100.0);
+}
+
+// X and Y of --k > 1 are Matrix Market arrays, column-major whatever --layout the product runs in:
+// X = [[1, 3], [2, 4], ...] as cols x k; a 4-value file for the 5-column matrix at k = 2, or a
+// 10 x 1 array, is refused (they were read in the product's layout, and row-major gave A X^T).
+TEST_F(Cli, XAndYOfSeveralColumnsAreColumnMajorArrays) {
+  // cli_small.mtx (4 x 5): y = A x for x = e_j gives column j; X's columns are 1..5 and 10..50.
+  std::vector<double> x;
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < 5; ++i) x.push_back((i + 1) * (j == 0 ? 1.0 : 10.0));
+  io::write_dense_matrix(tmp("X.mtx"), x, 5, 2);
+  const Csr a = io::load_csr(kDir + "/cli_small.mtx");
+  std::vector<double> want(8, 0.0);  // column-major 4 x 2
+  for (index_t r = 0; r < 4; ++r)
+    for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
+      for (int j = 0; j < 2; ++j) want[j * 4 + r] += a.val[p] * x[j * 5 + a.col[p]];
+  for (const char* layout : {"row", "col"}) {
+    const Result r = run(fmt::format("run {}/cli_small.mtx --k 2 --x {} --layout {} -o {}", kDir, tmp("X.mtx"), layout, tmp("Y.mtx")));
+    ASSERT_EQ(r.status, 0) << layout << r.err;
+    const io::DenseMatrix y = io::read_dense_matrix(tmp("Y.mtx"));
+    EXPECT_EQ(y.rows, 4) << layout;
+    EXPECT_EQ(y.cols, 2) << layout;
+    EXPECT_EQ(y.values, want) << layout;
+  }
+  io::write_dense_matrix(tmp("X10.mtx"), std::vector<double>(10, 1.0), 10, 1);
+  const Result r = run(fmt::format("run {}/cli_small.mtx --k 2 --x {}", kDir, tmp("X10.mtx")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, tmp("X10.mtx") + ": a 10 x 1 array; X must be 5 x 2 (the matrix's columns x --k)\n");
+}
+
+// Control bytes in a message (a file name with ESC or a newline) reach the terminal as \xNN.
+TEST_F(Cli, MessagesShowControlBytesEscaped) {
+  const Result r = run("info " + tmp("bad\x1b[31mname.mtx"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, tmp("bad\\x1b[31mname.mtx") + ": cannot open: No such file or directory\n");
 }
 
 TEST_F(Cli, InfinitiesPassTheCheck) {

@@ -84,14 +84,14 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
   const struct {
     std::string args, says;
   } cases[] = {
-      {"run " + kSmall + " --threads -1", "must be an integer >= 0, got '-1'"},
+      {"run " + kSmall + " --threads -1", "--threads: must be an integer in 0.."},
       {"run " + kSmall + " --repeat 0", "must be a positive integer, got '0'"},
       {"run " + kSmall + " --min-sample-ms 0", "must be a number > 0"},
       {"run " + kSmall + " --kernel bogus", "bogus"},
       {"run " + kSmall + " --backend serial --kernel ell-vector", "ell-vector"},
       {"run " + kSmall + " --kernel csr --format csr", "give one"},
       {"run " + kSmall + " --csr5-atomic", "--csr5-atomic"},
-      {"bench " + kSmall + " --threads 0", "must be a positive integer"},
+      {"bench " + kSmall + " --threads 0", "--threads: must be an integer in 1.."},
       {"bench " + kSmall + " --precisions double,bogus", "{double,single,mixed}"},
       {"bench " + kSmall + " --time-budget -3", "must be a number >= 0"},
       {"bench " + kSmall + " --no-cache --cache-dir x", "excludes"},

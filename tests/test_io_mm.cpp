@@ -201,6 +201,8 @@ TEST(MatrixMarketRead, MalformedEntries) {
   expect_error("bad_trailing_garbage.mtx", "4: unexpected '7' after the entry");
   expect_error("bad_pattern_with_value.mtx", "4: unexpected '1.0' after the entry");
   expect_error("bad_skew_diagonal.mtx", "4: nonzero diagonal entry (2,2) in a skew-symmetric matrix");
+  // (It used to be read, and refused only when written back: naming the output file.)
+  expect_error("bad_hermitian_diagonal.mtx", "5: diagonal entry (3,3) of a hermitian matrix has imaginary part 5: it must be real");
   expect_error("bad_symmetric_both_triangles.mtx",
                "6: entry (1,2) mirrors the entry (2,1) on line 3: a symmetric file must store each off-diagonal "
                "pair once");

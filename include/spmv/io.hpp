@@ -102,6 +102,16 @@ void write_matrix_market(const std::string& path, const CsrView& a, const std::s
 std::vector<double> read_dense_vector(const std::string& path, const ReadOptions& opt = {});
 void write_dense_vector(const std::string& path, const std::vector<double>& v);
 
+/// A dense matrix such as X or Y of k columns: rows x cols values in column-major order, the order
+/// of a Matrix Market array (a coordinate file is summed into one).
+struct DenseMatrix {
+  index_t rows = 0, cols = 0;
+  std::vector<double> values;
+};
+DenseMatrix read_dense_matrix(const std::string& path, const ReadOptions& opt = {});
+/// Writes `values` (column-major, rows x cols) as `array real general`; ".gz" as above.
+void write_dense_matrix(const std::string& path, const std::vector<double>& values, index_t rows, index_t cols);
+
 /// Binary cache: magic, version, sizes, payload and a checksum; loads at disk speed. `generated`
 /// marks a synthetic matrix (a flag in the header). The values are stored in the view's type:
 /// double, or float for a view over val_f32 (CsrF32), half the values' bytes. A path ending in

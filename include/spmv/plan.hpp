@@ -51,7 +51,12 @@ struct PlanOptions {
   bool trial = true;
 };
 
-/// Threads a CPU plan runs with: opt.threads, or every core OpenMP offers when it is 0.
+/// The most threads the library runs anything on: twice the machine's hardware threads, at least
+/// 1024. Requests above it are cut to it (libgomp crashes creating some 65,000 threads: their stacks
+/// pass the kernel's map count).
+int max_threads();
+/// Threads a CPU plan runs with: opt.threads, or every core OpenMP offers when it is 0 (at most
+/// max_threads()).
 int plan_threads(const PlanOptions& opt);
 /// What a plan's conversion may use: its threads and memory limits.
 ConvertOptions convert_options(const PlanOptions& opt);

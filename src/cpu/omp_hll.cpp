@@ -31,7 +31,8 @@ class OmpHll final : public CpuPlan {
       const offset_t hack = h.hack;
       n_hacks_ = h.n_hacks();
       bounds_ = balanced_bounds(h.n_hacks(), threads, [off, hack](index_t i) { return off[i] + hack * i; });
-      scratch_stride_ = static_cast<std::size_t>(h.hack) + 8;  // +8: no false sharing between threads
+      // A hack's rows, at most the matrix's (a hack size past them pads nothing); +8: no false sharing.
+      scratch_stride_ = static_cast<std::size_t>(std::min<offset_t>(h.hack, std::max<offset_t>(h.rows, 1))) + 8;
       detail = fmt::format("hack={} padding_ratio={:.3f}", h.hack,
                            h.nnz > 0 ? static_cast<double>(h.slots()) / h.nnz : 1.0);
     };

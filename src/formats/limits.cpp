@@ -1,4 +1,5 @@
 #include <spmv/formats/limits.hpp>
+#include <spmv/plan.hpp>
 
 #include <omp.h>
 #include <unistd.h>
@@ -8,7 +9,9 @@
 
 namespace spmv {
 
-int conversion_threads(const ConvertOptions& opt) { return opt.threads > 0 ? opt.threads : omp_get_max_threads(); }
+int conversion_threads(const ConvertOptions& opt) {
+  return std::clamp(opt.threads > 0 ? opt.threads : omp_get_max_threads(), 1, max_threads());
+}
 
 double csr_storage_bytes(const CsrView& a) {
   return 12.0 * static_cast<double>(a.nnz()) + 8.0 * (static_cast<double>(a.rows) + 1);

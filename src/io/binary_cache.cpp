@@ -227,7 +227,7 @@ namespace {
 // Values stored as S, wanted as V: converted after the checksum; double read as float passes
 // require_float_range first (a value that would round to infinity refused naming row and column).
 template <class V, class S>
-void convert_values(const std::vector<S>& in, BasicCsr<V>& a, const std::string& path) {
+void convert_values(const Array<S>& in, BasicCsr<V>& a, const std::string& path) {
   if constexpr (sizeof(V) < sizeof(S)) {  // double read as float: the plans' own range check first
     CsrView stored = a.view();
     stored.val_f32 = {};
@@ -302,8 +302,11 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
   a.cols = h.cols;
   a.field = static_cast<Field>(h.field);
   a.symmetry = static_cast<Symmetry>(h.symmetry);
-  // The arrays grown without one thread's page faults, then copied and digested in parallel.
-  const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+  // The arrays grown without one thread's page faults, then copied and digested in parallel; from a
+  // stream or gzip (size unknown: a header may claim what never comes) grown without committing
+  // pages, which the payload then commits as it arrives.
+  const int threads = std::clamp(opt.threads > 0 ? opt.threads : omp_get_max_threads(), 1, max_threads());
+  const int grow_threads = size >= 0 ? threads : 1;
   const auto n = static_cast<std::size_t>(h.nnz);
   a.row_ptr.reserve(static_cast<std::size_t>(h.rows) + 1);
   a.col.reserve(n);
@@ -312,10 +315,10 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
   for (const auto* v : {&a.val, &a.imag}) advise_huge(*v);
   advise_huge(a.row_ptr);
   advise_huge(a.col);
-  grow(a.row_ptr, static_cast<std::size_t>(h.rows) + 1, threads);
-  grow(a.col, n, threads);
-  grow(a.val, n, threads);
-  if (cplx) grow(a.imag, n, threads);
+  grow(a.row_ptr, static_cast<std::size_t>(h.rows) + 1, grow_threads);
+  grow(a.col, n, grow_threads);
+  grow(a.val, n, grow_threads);
+  if (cplx) grow(a.imag, n, grow_threads);
   constexpr const char* kShort = "truncated binary cache: the payload";
   std::uint64_t sum = header_part(h);
   sum = mix(sum, copy_and_checksum(src, a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t), kShort));
@@ -323,15 +326,15 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
   char pad[8];
   src.read_exact(pad, col_pad(h.nnz), kShort);
   // Values of the other type: read as stored into a scratch array, converted once the checksum holds.
-  std::vector<double> stored64;
-  std::vector<float> stored32;
+  Array<double> stored64;
+  Array<float> stored32;
   if (!convert) {
     sum = mix(sum, copy_and_checksum(src, a.val.data(), a.val.size() * sizeof(V), kShort));
   } else if (stored_bytes == 8) {
-    stored64.resize(n);
+    stored64.resize_for_overwrite(n);
     sum = mix(sum, copy_and_checksum(src, stored64.data(), n * sizeof(double), kShort));
   } else {
-    stored32.resize(n);
+    stored32.resize_for_overwrite(n);
     sum = mix(sum, copy_and_checksum(src, stored32.data(), n * sizeof(float), kShort));
   }
   if (cplx) sum = mix(sum, copy_and_checksum(src, a.imag.data(), a.imag.size() * sizeof(V), kShort));

@@ -68,8 +68,8 @@ BasicParsed<V> parse(ByteSource& src, const ReadOptions& opt, const ParseTuning&
 template <class V = double>
 BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const ParseTuning& tune = {});
 
-// A Matrix Market vector (array, or coordinate summed into a dense one), column-major.
-std::vector<double> dense_vector(ByteSource& src, const ReadOptions& opt);
+// A Matrix Market vector or dense matrix (array, or coordinate summed into a dense one), column-major.
+DenseMatrix dense_vector(ByteSource& src, const ReadOptions& opt);
 
 // A binary cache from its first byte (the magic) on: sizes checked against the memory budget and,
 // for a plain file, against its size, before anything is allocated; the checksum after. Values are

@@ -234,6 +234,8 @@ template <class V>
   expect_end(s, end);
   if (h.symmetry == Symmetry::SkewSymmetric && r == cl && (v != 0.0 || im != 0.0))
     throw LineError{fmt::format("nonzero diagonal entry ({},{}) in a skew-symmetric matrix", r, cl)};
+  if (h.symmetry == Symmetry::Hermitian && r == cl && im != 0.0)  // NaN too: the diagonal is its own conjugate
+    throw LineError{fmt::format("diagonal entry ({},{}) of a hermitian matrix has imaginary part {}: it must be real", r, cl, im)};
   out.row[k] = static_cast<index_t>(r - 1);
   out.col[k] = static_cast<index_t>(cl - 1);
   store_value(out.val, k, v);

@@ -26,6 +26,7 @@
 // such as `1.`, `-.5e-3`, `+2`, `1E+02`, `inf`, `nan` (kept as values).
 #include <spmv/formats/limits.hpp>
 #include <spmv/matrix.hpp>
+#include <spmv/plan.hpp>
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -53,7 +54,7 @@ namespace spmv::io::detail {
 
 namespace {
 
-int resolve_threads(int t) { return t > 0 ? t : std::max(1, omp_get_max_threads()); }
+int resolve_threads(int t) { return std::clamp(t > 0 ? t : omp_get_max_threads(), 1, max_threads()); }
 
 // Text a block holds: 4 MiB a thread (a few chunks each), at most 64 MiB.
 std::size_t block_bytes(int threads) {

@@ -210,9 +210,15 @@ void write_matrix_market(const std::string& path, const CsrView& a, const std::s
 }
 
 void write_dense_vector(const std::string& path, const std::vector<double>& v) {
+  write_dense_matrix(path, v, static_cast<index_t>(v.size()), 1);
+}
+
+void write_dense_matrix(const std::string& path, const std::vector<double>& v, index_t rows, index_t cols) {
+  if (static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != v.size())
+    throw Error(fmt::format("{}: {} values are not a {} x {} matrix", path, v.size(), rows, cols));
   Out out(path);
   auto it = std::back_inserter(out.buf());
-  fmt::format_to(it, "%%MatrixMarket matrix array real general\n{} 1\n", v.size());
+  fmt::format_to(it, "%%MatrixMarket matrix array real general\n{} {}\n", rows, cols);
   for (std::size_t i = 0; i < v.size(); ++i) {
     fmt::format_to(it, "{:.17g}\n", v[i]);
     if ((i & 0xffff) == 0) out.maybe_flush();

@@ -124,6 +124,10 @@ std::string generated_description(const std::string& path) {
 }
 
 std::vector<double> read_dense_vector(const std::string& path, const ReadOptions& opt) {
+  return read_dense_matrix(path, opt).values;
+}
+
+DenseMatrix read_dense_matrix(const std::string& path, const ReadOptions& opt) {
   detail::ByteSource src = detail::ByteSource::open(path);
   return detail::dense_vector(src, opt);
 }
@@ -132,7 +136,7 @@ std::vector<double> read_dense_vector(const std::string& path, const ReadOptions
 
 namespace spmv::io::detail {
 
-std::vector<double> dense_vector(ByteSource& src, const ReadOptions& opt) {
+DenseMatrix dense_vector(ByteSource& src, const ReadOptions& opt) {
   const std::string& path = src.name();
   if (has_binary_magic(src.head())) throw ParseError(path, 0, "is a binary matrix cache, not a Matrix Market vector");
   Parsed p = parse(src, opt);
@@ -141,13 +145,13 @@ std::vector<double> dense_vector(ByteSource& src, const ReadOptions& opt) {
   if (p.format == MmFormat::Array) {
     if (c.symmetry != Symmetry::General)
       throw ParseError(path, 0, fmt::format("a vector must be a general array, this one is {}", to_string(c.symmetry)));
-    return std::vector<double>(c.val.begin(), c.val.end());  // file order is column-major
+    return {c.rows, c.cols, std::vector<double>(c.val.begin(), c.val.end())};  // file order is column-major
   }
   check_input_memory(fmt::format("{}: a {} x {} vector", path, c.rows, c.cols),
                      8.0 * static_cast<double>(c.rows) * static_cast<double>(c.cols), opt.memory_budget_bytes);
   std::vector<double> v(static_cast<std::size_t>(c.rows) * c.cols, 0.0);
   for (offset_t e = 0; e < c.nnz(); ++e) v[static_cast<std::size_t>(c.col[e]) * c.rows + c.row[e]] += c.val[e];
-  return v;
+  return {c.rows, c.cols, std::move(v)};
 }
 
 }  // namespace spmv::io::detail

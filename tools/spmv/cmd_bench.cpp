@@ -246,7 +246,7 @@ void add_bench(CLI::App& app, Action& action) {
        CLI::IsMember(kernel_names()));
   cmd->add_option("--threads", a->threads, "Thread counts (default 1, 2, 4, ... up to 2x the cores)")
       ->delimiter(',')
-      ->check(positive_int());
+      ->check(thread_count(1));
   list("--block-size", "--block-sizes", a->block_sizes, "CUDA block sizes (default 128..1024 by 128)",
        int_in(32, 1024));
   cmd->add_option("--hack", a->hacks, "HLL hack sizes (default 16,32,64)")->delimiter(',')->check(positive_int());

@@ -79,7 +79,7 @@ void add_generate(CLI::App& app, Action& action) {
   cmd->add_option("--seed", g->seed, "Random seed (same seed, same bytes)")->check(non_negative_int())->capture_default_str();
   cmd->add_option("--suite-file", g->suite_file, "seed_suite.tsv (default: ../shared/suite, else built in)");
   cmd->add_option("--threads", g->threads, "Generator threads (0: all); the output does not depend on it")
-      ->check(non_negative_int())
+      ->check(thread_count(0))
       ->capture_default_str();
   add_output(cmd, g->output, "Output: *.spmvbin for the binary cache, else Matrix Market; *.gz (A.mtx.gz, A.spmvbin.gz) gzip-compressed")->required();
   cmd->callback([&action, g, like, kind, cmd] {

@@ -28,6 +28,8 @@ int report_cmd(const std::string& csv, const std::string& dir) {
                                       shell_quote(script), shell_quote(csv), shell_quote(dir));
   const int st = std::system(cmd.c_str());
   if (st == -1 || !WIFEXITED(st)) throw Error("could not run " + cmd);
+  // Exit 1: report.py said what was wrong with the CSV or the output folder, in one line.
+  if (WEXITSTATUS(st) == 1) return 1;
   if (WEXITSTATUS(st) != 0)
     throw Error(fmt::format("report.py failed (exit {}); it needs python3 with matplotlib "
                             "(bash scripts/setup.sh installs Debian's)", WEXITSTATUS(st)));

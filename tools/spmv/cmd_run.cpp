@@ -29,6 +29,18 @@ struct RunArgs {
   bool no_trial = false;
 };
 
+// n x k values from one layout to the other: column-major (Matrix Market arrays) to row-major when
+// to_rows, else back.
+std::vector<double> relayout(const std::vector<double>& v, std::size_t n, std::size_t k, bool to_rows) {
+  std::vector<double> out(v.size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < k; ++j) {
+      if (to_rows) out[i * k + j] = v[j * n + i];
+      else out[j * n + i] = v[i * k + j];
+    }
+  return out;
+}
+
 int run(const RunArgs& args) {
   // Defaults: the fastest backend present and the planner.
   // (--threads without --backend asks for the CPU.)
@@ -95,10 +107,17 @@ int run(const RunArgs& args) {
                      per_col * static_cast<double>(a.cols) + per_row * static_cast<double>(a.rows), ro.memory_budget_bytes);
   const std::size_t nx = static_cast<std::size_t>(a.cols) * args.k;
   std::vector<double> x;
+  const bool rows_first = opt.layout == Layout::RowMajor && args.k > 1;
   if (std::filesystem::exists(args.x)) {
-    x = io::read_dense_vector(args.x, {.memory_budget_bytes = ro.memory_budget_bytes});
-    if (x.size() != nx)
-      throw Error(fmt::format("{}: vector has {} values, the matrix needs {}", args.x, x.size(), nx));
+    // k = 1: any array of the matrix's columns; k > 1: X as cols x k, column-major as in the file.
+    io::DenseMatrix xf = io::read_dense_matrix(args.x, {.memory_budget_bytes = ro.memory_budget_bytes});
+    if (args.k == 1 && xf.values.size() != nx)
+      throw Error(fmt::format("{}: vector has {} values, the matrix needs {}", args.x, xf.values.size(), nx));
+    if (args.k > 1 && (xf.rows != a.cols || xf.cols != args.k))
+      throw Error(fmt::format("{}: a {} x {} array; X must be {} x {} (the matrix's columns x --k)", args.x, xf.rows, xf.cols,
+                              a.cols, args.k));
+    x = rows_first ? relayout(xf.values, static_cast<std::size_t>(a.cols), static_cast<std::size_t>(args.k), true)
+                   : std::move(xf.values);
   } else {
     x = make_vector(args.x, nx);
   }
@@ -188,7 +207,12 @@ int run(const RunArgs& args) {
   if (verbosity >= 1 && pt.noisy(0.05))
     fmt::print(stderr, "note: the {} samples spread (time_cv {:.1f}%, time_drift {:.1f}%; above 5%): the machine is busy "
                        "or the clocks change; the median may not repeat\n", pt.samples, 100 * pt.cv, 100 * pt.drift);
-  if (!args.output.empty()) io::write_dense_vector(args.output, y);
+  if (!args.output.empty()) {  // Y as rows x k, column-major as Matrix Market arrays are
+    if (args.k == 1) io::write_dense_vector(args.output, y);
+    else
+      io::write_dense_matrix(args.output, rows_first ? relayout(y, static_cast<std::size_t>(a.rows), static_cast<std::size_t>(args.k), false) : y,
+                             a.rows, args.k);
+  }
   if (!chk.passed) {
     fmt::print(stderr, "{}: check against the reference failed: {}\n", args.file, chk.message);
     return 1;
@@ -209,16 +233,16 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--format", args->format, "Instead of --kernel: the main kernel of this storage format")
       ->check(CLI::IsMember(format_names()));
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: every core; given without --backend: omp)")
-      ->check(non_negative_int())
+      ->check(thread_count(0))
       ->capture_default_str();
   cmd->add_option("--products", args->products,
                   "auto: products the plan will serve (a conversion must pay back within them)")
       ->check(positive_int())
       ->capture_default_str();
   cmd->add_flag("--no-trial", args->no_trial, "auto: the model's choice without a timed trial (deterministic)");
-  cmd->add_option("--x", args->x, "x: ones, random (seed 42), random:SEED or a Matrix Market array file")
+  cmd->add_option("--x", args->x, "x: ones, random (seed 42), random:SEED or a Matrix Market array file (--k > 1: cols x k)")
       ->capture_default_str();
-  add_output(cmd, args->output, "Write y to this file as a Matrix Market array vector");
+  add_output(cmd, args->output, "Write y to this file as a Matrix Market array (--k > 1: rows x k)");
   cmd->add_option("--repeat", args->repeat, "Timed samples (median, min, mean and their spread reported)")->check(positive_int())->capture_default_str();
   cmd->add_option("--min-sample-ms", args->min_sample_ms, "Each sample lasts at least this long (back-to-back products)")
       ->check(positive_real())

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <fmt/format.h>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -49,6 +50,13 @@ inline CLI::Validator positive_int() {
 }
 inline CLI::Validator non_negative_int() {
   return number_check<long long>([](long long n) { return n >= 0; }, "an integer >= 0", "NONNEGATIVE");
+}
+// --threads: from 0 (where it means every core) or 1 up to max_threads() (twice the hardware
+// threads, at least 1024).
+inline CLI::Validator thread_count(long long lo) {
+  const long long hi = max_threads();
+  return number_check<long long>([lo, hi](long long n) { return n >= lo && n <= hi; },
+                                 fmt::format("an integer in {}..{}", lo, hi), "INT");
 }
 inline CLI::Validator int_in(long long lo, long long hi) {
   return number_check<long long>([lo, hi](long long n) { return n >= lo && n <= hi; },

@@ -7,8 +7,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <omp.h>
 
 #include "commands.hpp"
+
+namespace {
+
+// A message as the terminal gets it: control bytes (a file name may hold ESC or a newline) as \xNN.
+std::string printable(const char* text) {
+  std::string out;
+  for (const char* p = text; *p; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += *p;
+  }
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // CUDA loads each kernel at its first launch unless told otherwise; a command makes a few plans,
@@ -38,6 +54,9 @@ int main(int argc, char** argv) {
   help->add_option("COMMAND", help_on, "The command whose help to print");
   try {
     app.parse(argc, argv);
+    // OMP_NUM_THREADS past the library's limit would reach the parallel regions that take OpenMP's
+    // default (libgomp crashes creating some 65,000 threads).
+    if (omp_get_max_threads() > spmv::max_threads()) omp_set_num_threads(spmv::max_threads());
     spmv::cli::verbosity = quiet ? 0 : verbose ? 2 : 1;
     if (quiet && verbose) throw CLI::ValidationError("-q and -v", "give one of them");
     if (app.get_subcommands().empty() || help->parsed()) {
@@ -65,16 +84,16 @@ int main(int argc, char** argv) {
   try {
     return action ? action() : 2;
   } catch (const spmv::cli::UsageError& e) {
-    std::fprintf(stderr, "%s\nRun with --help for more information.\n", e.what());
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", printable(e.what()).c_str());
     return 2;
   } catch (const spmv::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "%s\n", printable(e.what()).c_str());
     return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "out of memory\n");
     return 1;
   } catch (const std::exception& e) {  // never an abort: anything else is still a message and exit 1
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", printable(e.what()).c_str());
     return 1;
   } catch (...) {
     std::fprintf(stderr, "error: unknown exception\n");
