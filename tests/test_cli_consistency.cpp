@@ -216,7 +216,7 @@ TEST_F(Cli, JsonOfRunAndInfoParses) {
 // -q: nothing on stdout or stderr, the status alone; before or after the command.
 TEST_F(Cli, QuietPrintsNothing) {
   for (const std::string args : {"-q run " + kSmall + " --backend serial", "run " + kSmall + " --backend serial -q",
-                                 "--quiet info " + kSmall}) {
+                                 "--quiet info " + kSmall, "-q convert " + kSmall + " " + tmp("q.spmvbin")}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 0) << args;
     EXPECT_EQ(r.out, "") << args;

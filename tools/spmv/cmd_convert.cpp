@@ -60,10 +60,11 @@ void add_convert(CLI::App& app, Action& action) {
                                   io::WriteOptions{.expand = *expand, .generated = loaded.generated, .comments = loaded.comments});
         }
         const bool lower = !binary && !*expand && a.symmetry != Symmetry::General;
-        fmt::print("wrote {} ({} x {}, {} nonzeros{}{}{})\n", *out, a.rows, a.cols, a.nnz(),
-                   lower ? fmt::format(", {}: lower triangle stored", to_string(a.symmetry)) : "",
-                   !binary && *expand && a.symmetry != Symmetry::General ? ", expanded to general" : "",
-                   *precision == "single" ? ", values in single precision" : "");
+        if (verbosity >= 1)  // -q: the exit status alone
+          fmt::print("wrote {} ({} x {}, {} nonzeros{}{}{})\n", *out, a.rows, a.cols, a.nnz(),
+                     lower ? fmt::format(", {}: lower triangle stored", to_string(a.symmetry)) : "",
+                     !binary && *expand && a.symmetry != Symmetry::General ? ", expanded to general" : "",
+                     *precision == "single" ? ", values in single precision" : "");
       };
       if (*precision == "single") {
         if (!binary)
