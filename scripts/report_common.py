@@ -33,6 +33,13 @@ REQUIRED = ("matrix", "backend", "kernel", "status", "check", "gflops", "k")
 
 
 def load(path):
+    try:
+        return load_rows(path)
+    except (csv.Error, UnicodeDecodeError) as e:  # NUL bytes, a binary file
+        raise ReportError(f"{path}: not a CSV: {e}") from None
+
+
+def load_rows(path):
     rows = []
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
@@ -41,8 +48,9 @@ def load(path):
             raise ReportError(f"{path}: not a results CSV of `spmv bench` (no column '{missing[0]}')")
         for r in reader:
             if None in r.values() or None in r:
+                fields = sum(1 for k, v in r.items() if k is not None and v is not None) + len(r.get(None, []))
                 raise ReportError(f"{path}:{reader.line_num}: {len(reader.fieldnames)} columns in the header, "
-                                  f"{len([v for v in r.values() if v is not None]) + len(r.get(None, []))} in this row")
+                                  f"{fields} in this row")
             for k in NUM:
                 if k in r:
                     try:

@@ -6,6 +6,7 @@
 #include <spmv/io.hpp>
 #include <spmv/timing.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -338,6 +339,11 @@ TEST(Bench, ReportRefusesBadInputInOneLine) {
             std::pair(1, dir + "/other.csv: not a results CSV of `spmv bench` (no column 'matrix')\n"));
   EXPECT_EQ(report(dir + "/cut.csv -o " + dir + "/r"), std::pair(1, dir + "/cut.csv:3: 7 columns in the header, 2 in this row\n"));
   EXPECT_EQ(report(dir + " -o " + dir + "/r"), std::pair(1, dir + ": Is a directory\n"));
+  std::ofstream(dir + "/binary.csv") << std::string("\xff\xfe\x00\x01", 4);
+  const auto binary = report(dir + "/binary.csv -o " + dir + "/r");
+  EXPECT_EQ(binary.first, 1);
+  EXPECT_EQ(binary.second.rfind(dir + "/binary.csv: not a CSV: ", 0), 0u) << binary.second;
+  EXPECT_EQ(std::count(binary.second.begin(), binary.second.end(), '\n'), 1) << binary.second;
   std::ofstream(dir + "/min.csv") << "matrix,backend,kernel,status,check,gflops,k\nm,omp,csr,ok,passed,1.5,1\n";
   EXPECT_EQ(report(dir + "/min.csv -o " + dir + "/file"), std::pair(1, dir + "/file: File exists\n"));
 }

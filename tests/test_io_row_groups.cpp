@@ -218,10 +218,14 @@ TEST(ReaderRowGroups, RepeatsStartingLaterGoBackToTheCooThatMergesThem) {
       const Outcome<V> got = read<V>(text, StraightToCsr::Once, threads, std::size_t{64} << 10, 64);
       EXPECT_FALSE(got.read.straight);
       expect_same(got.read.csr, want.read.csr);
-      const Outcome<V> piped = read_through_pipe<V>(text, StraightToCsr::Auto, threads, 64, std::size_t{64} << 10);
-      ASSERT_EQ(piped.error, "");
-      EXPECT_FALSE(piped.read.straight);
-      expect_same(piped.read.csr, want.read.csr);
+      // Blocks of 64 KiB: the merger starts at a later sample; of 1 MiB (16K+ entries, the sample's
+      // size), at the hand-over itself, over the drained entries.
+      for (const std::size_t block : {std::size_t{64} << 10, std::size_t{1} << 20}) {
+        const Outcome<V> piped = read_through_pipe<V>(text, StraightToCsr::Auto, threads, 64, block);
+        ASSERT_EQ(piped.error, "");
+        EXPECT_FALSE(piped.read.straight);
+        expect_same(piped.read.csr, want.read.csr);
+      }
     }
   };
   for (const char* field : {"real", "integer", "pattern", "complex"}) {

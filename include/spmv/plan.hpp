@@ -51,9 +51,10 @@ struct PlanOptions {
   bool trial = true;
 };
 
-/// The most threads the library runs anything on: twice the machine's hardware threads, at least
-/// 1024. Requests above it are cut to it (libgomp crashes creating some 65,000 threads: their stacks
-/// pass the kernel's map count).
+/// The most threads the library's plans, conversions and reader ask for: twice the machine's hardware
+/// threads, at least 256; requests above it are cut to it (libgomp crashes creating some 65,000
+/// threads: their stacks pass the kernel's map count). Parallel regions that take OpenMP's default
+/// team follow OMP_NUM_THREADS, which the CLI cuts to this too.
 int max_threads();
 /// Threads a CPU plan runs with: opt.threads, or every core OpenMP offers when it is 0 (at most
 /// max_threads()).

@@ -161,7 +161,7 @@ std::unique_ptr<Plan> make_plan(const CsrView32& a, Backend b, std::string_view 
   return plan;
 }
 
-int max_threads() { return std::max(1024, 2 * omp_get_num_procs()); }
+int max_threads() { return std::max(256, 2 * omp_get_num_procs()); }
 
 int plan_threads(const PlanOptions& opt) {
   return std::clamp(opt.threads > 0 ? opt.threads : omp_get_max_threads(), 1, max_threads());

@@ -30,7 +30,9 @@ class OmpHll final : public CpuPlan {
       const offset_t* off = h.hack_offset.data();
       const offset_t hack = h.hack;
       n_hacks_ = h.n_hacks();
-      bounds_ = balanced_bounds(h.n_hacks(), threads, [off, hack](index_t i) { return off[i] + hack * i; });
+      // No more parts than hacks: each part's thread keeps a scratch of a hack's rows.
+      const int parts = std::max(1, std::min<int>(threads, h.n_hacks()));
+      bounds_ = balanced_bounds(h.n_hacks(), parts, [off, hack](index_t i) { return off[i] + hack * i; });
       // A hack's rows, at most the matrix's (a hack size past them pads nothing); +8: no false sharing.
       scratch_stride_ = static_cast<std::size_t>(std::min<offset_t>(h.hack, std::max<offset_t>(h.rows, 1))) + 8;
       detail = fmt::format("hack={} padding_ratio={:.3f}", h.hack,
@@ -38,8 +40,8 @@ class OmpHll final : public CpuPlan {
     };
     if (float_values_) layout(hf_);
     else layout(h_);
-    if (single_) scratchf_.resize(scratch_stride_ * threads);
-    else scratch_.resize(scratch_stride_ * threads);
+    if (single_) scratchf_.resize(scratch_stride_ * (bounds_.size() - 1));
+    else scratch_.resize(scratch_stride_ * (bounds_.size() - 1));
     const Variant v = parse_variant(opt.variant, false, "hll");
     if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
       choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });

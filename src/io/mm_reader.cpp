@@ -242,8 +242,9 @@ class CooReader {
     trim(coo, stored_);
     if (const i64 o = merger_.finish(coo); o >= 0) {  // float sums of a merged file, as coo_to_csr refuses them
       const EntryLines::Where at_o = lines_.find(merger_.origin(o));
-      throw ParseError(name, at_o.first, fmt::format("the duplicate entries at row {}, column {} sum beyond single precision's "
-                                                     "range; read the matrix in double precision", coo.row[o] + 1, coo.col[o] + 1));
+      throw ParseError(name, at_o.first, fmt::format("the duplicate entries at row {}, column {}{} sum beyond single precision's "
+                                                     "range; read the matrix in double precision", coo.row[o] + 1, coo.col[o] + 1,
+                                                     at_o.first == at_o.last ? "" : " (the first on " + where_text(at_o) + ")"));
     }
     if (h_.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines_, merger_, name);  // 5
     return std::move(out_);
@@ -387,9 +388,13 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
         if (again) return false;
         CooReader<V> r(d, tune);
         r.resume(at, [&](BasicCoo<V>& coo) { return held_to_coo(ordered, groups, buf, n, threads, coo); });
-        while (r.next_block(text, threads, tune, name)) {
+        try {
+          while (r.next_block(text, threads, tune, name)) {
+          }
+          out.csr = coo_to_csr(std::move(r.finish(threads, name).coo));
+        } catch (const std::bad_alloc&) {
+          throw ParseError(name, r.cursor().line, fmt::format("out of memory after {} entries", r.cursor().seen));
         }
-        out.csr = coo_to_csr(std::move(r.finish(threads, name).coo));
         return true;
       }
       if (ordered && ordered->append(buf, n, threads)) continue;

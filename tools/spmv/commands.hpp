@@ -52,7 +52,7 @@ inline CLI::Validator non_negative_int() {
   return number_check<long long>([](long long n) { return n >= 0; }, "an integer >= 0", "NONNEGATIVE");
 }
 // --threads: from 0 (where it means every core) or 1 up to max_threads() (twice the hardware
-// threads, at least 1024).
+// threads, at least 256).
 inline CLI::Validator thread_count(long long lo) {
   const long long hi = max_threads();
   return number_check<long long>([lo, hi](long long n) { return n >= lo && n <= hi; },

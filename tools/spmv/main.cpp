@@ -7,19 +7,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <iostream>
 #include <omp.h>
+#include <sstream>
 
 #include "commands.hpp"
 
 namespace {
 
-// A message as the terminal gets it: control bytes (a file name may hold ESC or a newline) as \xNN.
-std::string printable(const char* text) {
+// A message as the terminal gets it: control bytes (a file name may hold ESC or a newline) as \xNN;
+// keep_lines: CLI11's messages, laid out in lines.
+std::string printable(const std::string& text, bool keep_lines = false) {
   std::string out;
-  for (const char* p = text; *p; ++p) {
-    const auto c = static_cast<unsigned char>(*p);
-    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += *p;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && !(keep_lines && c == '\n')) || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += ch;
   }
   return out;
 }
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
           of = app.get_subcommand(help_on);
           usage += " " + of->get_name();
         } catch (const CLI::OptionNotFound&) {
-          std::fprintf(stderr, "spmv help: no command '%s'\nRun with --help for more information.\n", help_on.c_str());
+          std::fprintf(stderr, "spmv help: no command '%s'\nRun with --help for more information.\n", printable(help_on).c_str());
           return 2;
         }
       }
@@ -78,7 +81,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::ostringstream err;
+    app.exit(e, std::cout, err);
+    std::fputs(printable(err.str(), true).c_str(), stderr);
     return 2;
   }
   try {
