@@ -56,6 +56,8 @@ struct PlanOptions {
 /// threads: their stacks pass the kernel's map count). Parallel regions that take OpenMP's default
 /// team follow OMP_NUM_THREADS, which the CLI cuts to this too.
 int max_threads();
+/// `requested` threads, or OpenMP's default when it is 0, cut to 1..max_threads().
+int resolve_threads(int requested);
 /// Threads a CPU plan runs with: opt.threads, or every core OpenMP offers when it is 0 (at most
 /// max_threads()).
 int plan_threads(const PlanOptions& opt);

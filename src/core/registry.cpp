@@ -163,9 +163,9 @@ std::unique_ptr<Plan> make_plan(const CsrView32& a, Backend b, std::string_view 
 
 int max_threads() { return std::max(256, 2 * omp_get_num_procs()); }
 
-int plan_threads(const PlanOptions& opt) {
-  return std::clamp(opt.threads > 0 ? opt.threads : omp_get_max_threads(), 1, max_threads());
-}
+int resolve_threads(int requested) { return std::clamp(requested > 0 ? requested : omp_get_max_threads(), 1, max_threads()); }
+
+int plan_threads(const PlanOptions& opt) { return resolve_threads(opt.threads); }
 
 ConvertOptions convert_options(const PlanOptions& opt) {
   return {plan_threads(opt), opt.memory_budget_bytes, opt.max_ratio_to_csr};

@@ -1,7 +1,6 @@
 #include <spmv/formats/limits.hpp>
 #include <spmv/plan.hpp>
 
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,9 +8,7 @@
 
 namespace spmv {
 
-int conversion_threads(const ConvertOptions& opt) {
-  return std::clamp(opt.threads > 0 ? opt.threads : omp_get_max_threads(), 1, max_threads());
-}
+int conversion_threads(const ConvertOptions& opt) { return resolve_threads(opt.threads); }
 
 double csr_storage_bytes(const CsrView& a) {
   return 12.0 * static_cast<double>(a.nnz()) + 8.0 * (static_cast<double>(a.rows) + 1);

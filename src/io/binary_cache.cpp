@@ -305,7 +305,7 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
   // The arrays grown without one thread's page faults, then copied and digested in parallel; from a
   // stream or gzip (size unknown: a header may claim what never comes) grown without committing
   // pages, which the payload then commits as it arrives.
-  const int threads = std::clamp(opt.threads > 0 ? opt.threads : omp_get_max_threads(), 1, max_threads());
+  const int threads = resolve_threads(opt.threads);
   const int grow_threads = size >= 0 ? threads : 1;
   const auto n = static_cast<std::size_t>(h.nnz);
   a.row_ptr.reserve(static_cast<std::size_t>(h.rows) + 1);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <string>
 
+#include "io/arrays.hpp"
 #include "io/mm_chunks.hpp"
 #include "io/mm_header.hpp"
 #include "io/text_blocks.hpp"
@@ -23,6 +24,31 @@ struct DataCursor {
 template <class V>
 i64 parse_next_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name,
                      DataCursor& at, EntryLines* lines, BasicCoo<V>& coo, i64 shift);
+
+// The COO arrays hold at least n entries (never shrunk between blocks; grown without writing: the
+// parser fills what it keeps, trim() drops the rest).
+template <class V>
+void cover(BasicCoo<V>& coo, i64 n, int threads) {
+  const auto m = static_cast<std::size_t>(n);
+  grow(coo.row, m, threads);
+  grow(coo.col, m, threads);
+  grow(coo.val, m, threads);
+  if (coo.field == Field::Complex) grow(coo.imag, m, threads);
+}
+
+template <class V>
+void trim(BasicCoo<V>& coo, i64 n) {
+  const auto m = static_cast<std::size_t>(n);
+  coo.row.resize(m);
+  coo.col.resize(m);
+  coo.val.resize(m);
+  if (coo.field == Field::Complex) coo.imag.resize(m);
+}
+
+// Memory ran out while reading the data: where the read stood.
+inline ParseError out_of_memory(const std::string& name, const DataCursor& at) {
+  return ParseError(name, at.line, fmt::format("out of memory after {} entries", at.seen));
+}
 
 // Step 4 at the end of the data: the file held as many entries as its size line says.
 inline void check_entry_count(const DataCursor& at, const MmHeader& h, const std::string& name) {

@@ -304,11 +304,7 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
     const Stop s = each_block<V>(text, h, threads, tune, name,
                                  [&](const BasicCoo<V>& buf, i64 n) { return o.append(buf, n, threads) ? Stop::None : Stop::OutOfOrder; });
     if (s == Stop::GiveUp) return std::nullopt;
-    if (s == Stop::None) {
-      o.close();
-      return spmv::detail::csr_from_rows(std::move(o.start), cols, h.field, h.symmetry, std::move(o.a.col), std::move(o.a.val),
-                                         std::move(o.a.imag));
-    }
+    if (s == Stop::None) return o.to_csr(h);
     if (!two_passes) {
       if (out_of_order) *out_of_order = true;
       return std::nullopt;

@@ -31,7 +31,6 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <new>
-#include <omp.h>
 #include <optional>
 #include <type_traits>
 
@@ -53,8 +52,6 @@
 namespace spmv::io::detail {
 
 namespace {
-
-int resolve_threads(int t) { return std::clamp(t > 0 ? t : omp_get_max_threads(), 1, max_threads()); }
 
 // Text a block holds: 4 MiB a thread (a few chunks each), at most 64 MiB.
 std::size_t block_bytes(int threads) {
@@ -111,26 +108,6 @@ BasicParsed<V> allocate_output(const MmHeader& h, i64 stored) {
   reserve_on_huge_pages(coo.val, capacity);
   if (h.field == Field::Complex) reserve_on_huge_pages(coo.imag, capacity);
   return out;
-}
-
-// The COO arrays hold at least n entries (never shrunk between blocks; grown without writing: the
-// parser fills what it keeps, trim() drops the rest).
-template <class V>
-void cover(BasicCoo<V>& coo, i64 n, int threads) {
-  const auto m = static_cast<std::size_t>(n);
-  grow(coo.row, m, threads);
-  grow(coo.col, m, threads);
-  grow(coo.val, m, threads);
-  if (coo.field == Field::Complex) grow(coo.imag, m, threads);
-}
-
-template <class V>
-void trim(BasicCoo<V>& coo, i64 n) {
-  const auto m = static_cast<std::size_t>(n);
-  coo.row.resize(m);
-  coo.col.resize(m);
-  coo.val.resize(m);
-  if (coo.field == Field::Complex) coo.imag.resize(m);
 }
 
 std::string where_text(EntryLines::Where w) {
@@ -231,7 +208,7 @@ class CooReader {
       stored_ = merger_.after_block(out_.coo, at_.seen - merger_.removed(), stored_);  // e
       return true;
     } catch (const std::bad_alloc&) {
-      throw ParseError(name, at_.line, fmt::format("out of memory after {} entries", at_.seen));
+      throw out_of_memory(name, at_);
     }
   }
 
@@ -393,7 +370,7 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
           }
           out.csr = coo_to_csr(std::move(r.finish(threads, name).coo));
         } catch (const std::bad_alloc&) {
-          throw ParseError(name, r.cursor().line, fmt::format("out of memory after {} entries", r.cursor().seen));
+          throw out_of_memory(name, r.cursor());
         }
         return true;
       }
@@ -402,16 +379,13 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
       groups->add(buf, n, threads);
     }
   } catch (const std::bad_alloc&) {
-    throw ParseError(name, at.line, fmt::format("out of memory after {} entries", at.seen));
+    throw out_of_memory(name, at);
   }
   check_entry_count(at, h, name);
   buf = BasicCoo<V>();  // the block buffer given back before the CSR fills
   try {
     if (ordered) {
-      ordered->close();
-      InRowOrder<V>& o = *ordered;
-      out.csr = spmv::detail::csr_from_rows(std::move(o.start), static_cast<index_t>(h.cols), h.field, h.symmetry,
-                                            std::move(o.a.col), std::move(o.a.val), std::move(o.a.imag));
+      out.csr = ordered->to_csr(h);
     } else {
       bool pair = false;
       out.csr = groups->to_csr(threads, name, again ? &pair : nullptr);

@@ -13,6 +13,7 @@
 
 #include "core/convert.hpp"
 #include "io/arrays.hpp"
+#include "io/mm_data.hpp"
 
 namespace spmv::io::detail {
 
@@ -301,11 +302,7 @@ i64 RowGroups<V>::drain(BasicCoo<V>& out, int threads) {
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     Group& g = groups_[gi];
     if (g.chunks.empty()) continue;
-    const auto most = static_cast<std::size_t>(n) + (g.chunks.size() - 1) * capacity_ + g.last;  // mirrors included
-    grow(out.row, most, threads);
-    grow(out.col, most, threads);
-    grow(out.val, most, threads);
-    if (cplx_) grow(out.imag, most, threads);
+    cover(out, n + static_cast<i64>((g.chunks.size() - 1) * capacity_ + g.last), threads);  // mirrors included
     const auto first_row = static_cast<index_t>(gi << bits_);
     for (std::size_t k = 0; k < g.chunks.size(); ++k) {
       char* b = g.chunks[k];
@@ -321,12 +318,8 @@ i64 RowGroups<V>::drain(BasicCoo<V>& out, int threads) {
       give_back(b);
     }
     g.chunks = std::vector<char*>();
-    const auto kept = static_cast<std::size_t>(n);
-    out.row.resize(kept);
-    out.col.resize(kept);
-    out.val.resize(kept);
-    if (cplx_) out.imag.resize(kept);
   }
+  trim(out, n);
   count_ = Array<offset_t>();
   return n;
 }

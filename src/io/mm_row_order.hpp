@@ -6,7 +6,9 @@
 
 #include <cstddef>
 
+#include "core/convert.hpp"
 #include "io/arrays.hpp"
+#include "io/mm_header.hpp"
 #include "io/mm_text.hpp"
 
 namespace spmv::io::detail {
@@ -68,6 +70,13 @@ struct InRowOrder {
 
   void close() {
     for (auto r = static_cast<std::size_t>(last) + 1; r < start.size(); ++r) start[r] = n;
+  }
+
+  // After the last entry: the CSR, taking the arrays.
+  BasicCsr<V> to_csr(const MmHeader& h) {
+    close();
+    return spmv::detail::csr_from_rows(std::move(start), static_cast<index_t>(h.cols), h.field, h.symmetry, std::move(a.col),
+                                       std::move(a.val), std::move(a.imag));
   }
 };
 

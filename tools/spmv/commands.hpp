@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fmt/format.h>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -51,17 +50,13 @@ inline CLI::Validator positive_int() {
 inline CLI::Validator non_negative_int() {
   return number_check<long long>([](long long n) { return n >= 0; }, "an integer >= 0", "NONNEGATIVE");
 }
-// --threads: from 0 (where it means every core) or 1 up to max_threads() (twice the hardware
-// threads, at least 256).
-inline CLI::Validator thread_count(long long lo) {
-  const long long hi = max_threads();
-  return number_check<long long>([lo, hi](long long n) { return n >= lo && n <= hi; },
-                                 fmt::format("an integer in {}..{}", lo, hi), "INT");
-}
 inline CLI::Validator int_in(long long lo, long long hi) {
   return number_check<long long>([lo, hi](long long n) { return n >= lo && n <= hi; },
                                  "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), "INT");
 }
+// --threads: from 0 (where it means every core) or 1 up to max_threads() (twice the hardware
+// threads, at least 256).
+inline CLI::Validator thread_count(long long lo) { return int_in(lo, max_threads()); }
 inline CLI::Validator positive_real() {
   return number_check<double>([](double x) { return std::isfinite(x) && x > 0; }, "a number > 0", "POSITIVE");
 }

@@ -54,7 +54,7 @@ Csr generate(const GenSpec& spec_in, int threads) {
   offset_t target = s.nnz > 0 ? s.nnz : std::llround(s.mean * s.rows);
   target = std::min<offset_t>(target, static_cast<offset_t>(s.rows) * s.cols);
   if (s.std < 0) throw Error("generate: std must be >= 0");
-  const int nt = std::clamp(threads > 0 ? threads : omp_get_max_threads(), 1, max_threads());
+  const int nt = resolve_threads(threads);
   const int saved = omp_get_max_threads();
   omp_set_num_threads(nt);
 
