@@ -47,23 +47,28 @@ class Cli : public ::testing::Test {
   ScratchDir dir_;
 };
 
-// Runs `spmv ARGS...` spawned directly (no shell) with its output discarded and waits for it with
-// wait4: its exit status and its own peak resident memory in MiB.
+// Runs `spmv ARGS...` spawned directly (no shell) with its output discarded, `env` ("NAME=value")
+// added to the environment, and waits for it with wait4: its exit status and its own peak resident
+// memory in MiB.
 struct Peak {
   int status = -1;
   double mib = 0;
 };
-inline Peak run_for_peak(const std::vector<std::string>& args) {
+inline Peak run_for_peak(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
   std::vector<char*> argv{const_cast<char*>(SPMV_CLI)};
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t quiet;
   posix_spawn_file_actions_init(&quiet);
   posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
   Peak p;
-  const int rc = posix_spawn(&pid, SPMV_CLI, &quiet, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, SPMV_CLI, &quiet, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&quiet);
   if (rc != 0) return p;
   int status = 0;

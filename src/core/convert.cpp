@@ -297,12 +297,21 @@ BasicCsr<V> copying_coo_to_csr(const BasicCoo<V>& coo) {
   return csr;
 }
 
+}  // namespace
+
+Csr coo_to_csr(const Coo& coo) { return copying_coo_to_csr(coo); }
+CsrF32 coo_to_csr(const CooF32& coo) { return copying_coo_to_csr(coo); }
+Csr coo_to_csr(Coo&& coo) { return detail::moving_coo_to_csr(std::move(coo), omp_get_max_threads()); }
+CsrF32 coo_to_csr(CooF32&& coo) { return detail::moving_coo_to_csr(std::move(coo), omp_get_max_threads()); }
+
+namespace detail {
+
 template <class V>
-BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo) {
+BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo, int threads) {
   const offset_t n = coo.nnz();
   const bool parallel = n >= kParallelThreshold;
   // Entries already in row order (a file written by rows) need no moving: in place, always. Else,
-  // a second copy of the entries within the scratch a reader may take (64 MiB a thread): the
+  // a second copy of the entries within the scratch a reader of `threads` may take (64 MiB a thread): the
   // copying conversion, stable and faster on unsorted entries (its rows come out sorted where the
   // file's order was by column, as SuiteSparse's is); in place beyond it.
   bool in_order = true;
@@ -311,7 +320,7 @@ BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo) {
     if (coo.row[e] < coo.row[e - 1]) in_order = false;
   constexpr double vb = sizeof(V);
   const double copy_bytes = (4.0 + vb + (coo.is_complex() ? vb : 0.0)) * static_cast<double>(n) + 16.0 * (static_cast<double>(coo.rows) + 1);
-  if (!in_order && copy_bytes <= 64.0 * 1024 * 1024 * std::max(1, omp_get_max_threads())) {
+  if (!in_order && copy_bytes <= 64.0 * 1024 * 1024 * std::max(1, threads)) {
     BasicCsr<V> out = copying_coo_to_csr(static_cast<const BasicCoo<V>&>(coo));
     coo = BasicCoo<V>{};
     return out;
@@ -319,14 +328,6 @@ BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo) {
   return detail::coo_to_csr_in_place(std::move(coo), in_order);
 }
 
-}  // namespace
-
-Csr coo_to_csr(const Coo& coo) { return copying_coo_to_csr(coo); }
-CsrF32 coo_to_csr(const CooF32& coo) { return copying_coo_to_csr(coo); }
-Csr coo_to_csr(Coo&& coo) { return moving_coo_to_csr(std::move(coo)); }
-CsrF32 coo_to_csr(CooF32&& coo) { return moving_coo_to_csr(std::move(coo)); }
-
-namespace detail {
 
 template <class V>
 BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order) {
@@ -415,6 +416,8 @@ BasicCsr<V> csr_from_rows(Array<offset_t>&& start, index_t cols, Field field, Sy
 
 template Csr csr_from_rows(Array<offset_t>&&, index_t, Field, Symmetry, Array<index_t>&&, Array<double>&&, Array<double>&&);
 template CsrF32 csr_from_rows(Array<offset_t>&&, index_t, Field, Symmetry, Array<index_t>&&, Array<float>&&, Array<float>&&);
+template Csr moving_coo_to_csr(Coo&&, int);
+template CsrF32 moving_coo_to_csr(CooF32&&, int);
 template Csr coo_to_csr_in_place(Coo&&, bool);
 template CsrF32 coo_to_csr_in_place(CooF32&&, bool);
 

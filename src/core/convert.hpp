@@ -8,6 +8,11 @@
 
 namespace spmv::detail {
 
+// coo_to_csr(Coo&&) for a caller of `threads` threads, whose scratch (64 MiB a thread) bounds the
+// copy it may make of the entries: the reader passes its own, the public function OpenMP's maximum.
+template <class V>
+BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo, int threads);
+
 // CSR in the COO's own arrays: rows counted, entries placed by row in place (skipped when
 // `in_order`: rows already non-decreasing), rows sorted and duplicates summed. `coo` is left empty.
 template <class V>

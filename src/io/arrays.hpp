@@ -2,6 +2,8 @@
 // Growing the readers' arrays without a one-thread zero fill or their page faults on the critical
 // path: huge pages asked for, pages faulted in by all threads first, elements left for the parser.
 #include <algorithm>
+#include <new>
+#include <utility>
 #include <cstddef>
 #include <cstdint>
 #include <sys/mman.h>
@@ -53,6 +55,45 @@ Array<T> zeros_on_huge_pages(std::size_t n) {
   a.resize(n);
   return a;
 }
+
+// The pages of v's capacity past its size go back to the system (written there before a trim, say);
+// they read as zeros if the array grows into them again.
+template <class T>
+void release_tail(Array<T>& v) {
+  advise(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T), MADV_DONTNEED);
+}
+
+// n elements of T, zero, in an anonymous mapping of their own: pages committed as they are written
+// and given back to the system when the array goes (a freed heap block may stay in the process,
+// glibc's mmap threshold having risen past it). For trivial T whose zero bytes mean empty.
+template <class T>
+class ZeroPages {
+ public:
+  ZeroPages() = default;
+  explicit ZeroPages(std::size_t n) : n_(n) {
+    if (n == 0) return;
+    void* p = ::mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    p_ = static_cast<T*>(p);
+  }
+  ZeroPages(ZeroPages&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  ZeroPages& operator=(ZeroPages&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~ZeroPages() {
+    if (p_) ::munmap(p_, n_ * sizeof(T));
+  }
+  std::size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  T& operator[](std::size_t i) { return p_[i]; }
+  const T& operator[](std::size_t i) const { return p_[i]; }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
 
 // v grows to n elements (within its capacity) that the caller then writes: no zero fill, and the
 // pages faulted in first by all the threads (MADV_POPULATE_WRITE, Linux 5.14+) instead of a page

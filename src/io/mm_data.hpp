@@ -36,13 +36,17 @@ void cover(BasicCoo<V>& coo, i64 n, int threads) {
   if (coo.field == Field::Complex) grow(coo.imag, m, threads);
 }
 
+// The arrays cut to n entries, the pages written past them given back.
 template <class V>
 void trim(BasicCoo<V>& coo, i64 n) {
-  const auto m = static_cast<std::size_t>(n);
-  coo.row.resize(m);
-  coo.col.resize(m);
-  coo.val.resize(m);
-  if (coo.field == Field::Complex) coo.imag.resize(m);
+  const auto cut = [m = static_cast<std::size_t>(n)](auto& a) {
+    a.resize(m);
+    release_tail(a);
+  };
+  cut(coo.row);
+  cut(coo.col);
+  cut(coo.val);
+  if (coo.field == Field::Complex) cut(coo.imag);
 }
 
 // Memory ran out while reading the data: where the read stood.

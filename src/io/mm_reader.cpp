@@ -329,7 +329,7 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
   std::optional<CooReader<V>> first(std::in_place, d, tune);
   for (;;) {
     if (!first->next_block(text, threads, tune, name)) {
-      out.csr = coo_to_csr(std::move(first->finish(threads, name).coo));
+      out.csr = spmv::detail::moving_coo_to_csr(std::move(first->finish(threads, name).coo), threads);
       return true;
     }
     if (first->cursor().seen >= tune.repeat_check && !first->ever_merged()) break;
@@ -368,7 +368,7 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
         try {
           while (r.next_block(text, threads, tune, name)) {
           }
-          out.csr = coo_to_csr(std::move(r.finish(threads, name).coo));
+          out.csr = spmv::detail::moving_coo_to_csr(std::move(r.finish(threads, name).coo), threads);
         } catch (const std::bad_alloc&) {
           throw out_of_memory(name, r.cursor());
         }
@@ -460,7 +460,7 @@ BasicParsedCsr<V> parse_csr(ByteSource& src, const ReadOptions& opt, const Parse
       text.rewind(d.offset);
     }
   }
-  out.csr = coo_to_csr(std::move(parse_data<V>(text, d, threads, tune, name).coo));
+  out.csr = spmv::detail::moving_coo_to_csr(std::move(parse_data<V>(text, d, threads, tune, name).coo), threads);
   return out;
 }
 

@@ -39,20 +39,31 @@ bool RepeatMerger<V>::sample_repeats(const BasicCoo<V>& coo, i64 stored) const {
 }
 
 // Fibonacci hashing: the product's top bits depend on every bit of the key (row and column alike).
-template <class V>
-typename RepeatMerger<V>::Bucket& RepeatMerger<V>::find(std::uint64_t key) {
-  const std::size_t mask = table_.size() - 1;
-  for (auto h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits_));; h = (h + 1) & mask)
-    if (table_[h].key == key || table_[h].key == kEmpty) return table_[h];
+inline std::size_t home_bucket(std::uint64_t key, int bits) {
+  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
 }
 
 template <class V>
-void RepeatMerger<V>::grow_table() {
-  std::vector<Bucket> old = std::move(table_);
+std::uint32_t& RepeatMerger<V>::find(const BasicCoo<V>& coo, std::uint64_t key) {
+  const std::size_t mask = table_.size() - 1;
+  for (std::size_t h = home_bucket(key, bits_);; h = (h + 1) & mask) {
+    const std::uint32_t b = table_[h];
+    if (b == 0 || key_of(coo.row[b - 1], coo.col[b - 1]) == key) return table_[h];
+  }
+}
+
+template <class V>
+void RepeatMerger<V>::grow_table(const BasicCoo<V>& coo) {
+  table_ = {};
   bits_ = std::max(bits_ + 1, 10);
-  table_.assign(std::size_t{1} << bits_, Bucket{});
-  for (const Bucket& b : old)
-    if (b.key != kEmpty) find(b.key) = b;
+  table_ = ZeroPages<std::uint32_t>(std::size_t{1} << bits_);
+  const std::size_t mask = table_.size() - 1;
+  for (i64 s = 0; s < in_table_; ++s) {  // distinct positions: the first empty bucket from home
+    const auto u = static_cast<std::size_t>(s);
+    std::size_t h = home_bucket(key_of(coo.row[u], coo.col[u]), bits_);
+    while (table_[h] != 0) h = (h + 1) & mask;
+    table_[h] = static_cast<std::uint32_t>(s + 1);
+  }
 }
 
 template <class V>
@@ -71,9 +82,9 @@ i64 RepeatMerger<V>::merge(BasicCoo<V>& coo, i64 from, i64 to) {
   for (i64 i = from; i < to; ++i) {
     const auto u = static_cast<std::size_t>(i);
     const std::uint64_t key = key_of(coo.row[u], coo.col[u]);
-    Bucket& b = find(key);
-    if (b.key == key) {  // a repeat: summed into the position's first occurrence, in file order
-      const auto s = static_cast<std::size_t>(b.slot);
+    std::uint32_t& b = find(coo, key);
+    if (b != 0) {  // a repeat: summed into the position's first occurrence, in file order
+      const std::size_t s = b - 1;
       if constexpr (std::is_same_v<V, double>) coo.val[s] += coo.val[u];
       else sum_[s] += coo.val[u];
       if (complex) coo.imag[s] += coo.imag[u];
@@ -87,11 +98,10 @@ i64 RepeatMerger<V>::merge(BasicCoo<V>& coo, i64 from, i64 to) {
     if (complex) coo.imag[k] = coo.imag[u];
     if (track_origin_) origin_[k] = origin_[u];
     ++kept_;
-    if (!inserting_) continue;
-    b.key = key;
-    b.slot = in_table_++;  // == k: while inserting, every slot held is in the table
+    if (!inserting_ || in_table_ == kMaxSlots) continue;  // (past 2^32 - 1 slots, new positions are kept unmerged)
+    b = static_cast<std::uint32_t>(++in_table_);  // slot k + 1: while inserting, every slot held is in the table
     if constexpr (!std::is_same_v<V, double>) sum_.push_back(coo.val[k]);
-    if (static_cast<std::size_t>(in_table_) * 2 > table_.size()) grow_table();
+    if (static_cast<std::size_t>(in_table_) * 2 > table_.size()) grow_table(coo);
   }
   removed_ += to - kept_;
   if (track_origin_) origin_.resize(static_cast<std::size_t>(kept_));
@@ -125,7 +135,7 @@ i64 RepeatMerger<V>::after_block(BasicCoo<V>& coo, i64 stored, i64 fresh) {
   }
   // Start (or start again): the entries held beyond the table go through it, new positions entered.
   inserting_ = true;
-  if (table_.empty()) grow_table();
+  if (table_.empty()) grow_table(coo);
   kept_ = in_table_;
   merge(coo, in_table_, stored);
   return kept_;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "io/arrays.hpp"
 #include "io/io_internal.hpp"
 #include "io/mm_text.hpp"
 
@@ -69,19 +70,21 @@ class RepeatMerger {
   bool ever_merged() const { return inserting_ || removed_ > 0 || !table_.empty(); }
 
  private:
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-  struct Bucket {
-    std::uint64_t key = kEmpty;  // row << 32 | column
-    i64 slot = 0;
-  };
+  // The table holds slots of the arrays plus one (0: an empty bucket), 4 bytes a bucket: a slot's
+  // position is read from the arrays themselves (8 to 16 bytes a position held, where a key and
+  // a slot took 32 to 64).
+  static constexpr i64 kMaxSlots = ~std::uint32_t{0};  // slots [0, kMaxSlots) fit a bucket
 
   bool sample_repeats(const BasicCoo<V>& coo, i64 stored) const;
   // Sums entries [from, to) into the positions held (from == kept_): a repeat of a position in the
   // table is folded into it; a new one is kept at kept_ and, while inserting_, entered in the
   // table. Returns how many repeated.
   i64 merge(BasicCoo<V>& coo, i64 from, i64 to);
-  Bucket& find(std::uint64_t key);
-  void grow_table();
+  // The bucket holding the slot (+ 1) of `key`'s position, or the empty one where it would go.
+  std::uint32_t& find(const BasicCoo<V>& coo, std::uint64_t key);
+  // A table twice the size, the slots [0, in_table_) entered again from the arrays (every slot
+  // below in_table_ is in the table): the old table is freed first, never both at once.
+  void grow_table(const BasicCoo<V>& coo);
   void drop_table();
 
   i64 next_check_;
@@ -91,7 +94,7 @@ class RepeatMerger {
   i64 kept_ = 0;      // entries held after the last merge
   i64 in_table_ = 0;  // slots [0, in_table_) are in the table (float: with their sums in sum_)
   i64 removed_ = 0;   // file entries summed away so far
-  std::vector<Bucket> table_;  // open addressing, at most half full; empty when not merging (double)
+  ZeroPages<std::uint32_t> table_;  // slots + 1, open addressing, at most half full; empty when not merging (double)
   int bits_ = 0;               // log2 of table_'s size
   std::vector<double> sum_;    // float reads: the sums of the slots in the table, in double
   std::vector<i64> origin_;    // file entry index of each slot below origin_.size()
