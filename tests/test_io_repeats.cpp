@@ -176,3 +176,20 @@ TEST(ReaderRepeats, OneColumnOfManyRows) {
   EXPECT_EQ(merged.coo.nnz(), 4000);
   expect_same_csr(coo_to_csr(merged.coo), coo_to_csr(read(text, 1, kNever).coo));
 }
+
+// A file cycling through more positions than the exact sample's 16384 entries can show repeating
+// (12000, twelve times over) is merged too, once the sampled window holds four entries a position
+// (an estimate of the distinct positions over up to 2^18 entries; here at 131072 entries, over the
+// 65536 since the last sample); it was held whole.
+TEST(ReaderRepeats, LongCyclesAreMergedToo) {
+  constexpr int kPositions = 12000, kEntries = 12 * kPositions;
+  std::string body;
+  for (int i = 0; i < kEntries; ++i) {
+    const int r = (i * 7) % kPositions;
+    body += fmt::format("{} {} {:.17g}\n", 1 + r, 1 + r % 3, 1.0 / (i + 1));
+  }
+  const std::string text = banner("real", "general") + fmt::format("{0} {0} {1}\n", kPositions, kEntries) + body;
+  const auto merged = read(text, 2, 16, std::size_t{1} << 16);
+  EXPECT_EQ(merged.coo.nnz(), kPositions);
+  expect_same_csr(coo_to_csr(merged.coo), coo_to_csr(read(text, 1, kNever).coo));
+}

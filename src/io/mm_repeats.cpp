@@ -2,6 +2,9 @@
 #include "io/mm_repeats.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
 #include <type_traits>
 
 #include "core/float_range.hpp"
@@ -10,12 +13,46 @@ namespace spmv::io::detail {
 
 namespace {
 
-// Keys sampled: the last kSample entries read (in cache after the block's parse), enough to see a
-// position repeat in a file cycling through up to kSample / 4 of them (a gzip window's worth of lines).
+// Keys sampled: the last kSample entries read, their distinct positions counted exactly (sorted);
+// then, where those are mostly distinct, the last kWideSample by an estimate, so that a file cycling
+// through up to kWideSample / 4 positions (not only a gzip window's worth of lines) is seen too.
 constexpr std::size_t kSample = std::size_t{1} << 14;
+constexpr std::size_t kWideSample = std::size_t{1} << 18;
 
 inline std::uint64_t key_of(index_t r, index_t c) {
   return static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) << 32 | static_cast<std::uint32_t>(c);
+}
+
+// MurmurHash3's finalizer: every bit of the key moves every bit of the hash.
+inline std::uint64_t mix64(std::uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  return k ^ (k >> 33);
+}
+
+// Distinct positions among n entries, estimated by HyperLogLog (Flajolet et al. 2007) with 2^12
+// one-byte registers (a standard error of about 1.6%), by linear counting where that is small.
+double distinct_estimate(const index_t* row, const index_t* col, std::size_t n) {
+  constexpr int kBits = 12;
+  constexpr std::size_t m = std::size_t{1} << kBits;
+  std::array<std::uint8_t, m> reg{};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t h = mix64(key_of(row[i], col[i]));
+    const auto rank = static_cast<std::uint8_t>(std::countl_zero((h << kBits) | (std::uint64_t{1} << (kBits - 1))) + 1);
+    std::uint8_t& r = reg[h >> (64 - kBits)];
+    r = std::max(r, rank);
+  }
+  double sum = 0;
+  std::size_t zeros = 0;
+  for (const std::uint8_t r : reg) {
+    sum += std::ldexp(1.0, -r);
+    zeros += r == 0;
+  }
+  const double md = static_cast<double>(m);
+  const double raw = 0.7213 / (1 + 1.079 / md) * md * md / sum;
+  return raw <= 2.5 * md && zeros ? md * std::log(md / static_cast<double>(zeros)) : raw;
 }
 
 }  // namespace
@@ -28,7 +65,10 @@ bool mostly_repeats(const index_t* row, const index_t* col, std::size_t n) {
   for (std::size_t j = 0; j < s; ++j) keys[j] = key_of(row[from + j], col[from + j]);
   std::sort(keys.begin(), keys.end());
   const auto distinct = static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
-  return distinct * 4 <= s;
+  if (distinct * 4 <= s) return true;
+  if (n <= kSample) return false;
+  const std::size_t w = std::min(n, kWideSample);
+  return distinct_estimate(row + (n - w), col + (n - w), w) * 4 <= static_cast<double>(w);
 }
 
 template <class V>
