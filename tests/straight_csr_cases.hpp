@@ -87,8 +87,9 @@ inline std::string coordinate(const char* field, const char* symmetry, index_t n
                      entries, body);
 }
 
-// Entries in no order (column-major strides, rows revisited), some repeated, values whose sums
-// depend on their order; below the diagonal (and on it, but for skew; hermitian's real) when `lower`.
+// Entries in no order (column-major strides, rows revisited), cycling through at most 7n positions
+// (some repeated), values whose sums depend on their order; below the diagonal (and on it, but for
+// skew; hermitian's real) when `lower`.
 inline std::string scattered(const char* field, const char* symmetry, bool lower, index_t n, int count) {
   std::string body;
   int written = 0;
