@@ -289,6 +289,14 @@ TEST_F(Cli, XAndYOfSeveralColumnsAreColumnMajorArrays) {
   const Result r = run(fmt::format("run {}/cli_small.mtx --k 2 --x {}", kDir, tmp("X10.mtx")));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, tmp("X10.mtx") + ": a 10 x 1 array; X must be 5 x 2 (the matrix's columns x --k)\n");
+  // y goes gzip-compressed to a .gz name; a binary cache's name is bad usage (y was written there as text).
+  ASSERT_EQ(run(fmt::format("run {}/cli_small.mtx --x {} -o {}", kDir, "ones", tmp("y.mtx.gz"))).status, 0);
+  EXPECT_EQ(io::read_dense_matrix(tmp("y.mtx.gz")).rows, 4);
+  const Result bin = run(fmt::format("run {}/cli_small.mtx -o {}", kDir, tmp("y.spmvbin")));
+  EXPECT_EQ(bin.status, 2);
+  EXPECT_NE(bin.err.find("y is written as a Matrix Market array (.mtx, .mtx.gz); a binary cache (.spmvbin) holds a sparse matrix"),
+            std::string::npos) << bin.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp("y.spmvbin")));
 }
 
 // Control bytes in a message (a file name with ESC or a newline) reach the terminal as \xNN.
@@ -361,8 +369,9 @@ TEST_F(Cli, RunInMixedPrecision) {
   EXPECT_EQ(y[1], 3.0);
 }
 
-// A precision the kernel lacks: the library's refusal (naming the kernel and the precision), exit
-// status 1 as for every refusal, before the file is read (a missing file gives the same message).
+// A precision the kernel lacks: the library's refusal (naming the kernel and the precision), bad
+// usage (exit 2) as a kernel the backend lacks is, before the file is read (a missing file gives the
+// same message). It exited 1, where the README says 2.
 TEST_F(Cli, PrecisionAKernelLacksIsRefused) {
   // An OpenMP kernel (a baseline will do: Eigen has no mixed) without single or mixed.
   const KernelSpec* k = nullptr;
@@ -374,10 +383,11 @@ TEST_F(Cli, PrecisionAKernelLacksIsRefused) {
         p = q;
       }
   ASSERT_NE(k, nullptr) << "every CPU kernel computes in single and mixed precision: nothing to refuse";
-  const std::string start = fmt::format("kernel '{}' (omp) has no {} precision", k->name, to_string(p));
+  const std::string start = fmt::format("--precision {0}: kernel '{1}' (omp) has no {0} precision", to_string(p), k->name);
   for (const std::string& file : {kDir + "/cli_small.mtx", tmp("nope.mtx")}) {
     const Result r = run(fmt::format("run {} --backend omp --kernel {} --precision {}", file, k->name, to_string(p)));
-    EXPECT_EQ(r.status, 1) << file;
+    EXPECT_EQ(r.status, 2) << file;
+    EXPECT_NE(r.err.find("\nRun with --help for more information.\n"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.rfind(start, 0), 0u) << file << ": " << r.err;
     EXPECT_EQ(r.out, "") << file;
   }

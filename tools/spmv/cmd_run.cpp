@@ -65,10 +65,15 @@ int run(const RunArgs& args) {
   const Precision precision = parse_precision(args.precision);
   if (!supports(spec, precision)) {
     // Also before reading the file, with the library's own message (which names the kernels that
-    // have the precision): make_plan refuses before it looks at the matrix.
+    // have the precision): make_plan refuses before it looks at the matrix. Bad usage, as a kernel
+    // the backend lacks is.
     PlanOptions po;
     po.precision = precision;
-    make_plan(Csr{}, backend, spec.name, po);
+    try {
+      make_plan(Csr{}, backend, spec.name, po);
+    } catch (const Unsupported& e) {
+      throw UsageError(fmt::format("--precision {}: {}", args.precision, e.what()));
+    }
   }
   // What run holds beside the matrix counts in the memory budget at the file's size line, so that
   // a matrix of mostly empty rows is refused there rather than after the reader.
@@ -242,7 +247,10 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_flag("--no-trial", args->no_trial, "auto: the model's choice without a timed trial (deterministic)");
   cmd->add_option("--x", args->x, "x: ones, random (seed 42), random:SEED or a Matrix Market array file (--k > 1: cols x k)")
       ->capture_default_str();
-  add_output(cmd, args->output, "Write y to this file as a Matrix Market array (--k > 1: rows x k)");
+  add_output(cmd, args->output, "Write y to this file as a Matrix Market array (--k > 1: rows x k); *.gz gzip-compressed")
+      ->check([](const std::string& path) -> std::string {
+        return binary_name(path) ? "y is written as a Matrix Market array (.mtx, .mtx.gz); a binary cache (.spmvbin) holds a sparse matrix" : "";
+      });
   cmd->add_option("--repeat", args->repeat, "Timed samples (median, min, mean and their spread reported)")->check(positive_int())->capture_default_str();
   cmd->add_option("--min-sample-ms", args->min_sample_ms, "Each sample lasts at least this long (back-to-back products)")
       ->check(positive_real())
