@@ -107,6 +107,11 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
       {"info " + kSmall + " --memory-budget -5", "must be a size such as 12G, 500M or a number of bytes, got '-5'"},
       {"generate --kind random --rows 10 --nnz-per-row nan -o x.mtx", "--nnz-per-row: must be a number > 0"},
       {"generate --kind random --rows 10 --cols -5 -o x.mtx", "--cols: must be a positive integer"},
+      // More nonzeros than the matrix holds (--nnz was cut to rows x cols; --nnz-per-row 1e300
+      // gave a memory message of "0 nonzeros" and "inf GiB").
+      {"generate --kind random --rows 10 --nnz 1000 -o x.mtx", "--nnz 1000: a 10 x 10 matrix holds at most 100"},
+      {"generate --kind random --rows 10 --cols 4 --nnz-per-row 5 -o x.mtx", "--nnz-per-row 5: a row holds at most the 4 columns"},
+      {"run " + kSmall + " -o y.spmvbin", "a binary cache (.spmvbin) holds a sparse matrix"},
       {"generate --like cage4 --scale nan -o x.mtx", "--scale: must be a number in (0, 1]"},
       {"bench " + kSmall + " --backends foo", "--backends: foo not in {serial,omp,cuda}"},
   };

@@ -178,11 +178,12 @@ TEST(ReaderRepeats, OneColumnOfManyRows) {
 }
 
 // A file cycling through more positions than the exact sample's 16384 entries can show repeating
-// (12000, twelve times over) is merged too, once the sampled window holds four entries a position
-// (an estimate of the distinct positions over up to 2^18 entries; here at 131072 entries, over the
-// 65536 since the last sample); it was held whole.
+// (12000, 24 times over) is merged too, once a sample's window holds four entries a position (an
+// estimate of the distinct positions over up to 2^18 entries). The samples come at doublings of the
+// entries held and look at those since the last, so the last one sees at least a quarter of the
+// file's 288000: 72000 entries, six a position. It was held whole.
 TEST(ReaderRepeats, LongCyclesAreMergedToo) {
-  constexpr int kPositions = 12000, kEntries = 12 * kPositions;
+  constexpr int kPositions = 12000, kEntries = 24 * kPositions;
   std::string body;
   for (int i = 0; i < kEntries; ++i) {
     const int r = (i * 7) % kPositions;

@@ -308,6 +308,13 @@ namespace detail {
 
 template <class V>
 BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo, int threads) {
+  // The conversion's parallel regions run on `threads` (OpenMP's setting for this thread, restored
+  // on the way out): their per-thread scratch is the caller's too.
+  struct OmpThreads {
+    int saved = omp_get_max_threads();
+    explicit OmpThreads(int t) { omp_set_num_threads(std::max(1, t)); }
+    ~OmpThreads() { omp_set_num_threads(saved); }
+  } const scope(threads);
   const offset_t n = coo.nnz();
   const bool parallel = n >= kParallelThreshold;
   // Entries already in row order (a file written by rows) need no moving: in place, always. Else,

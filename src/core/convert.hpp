@@ -8,8 +8,8 @@
 
 namespace spmv::detail {
 
-// coo_to_csr(Coo&&) for a caller of `threads` threads, whose scratch (64 MiB a thread) bounds the
-// copy it may make of the entries: the reader passes its own, the public function OpenMP's maximum.
+// coo_to_csr(Coo&&) on `threads` threads, whose scratch (64 MiB a thread) also bounds the copy it
+// may make of the entries: the reader passes its own, the public function OpenMP's maximum.
 template <class V>
 BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo, int threads);
 

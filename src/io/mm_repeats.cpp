@@ -96,7 +96,13 @@ template <class V>
 void RepeatMerger<V>::grow_table(const BasicCoo<V>& coo) {
   table_ = {};
   bits_ = std::max(bits_ + 1, 10);
-  table_ = ZeroPages<std::uint32_t>(std::size_t{1} << bits_);
+  try {
+    table_ = ZeroPages<std::uint32_t>(std::size_t{1} << bits_);
+  } catch (...) {  // no table: merging stops, as if it never began, before the error goes up
+    drop_table();
+    inserting_ = false;
+    throw;
+  }
   const std::size_t mask = table_.size() - 1;
   for (i64 s = 0; s < in_table_; ++s) {  // distinct positions: the first empty bucket from home
     const auto u = static_cast<std::size_t>(s);

@@ -19,8 +19,9 @@
 
 namespace spmv::io::detail {
 
-// Whether the last of n entries (a sample of up to 16384) mostly repeat positions: at most a quarter
-// of the sampled positions are distinct. The test RepeatMerger starts merging on.
+// Whether the last of n entries mostly repeat positions: at most a quarter of the last 16384 are
+// distinct, or else (n larger) an estimate says at most a quarter of the last 2^18 are. The test
+// RepeatMerger starts merging on.
 bool mostly_repeats(const index_t* row, const index_t* col, std::size_t n);
 
 // For a read that keeps every entry as it goes (straight into CSR): the block just read sampled

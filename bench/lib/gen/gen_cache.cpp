@@ -1,6 +1,7 @@
 // What generating costs before it starts (the memory check) and the on-disk cache of generated
 // matrices.
 #include <spmv/bench/generate.hpp>
+#include <spmv/formats/limits.hpp>
 #include <spmv/io.hpp>
 
 #include <filesystem>
@@ -28,10 +29,10 @@ double available_memory_bytes() { return meminfo_bytes("MemAvailable:"); }
 void check_generate_memory(const GenSpec& spec, const std::string& name, double factor) {
   const double need = estimate_bytes(spec) * factor;
   const double avail = available_memory_bytes();
+  const double nnz = spec.nnz ? static_cast<double>(spec.nnz) : spec.rows * spec.mean;  // (--nnz-per-row: rows x mean)
   if (avail > 0 && need > 0.85 * avail)
-    throw Unsupported(fmt::format("generating {} ({} rows, {} nonzeros) needs {:.1f} GiB, only "
-                                  "{:.1f} GiB available",
-                                  name, spec.rows, spec.nnz, need / (1 << 30), avail / (1 << 30)));
+    throw Unsupported(fmt::format("generating {} ({} rows, {:.0f} nonzeros) needs {}, only {} available", name, spec.rows,
+                                  nnz, memory_size_text(need), memory_size_text(avail)));
 }
 
 // ---- cache ----------------------------------------------------------------------------------
