@@ -318,7 +318,7 @@ BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo, int threads) {
   const offset_t n = coo.nnz();
   const bool parallel = n >= kParallelThreshold;
   // Entries already in row order (a file written by rows) need no moving: in place, always. Else,
-  // a second copy of the entries within the scratch a reader of `threads` may take (64 MiB a thread): the
+  // a second copy of the entries within the scratch `threads` may take (64 MiB a thread): the
   // copying conversion, stable and faster on unsorted entries (its rows come out sorted where the
   // file's order was by column, as SuiteSparse's is); in place beyond it.
   bool in_order = true;
@@ -332,9 +332,8 @@ BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo, int threads) {
     coo = BasicCoo<V>{};
     return out;
   }
-  return detail::coo_to_csr_in_place(std::move(coo), in_order);
+  return coo_to_csr_in_place(std::move(coo), in_order);
 }
-
 
 template <class V>
 BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order) {
