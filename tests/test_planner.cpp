@@ -418,8 +418,8 @@ TEST(Planner, LargeCpuTrialBudgetsInProductsOfTheFastestFound) {
   // The second candidate is 10x faster than the first: the budget, budget_products of the fastest
   // product found, is then nearly spent, and a third candidate, whose trial the model prices at
   // several of the first's products, is not made. Priced in the first's products, it would be.
-  // (10 ms and 1 ms products: the second candidate's trial fits the first's budget with some 50 ms
-  // to spare, which a test machine under load once took at 1 ms and 0.1 ms.)
+  // (10 ms and 1 ms products: the second candidate's trial fits the first's budget with tens of
+  // milliseconds to spare, so a loaded test machine's pauses do not decide.)
   const Csr a = large_matrix();
   std::vector<std::string> made;
   const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {

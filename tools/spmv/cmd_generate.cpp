@@ -43,9 +43,9 @@ int generate_cmd(const GenArgs& g) {
     spec.seed = g.seed;
     if (spec.mean <= 0 && spec.nnz <= 0) throw Error("--kind needs --nnz-per-row or --nnz");
     const index_t cols = spec.cols > 0 ? spec.cols : spec.rows;
-    if (spec.mean > cols)  // (a mean past double's range made the memory check say "inf GiB")
+    if (spec.mean > cols)
       throw UsageError(fmt::format("--nnz-per-row {}: a row holds at most the {} columns", spec.mean, cols));
-    if (static_cast<double>(spec.nnz) > static_cast<double>(spec.rows) * cols)  // (it was cut to rows x cols)
+    if (static_cast<double>(spec.nnz) > static_cast<double>(spec.rows) * cols)  // (the generator would cut it)
       throw UsageError(fmt::format("--nnz {}: a {} x {} matrix holds at most {}", spec.nnz, spec.rows, cols,
                                    static_cast<std::int64_t>(spec.rows) * cols));
     name = std::string(gen::to_string(spec.kind));
