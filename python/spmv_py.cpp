@@ -162,17 +162,7 @@ class PyPlan {
     std::span<T> ys(yp, static_cast<std::size_t>(ny));
     py::gil_scoped_release nogil;
     std::lock_guard lock(mu_);
-    if constexpr (std::is_same_v<T, double>) {
-      plan_->multiply(xs, ys, alpha, beta);
-    } else {
-      plan_->set_x(xs);
-      plan_->run(1);
-      if (alpha == 1.0 && beta == 0.0) return plan_->get_y(ys);
-      std::vector<float> p(ys.size());
-      plan_->get_y(std::span<float>(p));
-      for (std::size_t i = 0; i < p.size(); ++i)  // beta == 0 never reads y, as in BLAS
-        ys[i] = static_cast<float>(alpha * p[i] + (beta == 0.0 ? 0.0 : beta * ys[i]));
-    }
+    plan_->multiply(xs, ys, static_cast<T>(alpha), static_cast<T>(beta));  // beta == 0 never reads y
   }
 
   template <class T>

@@ -8,6 +8,7 @@
 #include <spmv/device.hpp>
 #include <spmv/io.hpp>
 
+#include <functional>
 #include <regex>
 
 #include "conformance.hpp"
@@ -157,37 +158,112 @@ TEST(CONFORMANCE, EdgeCasesEverySettingAndRightHandSides) {
   EXPECT_GT(runs, 20 * static_cast<int>(cases.size()));
 }
 
-// y = alpha*A*x + beta*y on every kernel: against alpha times the reference plus beta times the
-// y given; beta = 0 must not read y (NaN there is overwritten, as in BLAS).
+// y = alpha*A*x + beta*y on every kernel, precision, edge case and layout, in the kernel's store:
+// against alpha times the reference plus beta times the y given; beta = 0 must not read y (NaN
+// there is overwritten, as in BLAS). Vectors of the plan's own type (as they are), of the other
+// type (converted by the plan), and on the GPU device vectors.
 TEST(CONFORMANCE, AlphaBetaOnEveryKernel) {
   REQUIRE_BACKEND();
-  const Csr a = edge_case(test::edge_cases(), "irregular_5000");
+  const auto cases = test::edge_cases();
+  enum Mode { kOwnType, kOtherType, kDevice };
   int runs = 0;
   for (const KernelSpec* spec : tested_kernels())
-    for (const int k : {1, 3}) {
-      if (k > 1 && !spec->spmm) continue;
-      PlanOptions opt;
-      opt.k = k;
-      const auto plan = make_plan(a, spec->backend, spec->name, opt);
-      std::vector<double> x(static_cast<std::size_t>(a.cols) * k);
-      for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
-      const Reference ref = reference_product(a, x, k, Layout::RowMajor);
-      const std::size_t n = static_cast<std::size_t>(a.rows) * k;
-      for (const auto& [alpha, beta] : {std::pair{2.5, -0.5}, std::pair{-1.0, 1.0}, std::pair{0.5, 0.0}}) {
-        std::vector<double> y(n), want(n);
-        for (std::size_t i = 0; i < n; ++i) y[i] = beta == 0.0 ? std::nan("") : std::cos(0.11 * static_cast<double>(i));
-        Reference scaled = ref;
-        for (std::size_t i = 0; i < n; ++i) {
-          scaled.y[i] = alpha * ref.y[i] + (beta == 0.0 ? 0.0 : beta * y[i]);
-          scaled.bound[i] = std::abs(alpha) * ref.bound[i] + (beta == 0.0 ? 0.0 : std::abs(beta * y[i]));
+    for (const Precision p : {Precision::Double, Precision::Single, Precision::Mixed}) {
+      if (!supports(*spec, p)) continue;
+      for (const auto& [name, a] : cases)
+        for (const auto& [k, lay] : {std::pair{1, Layout::RowMajor}, std::pair{3, Layout::RowMajor},
+                                     std::pair{3, Layout::ColMajor}}) {
+          if (k > 1 && !spec->spmm) continue;
+          PlanOptions opt;
+          opt.threads = spec->backend == Backend::Omp ? 2 : 1;
+          opt.k = k;
+          opt.layout = lay;
+          opt.precision = p;
+          std::unique_ptr<Plan> plan;
+          try {
+            plan = make_plan(a, spec->backend, spec->name, opt);
+          } catch (const Unsupported& e) {
+            EXPECT_EQ(test::judge_refusal(*spec, a, opt.hack, e.what()), "") << test::describe(*spec, opt) << name;
+            continue;
+          }
+          const std::size_t n = static_cast<std::size_t>(a.rows) * k;
+          for (const auto& [alpha, beta] : {std::pair{2.5, -0.5}, std::pair{-1.0, 1.0}, std::pair{0.5, 0.0}})
+            for (const Mode mode : {kOwnType, kOtherType, kDevice}) {
+              if (mode == kDevice && !test::kDeviceVectors) continue;
+              auto x = make_vector("random:3", static_cast<std::size_t>(a.cols) * k);
+              std::vector<double> y(n);
+              for (std::size_t i = 0; i < n; ++i) y[i] = beta == 0.0 ? std::nan("") : std::cos(0.11 * static_cast<double>(i));
+              // The plan's vector type, or the other one; a single plan's x and y are float either way.
+              const bool as_float = (p == Precision::Single) != (mode == kOtherType);
+              if (p == Precision::Single || as_float)
+                for (double* v : {x.data(), y.data()})
+                  for (std::size_t i = 0; i < (v == x.data() ? x.size() : n); ++i) v[i] = static_cast<float>(v[i]);
+              const std::vector<double> y0 = y;
+              if (as_float) test::multiply_as<float>(*plan, x, y, alpha, beta, mode == kDevice);
+              else test::multiply_as<double>(*plan, x, y, alpha, beta, mode == kDevice);
+              Reference want = reference_product(a, x, k, lay);
+              for (std::size_t i = 0; i < n; ++i) {
+                const double by = beta == 0.0 ? 0.0 : beta * y0[i];
+                want.y[i] = alpha * want.y[i] + by;
+                want.bound[i] = std::abs(alpha) * want.bound[i] + std::abs(by);
+                want.abs_x[i] *= std::abs(alpha);
+              }
+              // A double plan's y rounded to float on the way out: float's tolerance.
+              const CheckResult c = check_product(a, want, y, k, lay, as_float ? Precision::Single : p);
+              EXPECT_TRUE(c.passed) << test::describe(*spec, opt) << " " << name << " alpha=" << alpha
+                                    << " beta=" << beta << " vectors="
+                                    << (mode == kOwnType ? "own" : mode == kOtherType ? "other" : "device") << ": "
+                                    << c.message;
+              ++runs;
+            }
         }
-        plan->multiply(x, y, alpha, beta);
-        const CheckResult c = check_product(a, scaled, y, k, Layout::RowMajor);
-        EXPECT_TRUE(c.passed) << spec->name << " k=" << k << " alpha=" << alpha << " beta=" << beta << ": " << c.message;
-        ++runs;
-      }
     }
-  EXPECT_GT(runs, 10);
+  EXPECT_GT(runs, 500);
+}
+
+// Vectors in the wrong memory are refused with the argument named: device vectors on a CPU plan;
+// on the GPU host memory given as a DeviceSpan (x, then y), and a size or type that does not match.
+TEST(CONFORMANCE, VectorsInTheWrongMemoryAreRefused) {
+  REQUIRE_BACKEND();
+  const Csr a = edge_case(test::edge_cases(), "irregular_5000");
+  std::vector<double> hx(static_cast<std::size_t>(a.cols), 1.0), hy(static_cast<std::size_t>(a.rows));
+  const auto refused = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  int checked = 0;
+  for (const KernelSpec* spec : tested_kernels()) {
+    const auto plan = make_plan(a, spec->backend, spec->name);
+    EXPECT_EQ(plan->on_device(), spec->backend == Backend::Cuda) << spec->name;
+    const DeviceSpan<const double> fake_x(hx.data(), hx.size());  // host memory, said to be device memory
+    const DeviceSpan<double> fake_y(hy.data(), hy.size());
+    const std::string msg = refused([&] { plan->multiply(fake_x, fake_y); });
+#if defined(SPMV_TEST_BACKEND_CUDA)
+    EXPECT_NE(msg.find("multiply: x is host memory, not device memory"), std::string::npos) << spec->name << ": " << msg;
+    DeviceVector<double> dx(hx), dy(hy.size());
+    EXPECT_NE(refused([&] { plan->multiply(dx, fake_y); }).find("multiply: y is host memory"), std::string::npos);
+    DeviceVector<double> short_y(hy.size() - 1);
+    EXPECT_NE(refused([&] { plan->multiply(dx, short_y); }).find("y has room for 4999 values, expected 5000"),
+              std::string::npos);
+    DeviceVector<float> fx(hx.size()), fy(hy.size());
+    EXPECT_NE(refused([&] { plan->multiply(fx, fy); }).find("a double precision plan takes double x and y on the device"),
+              std::string::npos)
+        << refused([&] { plan->multiply(fx, fy); });
+    plan->multiply(dx, dy);  // and the right ones work
+    EXPECT_TRUE(check_product(a, reference_product(a, hx), dy.to_host()).passed) << spec->name;
+#else
+    EXPECT_NE(msg.find("x and y are device memory (DeviceSpan), but this plan runs on the CPU"), std::string::npos)
+        << spec->name << ": " << msg;
+    EXPECT_NE(refused([&] { plan->multiply(std::span<const double>(hx).first(3), hy); }).find("x has 3 values, expected 5000"),
+              std::string::npos);
+#endif
+    ++checked;
+  }
+  EXPECT_GT(checked, 5);
 }
 
 // Plans over the user's own arrays (CsrView with 64-bit offsets, CsrView32 with 32-bit ones) give

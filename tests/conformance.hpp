@@ -118,20 +118,37 @@ inline std::string describe(const KernelSpec& k, const PlanOptions& o) {
                      to_string(o.precision));
 }
 
-// One product y = A*x in the plan's own vector type: a single plan gets x rounded to float (which
-// `x` is then set to, so that the reference sees the same x) and gives float y; the others double.
-inline void product_in_precision(Plan& plan, Precision p, std::vector<double>& x, std::vector<double>& y) {
-  if (p != Precision::Single) {
-    plan.multiply(x, y);
-    return;
+// y = alpha * A*x + beta * y through multiply() with vectors of type T (float or double): x and the
+// incoming y are rounded to T first (and set to the rounded values, so that a reference sees what
+// the plan saw), the result widened back into y. On device vectors (DeviceVector) where `device`.
+template <class T>
+void multiply_as(Plan& plan, std::vector<double>& x, std::vector<double>& y, double alpha = 1.0, double beta = 0.0,
+                 bool device = false) {
+  std::vector<T> xt(x.begin(), x.end()), yt(y.begin(), y.end());
+  x.assign(xt.begin(), xt.end());
+  if (device) {
+    DeviceVector<T> dx(xt), dy(yt);
+    plan.multiply(dx, dy, static_cast<T>(alpha), static_cast<T>(beta));
+    dy.download(yt);  // behind the product: both on the default stream
+  } else {
+    plan.multiply(std::span<const T>(xt), std::span<T>(yt), static_cast<T>(alpha), static_cast<T>(beta));
   }
-  std::vector<float> xf(x.begin(), x.end()), yf(y.size(), std::nanf(""));
-  x.assign(xf.begin(), xf.end());
-  plan.set_x(std::span<const float>(xf));
-  plan.run(1);
-  plan.get_y(std::span<float>(yf));
-  y.assign(yf.begin(), yf.end());
+  y.assign(yt.begin(), yt.end());
 }
+
+// The same in the plan's own vector type: float for a single plan, double otherwise.
+inline void product_in_precision(Plan& plan, Precision p, std::vector<double>& x, std::vector<double>& y,
+                                 bool device = false) {
+  if (p == Precision::Single) multiply_as<float>(plan, x, y, 1.0, 0.0, device);
+  else multiply_as<double>(plan, x, y, 1.0, 0.0, device);
+}
+
+// Whether this test binary runs products on device vectors too (the CUDA one).
+#if defined(SPMV_TEST_BACKEND_CUDA)
+inline constexpr bool kDeviceVectors = true;
+#else
+inline constexpr bool kDeviceVectors = false;
+#endif
 
 // Runs one configuration; returns "" on success (a correct product, or an expected refusal: see
 // refused), else what went wrong. `detail_has`: a string the plan's detail must contain.
@@ -152,16 +169,26 @@ inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt
   auto x = make_vector("random:11", nx);
   std::vector<double> y(ny, std::nan("")), y2(ny, std::nan(""));  // garbage that must be overwritten
   product_in_precision(*plan, opt.precision, x, y);
+  plan->set_x(x);  // the plan's own x (a single plan's rounded: x is float already)
   plan->run(1);
   plan->get_y(y2);  // in double: a single plan widens its float y
   const Reference ref = reference_product(a, x, opt.k, opt.layout);
   if (const CheckResult c = check_product(a, ref, y, opt.k, opt.layout, opt.precision); !c.passed)
     return where + ": " + c.message;
-  if (repeats_bit_identical(spec)) {
-    for (std::size_t i = 0; i < ny; ++i)
-      if (!(y[i] == y2[i])) return where + fmt::format(": second run differs at {}", i);
-  } else if (const CheckResult c = check_product(a, ref, y2, opt.k, opt.layout, opt.precision); !c.passed) {
-    return where + ": second run: " + c.message;
+  // The resident product (run, get_y), and on the GPU the product on device vectors, give the same.
+  std::vector<std::pair<const char*, std::vector<double>>> again{{"second run", std::move(y2)}};
+  if (kDeviceVectors) {
+    std::vector<double> yd(ny, std::nan("")), xd = x;
+    product_in_precision(*plan, opt.precision, xd, yd, true);
+    again.emplace_back("device vectors", std::move(yd));
+  }
+  for (const auto& [name, y2] : again) {
+    if (repeats_bit_identical(spec)) {
+      for (std::size_t i = 0; i < ny; ++i)
+        if (!(y[i] == y2[i])) return where + fmt::format(": {} differs at {}", name, i);
+    } else if (const CheckResult c = check_product(a, ref, y2, opt.k, opt.layout, opt.precision); !c.passed) {
+      return where + ": " + name + ": " + c.message;
+    }
   }
   if (!detail_has.empty() && plan->detail.find(detail_has) == std::string::npos)
     return where + ": detail '" + plan->detail + "' lacks '" + detail_has + "'";

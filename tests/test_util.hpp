@@ -200,13 +200,16 @@ inline Csr dc1_like() {
 }
 
 // Runs `plan` (made for a, with k right-hand sides in layout lay) on X = make_vector(xspec), then
-// twice more (repeated products must not accumulate): "" where Y matches the reference, else why
-// not. (The host vector's 12345s only show a get_y that copies nothing; the plan's own Y is not
-// touched before its first product.)
+// twice more on its own vectors (repeated products must not accumulate): "" where Y matches the
+// reference, else why not. (The host vector's 12345s only show a get_y that copies nothing.)
 inline std::string spmm_mismatch(const Csr& a, Plan& plan, int k, Layout lay, const std::string& xspec) {
   const auto x = make_vector(xspec, static_cast<std::size_t>(a.cols) * k);
   std::vector<double> y(static_cast<std::size_t>(a.rows) * k, 12345.0);
   plan.multiply(x, y);
+  if (const auto first = check_product(a, reference_product(a, x, k, lay), y, k, lay); !first.passed)
+    return "multiply: " + first.message;
+  std::fill(y.begin(), y.end(), 12345.0);
+  plan.set_x(x);
   plan.run(2);
   plan.get_y(y);
   const auto res = check_product(a, reference_product(a, x, k, lay), y, k, lay);

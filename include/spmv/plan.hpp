@@ -6,6 +6,7 @@
 /// cuSPARSE's preprocess: format conversion, partitioning and device upload happen when the plan is
 /// made (and are timed there); run() does only the product. Every kernel is listed once in the
 /// registry; the CLI, the tests and the benchmark enumerate it.
+#include <spmv/device.hpp>
 #include <spmv/formats/limits.hpp>
 #include <spmv/matrix.hpp>
 
@@ -17,6 +18,10 @@
 #include <vector>
 
 namespace spmv {
+
+namespace detail {
+class ForwardingPlan;
+}
 
 const char* to_string(Backend b);
 Backend parse_backend(std::string_view s);  ///< throws Unsupported on an unknown name
@@ -73,12 +78,42 @@ ConvertOptions convert_options(const PlanOptions& opt);
 /// converted copy, and every CUDA plan its own device copy: the matrix may go once the plan is
 /// made. Plans made by "auto" follow the kernel they chose (Plan::chosen); keep the matrix alive
 /// when in doubt. A plan is used by one thread at a time.
+///
+/// Products: multiply() on host vectors (std::span) works on every plan; a CUDA plan copies x to
+/// the device and y back within the call (through pinned staging) and returns when y is there.
+/// multiply() on device vectors (DeviceSpan: the user's device memory or a DeviceVector) is a CUDA
+/// plan's product on them as they are: queued on the given stream, nothing copied, no host
+/// synchronisation; y is ready when the stream's work is (device::synchronize, or an event of the
+/// caller's). A plan's products on different streams run in the order they were called (the plan
+/// makes each wait for the one before), and destroying a plan waits for its last product. Products
+/// of different plans on different streams may run at the same time.
 class Plan {
  public:
   virtual ~Plan() = default;
-  /// x holds cols*k values, y rows*k (layout from the options). GPU plans copy to/from the device.
+
+  /// y = alpha * A*x + beta * y (with k right-hand sides: Y = alpha * A*X + beta * Y, X of cols x k
+  /// and Y of rows x k values in the plan's layout), on host memory. alpha and beta are applied in
+  /// the kernel's store; beta == 0 does not read y (NaN there is overwritten), as in BLAS. x and y
+  /// in the plan's vector type (double for double and mixed plans, float for single ones) are used
+  /// as they are; in the other type they are converted (a double x given to a single plan rounded,
+  /// a value beyond float's range refused).
+  void multiply(std::span<const double> x, std::span<double> y, double alpha = 1.0, double beta = 0.0);
+  void multiply(std::span<const float> x, std::span<float> y, float alpha = 1.0f, float beta = 0.0f);
+  /// The same on device memory, queued on `stream` (nullptr: the default stream), for CUDA plans
+  /// (on_device()): x and y of the plan's vector type (float for single plans, double otherwise).
+  /// Host memory given here, device memory given to a CPU plan, a size or type that does not
+  /// match: Error naming the argument.
+  void multiply(DeviceSpan<const double> x, DeviceSpan<double> y, double alpha = 1.0, double beta = 0.0,
+                CudaStream stream = nullptr);
+  void multiply(DeviceSpan<const float> x, DeviceSpan<float> y, float alpha = 1.0f, float beta = 0.0f,
+                CudaStream stream = nullptr);
+  /// Whether the products run on the GPU (device vectors go to multiply; host ones are copied).
+  virtual bool on_device() const { return false; }
+
+  /// The plan's own x and y, for timing products alone (the benchmark, time_runs): x holds cols*k
+  /// values, y rows*k (layout from the options). GPU plans copy to and from their device vectors.
   virtual void set_x(std::span<const double> x) = 0;
-  /// `times` back-to-back products on the resident x; nothing is copied.
+  /// `times` back-to-back products y = A*x on the plan's own vectors; nothing is copied.
   virtual void run(int times = 1) = 0;
   virtual void get_y(std::span<double> y) = 0;
   /// The same in float. A plan keeps x and y in its precision's vector type (float for single,
@@ -86,7 +121,7 @@ class Plan {
   /// rounds y; a single plan given double x rounds it).
   virtual void set_x(std::span<const float> x);
   virtual void get_y(std::span<float> y);
-  /// Wall seconds of `times` back-to-back products on the resident x. CPU: steady clock;
+  /// Wall seconds of `times` back-to-back products on the plan's own vectors. CPU: steady clock;
   /// GPU plans override this with device events around the kernels only.
   virtual double time_runs(int times);
   /// CPU threads the product runs on, which can be fewer than PlanOptions::threads asked for: 1 for
@@ -96,11 +131,6 @@ class Plan {
   /// OMP_THREAD_LIMIT, OMP_DYNAMIC or inside another parallel region). The plan's `detail` says
   /// why it runs on fewer. 0: not a CPU plan (GPU plans), or a plan that does not say.
   virtual int threads_used() const { return 0; }
-
-  /// y = alpha * A*x + beta * y (with k right-hand sides: Y = alpha * A*X + beta * Y). beta == 0 does
-  /// not read y (NaN there is overwritten), as in BLAS. alpha == 1, beta == 0 is the kernel's own
-  /// product; other values add one pass over y on the host.
-  void multiply(std::span<const double> x, std::span<double> y, double alpha = 1.0, double beta = 0.0);
 
   double convert_seconds = 0;   ///< CSR -> this plan's format
   double setup_seconds = 0;     ///< partitioning, upload, library preprocessing
@@ -117,8 +147,25 @@ class Plan {
   /// What was chosen and why (the planner's line), or the kernel's own detail.
   std::string describe() const { return chosen.empty() ? detail : "auto -> " + chosen + ": " + detail; }
 
- private:
-  std::vector<double> product_;  ///< A*x, for multiply with alpha != 1 or beta != 0
+ protected:
+  /// One product as multiply() was called: x and y untyped (float where `single`, else double),
+  /// on the device where `device`, with their sizes as given.
+  struct Operands {
+    const void* x = nullptr;
+    std::size_t nx = 0;
+    void* y = nullptr;
+    std::size_t ny = 0;
+    bool single = false;
+    bool device = false;
+    double alpha = 1.0, beta = 0.0;
+    CudaStream stream = nullptr;
+  };
+  /// The product of multiply(). Backends override it; this default serves plans that only have
+  /// the resident interface: host vectors through set_x, run and get_y, alpha and beta applied after
+  /// on the host; device vectors refused.
+  virtual void apply(const Operands& o);
+
+  friend class detail::ForwardingPlan;
 };
 
 struct KernelSpec {

@@ -1,7 +1,8 @@
 #pragma once
-// A plan that runs another one: set_x, run, get_y, time_runs and threads_used go to the inner plan; what the
-// outer plan reports (its public fields) is for its maker to set. Used by "auto" (the planner's
-// choice) and by make_plan(CsrView32) (the widened row offsets' owner).
+// A plan that runs another one: products (multiply's and the resident set_x, run, get_y,
+// time_runs), on_device and threads_used go to the inner plan; what the outer plan reports (its
+// public fields) is for its maker to set. Used by "auto" (the planner's choice) and by
+// make_plan(CsrView32) (the widened row offsets' owner).
 #include <spmv/plan.hpp>
 
 #include <memory>
@@ -18,8 +19,10 @@ class ForwardingPlan : public Plan {
   void get_y(std::span<float> y) override { inner_->get_y(y); }
   double time_runs(int times) override { return inner_->time_runs(times); }
   int threads_used() const override { return inner_->threads_used(); }
+  bool on_device() const override { return inner_->on_device(); }
 
  protected:
+  void apply(const Operands& o) override { inner_->apply(o); }
   std::unique_ptr<Plan> inner_;
 };
 

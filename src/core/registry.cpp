@@ -172,20 +172,50 @@ ConvertOptions convert_options(const PlanOptions& opt) {
 }
 
 void Plan::multiply(std::span<const double> x, std::span<double> y, double alpha, double beta) {
-  set_x(x);
-  run(1);
-  if (alpha == 1.0 && beta == 0.0) {
-    get_y(y);
-    return;
-  }
-  product_.resize(y.size());
-  get_y(product_);
-  const auto n = static_cast<std::ptrdiff_t>(y.size());
-  const double* p = product_.data();
-  double* out = y.data();
-  // y = alpha*p + beta*y; beta == 0 never reads y.
+  apply({x.data(), x.size(), y.data(), y.size(), false, false, alpha, beta, nullptr});
+}
+
+void Plan::multiply(std::span<const float> x, std::span<float> y, float alpha, float beta) {
+  apply({x.data(), x.size(), y.data(), y.size(), true, false, alpha, beta, nullptr});
+}
+
+void Plan::multiply(DeviceSpan<const double> x, DeviceSpan<double> y, double alpha, double beta, CudaStream stream) {
+  apply({x.data(), x.size(), y.data(), y.size(), false, true, alpha, beta, stream});
+}
+
+void Plan::multiply(DeviceSpan<const float> x, DeviceSpan<float> y, float alpha, float beta, CudaStream stream) {
+  apply({x.data(), x.size(), y.data(), y.size(), true, true, alpha, beta, stream});
+}
+
+namespace {
+
+// y = alpha * p + beta * y; beta == 0 never reads y.
+template <class T>
+void combine(const std::vector<T>& p, T* y, double alpha, double beta) {
+  const auto n = static_cast<std::ptrdiff_t>(p.size());
+  const T a = static_cast<T>(alpha), b = static_cast<T>(beta);
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
-  for (std::ptrdiff_t i = 0; i < n; ++i) out[i] = alpha * p[i] + (beta == 0.0 ? 0.0 : beta * out[i]);
+  for (std::ptrdiff_t i = 0; i < n; ++i) y[i] = a * p[i] + (b == T(0) ? T(0) : b * y[i]);
+}
+
+template <class T>
+void apply_resident(Plan& plan, const void* xp, std::size_t nx, void* yp, std::size_t ny, double alpha, double beta) {
+  plan.set_x(std::span<const T>(static_cast<const T*>(xp), nx));
+  plan.run(1);
+  T* y = static_cast<T*>(yp);
+  if (alpha == 1.0 && beta == 0.0) return plan.get_y(std::span<T>(y, ny));
+  std::vector<T> p(ny);
+  plan.get_y(std::span<T>(p));
+  combine(p, y, alpha, beta);
+}
+
+}  // namespace
+
+void Plan::apply(const Operands& o) {
+  if (o.device)
+    throw Error("multiply: this plan runs on the host; x and y must be host memory (std::span), not device memory");
+  if (o.single) apply_resident<float>(*this, o.x, o.nx, o.y, o.ny, o.alpha, o.beta);
+  else apply_resident<double>(*this, o.x, o.nx, o.y, o.ny, o.alpha, o.beta);
 }
 
 void Plan::set_x(std::span<const float> x) {

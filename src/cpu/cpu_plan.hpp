@@ -1,8 +1,10 @@
 #pragma once
-// Shared plumbing of CPU plans: x and y live in host vectors owned by the plan, so run() touches
-// only the product. They are double (x_, y_), or float (xf_, yf_) for precision single; a plan's
-// kernels take the pair of their type (vec_x<VV>() / vec_y<VV>(); for_vectors picks it from the
-// matrix's value type and the precision).
+// Shared plumbing of CPU plans. A product runs on the caller's x and y (multiply, when they are of
+// the plan's vector type) or on the plan's own (run, the benchmark's resident products; and
+// multiply's conversions from the other type). Vectors are double, or float for precision single;
+// a plan's kernels read the product's pair of their type (vec_x<VV>() / vec_y<VV>(); for_vectors
+// picks it from the matrix's value type and the precision) and store through scale<VV>() (y =
+// alpha * sum + beta * y).
 #include <spmv/formats/storage.hpp>
 #include <spmv/plan.hpp>
 
@@ -107,6 +109,7 @@ class CpuPlan : public Plan {
       x_ = parallel_zeros<double>(nx);
       y_ = parallel_zeros<double>(ny);
     }
+    use_own(1.0, 0.0);  // the plans' trials run product() on these
   }
 
   void set_x(std::span<const double> x) override { single_ ? copy_in(x, xf_) : copy_in(x, x_); }
@@ -114,22 +117,56 @@ class CpuPlan : public Plan {
   void get_y(std::span<double> y) override { single_ ? copy_out(yf_, y) : copy_out(y_, y); }
   void get_y(std::span<float> y) override { single_ ? copy_out(yf_, y) : copy_out(y_, y); }
   void run(int times) override {
+    use_own(1.0, 0.0);
     for (int t = 0; t < times; ++t) product();
   }
 
  protected:
-  virtual void product() = 0;  // y = A * x
+  virtual void product() = 0;  // y = alpha * A*x + beta * y on the product's vectors (io_)
 
-  // The plan's x and y of type VV (float: precision single; double otherwise).
+  // multiply(): the caller's vectors where they have the plan's type, else the plan's own, converted.
+  void apply(const Operands& o) override {
+    if (o.device)
+      throw Error("multiply: x and y are device memory (DeviceSpan), but this plan runs on the CPU: pass host vectors "
+                  "(std::span), or make the plan on backend cuda");
+    const std::size_t nx = static_cast<std::size_t>(cols_) * k_, ny = static_cast<std::size_t>(rows_) * k_;
+    if (o.nx != nx) throw Error(fmt::format("x has {} values, expected {}", o.nx, nx));
+    if (o.ny != ny) throw Error(fmt::format("y has room for {} values, expected {}", o.ny, ny));
+    if (o.single == single_) {
+      io_ = {o.x, o.y, o.alpha, o.beta};
+      product();
+      use_own(1.0, 0.0);  // no caller's pointer kept past the call
+      return;
+    }
+    // The other type: through the plan's own vectors (y only where beta reads it).
+    if (o.single) {
+      set_x(std::span<const float>(static_cast<const float*>(o.x), nx));
+      if (o.beta != 0) std::copy_n(static_cast<const float*>(o.y), ny, y_.begin());
+    } else {
+      set_x(std::span<const double>(static_cast<const double*>(o.x), nx));
+      if (o.beta != 0) std::transform(static_cast<const double*>(o.y), static_cast<const double*>(o.y) + ny, yf_.begin(),
+                                      [](double v) { return static_cast<float>(v); });
+    }
+    use_own(o.alpha, o.beta);
+    product();
+    use_own(1.0, 0.0);
+    if (o.single) get_y(std::span<float>(static_cast<float*>(o.y), ny));
+    else get_y(std::span<double>(static_cast<double*>(o.y), ny));
+  }
+
+  // The product's x and y, of type VV (float: precision single; double otherwise).
   template <class VV>
-  VV* vec_x() {
-    if constexpr (std::is_same_v<VV, float>) return xf_.data();
-    else return x_.data();
+  const VV* vec_x() const {
+    return static_cast<const VV*>(io_.x);
   }
   template <class VV>
-  VV* vec_y() {
-    if constexpr (std::is_same_v<VV, float>) return yf_.data();
-    else return y_.data();
+  VV* vec_y() const {
+    return static_cast<VV*>(io_.y);
+  }
+  // The product's alpha and beta in the vectors' type.
+  template <class VV>
+  Scale<VV> scale() const {
+    return {static_cast<VV>(io_.alpha), static_cast<VV>(io_.beta)};
   }
   // f.template operator()<VV>() with the vector type of a product over values of type V: double
   // values run in double; float values in float (single) or double (mixed). Only the pairs a
@@ -168,8 +205,8 @@ class CpuPlan : public Plan {
   }
   // xt_ = X row-major, on `threads` threads (static blocks of rows, as xt_'s first touch).
   void transpose_x(int threads) {
-    if (single_) transpose_x(threads, xf_.data(), xtf_.data(), xf_.size());
-    else transpose_x(threads, x_.data(), xt_.data(), x_.size());
+    if (single_) transpose_x(threads, vec_x<float>(), xtf_.data(), xtf_.size());
+    else transpose_x(threads, vec_x<double>(), xt_.data(), xt_.size());
   }
   template <class T>
   void transpose_x(int threads, const T* x, T* xt, std::size_t total) {
@@ -192,11 +229,11 @@ class CpuPlan : public Plan {
   void transposed_part(const Rows& rows, index_t r0, index_t r1, int thread) {
     for_vectors<typename Rows::value_type>([&]<class VV>() {
       if constexpr (std::is_same_v<VV, float>)
-        rows_spmm_transposed(rows, r0, r1, xtf_.data(), yf_.data(), rows_, k_, tilesf_.data() + tile_stride_ * thread,
-                             tile_rows_);
+        rows_spmm_transposed(rows, r0, r1, xtf_.data(), vec_y<float>(), rows_, k_, tilesf_.data() + tile_stride_ * thread,
+                             tile_rows_, scale<float>());
       else
-        rows_spmm_transposed(rows, r0, r1, xt_.data(), y_.data(), rows_, k_, tiles_.data() + tile_stride_ * thread,
-                             tile_rows_);
+        rows_spmm_transposed(rows, r0, r1, xt_.data(), vec_y<double>(), rows_, k_, tiles_.data() + tile_stride_ * thread,
+                             tile_rows_, scale<double>());
     });
   }
   // Rows [r0, r1) of Y on thread `thread` of the product: the plan's chosen path.
@@ -206,7 +243,7 @@ class CpuPlan : public Plan {
       transposed_part(rows, r0, r1, thread);
     else
       for_vectors<typename Rows::value_type>([&]<class VV>() {
-        rows_product<Simd>(rows, r0, r1, vec_x<VV>(), vec_y<VV>(), rows_, cols_, k_, layout_);
+        rows_product<Simd>(rows, r0, r1, vec_x<VV>(), vec_y<VV>(), rows_, cols_, k_, layout_, scale<VV>());
       });
   }
   // "layout=col via=native|transpose" for column-major SpMM, else "".
@@ -227,6 +264,18 @@ class CpuPlan : public Plan {
   std::size_t tile_stride_ = 0;
 
  private:
+  // The vectors of the product product() runs: x, y (the plan's vector type) and alpha, beta.
+  struct Io {
+    const void* x = nullptr;
+    void* y = nullptr;
+    double alpha = 1.0, beta = 0.0;
+  };
+  Io io_;
+  void use_own(double alpha, double beta) {
+    if (single_) io_ = {xf_.data(), yf_.data(), alpha, beta};
+    else io_ = {x_.data(), y_.data(), alpha, beta};
+  }
+
   // Double x into a single plan is rounded; a finite value beyond float's range is refused (it
   // would become infinite).
   template <class From, class To>

@@ -19,31 +19,33 @@
 #include <spmv/formats/csr5.hpp>
 
 #include <algorithm>
+#include "cpu/row_kernels.hpp"
 #include <bit>
 #include <cstdint>
 
 namespace spmv::cpu::csr5 {
 
 // F: the format (BasicCsr5<V>, V its values' type); VV: x, y and the sums (float for single
-// precision, else double). Each value is widened to VV before its product.
+// precision, else double). Each value is widened to VV before its product. Stores go through sc
+// (y = alpha * sum + beta * y): a row's first part is put, later parts added (omp_csr5.cpp).
 
 // Stores the complete sum of segment k >= 1 of tile t, zeroing the empty rows just before it.
 template <class F, class VV>
-inline void store_segment(const F& f, offset_t t, index_t row0, unsigned k, VV s, VV* y) {
+inline void store_segment(const F& f, offset_t t, index_t row0, unsigned k, VV s, VV* y, const Scale<VV>& sc) {
   if (!f.hinted(t)) {
-    y[row0 + k] = s;
+    sc.put(y[row0 + k], s);
     return;
   }
   const index_t* eo = f.empty_offset.data() + f.empty_offset_ptr[t];
   const index_t row = row0 + eo[k];
-  for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) y[r] = 0;
-  y[row] = s;
+  for (index_t r = row0 + eo[k - 1] + 1; r < row; ++r) sc.prescale(y[r]);
+  sc.put(y[row], s);
 }
 
 // seg + 1 holds the closed part of segments 0 .. nseg-2; adds the lane bottoms and stores.
 template <int W, class F, class VV>
 inline VV store_segments(const F& f, offset_t t, index_t row0, int sigma, int nseg, const unsigned* yend_in,
-                         const VV* T, VV* seg, VV* y) {
+                         const VV* T, VV* seg, VV* y, const Scale<VV>& sc) {
   VV* out = seg + 1;
   out[nseg - 1] = 0;  // the last segment is never closed inside the tile
   const VV* bottom = T + static_cast<std::size_t>(sigma) * W;
@@ -51,13 +53,13 @@ inline VV store_segments(const F& f, offset_t t, index_t row0, int sigma, int ns
   out[nseg - 1] += bottom[W - 1];
   VV* yr = y + row0;
   if (!f.hinted(t)) {
-    for (int j = 1; j < nseg; ++j) yr[j] = out[j];
+    for (int j = 1; j < nseg; ++j) sc.put(yr[j], out[j]);
   } else if (nseg > 1) {
     // Every row between the tile's first and last segment rows is a segment's or an empty one:
-    // zero them all, then place the segments (no per-segment loop over the gaps).
+    // prescale them all (zero where beta = 0), then add the segments (no per-segment loop over the gaps).
     const index_t* eo = f.empty_offset.data() + f.empty_offset_ptr[t];
-    std::fill(yr + 1, yr + eo[nseg - 1] + 1, VV{0});
-    for (int j = 1; j < nseg; ++j) yr[eo[j]] = out[j];
+    for (index_t r = 1; r <= eo[nseg - 1]; ++r) sc.prescale(yr[r]);
+    for (int j = 1; j < nseg; ++j) sc.add(yr[eo[j]], out[j]);
   }
   return out[0];
 }
@@ -73,17 +75,17 @@ inline VV store_segments(const F& f, offset_t t, index_t row0, int sigma, int ns
 //    per lane it leaves.
 template <int W, class F, class VV>
 inline VV finish_tile(const F& f, offset_t t, index_t row0, int sigma, const std::uint64_t* flags,
-                      const unsigned* yend_in, const VV* T, VV* seg, VV* y) {
+                      const unsigned* yend_in, const VV* T, VV* seg, VV* y, const Scale<VV>& sc) {
   int k = 0;  // seg[k] = the closing of the k-th flag; seg[0] (before the forced flag) is unused
   for (int c = 0; c < W; ++c)
     for (std::uint64_t fl = flags[c]; fl; fl &= fl - 1) seg[k++] = T[std::countr_zero(fl) * W + c];
-  return store_segments<W>(f, t, row0, sigma, k, yend_in, T, seg, y);
+  return store_segments<W>(f, t, row0, sigma, k, yend_in, T, seg, y, sc);
 }
 
 // One full tile, the omega lanes advancing together (any W, sigma; the compiler vectorises the
 // lane loop): a segmented scan per lane, sum = (flag ? 0 : sum) + val * x[col], without branches.
 template <int W, class F, class VV>
-inline VV tile(const F& f, offset_t t, const VV* x, VV* y, VV* T, VV* seg) {
+inline VV tile(const F& f, offset_t t, const VV* x, VV* y, VV* T, VV* seg, const Scale<VV>& sc) {
   const int sigma = f.sigma;
   const offset_t base = t * f.tile_entries();
   const index_t row0 = F::row_of(f.tile_ptr[t]);
@@ -109,13 +111,13 @@ inline VV tile(const F& f, offset_t t, const VV* x, VV* y, VV* T, VV* seg) {
       Ti[c] = sum[c];
     }
   }
-  return finish_tile<W>(f, t, row0, sigma, flags, yend, T, seg, y);
+  return finish_tile<W>(f, t, row0, sigma, flags, yend, T, seg, y, sc);
 }
 
 // The same result as tile(), one column at a time: the flag bits of a column cut its sigma
 // entries (stride W in the transposed storage) into runs summed by tight scalar loops.
 template <int W, class F, class VV>
-inline VV tile_lanes(const F& f, offset_t t, const VV* x, VV* y) {
+inline VV tile_lanes(const F& f, offset_t t, const VV* x, VV* y, const Scale<VV>& sc) {
   const int sigma = f.sigma;
   const offset_t base = t * f.tile_entries();
   const index_t row0 = F::row_of(f.tile_ptr[t]);
@@ -149,7 +151,7 @@ inline VV tile_lanes(const F& f, offset_t t, const VV* x, VV* y) {
       const int next = std::countr_zero(fl);
       const VV s = run(pos, next);
       if (k == 0) first = s;
-      else store_segment(f, t, row0, k, s, y);
+      else store_segment(f, t, row0, k, s, y, sc);
       ++k;
       pos = next;
       fl &= fl - 1;
@@ -164,7 +166,7 @@ inline VV tile_lanes(const F& f, offset_t t, const VV* x, VV* y) {
     const int last = std::min<int>(c + 1 + static_cast<int>(off[c]), W - 1);
     for (int j = c + 1; j <= last; ++j) s += red[j];
     if (open[c] == 0) first = s;
-    else store_segment(f, t, row0, open[c], s, y);
+    else store_segment(f, t, row0, open[c], s, y, sc);
   }
   return first;
 }

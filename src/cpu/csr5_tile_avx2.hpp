@@ -57,7 +57,8 @@ inline constexpr auto kClosing32 = [] {
 }();
 
 template <int S, bool Hinted>
-inline double finish4(const Csr5& f, offset_t t, std::uint64_t lo, std::uint64_t hi, double* T, double* yr) {
+inline double finish4(const Csr5& f, offset_t t, std::uint64_t lo, std::uint64_t hi, double* T, double* yr,
+                      const Scale<double>& sc) {
   using Lane = std::conditional_t<S == 16, std::uint16_t, std::uint32_t>;
   const Lane l1 = static_cast<Lane>(lo >> S), l2 = static_cast<Lane>(S == 16 ? lo >> 32 : hi),
              l3 = static_cast<Lane>(S == 16 ? lo >> 48 : hi >> 32);
@@ -84,26 +85,32 @@ inline double finish4(const Csr5& f, offset_t t, std::uint64_t lo, std::uint64_t
     }
     const index_t* eo = Hinted ? f.empty_offset.data() + f.empty_offset_ptr[t] : nullptr;
     const auto row = [eo](int k) -> index_t { return Hinted ? eo[k] : k; };
-    if constexpr (Hinted) std::fill(yr + 1, yr + eo[nseg - 1] + 1, 0.0);
+    // A hinted tile's row span is prescaled (zeroed where beta = 0), its segments then added.
+    if constexpr (Hinted)
+      for (index_t r = 1; r <= eo[nseg - 1]; ++r) sc.prescale(yr[r]);
+    const auto store = [&](index_t r, double s) {
+      if constexpr (Hinted) sc.add(yr[r], s);
+      else sc.put(yr[r], s);
+    };
     // Segments 1 .. nseg-2, two per iteration (half the loop overhead; a fixed-count,
     // branch-free loop was no faster).
     int k = 1;
     const auto closings = [&](std::uint64_t b, const std::uint8_t* tab) {
       while (b) {
-        yr[row(k)] = T[tab[std::countr_zero(b)]];
+        store(row(k), T[tab[std::countr_zero(b)]]);
         b &= b - 1;
         if (!b) {
           ++k;
           break;
         }
-        yr[row(k + 1)] = T[tab[std::countr_zero(b)]];
+        store(row(k + 1), T[tab[std::countr_zero(b)]]);
         b &= b - 1;
         k += 2;
       }
     };
     closings(m, klo);
     if (S == 32) closings(hi, khi);
-    yr[row(nseg - 1)] = open;
+    store(row(nseg - 1), open);
   }
   _mm256_store_pd(T, _mm256_setzero_pd());  // T's zero row again (a lane's first flag at step 0)
   return first;
@@ -117,7 +124,8 @@ inline double finish4(const Csr5& f, offset_t t, std::uint64_t lo, std::uint64_t
 // FMA (C++ defaults to -ffp-contract=fast): the sum's chain is 5 cycles a step; the loads
 // variant keeps the multiply off it (below).
 template <int S, bool Gather>
-inline double tile4(const Csr5& f, offset_t t, const double* x, double* y, double* T, double* seg) {
+inline double tile4(const Csr5& f, offset_t t, const double* x, double* y, double* T, double* seg,
+                    const Scale<double>& sc) {
   const int sigma = S > 0 ? S : f.sigma;
   const offset_t base = t * f.tile_entries();
   const index_t row0 = Csr5::row_of(f.tile_ptr[t]);
@@ -189,10 +197,10 @@ inline double tile4(const Csr5& f, offset_t t, const double* x, double* y, doubl
   }
   if constexpr (S == 16 || S == 32) {
     (void)seg;
-    if (f.hinted(t)) return finish4<S, true>(f, t, csr_flags, csr_flags_hi, T, y + row0);
-    return finish4<S, false>(f, t, csr_flags, csr_flags_hi, T, y + row0);
+    if (f.hinted(t)) return finish4<S, true>(f, t, csr_flags, csr_flags_hi, T, y + row0, sc);
+    return finish4<S, false>(f, t, csr_flags, csr_flags_hi, T, y + row0, sc);
   } else {
-    return finish_tile<4>(f, t, row0, sigma, flags, yend, T, seg, y);
+    return finish_tile<4>(f, t, row0, sigma, flags, yend, T, seg, y, sc);
   }
 }
 #endif

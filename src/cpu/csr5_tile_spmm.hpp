@@ -5,13 +5,14 @@
 #include <spmv/formats/csr5.hpp>
 
 #include <algorithm>
+#include "cpu/row_kernels.hpp"
 #include <bit>
 #include <cstdint>
 
 namespace spmv::cpu::csr5 {
 
-// Dense X or Y of VV (float for single precision, else double): element (i, c) at p[i * k + c]
-// (row-major, RM) or p[i + c * n] (column-major).
+// Dense X or Y of VV (float for single precision, else double; const for X): element (i, c) at
+// p[i * k + c] (row-major, RM) or p[i + c * n] (column-major).
 template <bool RM, class VV>
 struct DenseK {
   VV* p;
@@ -22,8 +23,8 @@ struct DenseK {
 
 // s (K values) = the sum of entries a..b-1 of one tile column times their rows of X (entry i at
 // v[i * W], its column index at ci[i * W]; W = 1: a run of CSR entries).
-template <int W, bool RM, class V, class VV>
-inline void column_run(const V* v, const index_t* ci, int a, int b, const DenseK<RM, VV>& x, VV* s) {
+template <int W, bool RM, class V, class XV, class VV>
+inline void column_run(const V* v, const index_t* ci, int a, int b, const DenseK<RM, XV>& x, VV* s) {
   std::fill(s, s + x.k, VV{0});
   for (int i = a; i < b; ++i) {
     const VV a_i = static_cast<VV>(v[static_cast<offset_t>(i) * W]);
@@ -39,29 +40,31 @@ inline void column_run(const V* v, const index_t* ci, int a, int b, const DenseK
 }
 
 template <bool RM, class VV>
-inline void put_row(const DenseK<RM, VV>& y, index_t r, const VV* s) {
-  for (int c = 0; c < y.k; ++c) y.at(r, c) = s[c];
+inline void put_row(const DenseK<RM, VV>& y, index_t r, const VV* s, const Scale<VV>& sc) {
+  for (int c = 0; c < y.k; ++c) sc.put(y.at(r, c), s[c]);
 }
+// Rows [from, to) put as empty (y = beta * y, zero where beta = 0).
 template <bool RM, class VV>
-inline void zero_rows(const DenseK<RM, VV>& y, index_t from, index_t to) {
+inline void zero_rows(const DenseK<RM, VV>& y, index_t from, index_t to, const Scale<VV>& sc) {
   for (index_t r = from; r < to; ++r)
-    for (int c = 0; c < y.k; ++c) y.at(r, c) = 0;
+    for (int c = 0; c < y.k; ++c) sc.prescale(y.at(r, c));
 }
 
 // Stores segment k >= 1 of tile t (K sums), zeroing the empty rows just before it.
 template <bool RM, class F, class VV>
-inline void store_segment_k(const F& f, offset_t t, index_t row0, unsigned k, const VV* s, const DenseK<RM, VV>& y) {
-  if (!f.hinted(t)) return put_row(y, row0 + static_cast<index_t>(k), s);
+inline void store_segment_k(const F& f, offset_t t, index_t row0, unsigned k, const VV* s, const DenseK<RM, VV>& y,
+                            const Scale<VV>& sc) {
+  if (!f.hinted(t)) return put_row(y, row0 + static_cast<index_t>(k), s, sc);
   const index_t* eo = f.empty_offset.data() + f.empty_offset_ptr[t];
-  zero_rows(y, row0 + eo[k - 1] + 1, row0 + eo[k]);
-  put_row(y, row0 + eo[k], s);
+  zero_rows(y, row0 + eo[k - 1] + 1, row0 + eo[k], sc);
+  put_row(y, row0 + eo[k], s, sc);
 }
 
 // Tile t: stores every segment but segment 0, whose K sums go to `first`. scratch: (2W + 1) * K
 // values (each column's leading part "red" and trailing part "blue", and one run).
 template <int W, bool RM, class F, class VV>
-inline void tile_lanes_k(const F& f, offset_t t, const DenseK<RM, VV>& x, const DenseK<RM, VV>& y, VV* scratch,
-                         VV* first) {
+inline void tile_lanes_k(const F& f, offset_t t, const DenseK<RM, const VV>& x, const DenseK<RM, VV>& y, VV* scratch,
+                         VV* first, const Scale<VV>& sc) {
   const int sigma = f.sigma, k = x.k;
   const offset_t base = t * f.tile_entries();
   const index_t row0 = F::row_of(f.tile_ptr[t]);
@@ -88,7 +91,7 @@ inline void tile_lanes_k(const F& f, offset_t t, const DenseK<RM, VV>& x, const 
       const int next = std::countr_zero(fl);
       column_run<W>(v + c, ci + c, pos, next, x, run);
       if (seg == 0) std::copy(run, run + k, first);
-      else store_segment_k(f, t, row0, seg, run, y);
+      else store_segment_k(f, t, row0, seg, run, y, sc);
       ++seg;
       pos = next;
     }
@@ -104,7 +107,7 @@ inline void tile_lanes_k(const F& f, offset_t t, const DenseK<RM, VV>& x, const 
     for (int j = c + 1; j <= last; ++j)
       for (int q = 0; q < k; ++q) run[q] += red[j * k + q];
     if (open[c] == 0) std::copy(run, run + k, first);
-    else store_segment_k(f, t, row0, open[c], run, y);
+    else store_segment_k(f, t, row0, open[c], run, y, sc);
   }
 }
 

@@ -70,25 +70,29 @@ class EigenPlan final : public CpuPlan {
   void product() override {
     // Eigen's thread count is process-wide; set it for this plan before each product.
     Eigen::setNbThreads(threads_);
-    const auto& A = *map_;
-    Scalar* xp = vec_x<Scalar>();
+    const Scalar* xp = vec_x<Scalar>();
     Scalar* yp = vec_y<Scalar>();
-    if (k_ == 1) {
-      Eigen::Map<const Vec> x(xp, cols_);
-      Eigen::Map<Vec> y(yp, rows_);
-      y.noalias() = A * x;
-    } else if (layout_ == Layout::RowMajor) {
-      Eigen::Map<const RowMat> x(xp, cols_, k_);
-      Eigen::Map<RowMat> y(yp, rows_, k_);
-      y.noalias() = A * x;
-    } else {
-      Eigen::Map<const ColMat> x(xp, cols_, k_);
-      Eigen::Map<ColMat> y(yp, rows_, k_);
-      y.noalias() = A * x;
-    }
+    if (k_ == 1) multiply_into(Eigen::Map<const Vec>(xp, cols_), Eigen::Map<Vec>(yp, rows_));
+    else if (layout_ == Layout::RowMajor) multiply_into(Eigen::Map<const RowMat>(xp, cols_, k_), Eigen::Map<RowMat>(yp, rows_, k_));
+    else multiply_into(Eigen::Map<const ColMat>(xp, cols_, k_), Eigen::Map<ColMat>(yp, rows_, k_));
   }
 
  private:
+  // y = alpha * A*x + beta * y as an Eigen user writes it: one product expression (beta == 0 never
+  // reads y), y scaled first where beta != 0.
+  template <class X, class Y>
+  void multiply_into(const X& x, Y y) const {
+    const Scale<Scalar> sc = scale<Scalar>();
+    const auto& A = *map_;
+    if (sc.beta == Scalar(0)) {
+      if (sc.alpha == Scalar(1)) y.noalias() = A * x;
+      else y.noalias() = sc.alpha * (A * x);
+      return;
+    }
+    y *= sc.beta;
+    y.noalias() += sc.alpha * (A * x);
+  }
+
   // Eigen's sparse x dense product (SparseDenseProduct.h) runs its OpenMP loop only above 20000
   // nonzeros (nonzeros x k for a row-major X); below, one thread whatever setNbThreads says.
   static constexpr offset_t kEigenParallelWork = 20000;

@@ -186,23 +186,23 @@ class Csr5Plan final : public CpuPlan {
   }
 
   template <int W, Tile K>
-  VV run_tile(offset_t t, const VV* x, VV* y, VV* T, VV* seg) const {
-    if constexpr (K == Tile::Lanes) return csr5::tile_lanes<W>(f_, t, x, y);
+  VV run_tile(offset_t t, const VV* x, VV* y, VV* T, VV* seg, const Scale<VV>& sc) const {
+    if constexpr (K == Tile::Lanes) return csr5::tile_lanes<W>(f_, t, x, y, sc);
 #if defined(__AVX2__) && defined(__FMA__)
-    else if constexpr (K == Tile::Avx4x16) return csr5::tile4<16, true>(f_, t, x, y, T, seg);
-    else if constexpr (K == Tile::Avx4) return csr5::tile4<0, true>(f_, t, x, y, T, seg);
-    else if constexpr (K == Tile::Avx4x16Loads) return csr5::tile4<16, false>(f_, t, x, y, T, seg);
-    else if constexpr (K == Tile::Avx4x32) return csr5::tile4<32, true>(f_, t, x, y, T, seg);
-    else if constexpr (K == Tile::Avx4x32Loads) return csr5::tile4<32, false>(f_, t, x, y, T, seg);
-    else if constexpr (K == Tile::Avx4Loads) return csr5::tile4<0, false>(f_, t, x, y, T, seg);
+    else if constexpr (K == Tile::Avx4x16) return csr5::tile4<16, true>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4) return csr5::tile4<0, true>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4x16Loads) return csr5::tile4<16, false>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4x32) return csr5::tile4<32, true>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4x32Loads) return csr5::tile4<32, false>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4Loads) return csr5::tile4<0, false>(f_, t, x, y, T, seg, sc);
 #endif
-    else return csr5::tile<W>(f_, t, x, y, T, seg);
+    else return csr5::tile<W>(f_, t, x, y, T, seg, sc);
   }
 
   // Tiles [t0, t1) of part j of n; returns the part's carry (its first row's sum when that row
   // started in an earlier part).
   template <int W, Tile K>
-  VV tile_range(int j, int n, const VV* x, VV* y) {
+  VV tile_range(int j, int n, const VV* x, VV* y, const Scale<VV>& sc) {
     const offset_t tiles = f_.tiles;
     const offset_t* rp = f_.row_ptr.data();
     const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
@@ -211,8 +211,9 @@ class Csr5Plan final : public CpuPlan {
     const index_t r0 = t0 < t1 ? Csr5::row_of(f_.tile_ptr[t0]) : 0;
     const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
     VV carry = 0;
+    const std::uint64_t beta_zero = sc.beta == VV(0);
     for (offset_t t = t0; t < t1; ++t) {
-      const VV first = run_tile<W, K>(t, x, y, T, seg);
+      const VV first = run_tile<W, K>(t, x, y, T, seg, sc);
       const std::uint64_t tp = f_.tile_ptr[t];
       const index_t r = Csr5::row_of(tp);
       if (r == r0 && started_before) [[unlikely]] {
@@ -220,17 +221,18 @@ class Csr5Plan final : public CpuPlan {
       } else if (tp & Csr5::kEmptyHint) [[unlikely]] {
         const offset_t base = t * f_.tile_entries();
         if (rp[r] == base) {  // the tile begins row r: zero the empty rows just before it
-          for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) y[e] = 0;
-          y[r] = first;
+          for (index_t e = r - 1; e >= 0 && rp[e] == base; --e) sc.prescale(y[e]);
+          sc.put(y[r], first);
         } else {
-          y[r] += first;
+          sc.add(y[r], first);
         }
       } else {
         // Without empty rows, the tile begins row r exactly when its first entry carries a flag
         // (kept in the descriptor): no look-up of the row pointer (one cache line per ~8 rows
         // that CSR5 otherwise reads on top of the matrix) and no branch on it (a tile of short rows
         // begins one at random, so the branch mispredicts).
-        // Assign or add by masking the old value: y[r] may still hold anything when assigned.
+        // Put or add without a branch: y[r] * (begins ? beta : 1) + alpha * first, the old value
+        // masked off where the tile begins the row and beta = 0 (y[r] may then hold anything, NaN too).
         // The 4 x 16 / 4 x 32 tiles read the bit from lane 0's first word at its known place
         // (the generic descriptor() costs a dozen instructions a tile: member loads, multiplies).
         std::uint64_t begins;
@@ -241,8 +243,9 @@ class Csr5Plan final : public CpuPlan {
         else
           begins = f_.bit_flag(f_.descriptor(t, 0));
         using Bits = std::conditional_t<sizeof(VV) == 8, std::uint64_t, std::uint32_t>;
-        const Bits keep = static_cast<Bits>((begins & 1) - 1);  // all ones: add
-        y[r] = std::bit_cast<VV>(static_cast<Bits>(std::bit_cast<Bits>(y[r]) & keep)) + first;
+        const Bits keep = static_cast<Bits>((begins & beta_zero & 1) - 1);  // all ones: keep the old value
+        const VV old = y[r] * ((begins & 1) ? sc.beta : VV(1));
+        y[r] = std::bit_cast<VV>(static_cast<Bits>(std::bit_cast<Bits>(old) & keep)) + sc.alpha * first;
       }
     }
     return carry;
@@ -283,9 +286,10 @@ class Csr5Plan final : public CpuPlan {
   void product_w() {
     const VV* x = vec_x<VV>();
     VV* y = vec_y<VV>();
-    over_parts([&](int j, int n) { carry_[j] = tile_range<W, K>(j, n, x, y); },
-               [&](int j, index_t r0) { y[r0] += carry_[j]; });
-    tail(x, y);
+    const Scale<VV> sc = scale<VV>();
+    over_parts([&](int j, int n) { carry_[j] = tile_range<W, K>(j, n, x, y, sc); },
+               [&](int j, index_t r0) { sc.add(y[r0], carry_[j]); });
+    tail(x, y, sc);
   }
 
   ProductFn pick_spmm(int omega) const {
@@ -304,7 +308,9 @@ class Csr5Plan final : public CpuPlan {
   // K sums when that row started in an earlier part.
   template <int W, bool RM>
   void tile_range_k(int j, int n, VV* carry) {
-    const csr5::DenseK<RM, VV> x{vec_x<VV>(), cols_, k_}, y{vec_y<VV>(), rows_, k_};
+    const csr5::DenseK<RM, const VV> x{vec_x<VV>(), cols_, k_};
+    const csr5::DenseK<RM, VV> y{vec_y<VV>(), rows_, k_};
+    const Scale<VV> sc = scale<VV>();
     const offset_t tiles = f_.tiles;
     const offset_t* rp = f_.row_ptr.data();
     const offset_t t0 = tiles * j / n, t1 = tiles * (j + 1) / n;
@@ -314,7 +320,7 @@ class Csr5Plan final : public CpuPlan {
     const bool started_before = t0 < t1 && rp[r0] < t0 * f_.tile_entries();
     std::fill(carry, carry + k_, VV{0});
     for (offset_t t = t0; t < t1; ++t) {
-      csr5::tile_lanes_k<W, RM>(f_, t, x, y, work, first);
+      csr5::tile_lanes_k<W, RM>(f_, t, x, y, work, first, sc);
       const index_t r = Csr5::row_of(f_.tile_ptr[t]);
       if (r == r0 && started_before) {
         for (int c = 0; c < k_; ++c) carry[c] += first[c];
@@ -327,21 +333,25 @@ class Csr5Plan final : public CpuPlan {
         if (begins) {  // zero the empty rows just before it
           index_t e = r;
           while (e > 0 && rp[e - 1] == base) --e;
-          csr5::zero_rows(y, e, r);
+          csr5::zero_rows(y, e, r, sc);
         }
       } else {
         begins = (f_.bit_flag(f_.descriptor(t, 0)) & 1) != 0;
       }
-      for (int c = 0; c < k_; ++c) y.at(r, c) = (begins ? VV{0} : y.at(r, c)) + first[c];
+      for (int c = 0; c < k_; ++c) {
+        if (begins) sc.put(y.at(r, c), first[c]);
+        else sc.add(y.at(r, c), first[c]);
+      }
     }
   }
 
   template <int W, bool RM>
   void product_k() {
     const csr5::DenseK<RM, VV> y{vec_y<VV>(), rows_, k_};
+    const Scale<VV> sc = scale<VV>();
     over_parts([&](int j, int n) { tile_range_k<W, RM>(j, n, carry_.data() + static_cast<std::size_t>(j) * k_); },
                [&](int j, index_t r0) {
-                 for (int c = 0; c < k_; ++c) y.at(r0, c) += carry_[static_cast<std::size_t>(j) * k_ + c];
+                 for (int c = 0; c < k_; ++c) sc.add(y.at(r0, c), carry_[static_cast<std::size_t>(j) * k_ + c]);
                });
     tail_k<RM>();
   }
@@ -349,7 +359,9 @@ class Csr5Plan final : public CpuPlan {
   // tail() K wide.
   template <bool RM>
   void tail_k() {
-    const csr5::DenseK<RM, VV> x{vec_x<VV>(), cols_, k_}, y{vec_y<VV>(), rows_, k_};
+    const csr5::DenseK<RM, const VV> x{vec_x<VV>(), cols_, k_};
+    const csr5::DenseK<RM, VV> y{vec_y<VV>(), rows_, k_};
+    const Scale<VV> sc = scale<VV>();
     const offset_t* rp = f_.row_ptr.data();
     const offset_t tb = f_.tail_begin();
     const index_t rb = static_cast<index_t>(std::lower_bound(rp, rp + rows_ + 1, tb) - rp);
@@ -359,17 +371,17 @@ class Csr5Plan final : public CpuPlan {
     };
     if (rb > 0 && rb <= rows_ && rp[rb] > tb) {
       run(tb, rp[rb]);
-      for (int c = 0; c < k_; ++c) y.at(rb - 1, c) += s[c];
+      for (int c = 0; c < k_; ++c) sc.add(y.at(rb - 1, c), s[c]);
     }
     for (index_t r = rb; r < rows_; ++r) {
       run(rp[r], rp[r + 1]);
-      csr5::put_row(y, r, s);
+      csr5::put_row(y, r, s, sc);
     }
   }
 
   // The incomplete last tile in CSR order: the row straddling the tail start gets the rest of its
   // sum added; rows starting at or after it (including trailing empty rows) are assigned.
-  void tail(const VV* x, VV* y) const {
+  void tail(const VV* x, VV* y, const Scale<VV>& sc) const {
     const offset_t* rp = f_.row_ptr.data();
     const offset_t tb = f_.tail_begin();
     const index_t rb = static_cast<index_t>(std::lower_bound(rp, rp + rows_ + 1, tb) - rp);
@@ -378,12 +390,12 @@ class Csr5Plan final : public CpuPlan {
     if (rb > 0 && rb <= rows_ && rp[rb] > tb) {
       VV s = 0;
       for (offset_t p = tb; p < rp[rb]; ++p) s += static_cast<VV>(v[p]) * x[ci[p]];
-      y[rb - 1] += s;
+      sc.add(y[rb - 1], s);
     }
     auto rows = [&](index_t r) {
       VV s = 0;
       for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += static_cast<VV>(v[p]) * x[ci[p]];
-      y[r] = s;
+      sc.put(y[r], s);
     };
     if (rows_ - rb > tuning::csr5_parallel_tail_rows && threads_ > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads_)

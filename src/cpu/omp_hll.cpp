@@ -83,13 +83,14 @@ class OmpHll final : public CpuPlan {
 
   template <bool Simd, class V, class VV>
   void product_with(const HllView<V>& m, index_t n_hacks, const VV* x, VV* y, VV* scratch) {
+    const Scale<VV> sc = scale<VV>();
     const int parts = static_cast<int>(bounds_.size()) - 1;
     // Hacks [h0, h1) on thread `me`: the rows of HLL's SpMM through row-major copies, else hll_product.
     auto hacks = [&](index_t h0, index_t h1, int me) {
       if (via_transpose_)
         transposed_part(HllRows<V>{m}, hll_first_row(m, h0), hll_first_row(m, h1), me);
       else
-        hll_product<Simd>(m, h0, h1, x, y, cols_, k_, layout_, scratch + scratch_stride_ * me);
+        hll_product<Simd>(m, h0, h1, x, y, cols_, k_, layout_, scratch + scratch_stride_ * me, sc);
     };
     if (via_transpose_) transpose_x(parts);
     if (parts == 1) {

@@ -32,6 +32,18 @@
 
 namespace spmv::cpu {
 
+// The store of every CPU kernel: y = alpha * s + beta * y (VV: the vectors' type). put() stores a
+// row's sum; beta == 0 does not read y, so NaN there is overwritten. add() adds a further part of
+// a row already put (CSR5's rows across tiles); prescale() is put(0), for rows that parts are then
+// added to.
+template <class VV>
+struct Scale {
+  VV alpha = 1, beta = 0;
+  void put(VV& y, VV s) const { y = beta == VV(0) ? alpha * s : alpha * s + beta * y; }
+  void add(VV& y, VV s) const { y += alpha * s; }
+  void prescale(VV& y) const { y = beta == VV(0) ? VV(0) : beta * y; }
+};
+
 template <class V>
 struct RowRef {
   const index_t* col;
@@ -226,17 +238,24 @@ inline void accumulate_row(const Ref& row, const VV* __restrict x, std::size_t l
   }
 }
 
-// Y(r, 0..KB) = the row times X(:, 0..KB), x and y already offset to the block's first column.
+// Y(r, 0..KB) = the row times X(:, 0..KB) (through sc), x and y already offset to the block's first
+// column.
 template <int KB, bool RowMajor, class Ref, class VV>
-inline void row_block(const Ref& row, index_t r, const VV* x, std::size_t ldx, VV* y, std::size_t ldy) {
+inline void row_block(const Ref& row, index_t r, const VV* x, std::size_t ldx, VV* y, std::size_t ldy,
+                      const Scale<VV>& sc) {
   VV acc[KB] = {};
   accumulate_row<KB, RowMajor>(row, x, ldx, acc);
   if constexpr (RowMajor) {
     VV* yr = y + static_cast<std::size_t>(r) * ldy;
+    if (sc.beta == VV(0)) {
 #pragma omp simd
-    for (int c = 0; c < KB; ++c) yr[c] = acc[c];
+      for (int c = 0; c < KB; ++c) yr[c] = sc.alpha * acc[c];
+    } else {
+#pragma omp simd
+      for (int c = 0; c < KB; ++c) yr[c] = sc.alpha * acc[c] + sc.beta * yr[c];
+    }
   } else {
-    for (int c = 0; c < KB; ++c) y[c * ldy + static_cast<std::size_t>(r)] = acc[c];
+    for (int c = 0; c < KB; ++c) sc.put(y[c * ldy + static_cast<std::size_t>(r)], acc[c]);
   }
 }
 
@@ -255,18 +274,18 @@ inline void for_column_blocks(int k, F&& f) {
 // every block of columns runs over all rows (the block's columns of X stay in cache).
 template <bool RowMajor, class Rows, class VV>
 void rows_spmm(const Rows& rows, index_t r0, index_t r1, const VV* x, VV* y, index_t n_rows,
-               index_t n_cols, int k) {
+               index_t n_cols, int k, const Scale<VV>& sc) {
   if constexpr (RowMajor) {
     const std::size_t ld = static_cast<std::size_t>(k);
     for (index_t r = r0; r < r1; ++r) {
       const auto row = rows(r);
-      for_column_blocks<kRowMajorBlock>(k, [&]<int KB>(int c0) { row_block<KB, true>(row, r, x + c0, ld, y + c0, ld); });
+      for_column_blocks<kRowMajorBlock>(k, [&]<int KB>(int c0) { row_block<KB, true>(row, r, x + c0, ld, y + c0, ld, sc); });
     }
   } else {
     for_column_blocks<kColMajorBlock>(k, [&]<int KB>(int c0) {
       const VV* xb = x + static_cast<std::size_t>(c0) * n_cols;
       VV* yb = y + static_cast<std::size_t>(c0) * n_rows;
-      for (index_t r = r0; r < r1; ++r) row_block<KB, false>(rows(r), r, xb, n_cols, yb, n_rows);
+      for (index_t r = r0; r < r1; ++r) row_block<KB, false>(rows(r), r, xb, n_cols, yb, n_rows, sc);
     });
   }
 }
@@ -310,20 +329,20 @@ inline index_t spmm_tile_rows(int k) {
 // rows through `tile` (tile_rows * k doubles, the calling thread's own).
 template <class Rows, class VV>
 void rows_spmm_transposed(const Rows& rows, index_t r0, index_t r1, const VV* xt, VV* y, index_t n_rows,
-                          int k, VV* __restrict tile, index_t tile_rows) {
+                          int k, VV* __restrict tile, index_t tile_rows, const Scale<VV>& sc) {
   const std::size_t ld = static_cast<std::size_t>(k), ldy = static_cast<std::size_t>(n_rows);
   for (index_t b = r0; b < r1; b += tile_rows) {
     const index_t e = std::min<index_t>(b + tile_rows, r1);
     for (index_t r = b; r < e; ++r) {
       const auto row = rows(r);
       for_column_blocks<kRowMajorBlock>(
-          k, [&]<int KB>(int c0) { row_block<KB, true>(row, r - b, xt + c0, ld, tile + c0, ld); });
+          k, [&]<int KB>(int c0) { row_block<KB, true>(row, r - b, xt + c0, ld, tile + c0, ld, Scale<VV>{}); });
     }
     const index_t nr = e - b;
     for (int c = 0; c < k; ++c) {
       VV* __restrict yc = y + static_cast<std::size_t>(c) * ldy + static_cast<std::size_t>(b);
       const VV* t = tile + c;
-      for (index_t i = 0; i < nr; ++i) yc[i] = t[static_cast<std::size_t>(i) * ld];
+      for (index_t i = 0; i < nr; ++i) sc.put(yc[i], t[static_cast<std::size_t>(i) * ld]);
     }
   }
 }
@@ -331,17 +350,18 @@ void rows_spmm_transposed(const Rows& rows, index_t r0, index_t r1, const VV* xt
 // y rows [r0, r1) = A rows [r0, r1) * x for k right-hand sides. Simd picks the SpMV inner loop.
 template <bool Simd = true, class Rows, class VV>
 void rows_product(const Rows& rows, index_t r0, index_t r1, const VV* x, VV* y,
-                  index_t n_rows, index_t n_cols, int k, Layout layout) {
+                  index_t n_rows, index_t n_cols, int k, Layout layout, const Scale<VV>& sc) {
   if (k == 1) {
     const Rows local = rows;  // by value: a store to y cannot alias the view's pointers
+    const Scale<VV> s = sc;
     if constexpr (Simd)
-      for (index_t r = r0; r < r1; ++r) y[r] = row_dot(local(r), x);
+      for (index_t r = r0; r < r1; ++r) s.put(y[r], row_dot(local(r), x));
     else
-      for (index_t r = r0; r < r1; ++r) y[r] = row_dot_scalar(local(r), x);
+      for (index_t r = r0; r < r1; ++r) s.put(y[r], row_dot_scalar(local(r), x));
   } else if (layout == Layout::RowMajor) {
-    rows_spmm<true>(rows, r0, r1, x, y, n_rows, n_cols, k);
+    rows_spmm<true>(rows, r0, r1, x, y, n_rows, n_cols, k, sc);
   } else {
-    rows_spmm<false>(rows, r0, r1, x, y, n_rows, n_cols, k);
+    rows_spmm<false>(rows, r0, r1, x, y, n_rows, n_cols, k, sc);
   }
 }
 
@@ -389,7 +409,7 @@ struct HllRows {
 
 // SpMV over hacks [h0, h1): acc (hack doubles) holds the hack's rows while its slots are added.
 template <bool Simd = true, class V, class VV>
-void hll_spmv(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y, VV* acc) {
+void hll_spmv(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y, VV* acc, const Scale<VV>& sc) {
   for (index_t h = h0; h < h1; ++h) {
     const index_t hr = m.hack_rows(h), w = m.hack_width[h];
     const std::size_t first = static_cast<std::size_t>(h) * m.hack;
@@ -405,7 +425,7 @@ void hll_spmv(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y, V
         hll_column_scalar(acc, v, c, x, hr);
       }
     }
-    std::copy(acc, acc + hr, y + first);
+    for (index_t lr = 0; lr < hr; ++lr) sc.put(y[first + static_cast<std::size_t>(lr)], acc[lr]);
   }
 }
 
@@ -419,16 +439,16 @@ inline index_t hll_first_row(const HllView<V>& m, index_t h) {
 // Simd picks the SpMV inner loop (gathers across the hack's rows, or scalar).
 template <bool Simd = true, class V, class VV>
 void hll_product(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y,
-                 index_t n_cols, int k, Layout layout, VV* scratch) {
+                 index_t n_cols, int k, Layout layout, VV* scratch, const Scale<VV>& sc) {
   if (k == 1) {
-    hll_spmv<Simd>(m, h0, h1, x, y, scratch);
+    hll_spmv<Simd>(m, h0, h1, x, y, scratch, sc);
     return;
   }
   const index_t r0 = hll_first_row(m, h0), r1 = hll_first_row(m, h1);
   if (layout == Layout::RowMajor)
-    rows_spmm<true>(HllRows<V>{m}, r0, r1, x, y, m.rows, n_cols, k);
+    rows_spmm<true>(HllRows<V>{m}, r0, r1, x, y, m.rows, n_cols, k, sc);
   else
-    rows_spmm<false>(HllRows<V>{m}, r0, r1, x, y, m.rows, n_cols, k);
+    rows_spmm<false>(HllRows<V>{m}, r0, r1, x, y, m.rows, n_cols, k, sc);
 }
 
 // Times n equivalent ways of doing the product when a plan is made: apply(c) switches the plan to

@@ -32,27 +32,29 @@ class SerialCsr final : public CpuPlan {
  private:
   template <class V>
   void product_as(const V* v) {
-    for_vectors<V>([&]<class VV>() { product_as(v, vec_x<VV>(), vec_y<VV>()); });
+    for_vectors<V>([&]<class VV>() { product_as(v, vec_x<VV>(), vec_y<VV>(), scale<VV>()); });
   }
   template <class V, class VV>
-  void product_as(const V* v, const VV* x, VV* y) {
+  void product_as(const V* v, const VV* x, VV* y, const Scale<VV>& sc) {
     const offset_t* rp = a_.row_ptr.data();
     const index_t* ci = a_.col.data();
     if (k_ == 1) {
       for (index_t r = 0; r < rows_; ++r) {
         VV s = 0;
         for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += static_cast<VV>(v[p]) * x[ci[p]];
-        y[r] = s;
+        sc.put(y[r], s);
       }
     } else if (layout_ == Layout::RowMajor) {
+      std::vector<VV> acc(static_cast<std::size_t>(k_));
       for (index_t r = 0; r < rows_; ++r) {
         VV* yr = y + static_cast<std::size_t>(r) * k_;
-        std::fill(yr, yr + k_, VV{0});
+        std::fill(acc.begin(), acc.end(), VV{0});
         for (offset_t p = rp[r]; p < rp[r + 1]; ++p) {
           const VV* xr = x + static_cast<std::size_t>(ci[p]) * k_;
           const VV a = static_cast<VV>(v[p]);
-          for (int c = 0; c < k_; ++c) yr[c] += a * xr[c];
+          for (int c = 0; c < k_; ++c) acc[c] += a * xr[c];
         }
+        for (int c = 0; c < k_; ++c) sc.put(yr[c], acc[c]);
       }
     } else {
       for (int c = 0; c < k_; ++c) {
@@ -61,7 +63,7 @@ class SerialCsr final : public CpuPlan {
         for (index_t r = 0; r < rows_; ++r) {
           VV s = 0;
           for (offset_t p = rp[r]; p < rp[r + 1]; ++p) s += static_cast<VV>(v[p]) * xc[ci[p]];
-          yc[r] = s;
+          sc.put(yc[r], s);
         }
       }
     }

@@ -15,7 +15,8 @@
 //    y, no second launch.
 //  - two-pass (deterministic): the carries go to first[t]; a fix-up kernel, one thread per tile,
 //    lets the first tile of each crossing row sum them in tile order (a warp for rows over 32 tiles).
-//  - atomic (the paper's, not deterministic): y zeroed, carries added with atomicAdd.
+//  - atomic (the paper's, not deterministic): y scaled by beta first (zeroed where beta = 0),
+//    carries added with atomicAdd.
 // The incomplete last tile is done by CSR after the tiles (a warp for the part of the row straddling
 // its start, a thread per later row).
 //
@@ -23,7 +24,7 @@
 // csr5_long_rows.cuh (its long rows), csr5_device.cuh (what they share); here the two-pass and
 // atomic kernels, the plan and its registration.
 //
-// Precision (issue 18): every kernel is a template on the values' type MV and the vectors' and sums'
+// Precision: every kernel is a template on the values' type MV and the vectors' and sums'
 // VV, launched for the plan's precision with with_types: double, single (float values, x, y and
 // sums) and mixed (float values, double x, y and sums). The carries and the single-pass kernel's
 // shared buffer hold VV; the long rows' parts hold a double in every precision (csr5_long_rows.cuh).
@@ -45,37 +46,38 @@ namespace csr5 {
 namespace {
 
 // Segment k of tile t has sum s. reaches_end: it may continue in tile t+1.
+// In atomic mode y is already scaled by beta and ep's beta is 1: a put adds alpha * s, an empty row
+// stays as it is.
 template <class MV, class VV>
 __device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, long long t, index_t row0, bool hinted,
                                               bool begins, int k, VV s, bool reaches_end, VV* y,
-                                              VV* first, bool atomic) {
+                                              VV* first, bool atomic, const Epilogue<VV>& ep) {
   if (k == 0) {
     if (begins && !reaches_end) {  // row0 lies wholly in this tile
-      if (hinted && !atomic) zero_empty_before(m, row0, t * m.te, y);
-      y[row0] = s;
+      if (hinted && !atomic) zero_empty_before(m, row0, t * m.te, y, ep);
+      ep.put(y, row0, s);
     } else if (atomic) {
-      atomicAdd(y + row0, s);
+      atomicAdd(y + row0, ep.alpha * s);
     } else {
       first[t] = s;
     }
     return;
   }
-  // (In atomic mode y is already zero; zeroing its empty rows again races with nothing.)
-  const index_t row = segment_row(hinted ? m.eo + m.eo_ptr[t] : nullptr, row0, k, y);
-  if (atomic && reaches_end) atomicAdd(y + row, s);
-  else y[row] = s;
+  const index_t row = segment_row(hinted ? m.eo + m.eo_ptr[t] : nullptr, row0, k, y, ep);
+  if (atomic && reaches_end) atomicAdd(y + row, ep.alpha * s);
+  else ep.put(y, row, s);
 }
 
 // Tail item i: 0 = the part of row rb-1 inside the tail (the tail's carry); i >= 1 assigns row
 // rb + i - 1 (rows starting at or after the tail, trailing empty rows too).
 template <class MV, class VV>
 __device__ void tail_item(const DevCsr5<MV>& m, long long i, const VV* __restrict__ x, VV* __restrict__ y,
-                          VV* __restrict__ first, bool atomic) {
+                          VV* __restrict__ first, bool atomic, const Epilogue<VV>& ep) {
   if (i == 0) {
     VV s = 0;
     if (m.rb > 0 && m.rp[m.rb] > m.tb) {
       for (long long p = m.tb; p < m.rp[m.rb]; ++p) s += entry_product(m, x, p);
-      if (atomic) atomicAdd(y + m.rb - 1, s);
+      if (atomic) atomicAdd(y + m.rb - 1, ep.alpha * s);
     }
     if (!atomic) first[m.tiles] = s;
     return;
@@ -84,16 +86,16 @@ __device__ void tail_item(const DevCsr5<MV>& m, long long i, const VV* __restric
   if (r >= m.rows) return;
   VV s = 0;
   for (long long p = m.rp[r]; p < m.rp[r + 1]; ++p) s += entry_product(m, x, p);
-  y[r] = s;
+  ep.put(y, r, s);
 }
 
 template <int kBatch, class MV, class VV>
 __global__ void csr5_main(DevCsr5<MV> m, const VV* __restrict__ x, VV* __restrict__ y,
-                          VV* __restrict__ first, bool atomic) {
+                          VV* __restrict__ first, bool atomic, Epilogue<VV> ep) {
   const long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (t >= m.tiles) {  // whole warps take this branch (blockDim is a multiple of 32)
-    tail_item(m, (t - m.tiles) * 32 + lane, x, y, first, atomic);
+    tail_item(m, (t - m.tiles) * 32 + lane, x, y, first, atomic, ep);
     return;
   }
   const TileColumn tc = tile_column(m, t, lane);
@@ -116,7 +118,7 @@ __global__ void csr5_main(DevCsr5<MV> m, const VV* __restrict__ x, VV* __restric
           red = sum;
           seen = true;
         } else {
-          close_segment(m, t, tc.row0, tc.hinted, tc.begins, seg, sum, false, y, first, atomic);
+          close_segment(m, t, tc.row0, tc.hinted, tc.begins, seg, sum, false, y, first, atomic, ep);
         }
         ++seg;
         sum = 0;
@@ -128,13 +130,13 @@ __global__ void csr5_main(DevCsr5<MV> m, const VV* __restrict__ x, VV* __restric
   const VV right = right_of_column(red, seen, lane);
   if (seen) {
     const bool reaches_end = lane + static_cast<int>(tc.seg_off) >= 31;
-    close_segment(m, t, tc.row0, tc.hinted, tc.begins, seg, sum + right, reaches_end, y, first, atomic);
+    close_segment(m, t, tc.row0, tc.hinted, tc.begins, seg, sum + right, reaches_end, y, first, atomic, ep);
   }
 }
 
 // Deterministic carries: thread t in [0, tiles] sums the carries it owns (carry_owner) in tile order.
 template <class MV, class VV>
-__global__ void csr5_fixup(DevCsr5<MV> m, const VV* __restrict__ first, VV* __restrict__ y) {
+__global__ void csr5_fixup(DevCsr5<MV> m, const VV* __restrict__ first, VV* __restrict__ y, Epilogue<VV> ep) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
   const CarryOwner c = carry_owner(m, t);
@@ -144,10 +146,10 @@ __global__ void csr5_fixup(DevCsr5<MV> m, const VV* __restrict__ first, VV* __re
 #pragma unroll 4
     for (long long u = t; u <= c.b; ++u) s += first[u];
     if (c.assign) {
-      if (c.hinted) zero_empty_before(m, c.r, c.start, y);
-      y[c.r] = s;
+      if (c.hinted) zero_empty_before(m, c.r, c.start, y, ep);
+      ep.put(y, c.r, s);
     } else {
-      y[c.r] += s;
+      ep.add(y, c.r, s);
     }
   }
   // Rows over 32 tiles: the warp sums their carries together, one row at a time.
@@ -160,10 +162,10 @@ __global__ void csr5_fixup(DevCsr5<MV> m, const VV* __restrict__ first, VV* __re
     s = group_sum(s, 32);
     if (lane == src) {
       if (c.assign) {
-        if (c.hinted) zero_empty_before(m, c.r, c.start, y);
-        y[c.r] = s;
+        if (c.hinted) zero_empty_before(m, c.r, c.start, y, ep);
+        ep.put(y, c.r, s);
       } else {
-        y[c.r] += s;
+        ep.add(y, c.r, s);
       }
     }
   }
@@ -240,39 +242,44 @@ class Csr5Plan final : public CudaPlan {
   }
 
  protected:
-  void launch() override {
+  void launch(const Launch& l) override {
     if (rows_ == 0) return;
-    with_types(prec_, [&]<class MV, class VV>() { launch_as<MV, VV>(); });
+    with_types(prec_, [&]<class MV, class VV>() { launch_as<MV, VV>(l); });
   }
 
  private:
   // One product with the values' type MV and the vectors' VV (the plan's precision).
   template <class MV, class VV>
-  void launch_as() {
+  void launch_as(const Launch& l) {
     const auto& f = m_.meta;
     const DevCsr5<MV> m = m_.view<MV>(rows_, rb_, tb_);
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
     const int batch = v_.batch;
-    const VV* x = xv<VV>();
-    VV* y = yv<VV>();
+    const VV* x = l.xv<VV>();
+    VV* y = l.yv<VV>();
+    const cudaStream_t s = l.stream;
+    Epilogue<VV> ep = l.ep<VV>();
     if (v_.mode == Mode::Single) {
       const Parts p{head_parts_.data(), tail_parts_.data(), ++launches_};
       const unsigned grid = grid_for((f.tiles + 1 + (tail_rows + 3) / 4) * 32, block_);
-      single_kernel<MV, VV>(batch, f.sigma)<<<grid, block_, smem_bytes_>>>(m, x, y, p);
+      single_kernel<MV, VV>(batch, f.sigma)<<<grid, block_, smem_bytes_, s>>>(m, x, y, p, ep);
       SPMV_CUDA_CHECK_LAUNCH();
       return;
     }
     const bool atomic = v_.mode == Mode::Atomic;
     const offset_t warps = f.tiles + (tail_rows + 1 + 31) / 32;
-    if (atomic) zero_y();
+    if (atomic) {  // y = beta * y first; the kernel's stores then add to it
+      zero_y(l);
+      ep.beta = VV(1);
+    }
     const unsigned grid = grid_for(warps * 32, block_);
     VV* first = first_.get<VV>().data();
-    if (batch == 4) csr5_main<4><<<grid, block_>>>(m, x, y, first, atomic);
-    else if (batch == 16) csr5_main<16><<<grid, block_>>>(m, x, y, first, atomic);
-    else csr5_main<8><<<grid, block_>>>(m, x, y, first, atomic);
+    if (batch == 4) csr5_main<4><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
+    else if (batch == 16) csr5_main<16><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
+    else csr5_main<8><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
     SPMV_CUDA_CHECK_LAUNCH();
     if (!atomic && f.tiles > 0) {
-      csr5_fixup<<<grid_for(f.tiles + 1, block_), block_>>>(m, static_cast<const VV*>(first), y);
+      csr5_fixup<<<grid_for(f.tiles + 1, block_), block_, 0, s>>>(m, static_cast<const VV*>(first), y, ep);
       SPMV_CUDA_CHECK_LAUNCH();
     }
   }

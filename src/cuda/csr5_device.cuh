@@ -32,8 +32,9 @@ struct DevCsr5 {
 
 // Empty rows just before row r that starts at `start` (hinted tiles only).
 template <class MV, class VV>
-__device__ __forceinline__ void zero_empty_before(const DevCsr5<MV>& m, index_t r, long long start, VV* y) {
-  for (index_t e = r - 1; e >= 0 && m.rp[e] == start; --e) y[e] = VV(0);
+__device__ __forceinline__ void zero_empty_before(const DevCsr5<MV>& m, index_t r, long long start, VV* y,
+                                                  const Epilogue<VV>& ep) {
+  for (index_t e = r - 1; e >= 0 && m.rp[e] == start; --e) ep.empty(y, e);
 }
 
 // Entry q's product a_q * x[col_q], in VV (the value widened first in mixed precision).
@@ -106,16 +107,17 @@ __device__ __forceinline__ VV right_of_column(VV red, bool has_flag, int lane) {
 // zeroes the empty rows between them.
 template <class VV>
 __device__ __forceinline__ index_t row_after_empties(index_t row0, index_t before, index_t offset,
-                                                     VV* __restrict__ y) {
+                                                     VV* __restrict__ y, const Epilogue<VV>& ep) {
   const index_t row = row0 + offset;
-  for (index_t r = row0 + before + 1; r < row; ++r) y[r] = VV(0);
+  for (index_t r = row0 + before + 1; r < row; ++r) ep.empty(y, r);
   return row;
 }
 // Row of segment k >= 1 of a tile; in a hinted tile (eo: its empty_offset entries, else null) also
 // zeroes the empty rows just before it.
 template <class VV>
-__device__ __forceinline__ index_t segment_row(const index_t* eo, index_t row0, int k, VV* __restrict__ y) {
-  return eo ? row_after_empties(row0, eo[k - 1], eo[k], y) : row0 + k;
+__device__ __forceinline__ index_t segment_row(const index_t* eo, index_t row0, int k, VV* __restrict__ y,
+                                               const Epilogue<VV>& ep) {
+  return eo ? row_after_empties(row0, eo[k - 1], eo[k], y, ep) : row0 + k;
 }
 
 // The fix-up's thread t in [0, tiles]: r, the row of tile t's segment 0 (starting at `start`), has
@@ -190,7 +192,7 @@ std::unique_ptr<Plan> make_csr5_spmm(const CsrView& a, const PlanOptions& opt, c
 // and the vectors' VV (instantiated for the three precisions there).
 struct Parts;
 template <class MV, class VV>
-using SingleKernel = void (*)(DevCsr5<MV>, const VV*, VV*, Parts);
+using SingleKernel = void (*)(DevCsr5<MV>, const VV*, VV*, Parts, Epilogue<VV>);
 template <class MV, class VV>
 SingleKernel<MV, VV> single_kernel(int batch, int sigma);
 

@@ -63,13 +63,13 @@ __device__ __forceinline__ TileSegments tile_segments(const DevCsr5<MV>& m, cons
 // rb + 4i + 3, 8 lanes each.
 template <class MV, class VV>
 __device__ __forceinline__ void tail_rows(const DevCsr5<MV>& m, const VV* __restrict__ x, VV* __restrict__ y,
-                                          long long i, int lane) {
+                                          long long i, int lane, const Epilogue<VV>& ep) {
   const long long r = m.rb + i * 4 + lane / 8;
   VV s = 0;
   if (r < m.rows)
     for (long long q = m.rp[r] + (lane & 7); q < m.rp[r + 1]; q += 8) s += entry_product(m, x, q);
   s = group_sum(s, 8);
-  if ((lane & 7) == 0 && r < m.rows) y[r] = s;
+  if ((lane & 7) == 0 && r < m.rows) ep.put(y, r, s);
 }
 
 // The tail's part of row rb - 1, the row that starts in a full tile and goes on into the tail
@@ -91,7 +91,7 @@ __device__ __forceinline__ VV tail_straddle(const DevCsr5<MV>& m, const VV* __re
 // other load batches) keeps 64 (launch bounds), where it spills least.
 template <int kBatch, int kSigma, class MV, class VV>
 __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __restrict__ x, VV* __restrict__ y,
-                                            const Parts& parts) {
+                                            const Parts& parts, const Epilogue<VV>& ep) {
   VV* const smem = dynamic_shared<VV>();
   // Tile heights of the sigma rule are compiled in (constant tile size, unrolled steps).
   const int sigma = kSigma > 0 ? kSigma : m.sigma;
@@ -99,7 +99,7 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
   const long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (t > m.tiles) {
-    tail_rows(m, x, y, t - m.tiles - 1, lane);
+    tail_rows(m, x, y, t - m.tiles - 1, lane, ep);
     return;
   }
   bool head_ev = false;  // lane 0 holds a part of the long row row0
@@ -164,13 +164,13 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
       if (head_ev && t != b0) publish(parts.head + t, head_s, parts.launch);
       if (crosses_end && (nseg > 1 || begins) && !short_cross) publish(parts.tail + t, seg_sum[nseg - 1], parts.launch);
     }
-    if (lane == 0 && begins && hinted) zero_empty_before(m, row0, base, y);
+    if (lane == 0 && begins && hinted) zero_empty_before(m, row0, base, y, ep);
     // Segments that begin and end in this tile, consecutive lanes on consecutive segments; a
     // hinted tile's first rounds take their rows from eo_pre (segment k - 1's row from the lane
     // before, or from the last lane of the round before).
     const int last_inner = crosses_end ? nseg - 2 : nseg - 1;
     const auto store_inner = [&](int k, index_t row) {
-      if ((k > 0 || begins) && k <= last_inner) y[row] = seg_sum[k];
+      if ((k > 0 || begins) && k <= last_inner) ep.put(y, row, seg_sum[k]);
     };
     int k_rest = lane;  // the segments left for the loop below
     if (hinted) {
@@ -181,12 +181,12 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
         const index_t round_before = __shfl_sync(kFull, eo_pre[i > 0 ? i - 1 : 0], 31);
         const int k = 32 * i + lane;
         if (k < nseg)
-          store_inner(k, k > 0 ? row_after_empties(row0, lane > 0 ? before : round_before, eo_pre[i], y) : row0);
+          store_inner(k, k > 0 ? row_after_empties(row0, lane > 0 ? before : round_before, eo_pre[i], y, ep) : row0);
       }
       k_rest = 32 * kEoRounds + lane;
     }
     const index_t* eo = hinted ? m.eo + eo_begin : nullptr;
-    for (int k = k_rest; k < nseg; k += 32) store_inner(k, k > 0 ? segment_row(eo, row0, k, y) : row0);
+    for (int k = k_rest; k < nseg; k += 32) store_inner(k, k > 0 ? segment_row(eo, row0, k, y, ep) : row0);
     // The rest of a short row crossing into the next tile: its CSR entries end .. rn_end-1,
     // transposed in a full tile, in CSR order in the tail.
     if (short_cross) {
@@ -200,26 +200,26 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
         s += entry_product(m, x, full ? end + static_cast<long long>(j - c * sigma) * 32 + c : end + j);
       }
       s = group_sum(s, 32);
-      if (lane == 0) y[rn] = seg_sum[nseg - 1] + s;
+      if (lane == 0) ep.put(y, rn, seg_sum[nseg - 1] + s);
     }
   }
   // Tile b0 of a long row0 collects its parts (lane 0 holds its own).
   const bool collect = __shfl_sync(kFull, head_ev && t == b0, 0);
   if (collect) {
     const VV s = collect_row<kPartLoads>(parts, __shfl_sync(kFull, a0, 0), t, head_s, lane);
-    if (lane == 0) y[row0] = s;
+    if (lane == 0) ep.put(y, row0, s);
   }
 }
 
 template <int kBatch, int kSigma, class MV, class VV>
 __global__ void __maxnreg__(tuning::csr5_max_registers) csr5_single(DevCsr5<MV> m, const VV* __restrict__ x,
-                                                          VV* __restrict__ y, Parts parts) {
-  single_tile<kBatch, kSigma>(m, x, y, parts);
+                                                          VV* __restrict__ y, Parts parts, Epilogue<VV> ep) {
+  single_tile<kBatch, kSigma>(m, x, y, parts, ep);
 }
 template <int kBatch, class MV, class VV>
 __global__ void __launch_bounds__(1024, 1) csr5_single_generic(DevCsr5<MV> m, const VV* __restrict__ x,
-                                                                VV* __restrict__ y, Parts parts) {
-  single_tile<kBatch, 0>(m, x, y, parts);
+                                                                VV* __restrict__ y, Parts parts, Epilogue<VV> ep) {
+  single_tile<kBatch, 0>(m, x, y, parts, ep);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // dimension, so A is read K/C times. Rows that cross tiles leave their carries in first (C per
 // tile), summed in tile order by the fix-up kernel: deterministic, as the SpMV's modes but atomic.
 // The incomplete last tile is done by CSR after the tiles, a thread per row.
-// Precision (issue 18): templates on the values' type MV and X's, Y's, the sums' and the carries'
+// Precision: templates on the values' type MV and X's, Y's, the sums' and the carries'
 // VV, launched for the plan's precision (double, single, mixed); X's rows of float are read as
 // float4 / float2 vectors (load_x).
 #include <algorithm>
@@ -21,34 +21,35 @@ namespace spmv::cuda::csr5 {
 
 namespace {
 
-// X and Y by strides (element (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc]), K, and the
-// carries: (tiles + 1) rows of K; all of the vectors' type VV.
+// X and Y by strides (element (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc]), K, the
+// carries: (tiles + 1) rows of K; all of the vectors' type VV; and Y's store (alpha, beta).
 template <class VV>
-struct Operands {
+struct DenseOps {
   const VV* x;
   long long xr, xc;
   VV* y;
   long long yr, yc;
   int k;
   VV* first;
+  Epilogue<VV> ep;
 };
 
 template <int C, class VV>
-__device__ __forceinline__ void put(const Operands<VV>& o, long long row, int c0, const VV (&s)[C]) {
+__device__ __forceinline__ void put(const DenseOps<VV>& o, long long row, int c0, const VV (&s)[C]) {
 #pragma unroll
-  for (int j = 0; j < C; ++j) o.y[row * o.yr + (c0 + j) * o.yc] = s[j];
+  for (int j = 0; j < C; ++j) o.ep.put(o.y, row * o.yr + (c0 + j) * o.yc, s[j]);
 }
 
 template <int C, class VV>
-__device__ __forceinline__ void zero_rows(const Operands<VV>& o, long long from, long long to, int c0) {
+__device__ __forceinline__ void zero_rows(const DenseOps<VV>& o, long long from, long long to, int c0) {
   for (long long r = from; r < to; ++r)
 #pragma unroll
-    for (int j = 0; j < C; ++j) o.y[r * o.yr + (c0 + j) * o.yc] = VV(0);
+    for (int j = 0; j < C; ++j) o.ep.empty(o.y, r * o.yr + (c0 + j) * o.yc);
 }
 
 // Empty rows just before row r that starts at `start` (hinted tiles only).
 template <int C, class MV, class VV>
-__device__ __forceinline__ void zero_empty_before(const DevCsr5<MV>& m, const Operands<VV>& o, index_t r, long long start,
+__device__ __forceinline__ void zero_empty_before(const DevCsr5<MV>& m, const DenseOps<VV>& o, index_t r, long long start,
                                                   int c0) {
   index_t e = r;
   while (e > 0 && m.rp[e - 1] == start) --e;
@@ -57,7 +58,7 @@ __device__ __forceinline__ void zero_empty_before(const DevCsr5<MV>& m, const Op
 
 // A CSR row's C sums.
 template <int C, bool XRow, class MV, class VV>
-__device__ __forceinline__ void row_sums(const DevCsr5<MV>& m, const Operands<VV>& o, long long b, long long e, int c0,
+__device__ __forceinline__ void row_sums(const DevCsr5<MV>& m, const DenseOps<VV>& o, long long b, long long e, int c0,
                                          VV (&s)[C]) {
 #pragma unroll
   for (int j = 0; j < C; ++j) s[j] = VV(0);
@@ -72,7 +73,7 @@ __device__ __forceinline__ void row_sums(const DevCsr5<MV>& m, const Operands<VV
 
 // Segment kseg of tile t has sums s. reaches_end: it may continue in tile t+1.
 template <int C, class MV, class VV>
-__device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, const Operands<VV>& o, long long t, index_t row0,
+__device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, const DenseOps<VV>& o, long long t, index_t row0,
                                               bool hinted, bool begins, int kseg, const VV (&s)[C],
                                               bool reaches_end, int c0) {
   if (kseg == 0) {
@@ -97,7 +98,7 @@ __device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, const Operan
 // MaxThreads: 256 for the default blocks (registers unbounded: C = 4 needs more than 64), 1024 for
 // larger blocks, which then launch at the cost of spills.
 template <int KB, int C, bool XRow, int MaxThreads, class MV, class VV>
-__global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5<MV> m, Operands<VV> o) {
+__global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5<MV> m, DenseOps<VV> o) {
   const long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   const int c0 = static_cast<int>(blockIdx.y) * C;
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5<MV> m, Oper
 // csr5_fixup (csr5.cu) for C columns: thread t in [0, tiles] sums the carries it owns
 // (carry_owner) in tile order.
 template <int C, class MV, class VV>
-__global__ void csr5_spmm_fixup(DevCsr5<MV> m, Operands<VV> o) {
+__global__ void csr5_spmm_fixup(DevCsr5<MV> m, DenseOps<VV> o) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
   const int c0 = static_cast<int>(blockIdx.y) * C;
@@ -178,7 +179,7 @@ __global__ void csr5_spmm_fixup(DevCsr5<MV> m, Operands<VV> o) {
       put<C>(o, c.r, c0, s);
     } else {
 #pragma unroll
-      for (int j = 0; j < C; ++j) o.y[c.r * o.yr + (c0 + j) * o.yc] += s[j];
+      for (int j = 0; j < C; ++j) o.ep.add(o.y, c.r * o.yr + (c0 + j) * o.yc, s[j]);
     }
   };
   const bool wide = c.own && c.b - t >= 32;
@@ -227,38 +228,38 @@ class Csr5SpmmPlan final : public CudaPlan {
   }
 
  protected:
-  void launch() override {
+  void launch(const Launch& l) override {
     if (rows_ == 0) return;
-    with_types(prec_, [&]<class MV, class VV>() { launch_as<MV, VV>(); });
+    with_types(prec_, [&]<class MV, class VV>() { launch_as<MV, VV>(l); });
   }
 
  private:
   // One product with the values' type MV and the vectors' VV (the plan's precision).
   template <class MV, class VV>
-  void launch_as() {
+  void launch_as(const Launch& l) {
     const auto& f = m_.meta;
     const DevCsr5<MV> m = m_.view<MV>(rows_, rb_, tb_);
     const bool rm = layout_ == Layout::RowMajor;
-    const Operands<VV> o{xv<VV>(), rm ? k_ : 1, rm ? 1 : cols_, yv<VV>(), rm ? k_ : 1, rm ? 1 : rows_, k_,
-                         first_.get<VV>().data()};
+    const DenseOps<VV> o{l.xv<VV>(), rm ? k_ : 1, rm ? 1 : cols_, l.yv<VV>(), rm ? k_ : 1, rm ? 1 : rows_, k_,
+                         first_.get<VV>().data(), l.ep<VV>()};
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
     const dim3 grid(grid_for((f.tiles + (tail_rows + 1 + 31) / 32) * 32, block_), static_cast<unsigned>(k_ / c_));
     const auto kernel = c_ == 4   ? main_kernel<4, 4, MV, VV>(rm)
                         : c_ == 2 ? main_kernel<8, 2, MV, VV>(rm)
                                   : main_kernel<8, 1, MV, VV>(rm);
-    kernel<<<grid, block_>>>(m, o);
+    kernel<<<grid, block_, 0, l.stream>>>(m, o);
     SPMV_CUDA_CHECK_LAUNCH();
     if (f.tiles == 0) return;
     const dim3 fix(grid_for(f.tiles + 1, block_), static_cast<unsigned>(k_ / c_));
     const auto fixup = c_ == 4   ? csr5_spmm_fixup<4, MV, VV>
                        : c_ == 2 ? csr5_spmm_fixup<2, MV, VV>
                                  : csr5_spmm_fixup<1, MV, VV>;
-    fixup<<<fix, block_>>>(m, o);
+    fixup<<<fix, block_, 0, l.stream>>>(m, o);
     SPMV_CUDA_CHECK_LAUNCH();
   }
 
   template <class MV, class VV>
-  using Kernel = void (*)(DevCsr5<MV>, Operands<VV>);
+  using Kernel = void (*)(DevCsr5<MV>, DenseOps<VV>);
   template <int KB, int C, class MV, class VV>
   Kernel<MV, VV> main_kernel(bool rm) const {
     if (block_ > 256)

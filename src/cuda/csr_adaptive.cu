@@ -25,7 +25,7 @@ template <class MV, class VV, typename OffT>
 __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long piece_len, const OffT* __restrict__ rp,
                                     const index_t* __restrict__ col, const MV* __restrict__ val,
                                     const VV* __restrict__ x, VV* __restrict__ y,
-                                    VV* __restrict__ partial, int* __restrict__ arrived) {
+                                    VV* __restrict__ partial, int* __restrict__ arrived, Epilogue<VV> ep) {
   VV* prod = dynamic_shared<VV>();
   __shared__ bool last;
   const int4 d = blocks[blockIdx.x];
@@ -49,7 +49,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
       w = group_sum(w, 32);
     }
     if (d.w == 1) {
-      if (tid == 0) y[r0] = w;
+      if (tid == 0) ep.put(y, r0, w);
       return;
     }
     // Pieces of a long row: the last piece to finish adds all partials in piece order, so the
@@ -65,7 +65,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
       for (int j = tid; j < d.w; j += 32) t += __ldcg(partial + first + j);
       t = group_sum(t, 32);
       if (tid == 0) {
-        y[r0] = t;
+        ep.put(y, r0, t);
         arrived[first] = 0;  // ready for the next product
       }
     }
@@ -86,7 +86,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
     for (int i = b + l; i < en; i += tpr) sum += prod[i];
   }
   sum = group_sum(sum, tpr);
-  if (g < nr && l == 0) y[r0 + g] = sum;
+  if (g < nr && l == 0) ep.put(y, r0 + g, sum);
 }
 
 // Row blocks are built greedily in independent spans of rows (a block never crosses a span's
@@ -174,19 +174,19 @@ class CsrAdaptive final : public CsrDevicePlan {
   }
 
  protected:
-  void launch() override {
-    if (trivial()) return zero_y();
+  void launch(const Launch& l) override {
+    if (trivial()) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
       const std::size_t shmem = std::max<std::size_t>(nz_per_block_, 32) * sizeof(VV);
       VV* partial = reinterpret_cast<VV*>(partial_.data());  // a double array holds as many floats
       if (m_.wide)
-        csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(desc(), piece_len_, m_.rp64.data(), m_.col.data(),
-                                                          m_.val.data<MV>(), xv<VV>(), yv<VV>(), partial,
-                                                          arrived_.data());
+        csr_adaptive_kernel<<<n_blocks_, block_, shmem, l.stream>>>(desc(), piece_len_, m_.rp64.data(), m_.col.data(),
+                                                                    m_.val.data<MV>(), l.xv<VV>(), l.yv<VV>(), partial,
+                                                                    arrived_.data(), l.ep<VV>());
       else
-        csr_adaptive_kernel<<<n_blocks_, block_, shmem>>>(desc(), piece_len_, m_.rp32.data(), m_.col.data(),
-                                                          m_.val.data<MV>(), xv<VV>(), yv<VV>(), partial,
-                                                          arrived_.data());
+        csr_adaptive_kernel<<<n_blocks_, block_, shmem, l.stream>>>(desc(), piece_len_, m_.rp32.data(), m_.col.data(),
+                                                                    m_.val.data<MV>(), l.xv<VV>(), l.yv<VV>(), partial,
+                                                                    arrived_.data(), l.ep<VV>());
     });
     SPMV_CUDA_CHECK_LAUNCH();
   }

@@ -20,7 +20,7 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
                                  const OffT* __restrict__ rp, const index_t* __restrict__ col,
                                  const MV* __restrict__ val, const VV* __restrict__ x,
                                  VV* __restrict__ y, index_t* __restrict__ carry_row,
-                                 VV* __restrict__ carry_val) {
+                                 VV* __restrict__ carry_val, Epilogue<VV> ep) {
   const int nt = blockDim.x, tid = threadIdx.x, tile = nt * ipt;
   VV* s_prod = dynamic_shared<VV>();  // tile
   VV* s_cval = s_prod + tile;   // 32: per-warp carries
@@ -52,7 +52,7 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
         first_row = row;
         first_val = acc;
       } else {
-        y[r0 + row] = acc;
+        ep.put(y, r0 + row, acc);
       }
       acc = 0;
       ++row;
@@ -96,24 +96,25 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
     prev_row = warp > 0 ? s_crow[warp - 1] : -1;
     prev_val = warp > 0 ? s_cval[warp - 1] : VV(0);
   }
-  if (first_row >= 0) y[r0 + first_row] = first_val + (prev_row == first_row ? prev_val : VV(0));
+  if (first_row >= 0) ep.put(y, r0 + first_row, first_val + (prev_row == first_row ? prev_val : VV(0)));
   if (tid == nt - 1) {
     carry_row[blockIdx.x] = r0 + row;
     carry_val[blockIdx.x] = v;
   }
 }
 
-// Adds each row's block carries, in block order, once per row (the first block of a run does it).
+// Adds each row's block carries, in block order, once per row (the first block of a run does it),
+// to the row the main kernel put (the row ends in a later block).
 template <class VV>
 __global__ void csr_merge_fixup(int n_blocks, index_t rows, const index_t* __restrict__ carry_row,
-                                const VV* __restrict__ carry_val, VV* __restrict__ y) {
+                                const VV* __restrict__ carry_val, VV* __restrict__ y, Epilogue<VV> ep) {
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n_blocks) return;
   const index_t r = carry_row[b];
   if (r >= rows || (b > 0 && carry_row[b - 1] == r)) return;
   VV s = 0;
   for (int j = b; j < n_blocks && carry_row[j] == r; ++j) s += carry_val[j];
-  y[r] += s;
+  ep.add(y, r, s);
 }
 
 // Tile b's start on the merge path: the diagonal b * tile split into rows consumed and entries
@@ -167,24 +168,26 @@ class CsrMerge final : public CsrDevicePlan {
   }
 
  protected:
-  void launch() override {
-    if (trivial()) return zero_y();
+  void launch(const Launch& l) override {
+    if (trivial()) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
       // Per item: a product and a row end (int); per warp: a carry and its row.
       const std::size_t per = sizeof(VV) + sizeof(int);
       const std::size_t shmem = static_cast<std::size_t>(block_) * ipt_ * per + 32 * per;
       VV* carry_val = reinterpret_cast<VV*>(carry_val_.data());  // a double array holds as many floats
       if (m_.wide)
-        csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz64_.data(), m_.rp64.data(),
-                                                       m_.col.data(), m_.val.data<MV>(), xv<VV>(), yv<VV>(),
-                                                       carry_row_.data(), carry_val);
+        csr_merge_kernel<<<n_blocks_, block_, shmem, l.stream>>>(ipt_, tile_row_.data(), tile_nz64_.data(),
+                                                                 m_.rp64.data(), m_.col.data(), m_.val.data<MV>(),
+                                                                 l.xv<VV>(), l.yv<VV>(), carry_row_.data(), carry_val,
+                                                                 l.ep<VV>());
       else
-        csr_merge_kernel<<<n_blocks_, block_, shmem>>>(ipt_, tile_row_.data(), tile_nz32_.data(), m_.rp32.data(),
-                                                       m_.col.data(), m_.val.data<MV>(), xv<VV>(), yv<VV>(),
-                                                       carry_row_.data(), carry_val);
+        csr_merge_kernel<<<n_blocks_, block_, shmem, l.stream>>>(ipt_, tile_row_.data(), tile_nz32_.data(),
+                                                                 m_.rp32.data(), m_.col.data(), m_.val.data<MV>(),
+                                                                 l.xv<VV>(), l.yv<VV>(), carry_row_.data(), carry_val,
+                                                                 l.ep<VV>());
       SPMV_CUDA_CHECK_LAUNCH();
-      csr_merge_fixup<<<grid_for(n_blocks_, tuning::setup_block), tuning::setup_block>>>(
-          n_blocks_, rows_, carry_row_.data(), static_cast<const VV*>(carry_val), yv<VV>());
+      csr_merge_fixup<<<grid_for(n_blocks_, tuning::setup_block), tuning::setup_block, 0, l.stream>>>(
+          n_blocks_, rows_, carry_row_.data(), static_cast<const VV*>(carry_val), l.yv<VV>(), l.ep<VV>());
     });
     SPMV_CUDA_CHECK_LAUNCH();
   }

@@ -54,7 +54,7 @@ template <class MV, class VV, typename OffT, int C, int U>
 __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order, int k, int w, int lanes_k, int long_row,
                                 const OffT* __restrict__ rp, const index_t* __restrict__ col,
                                 const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
-                                long long y_rows) {
+                                long long y_rows, Epilogue<VV> ep) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long slot = t / w;
   const int lane = static_cast<int>(t & (w - 1)), kl = lane & (lanes_k - 1), g = lane / lanes_k, ng = w / lanes_k;
@@ -112,10 +112,10 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
       for (int j = 0; j < C; ++j) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
     if (g == 0 && c < k && mine) {
       if (y_rows == 0) {
-        store_row<C>(y + row * k + c, acc);
+        put_row<C>(y + row * k + c, acc, ep);
       } else {
 #pragma unroll
-        for (int j = 0; j < C; ++j) y[(c + j) * y_rows + row] = acc[j];
+        for (int j = 0; j < C; ++j) ep.put(y, (c + j) * y_rows + row, acc[j]);
       }
     }
   }
@@ -125,7 +125,8 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
 template <class MV, class VV, typename OffT, int C>
 __global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const index_t* __restrict__ order, int k, int w,
                                 int long_row, const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
+                                const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
+                                Epilogue<VV> ep) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long slot = t / w;
   const int lane = static_cast<int>(t & (w - 1));
@@ -153,7 +154,7 @@ __global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const
     if (mine)
 #pragma unroll
       for (int j = 0; j < C; ++j)
-        if ((j & (w - 1)) == lane && c0 + j < k) y[static_cast<long long>(c0 + j) * rows + row] = acc[j];
+        if ((j & (w - 1)) == lane && c0 + j < k) ep.put(y, static_cast<long long>(c0 + j) * rows + row, acc[j]);
   }
 }
 
@@ -169,7 +170,8 @@ template <class MV, class VV, typename OffT, int C>
 __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k, int kt, const OffT* __restrict__ rp,
                                  const index_t* __restrict__ col, const MV* __restrict__ val,
                                  const VV* __restrict__ x, long long xr, long long xc, VV* __restrict__ y,
-                                 long long yr, long long yc, VV* __restrict__ partial, int* __restrict__ arrived) {
+                                 long long yr, long long yc, VV* __restrict__ partial, int* __restrict__ arrived,
+                                 Epilogue<VV> ep) {
   __shared__ VV red[32 * 32 * C];
   __shared__ bool last;
   const int4 d = desc[blockIdx.x];  // row, piece, pieces
@@ -201,7 +203,7 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k
     if (tid < kt * C && c0 + tid < k) {
       VV s = 0;
       for (int w = 0; w < nw; ++w) s += red[w * 32 * C + tid];
-      if (d.z == 1) y[row * yr + (c0 + tid) * yc] = s;
+      if (d.z == 1) ep.put(y, row * yr + (c0 + tid) * yc, s);
       else part[c0 + tid] = s;
     }
     __syncthreads();
@@ -218,13 +220,13 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k
   for (int c = tid; c < k; c += blockDim.x) {
     VV s = 0;
     for (int j = 0; j < d.z; ++j) s += __ldcg(partial + static_cast<long long>(first + j) * k + c);
-    y[row * yr + c * yc] = s;
+    ep.put(y, row * yr + c * yc, s);
   }
   if (tid == 0) arrived[first] = 0;  // ready for the next product
 }
 
-// A non-blocking stream (its kernels run beside the default stream's) and the events that fork it
-// from the default stream and join it back.
+// A non-blocking stream (its kernels run beside the product's stream's) and the events that fork
+// it from that stream and join it back.
 struct SideStream {
   SideStream() {
     SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -317,11 +319,11 @@ class CsrSpmm final : public CsrDevicePlan {
   }
 
  protected:
-  void launch() override {
-    if (trivial()) return zero_y();
+  void launch(const Launch& l) override {
+    if (trivial()) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
-      if (m_.wide) launch_with<MV, VV>(m_.rp64.data());
-      else launch_with<MV, VV>(m_.rp32.data());
+      if (m_.wide) launch_with<MV, VV>(m_.rp64.data(), l);
+      else launch_with<MV, VV>(m_.rp32.data(), l);
     });
   }
 
@@ -406,14 +408,14 @@ class CsrSpmm final : public CsrDevicePlan {
   }
 
   template <class MV, class VV, typename OffT, int C>
-  void row_kernel(bool u4, unsigned grid, int kl, const OffT* rp) {
+  void row_kernel(bool u4, unsigned grid, int kl, const OffT* rp, const Launch& l) {
     const auto kernel = u4 ? spmm_row_kernel<MV, VV, OffT, C, 4> : spmm_row_kernel<MV, VV, OffT, C, 2>;
-    kernel<<<grid, block_>>>(slots(), order(), k_, shape_.w, kl, long_row_, rp, m_.col.data(), m_.val.data<MV>(),
-                             xv<VV>(), yv<VV>(), shape_.x ? rows_ : 0);
+    kernel<<<grid, block_, 0, l.stream>>>(slots(), order(), k_, shape_.w, kl, long_row_, rp, m_.col.data(),
+                                          m_.val.data<MV>(), l.xv<VV>(), l.yv<VV>(), shape_.x ? rows_ : 0, l.ep<VV>());
   }
 
   template <class MV, class VV, typename OffT>
-  void launch_with(const OffT* rp) {
+  void launch_with(const OffT* rp, const Launch& l) {
     const Shape s = shape_;
     const bool rm = rows_kernel(s);  // X and Y as the kernels see them (transposed copies: row-major)
     // The long rows' pieces first, on the side stream, beside the row kernel: they write other rows
@@ -421,38 +423,38 @@ class CsrSpmm final : public CsrDevicePlan {
     // pieces).
     const bool side = n_short_ + n_long_ > 0;
     if (side) {
-      SPMV_CUDA_CHECK(cudaEventRecord(side_.fork, 0));
+      SPMV_CUDA_CHECK(cudaEventRecord(side_.fork, l.stream));
       SPMV_CUDA_CHECK(cudaStreamWaitEvent(side_.stream, side_.fork, 0));
-      long_rows<MV, VV>(rp, rm, rm && !s.x);
+      long_rows<MV, VV>(rp, rm, rm && !s.x, l);
       SPMV_CUDA_CHECK(cudaEventRecord(side_.join, side_.stream));
     }
     const unsigned grid = grid_for(static_cast<offset_t>(slots()) * s.w, block_);
     const index_t* col = m_.col.data();
     const MV* val = m_.val.data<MV>();
-    const VV* x = xv<VV>();
-    VV* y = yv<VV>();
+    const VV* x = l.xv<VV>();
+    VV* y = l.yv<VV>();
+    const Epilogue<VV> ep = l.ep<VV>();
     if (rm) {
       const int kl = lanes_k(s);
       const bool u4 = mean_ / entry_groups(s) >= tuning::csr_spmm_unroll4_entries;
-      if (s.c == 4) row_kernel<MV, VV, OffT, 4>(u4, grid, kl, rp);
-      else if (s.c == 2) row_kernel<MV, VV, OffT, 2>(u4, grid, kl, rp);
-      else row_kernel<MV, VV, OffT, 1>(u4, grid, kl, rp);
+      if (s.c == 4) row_kernel<MV, VV, OffT, 4>(u4, grid, kl, rp, l);
+      else if (s.c == 2) row_kernel<MV, VV, OffT, 2>(u4, grid, kl, rp, l);
+      else row_kernel<MV, VV, OffT, 1>(u4, grid, kl, rp, l);
     } else {
-      switch (s.c) {
-        case 8: spmm_col_kernel<MV, VV, OffT, 8><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y); break;
-        case 4: spmm_col_kernel<MV, VV, OffT, 4><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y); break;
-        case 2: spmm_col_kernel<MV, VV, OffT, 2><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y); break;
-        default: spmm_col_kernel<MV, VV, OffT, 1><<<grid, block_>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y);
-      }
+      const auto kernel = s.c == 8   ? spmm_col_kernel<MV, VV, OffT, 8>
+                          : s.c == 4 ? spmm_col_kernel<MV, VV, OffT, 4>
+                          : s.c == 2 ? spmm_col_kernel<MV, VV, OffT, 2>
+                                     : spmm_col_kernel<MV, VV, OffT, 1>;
+      kernel<<<grid, block_, 0, l.stream>>>(rows_, cols_, slots(), order(), k_, s.w, long_row_, rp, col, val, x, y, ep);
     }
     SPMV_CUDA_CHECK_LAUNCH();
-    if (side) SPMV_CUDA_CHECK(cudaStreamWaitEvent(0, side_.join, 0));
+    if (side) SPMV_CUDA_CHECK(cudaStreamWaitEvent(l.stream, side_.join, 0));
   }
 
   // The block-per-piece kernel on side_: the short class's pieces, then the long class's (X and Y
   // as the kernels see them: row-major or not).
   template <class MV, class VV, typename OffT>
-  void long_rows(const OffT* rp, bool x_rm, bool y_rm) {
+  void long_rows(const OffT* rp, bool x_rm, bool y_rm, const Launch& l) {
     const long long xr = x_rm ? k_ : 1, xc = x_rm ? 1 : cols_;
     const long long yr = y_rm ? k_ : 1, yc = y_rm ? 1 : rows_;
     // Two right-hand sides a lane (double2 loads) where row-major X has more than 32 of them: A's
@@ -463,19 +465,20 @@ class CsrSpmm final : public CsrDevicePlan {
     const int4* desc = reinterpret_cast<const int4*>(desc_.data());
     const index_t* col = m_.col.data();
     const MV* val = m_.val.data<MV>();
-    const VV* x = xv<VV>();
-    VV* y = yv<VV>();
+    const VV* x = l.xv<VV>();
+    VV* y = l.yv<VV>();
+    const Epilogue<VV> ep = l.ep<VV>();
     VV* partial = reinterpret_cast<VV*>(partial_.data());  // a double array holds as many floats
     if (n_short_) {
       const int block = std::clamp(tuning::csr_spmm_short_groups * kt, 128, 1024);
       kernel<<<n_short_, block, 0, side_.stream>>>(desc, tuning::csr_spmm_short_piece, k_, kt, rp, col, val, x, xr, xc, y,
-                                                   yr, yc, partial, arrived_.data());
+                                                   yr, yc, partial, arrived_.data(), ep);
       SPMV_CUDA_CHECK_LAUNCH();
     }
     if (n_long_) {
       kernel<<<n_long_, 1024, 0, side_.stream>>>(desc + n_short_, tuning::csr_spmm_piece, k_, kt, rp, col, val, x, xr, xc,
                                                  y, yr, yc, partial + static_cast<std::size_t>(n_short_) * k_,
-                                                 arrived_.data() + n_short_);
+                                                 arrived_.data() + n_short_, ep);
       SPMV_CUDA_CHECK_LAUNCH();
     }
   }

@@ -11,7 +11,8 @@ namespace {
 
 template <int S, class MV, class VV, typename OffT>
 __global__ void csr_vector_kernel(index_t rows, const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                  const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
+                                  const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
+                                  Epilogue<VV> ep) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long r = t / S;
   const int lane = static_cast<int>(t % S);
@@ -22,7 +23,7 @@ __global__ void csr_vector_kernel(index_t rows, const OffT* __restrict__ rp, con
   }
   // Every lane takes part in the shuffles, including those past the last row.
   s = group_sum(s, S);
-  if (r < rows && lane == 0) y[r] = s;
+  if (r < rows && lane == 0) ep.put(y, r, s);
 }
 
 class CsrVector final : public CsrDevicePlan {
@@ -37,25 +38,26 @@ class CsrVector final : public CsrDevicePlan {
 
  protected:
   template <int S, class MV, class VV, typename OffT>
-  void go(const OffT* rp) {
+  void go(const OffT* rp, const Launch& l) {
     const unsigned grid = grid_for(static_cast<offset_t>(rows_) * S, block_);
-    csr_vector_kernel<S><<<grid, block_>>>(rows_, rp, m_.col.data(), m_.val.data<MV>(), xv<VV>(), yv<VV>());
+    csr_vector_kernel<S><<<grid, block_, 0, l.stream>>>(rows_, rp, m_.col.data(), m_.val.data<MV>(), l.xv<VV>(),
+                                                        l.yv<VV>(), l.ep<VV>());
   }
   template <class MV, class VV, typename OffT>
-  void dispatch(const OffT* rp) {
+  void dispatch(const OffT* rp, const Launch& l) {
     switch (subwarp_) {
-      case 2: go<2, MV, VV>(rp); break;
-      case 4: go<4, MV, VV>(rp); break;
-      case 8: go<8, MV, VV>(rp); break;
-      case 16: go<16, MV, VV>(rp); break;
-      default: go<32, MV, VV>(rp); break;
+      case 2: go<2, MV, VV>(rp, l); break;
+      case 4: go<4, MV, VV>(rp, l); break;
+      case 8: go<8, MV, VV>(rp, l); break;
+      case 16: go<16, MV, VV>(rp, l); break;
+      default: go<32, MV, VV>(rp, l); break;
     }
   }
-  void launch() override {
-    if (trivial()) return zero_y();
+  void launch(const Launch& l) override {
+    if (trivial()) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
-      if (m_.wide) dispatch<MV, VV>(m_.rp64.data());
-      else dispatch<MV, VV>(m_.rp32.data());
+      if (m_.wide) dispatch<MV, VV>(m_.rp64.data(), l);
+      else dispatch<MV, VV>(m_.rp32.data(), l);
     });
     SPMV_CUDA_CHECK_LAUNCH();
   }

@@ -1,15 +1,17 @@
 #pragma once
-// Shared plumbing of CUDA plans: x and y resident on the device, products timed with CUDA events
-// around the kernels only (transfers are never inside the timed region). X and Y stay on the
-// device in the layout the user gave. A kernel that works row-major only, given column-major X
+// Shared plumbing of CUDA plans. A product runs on the device vectors of a Launch: the caller's
+// (multiply on device memory: as they are, on the caller's stream), or the plan's own (the resident
+// products the benchmark times with CUDA events around the kernels only, and multiply on host
+// memory, staged through pinned buffers). alpha and beta go into the kernels' stores (Epilogue). X
+// and Y stay in the layout the user gave. A kernel that works row-major only, given column-major X
 // and Y (k > 1), gets them transposed on the device within each product, and so within its time
 // (device_transpose_), or X only where the kernel writes column-major Y itself (transpose_y_
 // cleared); plans that take column-major operands natively (cuSPARSE, CSR5 SpMM, the CSR SpMM's
 // column-major kernel, ELL and HLL where their trial reads them in place) clear device_transpose_.
-// Precision (issue 18): x and y are kept in the plan's vector type (float for single, double for
-// double and mixed), the matrix's values in its value type; kernels are templates on the two
-// (MV, VV), instantiated for (double, double), (float, float) and (float, double), and a plan's
-// launch picks them with with_types.
+// Precision: x and y are in the plan's vector type (float for single, double for double and mixed),
+// the matrix's values in its value type; kernels are templates on the two (MV, VV), instantiated
+// for (double, double), (float, float) and (float, double), and a plan's launch picks them with
+// with_types.
 #include <spmv/plan.hpp>
 
 #include <memory>
@@ -23,10 +25,50 @@
 
 namespace spmv::cuda {
 
-// out (cols x rows, row-major) = in (rows x cols, row-major), queued on the default stream; for
-// double and float (transpose.cu).
+// The store of every kernel: y[i] = alpha * s + beta * y[i] (VV: the vectors' type). put() stores a
+// row's sum (beta == 0 does not read y, so NaN there is overwritten); empty() puts an empty row's
+// 0; add() adds a further part of a row already put (rows that kernels finish in two passes).
+template <class VV>
+struct Epilogue {
+  VV alpha = 1, beta = 0;
+  __device__ __forceinline__ VV value(VV s, const VV* y, long long i) const {
+    return beta == VV(0) ? alpha * s : alpha * s + beta * y[i];
+  }
+  __device__ __forceinline__ void put(VV* y, long long i, VV s) const { y[i] = value(s, y, i); }
+  __device__ __forceinline__ void empty(VV* y, long long i) const { y[i] = beta == VV(0) ? VV(0) : beta * y[i]; }
+  __device__ __forceinline__ void add(VV* y, long long i, VV s) const { y[i] += alpha * s; }
+};
+
+// One product's operands as the kernels take them: x and y on the device in the plan's vector type
+// (untyped here; xv<VV>(), yv<VV>() type them), alpha and beta, and the stream it is queued on.
+struct Launch {
+  const void* x = nullptr;
+  void* y = nullptr;
+  double alpha = 1.0, beta = 0.0;
+  cudaStream_t stream = nullptr;
+  template <class VV>
+  const VV* xv() const {
+    return static_cast<const VV*>(x);
+  }
+  template <class VV>
+  VV* yv() const {
+    return static_cast<VV*>(y);
+  }
+  template <class VV>
+  Epilogue<VV> ep() const {
+    return {static_cast<VV>(alpha), static_cast<VV>(beta)};
+  }
+  bool plain() const { return alpha == 1.0 && beta == 0.0; }
+};
+
+// out (cols x rows, row-major) = in (rows x cols, row-major) through `ep` (out = alpha * in^T + beta
+// * out), queued on `stream`; for double and float (transpose.cu).
 template <class T>
-void transpose_async(const T* in, T* out, long long rows, long long cols);
+void transpose_async(const T* in, T* out, long long rows, long long cols, cudaStream_t stream,
+                     Epilogue<T> ep = {});
+// y[0..n) = beta * y (zero where beta == 0) on `stream`: the product of a matrix with no entries.
+template <class T>
+void scale_async(T* y, std::size_t n, T beta, cudaStream_t stream);
 
 // Calls f.template operator()<Value, Vector>() with the C++ types of precision p (spmv/types.hpp:
 // the matrix's values; x, y and the sums), so that one launch site instantiates its kernel for the
@@ -47,12 +89,6 @@ void convert_on_host(const S* in, D* out, std::size_t n) {
   const auto m = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel for schedule(static) if (m > (1 << 16))
   for (std::ptrdiff_t i = 0; i < m; ++i) out[i] = static_cast<D>(in[i]);
-}
-
-// Sets a device array to 0 without a kernel.
-template <class T>
-void zero_async(DeviceBuffer<T>& y) {
-  if (y.size()) SPMV_CUDA_CHECK(cudaMemsetAsync(y.data(), 0, y.size() * sizeof(T)));
 }
 
 // Host values to the device as T, converted on the host where their type differs.
@@ -104,79 +140,59 @@ struct DeviceVectors {
 };
 using SharedVectors = std::shared_ptr<DeviceVectors>;
 
+// Pinned host buffers and events for products on host vectors (cuda_plan.cu), made at the first.
+struct HostStaging;
+
 class CudaPlan : public Plan {
  public:
   // `shared`: vectors of the right sizes and type to use instead of allocating (else nullptr).
-  CudaPlan(index_t rows, index_t cols, const PlanOptions& opt, SharedVectors shared = nullptr)
-      : rows_(rows), cols_(cols), k_(opt.k), layout_(opt.layout), prec_(opt.precision),
-        device_transpose_(opt.k > 1 && opt.layout == Layout::ColMajor),
-        nx_(static_cast<std::size_t>(cols) * opt.k), ny_(static_cast<std::size_t>(rows) * opt.k),
-        v_(shared ? std::move(shared) : std::make_shared<DeviceVectors>(nx_, ny_, opt.precision)),
-        x_(v_->x), y_(v_->y), xf_(v_->xf), yf_(v_->yf) {
-    if (v_->single != (prec_ == Precision::Single)) throw Error("CUDA plan: shared vectors of another precision");
-    precision = prec_;
-    SPMV_CUDA_CHECK(cudaEventCreate(&start_));
-    SPMV_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~CudaPlan() override {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
+  CudaPlan(index_t rows, index_t cols, const PlanOptions& opt, SharedVectors shared = nullptr);
+  ~CudaPlan() override;
 
+  bool on_device() const override { return true; }
   // x and y in either type, converted on the host where it differs from the plan's.
   void set_x(std::span<const double> x) override { put_x(x); }
   void set_x(std::span<const float> x) override { put_x(x); }
   void get_y(std::span<double> y) override { take_y(y); }
   void get_y(std::span<float> y) override { take_y(y); }
   void run(int times) override {
-    for (int t = 0; t < times; ++t) product();
+    to_default_stream();
+    for (int t = 0; t < times; ++t) product(own());
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
   }
   // Queues `times` products on the default stream and returns without waiting (the planner's
   // rounds, timed with events of their own).
   void enqueue(int times) {
-    for (int t = 0; t < times; ++t) product();
+    to_default_stream();
+    for (int t = 0; t < times; ++t) product(own());
   }
   // A short batch of short products starts behind one untimed product, so that its first timed
   // product does not wait for the host's launch (a few microseconds: a small matrix's product).
-  double time_runs(int times) override {
-    if (times <= 4 && last_product_s_ < 2e-5) product();
-    SPMV_CUDA_CHECK(cudaEventRecord(start_));
-    for (int t = 0; t < times; ++t) product();
-    SPMV_CUDA_CHECK(cudaEventRecord(stop_));
-    SPMV_CUDA_CHECK(cudaEventSynchronize(stop_));
-    float ms = 0;
-    SPMV_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    if (times > 0) last_product_s_ = ms * 1e-3 / times;
-    return ms * 1e-3;
-  }
+  double time_runs(int times) override;
 
  protected:
-  // Enqueue one product y_ = A * x_ on the default stream; no host synchronisation inside.
-  virtual void launch() = 0;
+  // multiply(): device vectors as they are, host ones through the plan's own (cuda_plan.cu).
+  void apply(const Operands& o) override;
+  // Enqueue one product y = alpha * A*x + beta * y on l.stream; no host synchronisation inside.
+  virtual void launch(const Launch& l) = 0;
   // One product as the user sees it: launch(), with column-major X and Y transposed around it on
-  // the device when the kernel works row-major (x and y then hold the row-major copies while
-  // launch() is queued).
-  void product() {
-    if (!device_transpose_) return launch();
-    if (prec_ == Precision::Single) transposed_product(xf_, yf_, xtf_, ytf_);
-    else transposed_product(x_, y_, xt_, yt_);
+  // the device when the kernel works row-major.
+  void product(const Launch& l) {
+    if (!device_transpose_) return launch(l);
+    if (prec_ == Precision::Single) transposed_product(l, xtf_, ytf_);
+    else transposed_product(l, xt_, yt_);
   }
-  // The device x and y of the plan's vector type V (double: x_, y_; float: xf_, yf_).
-  template <class V>
-  V* xv() {
-    if constexpr (std::is_same_v<V, float>) return xf_.data();
-    else return x_.data();
+  // The plan's own x and y (the resident products: run, time_runs, the trial), y = A*x.
+  Launch own(double alpha = 1.0, double beta = 0.0) {
+    if (prec_ == Precision::Single) return {xf_.data(), yf_.data(), alpha, beta, nullptr};
+    return {x_.data(), y_.data(), alpha, beta, nullptr};
   }
-  template <class V>
-  V* yv() {
-    if constexpr (std::is_same_v<V, float>) return yf_.data();
-    else return y_.data();
-  }
-  // y = 0 without a kernel (matrices with no stored entries).
-  void zero_y() {
-    if (prec_ == Precision::Single) zero_async(yf_);
-    else zero_async(y_);
+  // y = beta * y without the matrix (matrices with no stored entries).
+  void zero_y(const Launch& l) {
+    const std::size_t n = ny_;
+    if (n == 0) return;
+    if (prec_ == Precision::Single) scale_async(l.yv<float>(), n, static_cast<float>(l.beta), l.stream);
+    else scale_async(l.yv<double>(), n, l.beta, l.stream);
   }
   // A trial's time of one product in the current mode: a warm-up, then the mean of three.
   double trial_product_seconds() {
@@ -207,23 +223,34 @@ class CudaPlan : public Plan {
 
  private:
   template <class V>
-  void transposed_product(DeviceBuffer<V>& x, DeviceBuffer<V>& y, DeviceBuffer<V>& xt, DeviceBuffer<V>& yt) {
-    xt.resize(x.size());
-    transpose_async(x.data(), xt.data(), k_, cols_);  // X: k rows of cols -> cols rows of k
-    x.swap(xt);
-    if (transpose_y_) {
-      yt.resize(y.size());
-      y.swap(yt);
-    }
-    launch();
-    x.swap(xt);
-    if (transpose_y_) {
-      y.swap(yt);
-      transpose_async(yt.data(), y.data(), rows_, k_);  // Y: rows of k -> k rows of rows
+  void transposed_product(const Launch& l, DeviceBuffer<V>& xt, DeviceBuffer<V>& yt) {
+    scratch(xt, nx_, l.stream);
+    transpose_async(l.xv<V>(), xt.data(), k_, cols_, l.stream);  // X: k rows of cols -> cols rows of k
+    if (!transpose_y_) return launch({xt.data(), l.y, l.alpha, l.beta, l.stream});  // the kernel writes Y itself
+    scratch(yt, ny_, l.stream);
+    launch({xt.data(), yt.data(), 1.0, 0.0, l.stream});
+    transpose_async(yt.data(), l.yv<V>(), rows_, k_, l.stream, l.ep<V>());  // Y: rows of k -> k rows of rows
+  }
+  // b holds n elements; one allocated now (from the default stream's pool) is ready for `stream`
+  // before anything queued on it later.
+  template <class V>
+  void scratch(DeviceBuffer<V>& b, std::size_t n, cudaStream_t stream) {
+    if (b.size() == n && b.data()) return;
+    b.resize(n);
+    if (stream) {
+      SPMV_CUDA_CHECK(cudaEventRecord(ready_, nullptr));
+      SPMV_CUDA_CHECK(cudaStreamWaitEvent(stream, ready_, 0));
     }
   }
+  // The default stream's next work waits for this plan's last product on another stream.
+  void to_default_stream();
+  void device_apply(const Operands& o);
+  void host_apply(const Operands& o);
+  // Device memory for argument `what` (x or y) of n elements at p, checked once per pointer.
+  void require_device(const char* what, const void* p, std::size_t n, const void*& checked);
   template <class H>
   void put_x(std::span<const H> x) {
+    to_default_stream();
     if (x.size() != nx_)
       throw Error("x has " + std::to_string(x.size()) + " values, expected " + std::to_string(nx_));
     if constexpr (std::is_same_v<H, double>)
@@ -235,6 +262,7 @@ class CudaPlan : public Plan {
   void take_y(std::span<H> y) {
     if (y.size() != ny_)
       throw Error("y has room for " + std::to_string(y.size()) + " values, expected " + std::to_string(ny_));
+    to_default_stream();
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     const bool single = prec_ == Precision::Single;
     if (single == std::is_same_v<H, float>) {
@@ -253,6 +281,15 @@ class CudaPlan : public Plan {
       convert_on_host(d.data(), y.data(), d.size());
     }
   }
+  cudaEvent_t ready_{};  // scratch allocated for another stream
+  // Products on several streams run in call order: after a product on a stream of the user's, done_
+  // marks its end; a product on another stream first waits for it (for the default stream, done_ is
+  // recorded at the switch).
+  cudaEvent_t done_{};
+  cudaStream_t last_stream_ = nullptr;
+  const void* checked_x_ = nullptr;  // device pointers already found to be device memory
+  const void* checked_y_ = nullptr;
+  std::unique_ptr<HostStaging> staging_;
 };
 
 }  // namespace spmv::cuda

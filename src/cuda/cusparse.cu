@@ -7,7 +7,8 @@
 //   COO (row indices expanded from the row offsets on the device): COO_ALG1, COO_ALG2;
 //   sliced ELL (cusparse_sell.cu): SELL_ALG1.
 // Buffer allocation and cusparse*_preprocess happen when the plan is made, outside the timed
-// region, as a user of the library would arrange it. Double and single precision (CUDA_R_32F:
+// region, as a user of the library would arrange it; a product sets the stream and, where they
+// changed, the dense descriptors' pointers, and passes alpha and beta to cuSPARSE. Double and single precision (CUDA_R_32F:
 // values, vectors and computation in float); cuSPARSE has no mixed one.
 #include <limits>
 
@@ -61,6 +62,7 @@ void CusparsePlan::prepare() {
     if (!use_spmm_) {
       SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, cols_, x_ptr(), type()));
       SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, rows_, y_ptr(), type()));
+      bound_x_ = x_ptr(), bound_y_ = y_ptr();
       SPMV_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, vx_,
                                                   zero(), vy_, type(), alg_, &bytes));
       buffer_.resize(bytes);
@@ -74,6 +76,7 @@ void CusparsePlan::prepare() {
       const auto order = row ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
       SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&mx_, cols_, k_, row ? k_ : cols_, x_ptr(), type(), order));
       SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&my_, rows_, k_, row ? k_ : rows_, y_ptr(), type(), order));
+      bound_x_ = x_ptr(), bound_y_ = y_ptr();
       const cusparseStatus_t sb = cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                                           CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, mx_, zero(),
                                                           my_, type(), spmm_alg_, &bytes);
@@ -96,14 +99,28 @@ void CusparsePlan::prepare() {
   setup_seconds += seconds_since(t0);
 }
 
-void CusparsePlan::launch() {
-  if (trivial()) return zero_y();
-  if (!use_spmm_)
-    SPMV_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, vx_, zero(), vy_, type(),
+void CusparsePlan::launch(const Launch& l) {
+  if (trivial()) return zero_y(l);
+  SPMV_CUSPARSE_CHECK(cusparseSetStream(handle_, l.stream));
+  // The dense descriptors point at the product's x and y (set again only when they change).
+  void* x = const_cast<void*>(l.x);
+  const bool single = prec_ == Precision::Single;
+  const float a32 = static_cast<float>(l.alpha), b32 = static_cast<float>(l.beta);
+  const void* alpha = single ? static_cast<const void*>(&a32) : &l.alpha;
+  const void* beta = single ? static_cast<const void*>(&b32) : &l.beta;
+  if (!use_spmm_) {
+    if (x != bound_x_) SPMV_CUSPARSE_CHECK(cusparseDnVecSetValues(vx_, x));
+    if (l.y != bound_y_) SPMV_CUSPARSE_CHECK(cusparseDnVecSetValues(vy_, l.y));
+    bound_x_ = x, bound_y_ = l.y;
+    SPMV_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat_, vx_, beta, vy_, type(),
                                      alg_, buffer_.data()));
-  else
+  } else {
+    if (x != bound_x_) SPMV_CUSPARSE_CHECK(cusparseDnMatSetValues(mx_, x));
+    if (l.y != bound_y_) SPMV_CUSPARSE_CHECK(cusparseDnMatSetValues(my_, l.y));
+    bound_x_ = x, bound_y_ = l.y;
     SPMV_CUSPARSE_CHECK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                     one(), mat_, mx_, zero(), my_, type(), spmm_alg_, buffer_.data()));
+                                     alpha, mat_, mx_, beta, my_, type(), spmm_alg_, buffer_.data()));
+  }
 }
 
 namespace {

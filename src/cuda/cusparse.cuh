@@ -1,8 +1,9 @@
 #pragma once
 // The cuSPARSE baselines' shared plan: a cuSPARSE handle on our device CSR, the dense descriptors of
 // x and y, the work buffer and cusparse*_preprocess, all made with the plan (setup_seconds), so that
-// launch() is one cusparseSpMV (or cusparseSpMM for k > 1) call. Subclasses describe the matrix
-// (CSR as it is, or a format converted from it) in mat_ and then call prepare(). Double or single
+// launch() is one cusparseSpMV (or cusparseSpMM for k > 1) call on the launch's stream. Subclasses
+// describe the matrix (CSR as it is, or a format converted from it) in mat_ and then call
+// prepare(). Double or single
 // precision (CUDA_R_64F or CUDA_R_32F throughout: cuSPARSE has no float matrix with double
 // vectors); a mixed plan is refused.
 #include "cuda/csr_device.cuh"
@@ -25,9 +26,9 @@ class CusparsePlan : public CsrDevicePlan {
   // Describes x and y, allocates the work buffer and preprocesses mat_ (nothing when trivial());
   // the time goes into setup_seconds.
   void prepare();
-  void launch() override;
+  void launch(const Launch& l) override;
 
-  // The data type of values, vectors and computation; alpha = 1 and beta = 0 in it.
+  // The data type of values, vectors and computation; alpha = 1 and beta = 0 in it (preprocessing).
   cudaDataType type() const { return prec_ == Precision::Single ? CUDA_R_32F : CUDA_R_64F; }
   const void* one() const { return prec_ == Precision::Single ? static_cast<const void*>(&one32_) : &one_; }
   const void* zero() const { return prec_ == Precision::Single ? static_cast<const void*>(&zero32_) : &zero_; }
@@ -46,6 +47,8 @@ class CusparsePlan : public CsrDevicePlan {
   cusparseSpMatDescr_t mat_ = nullptr;
   cusparseDnVecDescr_t vx_ = nullptr, vy_ = nullptr;
   cusparseDnMatDescr_t mx_ = nullptr, my_ = nullptr;
+  const void* bound_x_ = nullptr;  // what the dense descriptors point at
+  const void* bound_y_ = nullptr;
   DeviceBuffer<char> buffer_;
 };
 

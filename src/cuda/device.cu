@@ -1,8 +1,11 @@
-// Device queries for host code (spmv/device.hpp), and device memory (cuda_check.cuh).
+// Device queries for host code (spmv/device.hpp), the user's device arrays (DeviceVector), and
+// device memory (cuda_check.cuh).
 #include <spmv/device.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <utility>
 
 #include "cuda/cuda_check.cuh"
 
@@ -44,7 +47,88 @@ void device_free(void* p) noexcept {
   else cudaFree(p);
 }
 
+namespace {
+
+template <class T>
+__global__ void fill_kernel(T* __restrict__ p, std::size_t n, T v) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    p[i] = v;
+}
+
+void require_gpu(const char* what) {
+  if (device::cuda_device_count() == 0)
+    throw Unsupported(std::string(what) + ": no usable GPU (" + device::cuda_unavailable_reason() + ")");
+}
+
+}  // namespace
+
 }  // namespace spmv::cuda
+
+namespace spmv {
+
+// Plain cudaMalloc (not the stream-ordered pool of our plans' arrays): the user may use the array on
+// any stream at once.
+template <class T>
+DeviceVector<T>::DeviceVector(std::size_t n) {
+  cuda::require_gpu("DeviceVector");
+  if (n) SPMV_CUDA_CHECK(cudaMalloc(&data_, n * sizeof(T)));
+  size_ = n;
+  if (n) {
+    SPMV_CUDA_CHECK(cudaMemset(data_, 0, n * sizeof(T)));
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  }
+}
+template <class T>
+DeviceVector<T>::DeviceVector(std::span<const T> host) : DeviceVector(host.size()) {
+  upload(host);
+}
+template <class T>
+DeviceVector<T>::DeviceVector(DeviceVector&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+template <class T>
+DeviceVector<T>& DeviceVector<T>::operator=(DeviceVector&& o) noexcept {
+  if (this != &o) {
+    if (data_) cudaFree(data_);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+template <class T>
+DeviceVector<T>::~DeviceVector() {
+  if (data_) cudaFree(data_);
+}
+template <class T>
+void DeviceVector<T>::upload(std::span<const T> host) {
+  if (host.size() != size_)
+    throw Error("DeviceVector::upload: " + std::to_string(host.size()) + " values for a vector of " + std::to_string(size_));
+  if (size_) SPMV_CUDA_CHECK(cudaMemcpy(data_, host.data(), size_ * sizeof(T), cudaMemcpyHostToDevice));
+}
+template <class T>
+void DeviceVector<T>::download(std::span<T> host) const {
+  if (host.size() != size_)
+    throw Error("DeviceVector::download: room for " + std::to_string(host.size()) + " values, the vector has " +
+                std::to_string(size_));
+  if (size_) SPMV_CUDA_CHECK(cudaMemcpy(host.data(), data_, size_ * sizeof(T), cudaMemcpyDeviceToHost));
+}
+template <class T>
+std::vector<T> DeviceVector<T>::to_host() const {
+  std::vector<T> h(size_);
+  download(h);
+  return h;
+}
+template <class T>
+void DeviceVector<T>::fill(T value) {
+  if (size_ == 0) return;
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>((size_ + 255) / 256, 65535));
+  cuda::fill_kernel<<<grid, 256>>>(data_, size_, value);
+  SPMV_CUDA_CHECK_LAUNCH();
+}
+template class DeviceVector<float>;
+template class DeviceVector<double>;
+
+}  // namespace spmv
 
 namespace spmv::device {
 
@@ -108,6 +192,45 @@ double cuda_copy_bandwidth() {
   std::sort(ms.begin(), ms.end());
   const double sec = ms[ms.size() / 2] * 1e-3;
   return 2.0 * static_cast<double>(n * sizeof(double)) / sec;
+}
+
+HostLink cuda_host_bandwidth() {
+  if (cuda_device_count() == 0) return {};
+  const std::size_t bytes = std::size_t{256} << 20;
+  void* host = nullptr;
+  SPMV_CUDA_CHECK(cudaMallocHost(&host, bytes));
+  std::memset(host, 1, bytes);  // touched: no first-touch faults inside the timed copies
+  cuda::DeviceBuffer<char> dev(bytes);
+  cudaEvent_t e0, e1;
+  SPMV_CUDA_CHECK(cudaEventCreate(&e0));
+  SPMV_CUDA_CHECK(cudaEventCreate(&e1));
+  const auto rate = [&](bool to_device) {
+    std::vector<float> ms;
+    for (int i = 0; i < 6; ++i) {
+      SPMV_CUDA_CHECK(cudaEventRecord(e0));
+      if (to_device) SPMV_CUDA_CHECK(cudaMemcpyAsync(dev.data(), host, bytes, cudaMemcpyHostToDevice));
+      else SPMV_CUDA_CHECK(cudaMemcpyAsync(host, dev.data(), bytes, cudaMemcpyDeviceToHost));
+      SPMV_CUDA_CHECK(cudaEventRecord(e1));
+      SPMV_CUDA_CHECK(cudaEventSynchronize(e1));
+      float t = 0;
+      SPMV_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+      if (i > 0) ms.push_back(t);  // the first is a warm-up
+    }
+    std::sort(ms.begin(), ms.end());
+    return static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3);
+  };
+  HostLink r;
+  r.to_device = rate(true);
+  r.to_host = rate(false);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFreeHost(host);
+  return r;
+}
+
+void synchronize(CudaStream stream) {
+  if (cuda_device_count() == 0) return;
+  SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace spmv::device

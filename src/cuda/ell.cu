@@ -16,10 +16,11 @@ namespace {
 // y's and the sums'.
 template <class MV, class VV>
 __global__ void ell_kernel(index_t rows, index_t width, const index_t* __restrict__ col,
-                           const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
+                           const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
+                           Epilogue<VV> ep) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
-  y[r] = padded_row_sum(0, width, 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x);
+  ep.put(y, r, padded_row_sum(0, width, 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x));
 }
 
 // Rows for padded_spmm_kernel: every row has width slots, column-major.
@@ -96,15 +97,16 @@ class EllPlan final : public PaddedSpmmPlan {
   }
 
  protected:
-  void launch() override {
+  void launch(const Launch& l) override {
     if (rows_ == 0) return;
-    if (width_ == 0) return zero_y();
+    if (width_ == 0) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
       const MV* val = val_.data<MV>();
       if (k_ > 1)
-        launch_padded_spmm(EllRows{rows_, width_}, k_, block_, col_.data(), val, xv<VV>(), yv<VV>(), x_rows());
+        launch_padded_spmm<VV>(EllRows{rows_, width_}, k_, block_, col_.data(), val, l, x_rows());
       else
-        ell_kernel<<<grid_for(rows_, block_), block_>>>(rows_, width_, col_.data(), val, xv<VV>(), yv<VV>());
+        ell_kernel<<<grid_for(rows_, block_), block_, 0, l.stream>>>(rows_, width_, col_.data(), val, l.xv<VV>(),
+                                                                     l.yv<VV>(), l.ep<VV>());
     });
     SPMV_CUDA_CHECK_LAUNCH();
   }

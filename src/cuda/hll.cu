@@ -38,7 +38,8 @@ __device__ __forceinline__ HllRow hll_row(index_t rows, int hack, const long lon
 template <int Lanes, class MV, class VV>
 __global__ void hll_kernel(index_t rows, int hack, const long long* __restrict__ hack_offset,
                            const index_t* __restrict__ len, const index_t* __restrict__ col,
-                           const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y) {
+                           const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
+                           Epilogue<VV> ep) {
   constexpr int kRowsPerWarp = 32 / Lanes;
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -49,7 +50,7 @@ __global__ void hll_kernel(index_t rows, int hack, const long long* __restrict__
     s = padded_row_sum(lane / kRowsPerWarp, len[r], Lanes, [=](index_t j) { return row.slot(j); }, col, val, x);
   }
   for (int off = 16; off >= kRowsPerWarp; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
-  if (r < rows && lane < kRowsPerWarp) y[r] = s;
+  if (r < rows && lane < kRowsPerWarp) ep.put(y, r, s);
 }
 
 // Rows for padded_spmm_kernel: a row's own length, so padding is never read.
@@ -175,29 +176,30 @@ class HllPlan final : public PaddedSpmmPlan {
   }
   static std::size_t align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
   template <int L, class MV, class VV>
-  void go() {
+  void go(const Launch& l) {
     const offset_t threads = (static_cast<offset_t>(rows_) + 32 / L - 1) / (32 / L) * 32;
-    hll_kernel<L><<<grid_for(threads, block_), block_>>>(rows_, hack_, offset_, len_, col_.data(), val_.data<MV>(),
-                                                         xv<VV>(), yv<VV>());
+    hll_kernel<L><<<grid_for(threads, block_), block_, 0, l.stream>>>(rows_, hack_, offset_, len_, col_.data(),
+                                                                      val_.data<MV>(), l.xv<VV>(), l.yv<VV>(),
+                                                                      l.ep<VV>());
   }
 
 
  protected:
-  void launch() override {
+  void launch(const Launch& l) override {
     if (rows_ == 0) return;
-    if (slots_ == 0) return zero_y();
+    if (slots_ == 0) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
       if (k_ > 1)
-        launch_padded_spmm(HllRows{rows_, hack_, offset_, len_}, k_, block_, col_.data(), val_.data<MV>(), xv<VV>(),
-                           yv<VV>(), x_rows());
+        launch_padded_spmm<VV>(HllRows{rows_, hack_, offset_, len_}, k_, block_, col_.data(), val_.data<MV>(), l,
+                               x_rows());
       else
         switch (lanes_) {
-          case 1: go<1, MV, VV>(); break;
-          case 2: go<2, MV, VV>(); break;
-          case 4: go<4, MV, VV>(); break;
-          case 8: go<8, MV, VV>(); break;
-          case 16: go<16, MV, VV>(); break;
-          default: go<32, MV, VV>(); break;
+          case 1: go<1, MV, VV>(l); break;
+          case 2: go<2, MV, VV>(l); break;
+          case 4: go<4, MV, VV>(l); break;
+          case 8: go<8, MV, VV>(l); break;
+          case 16: go<16, MV, VV>(l); break;
+          default: go<32, MV, VV>(l); break;
         }
     });
     SPMV_CUDA_CHECK_LAUNCH();

@@ -62,6 +62,25 @@ __device__ __forceinline__ void store_row(T* __restrict__ p, const T (&v)[C]) {
   }
 }
 
+// C consecutive values of Y from p through the epilogue (old values read only where beta != 0).
+template <int C, class T>
+__device__ __forceinline__ void put_row(T* __restrict__ p, T (&v)[C], const Epilogue<T>& ep) {
+#pragma unroll
+  for (int i = 0; i < C; ++i) v[i] *= ep.alpha;
+  if (ep.beta != T(0)) {
+    T old[C];
+    if constexpr (C == 1) {
+      old[0] = p[0];
+    } else {
+#pragma unroll
+      for (int i = 0; i < C; ++i) old[i] = p[i];
+    }
+#pragma unroll
+    for (int i = 0; i < C; ++i) v[i] += ep.beta * old[i];
+  }
+  store_row<C>(p, v);
+}
+
 // A row's slots in a padded format: n of them, slot j at base + j * stride.
 struct PaddedRow {
   long long base;
@@ -94,7 +113,7 @@ __device__ __forceinline__ void load_x(const T* __restrict__ x, long long ci, in
 template <int C, bool Col, class MV, class VV, typename Rows>
 __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __restrict__ col,
                                    const MV* __restrict__ val, const VV* __restrict__ x, long long x_rows,
-                                   VV* __restrict__ y) {
+                                   VV* __restrict__ y, Epilogue<VV> ep) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long r = t / kl;
   if (r >= rows.rows) return;
@@ -126,17 +145,18 @@ __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __re
     }
     if constexpr (Col) {
 #pragma unroll
-      for (int i = 0; i < C; ++i) y[(c + i) * static_cast<long long>(rows.rows) + r] = acc[i];
+      for (int i = 0; i < C; ++i) ep.put(y, (c + i) * static_cast<long long>(rows.rows) + r, acc[i]);
     } else {
-      store_row<C>(y + r * k + c, acc);
+      put_row<C>(y + r * k + c, acc, ep);
     }
   }
 }
 
 // C: 4, 2 or 1 (the widest dividing k); KL: enough lanes for k / C columns, at most 32. x_rows: 0
 // for row-major X and Y, else the rows of column-major X (read in place, Y written column-major).
-template <class MV, class VV, typename Rows>
-void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, const MV* val, const VV* x, VV* y,
+// VV: the vectors' type (l's).
+template <class VV, class MV, typename Rows>
+void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, const MV* val, const Launch& l,
                         long long x_rows = 0) {
   const int c = k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1;
   int kl = 1;
@@ -146,7 +166,7 @@ void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, 
   const auto kernel = c == 4 ? (cm ? padded_spmm_kernel<4, true, MV, VV, Rows> : padded_spmm_kernel<4, false, MV, VV, Rows>)
                       : c == 2 ? (cm ? padded_spmm_kernel<2, true, MV, VV, Rows> : padded_spmm_kernel<2, false, MV, VV, Rows>)
                                : (cm ? padded_spmm_kernel<1, true, MV, VV, Rows> : padded_spmm_kernel<1, false, MV, VV, Rows>);
-  kernel<<<grid, block>>>(rows, k, kl, col, val, x, x_rows, y);
+  kernel<<<grid, block, 0, l.stream>>>(rows, k, kl, col, val, l.xv<VV>(), x_rows, l.yv<VV>(), l.ep<VV>());
 }
 
 // A padded format's plan. Column-major X and Y (k > 1) are read in place ("native") or transposed
