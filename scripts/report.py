@@ -236,6 +236,49 @@ def spmm_section(rows, matrices, out, written):
     return "".join(md)
 
 
+def loop_section(rows, matrices, out, written):
+    """What a user's loop pays per product on the GPU: per matrix, auto's kernel time (k = 1), a
+    loop of multiply() calls on device vectors and on host vectors (x and y over the bus every call),
+    and the host loop's floor: the kernel plus x and y at the measured pinned-memory bus bandwidth.
+    Table, summary and a plot of the ratios to the kernel's time."""
+    sel = {}
+    for r in rows:
+        if is_gpu(r) and is_auto(r) and r["k"] == 1 and usable(r) and r.get("loop_device_s", 0) > 0:
+            sel[r["matrix"]] = r
+    if not sel:
+        return ""
+    md = ["\n## What a loop pays per product on the GPU (multiply() on device and host vectors)\n",
+          "auto's plan, k = 1: the kernel's time (device events around back-to-back products), a loop of "
+          "`multiply()` calls on device vectors (`DeviceVector`, the loop's wall time to the final synchronisation, "
+          "per call) and on host vectors (x copied to the device and y back within every call). Floor: the kernel "
+          "plus x and y at the measured pinned host-device bandwidth (`gpu_h2d_gbs`, `gpu_d2h_gbs`).\n"]
+    lines, dev, host = [], [], []
+    ms = [m for m in matrices if m in sel]
+    for m in ms:
+        r = sel[m]
+        vb = 4 if r["precision"] == "single" else 8
+        h2d, d2h = r.get("gpu_h2d_gbs", 0) * 1e9, r.get("gpu_d2h_gbs", 0) * 1e9
+        floor = r["time_median_s"] + (r["cols"] * vb / h2d + r["rows"] * vb / d2h if h2d > 0 and d2h > 0 else 0)
+        d, h = r["loop_device_s"] / r["time_median_s"], r["loop_host_s"] / r["time_median_s"]
+        dev.append((d, shown(m), r["nnz"]))
+        host.append((r["loop_host_s"] / floor, shown(m)))
+        lines.append([shown(m), str(int(r["nnz"])), fmt(r["time_median_s"]), fmt(r["loop_device_s"]), f"{d:.3f}",
+                      fmt(r["loop_host_s"]), f"{h:.2f}", fmt(floor), f'{r["loop_host_s"] / floor:.2f}'])
+    md.append(md_table(["matrix", "nnz", "kernel (s)", "device loop (s)", "device / kernel", "host loop (s)",
+                        "host / kernel", "host floor (s)", "host / floor"], lines))
+    geo = lambda v: math.exp(sum(math.log(x[0]) for x in v) / len(v))
+    big = [x for x in dev if x[2] > 1e6]
+    md.append(f"\n\nDevice loop / kernel: geometric mean {geo(dev):.3f}, worst {max(dev)[0]:.3f} ({max(dev)[1]})"
+              + (f"; above 1M nonzeros worst {max(big)[0]:.3f} ({max(big)[1]}) over {len(big)} matrices" if big else "")
+              + f". Host loop / floor: geometric mean {geo(host):.2f}, worst {max(host)[0]:.2f} ({max(host)[1]}).\n")
+    grouped_bars(ms, ["device vectors", "host vectors"],
+                 lambda m, k: (sel[m]["loop_device_s"] if k == "device vectors" else sel[m]["loop_host_s"])
+                 / sel[m]["time_median_s"],
+                 "GPU: a loop's multiply() per product / the kernel's time (auto)", "time / kernel time", out,
+                 "gpu_loop_vs_kernel", written, log=True, names=shown, line=(1.0, "the kernel alone"))
+    return "".join(md)
+
+
 def pct(x):
     return f"{100 * x:.1f}%"
 
@@ -602,6 +645,7 @@ def main():
                                     if (m, v) in sp else "-" for v in vs])
         md.append("\n## CPU: speedup over serial CSR at the best thread count\n\n" + md_table(["matrix"] + vs, lines))
 
+    md.append(loop_section(rows, matrices, out, written))
     md.append(spmm_section(all_rows, matrices, out, written))
     md.append(precision_section([r for r in every_row if r["k"] <= 1], matrices, out, written))
 

@@ -92,6 +92,13 @@ Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m) {
     } catch (const std::exception&) {
       c.gpu_peak = 0;
     }
+    try {
+      const device::HostLink link = device::cuda_host_bandwidth();
+      c.gpu_h2d = link.to_device;
+      c.gpu_d2h = link.to_host;
+    } catch (const std::exception&) {
+      c.gpu_h2d = c.gpu_d2h = 0;
+    }
   }
   return c;
 }

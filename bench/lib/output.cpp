@@ -74,6 +74,8 @@ const std::vector<Column>& columns() {
       {"stored_entries", false, [](const Row& r, auto&, auto&) { return std::to_string(r.stored_entries); }},
       {"iter50_s", false, [](const Row& r, auto&, auto&) { return num(r.iter50_s); }},
       {"iter500_s", false, [](const Row& r, auto&, auto&) { return num(r.iter500_s); }},
+      {"loop_host_s", false, [](const Row& r, auto&, auto&) { return num(r.loop_host_s); }},
+      {"loop_device_s", false, [](const Row& r, auto&, auto&) { return num(r.loop_device_s); }},
       {"detail", true, [](const Row& r, auto&, auto&) { return r.detail; }},
       {"chosen", true, [](const Row& r, auto&, auto&) { return r.chosen; }},
       {"planning_s", false, [](const Row& r, auto&, auto&) { return num(r.planning_s); }},
@@ -97,6 +99,8 @@ const std::vector<Column>& columns() {
       {"gpu_copy_max_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_copy_max * 1e-9); }},
       {"gpu_copy_runs", false, [](const Row&, auto&, const Ceilings& c) { return std::to_string(c.gpu_copy_runs); }},
       {"gpu_peak_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_peak * 1e-9); }},
+      {"gpu_h2d_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_h2d * 1e-9); }},
+      {"gpu_d2h_gbs", false, [](const Row&, auto&, const Ceilings& c) { return num(c.gpu_d2h * 1e-9); }},
       {"settings", true, [](const Row& r, auto&, auto&) { return r.settings; }},
   };
   return f;

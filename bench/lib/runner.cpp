@@ -387,6 +387,15 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
       // configuration capped (keeping at least 3 samples for a median).
       measure(*plan, cfg, r);
+      // GPU rows: what a loop of multiply() calls pays on host and on device vectors (three
+      // samples of a fifth of the sample length each: the host loop's calls last milliseconds).
+      if (!cpu && r.status == "ok") {
+        const LoopTiming lt = time_multiply_loops(*plan, static_cast<std::size_t>(a.cols) * opt.k,
+                                                  static_cast<std::size_t>(a.rows) * opt.k,
+                                                  std::max(1e-3, cfg.min_sample_seconds / 5), 3);
+        r.loop_host_s = lt.host.median_s;
+        r.loop_device_s = lt.device.median_s;
+      }
       if (k.name == "auto" && cfg.duel_rounds > 0) {
         auto& kept = autos[{static_cast<int>(k.backend), key}];
         if (!kept.second || r.threads_requested > out[kept.first].threads_requested)

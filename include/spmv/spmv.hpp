@@ -8,6 +8,7 @@
 #include <spmv/matrix.hpp>
 #include <spmv/plan.hpp>
 #include <spmv/reference.hpp>
+#include <spmv/solvers.hpp>
 #include <spmv/stats.hpp>
 #include <spmv/timing.hpp>
 #include <spmv/types.hpp>

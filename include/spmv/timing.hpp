@@ -47,6 +47,18 @@ int products_per_sample(Plan& plan, double sample_seconds);
 /// shorter than sample_seconds (the calibration batch was slowed down), the batch grows and the
 /// samples are taken again (twice at most), so that samples last at least sample_seconds.
 ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds = 0);
+/// What a user's loop pays per product through multiply() (Plan::multiply), beside the kernel's own
+/// time (time_products): on host vectors, and for a GPU plan also on device vectors (DeviceVector;
+/// the loop ends by waiting for the device). Calls of the plan's vector type (float for single
+/// plans, double otherwise) on random x; each sample a calibrated batch of calls lasting at least
+/// sample_seconds, timed by the steady clock; statistics per call. `device` is empty (samples 0)
+/// for CPU plans.
+struct LoopTiming {
+  ProductTiming host, device;
+};
+/// nx, ny: x's and y's values (cols*k, rows*k).
+LoopTiming time_multiply_loops(Plan& plan, std::size_t nx, std::size_t ny, double sample_seconds, int samples);
+
 /// Plans compared on the same work, interleaved: `rounds` rounds, each timing one batch (about
 /// batch_seconds, after a quarter as many untimed products, at least 3, that bring the plan's data
 /// back into the caches) of every plan, in an order that rotates from round to round, so that clock

@@ -1,8 +1,12 @@
 // Timing a plan: calibrated batches of back-to-back products, median over samples.
+#include <spmv/device.hpp>
+#include <spmv/reference.hpp>
 #include <spmv/timing.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 namespace spmv {
@@ -14,18 +18,25 @@ struct Batch {
   double t;  // seconds of the last batch of n
 };
 
-Batch calibrate(Plan& plan, double sample_seconds) {
-  plan.run(1);  // warm-up: first touch, caches, lazy module loading
-  // Grow n towards 1.1 x sample_seconds from the last batch's time per product until a batch lasts
-  // sample_seconds (a few rounds: the first batches of a GPU plan or a cold CPU run over-estimate it).
-  Batch b{1, plan.time_runs(1)};
+// Seconds of n back-to-back products (or calls).
+using Timed = std::function<double(int n)>;
+
+// Grow n towards 1.1 x sample_seconds from the last batch's time per product until a batch lasts
+// sample_seconds (a few rounds: the first batches of a GPU plan or a cold CPU run over-estimate it).
+Batch calibrate(const Timed& timed, double sample_seconds) {
+  Batch b{1, timed(1)};
   for (int round = 0; round < 8 && b.t < sample_seconds && b.n < 100'000'000; ++round) {
     const double per = std::max(b.t / b.n, 1e-9);
     const double want = std::min(sample_seconds / per * 1.1, 1e8);
     b.n = std::max(b.n + 1, static_cast<int>(std::ceil(want)));
-    b.t = plan.time_runs(b.n);
+    b.t = timed(b.n);
   }
   return b;
+}
+
+Batch calibrate(Plan& plan, double sample_seconds) {
+  plan.run(1);  // warm-up: first touch, caches, lazy module loading
+  return calibrate([&](int n) { return plan.time_runs(n); }, sample_seconds);
 }
 
 // The median of v (sorted in place); v is not empty.
@@ -61,8 +72,9 @@ SampleStats sample_stats(std::span<const double> samples) {
   return s;
 }
 
-ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds) {
-  Batch b = calibrate(plan, sample_seconds);
+namespace {
+
+ProductTiming time_batches(const Timed& timed, Batch b, double sample_seconds, int samples, double max_seconds) {
   ProductTiming r;
   std::vector<double> ts;
   for (int attempt = 0;; ++attempt) {
@@ -71,7 +83,7 @@ ProductTiming time_products(Plan& plan, double sample_seconds, int samples, doub
     if (max_seconds > 0 && r.samples * b.n * per > max_seconds)
       r.samples = std::max(std::min(3, r.samples), static_cast<int>(max_seconds / (b.n * per)));
     ts.assign(static_cast<std::size_t>(r.samples), 0.0);
-    for (double& s : ts) s = plan.time_runs(b.n) / b.n;
+    for (double& s : ts) s = timed(b.n) / b.n;
     std::vector<double> sorted = ts;
     const double med = median(sorted);
     // A calibration batch slowed down (preempted, clocks ramping up) leaves the samples shorter
@@ -85,6 +97,46 @@ ProductTiming time_products(Plan& plan, double sample_seconds, int samples, doub
   static_cast<SampleStats&>(r) = sample_stats(ts);
   r.sample_times_s = std::move(ts);
   return r;
+}
+
+// Calls of multiply() on vectors of type T: host ones, and device ones for a GPU plan.
+template <class T>
+LoopTiming loops_of(Plan& plan, std::size_t nx, std::size_t ny, double sample_seconds, int samples) {
+  const std::vector<double> xd = make_vector("random:1", nx);
+  const std::vector<T> x(xd.begin(), xd.end());
+  std::vector<T> y(ny);
+  const auto measure = [&](const Timed& timed) {
+    timed(1);  // warm-up: the staging buffers, the pointer checks
+    return time_batches(timed, calibrate(timed, sample_seconds), sample_seconds, samples, 0);
+  };
+  LoopTiming r;
+  r.host = measure([&](int n) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) plan.multiply(std::span<const T>(x), std::span<T>(y));
+    return seconds_since(t0);
+  });
+  if (plan.on_device()) {
+    DeviceVector<T> dx(x), dy(ny);
+    r.device = measure([&](int n) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < n; ++i) plan.multiply(dx, dy);
+      device::synchronize();
+      return seconds_since(t0);
+    });
+  }
+  return r;
+}
+
+}  // namespace
+
+ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds) {
+  return time_batches([&](int n) { return plan.time_runs(n); }, calibrate(plan, sample_seconds), sample_seconds,
+                      samples, max_seconds);
+}
+
+LoopTiming time_multiply_loops(Plan& plan, std::size_t nx, std::size_t ny, double sample_seconds, int samples) {
+  if (plan.precision == Precision::Single) return loops_of<float>(plan, nx, ny, sample_seconds, samples);
+  return loops_of<double>(plan, nx, ny, sample_seconds, samples);
 }
 
 std::vector<double> interleaved_ratios(std::span<Plan* const> plans, double batch_seconds, int rounds) {

@@ -150,8 +150,8 @@ void CudaPlan::apply(const Operands& o) {
   else host_apply(o);
 }
 
-void CudaPlan::require_device(const char* what, const void* p, std::size_t n, const void*& checked) {
-  if (n == 0 || p == checked) return;
+void CudaPlan::require_device(const char* what, const void* p, std::size_t n, Checked& checked) {
+  if (n == 0 || (p && checked.has(p))) return;
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();
@@ -163,7 +163,7 @@ void CudaPlan::require_device(const char* what, const void* p, std::size_t n, co
     if (a.type == cudaMemoryTypeDevice && a.device != dev)
       throw Error(std::string("multiply: ") + what + " is memory of device " + std::to_string(a.device) +
                   "; this plan's matrix is on device " + std::to_string(dev));
-    checked = p;
+    checked.add(p);
     return;
   }
   throw Error(std::string("multiply: ") + what + " is " +

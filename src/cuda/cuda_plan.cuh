@@ -246,8 +246,15 @@ class CudaPlan : public Plan {
   void to_default_stream();
   void device_apply(const Operands& o);
   void host_apply(const Operands& o);
+  // Pointers found to be device memory, the last few of an argument (a solver alternates several).
+  struct Checked {
+    const void* p[4] = {};
+    int next = 0;
+    bool has(const void* q) const { return q == p[0] || q == p[1] || q == p[2] || q == p[3]; }
+    void add(const void* q) { p[next++ & 3] = q; }
+  };
   // Device memory for argument `what` (x or y) of n elements at p, checked once per pointer.
-  void require_device(const char* what, const void* p, std::size_t n, const void*& checked);
+  void require_device(const char* what, const void* p, std::size_t n, Checked& checked);
   template <class H>
   void put_x(std::span<const H> x) {
     to_default_stream();
@@ -287,8 +294,7 @@ class CudaPlan : public Plan {
   // recorded at the switch).
   cudaEvent_t done_{};
   cudaStream_t last_stream_ = nullptr;
-  const void* checked_x_ = nullptr;  // device pointers already found to be device memory
-  const void* checked_y_ = nullptr;
+  Checked checked_x_, checked_y_;
   std::unique_ptr<HostStaging> staging_;
 };
 

@@ -152,6 +152,9 @@ int run(const RunArgs& args) {
 
   // Each timed sample is a batch of back-to-back products lasting at least --min-sample-ms.
   const ProductTiming pt = time_products(*plan, args.min_sample_ms * 1e-3, args.repeat);
+  // What a loop of multiply() calls pays per product: on host vectors (a GPU plan copies x and y
+  // over the bus in every call) and, on the GPU, on device vectors.
+  const LoopTiming loops = time_multiply_loops(*plan, nx, y.size(), args.min_sample_ms * 1e-3, std::min(args.repeat, 5));
   const double med = pt.median_s;
   const double flops = 2.0 * static_cast<double>(a.nnz()) * args.k;
 
@@ -188,6 +191,8 @@ int run(const RunArgs& args) {
   out.add("time_s", med);  // the median
   out.add("time_min_s", pt.min_s);
   out.add("time_mean_s", pt.mean_s);
+  out.add("multiply_host_s", loops.host.median_s);  // a loop's multiply() on host vectors, per call
+  if (plan->on_device()) out.add("multiply_device_s", loops.device.median_s);  // ... on device vectors
   out.add("time_cv", pt.cv, 3);        // standard deviation / mean of the samples
   out.add("time_drift", pt.drift, 3);  // first half of the samples against the last half
   out.add("gflops", med > 0 ? flops / med * 1e-9 : 0.0, 5);

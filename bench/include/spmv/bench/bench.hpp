@@ -127,6 +127,9 @@ struct Ceilings {
   int cpu_triad_runs = 0;
   double gpu_copy_min = 0, gpu_copy_max = 0;
   int gpu_copy_runs = 0;
+  // bytes/s between pinned host memory and the device, each way (0 without GPU): what host vectors
+  // cross the bus at.
+  double gpu_h2d = 0, gpu_d2h = 0;
 };
 // Each ceiling measured cfg.ceiling_runs times (at least 1).
 Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m);
@@ -172,6 +175,9 @@ struct Row {
   offset_t bytes_per_product = 0, stored_entries = 0;
   // The iterative scenario of the CSR5 paper: conversion + setup + 50 or 500 products.
   double iter50_s = 0, iter500_s = 0;
+  // GPU rows: what a user's loop pays per product through multiply() (time_multiply_loops, medians),
+  // on host vectors (x and y cross the bus every call) and on device vectors; 0: not measured.
+  double loop_host_s = 0, loop_device_s = 0;
   // Kernel "auto" (per backend and k; the most threads where several): the oracle's and the best
   // baseline's time per product over auto's, timed interleaved with it after the sweep (median of
   // cfg.duel_rounds rounds); 0: not measured. Which rows are the oracle and the baseline: see
