@@ -14,12 +14,6 @@ using namespace spmv;
 
 namespace {
 
-Csr shared(const std::string& name) {
-  for (const auto& [n, file] : test::shared_matrix_files())
-    if (n == name) return io::load_csr(file);
-  throw std::runtime_error(name + " missing from " + test::shared_matrices_dir());
-}
-
 struct Solved {
   SolverResult r;
   double error = 0;  // max |x - 1|
@@ -61,7 +55,7 @@ const auto kBicgstab = [](Plan& p, std::span<const double> b, std::span<double> 
 TEST(Solvers, CgConvergesOnSpdMatrices) {
   for (const char* name : {"bcsstk16", "Trefethen_500"})
     for (const bool jacobi : {false, true}) {
-      const Csr a = shared(name);
+      const Csr a = test::shared_matrix(name);
       const Solved s = solve(a, kCg, Backend::Omp, jacobi);
       EXPECT_TRUE(s.r.converged) << name << " jacobi=" << jacobi << ": " << s.r.stopped << " after " << s.r.iterations;
       EXPECT_EQ(s.r.stopped, "converged");
@@ -77,7 +71,7 @@ TEST(Solvers, CgConvergesOnSpdMatrices) {
 
 // Jacobi helps on bcsstk16 (its diagonal spans orders of magnitude): fewer iterations.
 TEST(Solvers, JacobiCutsIterationsOnBadlyScaledRows) {
-  const Csr a = shared("bcsstk16");
+  const Csr a = test::shared_matrix("bcsstk16");
   const Solved plain = solve(a, kCg, Backend::Omp, false), jacobi = solve(a, kCg, Backend::Omp, true);
   ASSERT_TRUE(plain.r.converged && jacobi.r.converged);
   EXPECT_LT(jacobi.r.iterations, plain.r.iterations);
@@ -85,7 +79,7 @@ TEST(Solvers, JacobiCutsIterationsOnBadlyScaledRows) {
 
 TEST(Solvers, BicgstabConvergesOnNonsymmetricMatrices) {
   for (const char* name : {"cage9", "pde2961"}) {
-    const Csr a = shared(name);
+    const Csr a = test::shared_matrix(name);
     for (const bool jacobi : {false, true}) {
       const Solved s = solve(a, kBicgstab, Backend::Omp, jacobi);
       EXPECT_TRUE(s.r.converged) << name << " jacobi=" << jacobi << ": " << s.r.stopped << " after " << s.r.iterations;
@@ -99,7 +93,7 @@ TEST(Solvers, BicgstabConvergesOnNonsymmetricMatrices) {
 // A mixed plan (float values) serves the solver's double vectors: it converges to the float
 // matrix's solution, within float's rounding of the values of the known answer.
 TEST(Solvers, MixedPrecisionPlan) {
-  const Csr a = shared("bcsstk16");
+  const Csr a = test::shared_matrix("bcsstk16");
   const Solved s = solve(a, kCg, Backend::Omp, true, Precision::Mixed, 1e-9);
   EXPECT_TRUE(s.r.converged) << s.r.stopped;
   EXPECT_LT(s.error, 1e-2);
@@ -107,7 +101,7 @@ TEST(Solvers, MixedPrecisionPlan) {
 }
 
 TEST(Solvers, IterationLimitAndRefusals) {
-  const Csr a = shared("bcsstk16");
+  const Csr a = test::shared_matrix("bcsstk16");
   const Solved s = solve(a, kCg, Backend::Omp, false, Precision::Double, 1e-12, 5);
   EXPECT_FALSE(s.r.converged);
   EXPECT_EQ(s.r.iterations, 5);

@@ -189,6 +189,13 @@ inline std::vector<std::pair<std::string, std::string>> shared_matrix_files() {
   return out;
 }
 
+// One shared matrix by its MANIFEST.tsv name; throws where it is missing.
+inline Csr shared_matrix(const std::string& name) {
+  for (const auto& [n, file] : shared_matrix_files())
+    if (n == name) return io::load_csr(file);
+  throw std::runtime_error(name + " missing from " + shared_matrices_dir());
+}
+
 // Rows of 100k entries next to rows of 2 (like SuiteSparse's dc1), empty rows, and a long row at
 // the very end.
 inline Csr dc1_like() {

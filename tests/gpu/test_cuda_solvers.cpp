@@ -20,20 +20,14 @@ namespace {
   ASSERT_GT(device::cuda_device_count(), 0)                                        \
       << "no usable CUDA device: the gpu tests must run on a machine with a GPU"
 
-Csr shared(const std::string& name) {
-  for (const auto& [n, file] : test::shared_matrix_files())
-    if (n == name) return io::load_csr(file);
-  throw std::runtime_error(name + " missing from " + test::shared_matrices_dir());
-}
-
-struct Run {
+struct Outcome {
   SolverResult r;
   std::vector<double> x;
   double error = 0;  // max |x - 1|
 };
 
 // A x = A * ones from x = 0, with the Jacobi preconditioner; on device vectors where `device`.
-Run solve(const Csr& a, bool bicg, bool device, cudaStream_t stream = nullptr) {
+Outcome solve(const Csr& a, bool bicg, bool device, cudaStream_t stream = nullptr) {
   const auto plan = make_plan(a, device ? Backend::Cuda : Backend::Omp, "auto");
   const std::size_t n = static_cast<std::size_t>(a.rows);
   std::vector<double> b(n), x(n, 0.0);
@@ -42,7 +36,7 @@ Run solve(const Csr& a, bool bicg, bool device, cudaStream_t stream = nullptr) {
   SolverOptions o;
   o.tolerance = 1e-10;
   o.max_iterations = 5000;
-  Run run;
+  Outcome run;
   if (device) {
     DeviceVector<double> db(b), dx(x), dm(m);
     run.r = bicg ? bicgstab(*plan, db, dx, o, dm, stream) : cg(*plan, db, dx, o, dm, stream);
@@ -59,8 +53,8 @@ TEST(CudaSolvers, CgAndBicgstabOnDeviceVectors) {
   REQUIRE_GPU();
   for (const auto& [name, bicg] : {std::pair{"bcsstk16", false}, std::pair{"Trefethen_500", false},
                                    std::pair{"cage9", true}, std::pair{"pde2961", true}}) {
-    const Csr a = shared(name);
-    const Run host = solve(a, bicg, false), dev = solve(a, bicg, true);
+    const Csr a = test::shared_matrix(name);
+    const Outcome host = solve(a, bicg, false), dev = solve(a, bicg, true);
     ASSERT_TRUE(host.r.converged) << name;
     EXPECT_TRUE(dev.r.converged) << name << ": " << dev.r.stopped << " after " << dev.r.iterations;
     EXPECT_LE(dev.r.residual, 1e-10) << name;
@@ -75,10 +69,10 @@ TEST(CudaSolvers, CgAndBicgstabOnDeviceVectors) {
 
 TEST(CudaSolvers, OnACallersStreamTheSameBitsEveryRun) {
   REQUIRE_GPU();
-  const Csr a = shared("bcsstk16");
+  const Csr a = test::shared_matrix("bcsstk16");
   cudaStream_t s{};
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-  const Run first = solve(a, false, true, s), second = solve(a, false, true, s);
+  const Outcome first = solve(a, false, true, s), second = solve(a, false, true, s);
   cudaStreamDestroy(s);
   EXPECT_TRUE(first.r.converged);
   EXPECT_EQ(first.r.iterations, second.r.iterations);
@@ -87,7 +81,7 @@ TEST(CudaSolvers, OnACallersStreamTheSameBitsEveryRun) {
 
 TEST(CudaSolvers, HostVectorsOnAGpuPlanAndMaxIterations) {
   REQUIRE_GPU();
-  const Csr a = shared("bcsstk16");
+  const Csr a = test::shared_matrix("bcsstk16");
   const auto plan = make_plan(a, Backend::Cuda, "auto");
   const std::size_t n = static_cast<std::size_t>(a.rows);
   std::vector<double> b(n), x(n, 0.0);
