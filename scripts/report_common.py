@@ -22,7 +22,8 @@ NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline"
        "gpu_copy_gbs", "gpu_peak_gbs", "planning_s", "duel_oracle", "duel_baseline", "threads_requested",
        "time_mean_s", "time_max_s", "time_cv", "time_drift", "measurements", "noise_threshold",
        "cpu_triad_min_gbs", "cpu_triad_max_gbs", "cpu_triad_runs", "gpu_copy_min_gbs", "gpu_copy_max_gbs",
-       "gpu_copy_runs", "loop_host_s", "loop_device_s", "gpu_h2d_gbs", "gpu_d2h_gbs"}
+       "gpu_copy_runs", "loop_host_s", "loop_pinned_s", "loop_device_s", "loop_copies_s", "gpu_h2d_gbs",
+       "gpu_d2h_gbs"}
 
 class ReportError(Exception):
     """A CSV the report cannot read: the message names the file (and line)."""

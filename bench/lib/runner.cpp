@@ -394,7 +394,9 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
                                                   static_cast<std::size_t>(a.rows) * opt.k,
                                                   std::max(1e-3, cfg.min_sample_seconds / 5), 3);
         r.loop_host_s = lt.host.median_s;
+        r.loop_pinned_s = lt.pinned.median_s;
         r.loop_device_s = lt.device.median_s;
+        r.loop_copies_s = lt.copies_s;
       }
       if (k.name == "auto" && cfg.duel_rounds > 0) {
         auto& kept = autos[{static_cast<int>(k.backend), key}];

@@ -7,6 +7,7 @@
 #include <spmv/types.hpp>
 
 #include <cstddef>
+#include <iterator>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -87,6 +88,27 @@ class DeviceVector {
 extern template class DeviceVector<float>;
 extern template class DeviceVector<double>;
 
+/// Host memory pinned (page-locked, cudaHostRegister) for as long as this lives: a GPU plan's
+/// products on host vectors in pinned memory copy straight to and from them at the bus's speed,
+/// where pageable memory goes through the plan's staging buffers (each byte copied once more on the
+/// host). Pin the vectors a loop reuses, once; unpinned when destroyed. Without a usable GPU it
+/// does nothing.
+class PinnedHost {
+ public:
+  PinnedHost(const void* data, std::size_t bytes);
+  /// A container's elements (std::vector, std::span, ...).
+  template <class C>
+  explicit PinnedHost(C& c) : PinnedHost(static_cast<const void*>(std::data(c)), std::size(c) * sizeof(*std::data(c))) {}
+  PinnedHost(const PinnedHost&) = delete;
+  PinnedHost& operator=(const PinnedHost&) = delete;
+  PinnedHost(PinnedHost&& o) noexcept : data_(o.data_) { o.data_ = nullptr; }
+  PinnedHost& operator=(PinnedHost&&) = delete;
+  ~PinnedHost();
+
+ private:
+  void* data_ = nullptr;  // registered with the driver (nullptr: nothing to undo)
+};
+
 }  // namespace spmv
 
 namespace spmv::device {
@@ -107,6 +129,10 @@ struct HostLink {
   double to_device = 0, to_host = 0;
 };
 HostLink cuda_host_bandwidth();
+/// Seconds of one copy of `to_device` bytes from pinned host memory to the device followed by one of
+/// `to_host` bytes back (each waited for: latencies included), the median of 7 after a warm-up: what
+/// a product on host vectors of those sizes must spend on the bus; 0 without GPU.
+double cuda_host_copies_seconds(std::size_t to_device, std::size_t to_host);
 /// Waits until the work queued on `stream` is done (cudaStreamSynchronize): what a loop of
 /// device-resident products ends with before its results are read. Nothing without a GPU.
 void synchronize(CudaStream stream = nullptr);

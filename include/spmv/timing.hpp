@@ -48,13 +48,17 @@ int products_per_sample(Plan& plan, double sample_seconds);
 /// samples are taken again (twice at most), so that samples last at least sample_seconds.
 ProductTiming time_products(Plan& plan, double sample_seconds, int samples, double max_seconds = 0);
 /// What a user's loop pays per product through multiply() (Plan::multiply), beside the kernel's own
-/// time (time_products): on host vectors, and for a GPU plan also on device vectors (DeviceVector;
-/// the loop ends by waiting for the device). Calls of the plan's vector type (float for single
-/// plans, double otherwise) on random x; each sample a calibrated batch of calls lasting at least
-/// sample_seconds, timed by the steady clock; statistics per call. `device` is empty (samples 0)
-/// for CPU plans.
+/// time (time_products): on host vectors, and for a GPU plan also on the same host vectors pinned
+/// (PinnedHost: copied straight over the bus, not staged) and on device vectors (DeviceVector; the
+/// loop ends by waiting for the device). Calls of the plan's vector type (float for single plans,
+/// double otherwise) on random x; each sample a calibrated batch of calls lasting at least
+/// sample_seconds, timed by the steady clock; statistics per call. For a GPU plan, `copies_s`: one
+/// copy of x to the device and one of y back between pinned memory and the device
+/// (device::cuda_host_copies_seconds), what a product on host vectors must spend on the bus. The
+/// GPU-only parts are empty (samples 0) for CPU plans.
 struct LoopTiming {
-  ProductTiming host, device;
+  ProductTiming host, pinned, device;
+  double copies_s = 0;
 };
 /// nx, ny: x's and y's values (cols*k, rows*k).
 LoopTiming time_multiply_loops(Plan& plan, std::size_t nx, std::size_t ny, double sample_seconds, int samples);

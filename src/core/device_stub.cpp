@@ -43,6 +43,9 @@ void DeviceVector<T>::fill(T) {
 template class DeviceVector<float>;
 template class DeviceVector<double>;
 
+PinnedHost::PinnedHost(const void*, std::size_t) {}
+PinnedHost::~PinnedHost() = default;
+
 }  // namespace spmv
 
 namespace spmv::device {
@@ -53,6 +56,7 @@ std::string cuda_device_name() { return {}; }
 double cuda_copy_bandwidth() { return 0.0; }
 double cuda_peak_bandwidth() { return 0.0; }
 HostLink cuda_host_bandwidth() { return {}; }
+double cuda_host_copies_seconds(std::size_t, std::size_t) { return 0.0; }
 void synchronize(CudaStream) {}
 }  // namespace spmv::device
 #endif

@@ -110,12 +110,18 @@ LoopTiming loops_of(Plan& plan, std::size_t nx, std::size_t ny, double sample_se
     return time_batches(timed, calibrate(timed, sample_seconds), sample_seconds, samples, 0);
   };
   LoopTiming r;
-  r.host = measure([&](int n) {
+  const auto host_loop = [&](int n) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i) plan.multiply(std::span<const T>(x), std::span<T>(y));
     return seconds_since(t0);
-  });
+  };
+  r.host = measure(host_loop);
   if (plan.on_device()) {
+    {
+      const PinnedHost px(x), py(y);
+      r.pinned = measure(host_loop);
+    }
+    r.copies_s = device::cuda_host_copies_seconds(nx * sizeof(T), ny * sizeof(T));
     DeviceVector<T> dx(x), dy(ny);
     r.device = measure([&](int n) {
       const auto t0 = std::chrono::steady_clock::now();

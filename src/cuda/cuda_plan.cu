@@ -1,6 +1,7 @@
 // CudaPlan's products as multiply() is called (cuda_plan.cuh): on device vectors, queued on the
-// caller's stream after checking that they are device memory; on host vectors, through pinned
-// staging buffers, the host's copies into and out of them overlapped with the bus transfers.
+// caller's stream after checking that they are device memory; on host vectors, straight from and to
+// them where they are pinned, else through pinned staging buffers, the host's copies into and out
+// of them overlapped with the bus transfers.
 #include <omp.h>
 
 #include <algorithm>
@@ -20,11 +21,11 @@ __global__ void scale_kernel(T* __restrict__ y, std::size_t n, T beta) {
     y[i] *= beta;
 }
 
-// Host-to-host copy on several threads where it is large enough to be worth a team (a single
-// thread copies at about a fifth of the bus's speed).
+// Host-to-host copy on the host's threads where it is large enough to be worth a team (one thread
+// copies at a fraction of the bus's speed).
 void host_copy(void* dst, const void* src, std::size_t bytes) {
-  constexpr std::size_t kPerThread = std::size_t{256} << 10;
-  const int parts = static_cast<int>(std::min<std::size_t>(std::min(8, omp_get_max_threads()), bytes / kPerThread));
+  constexpr std::size_t kPerThread = std::size_t{128} << 10;
+  const int parts = static_cast<int>(std::min<std::size_t>(std::min(16, omp_get_max_threads()), bytes / kPerThread));
   if (parts <= 1) {
     std::memcpy(dst, src, bytes);
     return;
@@ -36,10 +37,31 @@ void host_copy(void* dst, const void* src, std::size_t bytes) {
   }
 }
 
-// Bytes a staged copy moves at a time: the host copies one chunk while the bus moves the one before.
-constexpr std::size_t kChunk = std::size_t{4} << 20;
+// The pieces a staged copy moves at a time (the host copies one while the bus moves another): from
+// 256 KiB doubling to 4 MiB, so that the bus starts soon after the call; a download takes them in
+// the reverse order, so that the host's copy of the last piece, which nothing overlaps, is short.
+std::vector<std::size_t> pieces(std::size_t bytes) {
+  std::vector<std::size_t> v;
+  for (std::size_t done = 0, s = std::size_t{256} << 10; done < bytes; s = std::min(2 * s, std::size_t{4} << 20)) {
+    v.push_back(std::min(s, bytes - done));
+    done += v.back();
+  }
+  return v;
+}
 
-std::size_t chunks(std::size_t bytes) { return (bytes + kChunk - 1) / kChunk; }
+// Whether the `bytes` at p are pinned host memory (cudaMallocHost, cudaHostRegister, PinnedHost):
+// then the bus reads and writes them directly.
+bool pinned(const void* p, std::size_t bytes) {
+  const auto is_host = [](const void* q) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, q) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+  };
+  return bytes > 0 && is_host(p) && is_host(static_cast<const char*>(p) + bytes - 1);
+}
 
 }  // namespace
 
@@ -57,47 +79,64 @@ void scale_async(T* y, std::size_t n, T beta, cudaStream_t stream) {
 template void scale_async<double>(double*, std::size_t, double, cudaStream_t);
 template void scale_async<float>(float*, std::size_t, float, cudaStream_t);
 
-// Pinned host memory for x and y, and an event per chunk of y coming back.
+// Pinned host buffers for x and y (each made at its first use), and an event per piece of y coming
+// back.
 struct HostStaging {
-  HostStaging(std::size_t xb, std::size_t yb) : x_bytes(xb), y_bytes(yb) {
-    SPMV_CUDA_CHECK(cudaMallocHost(&x, std::max<std::size_t>(xb, 1)));
-    SPMV_CUDA_CHECK(cudaMallocHost(&y, std::max<std::size_t>(yb, 1)));
-    events.resize(chunks(yb));
-    for (cudaEvent_t& e : events) SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  }
+  HostStaging() = default;
   HostStaging(const HostStaging&) = delete;
   HostStaging& operator=(const HostStaging&) = delete;
   ~HostStaging() {
     for (cudaEvent_t e : events) cudaEventDestroy(e);
-    cudaFreeHost(x);
-    cudaFreeHost(y);
+    if (x) cudaFreeHost(x);
+    if (y) cudaFreeHost(y);
   }
-  // Host `src` to device `dst` on the default stream: chunk by chunk into the pinned buffer `pinned`,
-  // each chunk's transfer queued as soon as it is there.
-  static void upload(void* dst, const void* src, void* pinned, std::size_t bytes) {
-    for (std::size_t b = 0; b < bytes; b += kChunk) {
-      const std::size_t n = std::min(kChunk, bytes - b);
-      host_copy(static_cast<char*>(pinned) + b, static_cast<const char*>(src) + b, n);
-      SPMV_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + b, static_cast<char*>(pinned) + b, n,
-                                      cudaMemcpyHostToDevice, nullptr));
+  static void* buffer(void*& b, std::size_t bytes) {
+    if (!b) SPMV_CUDA_CHECK(cudaMallocHost(&b, std::max<std::size_t>(bytes, 1)));
+    return b;
+  }
+  // Host `src` to device `dst` on the default stream: piece by piece through `pinned` (the host's copy of
+  // a piece, then its transfer queued), or straight from `src` where it is pinned.
+  static void upload(void* dst, const void* src, std::size_t bytes, void*& pinned_buffer) {
+    if (pinned(src, bytes)) {
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, nullptr));
+      return;
+    }
+    char* p = static_cast<char*>(buffer(pinned_buffer, bytes));
+    std::size_t b = 0;
+    for (const std::size_t n : pieces(bytes)) {
+      host_copy(p + b, static_cast<const char*>(src) + b, n);
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + b, p + b, n, cudaMemcpyHostToDevice, nullptr));
+      b += n;
     }
   }
-  // Device `src` to host `dst` behind the work queued on the default stream: every chunk's transfer
-  // queued, then each copied out of the pinned buffer as soon as it has arrived.
+  // Device `src` to host `dst` behind the work queued on the default stream; returns when `dst` holds
+  // it: straight into `dst` where it is pinned, else every piece's transfer queued into the pinned
+  // buffer, then each copied out as soon as it has arrived.
   void download(void* dst, const void* src, std::size_t bytes) {
-    for (std::size_t b = 0, i = 0; b < bytes; b += kChunk, ++i) {
-      SPMV_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(y) + b, static_cast<const char*>(src) + b,
-                                      std::min(kChunk, bytes - b), cudaMemcpyDeviceToHost, nullptr));
+    if (pinned(dst, bytes)) {
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, nullptr));
+      SPMV_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+      return;
+    }
+    std::vector<std::size_t> v = pieces(bytes);
+    std::reverse(v.begin(), v.end());
+    while (events.size() < v.size()) {
+      cudaEvent_t e{};
+      SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      events.push_back(e);
+    }
+    char* p = static_cast<char*>(buffer(y, bytes));
+    for (std::size_t i = 0, b = 0; i < v.size(); b += v[i++]) {
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(p + b, static_cast<const char*>(src) + b, v[i], cudaMemcpyDeviceToHost, nullptr));
       SPMV_CUDA_CHECK(cudaEventRecord(events[i], nullptr));
     }
-    for (std::size_t b = 0, i = 0; b < bytes; b += kChunk, ++i) {
+    for (std::size_t i = 0, b = 0; i < v.size(); b += v[i++]) {
       SPMV_CUDA_CHECK(cudaEventSynchronize(events[i]));
-      host_copy(static_cast<char*>(dst) + b, static_cast<char*>(y) + b, std::min(kChunk, bytes - b));
+      host_copy(static_cast<char*>(dst) + b, p + b, v[i]);
     }
   }
   void* x = nullptr;
   void* y = nullptr;
-  std::size_t x_bytes, y_bytes;
   std::vector<cudaEvent_t> events;
 };
 
@@ -207,10 +246,10 @@ void CudaPlan::host_apply(const Operands& o) {
   }
   const std::size_t vb = single ? sizeof(float) : sizeof(double);
   const std::size_t xb = nx_ * vb, yb = ny_ * vb;
-  if (!staging_) staging_ = std::make_unique<HostStaging>(xb, yb);
+  if (!staging_) staging_ = std::make_unique<HostStaging>();
   const Launch l = own(o.alpha, o.beta);
-  HostStaging::upload(const_cast<void*>(l.x), o.x, staging_->x, xb);
-  if (o.beta != 0) HostStaging::upload(l.y, o.y, staging_->y, yb);
+  HostStaging::upload(const_cast<void*>(l.x), o.x, xb, staging_->x);
+  if (o.beta != 0) HostStaging::upload(l.y, o.y, yb, staging_->y);
   product(l);
   staging_->download(o.y, l.y, yb);
 }

@@ -3,6 +3,7 @@
 #include <spmv/device.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -128,6 +129,15 @@ void DeviceVector<T>::fill(T value) {
 template class DeviceVector<float>;
 template class DeviceVector<double>;
 
+PinnedHost::PinnedHost(const void* data, std::size_t bytes) {
+  if (bytes == 0 || device::cuda_device_count() == 0) return;
+  SPMV_CUDA_CHECK(cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterDefault));
+  data_ = const_cast<void*>(data);
+}
+PinnedHost::~PinnedHost() {
+  if (data_) cudaHostUnregister(data_);
+}
+
 }  // namespace spmv
 
 namespace spmv::device {
@@ -226,6 +236,25 @@ HostLink cuda_host_bandwidth() {
   cudaEventDestroy(e1);
   cudaFreeHost(host);
   return r;
+}
+
+double cuda_host_copies_seconds(std::size_t to_device, std::size_t to_host) {
+  if (cuda_device_count() == 0) return 0.0;
+  const std::size_t bytes = std::max<std::size_t>({to_device, to_host, 1});
+  void* host = nullptr;
+  SPMV_CUDA_CHECK(cudaMallocHost(&host, bytes));
+  std::memset(host, 0, bytes);
+  cuda::DeviceBuffer<char> dev(bytes);
+  std::vector<double> t;
+  for (int i = 0; i < 8; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (to_device) SPMV_CUDA_CHECK(cudaMemcpy(dev.data(), host, to_device, cudaMemcpyHostToDevice));
+    if (to_host) SPMV_CUDA_CHECK(cudaMemcpy(host, dev.data(), to_host, cudaMemcpyDeviceToHost));
+    if (i > 0) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  cudaFreeHost(host);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
 }
 
 void synchronize(CudaStream stream) {

@@ -1,7 +1,7 @@
 // Products on device vectors and CUDA streams (the conformance test checks every kernel's product
 // on device vectors against the reference): several plans at once on several streams, one plan's
 // products across streams in call order, no host synchronisation inside multiply(), a plan
-// destroyed with a product in flight, host vectors through the staging buffers.
+// destroyed with a product in flight, host vectors through the staging buffers or pinned.
 #include <gtest/gtest.h>
 #include <spmv/bench/generate.hpp>
 #include <spmv/spmv.hpp>
@@ -129,6 +129,25 @@ TEST(CudaStreams, HostVectorsThroughStaging) {
   const std::vector<double> xw(xf.begin(), xf.end()), yw(yf.begin(), yf.end());
   const CheckResult c = check_product(a, reference_product(a, xw), yw, 1, Layout::RowMajor, Precision::Single);
   EXPECT_TRUE(c.passed) << c.message;
+}
+
+// Host vectors in pinned memory (PinnedHost) go straight over the bus: the same results, with
+// beta reading y and a y of several of the staging pieces.
+TEST(CudaStreams, PinnedHostVectors) {
+  REQUIRE_GPU();
+  const Csr a = gen::random_rows(1500000, 4, gen::Spread::Uniform, 6);
+  const auto x = make_vector("random:6", static_cast<std::size_t>(a.cols));
+  const auto plan = make_plan(a, Backend::Cuda, "auto");
+  std::vector<double> y(static_cast<std::size_t>(a.rows), std::nan(""));
+  {
+    const PinnedHost px(x), py(y);
+    plan->multiply(x, y);
+    EXPECT_EQ(mismatch(a, x, y), "");
+    plan->multiply(x, y, -1.0, 3.0);  // y = 2 A x
+    EXPECT_EQ(mismatch(a, x, y, 2.0), "");
+  }
+  plan->multiply(x, y, 1.0, 1.0);  // unpinned again: staged; y = 3 A x
+  EXPECT_EQ(mismatch(a, x, y, 3.0), "");
 }
 
 // DeviceVector: sizes, zeros when made, copies both ways, fill, moves; a wrong size refused.

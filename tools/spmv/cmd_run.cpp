@@ -192,7 +192,11 @@ int run(const RunArgs& args) {
   out.add("time_min_s", pt.min_s);
   out.add("time_mean_s", pt.mean_s);
   out.add("multiply_host_s", loops.host.median_s);  // a loop's multiply() on host vectors, per call
-  if (plan->on_device()) out.add("multiply_device_s", loops.device.median_s);  // ... on device vectors
+  if (plan->on_device()) {
+    out.add("multiply_pinned_s", loops.pinned.median_s);  // ... on the same host vectors pinned
+    out.add("multiply_device_s", loops.device.median_s);  // ... on device vectors
+    out.add("host_copies_s", loops.copies_s);  // x to the device and y back over the bus alone
+  }
   out.add("time_cv", pt.cv, 3);        // standard deviation / mean of the samples
   out.add("time_drift", pt.drift, 3);  // first half of the samples against the last half
   out.add("gflops", med > 0 ? flops / med * 1e-9 : 0.0, 5);

@@ -176,8 +176,9 @@ struct Row {
   // The iterative scenario of the CSR5 paper: conversion + setup + 50 or 500 products.
   double iter50_s = 0, iter500_s = 0;
   // GPU rows: what a user's loop pays per product through multiply() (time_multiply_loops, medians),
-  // on host vectors (x and y cross the bus every call) and on device vectors; 0: not measured.
-  double loop_host_s = 0, loop_device_s = 0;
+  // on host vectors (x and y cross the bus every call: pageable, staged; and pinned) and on device
+  // vectors, and the two copies of x and y over the bus alone; 0: not measured.
+  double loop_host_s = 0, loop_pinned_s = 0, loop_device_s = 0, loop_copies_s = 0;
   // Kernel "auto" (per backend and k; the most threads where several): the oracle's and the best
   // baseline's time per product over auto's, timed interleaved with it after the sweep (median of
   // cfg.duel_rounds rounds); 0: not measured. Which rows are the oracle and the baseline: see
