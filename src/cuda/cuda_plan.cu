@@ -21,11 +21,13 @@ __global__ void scale_kernel(T* __restrict__ y, std::size_t n, T beta) {
     y[i] *= beta;
 }
 
-// Host-to-host copy on the host's threads where it is large enough to be worth a team (one thread
-// copies at a fraction of the bus's speed).
+// Host-to-host copy on several threads where it is large enough to be worth a team (one thread
+// copies at a fraction of the bus's speed). Eight at most, and the same eight for every chunk of
+// one staged copy: teams of varying sizes (under OMP_PROC_BIND) made a staged copy several times
+// slower (bench/results/README.md).
 void host_copy(void* dst, const void* src, std::size_t bytes) {
-  constexpr std::size_t kPerThread = std::size_t{128} << 10;
-  const int parts = static_cast<int>(std::min<std::size_t>(std::min(16, omp_get_max_threads()), bytes / kPerThread));
+  constexpr std::size_t kPerThread = std::size_t{256} << 10;
+  const int parts = static_cast<int>(std::min<std::size_t>(std::min(8, omp_get_max_threads()), bytes / kPerThread));
   if (parts <= 1) {
     std::memcpy(dst, src, bytes);
     return;
@@ -37,17 +39,8 @@ void host_copy(void* dst, const void* src, std::size_t bytes) {
   }
 }
 
-// The pieces a staged copy moves at a time (the host copies one while the bus moves another): from
-// 256 KiB doubling to 4 MiB, so that the bus starts soon after the call; a download takes them in
-// the reverse order, so that the host's copy of the last piece, which nothing overlaps, is short.
-std::vector<std::size_t> pieces(std::size_t bytes) {
-  std::vector<std::size_t> v;
-  for (std::size_t done = 0, s = std::size_t{256} << 10; done < bytes; s = std::min(2 * s, std::size_t{4} << 20)) {
-    v.push_back(std::min(s, bytes - done));
-    done += v.back();
-  }
-  return v;
-}
+// Bytes a staged copy moves at a time: the host copies one chunk while the bus moves the one before.
+constexpr std::size_t kChunk = std::size_t{4} << 20;
 
 // Whether the `bytes` at p are pinned host memory (cudaMallocHost, cudaHostRegister, PinnedHost):
 // then the bus reads and writes them directly.
@@ -79,7 +72,7 @@ void scale_async(T* y, std::size_t n, T beta, cudaStream_t stream) {
 template void scale_async<double>(double*, std::size_t, double, cudaStream_t);
 template void scale_async<float>(float*, std::size_t, float, cudaStream_t);
 
-// Pinned host buffers for x and y (each made at its first use), and an event per piece of y coming
+// Pinned host buffers for x and y (each made at its first use), and an event per chunk of y coming
 // back.
 struct HostStaging {
   HostStaging() = default;
@@ -94,23 +87,22 @@ struct HostStaging {
     if (!b) SPMV_CUDA_CHECK(cudaMallocHost(&b, std::max<std::size_t>(bytes, 1)));
     return b;
   }
-  // Host `src` to device `dst` on the default stream: piece by piece through `pinned` (the host's copy of
-  // a piece, then its transfer queued), or straight from `src` where it is pinned.
+  // Host `src` to device `dst` on the default stream: chunk by chunk through `pinned` (the host's copy of
+  // a chunk, then its transfer queued), or straight from `src` where it is pinned.
   static void upload(void* dst, const void* src, std::size_t bytes, void*& pinned_buffer) {
     if (pinned(src, bytes)) {
       SPMV_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, nullptr));
       return;
     }
     char* p = static_cast<char*>(buffer(pinned_buffer, bytes));
-    std::size_t b = 0;
-    for (const std::size_t n : pieces(bytes)) {
+    for (std::size_t b = 0; b < bytes; b += kChunk) {
+      const std::size_t n = std::min(kChunk, bytes - b);
       host_copy(p + b, static_cast<const char*>(src) + b, n);
       SPMV_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + b, p + b, n, cudaMemcpyHostToDevice, nullptr));
-      b += n;
     }
   }
   // Device `src` to host `dst` behind the work queued on the default stream; returns when `dst` holds
-  // it: straight into `dst` where it is pinned, else every piece's transfer queued into the pinned
+  // it: straight into `dst` where it is pinned, else every chunk's transfer queued into the pinned
   // buffer, then each copied out as soon as it has arrived.
   void download(void* dst, const void* src, std::size_t bytes) {
     if (pinned(dst, bytes)) {
@@ -118,21 +110,21 @@ struct HostStaging {
       SPMV_CUDA_CHECK(cudaStreamSynchronize(nullptr));
       return;
     }
-    std::vector<std::size_t> v = pieces(bytes);
-    std::reverse(v.begin(), v.end());
-    while (events.size() < v.size()) {
+    const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
+    while (events.size() < chunks) {
       cudaEvent_t e{};
       SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
       events.push_back(e);
     }
     char* p = static_cast<char*>(buffer(y, bytes));
-    for (std::size_t i = 0, b = 0; i < v.size(); b += v[i++]) {
-      SPMV_CUDA_CHECK(cudaMemcpyAsync(p + b, static_cast<const char*>(src) + b, v[i], cudaMemcpyDeviceToHost, nullptr));
+    for (std::size_t i = 0, b = 0; b < bytes; b += kChunk, ++i) {
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(p + b, static_cast<const char*>(src) + b, std::min(kChunk, bytes - b),
+                                      cudaMemcpyDeviceToHost, nullptr));
       SPMV_CUDA_CHECK(cudaEventRecord(events[i], nullptr));
     }
-    for (std::size_t i = 0, b = 0; i < v.size(); b += v[i++]) {
+    for (std::size_t i = 0, b = 0; b < bytes; b += kChunk, ++i) {
       SPMV_CUDA_CHECK(cudaEventSynchronize(events[i]));
-      host_copy(static_cast<char*>(dst) + b, p + b, v[i]);
+      host_copy(static_cast<char*>(dst) + b, p + b, std::min(kChunk, bytes - b));
     }
   }
   void* x = nullptr;

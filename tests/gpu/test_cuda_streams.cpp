@@ -132,7 +132,7 @@ TEST(CudaStreams, HostVectorsThroughStaging) {
 }
 
 // Host vectors in pinned memory (PinnedHost) go straight over the bus: the same results, with
-// beta reading y and a y of several of the staging pieces.
+// beta reading y and a y of several staging chunks.
 TEST(CudaStreams, PinnedHostVectors) {
   REQUIRE_GPU();
   const Csr a = gen::random_rows(1500000, 4, gen::Spread::Uniform, 6);
