@@ -18,6 +18,8 @@ Needs matplotlib (Debian: python3-matplotlib); nothing else beyond the standard 
 """
 import argparse
 import math
+
+import matplotlib.ticker
 import os
 import statistics
 import sys
@@ -292,6 +294,9 @@ def loop_section(rows, matrices, out, written):
     ax.set_yscale("log")
     ax.set_xlabel("nonzeros")
     ax.set_ylabel("time per product / reference")
+    for axis in (ax.yaxis,):  # plain numbers on the log axis (0.8, 1, 2, 3), not powers of ten
+        axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        axis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax.set_title(f"GPU: what a loop of multiply() pays (auto, {len(ms)} matrices)")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
