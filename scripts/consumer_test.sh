@@ -2,7 +2,7 @@
 # The library used as another project would use it: the build installed to a temporary prefix,
 # examples/ built against it with find_package(spmv), and again with the source tree as a
 # subproject (add_subdirectory); the examples run on shared matrices and their results are checked
-# (spmm against the reference, cg to its tolerance against the known answer).
+# (spmm against the reference, cg and bicgstab to their tolerance against the known answer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -18,6 +18,7 @@ run "$tmp/installed/multiply" "$m/bcsstk16.mtx.gz"
 run "$tmp/installed/own_arrays" 200000
 run "$tmp/installed/spmm" "$m/Reuters911.mtx.gz" 8
 run "$tmp/installed/cg" "$m/bcsstk16.mtx.gz" omp
+run "$tmp/installed/bicgstab" "$m/pde2961.mtx.gz" omp
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
 echo "pkg-config: spmv $(pkg-config --modversion spmv): $(pkg-config --cflags --libs spmv)"
 [ "$(pkg-config --modversion spmv)" = "$("$tmp/prefix/bin/spmv" --version | awk '{print $2}')" ] ||
