@@ -582,7 +582,7 @@ TEST(Bench, GeneratedFilesAreLabelledSynthetic) {
 }
 
 // A file's vectors, reference and plans' copies at the sweep's largest k count in its read's
-// memory budget, as run counts them (issue 19): 2^31 - 1 rows and one entry at k = 1024 would need
+// memory budget, as run counts them: 2^31 - 1 rows and one entry at k = 1024 would need
 // 80 TiB beside its 16 GiB of row pointers, refused at the size line whatever the machine. A small
 // file loads.
 TEST(Bench, LoadCountsTheSweepsVectorsInTheBudget) {

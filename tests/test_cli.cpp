@@ -103,7 +103,7 @@ TEST_F(Cli, WrongLengthXIsAnError) {
   EXPECT_EQ(r.err, tmp("x.mtx") + ": vector has 3 values, the matrix needs 5\n");
 }
 
-// Sizes from the input checked before allocating (issue 19): a coordinate vector whose size line
+// Sizes from the input checked before allocating: a coordinate vector whose size line
 // claims 2^31-1 x 2^31-1, and --k 2^31-1, were uncaught std::length_error aborts (exit 134). Now the
 // size line is checked against the memory budget (given here, so that the test does not depend on
 // the machine) before anything is allocated.
@@ -183,7 +183,7 @@ TEST_F(Cli, HostileInputsAreRefusedInBoundedMemory) {
 // A matrix with infinities passes its check on every CPU backend (it once failed: the reference's
 // compensation made +-inf rows NaN), and a row overflowing in double is passed with a note.
 // What `run` holds beside the matrix counts in its memory budget: y, the plan's y, the reference's
-// three arrays and the plan's per-row arrays (issue 19: a matrix of 2^31 rows and one entry passed
+// three arrays and the plan's per-row arrays (a matrix of 2^31 rows and one entry passed
 // a 62.9 GiB budget counting x and y alone and took more than 33 GB). 2^22 rows and one entry:
 // refused under a budget that x and y alone (64 MiB) would pass; run, its peak stays within what
 // the budget was told (68 bytes a row, 24 a column) and the process's own few MiB.

@@ -1,4 +1,4 @@
-// The command line as a new user meets it (issue 21): help without a command, defaults in the help,
+// The command line as a new user meets it: help without a command, defaults in the help,
 // exit status 2 for bad usage with a plain message, -q/-v, --json, -o/--output on every command that
 // writes, the check's own measure and a seeded random x in `run`, the matrix cache's place.
 #include <spmv/io.hpp>

@@ -1,4 +1,4 @@
-// The reader on hostile input (issue 19's cases as regression tests): every one is an error with
+// The reader on hostile input (regression tests): every one is an error with
 // the file, the line and a bounded message, in bounded memory (the address space is limited while
 // reading, so a large allocation would come back as "out of memory" instead of the message), and
 // blocks of a large file parse as one: the same entries and exact error lines whatever the threads.

@@ -1,6 +1,6 @@
 // One read of a Matrix Market file into CSR in a process of its own, for its peak memory: the
 // seconds, the process's peak RSS (getrusage, so the one read's), the CSR's bytes and the peak
-// against the issue 19 bound (1.2x the CSR + 64 MiB a thread), with the read straight into CSR
+// against the reader's bound (1.2x the CSR + 64 MiB a thread), with the read straight into CSR
 // (src/io/mm_direct) forced, refused or left to the reader. --generate writes a test file first, its
 // entries in row or column order (SuiteSparse's files are in column order). A developer's tool (it
 // sees the library's internals); run it under /usr/bin/time -v for the kernel's view as well.

@@ -2,7 +2,7 @@
 // CSR5 on CUDA, the parts its files share: the device view of the format (DevCsr5), the per-tile
 // helpers of both product modes, the device arrays (DeviceCsr5, built by csr5_convert.cu) and the
 // entries to the single-pass kernel (csr5_single.cu) and to the SpMM plan (csr5_spmm.cu).
-// Precision (issue 18): the view and the helpers are templates on the matrix's value type MV and
+// Precision: the view and the helpers are templates on the matrix's value type MV and
 // the vectors' and sums' type VV, as the other CUDA kernels (cuda_plan.cuh); the device arrays hold
 // float values for single and mixed plans.
 #include <spmv/formats/csr5.hpp>

@@ -88,8 +88,8 @@ struct PaddedRow {
   index_t n;
 };
 
-// Entries a lane has in flight: 4 over 2 gave 1811 -> 1892 GFLOPS on a 27-point stencil at K = 4
-// (ELL), +4-22% on ML_Laplace, nlpkkt80, thermal2 alikes (bench/results/README.md).
+// Entries a lane has in flight: 4 hide more of the loads' latency than 2 on every matrix measured
+// (bench/results/README.md).
 constexpr int kUnroll = 4;
 
 // C elements of X's row ci from column c: row-major (C divides k, so the part is aligned to C

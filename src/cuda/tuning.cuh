@@ -59,9 +59,8 @@ inline int csr_spmm_long_row(int groups, index_t rows, double mean_row) {
 // rows up to csr_spmm_short_rows entries into short pieces, one smaller block each (csr_spmm.cu).
 inline constexpr int csr_spmm_piece = 2048;
 // CSR SpMM, row-major kernel: entries a lane loads at once, 4 where a group of lanes has at least
-// this many of a row on average (mean row / entry groups), else 2. H200, 4 against the 2-entry
-// kernel: cant alike K = 64 3052 -> 3422 GFLOPS, 27-point stencil K = 64 2988 -> 3239; on rows of
-// 3-7 entries per group 4 lost up to 12% (roadNet-PA, thermal2 alikes).
+// this many of a row on average (mean row / entry groups), else 2: 4 gains on long rows and loses on
+// rows of a few entries a group (bench/results/README.md).
 inline constexpr double csr_spmm_unroll4_entries = 8;
 inline constexpr int csr_spmm_short_rows = 2048, csr_spmm_short_piece = 512;
 // ... a short piece's block: this many groups of lanes along its entries (at least 128 threads);
@@ -73,7 +72,7 @@ inline constexpr int csr_spmm_short_groups = 8;
 inline constexpr double csr_spmm_sort_spread = 1.0;
 inline bool csr_spmm_sorts_rows(double spread) { return spread > csr_spmm_sort_spread; }
 // ... sorted within windows of this many rows: one order over the whole matrix scattered the writes
-// of column-major Y and the reads of X (bench/results/README.md, issue 17 on the H100).
+// of column-major Y and the reads of X (bench/results/README.md).
 inline constexpr int csr_spmm_sort_window = 4096;
 
 // Whether the CUDA "csr" kernel should run CSR-adaptive rather than CSR-vector: a row much longer

@@ -204,7 +204,7 @@ TEST(Csr5Gpu, EverySharedMatrix) {
   EXPECT_GE(checked, 70);
 }
 
-// Single and mixed precision (issue 18): the cases above, each plan checked against the reference
+// Single and mixed precision: the cases above, each plan checked against the reference
 // within its precision's bound (x rounded to float first for single, as the plan rounds it).
 namespace {
 

@@ -1,4 +1,4 @@
-// CUDA single and mixed precision (issue 18): what the conformance tests (every kernel in every
+// CUDA single and mixed precision: what the conformance tests (every kernel in every
 // precision its KernelSpec lists, with its own choices) do not reach: the CSR SpMM shapes and the
 // padded formats' column-major modes forced one by one (float X and Y through the device
 // transposes; float4 / float2 loads), the planner's candidates sharing one float upload (CSR5's

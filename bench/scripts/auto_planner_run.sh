@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The planner's measurement on the GPU machine (bench/results/README.md quotes the calls):
-#   bench/auto_planner_run.sh tests|focus|irregular|suite|model BIN OUT
+#   bench/scripts/auto_planner_run.sh tests|focus|irregular|suite|model BIN OUT
 # BIN holds spmv and spmv_gpu_tests (portable builds), OUT receives the logs and CSVs. Every run
 # of `spmv bench` times every kernel (auto included) and every baseline: Eigen, and cuSPARSE CSR
 # ALG1/ALG2, COO ALG1/ALG2 and sliced ELL.
@@ -13,7 +13,7 @@ gen_irregular() {
   # empty-and-heavy rows, and two regular ones for contrast.
   g=.cache/irregular
   mkdir -p $g
-  python3 bench/make_irregular.py $g
+  python3 bench/scripts/make_irregular.py $g
   gen() { "$bin/spmv" generate --seed 1 -o "$g/$1.spmvbin" "${@:2}" >/dev/null; }
   gen powerlaw_2M --kind powerlaw --rows 2000000 --nnz-per-row 8
   gen wide_100k_x_2M --kind random --rows 100000 --cols 2000000 --nnz-per-row 60
@@ -57,7 +57,7 @@ case $what in
     tail -40 "$out/irregular_summary.txt" ;;
   model)
     # auto alone with --no-trial (the model's first choice) over both sets: how close the model
-    # gets without the trial, against the oracle of the full runs (bench/auto_summary.py --model).
+    # gets without the trial, against the oracle of the full runs (bench/scripts/auto_summary.py --model).
     gen_irregular
     model=(--kernels auto --no-trial --no-baselines "${sweep[@]}" --time-budget "${BUDGET:-150}")
     "$bin/spmv" bench --suite full "${model[@]}" --out "$out/model_suite.csv" > /dev/null 2> "$out/model_log.txt"

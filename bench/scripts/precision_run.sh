@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 18 on the GPU machine (one 600 s device call): GPU tests, then double / single / mixed on three
+# Single and mixed precision on the GPU machine (one 600 s device call): GPU tests, then double / single / mixed on three
 # generated matrices and three structure-alikes (3-127M nonzeros: five larger than the H200's 50 MB L2,
 # one, Cube_Coup_dt0, larger than the host's 300 MiB L3), GPU against every cuSPARSE SpMV algorithm and
-# CPU (16 threads) against Eigen, each in the same precision; summary by bench/precision_summary.py.
-#   bash bench/precision_run.sh COMMIT   (portable binaries in .gpu/bin or $BIN, libisal.so.2 in .gpu/lib,
+# CPU (16 threads) against Eigen, each in the same precision; summary by bench/scripts/precision_summary.py.
+#   bash bench/scripts/precision_run.sh COMMIT   (portable binaries in .gpu/bin or $BIN, libisal.so.2 in .gpu/lib,
 #   the shared matrices in .gpu/matrices; results under $OUT named by the card and COMMIT)
 set -u
 C=$1; G=$PWD/.gpu; B=${BIN:-$G/bin}; export LD_LIBRARY_PATH=$G/lib SPMV_SHARED_MATRICES=$G/matrices
@@ -27,4 +27,4 @@ echo "cuda bench rc=$? $(( $(date +%s) - s )) s"; tail -3 $OUT/precision_cuda.lo
 s=$(date +%s)
 OMP_PROC_BIND=close OMP_PLACES=cores timeout 200 $B/spmv bench $M --backends omp --kernels auto,eigen --threads 16 $P --out $OUT/precision_omp_xeon16_$C.csv > $OUT/precision_omp.log 2>&1
 echo "omp bench rc=$? $(( $(date +%s) - s )) s"; tail -3 $OUT/precision_omp.log
-python3 bench/precision_summary.py $OUT/precision_*_$C.csv
+python3 bench/scripts/precision_summary.py $OUT/precision_*_$C.csv

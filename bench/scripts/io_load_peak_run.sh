@@ -1,11 +1,11 @@
 #!/bin/bash
-# Issue 19's memory bound for reads into CSR: one read a process (io_load_peak: seconds, peak RSS,
+# The reader's memory bound for reads into CSR: one read a process (io_load_peak: seconds, peak RSS,
 # the bound 1.2x the CSR + 64 MiB a thread), through the COO (never) against straight into CSR
 # (always: one pass or two; once: row groups) and the reader's own choice (auto), mapped and through
 # a pipe, on three generated 50M-entry files: general in column order (SuiteSparse's), symmetric in
 # column order (the entries below the diagonal), general in row order; one thread and all of them.
 # Writes OUT/load_peak.txt.
-#   bash bench/io_load_peak_run.sh [path/to/io_load_peak] [OUT]
+#   bash bench/scripts/io_load_peak_run.sh [path/to/io_load_peak] [OUT]
 # (The H200 runs in bench/results/io_load_peak_h200_*.txt used a copy of this with stripped
 # portable binaries: .gpu/io/exp*.sh.)
 set -u

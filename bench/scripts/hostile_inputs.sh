@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 19's hostile inputs, made afresh in DIR and run through the CLI as a user would: each case's
+# Hostile inputs for the reader, made afresh in DIR and run through the CLI as a user would: each case's
 # exit status, wall seconds and peak memory (/usr/bin/time) and the first line of what it printed on
 # stderr. Every case not marked valid must end with a message (exit 1), in well under a second,
 # in a few MB; the FIFO cases (valid: a small matrix through a pipe) must not hang (a timeout
 # says 124).
-#   bash bench/hostile_inputs.sh [SPMV] [DIR]     (defaults: build/spmv, /tmp/spmv_hostile)
+#   bash bench/scripts/hostile_inputs.sh [SPMV] [DIR]     (defaults: build/spmv, /tmp/spmv_hostile)
 # Needs about 300 MB of disk (the 3 GB files are sparse; the bomb is 1 MB of gzip).
 set -u
 export LC_ALL=C

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 17's follow-up on the GPU machine, in three parts, each within one 600 s device call:
+# SpMM on the GPU machine, in three parts, each within one 600 s device call:
 #   PART=webbase (default): GPU tests; the webbase-1M alike against cuSPARSE ALG1/ALG2 with
 #     `spmv run`, then its SpMM sweep; gpu_bench's quick run (SpMM in both layouts with auto).
 #   PART=sweeps: the three generated matrices (about 200 s on the H200) and the Cube_Coup_dt0 alike
 #     (--time-budget 150: about 230 s).
 #   PART=suite: the default suite's 12 other matrices of >= 1M nonzeros as structure-alikes
 #     (--time-budget 330).
-#   PART=... bash bench/spmm_followup.sh COMMIT   (portable binaries in .gpu/bin or $BIN, libisal.so.2 in
+#   PART=... bash bench/scripts/spmm_followup.sh COMMIT   (portable binaries in .gpu/bin or $BIN, libisal.so.2 in
 #   .gpu/lib, the shared matrices in .gpu/matrices; results under $OUT named by the card and COMMIT)
 set -u
 C=$1; G=$PWD/.gpu; B=${BIN:-$G/bin}; export LD_LIBRARY_PATH=$G/lib SPMV_SHARED_MATRICES=$G/matrices
@@ -17,7 +17,7 @@ K="--backends cuda --kernels auto,csr,ell,hll,cusparse,cusparse-spmm-alg1,cuspar
 sweep() {  # NAME DIR LIMIT_S [bench options]
   local s=$(date +%s) f=$OUT/spmm_$1_${card}_$C.csv
   timeout "$3" $B/spmv bench "$2" $K "${@:4}" --out $f > $OUT/sweep_$1.log 2>&1; echo "$1 rc=$? $(( $(date +%s) - s )) s"
-  python3 bench/spmm_summary.py $f 2>&1 | grep -v "^not ok" | tail -14
+  python3 bench/scripts/spmm_summary.py $f 2>&1 | grep -v "^not ok" | tail -14
 }
 if [ "${PART:-webbase}" = webbase ]; then
   $B/spmv generate --like webbase-1M --seed 1 -o $M/w/webbase-1M.spmvbin > /dev/null &

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 18's figures from `spmv bench --precisions double,single,mixed` CSVs (k = 1): per matrix and
+"""Figures of the three precisions from `spmv bench --precisions double,single,mixed` CSVs (k = 1): per matrix and
 backend, auto's GFLOPS in each precision, single/double and mixed/double (the target: single >= 1.4x
 double on matrices larger than the last-level cache / L2), and auto against the best baseline of the
 same precision (every cuSPARSE SpMV algorithm; Eigen on the CPU). Geometric means per backend.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 17 diagnosis, for a session with device time: per-kernel times (ncu) of CSR SpMM on the
+# SpMM on the webbase-1M alike under the profiler: per-kernel times (ncu) of CSR SpMM on the
 # webbase-1M alike (K = 64 row-major, K = 4 both layouts) beside cuSPARSE SpMM ALG1/2/3 and theirs.
-#   bash bench/spmm_webbase_diag.sh   (B: a folder with a portable spmv; OUT: where ncu logs go)
+#   bash bench/scripts/spmm_webbase_diag.sh   (B: a folder with a portable spmv; OUT: where ncu logs go)
 set -u
 B=${B:-.gpu/bin}; M=/tmp/m; mkdir -p $M "${OUT:=/tmp}"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
