@@ -3,6 +3,7 @@ CSV's rows, which of them count, names as the report shows them, Markdown tables
 helpers every figure goes through (at most about ten series a plot, distinct colours and markers,
 integer ticks, synthetic matrices marked)."""
 import csv
+import gzip
 import math
 import os
 import statistics
@@ -36,13 +37,14 @@ REQUIRED = ("matrix", "backend", "kernel", "status", "check", "gflops", "k")
 def load(path):
     try:
         return load_rows(path)
-    except (csv.Error, UnicodeDecodeError) as e:  # NUL bytes, a binary file
+    except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:  # NUL bytes, a binary file, a broken .gz
         raise ReportError(f"{path}: not a CSV: {e}") from None
 
 
 def load_rows(path):
     rows = []
-    with open(path, newline="") as f:
+    opener = (lambda: gzip.open(path, "rt", newline="")) if path.endswith(".gz") else (lambda: open(path, newline=""))
+    with opener() as f:
         reader = csv.DictReader(f)
         missing = [k for k in REQUIRED if k not in (reader.fieldnames or [])]
         if missing:
