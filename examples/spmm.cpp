@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   if (argc < 2) return std::fprintf(stderr, "usage: spmm MATRIX.mtx[.gz] [K=8]\n"), 2;
   const spmv::Csr a = spmv::io::load_csr(argv[1]);
   const int k = argc > 2 ? std::atoi(argv[2]) : 8;
@@ -22,4 +22,7 @@ int main(int argc, char** argv) {
   std::printf("k = %d: %s (%s)\n", k, check.passed ? "matches the reference" : check.message.c_str(),
               plan->describe().c_str());
   return check.passed ? 0 : 1;
+} catch (const std::exception& e) {  // a missing or bad file: its message, exit 1
+  std::fprintf(stderr, "%s\n", e.what());
+  return 1;
 }

@@ -12,9 +12,6 @@ bash scripts/setup.sh
 bash scripts/build.sh
 BUILD_DIR=${BUILD_DIR:-build}
 mkdir -p results
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no CUDA device: CPU only"
-fi
 # Pinned threads do not wander between cores mid-sample: steadier timings. Each setting the caller
 # gave stands (OMP_PROC_BIND=false leaves the threads unpinned).
 export OMP_PROC_BIND="${OMP_PROC_BIND-close}" OMP_PLACES="${OMP_PLACES-cores}"

@@ -24,6 +24,9 @@ echo "pkg-config: spmv $(pkg-config --modversion spmv): $(pkg-config --cflags --
 [ "$(pkg-config --modversion spmv)" = "$("$tmp/prefix/bin/spmv" --version | awk '{print $2}')" ] ||
   { echo "pkg-config's version differs from spmv --version"; exit 1; }
 [ -f "$(pkg-config --variable=includedir spmv)/spmv/spmv.hpp" ] || { echo "pkg-config's includedir lacks the headers"; exit 1; }
+# A program built with nothing but pkg-config's flags links and runs.
+run ${CXX:-g++} -O1 examples/multiply.cpp -o "$tmp/multiply_pc" $(pkg-config --cflags --libs spmv)
+run "$tmp/multiply_pc" "$m/bcsstk16.mtx.gz"
 
 # The Python package, where the build made it: imported from the prefix, one product against scipy.
 for init in "$tmp"/prefix/lib/python3*/site-packages/spmv/__init__.py; do

@@ -9,5 +9,9 @@ bash scripts/build.sh
 label=(-L cpu)
 [ $# -gt 0 ] && label=("$@")
 ctest --test-dir "${BUILD_DIR:-build}" "${label[@]}" --output-on-failure -j "$(nproc)"
-# With the CPU tests: the library installed and used from other projects (examples/).
-if [ "${label[*]}" = "-L cpu" ]; then bash scripts/consumer_test.sh; fi
+# With the CPU tests: the library installed and used from other projects (examples/), and the API
+# documentation built from the public headers, where a Doxygen warning fails it.
+if [ "${label[*]}" = "-L cpu" ]; then
+  bash scripts/consumer_test.sh
+  cmake --build "${BUILD_DIR:-build}" --target docs
+fi

@@ -34,9 +34,13 @@ class Cli : public ::testing::Test {
   // Runs `spmv ARGS`, capturing stdout, stderr and the exit status.
   // With `pipe_from`, that file is piped into the command's stdin through cat.
   Result run(const std::string& args, const std::string& pipe_from = "") const {
+    return run_program(SPMV_CLI, args, pipe_from);
+  }
+  // The same for another program (an example).
+  Result run_program(const std::string& program, const std::string& args, const std::string& pipe_from = "") const {
     const std::string out = tmp("stdout.txt"), err = tmp("stderr.txt");
     const std::string pipe = pipe_from.empty() ? "" : fmt::format("cat '{}' | ", pipe_from);
-    const int rc = std::system(fmt::format("{}'{}' {} > '{}' 2> '{}'", pipe, SPMV_CLI, args, out, err).c_str());
+    const int rc = std::system(fmt::format("{}'{}' {} > '{}' 2> '{}'", pipe, program, args, out, err).c_str());
     Result r;
     r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     r.out = slurp(out);

@@ -125,6 +125,38 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
   }
 }
 
+// A mistyped command or option: exit 2, naming the nearest one; an unknown generator kind lists the
+// kinds.
+TEST_F(Cli, MistypedNamesSuggestTheNearest) {
+  struct Case {
+    std::string args, says;
+  };
+  const std::vector<Case> cases = {
+      {"rnu " + kSmall, "spmv: no command 'rnu' (did you mean 'run'?)"},
+      {"run " + kSmall + " --thread 2", "spmv run: no option '--thread' (did you mean '--threads'?)"},
+      {"bench --kernal auto", "spmv bench: no option '--kernal' (did you mean '--kernel'?)"},
+      {"run " + kSmall + " --frobnicate", "spmv run: no option '--frobnicate'\n"},
+      {"generate --kind stencil --rows 10 --nnz-per-row 2 -o " + tmp("g.mtx"),
+       "--kind: stencil not in {stencil3d,mesh2d,powerlaw,road,kkt,circuit,random,fem}"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find("Run with --help"), std::string::npos) << r.err;
+  }
+}
+
+// The examples given a file that is not there: its message and exit 1, never an abort.
+TEST_F(Cli, ExamplesSayWhatIsWrongWithTheirInput) {
+  for (const char* example : {"multiply", "spmm", "cg", "bicgstab"}) {
+    const Result r = run_program(std::string(SPMV_EXAMPLES_DIR) + "/" + example, tmp("missing.mtx"));
+    EXPECT_EQ(r.status, 1) << example << "\n" << r.err;
+    EXPECT_NE(r.err.find("missing.mtx: cannot open"), std::string::npos) << example << "\n" << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << example << "\n" << r.err;
+  }
+}
+
 // A bench path that is not there: exit 1 at once, naming it (it was a skipped row and exit 0).
 TEST_F(Cli, BenchOfAMissingFileSaysSo) {
   const Result r = run("bench " + kSmall + " " + tmp("missing.mtx") + " --backend serial --quick");
@@ -150,6 +182,8 @@ TEST_F(Cli, CudaWithoutGpuSaysSoCleanly) {
     EXPECT_EQ(r.status, 1) << args << "\n" << r.err;
     EXPECT_NE(r.err.find("--backend cuda: no usable GPU ("), std::string::npos) << args << "\n" << r.err;
     EXPECT_EQ(r.err.find(".cu"), std::string::npos) << r.err;
+    // Not the runtime's "driver version is insufficient", which it also says where there is no driver.
+    EXPECT_EQ(r.err.find("insufficient"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }

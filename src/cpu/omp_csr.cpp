@@ -192,7 +192,7 @@ class OmpCsr final : public CpuPlan {
     detail = fmt::format("variant={}{} inner={}", win->name,
                          win->mode == Mode::Dynamic ? fmt::format(" chunk_rows={}", chunk_rows_) : "",
                          win->simd ? "simd" : "scalar");
-    if (transpose_possible()) detail += " " + via_detail();
+    if (transpose_possible()) detail += fmt::format(" {}", via_detail());
     if (cands.size() > 1) {
       std::string trial;
       for (const auto& c : cands)

@@ -51,7 +51,7 @@ class OmpHll final : public CpuPlan {
       std::string trial;
       choose_via(v.via, [this](bool t) { via_transpose_ = t; }, [this] { product(); }, trial);
       release_unused_transpose_scratch();
-      detail += " " + via_detail() + trial;
+      detail += fmt::format(" {}{}", via_detail(), trial);
     }
     setup_seconds = seconds_since(t1);
     note_fewer_threads(detail, busy_parts(bounds_), threads,

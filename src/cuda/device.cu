@@ -158,6 +158,14 @@ std::string cuda_unavailable_reason() {
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     cudaGetLastError();
+    // The runtime says "driver version is insufficient" also where there is no driver at all.
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    if (driver == 0) return "no NVIDIA driver on this machine";
+    if (e == cudaErrorInsufficientDriver)
+      return "the NVIDIA driver supports CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+             ", older than this build's " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
     return cudaGetErrorString(e);
   }
   return n > 0 ? "" : "no CUDA device found";

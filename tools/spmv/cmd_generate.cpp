@@ -41,7 +41,7 @@ int generate_cmd(const GenArgs& g) {
     spec.nnz = g.nnz;
     spec.std = g.std;
     spec.seed = g.seed;
-    if (spec.mean <= 0 && spec.nnz <= 0) throw Error("--kind needs --nnz-per-row or --nnz");
+    if (spec.mean <= 0 && spec.nnz <= 0) throw UsageError("--kind needs --nnz-per-row or --nnz");
     const index_t cols = spec.cols > 0 ? spec.cols : spec.rows;
     if (spec.mean > cols)
       throw UsageError(fmt::format("--nnz-per-row {}: a row holds at most the {} columns", spec.mean, cols));
@@ -72,8 +72,9 @@ void add_generate(CLI::App& app, Action& action) {
       "generate", "Write a synthetic structure-alike matrix (deterministic for a given seed)");
   auto g = std::make_shared<GenArgs>();
   auto* like = cmd->add_option("--like", g->like, "Imitate this seed-suite matrix (rows, nnz, mean, std, kind)");
-  auto* kind = cmd->add_option("--kind", g->kind,
-                               "stencil3d, mesh2d, powerlaw, road, kkt, circuit, random or fem");
+  std::vector<std::string> kinds;
+  for (const gen::Kind k : gen::all_kinds()) kinds.emplace_back(gen::to_string(k));
+  auto* kind = cmd->add_option("--kind", g->kind, "The structure to generate")->check(CLI::IsMember(kinds));
   like->excludes(kind);
   cmd->add_option("--rows", g->rows, "Rows (with --kind)")->check(positive_int())->needs(kind);
   cmd->add_option("--cols", g->cols, "Columns (default: square)")->check(positive_int())->needs(kind);

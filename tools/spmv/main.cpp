@@ -3,6 +3,7 @@
 #include <spmv/types.hpp>
 #include <spmv/version.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,8 @@
 #include <iostream>
 #include <omp.h>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 
@@ -25,6 +28,60 @@ std::string printable(const std::string& text, bool keep_lines = false) {
     else out += ch;
   }
   return out;
+}
+
+// Edits (insertions, deletions, substitutions) between a and b.
+std::size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'X'?)" for the name within two edits of `word` (the nearest), else "".
+std::string suggestion(const std::string& word, const std::vector<std::string>& names) {
+  std::string best;
+  std::size_t d = 3;
+  for (const auto& n : names)
+    if (const std::size_t e = distance(word, n); e < d) d = e, best = n;
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+// A mistyped command or option: the one-line message with the nearest known name, or "" where
+// none was mistyped (other extra arguments keep CLI11's message).
+std::string mistyped(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* c : app.get_subcommands([](CLI::App*) { return true; })) commands.push_back(c->get_name());
+  CLI::App* sub = nullptr;
+  for (int i = 1; i < argc && !sub; ++i) {
+    const std::string arg = argv[i];
+    if (arg.starts_with("-")) continue;
+    if (std::find(commands.begin(), commands.end(), arg) == commands.end())
+      return fmt::format("spmv: no command '{}'{}", printable(arg), suggestion(arg, commands));
+    sub = app.get_subcommand(arg);
+  }
+  std::vector<std::string> known;
+  for (CLI::App* a : {&app, sub})
+    if (a)
+      for (const CLI::Option* o : a->get_options())
+        for (const auto& n : o->get_lnames()) known.push_back("--" + n);
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (!arg.starts_with("--") || arg == "--") continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      return fmt::format("spmv{}: no option '{}'{}", sub ? " " + sub->get_name() : "", printable(name),
+                         suggestion(name, known));
+  }
+  return "";
 }
 
 }  // namespace
@@ -81,6 +138,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+      if (const std::string m = mistyped(app, argc, argv); !m.empty()) {
+        std::fprintf(stderr, "%s\nRun with --help for more information.\n", m.c_str());
+        return 2;
+      }
     std::ostringstream err;
     app.exit(e, std::cout, err);
     std::fputs(printable(err.str(), true).c_str(), stderr);
