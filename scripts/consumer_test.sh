@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 m=${SPMV_SHARED_MATRICES:-../shared/matrices}
+[ -f "$m/MANIFEST.tsv" ] || m=tests/data/suitesparse  # a clone alone: the subset the tests use
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run() { echo "+ $*"; "$@"; }
@@ -16,7 +17,7 @@ cmake -S examples -B "$tmp/installed" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/nu
 cmake --build "$tmp/installed" -j "$(nproc)" >/dev/null
 run "$tmp/installed/multiply" "$m/bcsstk16.mtx.gz"
 run "$tmp/installed/own_arrays" 200000
-run "$tmp/installed/spmm" "$m/Reuters911.mtx.gz" 8
+run "$tmp/installed/spmm" "$m/cage9.mtx.gz" 8
 run "$tmp/installed/cg" "$m/bcsstk16.mtx.gz" omp
 run "$tmp/installed/bicgstab" "$m/pde2961.mtx.gz" omp
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"

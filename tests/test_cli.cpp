@@ -116,7 +116,7 @@ TEST_F(Cli, HugeSizesFromTheInputAreRefusedNotAborted) {
                                            "(row pointers 16.0 GiB, entries 0 B); the memory budget is 1.0 GiB\n");
   }
   // olm1000 (1000 x 1000): 32 TiB, over any machine's budget, refused at its size line (line 14).
-  const Result r = run(fmt::format("run {}/olm1000.mtx.gz --k 2147483647", SPMV_SHARED_MATRICES));
+  const Result r = run(fmt::format("run {}/olm1000.mtx.gz --k 2147483647", test::shared_matrices_dir()));
   EXPECT_EQ(r.status, 1) << r.err;
   // (1000 rows and 1000 columns at 40 + 24 bytes a right-hand side: 64000 x 2^31 bytes.)
   EXPECT_NE(r.err.find("olm1000.mtx.gz:14: a 1000 x 1000 matrix with 3996 entries needs 128000.0 GiB (row pointers 7.8 KiB, "

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <cstring>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -58,10 +59,17 @@ void expect_same_csr(const BasicCsr<V>& got, const BasicCsr<V>& want) {
 
 // The shared SuiteSparse folder: $SPMV_SHARED_MATRICES if set (the GPU machine carries a copy),
 // else the path CMake compiled in (../shared/matrices beside the checkout).
+// The SuiteSparse matrices the tests read: $SPMV_SHARED_MATRICES, else the full set beside the
+// repository (../shared/matrices), else the small subset in tests/data/suitesparse.
 inline std::string shared_matrices_dir() {
   if (const char* e = std::getenv("SPMV_SHARED_MATRICES"); e && *e) return e;
-  return SPMV_SHARED_MATRICES;
+  if (std::filesystem::exists(std::string(SPMV_SHARED_MATRICES) + "/MANIFEST.tsv")) return SPMV_SHARED_MATRICES;
+  return std::string(SPMV_TEST_DATA) + "/suitesparse";
 }
+// Whether the tests read the full set (77 matrices) rather than tests/data's subset (14).
+inline bool full_shared_set() { return shared_matrices_dir() != std::string(SPMV_TEST_DATA) + "/suitesparse"; }
+// A count a test expects: on the full set, or on the subset.
+inline std::size_t shared_count(std::size_t full, std::size_t subset) { return full_shared_set() ? full : subset; }
 
 // Every row strictly increasing and in range: a valid CSR that coo_to_csr would produce.
 inline void expect_valid_csr(const Csr& a) {
@@ -178,6 +186,12 @@ inline std::vector<std::pair<std::string, Csr>> edge_cases() {
 inline std::vector<std::pair<std::string, std::string>> shared_matrix_files() {
   std::vector<std::pair<std::string, std::string>> out;
   const std::string dir = shared_matrices_dir();
+  static const bool said = [&] {  // which set the run read, once
+    std::printf("[ info ] SuiteSparse matrices from %s (%s)\n", dir.c_str(),
+                full_shared_set() ? "the full set" : "the subset in tests/data; ../shared/matrices is not there");
+    return true;
+  }();
+  (void)said;
   std::ifstream in(dir + "/MANIFEST.tsv");
   std::string line;
   std::getline(in, line);  // header
