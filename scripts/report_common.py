@@ -26,6 +26,10 @@ NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline"
        "gpu_copy_runs", "loop_host_s", "loop_pinned_s", "loop_device_s", "loop_copies_s", "gpu_h2d_gbs",
        "gpu_d2h_gbs"}
 
+# The precisions a CSV may hold, in the order tables show them.
+PRECISIONS = ("double", "single", "mixed")
+
+
 class ReportError(Exception):
     """A CSV the report cannot read: the message names the file (and line)."""
 

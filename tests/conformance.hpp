@@ -22,6 +22,19 @@
 #error "define exactly one of SPMV_TEST_BACKEND_CPU and SPMV_TEST_BACKEND_CUDA"
 #endif
 
+// The test suite's name and the check every test starts with: on CUDA a device must be there (a GPU
+// test that cannot run has not passed).
+#if defined(SPMV_TEST_BACKEND_CUDA)
+#define CONFORMANCE CudaConformance
+#define REQUIRE_BACKEND()                                                          \
+  ASSERT_GT(device::cuda_device_count(), 0)                                       \
+      << "no usable CUDA device: the gpu tests must run on a machine with a GPU"; \
+  ASSERT_FALSE(spmv::test::tested_kernels().empty()) << "the CUDA backend registered no kernels"
+#else
+#define CONFORMANCE CpuConformance
+#define REQUIRE_BACKEND() ASSERT_FALSE(spmv::test::tested_kernels().empty()) << "no CPU kernels registered"
+#endif
+
 namespace spmv::test {
 
 #if defined(SPMV_TEST_BACKEND_CUDA)
@@ -29,6 +42,13 @@ inline const std::vector<Backend> tested_backends = {Backend::Cuda};
 #else
 inline const std::vector<Backend> tested_backends = {Backend::Serial, Backend::Omp};
 #endif
+
+// The edge case of that name (test::edge_cases()).
+inline const Csr& edge_case(const std::vector<std::pair<std::string, Csr>>& cases, const std::string& name) {
+  const auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.first == name; });
+  if (it == cases.end()) throw std::runtime_error("no edge case " + name);
+  return it->second;
+}
 
 // Every registered kernel of the backends under test.
 inline std::vector<const KernelSpec*> tested_kernels() {

@@ -1,0 +1,246 @@
+"""Sections of the report (report.py) beside its main tables: precisions, SpMM, what a loop of
+multiply() pays on the GPU, the timing statistics and the noisy configurations."""
+import math
+import statistics
+from collections import defaultdict
+
+import matplotlib.ticker
+
+from report_common import (plt, usable, is_noisy, label, is_gpu, is_auto, fmt, md_table, save, shown, best_by,
+                           grouped_bars, setting, COLORS, PRECISIONS)
+
+
+def precision_section(rows, matrices, out, written):
+    """Per matrix and backend, our best SpMV GFLOPS (any kernel of ours, auto included; baselines
+    left out) in each precision, and single/double, mixed/double; a summary of the ratios per
+    backend and a plot of them. "" when the rows have one precision."""
+    present = [p for p in PRECISIONS if any(r["precision"] == p for r in rows)]
+    if len(present) < 2:
+        return ""
+    best = best_by([r for r in rows if not r["baseline"]], lambda r: (r["matrix"], r["backend"], r["precision"]))
+    backends = [b for b in ("serial", "omp", "cuda") if any(k[1] == b for k in best)]
+    others = [p for p in present if p != "double"]
+    md = ["\n## Precisions: best GFLOPS per backend\n",
+          "Our fastest checked kernel and setting (auto included, baselines left out) in each precision; "
+          "ratios: GFLOPS over double's (the issue's target: single >= 1.4x double on matrices larger than "
+          "the last-level cache / L2; 'double MB': the bytes the best double row's product moves at least, "
+          "to judge that).\n"]
+    lines, ratios = [], defaultdict(list)
+    for m in matrices:
+        for b in backends:
+            cells = {p: best.get((m, b, p)) for p in present}
+            if not any(cells.values()):
+                continue
+            d = cells.get("double")
+            line = [shown(m), b, fmt(d and d["bytes_per_product"] / 1e6)]
+            for p in present:
+                r = cells[p]
+                line.append(f'{r["gflops"]:.4g} ({r["kernel"]})' if r else "-")
+            for p in others:
+                f = cells[p]
+                x = f["gflops"] / d["gflops"] if f and d and d["gflops"] > 0 else None
+                if x:
+                    ratios[(b, p)].append((x, m))
+                line.append(f"{x:.2f}" if x else "-")
+            lines.append(line)
+    md.append("\n" + md_table(["matrix", "backend", "double MB"] + [f"{p} GFLOPS" for p in present]
+                              + [f"{p}/double" for p in others], lines))
+    for (b, p), v in sorted(ratios.items(), key=lambda e: (backends.index(e[0][0]), others.index(e[0][1]))):
+        g = math.exp(sum(math.log(x) for x, _ in v) / len(v))
+        lo = min(v)
+        md.append(f"\n- {b} {p}/double over {len(v)} matrices: geometric mean {g:.2f}x, lowest {lo[0]:.2f}x "
+                  f"({lo[1]}), at least 1.4x on {sum(1 for x, _ in v if x >= 1.4)}")
+    md.append("\n")
+    keys = [f"{b} {p}/double" for b in backends for p in others if (b, p) in ratios]
+    per = {(m, f"{b} {p}/double"): x for (b, p), v in ratios.items() for x, m in v}
+    grouped_bars([m for m in matrices if any((m, k) in per for k in keys)], keys, lambda m, k: per.get((m, k)),
+                 "Best GFLOPS over double's, per matrix", "ratio to double", out, "precision_ratios", written,
+                 log=False)
+    return "".join(md)
+
+
+def spmm_section(rows, matrices, out, written):
+    """SpMM (k > 1): per backend, matrix, k and layout auto, our best and the best baseline (table),
+    and GFLOPS against k per matrix class (regular: row-length std <= mean, as CSR5's notes
+    separate them), the class median of auto and of the best baseline in each layout (plot)."""
+    mm = [r for r in rows if r["k"] > 1 and usable(r)]
+    if not mm:
+        return ""
+    md = ["\n## SpMM: k right-hand sides, each layout, against the best baseline\n",
+          "Best setting per kernel; ours: our fastest kernel other than auto; baseline: the fastest of "
+          "cuSPARSE's SpMM algorithms (GPU) or Eigen (CPU) in the same layout.\n"]
+    for side in ("GPU", "CPU"):
+        sel = [r for r in mm if is_gpu(r) == (side == "GPU") and r["backend"] != "serial"]
+        if not sel:
+            continue
+        best = defaultdict(dict)  # (matrix, k, layout) -> role -> row
+        for r in sel:
+            key = (r["matrix"], int(r["k"]), r.get("layout", "row"))
+            role = "auto" if is_auto(r) else ("baseline" if r["baseline"] else "ours")
+            if role not in best[key] or r["gflops"] > best[key][role]["gflops"]:
+                best[key][role] = r
+        lines, ratios = [], defaultdict(list)
+        for m in matrices:
+            for key in sorted(k for k in best if k[0] == m):
+                d = best[key]
+                b = d.get("baseline")
+                cell = lambda role: (f'{d[role]["gflops"]:.4g}' + ("" if role == "auto" else f' ({d[role]["kernel"]})')) if role in d else "-"
+                ratio = d["auto"]["gflops"] / b["gflops"] if "auto" in d and b else None
+                if ratio:
+                    ratios[(key[1], key[2])].append(ratio)
+                lines.append([m, str(key[1]), key[2], cell("auto"), cell("ours"), cell("baseline"),
+                              f"{ratio:.2f}" if ratio else "-"])
+        md.append(f"\n### {side}\n\n" + md_table(["matrix", "k", "layout", "auto GFLOPS", "ours", "best baseline", "auto / baseline"], lines))
+        if ratios:
+            md.append("\n" + "; ".join(
+                f"k={k} {l}: geometric mean {math.exp(sum(map(math.log, v)) / len(v)):.2f}x, lowest {min(v):.2f}x ({len(v)} matrices)"
+                for (k, l), v in sorted(ratios.items())) + "\n")
+        # GFLOPS against k, small multiples by matrix class; at most 4 lines a panel.
+        regular = lambda r: r["nnz_row_std"] <= r["nnz_row_mean"]
+        classes = [(c, keep) for c, keep in (("regular rows", True), ("irregular rows", False))
+                   if any(regular(r) == keep for d in best.values() for r in d.values())]
+        fig, axes = plt.subplots(1, len(classes), figsize=(5.5 * len(classes) + 0.5, 4.2), sharey=True, squeeze=False)
+        axes = axes[0]
+        for ax, (cls, keep) in zip(axes, classes):
+            for role, layout, style in (("auto", "row", "o-"), ("auto", "col", "s-"),
+                                        ("baseline", "row", "o--"), ("baseline", "col", "s--")):
+                pts = defaultdict(list)
+                for (m, k, l), d in best.items():
+                    if l == layout and role in d and regular(d[role]) == keep:
+                        pts[k].append(d[role]["gflops"])
+                if pts:
+                    ks = sorted(pts)
+                    ax.plot(ks, [statistics.median(pts[k]) for k in ks], style,
+                            label=f'{"auto (ours)" if role == "auto" else "best baseline"}, {layout}-major')
+            n = len({m for (m, k, l), d in best.items() if any(regular(r) == keep for r in d.values())})
+            ax.set_title(f"{cls} ({n} matri{'x' if n == 1 else 'ces'})")
+            ax.set_xscale("log", base=2)
+            ks_all = sorted({k for (_, k, _) in best})
+            ax.set_xticks(ks_all)
+            ax.set_xticklabels([str(k) for k in ks_all])
+            ax.set_xlabel("k (right-hand sides)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        axes[0].set_ylabel("GFLOPS (median over the class)")
+        fig.suptitle(f"{side} SpMM: GFLOPS against k")
+        save(fig, out, f"spmm_gflops_vs_k_{side.lower()}.png", written)
+    return "".join(md)
+
+
+def loop_section(rows, matrices, out, written):
+    """What a user's loop pays per product on the GPU: per matrix, auto's kernel time (k = 1), a
+    loop of multiply() calls on device vectors and on host vectors (x and y over the bus every
+    call: pageable, through the plan's staging buffers, and pinned), and the host loops' floor: the
+    kernel plus one copy of x and one of y between pinned memory and the device, measured at their
+    sizes (latency included). Table, summary and a plot of the ratios."""
+    sel = {}
+    for r in rows:
+        if is_gpu(r) and is_auto(r) and r["k"] == 1 and usable(r) and r.get("loop_device_s", 0) > 0:
+            sel[r["matrix"]] = r
+    if not sel:
+        return ""
+    md = ["\n## What a loop pays per product on the GPU (multiply() on device and host vectors)\n",
+          "auto's plan, k = 1: the kernel's time (device events around back-to-back products); loops of "
+          "`multiply()` calls (their wall time per call, to the final synchronisation) on device vectors "
+          "(`DeviceVector`), on host vectors in pageable memory (through the plan's pinned staging buffers) and "
+          "on the same vectors pinned (`PinnedHost`: copied straight over the bus). Floor of the host loops: "
+          "the kernel plus one copy of x to the device and one of y back, measured between pinned memory and "
+          "the device at their sizes (`loop_copies_s`).\n\n"]
+    lines, dev, host, pin = [], [], [], []
+    ms = [m for m in matrices if m in sel]
+    for m in ms:
+        r = sel[m]
+        floor = r["time_median_s"] + r.get("loop_copies_s", 0)
+        d = r["loop_device_s"] / r["time_median_s"]
+        dev.append((d, shown(m), r["nnz"]))
+        host.append((r["loop_host_s"] / floor, shown(m)))
+        if r.get("loop_pinned_s", 0) > 0:
+            pin.append((r["loop_pinned_s"] / floor, shown(m)))
+        lines.append([shown(m), str(int(r["nnz"])), fmt(r["time_median_s"]), fmt(r["loop_device_s"]), f"{d:.3f}",
+                      fmt(floor), fmt(r["loop_host_s"]), f'{r["loop_host_s"] / floor:.2f}',
+                      fmt(r.get("loop_pinned_s", 0)),
+                      f'{r["loop_pinned_s"] / floor:.2f}' if r.get("loop_pinned_s", 0) > 0 else "-"])
+    md.append(md_table(["matrix", "nnz", "kernel (s)", "device loop (s)", "device / kernel", "host floor (s)",
+                        "host loop (s)", "host / floor", "pinned loop (s)", "pinned / floor"], lines))
+    geo = lambda v: math.exp(sum(math.log(x[0]) for x in v) / len(v))
+    big = [x for x in dev if x[2] > 1e6]
+    md.append(f"\n\nDevice loop / kernel: geometric mean {geo(dev):.3f}, worst {max(dev)[0]:.3f} ({max(dev)[1]})"
+              + (f"; above 1M nonzeros worst {max(big)[0]:.3f} ({max(big)[1]}) over {len(big)} matrices" if big else "")
+              + f". Host loop / floor: geometric mean {geo(host):.2f}, worst {max(host)[0]:.2f} ({max(host)[1]})"
+              + (f"; pinned: geometric mean {geo(pin):.2f}, worst {max(pin)[0]:.2f} ({max(pin)[1]})" if pin else "")
+              + ".\n")
+    # One scatter over the suite: each matrix's ratios against its size.
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    nnz = [sel[m]["nnz"] for m in ms]
+    series = [([d for d, _, _ in dev], "device vectors / kernel", "o", COLORS[0]),
+              ([h for h, _ in host], "host vectors (pageable) / floor", "s", COLORS[1])]
+    if len(pin) == len(ms):
+        series.append(([p for p, _ in pin], "host vectors (pinned) / floor", "^", COLORS[2]))
+    for vals, name, mark, col in series:
+        ax.scatter(nnz, vals, marker=mark, s=18, color=col, label=name, alpha=0.8)
+    ax.axhline(1.0, color="black", lw=1, ls="--", label="1: the kernel / the kernel + two copies")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("nonzeros")
+    ax.set_ylabel("time per product / reference")
+    for axis in (ax.yaxis,):  # plain numbers on the log axis (0.8, 1, 2, 3), not powers of ten
+        axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        axis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.set_title(f"GPU: what a loop of multiply() pays (auto, {len(ms)} matrices)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    save(fig, out, "gpu_loop_vs_kernel.png", written)
+    return "".join(md)
+
+
+def pct(x):
+    return f"{100 * x:.1f}%"
+
+
+def timing_section(rows):
+    """How the samples of every timed configuration spread, per backend: the coefficient of
+    variation (median, 90th percentile, max), how long a sample lasted, how many configurations were
+    measured twice and how many stayed noisy."""
+    timed = [r for r in rows if r["kernel"] and r["status"] in ("ok", "noisy") and r["time_median_s"] > 0]
+    if not timed:
+        return ""
+    if not any(r["measurements"] > 0 for r in timed):
+        return ("\n## Timing statistics\n\nThis CSV predates the timing statistics (columns time_cv, time_drift, "
+                "measurements): the spread of its samples is not known.\n")
+    threshold = max(r["noise_threshold"] for r in timed)
+    lines = []
+    for b in sorted({r["backend"] for r in timed}):
+        sel = [r for r in timed if r["backend"] == b]
+        cvs = sorted(r["time_cv"] for r in sel)
+        sample_ms = [r["products_per_sample"] * r["time_median_s"] * 1e3 for r in sel if r["products_per_sample"] > 0]
+        lines.append([b, str(len(sel)), pct(statistics.median(cvs)), pct(cvs[min(len(cvs) - 1, int(0.9 * len(cvs)))]),
+                      pct(cvs[-1]), pct(max(r["time_drift"] for r in sel)),
+                      f"{min(sample_ms):.3g}" if sample_ms else "-", f"{statistics.median(sample_ms):.3g}" if sample_ms else "-",
+                      str(sum(1 for r in sel if r["measurements"] > 1)), str(sum(1 for r in sel if is_noisy(r)))])
+    return ("\n## Timing statistics\n\n"
+            "Each configuration's samples (batches of back-to-back products) per backend: the coefficient of variation "
+            "(standard deviation / mean) and the drift (the first half of the samples against the last half). A "
+            + (f"configuration above {pct(threshold)} in either was measured again, and left out of every best as "
+               "`noisy` where the second measurement was above it too. " if threshold > 0 else
+               "threshold of 0: no configuration was measured again or flagged. ")
+            + "Sample length: products per sample x median time.\n\n"
+            + md_table(["backend", "configurations", "median cv", "90th pct cv", "max cv", "max drift",
+                        "shortest sample (ms)", "median sample (ms)", "measured twice", "noisy"], lines))
+
+
+def noisy_section(rows, prec):
+    noisy = [r for r in rows if is_noisy(r)]
+    if not noisy:
+        return ""
+    threshold = max(r["noise_threshold"] for r in noisy)
+    lines = [[shown(r["matrix"]), label(r) + prec(r), setting(r) or "-", fmt(r["time_median_s"]), fmt(r["time_min_s"]),
+              fmt(r["time_max_s"]), pct(r["time_cv"]), pct(r["time_drift"])] for r in noisy[:60]]
+    serial = sorted({shown(r["matrix"]) for r in noisy if r["backend"] == "serial" and r["kernel"] == "csr"})
+    return ("\n## Noisy configurations\n\n"
+            f"{len(noisy)} configuration{'s' if len(noisy) != 1 else ''} whose samples spread above {pct(threshold)} "
+            "(coefficient of variation or drift) in two measurements: timed (their numbers are in the CSV) but left out "
+            "of every best, ratio, table and plot above. Many of them: the machine was busy, or its clocks changed."
+            + (f" The serial CSR, every speedup's reference, was noisy on {', '.join(serial)}: the speedups of "
+               "those matrices rest on it." if serial else "")
+            + ("" if len(noisy) <= 60 else " The first 60:") + "\n\n"
+            + md_table(["matrix", "kernel", "setting", "median time (s)", "min (s)", "max (s)", "cv", "drift"], lines))
