@@ -111,20 +111,13 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
   return v;
 }
 
-// make_plan's precision checks, on a spec that may come from a private list: the kernel must
-// compute in the precision (the message names those of the list that do), and a float precision
-// needs every value within float's range (`float_range`: "" when it is, else the reason; checked
-// once per matrix).
-void require_precision(const KernelSpec& k, const PlanOptions& opt, const SweepConfig& cfg, const CsrView& a,
-                       std::optional<std::string>& float_range) {
-  if (!supports(k, opt.precision)) {
-    std::string with;
-    for (const KernelSpec& o : registry(cfg))
-      if (o.backend == k.backend && supports(o, opt.precision)) with += (with.empty() ? "" : ", ") + o.name;
-    throw Unsupported(fmt::format("kernel '{}' ({}) has no {} precision (kernels that have: {})", k.name,
-                                  to_string(k.backend), to_string(opt.precision), with.empty() ? "none" : with));
-  }
-  if (opt.precision == Precision::Double) return;
+// make_plan's checks (validate_plan) on a spec that may come from a private list; a float
+// precision's check of the values is made once per matrix (`float_range`: "" when they fit, else
+// the reason).
+void validate(const KernelSpec& k, const PlanOptions& opt, const SweepConfig& cfg, const CsrView& a,
+              std::optional<std::string>& float_range) {
+  validate_plan(k, a, opt, registry(cfg), false);
+  if (opt.precision == Precision::Double || a.values_in_float()) return;
   if (!float_range) {
     try {
       require_float_range(a);
@@ -134,24 +127,6 @@ void require_precision(const KernelSpec& k, const PlanOptions& opt, const SweepC
     }
   }
   if (!float_range->empty()) throw Unsupported(*float_range);
-}
-
-// One product of `plan` on x (rounded to float already for a single plan), y widened to double.
-std::vector<double> product(Plan& plan, const std::vector<double>& x, std::size_t ny, Precision p) {
-  std::vector<double> y(ny, 0.0);
-  if (p == Precision::Single) {
-    const std::vector<float> xf(x.begin(), x.end());  // exact: x holds floats
-    std::vector<float> yf(ny, 0.0f);
-    plan.set_x(xf);
-    plan.run(1);
-    plan.get_y(yf);
-    std::copy(yf.begin(), yf.end(), y.begin());
-  } else {
-    plan.set_x(x);
-    plan.run(1);
-    plan.get_y(y);
-  }
-  return y;
 }
 
 // Back-to-back products for `seconds` of wall time, nothing measured.
@@ -293,7 +268,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
   std::vector<const Job*> row_job;  // the job of each row of `out`
   // Per backend, k and layout, auto's row and plan (the most threads where several), kept for the duel.
   std::map<std::pair<int, int>, std::pair<std::size_t, std::unique_ptr<Plan>>> autos;
-  std::optional<std::string> float_range;  // require_precision's verdict on this matrix
+  std::optional<std::string> float_range;  // validate's verdict on this matrix's values
 
   for (const Job& job : all) {
     const KernelSpec& k = *job.spec;
@@ -336,9 +311,7 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     }
 
     try {
-      // Same checks as make_plan, but on this spec (it may come from a private list).
-      require_real(a, fmt::format("kernel '{}' ({})", k.name, to_string(k.backend)));
-      require_precision(k, opt, cfg, a, float_range);
+      validate(k, opt, cfg, a, float_range);
       // The first configuration after another backend's finds the device (or the cores) idle and
       // clocked down: 50 ms of the plan's own products before it is timed (below). On the CPU also
       // 50 ms of CSR products before the plan is made, so that the planner's analysis and trial do
@@ -369,9 +342,8 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
       }
 
       // Check first: a wrong kernel is reported, never timed into a best or a mean.
-      const std::vector<double> y = product(*plan, x, static_cast<std::size_t>(a.rows) * opt.k, opt.precision);
       if (!refs.count(key)) refs[key] = reference_product(a, x, opt.k, opt.layout);
-      const CheckResult chk = check_product(a, refs[key], y, opt.k, opt.layout, opt.precision);
+      const CheckResult chk = checked_product(*plan, a, x, opt.k, opt.layout, &refs[key]).check;
       r.check = chk.passed ? "passed" : "failed";
       r.max_rel_error = chk.max_rel_error;
       r.mean_rel_error = chk.mean_rel_error;

@@ -187,6 +187,13 @@ const std::vector<KernelSpec>& kernels();
 const KernelSpec* find_kernel(Backend b, std::string_view name);
 /// Like find_kernel but throws Unsupported listing the kernels that do exist for the backend.
 const KernelSpec& get_kernel(Backend b, std::string_view name);
+/// make_plan's checks of a request, without making the plan (throws Unsupported): a CUDA kernel needs a
+/// usable GPU, the matrix must be real, k >= 1 and k > 1 only for an SpMM kernel, the kernel must
+/// compute in the precision (the message names the kernels of `registry` that do), a float matrix
+/// cannot be planned in double, and (check_values) every value must fit in float for single and
+/// mixed plans; a caller that checked a matrix's values once leaves check_values off.
+void validate_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& opt,
+                   const std::vector<KernelSpec>& registry = kernels(), bool check_values = true);
 /// Looks the kernel up, refuses complex matrices, makes the plan. The default kernel, "auto", is
 /// the planner (spmv/planner.hpp): format, kernel and settings chosen for this matrix.
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel = "auto",

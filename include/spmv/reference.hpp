@@ -2,6 +2,7 @@
 /// @file
 /// The accurate reference product and the check every kernel result goes through.
 #include <spmv/matrix.hpp>
+#include <spmv/plan.hpp>
 
 #include <span>
 #include <vector>
@@ -39,6 +40,18 @@ struct CheckResult {
 /// overflow: any non-NaN result passes, counted in `overflows`. `k` and `layout` as above.
 CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y,
                           int k = 1, Layout layout = Layout::RowMajor, Precision precision = Precision::Double);
+
+/// One product of `plan` through multiply() in the plan's vector type, checked against the reference:
+/// what `spmv run` and the benchmark do before they time a plan. A single plan's x is rounded to float
+/// first and x is set to the rounded values, so that the reference sees what the plan saw (a finite
+/// value beyond float's range is refused, naming it); y comes back widened to double. `ref`: the
+/// reference of that x, where the caller has it already (else computed here).
+struct CheckedProduct {
+  std::vector<double> y;
+  CheckResult check;
+};
+CheckedProduct checked_product(Plan& plan, const CsrView& a, std::vector<double>& x, int k = 1,
+                               Layout layout = Layout::RowMajor, const Reference* ref = nullptr);
 
 /// Deterministic input vectors: "ones", "random" or "random:SEED" (uniform in [-1, 1)).
 std::vector<double> make_vector(const std::string& spec, std::size_t n);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "core/float_range.hpp"
 #include "core/values.hpp"
 
 namespace spmv {
@@ -180,6 +181,24 @@ std::vector<double> make_vector(const std::string& spec, std::size_t n) {
   }
   throw Error(fmt::format("bad vector spec '{}': expected ones, random, random:SEED or a file",
                           spec));
+}
+
+CheckedProduct checked_product(Plan& plan, const CsrView& a, std::vector<double>& x, int k, Layout layout,
+                               const Reference* ref) {
+  CheckedProduct r;
+  r.y.assign(static_cast<std::size_t>(a.rows) * k, 0.0);
+  if (plan.precision == Precision::Single) {
+    detail::require_x_in_float_range(x);
+    std::vector<float> xf(x.begin(), x.end()), yf(r.y.size());
+    x.assign(xf.begin(), xf.end());
+    plan.multiply(std::span<const float>(xf), std::span<float>(yf));
+    std::copy(yf.begin(), yf.end(), r.y.begin());
+  } else {
+    plan.multiply(x, r.y);  // mixed: double x and y, float values (the check allows their rounding)
+  }
+  const Reference own = ref ? Reference{} : reference_product(a, x, k, layout);
+  r.check = check_product(a, ref ? *ref : own, r.y, k, layout, plan.precision);
+  return r;
 }
 
 }  // namespace spmv

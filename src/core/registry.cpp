@@ -62,9 +62,9 @@ const KernelSpec& get_kernel(Backend b, std::string_view name) {
                                 to_string(b), known));
 }
 
-std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel,
-                                const PlanOptions& opt) {
-  const KernelSpec& spec = get_kernel(b, kernel);
+void validate_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& opt,
+                   const std::vector<KernelSpec>& registry, bool check_values) {
+  const Backend b = spec.backend;
   if (b == Backend::Cuda && device::cuda_device_count() == 0)  // a clean message, not the first CUDA call's error
     throw Unsupported(fmt::format("backend 'cuda': no usable GPU ({})", device::cuda_unavailable_reason()));
   require_real(a, fmt::format("kernel '{}' ({})", spec.name, to_string(b)));
@@ -74,7 +74,7 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view ke
                                   spec.name, to_string(b)));
   if (!supports(spec, opt.precision)) {
     std::string with;
-    for (const auto& k : kernels())
+    for (const auto& k : registry)
       if (k.backend == b && supports(k, opt.precision)) with += (with.empty() ? "" : ", ") + k.name;
     throw Unsupported(fmt::format("kernel '{}' ({}) has no {} precision (kernels that have: {})", spec.name,
                                   to_string(b), to_string(opt.precision), with.empty() ? "none" : with));
@@ -85,7 +85,13 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view ke
     throw Unsupported(fmt::format("kernel '{}' ({}) in double precision: the matrix's values are in float: plan it in "
                                   "single or mixed precision, or widen it with to_double",
                                   spec.name, to_string(b)));
-  if (opt.precision != Precision::Double) require_float_range(a);
+  if (check_values && opt.precision != Precision::Double) require_float_range(a);
+}
+
+std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel,
+                                const PlanOptions& opt) {
+  const KernelSpec& spec = get_kernel(b, kernel);
+  validate_plan(spec, a, opt);
   auto plan = spec.make(a, opt);
   plan->precision = opt.precision;
   return plan;

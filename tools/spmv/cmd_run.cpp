@@ -128,27 +128,11 @@ int run(const RunArgs& args) {
   }
 
   auto plan = make_plan(a, backend, spec.name, opt);
-  std::vector<double> y(static_cast<std::size_t>(a.rows) * args.k);
-  if (precision == Precision::Single) {
-    // A single plan computes on float x: x is rounded once, and the reference is computed with the
-    // rounded x (widened exactly) so that the check measures the product's error alone.
-    std::vector<float> xf(x.size()), yf(y.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      xf[i] = static_cast<float>(x[i]);
-      if (std::isfinite(x[i]) && !std::isfinite(xf[i]))
-        throw Unsupported(fmt::format("x value {:.17g} at index {} (1-based) does not fit in single precision; use "
-                                      "--precision double or mixed", x[i], i + 1));
-      x[i] = xf[i];
-    }
-    plan->set_x(xf);
-    plan->run(1);
-    plan->get_y(yf);
-    std::copy(yf.begin(), yf.end(), y.begin());
-  } else {
-    plan->multiply(x, y);  // mixed: double x and y, float values (the check allows their rounding)
-  }
-  const Reference ref = reference_product(a, x, args.k, opt.layout);
-  const CheckResult chk = check_product(a, ref, y, args.k, opt.layout, precision);
+  // Checked before it is timed (a single plan computes on float x: x is rounded once, and the
+  // reference sees the rounded x, so that the check measures the product's error alone).
+  const CheckedProduct product = checked_product(*plan, a, x, args.k, opt.layout);
+  const std::vector<double>& y = product.y;
+  const CheckResult& chk = product.check;
 
   // Each timed sample is a batch of back-to-back products lasting at least --min-sample-ms.
   const ProductTiming pt = time_products(*plan, args.min_sample_ms * 1e-3, args.repeat);
