@@ -7,6 +7,7 @@
 
 #include <spmv/io.hpp>
 #include <spmv/matrix.hpp>
+#include <spmv/params.hpp>
 #include <spmv/plan.hpp>
 #include <spmv/version.hpp>
 
@@ -199,6 +200,30 @@ class PyPlan {
   std::mutex mu_;  // a plan serves one thread at a time; the GIL is released during products
 };
 
+// Plan's keyword settings (spmv/params.hpp's names): an unknown name is a TypeError listing them, a
+// value outside a setting's range a ValueError saying the range.
+void set_settings(spmv::PlanOptions& opt, const py::dict& settings) {
+  for (const auto& [key, value] : settings) {
+    const std::string name = py::str(key);
+    const spmv::ParamSpec* p = spmv::find_param(name);
+    if (!p) {
+      std::string names;
+      for (const spmv::ParamSpec& q : spmv::kernel_params()) names += (names.empty() ? "" : ", ") + q.name;
+      throw py::type_error("Plan() got an unexpected keyword '" + name + "' (the settings are " + names + ")");
+    }
+    if (p->kind == spmv::ParamSpec::Kind::Text) {
+      opt.variant = py::cast<std::string>(value);
+      continue;
+    }
+    if (py::isinstance<py::float_>(value) || (p->kind == spmv::ParamSpec::Kind::Integer && py::isinstance<py::bool_>(value)))
+      throw py::type_error(name + " takes an integer, got " + std::string(py::str(py::type::of(value).attr("__name__"))));
+    const long long v = py::cast<long long>(value);
+    if (const std::string why = p->invalid(v); !why.empty())
+      throw py::value_error(name + "=" + std::to_string(v) + ": " + why);
+    p->set(opt, v);
+  }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_spmv, m) {
@@ -261,18 +286,32 @@ PYBIND11_MODULE(_spmv, m) {
       "Reads .mtx, .mtx.gz or a binary cache (spmv::io::load_csr; precision 'single' or 'mixed': the values "
       "straight into float32, spmv::io::load_f32)");
 
+  m.def("settings", [] {
+        py::list out;
+        for (const spmv::ParamSpec& p : spmv::kernel_params()) {
+          py::dict d;
+          d["name"] = p.name;
+          d["kind"] = p.kind == spmv::ParamSpec::Kind::Integer ? "int" : p.kind == spmv::ParamSpec::Kind::Text ? "str" : "bool";
+          d["help"] = p.full_help();
+          if (p.kind == spmv::ParamSpec::Kind::Integer) d["valid"] = p.range();
+          d["kernels"] = spmv::kernels_taking(p.name);
+          out.append(d);
+        }
+        return out;
+      }, "The kernels' settings Plan takes as keywords: name, kind, help, valid values, the kernels that take each");
+
   py::class_<PyPlan>(m, "Plan")
-      .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel,
-                       int threads, int k, long long products, const std::string& precision) {
+      .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel, int k,
+                       long long products, const std::string& precision, const py::dict& settings) {
              spmv::PlanOptions opt;
-             opt.threads = threads;
              opt.k = k;
              opt.products = products;
              opt.precision = spmv::parse_precision(precision);
+             set_settings(opt, settings);
              return std::make_unique<PyPlan>(std::move(a), backend, kernel, opt);
            }),
-           "matrix"_a, "backend"_a = py::none(), "kernel"_a = "auto", "threads"_a = 0, "k"_a = 1,
-           "products"_a = 100, "precision"_a = "double")
+           "matrix"_a, "backend"_a = py::none(), "kernel"_a = "auto", "k"_a = 1, "products"_a = 100,
+           "precision"_a = "double", "settings"_a = py::dict())
       // noconvert: a list for y would be converted to a temporary and the result lost.
       .def("multiply", &PyPlan::multiply, "x"_a.noconvert(), "y"_a.noconvert(), "alpha"_a = 1.0, "beta"_a = 0.0,
            "y = alpha*A@x + beta*y in place; x, y float64 (or both float32) C-contiguous, (n,) or (n, k)")

@@ -82,8 +82,7 @@ inline std::vector<KernelSpec> fake_registry() {
 inline SweepConfig quick_config(const std::vector<KernelSpec>& reg) {
   SweepConfig c;
   c.backends = {Backend::Serial, Backend::Omp};
-  c.threads = {1, 2};
-  c.hacks = {16, 32, 64};
+  c.sweep = {{"threads", {1, 2}}, {"hack", {16, 32, 64}}};
   c.repeat = 3;
   c.min_sample_seconds = 0.002;
   c.max_config_seconds = 0.05;

@@ -7,6 +7,7 @@
 // not passed.
 #include <spmv/device.hpp>
 #include <spmv/io.hpp>
+#include <spmv/params.hpp>
 
 #include <functional>
 #include <regex>
@@ -26,25 +27,29 @@ struct Setting {
   std::string detail_has;
 };
 
+// The values the conformance test tries of a setting (kernel_params()' test_values).
+const std::vector<long long>& tried(const char* param) { return find_param(param)->test_values; }
+
 // The settings every case runs under: each thread count (Omp; Serial runs one thread) or each
 // block size (kernels taking one); otherwise the defaults.
 std::vector<Setting> main_settings(const KernelSpec& k) {
   std::vector<Setting> v;
   if (k.backend == Backend::Omp)
-    for (const int t : {1, 2, 3, 7, 16}) v.push_back({.opt = {.threads = t}});
+    for (const long long t : tried("threads")) v.push_back({.opt = {.threads = static_cast<int>(t)}});
   else if (k.backend == Backend::Serial)
     v.push_back({.opt = {.threads = 1}});
-  else if (test::has_param(k, "block_size"))
-    for (const int bs : {128, 256, 1024}) v.push_back({.opt = {.block_size = bs}});
+  else if (takes(k, "block_size"))
+    for (const long long bs : tried("block_size")) v.push_back({.opt = {.block_size = static_cast<int>(bs)}});
   else
     v.push_back({});
   return v;
 }
 
-// The kernel's own settings, each swept on its own: the SpMV inner loops and OpenMP schedules
-// (forced, so both are correct whatever this machine's trial prefers; CSR5's own are tested in
-// test_csr5), hack sizes (with CUDA HLL's threads per row), CSR-vector subwarps, CSR-adaptive row
-// blocks, OpenMP CSR-dynamic chunks. k: the right-hand-side counts each runs at.
+// The kernel's own settings, each swept on its own at the values kernel_params() gives for the
+// test: the SpMV inner loops and OpenMP schedules (forced, so both are correct whatever this
+// machine's trial prefers; CSR5's own are tested in test_csr5), hack sizes (crossed with the threads
+// per row where the kernel takes both: CUDA HLL), threads per row, CSR-adaptive row blocks,
+// OpenMP CSR-dynamic chunks (under the dynamic schedule). k: the right-hand-side counts each runs at.
 struct Sweep {
   Setting s;
   std::vector<int> ks = {1};
@@ -53,7 +58,7 @@ struct Sweep {
 std::vector<Sweep> param_sweeps(const KernelSpec& k) {
   std::vector<Sweep> v;
   const std::vector<int> threads = k.backend == Backend::Omp ? std::vector<int>{1, 3} : std::vector<int>{1};
-  if (test::has_param(k, "variant") && k.format != "csr5") {
+  if (takes(k, "variant") && k.format != "csr5") {
     std::vector<std::string> variants = {"simd", "scalar"};
     if (k.name == "csr" && k.backend == Backend::Omp)
       variants.insert(variants.end(), {"dynamic:scalar", "dynamic:simd", "balanced:scalar", "balanced:simd"});
@@ -62,23 +67,26 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
         v.push_back({.s = {.opt = {.threads = t, .variant = variant},
                            .detail_has = "inner=" + variant.substr(variant.find(':') + 1)}});
   }
-  if (test::has_param(k, "hack")) {
-    const std::vector<int> lanes = k.backend == Backend::Cuda ? std::vector<int>{1, 2, 4, 8, 16, 32} : std::vector<int>{0};
-    for (const int hack : {1, 7, 16, 32, 64, 4096})
-      for (const int sw : lanes)
-        v.push_back({.s = {.opt = {.threads = threads.back(), .hack = hack, .subwarp = sw}}, .ks = {1, 5}});
+  const auto with = [](const char* param, long long value, PlanOptions o = {}) {
+    find_param(param)->set(o, value);
+    return o;
+  };
+  if (takes(k, "hack")) {
+    const std::vector<long long> lanes = takes(k, "subwarp") ? tried("subwarp") : std::vector<long long>{0};
+    for (const long long hack : tried("hack"))
+      for (const long long sw : lanes)
+        v.push_back({.s = {.opt = with("subwarp", sw, with("hack", hack, {.threads = threads.back()}))}, .ks = {1, 5}});
   }
-  if (test::has_param(k, "subwarp"))
-    for (const int sw : {2, 4, 8, 16, 32}) v.push_back({.s = {.opt = {.subwarp = sw}}});
-  if (test::has_param(k, "nz_per_block"))  // 1: every non-empty row is "long"; 7: few rows per block
-    for (const offset_t nb : {1, 7, 64, 1000}) v.push_back({.s = {.opt = {.block_size = 128, .nz_per_block = nb}}});
-  if (test::has_param(k, "nz_per_chunk"))  // 1: a chunk per row; 7: rows split across chunks' edges
-    for (const offset_t nc : {1, 7, 64, 1000})
-      v.push_back({.s = {.opt = {.threads = threads.back(), .nz_per_chunk = nc,
-                                 .variant = k.name == "csr" ? "dynamic:scalar" : "scalar"}}});
+  if (takes(k, "subwarp"))
+    for (const long long sw : tried("subwarp")) v.push_back({.s = {.opt = with("subwarp", sw)}});
+  if (takes(k, "nz_per_block"))  // 1: every non-empty row is "long"; 7: few rows per block
+    for (const long long nb : tried("nz_per_block")) v.push_back({.s = {.opt = with("nz_per_block", nb, {.block_size = 128})}});
+  if (takes(k, "nz_per_chunk"))  // 1: a chunk per row; 7: rows split across chunks' edges
+    for (const long long nc : tried("nz_per_chunk"))
+      v.push_back({.s = {.opt = with("nz_per_chunk", nc, {.threads = threads.back(),
+                                                           .variant = k.name == "csr" ? "dynamic:scalar" : "scalar"})}});
   return v;
 }
-
 
 }  // namespace
 
@@ -366,7 +374,7 @@ TEST(CONFORMANCE, EverySharedMatrixEveryKernel) {
       for (const Setting& s : main_settings(*spec)) {
         PlanOptions opt = s.opt;
         const int t = opt.threads;
-        if (test::has_param(*spec, "variant") && spec->format != "csr5" && spec->backend != Backend::Cuda) {
+        if (takes(*spec, "variant") && spec->format != "csr5" && spec->backend != Backend::Cuda) {
           opt.variant = (t + spec->name.size()) % 2 ? "simd" : "scalar";
           if (spec->name == "csr" && spec->backend == Backend::Omp)
             opt.variant = t == 16 ? "auto" : t % 2 ? "balanced:simd" : "dynamic:scalar";

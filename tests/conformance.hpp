@@ -58,9 +58,6 @@ inline std::vector<const KernelSpec*> tested_kernels() {
   return v;
 }
 
-inline bool has_param(const KernelSpec& k, const char* p) {
-  return std::find(k.params.begin(), k.params.end(), p) != k.params.end();
-}
 
 // Kernels whose storage holds padding slots: ELL (every row as long as the longest), ELL-rowlen
 // (the same slots; its kernels only skip the padding when reading, see formats/ell.hpp), HLL (each

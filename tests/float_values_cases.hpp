@@ -132,7 +132,7 @@ inline std::vector<std::string> pinned_variants(const KernelSpec& k, int rhs, La
     if ((k.name == "ell" || k.name == "hll") && col_spmm) return {"native", "transposed"};
     return {};
   }
-  if (!has_param(k, "variant") || k.name == "auto") return {};
+  if (!takes(k, "variant") || k.name == "auto") return {};
   if (k.format == "csr5") return rhs == 1 ? std::vector<std::string>{"simd", "lanes"} : std::vector<std::string>{"lanes"};
   if (k.format == "csr") {  // OpenMP CSR: schedule, inner loop (SpMV), column-major path (SpMM)
     if (rhs == 1) return {"balanced:simd", "dynamic:scalar"};

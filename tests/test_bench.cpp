@@ -53,7 +53,7 @@ TEST(Bench, SweepsLayoutsForSeveralRightHandSides) {
   SweepConfig cfg;
   cfg.backends = {Backend::Serial, Backend::Omp};
   cfg.kernels = {"csr"};
-  cfg.threads = {2};
+  cfg.sweep["threads"] = {2};
   cfg.ks = {1, 3};
   cfg.layouts = {Layout::RowMajor, Layout::ColMajor};
   cfg.baselines = false;
@@ -298,7 +298,7 @@ TEST(Bench, AutoIsTimedInterleavedWithTheOracleAndTheBaseline) {
                               clocked("fake-oracle", false, [](int made) { return made == 0 ? 0.8e-6 : 1e-6; }),
                               clocked("fake-lib", true, [](int) { return 4e-6; })};
   SweepConfig cfg = quick_config(reg);
-  cfg.threads = {1};
+  cfg.sweep["threads"] = {1};
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(50, 3), 50, 3);
   const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
   const Row* au = find_row(rows, "auto");
@@ -473,7 +473,7 @@ TEST(Bench, ThreadsAreThoseThePlanRanOn) {
                  }});
   reg.push_back(fake("fake-good", Backend::Omp, {"threads"}, 1.0));  // says nothing: the setting stays
   SweepConfig cfg = quick_config(reg);
-  cfg.threads = {1, 4};
+  cfg.sweep["threads"] = {1, 4};
   cfg.duel_rounds = 0;
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(60, 3), 60, 3);
   const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});

@@ -4,6 +4,8 @@
 #include <spmv/bench/bench.hpp>
 #include <spmv/bench/budget.hpp>
 
+#include <fstream>
+
 #include "test_util.hpp"
 
 namespace spmv::bench {
@@ -132,6 +134,27 @@ TEST_F(RunSuite, AnUnloadableMatrixIsASkippedRowAndTheRunGoesOn) {
   EXPECT_EQ(lines[0], "[1/2] missing (real)");
   EXPECT_TRUE(lines[1].starts_with("missing: skipped: ")) << lines[1];
   EXPECT_EQ(lines[2], "[2/2] gen (synthetic)");
+}
+
+// Each matrix's rows reach the CSV as soon as it is done: a run cut short keeps what it measured.
+TEST_F(RunSuite, EachMatrixsRowsAreWrittenAsItIsDone) {
+  TimeBudget budget(0, true);
+  const test::ScratchDir scratch;
+  const std::string path = scratch.str() + "/r.csv";
+  const MachineInfo m = machine_info();
+  CsvWriter csv(path, m, ceil_);
+  std::vector<std::size_t> lines_seen;  // the CSV's lines when each batch arrived, after adding it
+  Progress p;
+  p.rows = [&](const std::vector<Row>& r) {
+    csv.add(r);
+    std::ifstream f(path);
+    std::size_t n = 0;
+    for (std::string line; std::getline(f, line);) ++n;
+    lines_seen.push_back(n);
+  };
+  const auto rows = run_suite({missing_, generated_}, so_, cfg_, ceil_, budget, std::chrono::steady_clock::now(), p);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(lines_seen, (std::vector<std::size_t>{2, 3}));  // the header, then a row per matrix
 }
 
 TEST_F(RunSuite, PastTheBudgetTheRestIsListedNotMeasured) {

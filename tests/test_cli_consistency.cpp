@@ -84,14 +84,14 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
   const struct {
     std::string args, says;
   } cases[] = {
-      {"run " + kSmall + " --threads -1", "--threads: must be an integer in 0.."},
+      {"run " + kSmall + " --threads -1", "--threads: must be an integer in [1, "},
       {"run " + kSmall + " --repeat 0", "must be a positive integer, got '0'"},
       {"run " + kSmall + " --min-sample-ms 0", "must be a number > 0"},
       {"run " + kSmall + " --kernel bogus", "bogus"},
       {"run " + kSmall + " --backend serial --kernel ell-vector", "ell-vector"},
       {"run " + kSmall + " --kernel csr --format csr", "give one"},
       {"run " + kSmall + " --csr5-atomic", "--csr5-atomic"},
-      {"bench " + kSmall + " --threads 0", "--threads: must be an integer in 1.."},
+      {"bench " + kSmall + " --threads 1,-2", "--threads: must be an integer in [1, "},
       {"bench " + kSmall + " --precisions double,bogus", "{double,single,mixed}"},
       {"bench " + kSmall + " --time-budget -3", "must be a number >= 0"},
       {"bench " + kSmall + " --no-cache --cache-dir x", "excludes"},
@@ -102,8 +102,9 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
       {"bench " + kSmall + " --threads 1,08", "got '08' (no leading zeros)"},
       {"bench " + kSmall + " --time-budget inf", "must be a number >= 0, got 'inf'"},
       {"bench " + kSmall + " --noise-threshold nan", "must be a number in [0, 10], got 'nan'"},
-      {"bench " + kSmall + " --block-size 16", "must be an integer in 32..1024"},
-      {"run " + kSmall + " --block-size 16", "must be 0 or an integer in 32..1024"},
+      {"bench " + kSmall + " --block-size 16", "--block-size: must be a multiple of 32 in [32, 1024], or 0 (the kernel's own)"},
+      {"run " + kSmall + " --block-size 16", "--block-size: must be a multiple of 32 in [32, 1024], or 0 (the kernel's own)"},
+      {"run " + kSmall + " --subwarp 3", "--subwarp: must be a power of two in [1, 32], or 0 (from the mean row length)"},
       {"info " + kSmall + " --memory-budget -5", "must be a size such as 12G, 500M or a number of bytes, got '-5'"},
       {"generate --kind random --rows 10 --nnz-per-row nan -o x.mtx", "--nnz-per-row: must be a number > 0"},
       {"generate --kind random --rows 10 --cols -5 -o x.mtx", "--cols: must be a positive integer"},

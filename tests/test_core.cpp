@@ -6,7 +6,7 @@
 #include <spmv/spmv.hpp>
 
 #include "core/convert.hpp"
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;

@@ -11,7 +11,7 @@
 
 #include "cpu/tuning.hpp"
 #include "csr5_cases.hpp"
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;

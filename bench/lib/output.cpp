@@ -270,17 +270,34 @@ const std::vector<std::string>& csv_columns() {
   return c;
 }
 
-void write_csv(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
-               const Ceilings& c) {
-  auto f = open_out(path);
+struct CsvWriter::Impl {
+  std::string path;
+  std::ofstream f;
+  const MachineInfo& m;
+  const Ceilings& c;
+};
+
+CsvWriter::CsvWriter(const std::string& path, const MachineInfo& m, const Ceilings& c)
+    : impl_(new Impl{path, open_out(path), m, c}) {
   const auto& fs = columns();
-  for (std::size_t i = 0; i < fs.size(); ++i) f << (i ? "," : "") << fs[i].name;
-  f << "\n";
+  for (std::size_t i = 0; i < fs.size(); ++i) impl_->f << (i ? "," : "") << fs[i].name;
+  impl_->f << "\n" << std::flush;
+}
+
+CsvWriter::~CsvWriter() = default;
+
+void CsvWriter::add(const std::vector<Row>& rows) {
+  const auto& fs = columns();
   for (const Row& r : rows) {
-    for (std::size_t i = 0; i < fs.size(); ++i) f << (i ? "," : "") << csv_quote(fs[i].get(r, m, c));
-    f << "\n";
+    for (std::size_t i = 0; i < fs.size(); ++i) impl_->f << (i ? "," : "") << csv_quote(fs[i].get(r, impl_->m, impl_->c));
+    impl_->f << "\n";
   }
-  if (!f) throw Error(fmt::format("{}: write failed", path));
+  impl_->f.flush();
+  if (!impl_->f) throw Error(fmt::format("{}: write failed", impl_->path));
+}
+
+void write_csv(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m, const Ceilings& c) {
+  CsvWriter(path, m, c).add(rows);
 }
 
 void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,

@@ -2,6 +2,7 @@
 #include <spmv/bench/bench.hpp>
 #include <spmv/reference.hpp>
 #include <spmv/device.hpp>
+#include <spmv/params.hpp>
 #include <spmv/stats.hpp>
 
 #include "auto_compare.hpp"
@@ -17,10 +18,6 @@
 namespace spmv::bench {
 
 namespace {
-
-bool has_param(const KernelSpec& k, const char* p) {
-  return std::find(k.params.begin(), k.params.end(), p) != k.params.end();
-}
 
 bool selected(const KernelSpec& k, const SweepConfig& cfg) {
   if (std::find(cfg.backends.begin(), cfg.backends.end(), k.backend) == cfg.backends.end()) return false;
@@ -44,35 +41,45 @@ const KernelSpec* serial_csr(const SweepConfig& cfg) {
   return nullptr;
 }
 
-// Every PlanOptions setting a kernel's params ask to sweep.
+// Every PlanOptions a kernel runs under: the sweep's values of each setting it takes, crossed, over
+// the fixed settings.
 std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, int rhs) {
-  std::vector<PlanOptions> v;
-  const std::vector<int> one{0};
-  const std::vector<offset_t> one_o{0};
-  const auto& th = has_param(k, "threads") ? cfg.threads : one;
-  const auto& bs = has_param(k, "block_size") ? cfg.block_sizes : one;
-  const auto& hk = has_param(k, "hack") ? cfg.hacks : one;
-  const auto& nz = has_param(k, "nz_per_block") ? cfg.nz_per_block : one_o;
-  for (int t : th)
-    for (int b : bs)
-      for (int h : hk)
-        for (offset_t z : nz) {
-          PlanOptions o = cfg.fixed;
-          if (k.backend == Backend::Cuda) o.csr5_omega = 0;
-          if (k.backend != Backend::Cuda || k.name != "csr5") {
-            o.variant = PlanOptions{}.variant;
-            o.deterministic = PlanOptions{}.deterministic;
-          }
-          if (t) o.threads = t;
-          if (b) o.block_size = b;
-          if (h) o.hack = h;
-          if (z) o.nz_per_block = z;
-          o.k = rhs;
-          o.products = cfg.products;
-          o.trial = cfg.trial;
-          v.push_back(o);
-        }
+  PlanOptions base = cfg.fixed;
+  if (k.backend == Backend::Cuda) base.csr5_omega = 0;
+  if (k.backend != Backend::Cuda || k.name != "csr5") {
+    base.variant = PlanOptions{}.variant;
+    base.deterministic = PlanOptions{}.deterministic;
+  }
+  base.k = rhs;
+  base.products = cfg.products;
+  base.trial = cfg.trial;
+  std::vector<PlanOptions> v{base};
+  for (const ParamSpec& p : kernel_params()) {
+    const auto swept = cfg.sweep.find(p.name);
+    if (!p.set || swept == cfg.sweep.end() || swept->second.empty() || !takes(k, p.name)) continue;
+    std::vector<PlanOptions> crossed;
+    for (const PlanOptions& o : v)
+      for (const long long value : swept->second) {
+        PlanOptions c = o;
+        p.set(c, value);
+        crossed.push_back(c);
+      }
+    v = std::move(crossed);
+  }
   return v;
+}
+
+// The settings a kernel takes that have no CSV column of their own and differ from the default,
+// "subwarp=4 csr5_sigma=8" style; CUDA CSR5's "atomic" variant as csr5_atomic.
+std::string settings_text(const KernelSpec& k, const PlanOptions& o) {
+  static const std::vector<std::string> columns = {"threads", "block_size", "hack", "nz_per_block"};
+  std::string s;
+  for (const ParamSpec& p : kernel_params())
+    if (p.kind == ParamSpec::Kind::Integer && takes(k, p.name) && p.get(o) != p.get(PlanOptions{}) &&
+        std::find(columns.begin(), columns.end(), p.name) == columns.end())
+      s += fmt::format("{}{}={}", s.empty() ? "" : " ", p.name, p.get(o));
+  if (k.backend == Backend::Cuda && k.name == "csr5" && o.variant == "atomic") s += (s.empty() ? "" : " ") + std::string("csr5_atomic");
+  return s;
 }
 
 // One number per (k, layout, precision): the keys of the per-product maps below (x, reference,
@@ -242,6 +249,180 @@ Row unavailable_row(const MatrixSource& src, const std::string& status) {
   return r;
 }
 
+namespace {
+
+// A row's description of its configuration: the matrix, the kernel and the settings it runs under.
+Row configuration_row(const Job& job, const MatrixSource& src, const CsrView& a, const MatrixStats& st,
+                      const SweepConfig& cfg, const Ceilings& ceil) {
+  const KernelSpec& k = *job.spec;
+  const PlanOptions& opt = job.opt;
+  Row r;
+  fill_matrix(r, src);
+  r.rows = a.rows;
+  r.cols = a.cols;
+  r.nnz = a.nnz();
+  r.nnz_row_mean = st.row_nnz_mean;
+  r.nnz_row_std = st.row_nnz_std;
+  r.backend = to_string(k.backend);
+  r.kernel = k.name;
+  r.format = k.format;
+  r.baseline = k.baseline;
+  r.k = opt.k;
+  r.layout = opt.k > 1 && opt.layout == Layout::ColMajor ? "col" : "row";
+  r.precision = to_string(opt.precision);
+  r.threads_requested = takes(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
+  r.threads = r.threads_requested;  // until the plan says what it runs on
+  r.noise_threshold = cfg.noise_threshold;
+  r.block_size = takes(k, "block_size") ? opt.block_size : 0;
+  r.hack = takes(k, "hack") ? opt.hack : 0;
+  r.nz_per_block = takes(k, "nz_per_block") ? opt.nz_per_block : 0;
+  r.settings = settings_text(k, opt);
+  r.ceiling_gbs = (k.backend != Backend::Cuda ? ceil.cpu_triad : ceil.gpu_copy) * 1e-9;
+  return r;
+}
+
+// What the plan says of itself: its costs, detail, choice and the threads it runs on. A kernel that
+// falls back says why in its detail ("runs on U of T threads: why"); where the plan runs on fewer
+// without saying so (auto's choice, or a smaller OpenMP team), it is said here.
+void describe_plan(Row& r, const Plan& plan, bool cpu) {
+  r.convert_s = plan.convert_seconds;
+  r.setup_s = plan.setup_seconds;
+  r.detail = plan.detail;
+  r.chosen = plan.chosen;
+  r.planning_s = plan.planning_seconds;
+  r.bytes_per_product = plan.bytes_per_product;
+  r.stored_entries = plan.stored_entries;
+  if (const int used = plan.threads_used(); cpu && used > 0) r.threads = used;
+  if (r.threads < r.threads_requested && r.detail.find("runs on ") == std::string::npos) {
+    const std::string why = plan.chosen_threads > 0 && plan.chosen_threads < r.threads_requested
+                                ? "the planner chose " + plan.chosen
+                                : std::string("the plan gives no reason (a smaller OpenMP team: OMP_THREAD_LIMIT, "
+                                              "OMP_DYNAMIC?)");
+    r.detail += fmt::format("{}runs on {} of {} threads: {}", r.detail.empty() ? "" : "; ", r.threads,
+                            r.threads_requested, why);
+  }
+}
+
+// The rates of a measured row: GFLOPS, bandwidth and its share of the ceiling, the speedup over the
+// serial CSR time (`serial`, 0 where not measured yet), efficiency, and 50 or 500 products' cost.
+// A noisy row keeps its numbers (what was measured) but no best or ratio takes it (usable()).
+void derive_rates(Row& r, double nnz, int k, double serial) {
+  if ((r.status != "ok" && r.status != "noisy") || r.time_median_s <= 0) return;
+  const double tm = r.time_median_s;
+  r.gflops = 2.0 * nnz * k / tm * 1e-9;
+  r.bandwidth_gbs = static_cast<double>(r.bytes_per_product) / tm * 1e-9;
+  r.bandwidth_share = r.ceiling_gbs > 0 ? r.bandwidth_gbs / r.ceiling_gbs : 0;
+  if (serial > 0) r.speedup = serial / tm;
+  if (r.backend != "cuda" && r.threads > 0) r.efficiency = r.speedup / r.threads;
+  const double fixed = r.convert_s + r.setup_s;
+  r.iter50_s = fixed + 50 * tm;
+  r.iter500_s = fixed + 500 * tm;
+}
+
+// One matrix's configurations, each checked then timed; what they share: x and the reference per
+// right-hand-side count, layout and precision (rhs_key), the serial CSR time, the backend warmed
+// last, auto's plans for the duel.
+class MatrixBench {
+ public:
+  MatrixBench(const CsrView& a, const SweepConfig& cfg) : a_(a), cfg_(cfg), base_(serial_csr(cfg)) {}
+
+  // Runs one configuration into a row of `out`.
+  void run(const Job& job, Row r, std::vector<Row>& out) {
+    const KernelSpec& k = *job.spec;
+    const PlanOptions& opt = job.opt;
+    const bool cpu = k.backend != Backend::Cuda;
+    const int key = rhs_key(opt);
+    std::vector<double>& x = x_for(opt);
+    try {
+      validate(k, opt, cfg_, a_, float_range_);
+      // The first configuration after another backend's finds the device (or the cores) idle and
+      // clocked down: 50 ms of the plan's own products before it is timed (below). On the CPU also
+      // 50 ms of CSR products before the plan is made, so that the planner's analysis and trial do
+      // not run on idle cores. Not on the GPU: there the planner's host part would find the cores
+      // idle instead (bench/results/README.md has the measurements).
+      const bool first = warmed_ != k.backend;
+      if (first && cpu) warm_up(a_, k.backend, opt);
+      warmed_ = k.backend;
+      auto plan = k.make(a_, opt);
+      plan->precision = opt.precision;
+      describe_plan(r, *plan, cpu);
+      // Check first: a wrong kernel is reported, never timed into a best or a mean.
+      if (!refs_.count(key)) refs_[key] = reference_product(a_, x, opt.k, opt.layout);
+      const CheckResult chk = checked_product(*plan, a_, x, opt.k, opt.layout, &refs_[key]).check;
+      r.check = chk.passed ? "passed" : "failed";
+      r.max_rel_error = chk.max_rel_error;
+      r.mean_rel_error = chk.mean_rel_error;
+      if (!chk.passed) {
+        r.status = "failed";
+        r.detail += (r.detail.empty() ? "" : "; ") + chk.message;
+        out.push_back(std::move(r));
+        return;
+      }
+      if (first) run_for(*plan, 0.05);
+      // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
+      // configuration capped (keeping at least 3 samples for a median).
+      measure(*plan, cfg_, r);
+      if (!cpu && r.status == "ok") loop_costs(r, *plan, opt.k);
+      if (k.name == "auto" && cfg_.duel_rounds > 0) {
+        auto& kept = autos_[{static_cast<int>(k.backend), key}];
+        if (!kept.second || r.threads_requested > out[kept.first].threads_requested) kept = {out.size(), std::move(plan)};
+      }
+    } catch (const Unsupported& e) {
+      r.status = std::string("skipped: ") + e.what();
+    } catch (const std::bad_alloc&) {
+      r.status = "skipped: out of memory";
+    } catch (const std::exception& e) {
+      r.status = std::string("error: ") + e.what();
+    }
+    if (job.spec == base_ && (r.status == "ok" || r.status == "noisy") && r.time_median_s > 0)
+      serial_time_[key] = r.time_median_s;
+    derive_rates(r, static_cast<double>(a_.nnz()), opt.k, serial_time_.count(key) ? serial_time_[key] : 0);
+    out.push_back(std::move(r));
+  }
+
+  // Auto against the oracle and the best baseline, interleaved, for each kept auto plan.
+  void duels(std::vector<Row>& out, const std::vector<const Job*>& row_job) {
+    for (auto& [key, kept] : autos_) duel_auto(a_, out, row_job, kept.first, *kept.second, xs_[key.second], cfg_);
+  }
+
+ private:
+  std::vector<double>& x_for(const PlanOptions& opt) {
+    std::vector<double>& x = xs_[rhs_key(opt)];
+    if (x.empty()) {
+      x = make_vector(cfg_.x_spec, static_cast<std::size_t>(a_.cols) * opt.k);
+      // A single plan computes on float x: the reference is computed with the rounded x.
+      if (opt.precision == Precision::Single)
+        for (double& v : x) v = static_cast<float>(v);
+    }
+    return x;
+  }
+
+  // GPU rows: what a loop of multiply() calls pays on host and on device vectors (three samples of
+  // a fifth of the sample length each: the host loop's calls last milliseconds).
+  void loop_costs(Row& r, Plan& plan, int k) const {
+    const LoopTiming lt = time_multiply_loops(plan, static_cast<std::size_t>(a_.cols) * k,
+                                              static_cast<std::size_t>(a_.rows) * k,
+                                              std::max(1e-3, cfg_.min_sample_seconds / 5), 3);
+    r.loop_host_s = lt.host.median_s;
+    r.loop_pinned_s = lt.pinned.median_s;
+    r.loop_device_s = lt.device.median_s;
+    r.loop_copies_s = lt.copies_s;
+  }
+
+  const CsrView& a_;
+  const SweepConfig& cfg_;
+  const KernelSpec* base_;
+  std::map<int, std::vector<double>> xs_;
+  std::map<int, Reference> refs_;
+  std::map<int, double> serial_time_;
+  std::optional<Backend> warmed_;  // the backend whose last configuration ran just before
+  // Per backend, k and layout, auto's row and plan (the most threads where several), kept for the duel.
+  std::map<std::pair<int, int>, std::pair<std::size_t, std::unique_ptr<Plan>>> autos_;
+  std::optional<std::string> float_range_;  // validate's verdict on this matrix's values
+};
+
+}  // namespace
+
 std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const SweepConfig& cfg,
                               const Ceilings& ceil, const Progress& progress,
                               std::size_t done_before, std::size_t total) {
@@ -257,148 +438,18 @@ std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const S
     return out;
   }
   const MatrixStats st = compute_stats(a);
-  // Per right-hand-side count and layout (rhs_key).
-  std::map<int, std::vector<double>> xs;
-  std::map<int, Reference> refs;
-  std::map<int, double> serial_time;
-  const KernelSpec* base = serial_csr(cfg);
+  MatrixBench bench(a, cfg);
   std::size_t done = done_before;
-  std::optional<Backend> warmed;  // the backend whose last configuration ran just before
   const std::vector<Job> all = jobs(cfg);
   std::vector<const Job*> row_job;  // the job of each row of `out`
-  // Per backend, k and layout, auto's row and plan (the most threads where several), kept for the duel.
-  std::map<std::pair<int, int>, std::pair<std::size_t, std::unique_ptr<Plan>>> autos;
-  std::optional<std::string> float_range;  // validate's verdict on this matrix's values
-
   for (const Job& job : all) {
-    const KernelSpec& k = *job.spec;
-    const PlanOptions& opt = job.opt;
     if (progress.update)
-      progress.update(done, total, fmt::format("{} {}/{}", src.name, to_string(k.backend), k.name));
+      progress.update(done, total, fmt::format("{} {}/{}", src.name, to_string(job.spec->backend), job.spec->name));
     ++done;
-    Row r;
-    fill_matrix(r, src);
-    r.rows = a.rows;
-    r.cols = a.cols;
-    r.nnz = a.nnz();
-    r.nnz_row_mean = st.row_nnz_mean;
-    r.nnz_row_std = st.row_nnz_std;
-    r.backend = to_string(k.backend);
-    r.kernel = k.name;
-    r.format = k.format;
-    r.baseline = k.baseline;
-    r.k = opt.k;
-    r.layout = opt.k > 1 && opt.layout == Layout::ColMajor ? "col" : "row";
-    r.precision = to_string(opt.precision);
-    const bool cpu = k.backend != Backend::Cuda;
-    r.threads_requested = has_param(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
-    r.threads = r.threads_requested;  // until the plan says what it runs on
-    r.noise_threshold = cfg.noise_threshold;
-    r.block_size = has_param(k, "block_size") ? opt.block_size : 0;
-    r.hack = has_param(k, "hack") ? opt.hack : 0;
-    r.nz_per_block = has_param(k, "nz_per_block") ? opt.nz_per_block : 0;
-    r.settings = cfg.fixed_text;
-    const double ceiling = cpu ? ceil.cpu_triad : ceil.gpu_copy;
-    r.ceiling_gbs = ceiling * 1e-9;
-
-    const int key = rhs_key(opt);
-    auto& x = xs[key];
-    if (x.empty()) {
-      x = make_vector(cfg.x_spec, static_cast<std::size_t>(a.cols) * opt.k);
-      // A single plan computes on float x: the reference is computed with the rounded x.
-      if (opt.precision == Precision::Single)
-        for (double& v : x) v = static_cast<float>(v);
-    }
-
-    try {
-      validate(k, opt, cfg, a, float_range);
-      // The first configuration after another backend's finds the device (or the cores) idle and
-      // clocked down: 50 ms of the plan's own products before it is timed (below). On the CPU also
-      // 50 ms of CSR products before the plan is made, so that the planner's analysis and trial do
-      // not run on idle cores. Not on the GPU: there the planner's host part would find the cores
-      // idle instead (bench/results/README.md has the measurements).
-      const bool first = warmed != k.backend;
-      if (first && k.backend != Backend::Cuda) warm_up(a, k.backend, opt);
-      warmed = k.backend;
-      auto plan = k.make(a, opt);
-      plan->precision = opt.precision;
-      r.convert_s = plan->convert_seconds;
-      r.setup_s = plan->setup_seconds;
-      r.detail = plan->detail;
-      r.chosen = plan->chosen;
-      r.planning_s = plan->planning_seconds;
-      r.bytes_per_product = plan->bytes_per_product;
-      r.stored_entries = plan->stored_entries;
-      if (const int used = plan->threads_used(); cpu && used > 0) r.threads = used;
-      // A kernel that falls back says why in its detail ("runs on U of T threads: why"); where the
-      // plan runs on fewer without saying so (auto's choice, or a smaller OpenMP team), it is said here.
-      if (r.threads < r.threads_requested && r.detail.find("runs on ") == std::string::npos) {
-        const std::string why = plan->chosen_threads > 0 && plan->chosen_threads < r.threads_requested
-                                    ? "the planner chose " + plan->chosen
-                                    : std::string("the plan gives no reason (a smaller OpenMP team: OMP_THREAD_LIMIT, "
-                                                  "OMP_DYNAMIC?)");
-        r.detail += fmt::format("{}runs on {} of {} threads: {}", r.detail.empty() ? "" : "; ", r.threads,
-                                r.threads_requested, why);
-      }
-
-      // Check first: a wrong kernel is reported, never timed into a best or a mean.
-      if (!refs.count(key)) refs[key] = reference_product(a, x, opt.k, opt.layout);
-      const CheckResult chk = checked_product(*plan, a, x, opt.k, opt.layout, &refs[key]).check;
-      r.check = chk.passed ? "passed" : "failed";
-      r.max_rel_error = chk.max_rel_error;
-      r.mean_rel_error = chk.mean_rel_error;
-      if (!chk.passed) {
-        r.status = "failed";
-        r.detail += (r.detail.empty() ? "" : "; ") + chk.message;
-        out.push_back(std::move(r));
-        row_job.push_back(&job);
-        continue;
-      }
-
-      if (first) run_for(*plan, 0.05);
-      // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
-      // configuration capped (keeping at least 3 samples for a median).
-      measure(*plan, cfg, r);
-      // GPU rows: what a loop of multiply() calls pays on host and on device vectors (three
-      // samples of a fifth of the sample length each: the host loop's calls last milliseconds).
-      if (!cpu && r.status == "ok") {
-        const LoopTiming lt = time_multiply_loops(*plan, static_cast<std::size_t>(a.cols) * opt.k,
-                                                  static_cast<std::size_t>(a.rows) * opt.k,
-                                                  std::max(1e-3, cfg.min_sample_seconds / 5), 3);
-        r.loop_host_s = lt.host.median_s;
-        r.loop_pinned_s = lt.pinned.median_s;
-        r.loop_device_s = lt.device.median_s;
-        r.loop_copies_s = lt.copies_s;
-      }
-      if (k.name == "auto" && cfg.duel_rounds > 0) {
-        auto& kept = autos[{static_cast<int>(k.backend), key}];
-        if (!kept.second || r.threads_requested > out[kept.first].threads_requested)
-          kept = {out.size(), std::move(plan)};
-      }
-    } catch (const Unsupported& e) {
-      r.status = std::string("skipped: ") + e.what();
-    } catch (const std::bad_alloc&) {
-      r.status = "skipped: out of memory";
-    } catch (const std::exception& e) {
-      r.status = std::string("error: ") + e.what();
-    }
-    // A noisy row keeps its numbers (what was measured) but no best or ratio takes it (usable()).
-    if ((r.status == "ok" || r.status == "noisy") && r.time_median_s > 0) {
-      const double tm = r.time_median_s;
-      r.gflops = 2.0 * static_cast<double>(a.nnz()) * opt.k / tm * 1e-9;
-      r.bandwidth_gbs = static_cast<double>(r.bytes_per_product) / tm * 1e-9;
-      r.bandwidth_share = ceiling > 0 ? r.bandwidth_gbs / (ceiling * 1e-9) : 0;
-      if (&k == base) serial_time[key] = tm;
-      if (serial_time.count(key)) r.speedup = serial_time[key] / tm;
-      if (cpu && r.threads > 0) r.efficiency = r.speedup / r.threads;
-      const double fixed = r.convert_s + r.setup_s;
-      r.iter50_s = fixed + 50 * tm;
-      r.iter500_s = fixed + 500 * tm;
-    }
-    out.push_back(std::move(r));
+    bench.run(job, configuration_row(job, src, a, st, cfg, ceil), out);
     row_job.push_back(&job);
   }
-  for (auto& [key, kept] : autos) duel_auto(a, out, row_job, kept.first, *kept.second, xs[key.second], cfg);
+  bench.duels(out, row_job);
   if (progress.update) progress.update(done, total, src.name);
   return out;
 }

@@ -3,6 +3,7 @@
 #include <spmv/bench/bench.hpp>
 #include <spmv/formats/limits.hpp>
 #include <spmv/io.hpp>
+#include <spmv/params.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -162,16 +163,13 @@ SweepConfig default_sweep(const MachineInfo& m, bool small, bool quick) {
   SweepConfig c;
   const int cores = std::max(1, m.cores);
   if (quick) {
-    c.threads = {1, 2};
-    c.hacks = {32};
-    c.block_sizes = {256};
-    c.nz_per_block = {0};
+    c.sweep = {{"threads", {1, 2}}, {"hack", {32}}, {"block_size", {256}}};
     c.repeat = 3;
     c.min_sample_seconds = 0.002;
     c.max_config_seconds = 0.2;
     return c;
   }
-  std::set<int> t{1, cores, 2 * cores};
+  std::set<long long> t{1, cores, 2 * cores};
   if (!small) {
     // The reports' range 1..2*cores, in powers of two (plus the core count itself).
     for (int i = 2; i < 2 * cores; i *= 2) t.insert(i);
@@ -180,17 +178,10 @@ SweepConfig default_sweep(const MachineInfo& m, bool small, bool quick) {
     c.min_sample_seconds = 0.02;
     c.max_config_seconds = 0.5;
   }
-  c.threads.assign(t.begin(), t.end());
-  c.hacks = {16, 32, 64};
-  if (m.gpus > 0) {
-    c.block_sizes.clear();
-    for (int b = 128; b <= 1024; b += 128) c.block_sizes.push_back(b);
-    // CSR-adaptive's row-block size, tuned by the harmonic mean over the suite (report.py).
-    // 000's optimum was at most 32 nonzeros a block: the sweep starts at 8.
-    c.nz_per_block = {8, 16, 32, 64, 128, 256, 512, 1024, 2048};
-  } else {
-    c.backends = {Backend::Serial, Backend::Omp};
-  }
+  c.sweep = {{"threads", {t.begin(), t.end()}}};
+  for (const ParamSpec& p : kernel_params())  // block sizes, hack sizes, CSR-adaptive row blocks
+    if (!p.sweep.empty()) c.sweep[p.name] = p.sweep;
+  if (m.gpus == 0) c.backends = {Backend::Serial, Backend::Omp};
   return c;
 }
 

@@ -19,13 +19,17 @@ std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const Suite
   const std::size_t total = per_matrix * sources.size();
   const auto sweep_start = std::chrono::steady_clock::now();
   std::vector<Row> rows;
+  const auto add = [&](std::vector<Row> r) {
+    if (progress.rows) progress.rows(r);
+    rows.insert(rows.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+  };
   std::size_t done = 0;
   for (std::size_t i = 0; i < sources.size(); ++i, done += per_matrix) {
     const MatrixSource& s = sources[i];
     budget.before_matrix(cfg, seconds_since(started), seconds_since(sweep_start), done, total);
     if (budget.exhausted(seconds_since(started))) {
       say(s.name + ": skipped: time budget exhausted");
-      rows.push_back(unavailable_row(s, "skipped: time budget exhausted (--time-budget)"));
+      add({unavailable_row(s, "skipped: time budget exhausted (--time-budget)")});
       continue;
     }
     if (progress.update) progress.update(done, total, "loading " + s.name);
@@ -37,7 +41,7 @@ std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const Suite
       mat = load_source(s, so);
     } catch (const std::exception& e) {
       say(fmt::format("{}: skipped: {}", s.name, e.what()));
-      rows.push_back(unavailable_row(s, std::string("skipped: ") + e.what()));
+      add({unavailable_row(s, std::string("skipped: ") + e.what())});
       continue;
     }
     std::vector<Row> r;
@@ -45,7 +49,7 @@ std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const Suite
       r = bench_matrix(mat, s, cfg, ceil, progress, done, total);
     } catch (const std::exception& e) {  // one bad matrix never ends the run
       say(fmt::format("{}: error: {}", s.name, e.what()));
-      rows.push_back(unavailable_row(s, std::string("error: ") + e.what()));
+      add({unavailable_row(s, std::string("error: ") + e.what())});
       continue;
     }
     std::vector<std::string> noisy;
@@ -62,7 +66,7 @@ std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const Suite
                       s.name, noisy.size(), noisy.size() == 1 ? "" : "s", 100 * cfg.noise_threshold,
                       fmt::join(noisy.begin(), noisy.begin() + std::min<std::ptrdiff_t>(5, noisy.size()), ", "),
                       noisy.size() > 5 ? ", ..." : ""));
-    rows.insert(rows.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+    add(std::move(r));
   }
   return rows;
 }

@@ -7,7 +7,7 @@
 set -uo pipefail
 what=$1 bin=$2 out=$3
 export OMP_PROC_BIND=close OMP_PLACES=cores
-sweep=(--backends omp,cuda --threads 16 --block-sizes 256,1024 --no-progress)
+sweep=(--backends omp,cuda --threads 16 --block-size 256,1024 --no-progress)
 gen_irregular() {
   # Generated irregular matrices: graphs, a permuted mesh, wide rectangular, tall short rows,
   # empty-and-heavy rows, and two regular ones for contrast.

@@ -22,7 +22,7 @@ fi
 wait
 P="--precisions double,single,mixed --k 1 --repeat 5 --min-sample-ms 10 --no-progress --duel-rounds 0"
 s=$(date +%s)
-timeout 200 $B/spmv bench $M --backends cuda --kernels auto,csr,ell,hll,cusparse-alg1,cusparse-alg2,cusparse-coo-alg1,cusparse-coo-alg2,cusparse-sell --block-sizes 256 --hack 32 $P --out $OUT/precision_cuda_${card}_$C.csv > $OUT/precision_cuda.log 2>&1
+timeout 200 $B/spmv bench $M --backends cuda --kernels auto,csr,ell,hll,cusparse-alg1,cusparse-alg2,cusparse-coo-alg1,cusparse-coo-alg2,cusparse-sell --block-size 256 --hack 32 $P --out $OUT/precision_cuda_${card}_$C.csv > $OUT/precision_cuda.log 2>&1
 echo "cuda bench rc=$? $(( $(date +%s) - s )) s"; tail -3 $OUT/precision_cuda.log
 s=$(date +%s)
 OMP_PROC_BIND=close OMP_PLACES=cores timeout 200 $B/spmv bench $M --backends omp --kernels auto,eigen --threads 16 $P --out $OUT/precision_omp_xeon16_$C.csv > $OUT/precision_omp.log 2>&1

@@ -13,7 +13,7 @@ C=$1; G=$PWD/.gpu; B=${BIN:-$G/bin}; export LD_LIBRARY_PATH=$G/lib SPMV_SHARED_M
 M=/tmp/m; mkdir -p $M/w $M/g $M/c $M/s
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -o 'H[0-9]*' | head -1 | tr 'H' 'h')
-K="--backends cuda --kernels auto,csr,ell,hll,cusparse,cusparse-spmm-alg1,cusparse-spmm-alg2,cusparse-spmm-alg3 --block-sizes 256 --hack 32 --k 4,16,64 --layouts row,col --repeat 5 --min-sample-ms 10 --no-progress --duel-rounds 0"
+K="--backends cuda --kernels auto,csr,ell,hll,cusparse,cusparse-spmm-alg1,cusparse-spmm-alg2,cusparse-spmm-alg3 --block-size 256 --hack 32 --k 4,16,64 --layouts row,col --repeat 5 --min-sample-ms 10 --no-progress --duel-rounds 0"
 sweep() {  # NAME DIR LIMIT_S [bench options]
   local s=$(date +%s) f=$OUT/spmm_$1_${card}_$C.csv
   timeout "$3" $B/spmv bench "$2" $K "${@:4}" --out $f > $OUT/sweep_$1.log 2>&1; echo "$1 rc=$? $(( $(date +%s) - s )) s"

@@ -217,7 +217,4 @@ bool supports(const KernelSpec& spec, Precision p);
 /// the plans that store values in float (PlanOptions::precision single or mixed).
 void require_float_range(const CsrView& a);
 
-/// Registration, one call per backend file; defined in src/core/registry.cpp's list.
-void add_kernel(KernelSpec spec);
-
 }  // namespace spmv

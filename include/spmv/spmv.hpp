@@ -6,6 +6,7 @@
 #include <spmv/formats/hll.hpp>
 #include <spmv/io.hpp>
 #include <spmv/matrix.hpp>
+#include <spmv/params.hpp>
 #include <spmv/plan.hpp>
 #include <spmv/reference.hpp>
 #include <spmv/solvers.hpp>

@@ -277,6 +277,29 @@ def test_threads_used_says_a_fallback():
     assert spmv.Plan(small(), backend="serial", kernel="csr").threads_used == 1
 
 
+def test_kernel_settings_as_keywords():
+    """The kernels' settings are Plan keywords, checked as the command line checks them."""
+    names = [p["name"] for p in spmv.settings()]
+    for name in ("threads", "block_size", "hack", "subwarp", "variant"):
+        assert name in names
+    hack = next(p for p in spmv.settings() if p["name"] == "hack")
+    assert "hll" in hack["kernels"] and hack["valid"].startswith("an integer in [1, ")
+    s = small(500, 500, density=0.02, seed=5)
+    x = np.random.default_rng(6).uniform(-1, 1, s.shape[1])
+    plan = spmv.Plan(s, backend="omp", kernel="hll", hack=8, threads=2)
+    assert "hack=8" in plan.detail, plan.detail
+    check_product(plan @ x, s, x)
+    scalar = spmv.Plan(s, backend="omp", kernel="csr", variant="dynamic:scalar", nz_per_chunk=7, threads=3)
+    assert "inner=scalar" in scalar.detail, scalar.detail
+    check_product(scalar @ x, s, x)
+    with pytest.raises(TypeError, match="unexpected keyword 'hacks'.*hack"):
+        spmv.Plan(s, backend="omp", hacks=8)
+    with pytest.raises(ValueError, match=r"block_size=100: must be a multiple of 32 in \[32, 1024\]"):
+        spmv.Plan(s, backend="omp", block_size=100)
+    with pytest.raises(TypeError, match="takes an integer"):
+        spmv.Plan(s, backend="omp", hack=8.5)
+
+
 def test_threads_share_a_plan():
     """Products release the GIL; a plan serves one thread at a time (its lock)."""
     s = small(300, 300, density=0.02, seed=13)

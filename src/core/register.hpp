@@ -1,7 +1,15 @@
 #pragma once
-// Internal: one registration function per backend, each defined in that backend's folder.
-// (Explicit calls rather than static self-registration: a static library drops unreferenced
-// objects, and their registrars with them.)
+// Internal: how kernels enter the registry. One registration function per backend, each defined
+// in that backend's folder, calls add_kernel for each of its kernels. (Explicit calls rather than
+// static self-registration: a static library drops unreferenced objects, and their registrars
+// with them.)
+#include <spmv/plan.hpp>
+
+namespace spmv {
+/// Adds a kernel to the registry; its params must name settings of kernel_params() (logic_error).
+void add_kernel(KernelSpec spec);
+}  // namespace spmv
+
 namespace spmv::detail {
 void register_auto_kernels();    // the planner on the host backends: src/plan/auto_kernel.cpp
 void register_serial_kernels();  // src/cpu/serial_*.cpp via src/cpu/register_cpu.cpp

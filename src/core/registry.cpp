@@ -1,6 +1,7 @@
 // The kernel registry. Each backend file provides one register_* function; this list is the only
 // place that names them.
 #include <spmv/device.hpp>
+#include <spmv/params.hpp>
 #include <spmv/plan.hpp>
 
 #include <omp.h>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <fmt/format.h>
 #include <mutex>
+#include <stdexcept>
 
 #include "core/float_range.hpp"
 #include "core/forwarding_plan.hpp"
@@ -37,7 +39,11 @@ void register_all() {
 
 }  // namespace
 
-void add_kernel(KernelSpec spec) { storage().push_back(std::move(spec)); }
+void add_kernel(KernelSpec spec) {
+  for (const std::string& p : spec.params)  // a kernel takes settings the catalog describes
+    if (!find_param(p)) throw std::logic_error(fmt::format("kernel '{}': no setting '{}' in kernel_params()", spec.name, p));
+  storage().push_back(std::move(spec));
+}
 
 const std::vector<KernelSpec>& kernels() {
   static std::once_flag once;
@@ -86,6 +92,10 @@ void validate_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& 
                                   "single or mixed precision, or widen it with to_double",
                                   spec.name, to_string(b)));
   if (check_values && opt.precision != Precision::Double) require_float_range(a);
+  for (const ParamSpec& p : kernel_params())
+    if (p.get && takes(spec, p.name))
+      if (const long long v = p.get(opt); !p.invalid(v).empty())
+        throw Unsupported(fmt::format("kernel '{}' ({}): {} {} {}", spec.name, to_string(b), p.name, v, p.invalid(v)));
 }
 
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel,

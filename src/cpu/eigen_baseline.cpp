@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "cpu/cpu_plan.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cpu {
 

@@ -20,6 +20,7 @@
 #include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
 #include "cpu/tuning.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cpu {
 
@@ -239,7 +240,7 @@ void register_omp_csr() {
               .description = "OpenMP CSR; schedule (dynamic|balanced|1 thread), inner loop (simd|scalar) and, column-major SpMM, native or via row-major copies (native|transpose) chosen per matrix by a timed trial",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"threads", "variant", "nz_per_chunk"},
+              .params = {"threads", "variant", "nz_per_chunk", "chunk_rows", "chunk_multiple"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant); }});
   add_kernel({.name = "csr-dynamic",
               .backend = Backend::Omp,
@@ -247,7 +248,7 @@ void register_omp_csr() {
               .description = "OpenMP CSR, schedule(dynamic) over row chunks of ~nz_per_chunk nonzeros",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"threads", "nz_per_chunk", "variant"},
+              .params = {"threads", "nz_per_chunk", "chunk_rows", "chunk_multiple", "variant"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":dynamic"); }});
   add_kernel({.name = "csr-balanced",
               .backend = Backend::Omp,

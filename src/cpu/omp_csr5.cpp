@@ -35,6 +35,7 @@
 #include "cpu/register_cpu.hpp"
 #include "cpu/tuning.hpp"
 #include "cpu/row_kernels.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cpu {
 

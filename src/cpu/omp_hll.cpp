@@ -7,6 +7,7 @@
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cpu {
 

@@ -3,6 +3,7 @@
 // double one's rounded into the plan's own float copy when it is made).
 #include "cpu/cpu_plan.hpp"
 #include "cpu/register_cpu.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cpu {
 

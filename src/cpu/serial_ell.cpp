@@ -3,6 +3,7 @@
 // parallel region), so the serial kernels are that plan with the thread count pinned to 1.
 #include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cpu {
 

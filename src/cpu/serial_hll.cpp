@@ -2,6 +2,7 @@
 // at one thread has a single part and runs no parallel region, so this is that plan pinned to 1.
 #include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cpu {
 

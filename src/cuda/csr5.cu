@@ -37,7 +37,8 @@
 #include "cuda/csr5_device.cuh"
 #include "cuda/csr5_long_rows.cuh"
 #include "cuda/cuda_kernels.hpp"
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 

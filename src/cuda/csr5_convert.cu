@@ -5,7 +5,7 @@
 // trip to the host. Bit-identical to csr_to_csr5 (tested). Values are moved, never computed on: in
 // float for single and mixed plans (the device CSR's, rounded on the host as csr_to_csr5<float>
 // rounds), in double for double ones.
-#include <spmv/formats/csr5_cuda.hpp>
+#include "cuda/csr5_convert.hpp"
 
 #include <chrono>
 #include <cub/device/device_scan.cuh>

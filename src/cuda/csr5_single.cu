@@ -4,7 +4,7 @@
 // Templates on the values' type MV and the vectors' and sums' VV (double, single, mixed).
 #include "cuda/csr5_device.cuh"
 #include "cuda/csr5_long_rows.cuh"
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
 
 namespace spmv::cuda::csr5 {
 

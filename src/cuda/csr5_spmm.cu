@@ -15,7 +15,7 @@
 #include "cuda/csr5_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 #include "cuda/padded_spmm.cuh"
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
 
 namespace spmv::cuda::csr5 {
 

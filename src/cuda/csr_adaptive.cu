@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cub/device/device_scan.cuh>
 #include <limits>
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 

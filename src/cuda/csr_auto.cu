@@ -5,8 +5,9 @@
 #include <spmv/stats.hpp>
 
 #include "cuda/csr_device.cuh"
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
 #include "cuda/cuda_kernels.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 

@@ -14,7 +14,7 @@
 
 #include <spmv/timing.hpp>
 #include "cuda/cuda_plan.cuh"
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
 
 namespace spmv::cuda {
 

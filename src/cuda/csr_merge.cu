@@ -9,6 +9,7 @@
 #include "cuda/cuda_kernels.hpp"
 
 #include <algorithm>
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 

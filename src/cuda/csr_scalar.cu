@@ -2,6 +2,7 @@
 // reference point the other CSR kernels are measured against.
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 

@@ -1,9 +1,10 @@
-// CSR-vector: a sub-warp of S = 2..32 lanes per row, S chosen from the mean row length, partial
+// CSR-vector: a sub-warp of S = 1..32 lanes per row (1: csr-scalar's thread per row, through the same code), S chosen from the mean row length, partial
 // sums reduced with warp shuffles. Lanes of a sub-warp read consecutive entries (coalesced).
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 
 #include <bit>
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 
@@ -31,8 +32,8 @@ class CsrVector final : public CsrDevicePlan {
   CsrVector(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {
     subwarp_ = opt.subwarp ? opt.subwarp : choose_subwarp(a);
-    if (subwarp_ < 2 || subwarp_ > 32 || !std::has_single_bit(static_cast<unsigned>(subwarp_)))
-      throw Unsupported("CSR-vector sub-warp must be 2, 4, 8, 16 or 32, got " + std::to_string(subwarp_));
+    if (subwarp_ < 1 || subwarp_ > 32 || !std::has_single_bit(static_cast<unsigned>(subwarp_)))
+      throw Unsupported("CSR-vector sub-warp must be 1, 2, 4, 8, 16 or 32, got " + std::to_string(subwarp_));
     detail = "subwarp=" + std::to_string(subwarp_);
   }
 
@@ -46,6 +47,7 @@ class CsrVector final : public CsrDevicePlan {
   template <class MV, class VV, typename OffT>
   void dispatch(const OffT* rp, const Launch& l) {
     switch (subwarp_) {
+      case 1: go<1, MV, VV>(rp, l); break;
       case 2: go<2, MV, VV>(rp, l); break;
       case 4: go<4, MV, VV>(rp, l); break;
       case 8: go<8, MV, VV>(rp, l); break;
@@ -80,7 +82,7 @@ void register_csr_vector() {
   add_kernel({.name = "csr-vector",
               .backend = Backend::Cuda,
               .format = "csr",
-              .description = "CSR, a sub-warp of 2..32 lanes per row (width from the mean row length)",
+              .description = "CSR, a sub-warp of 1..32 lanes per row (width from the mean row length)",
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size", "subwarp"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_vector(a, o, nullptr); }});

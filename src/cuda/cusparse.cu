@@ -14,6 +14,7 @@
 
 #include "cuda/cuda_kernels.hpp"
 #include "cuda/cusparse.cuh"
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 

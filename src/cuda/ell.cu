@@ -7,6 +7,7 @@
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 #include "cuda/padded_spmm.cuh"
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 

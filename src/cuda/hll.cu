@@ -16,6 +16,7 @@
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 #include "cuda/padded_spmm.cuh"
+#include "core/register.hpp"
 
 namespace spmv::cuda {
 
@@ -228,7 +229,7 @@ void register_hll() {
                              "transposed, by a trial)",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"block_size", "hack"},
+              .params = {"block_size", "hack", "subwarp"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});
 }
 

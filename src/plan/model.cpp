@@ -8,7 +8,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
 #include "plan/model_tuning.hpp"
 
 namespace spmv {

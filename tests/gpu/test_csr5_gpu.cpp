@@ -3,14 +3,14 @@
 // bit-identical results of the deterministic modes, and SpMM in both layouts.
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
-#include <spmv/formats/csr5_cuda.hpp>
+#include "cuda/csr5_convert.hpp"
 #include <spmv/spmv.hpp>
 
 #include <bit>
 #include <cstring>
 
 #include "csr5_cases.hpp"
-#include "cuda/tuning.cuh"
+#include "cuda/tuning.hpp"
 #include "test_util.hpp"
 
 using namespace spmv;

@@ -5,7 +5,7 @@
 // conversion from it equals the host's. float_values_cases.hpp holds the comparison.
 #include <spmv/device.hpp>
 #include <spmv/formats/csr5.hpp>
-#include <spmv/formats/csr5_cuda.hpp>
+#include "cuda/csr5_convert.hpp"
 
 #include "float_values_cases.hpp"
 

@@ -18,10 +18,9 @@ namespace {
 
 struct BenchArgs {
   std::vector<std::string> paths, backends, formats, kernel_names;
-  std::vector<int> threads, block_sizes, hacks, ks;
+  std::vector<int> ks;
   std::vector<std::string> layouts{"row"};
   std::vector<std::string> precisions{"double"};
-  std::vector<offset_t> nz_per_block;
   int repeat = 0;
   double min_sample_ms = 0, time_budget = 480;
   std::string out = "results.csv", suite = "auto", matrices_dir, suite_file, cache_dir = bench::default_cache_dir();
@@ -52,16 +51,14 @@ std::string fmt_seconds(double s) {
   return fmt::format("{}m{:02d}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
 }
 
-int bench_cmd(BenchArgs& a) {
-  using namespace spmv::bench;
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  const MachineInfo m = machine_info();
-  const bool quick = a.quick || a.suite == "quick";
-  const bool full = a.suite == "full";
-  const bool small = is_small_machine(m) && !full;
+void note(const std::string& line) {
+  if (verbosity >= 1) fmt::print(stderr, "{}\n", line);
+}
 
-  SweepConfig cfg = default_sweep(m, small, quick);
+// The sweep: the machine's default (default_sweep) with what the command line gives over it.
+spmv::bench::SweepConfig sweep_config(BenchArgs& a, const spmv::bench::MachineInfo& m, bool small, bool quick,
+                                      std::vector<std::string>& precision_names) {
+  spmv::bench::SweepConfig cfg = spmv::bench::default_sweep(m, small, quick);
   if (!a.backends.empty()) {
     cfg.backends.clear();
     for (const auto& b : a.backends) cfg.backends.push_back(parse_backend(b));
@@ -71,16 +68,13 @@ int bench_cmd(BenchArgs& a) {
   }
   cfg.formats = a.formats;
   cfg.kernels = a.kernel_names;
-  if (!a.threads.empty()) cfg.threads = a.threads;
-  if (!a.block_sizes.empty()) cfg.block_sizes = a.block_sizes;
-  if (!a.hacks.empty()) cfg.hacks = a.hacks;
-  if (!a.nz_per_block.empty()) cfg.nz_per_block = a.nz_per_block;
+  for (const auto& [name, values] : a.kernel_settings.given)  // a setting given replaces its default sweep
+    if (!values.empty()) cfg.sweep[name] = values;
   if (!a.ks.empty()) cfg.ks = a.ks;
   cfg.layouts.clear();
   for (const std::string& l : a.layouts) cfg.layouts.push_back(l == "col" ? Layout::ColMajor : Layout::RowMajor);
   cfg.precisions.clear();
-  std::vector<std::string> precision_names;  // for the header line, once each
-  for (const std::string& p : a.precisions) {
+  for (const std::string& p : a.precisions) {  // once each
     const Precision prec = parse_precision(p);
     if (std::find(cfg.precisions.begin(), cfg.precisions.end(), prec) == cfg.precisions.end()) {
       cfg.precisions.push_back(prec);
@@ -95,41 +89,42 @@ int bench_cmd(BenchArgs& a) {
   cfg.duel_rounds = a.duel_rounds;
   cfg.noise_threshold = a.noise_threshold;
   cfg.ceiling_runs = a.ceiling_runs;
-  a.kernel_settings.apply(cfg.fixed);
-  cfg.fixed_text = a.kernel_settings.text();
+  a.kernel_settings.apply(cfg.fixed);  // --csr5-atomic; the settings themselves are swept
+  return cfg;
+}
 
-  SuiteOptions so;
+spmv::bench::SuiteOptions suite_options(const BenchArgs& a, bool small, bool quick, int max_k) {
+  spmv::bench::SuiteOptions so;
   so.matrices_dir = a.matrices_dir;
   so.seed_suite = a.suite_file;
   so.cache_dir = a.no_cache ? "" : a.cache_dir;
-  so.full = full;
+  so.full = a.suite == "full";
   so.small_machine = small || a.suite == "scaled";
   so.min_nnz = a.min_nnz;
   so.seed_only = a.seed_suite;
-  so.max_k = *std::max_element(cfg.ks.begin(), cfg.ks.end());
+  so.max_k = max_k;
   if (quick) {
     so.max_real_nnz = 20000;
     so.scaled_max_nnz = 50000;
     so.small_machine = true;
   }
-  const auto note = [](const std::string& line) {
-    if (verbosity >= 1) fmt::print(stderr, "{}\n", line);
-  };
-  // A path that is not there is a mistake to report before anything runs (a matrix that cannot be
-  // read is a skipped row, as in a suite).
+  return so;
+}
+
+// The matrices: the paths given (each must exist: a matrix that cannot be read is a skipped row, as
+// in a suite, but a missing path is a mistake said before anything runs), else the default suite
+// (with --quick a handful of real matrices and alikes: every path in seconds).
+std::vector<spmv::bench::MatrixSource> matrix_sources(const BenchArgs& a, const spmv::bench::SuiteOptions& so, bool quick) {
+  using spmv::bench::MatrixSource;
   for (const std::string& p : a.paths) {
     std::error_code ec;
-    if (!std::filesystem::exists(p, ec)) {
-      fmt::print(stderr, "{}: no such file or folder\n", p);
-      return 1;
-    }
+    if (!std::filesystem::exists(p, ec)) throw Error(fmt::format("{}: no such file or folder", p));
   }
   std::vector<std::string> suite_notes;
-  std::vector<MatrixSource> sources =
-      a.paths.empty() ? default_suite(so, &suite_notes) : sources_from_paths(a.paths);
+  std::vector<MatrixSource> sources = a.paths.empty() ? spmv::bench::default_suite(so, &suite_notes)
+                                                      : spmv::bench::sources_from_paths(a.paths);
   for (const std::string& n : suite_notes) note(n);
   if (quick && a.paths.empty()) {
-    // A handful of real matrices and alikes: enough to exercise every path in seconds.
     std::vector<MatrixSource> pick;
     int real = 0, syn = 0;
     for (auto& s : sources)
@@ -141,37 +136,14 @@ int bench_cmd(BenchArgs& a) {
     note(so.cache_dir.empty() ? "structure-alikes: generated in memory (--no-cache)"
                               : fmt::format("structure-alikes: cached in {} (--cache-dir or $SPMV_CACHE_DIR to move it, "
                                             "--no-cache for none)", so.cache_dir));
+  return sources;
+}
 
-  const bool gpu_wanted = std::find(cfg.backends.begin(), cfg.backends.end(), Backend::Cuda) != cfg.backends.end();
-  if (m.gpus == 0)
-    note(fmt::format("no CUDA device: CPU only{}", device::cuda_built() ? fmt::format(" (CUDA backend built, but no usable "
-                                                                                      "GPU: {})", device::cuda_unavailable_reason())
-                                                                        : " (built without CUDA)"));
-
-  const std::size_t per_matrix = count_configs(cfg);
-  TimeBudget budget(a.time_budget, a.min_sample_ms <= 0);
-  budget.first_estimate(cfg, per_matrix * sources.size(), a.repeat > 0);
-  note(fmt::format(
-             "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats, re-measured above {:.1f}% "
-             "spread; threads {} ({}); precisions {}; machine {} ({} cores, {:.0f} GiB{}){}",
-             sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat, 100 * cfg.noise_threshold,
-             fmt::join(cfg.threads, ","), pinning_text(m), fmt::join(precision_names, ","), m.hostname, m.cores,
-             m.memory_bytes / (1ull << 30), m.gpus ? ", " + m.device : "",
-             small ? "; small machine: synthetic alikes scaled down" : ""));
-
-  const Ceilings ceil = measure_ceilings(cfg, m);
-  note(fmt::format("ceilings: STREAM triad {} ({} threads){}",
-                   ceiling_text(ceil.cpu_triad, ceil.cpu_triad_min, ceil.cpu_triad_max, ceil.cpu_triad_runs),
-                   ceil.cpu_triad_threads,
-                   gpu_wanted && m.gpus ? ", GPU copy " + ceiling_text(ceil.gpu_copy, ceil.gpu_copy_min, ceil.gpu_copy_max,
-                                                                        ceil.gpu_copy_runs)
-                                        : ""));
-
-  const bool tty = isatty(fileno(stderr)) && !a.no_progress && verbosity >= 1;
-  const auto start = clock::now();
-  Progress prog;
+// The progress bar on a terminal ([####----] 40% 12/30 ETA 1m05s matrix kernel), messages as lines.
+spmv::bench::Progress progress_display(bool tty) {
+  spmv::bench::Progress prog;
   if (tty)
-    prog.update = [&](std::size_t done, std::size_t tot, const std::string& what) {
+    prog.update = [start = std::chrono::steady_clock::now()](std::size_t done, std::size_t tot, const std::string& what) {
       if (tot == 0) return;
       const double el = seconds_since(start);
       const double frac = static_cast<double>(done) / tot;
@@ -184,29 +156,63 @@ int bench_cmd(BenchArgs& a) {
   prog.message = [tty](const std::string& line) {
     if (verbosity >= 1) fmt::print(stderr, "{}{}\n", tty ? "\n" : "", line);
   };
-  const std::vector<Row> rows = run_suite(sources, so, cfg, ceil, budget, t0, prog);
-  if (tty) fmt::print(stderr, "\n");
+  return prog;
+}
 
+std::string ceilings_text(const spmv::bench::Ceilings& c, bool gpu) {
+  return fmt::format("STREAM triad {}{}", ceiling_text(c.cpu_triad, c.cpu_triad_min, c.cpu_triad_max, c.cpu_triad_runs),
+                     gpu ? ", GPU copy " + ceiling_text(c.gpu_copy, c.gpu_copy_min, c.gpu_copy_max, c.gpu_copy_runs) : "");
+}
+
+int bench_cmd(BenchArgs& a) {
+  using namespace spmv::bench;
+  const auto t0 = std::chrono::steady_clock::now();
+  const MachineInfo m = machine_info();
+  const bool quick = a.quick || a.suite == "quick";
+  const bool small = is_small_machine(m) && a.suite != "full";
+  std::vector<std::string> precision_names;  // for the header line
+  SweepConfig cfg = sweep_config(a, m, small, quick, precision_names);
+  const SuiteOptions so = suite_options(a, small, quick, *std::max_element(cfg.ks.begin(), cfg.ks.end()));
+  const std::vector<MatrixSource> sources = matrix_sources(a, so, quick);
+  const bool gpu_wanted = std::find(cfg.backends.begin(), cfg.backends.end(), Backend::Cuda) != cfg.backends.end();
+  if (m.gpus == 0)
+    note(fmt::format("no CUDA device: CPU only{}", device::cuda_built() ? fmt::format(" (CUDA backend built, but no usable "
+                                                                                      "GPU: {})", device::cuda_unavailable_reason())
+                                                                        : " (built without CUDA)"));
+  const std::size_t per_matrix = count_configs(cfg);
+  TimeBudget budget(a.time_budget, a.min_sample_ms <= 0);
+  budget.first_estimate(cfg, per_matrix * sources.size(), a.repeat > 0);
+  note(fmt::format(
+             "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats, re-measured above {:.1f}% "
+             "spread; threads {} ({}); precisions {}; machine {} ({} cores, {:.0f} GiB{}){}",
+             sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat, 100 * cfg.noise_threshold,
+             fmt::join(cfg.sweep["threads"], ","), pinning_text(m), fmt::join(precision_names, ","), m.hostname, m.cores,
+             m.memory_bytes / (1ull << 30), m.gpus ? ", " + m.device : "",
+             small ? "; small machine: synthetic alikes scaled down" : ""));
+  const Ceilings ceil = measure_ceilings(cfg, m);
+  note(fmt::format("ceilings: {} ({} threads)", ceilings_text(ceil, gpu_wanted && m.gpus), ceil.cpu_triad_threads));
+
+  const bool tty = isatty(fileno(stderr)) && !a.no_progress && verbosity >= 1;
+  Progress prog = progress_display(tty);
+  // The CSV gets each matrix's rows as it is done (a run cut short keeps them); the JSON at the end.
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path(), ec);
+  CsvWriter csv(a.out, m, ceil);
+  prog.rows = [&csv](const std::vector<Row>& r) { csv.add(r); };
+  const std::vector<Row> rows = run_suite(sources, so, cfg, ceil, budget, t0, prog);
+  if (tty) fmt::print(stderr, "\n");
   fs::path json = a.out;
   json.replace_extension(".json");
-  write_csv(a.out, rows, m, ceil);
   write_json(json.string(), rows, m, ceil);
 
   const bool any_failed = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "failed"; });
   if (verbosity == 0) return any_failed ? 1 : 0;
   fmt::print("{}", summary_table(rows));
-  const double el = seconds_since(t0);
   fmt::print("machine: {} | {} | {} cores | {} | {}\n", m.hostname, m.cpu_model, m.cores,
              m.gpus ? m.device : "no CUDA device: CPU only", pinning_text(m));
-  fmt::print("ceilings: STREAM triad {}{}\n",
-             ceiling_text(ceil.cpu_triad, ceil.cpu_triad_min, ceil.cpu_triad_max, ceil.cpu_triad_runs),
-             ceil.gpu_copy > 0 ? ", GPU copy " + ceiling_text(ceil.gpu_copy, ceil.gpu_copy_min, ceil.gpu_copy_max,
-                                                             ceil.gpu_copy_runs)
-                               : "");
-  fmt::print("wrote {} and {} ({} rows) in {}", a.out, json.string(), rows.size(), fmt_seconds(el));
+  fmt::print("ceilings: {}\n", ceilings_text(ceil, ceil.gpu_copy > 0));
+  fmt::print("wrote {} and {} ({} rows) in {}", a.out, json.string(), rows.size(), fmt_seconds(seconds_since(t0)));
   if (budget.adapts())
     fmt::print(" (time budget {}: samples of {:.0f}-{:.0f} ms)", fmt_seconds(a.time_budget),
                budget.shortest_sample() * 1e3, budget.longest_sample() * 1e3);
@@ -244,15 +250,7 @@ void add_bench(CLI::App& app, Action& action) {
        CLI::IsMember(format_names()));
   list("--kernel", "--kernels", a->kernel_names, "Only these kernels (default: all; `spmv kernels` lists them)",
        CLI::IsMember(kernel_names()));
-  cmd->add_option("--threads", a->threads, "Thread counts (default 1, 2, 4, ... up to 2x the cores)")
-      ->delimiter(',')
-      ->check(thread_count(1));
-  list("--block-size", "--block-sizes", a->block_sizes, "CUDA block sizes (default 128..1024 by 128)",
-       int_in(32, 1024));
-  cmd->add_option("--hack", a->hacks, "HLL hack sizes (default 16,32,64)")->delimiter(',')->check(positive_int());
-  cmd->add_option("--nz-per-block", a->nz_per_block, "CUDA csr-adaptive nonzeros per row block (default 8..2048)")
-      ->delimiter(',')
-      ->check(positive_int());
+  a->kernel_settings.add_options(cmd, true);
   cmd->add_option("--k", a->ks, "Right-hand sides (k > 1: SpMM kernels only; default 1)")->delimiter(',')->check(positive_int());
   cmd->add_option("--min-nnz", a->min_nnz, "Leave out suite matrices with fewer nonzeros")
       ->check(non_negative_int())
@@ -295,7 +293,6 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_flag("--seed-suite", a->seed_suite,
                 "Only the course reports' 30 matrices (seed_suite.tsv), in its order: real where present, else "
                 "structure-alikes (marked * in the report)");
-  a->kernel_settings.add_options(cmd);
   cmd->add_option("--matrices-dir", a->matrices_dir,
                   "Real matrices: every *.mtx[.gz] there, in MANIFEST.tsv's order where it lists them (default: "
                   "$SPMV_SHARED_MATRICES, else ../shared/matrices)");

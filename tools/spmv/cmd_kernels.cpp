@@ -1,3 +1,4 @@
+#include <spmv/params.hpp>
 #include <spmv/plan.hpp>
 
 #include <fmt/format.h>
@@ -15,9 +16,18 @@ void add_kernels(CLI::App& app, Action& action) {
         std::string extra;
         for (const Precision p : {Precision::Single, Precision::Mixed})
           if (supports(k, p)) extra += fmt::format(" [{}]", to_string(p));
-        fmt::print("{:<7} {:<18} {:<11} {}{}{}{}\n", to_string(k.backend), k.name, k.format,
-                   k.description, k.spmm ? " [spmm]" : "", extra, k.baseline ? " [baseline]" : "");
+        fmt::print("{:<7} {:<18} {:<11} {}{}{}{}{}\n", to_string(k.backend), k.name, k.format,
+                   k.description, k.spmm ? " [spmm]" : "", extra, k.baseline ? " [baseline]" : "",
+                   k.params.empty() ? "" : fmt::format(" [settings: {}]", fmt::join(k.params, ", ")));
       }
+      // The settings: run takes a value of each, bench a comma list it sweeps; a kernel ignores
+      // those it does not take.
+      fmt::print("\nsettings (run --name VALUE, bench --name V1,V2,...; Python Plan(name=VALUE)):\n");
+      for (const ParamSpec& p : kernel_params()) {
+        if (p.kind != ParamSpec::Kind::Integer) continue;
+        fmt::print("  {:<17} {}: {}\n", p.flag(), p.help, p.range());
+      }
+      fmt::print("  {:<17} {}\n", "--variant", find_param("variant")->help);
       return 0;
     };
   });

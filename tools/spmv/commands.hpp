@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -121,63 +122,19 @@ inline CLI::Option* add_output(CLI::App* cmd, std::string& path, const std::stri
   return cmd->add_option("-o,--output", path, what);
 }
 
-// The kernels' own parameters that run and bench both take (the course reports' settings): set on
-// every plan over the defaults; 0 keeps the kernel's choice.
+// The kernels' own settings (spmv/params.hpp), an option each, named, described and checked as the
+// catalog says: run takes one value of each, bench a comma list of values it sweeps. Beside them
+// --csr5-atomic: CUDA CSR5's variant "atomic" (carries added with atomics, not deterministic).
 struct KernelSettings {
-  int subwarp = 0;
-  std::int64_t nz_per_chunk = 0;
-  int chunk_rows = 0, chunk_multiple = 0;
-  int csr5_omega = 0, csr5_sigma = 0;
+  std::map<std::string, std::vector<long long>> given;  // by setting name; run: one value each
   bool csr5_atomic = false;
 
-  void add_options(CLI::App* cmd) {
-    cmd->add_option("--subwarp", subwarp,
-                    "CUDA threads per row of csr-vector (2-32; 32: a full warp per row, as the course reports) and hll "
-                    "(1-32) (default 0: from the matrix)")
-        ->check(CLI::Range(0, 32));
-    cmd->add_option("--nz-per-chunk", nz_per_chunk,
-                    "OpenMP csr-dynamic: nonzeros per scheduled chunk of rows (default 0: the kernel's)")
-        ->check(non_negative_int());
-    cmd->add_option("--chunk-rows", chunk_rows, "OpenMP csr-dynamic: rows per scheduled chunk, over --nz-per-chunk (default 0)")
-        ->check(non_negative_int());
-    cmd->add_option("--chunk-multiple", chunk_multiple,
-                    "OpenMP csr-dynamic: chunk rounded up to a multiple of this many rows (the SpMM report's 16; default 0: none)")
-        ->check(non_negative_int());
-    cmd->add_option("--csr5-omega", csr5_omega, "CSR5 tile width (default 0: the SIMD or warp width)")
-        ->check(non_negative_int());
-    cmd->add_option("--csr5-sigma", csr5_sigma, "CSR5 tile height (default 0: from the nonzeros per row)")
-        ->check(non_negative_int());
-    cmd->add_flag("--csr5-atomic", csr5_atomic,
-                  "CSR5 on CUDA: the paper's variant, carries added with atomics (not deterministic; the default is the "
-                  "single-pass kernel)");
-  }
-  void apply(PlanOptions& o) const {
-    o.subwarp = subwarp;
-    o.nz_per_chunk = nz_per_chunk;
-    o.chunk_rows = chunk_rows;
-    o.chunk_multiple = chunk_multiple;
-    o.csr5_omega = csr5_omega;
-    o.csr5_sigma = csr5_sigma;
-    if (csr5_atomic) {  // the CUDA CSR5 kernel's variant "atomic", which needs deterministic off
-      o.variant = "atomic";
-      o.deterministic = false;
-    }
-  }
-  // What was set, for the CSV's column settings: "" when nothing.
-  std::string text() const {
-    std::string s;
-    const auto add = [&s](const char* name, long long v) {
-      if (v) s += (s.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(v);
-    };
-    add("subwarp", subwarp);
-    add("nz_per_chunk", nz_per_chunk);
-    add("chunk_rows", chunk_rows);
-    add("chunk_multiple", chunk_multiple);
-    add("csr5_omega", csr5_omega);
-    add("csr5_sigma", csr5_sigma);
-    if (csr5_atomic) s += (s.empty() ? "" : " ") + std::string("csr5_atomic");
-    return s;
-  }
+  // lists: bench's comma lists (help naming the default sweep), else run's single values.
+  void add_options(CLI::App* cmd, bool lists);
+  // The value given for the setting, else `fallback` (run).
+  long long value(const std::string& name, long long fallback) const;
+  // run: the given values and --csr5-atomic set over `o`.
+  void apply(PlanOptions& o) const;
 };
 
 void add_info(CLI::App& app, Action& action);

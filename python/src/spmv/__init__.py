@@ -15,11 +15,11 @@ import os
 import numpy as np
 
 from . import _spmv
-from ._spmv import Error, Matrix, ParseError, Unsupported, default_backend
+from ._spmv import Error, Matrix, ParseError, Unsupported, default_backend, settings
 
 __version__ = _spmv.version()
 __all__ = ["Error", "Matrix", "ParseError", "Plan", "Unsupported", "as_matrix",
-           "default_backend", "read"]
+           "default_backend", "read", "settings"]
 
 
 def read(path, precision="double"):
@@ -69,12 +69,15 @@ class Plan(_spmv.Plan):
     """A matrix prepared once for products: plan @ x, plan.multiply(x, y, alpha, beta).
 
     backend: "omp", "cuda", "serial" or None (the fastest present); kernel: "auto" (chosen for
-    the matrix) or a kernel's name; threads: 0 = every core; k: right-hand sides (X of shape
-    (cols, k), row-major); products: how many products the plan will serve (the planner's
-    conversion budget); precision: "double", "single" (float32 values, x, y and sums: plan @ x
-    returns float32) or "mixed" (float32 values, float64 x, y and sums). The plan holds the
+    the matrix) or a kernel's name; k: right-hand sides (X of shape (cols, k), row-major);
+    products: how many products the plan will serve (the planner's conversion budget);
+    precision: "double", "single" (float32 values, x, y and sums: plan @ x returns float32) or
+    "mixed" (float32 values, float64 x, y and sums). Keywords beyond these are the kernels'
+    settings, as the command line's: threads=4 (0: every core), block_size=256, hack=32,
+    subwarp=8, variant="dynamic:scalar", ...; spmv.settings() lists them with their valid values
+    and the kernels that take each (a kernel ignores those it does not take). The plan holds the
     matrix it was made from.
     """
 
-    def __init__(self, a, backend=None, kernel="auto", threads=0, k=1, products=100, precision="double"):
-        super().__init__(as_matrix(a), backend, kernel, threads, k, products, precision)
+    def __init__(self, a, backend=None, kernel="auto", k=1, products=100, precision="double", **settings):
+        super().__init__(as_matrix(a), backend, kernel, k, products, precision, settings)

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,16 +77,14 @@ struct SweepConfig {
   std::vector<Backend> backends{Backend::Serial, Backend::Omp, Backend::Cuda};
   std::vector<std::string> formats;   // empty: every format
   std::vector<std::string> kernels;   // empty: every kernel
-  std::vector<int> threads{1};        // for kernels whose params name "threads"
-  std::vector<int> block_sizes{256};  // "block_size"
-  std::vector<int> hacks{32};         // "hack"
-  std::vector<offset_t> nz_per_block{0};  // "nz_per_block" (0 = the kernel's default)
-  // Settings every plan starts from (the CLI's --subwarp, --nz-per-chunk, --csr5-omega/-sigma,
-  // --csr5-atomic); the swept parameters above are set over them.
-  // Omega reaches the CPU's CSR5 only (CUDA's is a warp), the variant and determinism CUDA's CSR5
-  // only (its "atomic"); fixed_text says what was set (the CSV's column settings).
+  // The values swept of each kernel setting (spmv/params.hpp's names): a kernel that takes a setting
+  // runs under each of its values, crossed with its other swept settings; a setting absent here keeps
+  // `fixed`'s value.
+  std::map<std::string, std::vector<long long>> sweep{{"threads", {1}}};
+  // Settings every plan starts from (the CLI's single-valued settings and --csr5-atomic); the swept
+  // ones are set over them. Omega reaches the CPU's CSR5 only (CUDA's is a warp), the variant and
+  // determinism CUDA's CSR5 only (its "atomic").
   PlanOptions fixed;
-  std::string fixed_text;
   std::vector<int> ks{1};             // right-hand sides; k > 1 only for spmm kernels
   std::vector<Layout> layouts{Layout::RowMajor};  // of X and Y, each swept when k > 1
   // Arithmetic swept for every kernel and setting; a kernel that lacks one (KernelSpec::precisions)
@@ -154,7 +154,7 @@ struct Row {
   std::string precision = "double";
   offset_t nz_per_block = 0;
   std::string detail;
-  std::string settings;       // the sweep's fixed kernel settings (SweepConfig::fixed_text), "" for none
+  std::string settings;       // the kernel's settings that have no column of their own, "subwarp=4" style ("" for none)
   std::string chosen;         // kernel "auto": what the planner chose ("cuda/ell bs=256")
   double planning_s = 0;      // kernel "auto": analysis + trial + discarded candidates (in setup_s)
   // "ok", "failed" (check), "noisy" (timing spread above the threshold twice: timed, but left out of
@@ -196,6 +196,9 @@ struct Progress {
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> update;
   // A line for the user: which matrix is loaded (when there is no bar), what was skipped or failed.
   std::function<void(const std::string& line)> message;
+  // The rows of a matrix as soon as it is done (or skipped), for output that keeps what was
+  // measured when a run is cut short.
+  std::function<void(const std::vector<Row>& rows)> rows;
 };
 
 // Number of configurations bench_matrix will run for a matrix (for progress/ETA).
@@ -220,6 +223,18 @@ std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const Suite
 
 // ---- output --------------------------------------------------------------------------------
 
+// The CSV written as the rows come: the header when opened, each batch of rows appended and flushed
+// (m and c must outlive the writer).
+class CsvWriter {
+ public:
+  CsvWriter(const std::string& path, const MachineInfo& m, const Ceilings& c);
+  ~CsvWriter();
+  void add(const std::vector<Row>& rows);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 void write_csv(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
                const Ceilings& c);
 void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,

@@ -1,8 +1,7 @@
 #pragma once
-/// @file
-/// CSR5 conversion on the GPU (CUDA builds only; defined in src/cuda/csr5_convert.cu). The csr5
-/// CUDA plan converts this way; this entry point downloads the result so tests can compare it with
-/// the host conversion csr_to_csr5 bit for bit.
+// Internal: CSR5 conversion on the GPU (CUDA builds only; defined in src/cuda/csr5_convert.cu). The csr5
+// CUDA plan converts this way; this entry point downloads the result so tests can compare it with
+// the host conversion csr_to_csr5 bit for bit.
 #include <spmv/formats/csr5.hpp>
 
 namespace spmv::cuda {

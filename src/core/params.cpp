@@ -1,0 +1,107 @@
+// The kernels' settings, each described once (spmv/params.hpp).
+#include <spmv/params.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <fmt/format.h>
+
+namespace spmv {
+
+namespace {
+
+// A setting's description with its accessors: `field` names the PlanOptions member.
+#define SPMV_PARAM_ACCESS(field)                                                          \
+  .get = [](const PlanOptions& o) -> long long { return static_cast<long long>(o.field); }, \
+  .set = [](PlanOptions& o, long long v) { o.field = static_cast<decltype(PlanOptions::field)>(v); }
+
+std::vector<ParamSpec> make_params() {
+  using K = ParamSpec::Kind;
+  const std::string own = "the kernel's own";
+  std::vector<ParamSpec> v;
+  const auto add = [&v](ParamSpec p) { v.push_back(std::move(p)); };
+  add({.name = "threads", .help = "OpenMP threads", .max = max_threads(), .zero_means = "every core OpenMP offers",
+       .test_values = {1, 2, 3, 7, 16}, SPMV_PARAM_ACCESS(threads)});
+  add({.name = "block_size", .help = "CUDA threads per block", .min = 32, .max = 1024, .multiple_of = 32,
+       .zero_means = own, .sweep = {128, 256, 384, 512, 640, 768, 896, 1024}, .test_values = {128, 256, 1024},
+       SPMV_PARAM_ACCESS(block_size)});
+  add({.name = "hack", .help = "HLL rows per hack", .max = 1LL << 30, .sweep = {16, 32, 64},
+       .test_values = {1, 7, 16, 32, 64, 4096}, SPMV_PARAM_ACCESS(hack)});
+  add({.name = "subwarp",
+       .help = "CUDA threads per row, a power of two (32: a warp per row, as the course reports)", .max = 32,
+       .power_of_two = true, .zero_means = "from the mean row length", .test_values = {1, 2, 4, 8, 16, 32},
+       SPMV_PARAM_ACCESS(subwarp)});
+  add({.name = "nz_per_block", .help = "CUDA csr-adaptive: nonzeros per row block", .max = 6144, .zero_means = own,
+       .sweep = {8, 16, 32, 64, 128, 256, 512, 1024, 2048}, .test_values = {1, 7, 64, 1000},
+       SPMV_PARAM_ACCESS(nz_per_block)});
+  add({.name = "nz_per_chunk", .help = "OpenMP csr-dynamic: nonzeros per scheduled chunk of rows", .zero_means = own,
+       .test_values = {1, 7, 64, 1000}, SPMV_PARAM_ACCESS(nz_per_chunk)});
+  add({.name = "chunk_rows", .help = "OpenMP csr-dynamic: rows per scheduled chunk, over nz_per_chunk",
+       .max = 1LL << 31, .zero_means = "from the nonzeros", SPMV_PARAM_ACCESS(chunk_rows)});
+  add({.name = "chunk_multiple",
+       .help = "OpenMP csr-dynamic: the chunk rounded up to a multiple of this many rows (the SpMM report's 16)",
+       .max = 1LL << 31, .zero_means = "none", SPMV_PARAM_ACCESS(chunk_multiple)});
+  add({.name = "csr5_omega", .help = "CSR5 on the CPU: tile width (CUDA's is a warp, 32)", .max = 32, .power_of_two = true,
+       .zero_means = "the SIMD or warp width", SPMV_PARAM_ACCESS(csr5_omega)});
+  add({.name = "csr5_sigma", .help = "CSR5 tile height", .max = 64, .zero_means = "from the nonzeros per row",
+       SPMV_PARAM_ACCESS(csr5_sigma)});
+  add({.name = "variant", .kind = K::Text, .help = "The kernel's own sub-choice (`spmv kernels` lists them)"});
+  add({.name = "deterministic", .kind = K::Flag,
+       .help = "Kernels with atomics use their deterministic variant (the same bits every run)", .min = 0, .max = 1,
+       SPMV_PARAM_ACCESS(deterministic)});
+  return v;
+}
+
+#undef SPMV_PARAM_ACCESS
+
+}  // namespace
+
+std::string ParamSpec::range() const {
+  const std::string what = power_of_two ? "a power of two" : multiple_of > 1 ? fmt::format("a multiple of {}", multiple_of)
+                                                                           : "an integer";
+  return fmt::format("{} in [{}, {}]{}", what, min, max, zero_means.empty() ? "" : ", or 0 (" + zero_means + ")");
+}
+
+std::string ParamSpec::invalid(long long v) const {
+  if (kind != Kind::Integer || (v == 0 && !zero_means.empty())) return "";
+  const bool ok = v >= min && v <= max && v % multiple_of == 0 &&
+                  (!power_of_two || std::has_single_bit(static_cast<unsigned long long>(v)));
+  return ok ? "" : "must be " + range();
+}
+
+std::string ParamSpec::full_help() const {
+  return zero_means.empty() ? help : fmt::format("{} (0: {})", help, zero_means);
+}
+
+std::string ParamSpec::flag() const {
+  std::string f = "--" + name;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+const std::vector<ParamSpec>& kernel_params() {
+  static const std::vector<ParamSpec> params = make_params();
+  return params;
+}
+
+const ParamSpec* find_param(std::string_view name) {
+  for (const ParamSpec& p : kernel_params())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+bool takes(const KernelSpec& spec, std::string_view param) {
+  return std::find(spec.params.begin(), spec.params.end(), param) != spec.params.end();
+}
+
+std::string kernels_taking(std::string_view param) {
+  std::string out;
+  for (const Backend b : {Backend::Serial, Backend::Omp, Backend::Cuda}) {
+    std::string names;
+    for (const KernelSpec& k : kernels())
+      if (k.backend == b && takes(k, param)) names += (names.empty() ? "" : ", ") + k.name;
+    if (!names.empty()) out += fmt::format("{}{} ({})", out.empty() ? "" : "; ", names, to_string(b));
+  }
+  return out;
+}
+
+}  // namespace spmv

@@ -1,0 +1,86 @@
+// The kernels' settings described once (spmv/params.hpp): every kernel names described settings,
+// make_plan refuses a value outside the range of a setting the kernel takes and ignores those it
+// does not take, and the descriptions read and write the PlanOptions fields they name.
+#include <gtest/gtest.h>
+#include <spmv/spmv.hpp>
+
+#include <set>
+#include <string>
+
+#include "core/register.hpp"
+#include "test_util.hpp"
+
+namespace spmv {
+namespace {
+
+Csr small_matrix() { return coo_to_csr(test::random_coo(40, 40, 0.1, 7)); }
+
+TEST(Params, EveryKernelTakesDescribedSettingsOnly) {
+  std::set<std::string> described;
+  for (const ParamSpec& p : kernel_params()) {
+    EXPECT_TRUE(described.insert(p.name).second) << "described twice: " << p.name;
+    EXPECT_FALSE(p.help.empty()) << p.name;
+    EXPECT_EQ(find_param(p.name), &p);
+    if (p.kind == ParamSpec::Kind::Integer) {
+      ASSERT_TRUE(p.get && p.set) << p.name;
+      for (const long long v : p.test_values) EXPECT_EQ(p.invalid(v), "") << p.name << " " << v;
+      for (const long long v : p.sweep) EXPECT_EQ(p.invalid(v), "") << p.name << " " << v;
+    }
+  }
+  EXPECT_EQ(find_param("no_such_setting"), nullptr);
+  for (const KernelSpec& k : kernels())
+    for (const std::string& name : k.params) EXPECT_TRUE(described.count(name)) << k.name << ": " << name;
+  // A kernel naming a setting nobody described is a programming error, refused at registration.
+  EXPECT_THROW(add_kernel({.name = "bogus", .backend = Backend::Serial, .params = {"blocksize"}}), std::logic_error);
+}
+
+TEST(Params, AccessorsReadAndWriteTheirField) {
+  PlanOptions o;
+  find_param("block_size")->set(o, 512);
+  find_param("hack")->set(o, 7);
+  find_param("subwarp")->set(o, 8);
+  find_param("nz_per_chunk")->set(o, 1LL << 33);  // a 64-bit field keeps a value past 32 bits
+  EXPECT_EQ(o.block_size, 512);
+  EXPECT_EQ(o.hack, 7);
+  EXPECT_EQ(o.subwarp, 8);
+  EXPECT_EQ(o.nz_per_chunk, 1LL << 33);
+  EXPECT_EQ(find_param("nz_per_chunk")->get(o), 1LL << 33);
+  EXPECT_EQ(find_param("threads")->get(PlanOptions{.threads = 3}), 3);
+}
+
+TEST(Params, RangesSayWhatIsValid) {
+  const ParamSpec& bs = *find_param("block_size");
+  EXPECT_EQ(bs.invalid(0), "");  // the kernel's own
+  EXPECT_EQ(bs.invalid(64), "");
+  EXPECT_EQ(bs.invalid(100), "must be a multiple of 32 in [32, 1024], or 0 (the kernel's own)");
+  EXPECT_NE(bs.invalid(2048), "");
+  const ParamSpec& sw = *find_param("subwarp");
+  EXPECT_EQ(sw.invalid(1), "");
+  EXPECT_EQ(sw.invalid(3), "must be a power of two in [1, 32], or 0 (from the mean row length)");
+  EXPECT_NE(sw.invalid(64), "");
+  const ParamSpec& hack = *find_param("hack");
+  EXPECT_NE(hack.invalid(0), "");  // no default to fall back to: a hack holds rows
+  EXPECT_NE(hack.invalid(-1), "");
+  EXPECT_EQ(hack.flag(), "--hack");
+  EXPECT_EQ(find_param("nz_per_chunk")->flag(), "--nz-per-chunk");
+}
+
+TEST(Params, MakePlanChecksTheSettingsTheKernelTakes) {
+  const Csr a = small_matrix();
+  // HLL takes hack: 0 is refused naming the kernel and the setting.
+  try {
+    make_plan(a, Backend::Omp, "hll", PlanOptions{.threads = 1, .hack = 0});
+    ADD_FAILURE() << "hack 0 accepted";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'hll' (omp): hack 0 must be an integer in [1, "), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(make_plan(a, Backend::Omp, "csr", PlanOptions{.threads = 1, .nz_per_chunk = -5}), Unsupported);
+  // CSR on the CPU takes no hack, no block size: they are ignored, whatever their value.
+  auto plan = make_plan(a, Backend::Omp, "csr", PlanOptions{.threads = 1, .block_size = 7, .hack = 0});
+  std::vector<double> x(40, 1.0);
+  EXPECT_TRUE(checked_product(*plan, a, x).check.passed);
+}
+
+}  // namespace
+}  // namespace spmv
