@@ -54,8 +54,8 @@ std::string shape_str(const py::array& a) {
 // Read-only because a plan may borrow the arrays, which must not change while the plan lives.
 template <typename T>
 py::array view(std::span<const T> v, py::handle owner) {
-  py::array a(py::dtype::of<T>(), {static_cast<py::ssize_t>(v.size())}, {static_cast<py::ssize_t>(sizeof(T))},
-              v.data(), owner);
+  py::array a(py::dtype::of<T>(), {static_cast<py::ssize_t>(v.size())}, {static_cast<py::ssize_t>(sizeof(T))}, v.data(),
+              owner);
   a.attr("setflags")("write"_a = false);
   return a;
 }
@@ -93,8 +93,10 @@ MatrixPtr matrix_from_arrays(std::int64_t rows, std::int64_t cols,
   m->view.row_ptr = {indptr.data(), static_cast<std::size_t>(rows + 1)};
   m->view.col = {indices.data(), static_cast<std::size_t>(indices.size())};
   const auto n = static_cast<std::size_t>(data.size());
-  if (f32) m->view.val_f32 = {static_cast<const float*>(data.data()), n};
-  else m->view.val = {static_cast<const double*>(data.data()), n};
+  if (f32)
+    m->view.val_f32 = {static_cast<const float*>(data.data()), n};
+  else
+    m->view.val = {static_cast<const double*>(data.data()), n};
   if (const std::string e = spmv::csr_structure_error(m->view); !e.empty()) throw py::value_error(e);
   return m;
 }
@@ -178,11 +180,11 @@ class PyPlan {
   // Shape (n,) for one right-hand side, (n, k) row-major for k; float64 (float32 when f32),
   // C-contiguous.
   void check(const py::array& v, const char* name, spmv::index_t n, bool f32) const {
-    const bool shape_ok = k_ == 1 ? v.ndim() == 1 && v.shape(0) == n
-                                  : v.ndim() == 2 && v.shape(0) == n && v.shape(1) == k_;
+    const bool shape_ok =
+        k_ == 1 ? v.ndim() == 1 && v.shape(0) == n : v.ndim() == 2 && v.shape(0) == n && v.shape(1) == k_;
     if (!shape_ok) {
-      const std::string want = k_ == 1 ? "(" + std::to_string(n) + ",)"
-                                       : "(" + std::to_string(n) + ", " + std::to_string(k_) + ")";
+      const std::string want =
+          k_ == 1 ? "(" + std::to_string(n) + ",)" : "(" + std::to_string(n) + ", " + std::to_string(k_) + ")";
       throw py::value_error(std::string(name) + " must have shape " + want + ", got " + shape_str(v));
     }
     if (f32 ? !py::isinstance<py::array_t<float>>(v) : !py::isinstance<py::array_t<double>>(v))
@@ -215,8 +217,10 @@ void set_settings(spmv::PlanOptions& opt, const py::dict& settings) {
       opt.variant = py::cast<std::string>(value);
       continue;
     }
-    if (py::isinstance<py::float_>(value) || (p->kind == spmv::ParamSpec::Kind::Integer && py::isinstance<py::bool_>(value)))
-      throw py::type_error(name + " takes an integer, got " + std::string(py::str(py::type::of(value).attr("__name__"))));
+    if (py::isinstance<py::float_>(value) ||
+        (p->kind == spmv::ParamSpec::Kind::Integer && py::isinstance<py::bool_>(value)))
+      throw py::type_error(name + " takes an integer, got " +
+                           std::string(py::str(py::type::of(value).attr("__name__"))));
     const long long v = py::cast<long long>(value);
     if (const std::string why = p->invalid(v); !why.empty())
       throw py::value_error(name + "=" + std::to_string(v) + ": " + why);
@@ -233,14 +237,17 @@ PYBIND11_MODULE(_spmv, m) {
   // unsupported request) is also a ValueError. Later registrations are tried first.
   auto& error = py::register_local_exception<spmv::Error>(m, "Error", PyExc_RuntimeError);
   py::register_local_exception<spmv::ParseError>(m, "ParseError", py::make_tuple(error, py::handle(PyExc_ValueError)));
-  py::register_local_exception<spmv::Unsupported>(m, "Unsupported", py::make_tuple(error, py::handle(PyExc_ValueError)));
+  py::register_local_exception<spmv::Unsupported>(m, "Unsupported",
+                                                  py::make_tuple(error, py::handle(PyExc_ValueError)));
 
   m.def("version", &spmv::version, "The library's version");
   m.def("git_commit", &spmv::git_commit, "The git commit the library was built from");
-  m.def("default_backend", [] { return spmv::to_string(spmv::default_backend()); },
-        "The fastest backend present: 'cuda' when a device is usable, else 'omp'");
+  m.def(
+      "default_backend", [] { return spmv::to_string(spmv::default_backend()); },
+      "The fastest backend present: 'cuda' when a device is usable, else 'omp'");
 
-  py::class_<PyMatrix, MatrixPtr>(m, "Matrix", "A sparse matrix in CSR form (a spmv::CsrView over arrays it holds); read-only")
+  py::class_<PyMatrix, MatrixPtr>(m, "Matrix",
+                                  "A sparse matrix in CSR form (a spmv::CsrView over arrays it holds); read-only")
       .def_static("from_csr", &matrix_from_arrays, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a,
                   "From CSR arrays, checked; int64 indptr, int32 indices and float64 or float32 data (C order) "
                   "are held without a copy, other dtypes converted once. float32 data makes a matrix in float, "
@@ -251,15 +258,20 @@ PYBIND11_MODULE(_spmv, m) {
       .def_property_readonly("symmetry", [](const PyMatrix& a) { return spmv::to_string(a.view.symmetry); })
       .def_property_readonly("indptr", [](py::object s) { return view(s.cast<const PyMatrix&>().view.row_ptr, s); })
       .def_property_readonly("indices", [](py::object s) { return view(s.cast<const PyMatrix&>().view.col, s); })
-      .def_property_readonly("data", [](py::object s) {
-        const spmv::CsrView& a = s.cast<const PyMatrix&>().view;
-        return a.values_in_float() ? view(a.val_f32, s) : view(a.val, s);
-      }, "The values: float64, or float32 for a matrix in float")
-      .def_property_readonly("dtype", [](const PyMatrix& m) {
-        return m.view.values_in_float() ? py::dtype::of<float>() : py::dtype::of<double>();
-      }, "float64, or float32 for a matrix kept in float (read with precision='single', or from float32 data)")
-      .def_property_readonly("imag", [](py::object s) { return view(s.cast<const PyMatrix&>().view.imag, s); },
-                             "Imaginary parts (empty unless complex)")
+      .def_property_readonly(
+          "data",
+          [](py::object s) {
+            const spmv::CsrView& a = s.cast<const PyMatrix&>().view;
+            return a.values_in_float() ? view(a.val_f32, s) : view(a.val, s);
+          },
+          "The values: float64, or float32 for a matrix in float")
+      .def_property_readonly(
+          "dtype",
+          [](const PyMatrix& m) { return m.view.values_in_float() ? py::dtype::of<float>() : py::dtype::of<double>(); },
+          "float64, or float32 for a matrix kept in float (read with precision='single', or from float32 data)")
+      .def_property_readonly(
+          "imag", [](py::object s) { return view(s.cast<const PyMatrix&>().view.imag, s); },
+          "Imaginary parts (empty unless complex)")
       .def("to_scipy", &to_scipy, "A scipy.sparse.csr_matrix copy (complex where the matrix is)")
       .def("__repr__", [](const PyMatrix& m) {
         const spmv::CsrView& a = m.view;
@@ -267,7 +279,9 @@ PYBIND11_MODULE(_spmv, m) {
                std::to_string(a.nnz()) + " nnz, " + spmv::to_string(a.field) + " " + spmv::to_string(a.symmetry) + ">";
       });
 
-  m.def("read", [](const std::string& path, const std::string& precision) {
+  m.def(
+      "read",
+      [](const std::string& path, const std::string& precision) {
         if (spmv::parse_precision(precision) != spmv::Precision::Double) {
           spmv::CsrF32 a;
           {
@@ -282,23 +296,29 @@ PYBIND11_MODULE(_spmv, m) {
           a = spmv::io::load_csr(path);
         }
         return from_csr(std::move(a));
-      }, "path"_a, "precision"_a = "double",
+      },
+      "path"_a, "precision"_a = "double",
       "Reads .mtx, .mtx.gz or a binary cache (spmv::io::load_csr; precision 'single' or 'mixed': the values "
       "straight into float32, spmv::io::load_f32)");
 
-  m.def("settings", [] {
+  m.def(
+      "settings",
+      [] {
         py::list out;
         for (const spmv::ParamSpec& p : spmv::kernel_params()) {
           py::dict d;
           d["name"] = p.name;
-          d["kind"] = p.kind == spmv::ParamSpec::Kind::Integer ? "int" : p.kind == spmv::ParamSpec::Kind::Text ? "str" : "bool";
+          d["kind"] = p.kind == spmv::ParamSpec::Kind::Integer ? "int"
+                      : p.kind == spmv::ParamSpec::Kind::Text  ? "str"
+                                                               : "bool";
           d["help"] = p.full_help();
           if (p.kind == spmv::ParamSpec::Kind::Integer) d["valid"] = p.range();
           d["kernels"] = spmv::kernels_taking(p.name);
           out.append(d);
         }
         return out;
-      }, "The kernels' settings Plan takes as keywords: name, kind, help, valid values, the kernels that take each");
+      },
+      "The kernels' settings Plan takes as keywords: name, kind, help, valid values, the kernels that take each");
 
   py::class_<PyPlan>(m, "Plan")
       .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel, int k,
@@ -321,13 +341,15 @@ PYBIND11_MODULE(_spmv, m) {
       .def("describe", [](const PyPlan& p) { return p.plan().describe(); })
       .def_property_readonly("detail", [](const PyPlan& p) { return p.plan().detail; })
       .def_property_readonly("chosen", [](const PyPlan& p) { return p.plan().chosen; })
-      .def_property_readonly("threads_used", [](const PyPlan& p) { return p.plan().threads_used(); },
-                             "CPU threads a product runs on (fewer than asked where the kernel falls back; "
-                             "detail says why); 0 on the GPU")
+      .def_property_readonly(
+          "threads_used", [](const PyPlan& p) { return p.plan().threads_used(); },
+          "CPU threads a product runs on (fewer than asked where the kernel falls back; "
+          "detail says why); 0 on the GPU")
       .def_property_readonly("backend", [](const PyPlan& p) { return spmv::to_string(p.backend()); })
       .def_property_readonly("k", &PyPlan::k)
       .def_property_readonly("precision", [](const PyPlan& p) { return spmv::to_string(p.precision()); })
-      .def_property_readonly("shape", [](const PyPlan& p) { return py::make_tuple(p.matrix()->view.rows, p.matrix()->view.cols); })
+      .def_property_readonly(
+          "shape", [](const PyPlan& p) { return py::make_tuple(p.matrix()->view.rows, p.matrix()->view.cols); })
       .def_property_readonly("matrix", &PyPlan::matrix)
       .def_property_readonly("convert_seconds", [](const PyPlan& p) { return p.plan().convert_seconds; })
       .def_property_readonly("setup_seconds", [](const PyPlan& p) { return p.plan().setup_seconds; })

@@ -5,9 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh
 label=(-L cpu)
 [ $# -gt 0 ] && label=("$@")
+# With the CPU tests: every C++ and CUDA file formatted as .clang-format says (scripts/format.sh).
+[ "${label[*]}" = "-L cpu" ] && bash scripts/format.sh --check
+bash scripts/build.sh
 ctest --test-dir "${BUILD_DIR:-build}" "${label[@]}" --output-on-failure -j "$(nproc)"
 # With the CPU tests: the library installed and used from other projects (examples/), and the API
 # documentation built from the public headers, where a Doxygen warning fails it.

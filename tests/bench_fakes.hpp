@@ -34,8 +34,10 @@ class FakePlan final : public Plan {
         float f = 0;
         for (offset_t p = a_.row_ptr[r]; p < a_.row_ptr[r + 1]; ++p) {
           const double v = arith_ == Precision::Double ? a_.val[p] : static_cast<float>(a_.val[p]);
-          if (arith_ == Precision::Single) f += static_cast<float>(v) * static_cast<float>(x_[a_.col[p]]);
-          else s += v * x_[a_.col[p]];
+          if (arith_ == Precision::Single)
+            f += static_cast<float>(v) * static_cast<float>(x_[a_.col[p]]);
+          else
+            s += v * x_[a_.col[p]];
         }
         y_[r] = scale_ * (arith_ == Precision::Single ? f : s);
       }
@@ -52,10 +54,15 @@ class FakePlan final : public Plan {
 };
 
 inline KernelSpec fake(const std::string& name, Backend b, std::vector<std::string> params, double scale,
-                bool baseline = false, std::vector<Precision> precisions = {Precision::Double},
-                Precision arith = Precision::Double) {
-  return {.name = name, .backend = b, .format = name == "fake-hll" ? "hll" : "csr",
-          .description = "test fake", .baseline = baseline, .spmm = false, .precisions = std::move(precisions),
+                       bool baseline = false, std::vector<Precision> precisions = {Precision::Double},
+                       Precision arith = Precision::Double) {
+  return {.name = name,
+          .backend = b,
+          .format = name == "fake-hll" ? "hll" : "csr",
+          .description = "test fake",
+          .baseline = baseline,
+          .spmm = false,
+          .precisions = std::move(precisions),
           .params = std::move(params),
           .make = [scale, arith](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
             return std::make_unique<FakePlan>(a, o, scale, arith);
@@ -112,9 +119,13 @@ inline std::vector<std::string> split_csv_line(const std::string& line) {
   std::string cur;
   bool q = false;
   for (char c : line) {
-    if (c == '"') q = !q;
-    else if (c == ',' && !q) { f.push_back(cur); cur.clear(); }
-    else cur += c;
+    if (c == '"')
+      q = !q;
+    else if (c == ',' && !q) {
+      f.push_back(cur);
+      cur.clear();
+    } else
+      cur += c;
   }
   f.push_back(cur);
   return f;
@@ -122,7 +133,7 @@ inline std::vector<std::string> split_csv_line(const std::string& line) {
 
 // A timed, checked row as the runner would make it (the summary only reads these fields).
 inline Row timed(const std::string& matrix, const std::string& backend, const std::string& kernel, double t,
-          int threads = 0, bool baseline = false, int k = 1) {
+                 int threads = 0, bool baseline = false, int k = 1) {
   Row r;
   r.matrix = matrix;
   r.origin = "real";
@@ -139,7 +150,7 @@ inline Row timed(const std::string& matrix, const std::string& backend, const st
 }
 
 inline Row auto_row(const std::string& matrix, const std::string& backend, double t, const std::string& chosen,
-             double planning_s, double convert_s, int k = 1) {
+                    double planning_s, double convert_s, int k = 1) {
   Row r = timed(matrix, backend, "auto", t, 0, false, k);
   r.chosen = chosen;
   r.planning_s = planning_s;

@@ -95,5 +95,4 @@ inline std::map<std::string, std::string> keys(const std::string& out) {
   return m;
 }
 
-
 }  // namespace spmv::test

@@ -18,7 +18,6 @@ using namespace spmv;
 using test::run_one;
 using test::tested_kernels;
 
-
 namespace {
 
 // One setting of a kernel's options, with what its plan's detail must then say.
@@ -80,11 +79,13 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
   if (takes(k, "subwarp"))
     for (const long long sw : tried("subwarp")) v.push_back({.s = {.opt = with("subwarp", sw)}});
   if (takes(k, "nz_per_block"))  // 1: every non-empty row is "long"; 7: few rows per block
-    for (const long long nb : tried("nz_per_block")) v.push_back({.s = {.opt = with("nz_per_block", nb, {.block_size = 128})}});
+    for (const long long nb : tried("nz_per_block"))
+      v.push_back({.s = {.opt = with("nz_per_block", nb, {.block_size = 128})}});
   if (takes(k, "nz_per_chunk"))  // 1: a chunk per row; 7: rows split across chunks' edges
     for (const long long nc : tried("nz_per_chunk"))
-      v.push_back({.s = {.opt = with("nz_per_chunk", nc, {.threads = threads.back(),
-                                                           .variant = k.name == "csr" ? "dynamic:scalar" : "scalar"})}});
+      v.push_back(
+          {.s = {.opt = with("nz_per_chunk", nc,
+                             {.threads = threads.back(), .variant = k.name == "csr" ? "dynamic:scalar" : "scalar"})}});
   return v;
 }
 
@@ -107,17 +108,15 @@ TEST(CONFORMANCE, RegistryHasTheKernels) {
        {"cusparse", "cusparse-alg1", "cusparse-alg2", "cusparse-coo-alg1", "cusparse-coo-alg2", "cusparse-sell"}}};
 #else
   // Every kernel must do SpMM.
-  const std::vector<Want> want = {
-      {Backend::Serial,
-       {"auto", "csr", "ell", "ell-rowlen", "hll", "csr5"},
-       {"auto", "csr", "ell", "ell-rowlen", "hll", "csr5"},
-       {}},
-      {Backend::Omp,
-       {"auto", "csr", "csr-dynamic", "csr-balanced", "ell", "ell-rowlen", "hll", "csr5"},
-       {"auto", "csr", "csr-dynamic", "csr-balanced", "ell", "ell-rowlen", "hll", "csr5"},
-       {}}};
-  for (const KernelSpec* k : tested_kernels())
-    EXPECT_TRUE(k->spmm) << k->name << " should accept k > 1";
+  const std::vector<Want> want = {{Backend::Serial,
+                                   {"auto", "csr", "ell", "ell-rowlen", "hll", "csr5"},
+                                   {"auto", "csr", "ell", "ell-rowlen", "hll", "csr5"},
+                                   {}},
+                                  {Backend::Omp,
+                                   {"auto", "csr", "csr-dynamic", "csr-balanced", "ell", "ell-rowlen", "hll", "csr5"},
+                                   {"auto", "csr", "csr-dynamic", "csr-balanced", "ell", "ell-rowlen", "hll", "csr5"},
+                                   {}}};
+  for (const KernelSpec* k : tested_kernels()) EXPECT_TRUE(k->spmm) << k->name << " should accept k > 1";
   // Eigen is optional (SPMV_WITH_EIGEN); when built in it is a baseline.
   if (const KernelSpec* e = find_kernel(Backend::Omp, "eigen")) EXPECT_TRUE(e->baseline);
 #endif
@@ -359,7 +358,8 @@ TEST(CONFORMANCE, EllRefusesDominantRowBeforeAllocating) {
 TEST(CONFORMANCE, EverySharedMatrixEveryKernel) {
   REQUIRE_BACKEND();
   const auto files = test::shared_matrix_files();
-  ASSERT_GE(files.size(), test::shared_count(50, 14)) << "MANIFEST.tsv missing or short in " << test::shared_matrices_dir();
+  ASSERT_GE(files.size(), test::shared_count(50, 14))
+      << "MANIFEST.tsv missing or short in " << test::shared_matrices_dir();
   int checked = 0, real = 0, complex = 0;
   for (const auto& [name, file] : files) {
     const Csr a = io::load_csr(file);
@@ -385,6 +385,6 @@ TEST(CONFORMANCE, EverySharedMatrixEveryKernel) {
   }
   EXPECT_GT(real, static_cast<int>(test::shared_count(50, 10)));
   EXPECT_GT(checked, 100);
-  std::printf("[ info ] %d real matrices checked with every kernel (%d runs), %d complex ones refused\n", real,
-              checked, complex);
+  std::printf("[ info ] %d real matrices checked with every kernel (%d runs), %d complex ones refused\n", real, checked,
+              complex);
 }

@@ -26,7 +26,7 @@
 // test that cannot run has not passed).
 #if defined(SPMV_TEST_BACKEND_CUDA)
 #define CONFORMANCE CudaConformance
-#define REQUIRE_BACKEND()                                                          \
+#define REQUIRE_BACKEND()                                                         \
   ASSERT_GT(device::cuda_device_count(), 0)                                       \
       << "no usable CUDA device: the gpu tests must run on a machine with a GPU"; \
   ASSERT_FALSE(spmv::test::tested_kernels().empty()) << "the CUDA backend registered no kernels"
@@ -58,15 +58,12 @@ inline std::vector<const KernelSpec*> tested_kernels() {
   return v;
 }
 
-
 // Kernels whose storage holds padding slots: ELL (every row as long as the longest), ELL-rowlen
 // (the same slots; its kernels only skip the padding when reading, see formats/ell.hpp), HLL (each
 // hack as long as its longest row), and cuSPARSE's sliced ELL, registered with format "csr"
 // because it converts from CSR but storing 32-row slices padded like HLL. Only these may refuse a
 // matrix for memory.
-inline bool pads(const KernelSpec& k) {
-  return k.format == "ell" || k.format == "hll" || k.name == "cusparse-sell";
-}
+inline bool pads(const KernelSpec& k) { return k.format == "ell" || k.format == "hll" || k.name == "cusparse-sell"; }
 
 // Slots of cuSPARSE's sliced ELL: slices of 32 rows, the last one padded to 32 rows too.
 inline offset_t sell32_slots(const Csr& a) {
@@ -129,10 +126,10 @@ inline bool repeats_bit_identical(const KernelSpec& k) {
 }
 
 inline std::string describe(const KernelSpec& k, const PlanOptions& o) {
-  return fmt::format("[{} {} threads={} block={} k={} layout={} hack={} subwarp={} nz_per_block={} variant={} precision={}]",
-                     to_string(k.backend), k.name, o.threads, o.block_size, o.k,
-                     o.layout == Layout::RowMajor ? "row" : "col", o.hack, o.subwarp, o.nz_per_block, o.variant,
-                     to_string(o.precision));
+  return fmt::format(
+      "[{} {} threads={} block={} k={} layout={} hack={} subwarp={} nz_per_block={} variant={} precision={}]",
+      to_string(k.backend), k.name, o.threads, o.block_size, o.k, o.layout == Layout::RowMajor ? "row" : "col", o.hack,
+      o.subwarp, o.nz_per_block, o.variant, to_string(o.precision));
 }
 
 // y = alpha * A*x + beta * y through multiply() with vectors of type T (float or double): x and the
@@ -156,8 +153,10 @@ void multiply_as(Plan& plan, std::vector<double>& x, std::vector<double>& y, dou
 // The same in the plan's own vector type: float for a single plan, double otherwise.
 inline void product_in_precision(Plan& plan, Precision p, std::vector<double>& x, std::vector<double>& y,
                                  bool device = false) {
-  if (p == Precision::Single) multiply_as<float>(plan, x, y, 1.0, 0.0, device);
-  else multiply_as<double>(plan, x, y, 1.0, 0.0, device);
+  if (p == Precision::Single)
+    multiply_as<float>(plan, x, y, 1.0, 0.0, device);
+  else
+    multiply_as<double>(plan, x, y, 1.0, 0.0, device);
 }
 
 // Whether this test binary runs products on device vectors too (the CUDA one).
@@ -213,8 +212,8 @@ inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt
   const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.hack) : spec;
   if (const offset_t want = expected_stored_entries(stored, a, opt.hack); plan->stored_entries != want)
     return where + fmt::format(": stored_entries {} != {} ({})", plan->stored_entries, want, stored.name);
-  const offset_t least = (4 + value_bytes(opt.precision)) * a.nnz() +
-                        vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;
+  const offset_t least =
+      (4 + value_bytes(opt.precision)) * a.nnz() + vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;
   if (plan->bytes_per_product < least) return where + ": bytes_per_product below the data the product must read";
   if (plan->precision != opt.precision) return where + ": the plan says precision " + to_string(plan->precision);
   return "";

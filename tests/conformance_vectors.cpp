@@ -26,8 +26,8 @@ TEST(CONFORMANCE, AlphaBetaOnEveryKernel) {
     for (const Precision p : {Precision::Double, Precision::Single, Precision::Mixed}) {
       if (!supports(*spec, p)) continue;
       for (const auto& [name, a] : cases)
-        for (const auto& [k, lay] : {std::pair{1, Layout::RowMajor}, std::pair{3, Layout::RowMajor},
-                                     std::pair{3, Layout::ColMajor}}) {
+        for (const auto& [k, lay] :
+             {std::pair{1, Layout::RowMajor}, std::pair{3, Layout::RowMajor}, std::pair{3, Layout::ColMajor}}) {
           if (k > 1 && !spec->spmm) continue;
           PlanOptions opt;
           opt.threads = spec->backend == Backend::Omp ? 2 : 1;
@@ -47,15 +47,18 @@ TEST(CONFORMANCE, AlphaBetaOnEveryKernel) {
               if (mode == kDevice && !test::kDeviceVectors) continue;
               auto x = make_vector("random:3", static_cast<std::size_t>(a.cols) * k);
               std::vector<double> y(n);
-              for (std::size_t i = 0; i < n; ++i) y[i] = beta == 0.0 ? std::nan("") : std::cos(0.11 * static_cast<double>(i));
+              for (std::size_t i = 0; i < n; ++i)
+                y[i] = beta == 0.0 ? std::nan("") : std::cos(0.11 * static_cast<double>(i));
               // The plan's vector type, or the other one; a single plan's x and y are float either way.
               const bool as_float = (p == Precision::Single) != (mode == kOtherType);
               if (p == Precision::Single || as_float)
                 for (double* v : {x.data(), y.data()})
                   for (std::size_t i = 0; i < (v == x.data() ? x.size() : n); ++i) v[i] = static_cast<float>(v[i]);
               const std::vector<double> y0 = y;
-              if (as_float) test::multiply_as<float>(*plan, x, y, alpha, beta, mode == kDevice);
-              else test::multiply_as<double>(*plan, x, y, alpha, beta, mode == kDevice);
+              if (as_float)
+                test::multiply_as<float>(*plan, x, y, alpha, beta, mode == kDevice);
+              else
+                test::multiply_as<double>(*plan, x, y, alpha, beta, mode == kDevice);
               Reference want = reference_product(a, x, k, lay);
               for (std::size_t i = 0; i < n; ++i) {
                 const double by = beta == 0.0 ? 0.0 : beta * y0[i];
@@ -67,8 +70,10 @@ TEST(CONFORMANCE, AlphaBetaOnEveryKernel) {
               const CheckResult c = check_product(a, want, y, k, lay, as_float ? Precision::Single : p);
               EXPECT_TRUE(c.passed) << test::describe(*spec, opt) << " " << name << " alpha=" << alpha
                                     << " beta=" << beta << " vectors="
-                                    << (mode == kOwnType ? "own" : mode == kOtherType ? "other" : "device") << ": "
-                                    << c.message;
+                                    << (mode == kOwnType     ? "own"
+                                        : mode == kOtherType ? "other"
+                                                             : "device")
+                                    << ": " << c.message;
               ++runs;
             }
         }
@@ -98,22 +103,26 @@ TEST(CONFORMANCE, VectorsInTheWrongMemoryAreRefused) {
     const DeviceSpan<double> fake_y(hy.data(), hy.size());
     const std::string msg = refused([&] { plan->multiply(fake_x, fake_y); });
 #if defined(SPMV_TEST_BACKEND_CUDA)
-    EXPECT_NE(msg.find("multiply: x is host memory, not device memory"), std::string::npos) << spec->name << ": " << msg;
+    EXPECT_NE(msg.find("multiply: x is host memory, not device memory"), std::string::npos)
+        << spec->name << ": " << msg;
     DeviceVector<double> dx(hx), dy(hy.size());
     EXPECT_NE(refused([&] { plan->multiply(dx, fake_y); }).find("multiply: y is host memory"), std::string::npos);
     DeviceVector<double> short_y(hy.size() - 1);
     EXPECT_NE(refused([&] { plan->multiply(dx, short_y); }).find("y has room for 4999 values, expected 5000"),
               std::string::npos);
     DeviceVector<float> fx(hx.size()), fy(hy.size());
-    EXPECT_NE(refused([&] { plan->multiply(fx, fy); }).find("a double precision plan takes double x and y on the device"),
-              std::string::npos)
+    EXPECT_NE(
+        refused([&] { plan->multiply(fx, fy); }).find("a double precision plan takes double x and y on the device"),
+        std::string::npos)
         << refused([&] { plan->multiply(fx, fy); });
     plan->multiply(dx, dy);  // and the right ones work
     EXPECT_TRUE(check_product(a, reference_product(a, hx), dy.to_host()).passed) << spec->name;
 #else
     EXPECT_NE(msg.find("x and y are device memory (DeviceSpan), but this plan runs on the CPU"), std::string::npos)
         << spec->name << ": " << msg;
-    EXPECT_NE(refused([&] { plan->multiply(std::span<const double>(hx).first(3), hy); }).find("x has 3 values, expected 5000"),
+    EXPECT_NE(refused([&] {
+                plan->multiply(std::span<const double>(hx).first(3), hy);
+              }).find("x has 3 values, expected 5000"),
               std::string::npos);
 #endif
     ++checked;
@@ -182,11 +191,15 @@ TEST(CONFORMANCE, PrecisionIsTheOneAsked) {
           opt.precision = p;
           const auto plan = make_plan(a, spec->backend, spec->name, opt);
           std::vector<double> x(static_cast<std::size_t>(a.cols) * k, 1.0), y(static_cast<std::size_t>(a.rows) * k);
-          for (int c = 0; c < k; ++c) x[lay == Layout::RowMajor ? static_cast<std::size_t>(c) : static_cast<std::size_t>(c) * 3] = 1.0 + tiny;  // X(0, c)
+          for (int c = 0; c < k; ++c)
+            x[lay == Layout::RowMajor ? static_cast<std::size_t>(c) : static_cast<std::size_t>(c) * 3] =
+                1.0 + tiny;  // X(0, c)
           plan->multiply(x, y);
           for (int c = 0; c < k; ++c) {
-            const std::size_t o0 = lay == Layout::RowMajor ? static_cast<std::size_t>(c) : static_cast<std::size_t>(c) * 2;
-            const std::size_t o1 = lay == Layout::RowMajor ? static_cast<std::size_t>(k + c) : static_cast<std::size_t>(c) * 2 + 1;
+            const std::size_t o0 =
+                lay == Layout::RowMajor ? static_cast<std::size_t>(c) : static_cast<std::size_t>(c) * 2;
+            const std::size_t o1 =
+                lay == Layout::RowMajor ? static_cast<std::size_t>(k + c) : static_cast<std::size_t>(c) * 2 + 1;
             EXPECT_EQ(y[o0], want0) << test::describe(*spec, opt) << " row 0, rhs " << c;
             EXPECT_EQ(y[o1], want1) << test::describe(*spec, opt) << " row 1, rhs " << c;
           }
@@ -244,4 +257,3 @@ TEST(CONFORMANCE, PrecisionRefusals) {
   }
   EXPECT_GT(single_plans, 3);
 }
-

@@ -62,8 +62,7 @@ inline std::vector<std::pair<std::string, Csr>> csr5_all_cases() {
   auto v = edge_cases();
   for (auto& c : csr5_adversarial_cases()) v.push_back(std::move(c));
   for (std::uint64_t seed = 1; seed <= 4; ++seed)
-    v.emplace_back("random_" + std::to_string(seed),
-                   coo_to_csr(random_coo(50 + 37 * seed, 60, 0.05 * seed, seed)));
+    v.emplace_back("random_" + std::to_string(seed), coo_to_csr(random_coo(50 + 37 * seed, 60, 0.05 * seed, seed)));
   return v;
 }
 

@@ -21,9 +21,12 @@ inline std::string without_parentheses(const std::string& s) {
   std::string out;
   int depth = 0;
   for (const char c : s) {
-    if (c == '(') ++depth;
-    else if (c == ')' && depth > 0) --depth;
-    else if (depth == 0) out += c;
+    if (c == '(')
+      ++depth;
+    else if (c == ')' && depth > 0)
+      --depth;
+    else if (depth == 0)
+      out += c;
   }
   return out;
 }
@@ -47,10 +50,10 @@ inline long long first_bit_difference(const std::vector<double>& a, const std::v
 }
 
 struct FloatValueCounts {
-  int bitwise = 0;       // products compared bit for bit
-  int by_reference = 0;  // compared with the reference only (a run-to-run nondeterministic baseline,
-                         // or trials that chose differently in every making)
-  int refused = 0;       // refused alike from both matrices (a padded format's memory limit)
+  int bitwise = 0;                  // products compared bit for bit
+  int by_reference = 0;             // compared with the reference only (a run-to-run nondeterministic baseline,
+                                    // or trials that chose differently in every making)
+  int refused = 0;                  // refused alike from both matrices (a padded format's memory limit)
   std::vector<std::string> unlike;  // the configurations that were compared by the reference, and why
 };
 
@@ -84,16 +87,19 @@ inline std::string compare_float_values(const KernelSpec& spec, const Csr& a, co
   // differently compute differently: make the float one again (then the double one) until they
   // agree, a few times.
   for (int attempt = 0; attempt < 10 && configuration(*pd) != configuration(*pf); ++attempt) {
-    if (attempt % 2 == 0) pf = make_plan(f, spec.backend, spec.name, opt);
-    else pd = make_plan(a, spec.backend, spec.name, opt);
+    if (attempt % 2 == 0)
+      pf = make_plan(f, spec.backend, spec.name, opt);
+    else
+      pd = make_plan(a, spec.backend, spec.name, opt);
   }
   if (pf->stored_entries != pd->stored_entries)
-    return where + fmt::format(": stored_entries {} from float values, {} from double", pf->stored_entries,
-                               pd->stored_entries);
+    return where +
+           fmt::format(": stored_entries {} from float values, {} from double", pf->stored_entries, pd->stored_entries);
   if (pf->precision != opt.precision) return where + ": the plan says precision " + to_string(pf->precision);
   // The CSR kernels on the host borrow a float matrix's values: nothing to convert (without values the
   // view cannot say they are float).
-  if (spec.backend != Backend::Cuda && spec.format == "csr" && !spec.baseline && f.nnz() > 0 && pf->convert_seconds != 0)
+  if (spec.backend != Backend::Cuda && spec.format == "csr" && !spec.baseline && f.nnz() > 0 &&
+      pf->convert_seconds != 0)
     return where + fmt::format(": a CSR plan over float values converted for {} s (a copy?)", pf->convert_seconds);
 
   const std::size_t nx = static_cast<std::size_t>(a.cols) * opt.k, ny = static_cast<std::size_t>(a.rows) * opt.k;
@@ -110,8 +116,9 @@ inline std::string compare_float_values(const KernelSpec& spec, const Csr& a, co
     return "";
   }
   ++counts.by_reference;
-  counts.unlike.push_back(where + (same_config ? " (nondeterministic)" : ": '" + configuration(*pd) + "' from double, '" +
-                                                                           configuration(*pf) + "' from float"));
+  counts.unlike.push_back(
+      where + (same_config ? " (nondeterministic)"
+                           : ": '" + configuration(*pd) + "' from double, '" + configuration(*pf) + "' from float"));
   // Not comparable bit for bit: the product passes the check, whether the reference reads the float
   // values (widened exactly) or the double ones.
   const Reference ref_f = reference_product(f, xf, opt.k, opt.layout);
@@ -128,15 +135,18 @@ inline std::string compare_float_values(const KernelSpec& spec, const Csr& a, co
 inline std::vector<std::string> pinned_variants(const KernelSpec& k, int rhs, Layout lay) {
   const bool col_spmm = rhs > 1 && lay == Layout::ColMajor;
   if (k.backend == Backend::Cuda) {
-    if (k.name == "csr5") return rhs == 1 ? std::vector<std::string>{"single", "two-pass"} : std::vector<std::string>{"two-pass"};
+    if (k.name == "csr5")
+      return rhs == 1 ? std::vector<std::string>{"single", "two-pass"} : std::vector<std::string>{"two-pass"};
     if ((k.name == "ell" || k.name == "hll") && col_spmm) return {"native", "transposed"};
     return {};
   }
   if (!takes(k, "variant") || k.name == "auto") return {};
-  if (k.format == "csr5") return rhs == 1 ? std::vector<std::string>{"simd", "lanes"} : std::vector<std::string>{"lanes"};
+  if (k.format == "csr5")
+    return rhs == 1 ? std::vector<std::string>{"simd", "lanes"} : std::vector<std::string>{"lanes"};
   if (k.format == "csr") {  // OpenMP CSR: schedule, inner loop (SpMV), column-major path (SpMM)
     if (rhs == 1) return {"balanced:simd", "dynamic:scalar"};
-    return col_spmm ? std::vector<std::string>{"balanced:native", "dynamic:transpose"} : std::vector<std::string>{"balanced"};
+    return col_spmm ? std::vector<std::string>{"balanced:native", "dynamic:transpose"}
+                    : std::vector<std::string>{"balanced"};
   }
   if (rhs == 1) return {"simd", "scalar"};  // ELL, ELL-rowlen, HLL
   return col_spmm ? std::vector<std::string>{"native", "transpose"} : std::vector<std::string>{};

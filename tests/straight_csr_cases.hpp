@@ -28,13 +28,15 @@ struct Outcome {
 
 template <class V = double>
 inline Outcome<V> read(const std::string& text, StraightToCsr how, int threads, std::size_t block_bytes = 0,
-                std::int64_t repeat_check = std::int64_t{1} << 21) {
+                       std::int64_t repeat_check = std::int64_t{1} << 21) {
   Outcome<V> o;
   try {
     io::detail::ByteSource src = io::detail::ByteSource::memory(text, "d.mtx");
     o.read = io::detail::parse_csr<V>(src, {.threads = threads},
-                                      {.block_bytes = block_bytes, .min_chunk = block_bytes ? 16 : std::size_t{64} << 10,
-                                       .repeat_check = repeat_check, .straight_to_csr = how});
+                                      {.block_bytes = block_bytes,
+                                       .min_chunk = block_bytes ? 16 : std::size_t{64} << 10,
+                                       .repeat_check = repeat_check,
+                                       .straight_to_csr = how});
   } catch (const Error& e) {
     o.error = e.what();
   }
@@ -51,7 +53,8 @@ inline void expect_same(const BasicCsr<V>& got, const BasicCsr<V>& want) {
 // and on 3 in blocks of `block` bytes; returns how many of the two straight reads took the file
 // (not given up, no error).
 template <class V = double>
-int expect_as_through_coo(const std::string& text, std::size_t block = 200, std::int64_t repeat_check = std::int64_t{1} << 21,
+int expect_as_through_coo(const std::string& text, std::size_t block = 200,
+                          std::int64_t repeat_check = std::int64_t{1} << 21,
                           StraightToCsr how = StraightToCsr::Always) {
   int straight = 0;
   for (const auto& [threads, bytes] : {std::pair{1, std::size_t{0}}, std::pair{3, block}}) {
@@ -82,7 +85,8 @@ inline std::string gzipped(const std::string& text) {
   return out;
 }
 
-inline std::string coordinate(const char* field, const char* symmetry, index_t n, const std::string& body, offset_t entries) {
+inline std::string coordinate(const char* field, const char* symmetry, index_t n, const std::string& body,
+                              offset_t entries) {
   return fmt::format("%%MatrixMarket matrix coordinate {} {}\n% made by the test\n{} {} {}\n{}", field, symmetry, n, n,
                      entries, body);
 }
@@ -98,11 +102,15 @@ inline std::string scattered(const char* field, const char* symmetry, bool lower
     if (lower && r < c) std::swap(r, c);
     if (lower && r == c && std::string(symmetry) == "skew-symmetric") continue;
     const double v = i % 2 ? 1e16 / (i + 1) : 1.0 / (i + 3);
-    if (std::string(field) == "pattern") body += fmt::format("{} {}\n", r, c);
-    else if (std::string(field) == "integer") body += fmt::format("{} {} {}\n", r, c, i % 9 - 4);
+    if (std::string(field) == "pattern")
+      body += fmt::format("{} {}\n", r, c);
+    else if (std::string(field) == "integer")
+      body += fmt::format("{} {} {}\n", r, c, i % 9 - 4);
     else if (std::string(field) == "complex")  // (a hermitian diagonal is real)
-      body += fmt::format("{} {} {:.17g} {:.17g}\n", r, c, v, r == c && std::string(symmetry) == "hermitian" ? 0.0 : -v / 3);
-    else body += fmt::format("{} {} {:.17g}\n", r, c, v);
+      body += fmt::format("{} {} {:.17g} {:.17g}\n", r, c, v,
+                          r == c && std::string(symmetry) == "hermitian" ? 0.0 : -v / 3);
+    else
+      body += fmt::format("{} {} {:.17g}\n", r, c, v);
     ++written;
   }
   return coordinate(field, symmetry, n, body, count);

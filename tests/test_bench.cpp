@@ -43,7 +43,7 @@ TEST(Bench, SweepsOnlyTheParamsAKernelNames) {
     }
   const Row* wrong = find_row(rows, "fake-wrong");
   ASSERT_NE(wrong, nullptr);
-  EXPECT_EQ(wrong->hack, 0);     // not a parameter of this kernel
+  EXPECT_EQ(wrong->hack, 0);  // not a parameter of this kernel
   EXPECT_EQ(wrong->threads, 0);
 }
 
@@ -126,8 +126,8 @@ TEST(Bench, SweepsPrecisionsEachCheckedWithItsOwnTolerance) {
   std::vector<KernelSpec> reg;
   reg.push_back(*find_kernel(Backend::Serial, "csr"));
   // Computes in float whatever it is asked for, and claims double too.
-  reg.push_back(fake("fake-float", Backend::Omp, {}, 1.0, false, {Precision::Double, Precision::Single},
-                     Precision::Single));
+  reg.push_back(
+      fake("fake-float", Backend::Omp, {}, 1.0, false, {Precision::Double, Precision::Single}, Precision::Single));
   reg.push_back(fake("fake-mixed", Backend::Omp, {}, 1.0, false, {Precision::Mixed}, Precision::Mixed));
   reg.push_back(fake("fake-double", Backend::Omp, {"threads"}, 1.0));
   SweepConfig cfg = quick_config(reg);
@@ -161,7 +161,8 @@ TEST(Bench, SweepsPrecisionsEachCheckedWithItsOwnTolerance) {
   // Kernels without the precision: skipped, naming the kernels of the backend that have it.
   const Row* no_single = find_row_in(rows, "fake-double", "single");
   ASSERT_NE(no_single, nullptr);
-  EXPECT_EQ(no_single->status, "skipped: kernel 'fake-double' (omp) has no single precision (kernels that have: fake-float)");
+  EXPECT_EQ(no_single->status,
+            "skipped: kernel 'fake-double' (omp) has no single precision (kernels that have: fake-float)");
   EXPECT_EQ(no_single->gflops, 0.0);
   const Row* no_double = find_row_in(rows, "fake-mixed", "double");
   ASSERT_NE(no_double, nullptr);
@@ -187,8 +188,8 @@ TEST(Bench, SweepsPrecisionsEachCheckedWithItsOwnTolerance) {
 // position; double runs as before.
 TEST(Bench, ValuesBeyondFloatSkipTheFloatPrecisions) {
   std::vector<KernelSpec> reg;
-  reg.push_back(fake("fake-all", Backend::Omp, {}, 1.0, false,
-                     {Precision::Double, Precision::Single, Precision::Mixed}));
+  reg.push_back(
+      fake("fake-all", Backend::Omp, {}, 1.0, false, {Precision::Double, Precision::Single, Precision::Mixed}));
   SweepConfig cfg = quick_config(reg);
   cfg.precisions = {Precision::Double, Precision::Single, Precision::Mixed};
   cfg.duel_rounds = 0;
@@ -200,9 +201,10 @@ TEST(Bench, ValuesBeyondFloatSkipTheFloatPrecisions) {
   for (const char* p : {"single", "mixed"}) {
     const Row* r = find_row_in(rows, "fake-all", p);
     ASSERT_NE(r, nullptr) << p;
-    EXPECT_EQ(r->status, fmt::format("skipped: value 1.0000000000000001e+300 at row 2, column {} (1-based) does not fit in "
-                                     "single precision (largest 3.402823e+38); compute in double precision",
-                                     a.col[4] + 1))
+    EXPECT_EQ(r->status,
+              fmt::format("skipped: value 1.0000000000000001e+300 at row 2, column {} (1-based) does not fit in "
+                          "single precision (largest 3.402823e+38); compute in double precision",
+                          a.col[4] + 1))
         << p;
   }
 }
@@ -286,15 +288,19 @@ TEST(Bench, AutoIsTimedInterleavedWithTheOracleAndTheBaseline) {
   // auto 2 us; the oracle 0.8 us in the sweep (a lucky plan) but 1 us when made again; the baseline 4 us.
   auto clocked = [](const std::string& name, bool baseline, std::function<double(int made)> per) {
     auto made = std::make_shared<int>(0);
-    return KernelSpec{.name = name, .backend = Backend::Omp, .format = "csr", .description = "test fake",
-                      .baseline = baseline, .spmm = false, .params = {},
+    return KernelSpec{.name = name,
+                      .backend = Backend::Omp,
+                      .format = "csr",
+                      .description = "test fake",
+                      .baseline = baseline,
+                      .spmm = false,
+                      .params = {},
                       .make = [per, made](const CsrView& a, const PlanOptions&) -> std::unique_ptr<Plan> {
                         const double t = per((*made)++);
                         return std::make_unique<ClockedPlan>(a, [t](int) { return t; });
                       }};
   };
-  std::vector<KernelSpec> reg{*find_kernel(Backend::Serial, "csr"),
-                              clocked("auto", false, [](int) { return 2e-6; }),
+  std::vector<KernelSpec> reg{*find_kernel(Backend::Serial, "csr"), clocked("auto", false, [](int) { return 2e-6; }),
                               clocked("fake-oracle", false, [](int made) { return made == 0 ? 0.8e-6 : 1e-6; }),
                               clocked("fake-lib", true, [](int) { return 4e-6; })};
   SweepConfig cfg = quick_config(reg);
@@ -344,7 +350,11 @@ class ScriptedPlan final : public Plan {
 };
 
 KernelSpec scripted(const std::string& name, std::function<double(int measurement, int call)> per) {
-  return {.name = name, .backend = Backend::Omp, .format = "csr", .description = "test fake", .params = {},
+  return {.name = name,
+          .backend = Backend::Omp,
+          .format = "csr",
+          .description = "test fake",
+          .params = {},
           .make = [per](const CsrView& a, const PlanOptions&) -> std::unique_ptr<Plan> {
             return std::make_unique<ScriptedPlan>(a, per);
           }};
@@ -353,15 +363,11 @@ KernelSpec scripted(const std::string& name, std::function<double(int measuremen
 TEST(Noise, ANoisyConfigurationIsMeasuredAgainFlaggedAndLeftOutOfBests) {
   // Steady at 20 us; noisy: every other batch 4x slower in every measurement, and so fast that it
   // would be the best kernel if it counted; settling: noisy in its first measurement only, then 30 us.
-  const auto alternating = [](double base) {
-    return [base](int, int call) { return call % 2 ? 4 * base : base; };
-  };
+  const auto alternating = [](double base) { return [base](int, int call) { return call % 2 ? 4 * base : base; }; };
   // Scripted kernels only (no serial CSR timed by the wall clock): every row's spread is known.
-  std::vector<KernelSpec> reg{scripted("fake-steady", [](int, int) { return 20e-6; }),
-                              scripted("fake-noisy", alternating(1e-9)),
-                              scripted("fake-settles", [](int m, int call) {
-                                return m == 0 && call % 2 ? 120e-6 : 30e-6;
-                              })};
+  std::vector<KernelSpec> reg{
+      scripted("fake-steady", [](int, int) { return 20e-6; }), scripted("fake-noisy", alternating(1e-9)),
+      scripted("fake-settles", [](int m, int call) { return m == 0 && call % 2 ? 120e-6 : 30e-6; })};
   SweepConfig cfg = quick_config(reg);
   cfg.noise_threshold = 0.05;
   cfg.duel_rounds = 0;
@@ -423,8 +429,7 @@ class SpinningPlan final : public Plan {
     for (int t = 0; t < times; ++t) {
       fake_.run(1);
       const auto t0 = std::chrono::steady_clock::now();
-      while (seconds_since(t0) < (slow_ ? 200e-6 : 50e-6)) {
-      }
+      while (seconds_since(t0) < (slow_ ? 200e-6 : 50e-6)) {}
     }
   }
   void get_y(std::span<double> y) override { fake_.get_y(y); }
@@ -443,8 +448,12 @@ class SpinningPlan final : public Plan {
 
 TEST(Noise, AWallClockPlanWhoseProductTimeVariesIsFlagged) {
   std::vector<KernelSpec> reg{*find_kernel(Backend::Serial, "csr")};
-  reg.push_back({.name = "fake-spinning", .backend = Backend::Omp, .format = "csr", .description = "test fake",
-                 .params = {}, .make = [](const CsrView& a, const PlanOptions&) -> std::unique_ptr<Plan> {
+  reg.push_back({.name = "fake-spinning",
+                 .backend = Backend::Omp,
+                 .format = "csr",
+                 .description = "test fake",
+                 .params = {},
+                 .make = [](const CsrView& a, const PlanOptions&) -> std::unique_ptr<Plan> {
                    return std::make_unique<SpinningPlan>(a);
                  }});
   SweepConfig cfg = quick_config(reg);
@@ -465,8 +474,12 @@ TEST(Noise, AWallClockPlanWhoseProductTimeVariesIsFlagged) {
 // that runs on fewer without saying why gets the runner's note.
 TEST(Bench, ThreadsAreThoseThePlanRanOn) {
   std::vector<KernelSpec> reg{*find_kernel(Backend::Serial, "csr")};
-  reg.push_back({.name = "fake-fallback", .backend = Backend::Omp, .format = "csr", .description = "test fake",
-                 .params = {"threads"}, .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+  reg.push_back({.name = "fake-fallback",
+                 .backend = Backend::Omp,
+                 .format = "csr",
+                 .description = "test fake",
+                 .params = {"threads"},
+                 .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                    auto p = std::make_unique<FakePlan>(a, o, 1.0);
                    p->used = 1;  // whatever it is given, it runs on one thread
                    return p;

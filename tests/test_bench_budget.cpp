@@ -121,8 +121,7 @@ TEST_F(RunSuite, AnUnloadableMatrixIsASkippedRowAndTheRunGoesOn) {
   std::vector<std::string> lines;
   Progress p;
   p.message = [&](const std::string& l) { lines.push_back(l); };
-  const auto rows = run_suite({missing_, generated_}, so_, cfg_, ceil_, budget,
-                              std::chrono::steady_clock::now(), p);
+  const auto rows = run_suite({missing_, generated_}, so_, cfg_, ceil_, budget, std::chrono::steady_clock::now(), p);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].matrix, "missing");
   EXPECT_TRUE(rows[0].status.starts_with("skipped: ")) << rows[0].status;

@@ -76,25 +76,29 @@ TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
   EXPECT_EQ(s.find("fast-wrong"), std::string::npos) << s;
 
   // Ratios are oracle (or baseline) time / auto time; "sweep": from the sweep's medians.
-  const double ma_omp = 0.9, mb_omp = 2e-6 / 1.6e-6;                        // 0.9 interleaved, 1.25
-  const double ma_omp_sweep = 3e-6 / 4e-6;                                  // 0.75
-  const double ma_omp_base = 1.4, mb_omp_base = 1.28e-6 / 1.6e-6;           // 1.4 interleaved, 0.8
+  const double ma_omp = 0.9, mb_omp = 2e-6 / 1.6e-6;               // 0.9 interleaved, 1.25
+  const double ma_omp_sweep = 3e-6 / 4e-6;                         // 0.75
+  const double ma_omp_base = 1.4, mb_omp_base = 1.28e-6 / 1.6e-6;  // 1.4 interleaved, 0.8
   const double ma_k4 = 6e-6 / 8e-6, ma_cuda = 0.9e-6 / 1e-6, ma_cuda_base = 0.8e-6 / 1e-6;
   const std::string ma = block(s, "ma ");
   EXPECT_NE(ma.find(fmt::format("\n auto omp k=1: omp/hll t=2 4.0us | oracle omp/hll t=2 hack=32 3.0us | "
                                 "auto/oracle {:.3f} (sweep {:.3f}) | auto/base {:.3f} (sweep {:.3f}) | "
                                 "plan+convert {:.1f} products\n",
                                 ma_omp, ma_omp_sweep, ma_omp_base, 6e-6 / 4e-6, (30e-6 + 10e-6) / 4e-6)),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   EXPECT_NE(ma.find(fmt::format("\n auto omp k=4: omp/csr t=2 8.0us | oracle omp/csr t=2 k=4 6.0us | "
                                 "auto/oracle {0:.3f} (sweep {0:.3f}) | auto/base - (sweep -) | plan+convert 0.0 "
-                                "products\n", ma_k4)),
-            std::string::npos) << s;
+                                "products\n",
+                                ma_k4)),
+            std::string::npos)
+      << s;
   EXPECT_NE(ma.find(fmt::format("\n auto cuda k=1: cuda/csr bs=256 1.0us | oracle cuda/csr bs=256 0.9us | "
                                 "auto/oracle {0:.3f} (sweep {0:.3f}) | auto/base {1:.3f} (sweep {1:.3f}) | "
                                 "plan+convert {2:.1f} products\n",
                                 ma_cuda, ma_cuda_base, 50e-6 / 1e-6)),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   const std::string mb = block(s, "mb ");
   EXPECT_NE(mb.find("\n auto cuda k=1: not usable: error: boom\n"), std::string::npos) << s;
   // auto is never the best kernel of the main line, even where it is the fastest.
@@ -113,7 +117,8 @@ TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
             fmt::format("auto omp k=4 over 1 matrices (0 with auto not usable):\n"
                         " auto/oracle geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 1 of 1\n"
                         " (sweep) geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 1 of 1\n"
-                        " auto/baseline -\n", ma_k4));
+                        " auto/baseline -\n",
+                        ma_k4));
   EXPECT_EQ(block(s, "auto cuda k=1 over"),
             fmt::format("auto cuda k=1 over 2 matrices (1 with auto not usable):\n"
                         " auto/oracle geomean {0:.3f} worst {0:.3f} (ma) below 0.85 on 0 of 1\n"
@@ -132,10 +137,8 @@ TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
 // totals are per precision; a line gives our best GFLOPS of single and mixed over double's.
 TEST(Bench, SummaryKeepsPrecisionsApart) {
   std::vector<Row> rows = {
-      timed("m", "omp", "csr", 4e-6, 2),
-      auto_row("m", "omp", 5e-6, "omp/csr t=2", 0, 0),
-      timed("m", "omp", "csr", 2e-6, 2),
-      auto_row("m", "omp", 2.5e-6, "omp/csr t=2", 0, 0),
+      timed("m", "omp", "csr", 4e-6, 2), auto_row("m", "omp", 5e-6, "omp/csr t=2", 0, 0),
+      timed("m", "omp", "csr", 2e-6, 2), auto_row("m", "omp", 2.5e-6, "omp/csr t=2", 0, 0),
       timed("m", "omp", "csr", 3e-6, 2),
   };
   rows[2].precision = rows[3].precision = "single";
@@ -152,9 +155,11 @@ TEST(Bench, SummaryKeepsPrecisionsApart) {
   EXPECT_NE(flat.find("\n best single/double: CPU 2.00x | mixed/double: CPU 1.33x\n"), std::string::npos) << s;
   // Each auto against the csr row of its precision: 4/5 and 2/2.5, both 0.8 (mixed with each other: 0.4).
   EXPECT_NE(flat.find("\n auto omp double: omp/csr t=2 5.0us | oracle omp/csr t=2 4.0us | auto/oracle 0.800 "),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   EXPECT_NE(flat.find("\n auto omp single: omp/csr t=2 2.5us | oracle omp/csr t=2 2.0us | auto/oracle 0.800 "),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   EXPECT_NE(flat.find("\nauto omp double over 1 matrices"), std::string::npos) << s;
   EXPECT_NE(flat.find("\nauto omp single over 1 matrices"), std::string::npos) << s;
   // One precision: no precision column, no ratio line, auto named as before.
@@ -183,17 +188,17 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
   std::getline(f, header);
   const auto cols = split_csv_line(header);
   // The columns the README and report.py rely on.
-  for (const char* c : {"matrix", "origin", "scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std",
-                        "backend", "kernel", "format", "baseline", "threads", "block_size", "hack",
-                        "nz_per_block", "k", "layout", "precision", "status", "check", "max_rel_error", "mean_rel_error",
-                        "convert_s", "setup_s", "time_median_s", "time_min_s", "gflops", "speedup",
-                        "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share", "iter50_s",
-                        "iter500_s", "detail", "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler", "git_commit",
-                        // the timing's spread, the threads asked for, the pinning and the ceilings' spread
-                        "threads_requested", "time_mean_s", "time_max_s", "time_cv", "time_drift", "measurements",
-                        "noise_threshold", "omp_proc_bind", "omp_places", "omp_num_threads", "cpu_triad_gbs",
-                        "cpu_triad_min_gbs", "cpu_triad_max_gbs", "cpu_triad_runs", "gpu_copy_gbs", "gpu_copy_min_gbs",
-                        "gpu_copy_max_gbs", "gpu_copy_runs"})
+  for (const char* c :
+       {"matrix", "origin", "scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "backend", "kernel",
+        "format", "baseline", "threads", "block_size", "hack", "nz_per_block", "k", "layout", "precision", "status",
+        "check", "max_rel_error", "mean_rel_error", "convert_s", "setup_s", "time_median_s", "time_min_s", "gflops",
+        "speedup", "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share", "iter50_s", "iter500_s", "detail",
+        "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler",
+        "git_commit",
+        // the timing's spread, the threads asked for, the pinning and the ceilings' spread
+        "threads_requested", "time_mean_s", "time_max_s", "time_cv", "time_drift", "measurements", "noise_threshold",
+        "omp_proc_bind", "omp_places", "omp_num_threads", "cpu_triad_gbs", "cpu_triad_min_gbs", "cpu_triad_max_gbs",
+        "cpu_triad_runs", "gpu_copy_gbs", "gpu_copy_min_gbs", "gpu_copy_max_gbs", "gpu_copy_runs"})
     EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << c;
   EXPECT_EQ(cols, csv_columns());
   const auto idx = [&](const std::string& c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
@@ -226,12 +231,16 @@ class EnvScope {
  public:
   EnvScope(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~EnvScope() {
-    if (old_) setenv(name_.c_str(), old_->c_str(), 1);
-    else unsetenv(name_.c_str());
+    if (old_)
+      setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      unsetenv(name_.c_str());
   }
 
  private:
@@ -306,7 +315,6 @@ TEST(Bench, MachineRecordsThePinningAndTheCeilingsTheirSpread) {
   EXPECT_NE(js.str().find("\"cpu_triad_runs\": 5"), std::string::npos) << js.str();
   EXPECT_NE(js.str().find("\"time_cv\": 0.25"), std::string::npos) << js.str();
 }
-
 
 }  // namespace
 }  // namespace spmv::bench

@@ -56,7 +56,8 @@ TEST(Bench, ReportRefusesBadInputInOneLine) {
   };
   EXPECT_EQ(report(dir + "/other.csv -o " + dir + "/r"),
             std::pair(1, dir + "/other.csv: not a results CSV of `spmv bench` (no column 'matrix')\n"));
-  EXPECT_EQ(report(dir + "/cut.csv -o " + dir + "/r"), std::pair(1, dir + "/cut.csv:3: 7 columns in the header, 2 in this row\n"));
+  EXPECT_EQ(report(dir + "/cut.csv -o " + dir + "/r"),
+            std::pair(1, dir + "/cut.csv:3: 7 columns in the header, 2 in this row\n"));
   EXPECT_EQ(report(dir + " -o " + dir + "/r"), std::pair(1, dir + ": Is a directory\n"));
   std::ofstream(dir + "/binary.csv") << std::string("\xff\xfe\x00\x01", 4);
   const auto binary = report(dir + "/binary.csv -o " + dir + "/r");
@@ -91,9 +92,8 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   const std::string s = run_report(dir, dir + "/results.csv", "out");
   ASSERT_FALSE(s.empty());
   for (const char* png : {"gflops_vs_threads_omp_fake-good.png", "speedup_vs_threads_omp_fake-good.png",
-                          "efficiency_vs_threads_omp_fake-good.png",
-                          "gflops_vs_threads_omp_fake-hll_hack_32.png", "roofline.png",
-                          "conversion_cost.png", "cpu_kernels.png", "bandwidth_share.png"}) {
+                          "efficiency_vs_threads_omp_fake-good.png", "gflops_vs_threads_omp_fake-hll_hack_32.png",
+                          "roofline.png", "conversion_cost.png", "cpu_kernels.png", "bandwidth_share.png"}) {
     EXPECT_TRUE(fs::exists(dir + "/out/" + png)) << png;
     if (fs::exists(dir + "/out/" + png)) EXPECT_GT(fs::file_size(dir + "/out/" + png), 1000u) << png;
   }
@@ -105,7 +105,7 @@ TEST(Bench, ReportWritesPlotsAndTables) {
   const auto h = s.find("| matrix | rows | nnz |");
   ASSERT_NE(h, std::string::npos);
   const std::string header = s.substr(h, s.find('\n', h) - h);
-  EXPECT_EQ(header.find("fake-wrong"), std::string::npos) << header;  // ...never a GFLOPS column
+  EXPECT_EQ(header.find("fake-wrong"), std::string::npos) << header;    // ...never a GFLOPS column
   EXPECT_NE(header.find("omp/fake-lib"), std::string::npos) << header;  // the baseline is one
   EXPECT_NE(s.find("no CUDA device"), std::string::npos);
   EXPECT_NE(s.find("+ 50 / + 500 products"), std::string::npos);
@@ -192,7 +192,8 @@ TEST(Bench, ReportComparesPrecisions) {
   EXPECT_NE(header.find("omp/fake-good"), std::string::npos) << header;
   EXPECT_EQ(header.find("omp/fake-float"), std::string::npos) << header;  // single only: not a double column
   ASSERT_NE(s.find("## Precisions: best GFLOPS per backend"), std::string::npos) << s;
-  EXPECT_NE(s.find("| matrix | backend | double MB | double GFLOPS | single GFLOPS | single/double |"), std::string::npos)
+  EXPECT_NE(s.find("| matrix | backend | double MB | double GFLOPS | single GFLOPS | single/double |"),
+            std::string::npos)
       << s;
   const auto l = s.find("| mat0 * | omp | ");
   ASSERT_NE(l, std::string::npos) << s;
@@ -210,7 +211,8 @@ TEST(Bench, ReportComparesPrecisions) {
     ASSERT_NE(row, std::string::npos) << s;
     const std::string line = s.substr(row, s.find('\n', row) - row);
     std::vector<std::string> cells;
-    for (std::size_t b = 1, e; (e = line.find(" |", b)) != std::string::npos; b = e + 2) cells.push_back(line.substr(b + 1, e - b - 1));
+    for (std::size_t b = 1, e; (e = line.find(" |", b)) != std::string::npos; b = e + 2)
+      cells.push_back(line.substr(b + 1, e - b - 1));
     ASSERT_GE(cells.size(), 7u) << line;
     EXPECT_LE(std::stod(cells[6]), 0.5 + 1e-3) << line;  // auto/oracle
   }
@@ -220,7 +222,8 @@ TEST(Bench, CliQuickRunEndToEnd) {
   const test::ScratchDir scratch;
   const std::string dir = scratch.str();
   const std::string cmd = fmt::format(
-      "SPMV_SHARED_MATRICES={} {} bench --quick --noise-threshold 0 --no-progress --out {}/results.csv --cache-dir {}/cache "
+      "SPMV_SHARED_MATRICES={} {} bench --quick --noise-threshold 0 --no-progress --out {}/results.csv --cache-dir "
+      "{}/cache "
       "> {}/stdout 2> {}/stderr",
       test::shared_matrices_dir(), SPMV_CLI, dir, dir, dir, dir);
   ASSERT_EQ(std::system(cmd.c_str()), 0);
@@ -283,7 +286,7 @@ TEST(Bench, ReportReproducesTheSeedTables) {
     add(m, "cuda", "csr-scalar", "csr", 0, 5e-4);
     add(m, "cuda", "hll", "hll", 0, 2.5e-4);
     add(m, "cuda", "cusparse", "csr", 0, 1e-4, true);  // a baseline: never marked best or worst
-    add(m, "serial", "csr", "csr", 1, 2e-3);  // another run's serial CSR (CSVs joined): the column rules
+    add(m, "serial", "csr", "csr", 1, 2e-3);           // another run's serial CSR (CSVs joined): the column rules
   }
   const test::ScratchDir scratch;
   const std::string dir = scratch.str();
@@ -302,7 +305,8 @@ TEST(Bench, ReportReproducesTheSeedTables) {
   };
   // 000 Tables 1-2 at the 2 cores: CSR 4 ms serial over 1 ms; HLL over serial HLL 8/2, over serial CSR 4/2.
   EXPECT_EQ(line("### CPU, CSR format, 2 threads (000 Tables 1-2)", "real1 |"), "| real1 | 1.000 | 2 | 4 | csr |");
-  EXPECT_EQ(line("### CPU, HLL format, 2 threads (000 Tables 1-2)", "alike * |"), "| alike * | 2.000 | 1 | 4 | 2 | hll |");
+  EXPECT_EQ(line("### CPU, HLL format, 2 threads (000 Tables 1-2)", "alike * |"),
+            "| alike * | 2.000 | 1 | 4 | 2 | hll |");
   // 000 Table 3: GFLOPS 8 (hll) the best of ours, 4 (csr-scalar) the worst; cuSPARSE's 20 unmarked.
   EXPECT_EQ(line("## GPU: GFLOPS per kernel", "real1 |"), "| real1 | 1000 | 1000000 | 1000 | 10 | _4_ | 20 | **8** |");
   // 000 Table 4: csr-scalar over serial CSR 4/0.5, hll over serial HLL 8/0.25.
@@ -312,10 +316,14 @@ TEST(Bench, ReportReproducesTheSeedTables) {
   // 002 Figs. 11-12: best CPU time over best GPU time, per format.
   EXPECT_EQ(line("(002 Figures 11-12)", "alike * |"), "| alike * | 2 | 2 |");
   EXPECT_NE(s.find("Irregular here: alike *."), std::string::npos) << s;
-  EXPECT_NE(s.find("GPU theoretical peak (memory clock x bus width x 2, as 000 computes 448 GB/s) 448 GB/s: at 2 flops per "
-                   "12 bytes of matrix (000's arithmetic intensity 1/6) at most 75 GFLOPS"), std::string::npos) << s;
-  for (const char* png : {"seed_cpu_over_gpu.png", "seed_csr_vs_hll_openmp_gflops.png", "seed_csr_vs_hll_openmp_efficiency.png",
-                          "seed_csr_vs_hll_cuda_speedup.png", "gpu_kernels.png", "roofline.png"})
+  EXPECT_NE(
+      s.find("GPU theoretical peak (memory clock x bus width x 2, as 000 computes 448 GB/s) 448 GB/s: at 2 flops per "
+             "12 bytes of matrix (000's arithmetic intensity 1/6) at most 75 GFLOPS"),
+      std::string::npos)
+      << s;
+  for (const char* png :
+       {"seed_cpu_over_gpu.png", "seed_csr_vs_hll_openmp_gflops.png", "seed_csr_vs_hll_openmp_efficiency.png",
+        "seed_csr_vs_hll_cuda_speedup.png", "gpu_kernels.png", "roofline.png"})
     EXPECT_TRUE(fs::exists(dir + "/seed/" + png)) << png;
 }
 

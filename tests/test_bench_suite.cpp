@@ -73,7 +73,8 @@ TEST(Bench, DefaultSuiteHasRealMatricesAndLabelledAlikes) {
   }
   EXPECT_EQ(seeds.front().name, "cage4");
   EXPECT_EQ(seeds.front().origin, "real");
-  EXPECT_EQ(std::find_if(seeds.begin(), seeds.end(), [](const MatrixSource& s) { return s.name == "cant"; })->origin, "synthetic");
+  EXPECT_EQ(std::find_if(seeds.begin(), seeds.end(), [](const MatrixSource& s) { return s.name == "cant"; })->origin,
+            "synthetic");
 }
 
 // Files given to the benchmark: a generated one is labelled synthetic with its description, a
@@ -116,7 +117,8 @@ TEST(Bench, LoadCountsTheSweepsVectorsInTheBudget) {
     const std::string m = e.what();
     EXPECT_NE(m.find(path + ":2: a 2147483647 x 1 matrix with 1 entries needs "), std::string::npos) << m;
     EXPECT_NE(m.find("(row pointers 16.0 GiB, entries 16 B, X and Y at k = 1024, the reference and the plans' copies "),
-              std::string::npos) << m;
+              std::string::npos)
+        << m;
   }
   const std::string small = (std::filesystem::path(scratch.path) / "small.mtx").string();
   io::write_matrix_market(small, coo_to_csr(test::random_coo(30, 20, 0.2, 4)));

@@ -24,7 +24,6 @@ namespace fs = std::filesystem;
 
 using namespace spmv::test;
 
-
 // cli_small.mtx: 4 x 5, rows of 2, 1, 0 and 3 entries.
 // --version: the library's version (CMake's) and the commit it was built from, as the library says.
 TEST_F(Cli, VersionNamesTheLibraryVersionAndCommit) {
@@ -89,7 +88,8 @@ TEST_F(Cli, RunDefaultsToThePlannerOnTheFastestBackend) {
 
 TEST_F(Cli, RunReadsXAndWritesY) {
   io::write_dense_vector(tmp("x.mtx"), {1, 2, 3, 4, 5});
-  const Result r = run(fmt::format("run {}/cli_small.mtx --x {} --output {} --repeat 1", kDir, tmp("x.mtx"), tmp("y.mtx")));
+  const Result r =
+      run(fmt::format("run {}/cli_small.mtx --x {} --output {} --repeat 1", kDir, tmp("x.mtx"), tmp("y.mtx")));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(keys(r.out)["check"], "passed");
   // y = A x by hand: row 1: 2*1 - 1*5; row 2: 3*2; row 3 empty; row 4: 1*1 + 4*3 + 0.5*4.
@@ -112,17 +112,19 @@ TEST_F(Cli, HugeSizesFromTheInputAreRefusedNotAborted) {
     std::ofstream(tmp("huge_vec.mtx")) << "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 0\n";
     const Result r = run(fmt::format("run {}/cli_small.mtx --x {} --memory-budget 1G", kDir, tmp("huge_vec.mtx")));
     EXPECT_EQ(r.status, 1) << r.err;
-    EXPECT_EQ(r.err, tmp("huge_vec.mtx") + ":2: a 2147483647 x 2147483647 matrix with 0 entries needs 16.0 GiB "
-                                           "(row pointers 16.0 GiB, entries 0 B); the memory budget is 1.0 GiB\n");
+    EXPECT_EQ(r.err, tmp("huge_vec.mtx") +
+                         ":2: a 2147483647 x 2147483647 matrix with 0 entries needs 16.0 GiB "
+                         "(row pointers 16.0 GiB, entries 0 B); the memory budget is 1.0 GiB\n");
   }
   // olm1000 (1000 x 1000): 32 TiB, over any machine's budget, refused at its size line (line 14).
   const Result r = run(fmt::format("run {}/olm1000.mtx.gz --k 2147483647", test::shared_matrices_dir()));
   EXPECT_EQ(r.status, 1) << r.err;
   // (1000 rows and 1000 columns at 40 + 24 bytes a right-hand side: 64000 x 2^31 bytes.)
-  EXPECT_NE(r.err.find("olm1000.mtx.gz:14: a 1000 x 1000 matrix with 3996 entries needs 128000.0 GiB (row pointers 7.8 KiB, "
-                       "entries 62.4 KiB, X and Y at --k 2147483647, the reference and the plan's copies 128000.0 GiB); "
-                       "the memory budget is "),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("olm1000.mtx.gz:14: a 1000 x 1000 matrix with 3996 entries needs 128000.0 GiB (row pointers 7.8 KiB, "
+                 "entries 62.4 KiB, X and Y at --k 2147483647, the reference and the plan's copies 128000.0 GiB); "
+                 "the memory budget is "),
+      std::string::npos)
       << r.err;
 }
 
@@ -144,8 +146,9 @@ TEST_F(Cli, FifoAndStdinWorkForEverySubcommand) {
                                   "convert " + fifo + " " + tmp("out.mtx")}) {
     fs::remove(fifo);
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    const int rc = std::system(fmt::format("(cat '{}/cli_small.mtx' > '{}' &); timeout 20 '{}' {} > '{}' 2>&1", kDir, fifo,
-                                           SPMV_CLI, args, tmp("fifo_out.txt")).c_str());
+    const int rc = std::system(fmt::format("(cat '{}/cli_small.mtx' > '{}' &); timeout 20 '{}' {} > '{}' 2>&1", kDir,
+                                           fifo, SPMV_CLI, args, tmp("fifo_out.txt"))
+                                   .c_str());
     EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0) << args << "\n" << slurp(tmp("fifo_out.txt"));
   }
   EXPECT_EQ(io::load_csr(tmp("out.spmvbin")).nnz(), io::load_csr(kDir + "/cli_small.mtx").nnz());
@@ -159,11 +162,12 @@ TEST_F(Cli, FifoAndStdinWorkForEverySubcommand) {
 // with 1 GiB of address space: a large allocation would say "out of memory" instead).
 TEST_F(Cli, HostileInputsAreRefusedInBoundedMemory) {
   const auto bounded = [&](const std::string& args) {
-    const int rc = std::system(fmt::format("(ulimit -v 1048576; '{}' {}) > '{}' 2> '{}'", SPMV_CLI, args, tmp("o.txt"),
-                                           tmp("e.txt")).c_str());
+    const int rc = std::system(
+        fmt::format("(ulimit -v 1048576; '{}' {}) > '{}' 2> '{}'", SPMV_CLI, args, tmp("o.txt"), tmp("e.txt")).c_str());
     return Result{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(tmp("o.txt")), slurp(tmp("e.txt"))};
   };
-  const std::string banner = "missing banner: the first line must be '%%MatrixMarket matrix <format> <field> <symmetry>'";
+  const std::string banner =
+      "missing banner: the first line must be '%%MatrixMarket matrix <format> <field> <symmetry>'";
   Result r = bounded("info /dev/zero");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "/dev/zero:1: " + banner + "\n");
@@ -171,9 +175,10 @@ TEST_F(Cli, HostileInputsAreRefusedInBoundedMemory) {
   r = bounded("run " + tmp("rows.mtx") + " --memory-budget 4G");
   EXPECT_EQ(r.status, 1);
   // run's vectors, reference and plan: 60 bytes a row (120 GiB), 24 a column.
-  EXPECT_EQ(r.err, tmp("rows.mtx") + ":2: a 2147483647 x 1 matrix with 1 entries needs 136.0 GiB (row pointers 16.0 GiB, "
-                                     "entries 16 B, x, y, the reference and the plan's copies 120.0 GiB); the memory "
-                                     "budget is 4.0 GiB\n");
+  EXPECT_EQ(r.err, tmp("rows.mtx") +
+                       ":2: a 2147483647 x 1 matrix with 1 entries needs 136.0 GiB (row pointers 16.0 GiB, "
+                       "entries 16 B, x, y, the reference and the plan's copies 120.0 GiB); the memory "
+                       "budget is 4.0 GiB\n");
   std::ofstream(tmp("x.mtx")) << "%%MatrixMarket matrix coordinate real general\n" << std::string(1 << 20, 'x') << "\n";
   r = bounded("info " + tmp("x.mtx"));
   EXPECT_EQ(r.status, 1);
@@ -193,21 +198,26 @@ TEST_F(Cli, RunCountsItsVectorsReferenceAndPlanInTheBudget) {
   const Result refused = run("run " + tmp("tall.mtx") + " --memory-budget 128M");
   EXPECT_EQ(refused.status, 1);
   // (272 MiB in all: 32 MiB of row pointers and 240 MiB for run; sizes from 0.1 GiB are given in GiB.)
-  EXPECT_EQ(refused.err, tmp("tall.mtx") + ":2: a 4194304 x 1 matrix with 1 entries needs 0.3 GiB (row pointers 32.0 MiB, "
-                                          "entries 16 B, x, y, the reference and the plan's copies 0.2 GiB); the memory "
-                                          "budget is 0.1 GiB\n");
-  const Peak ok = run_for_peak({"run", tmp("tall.mtx"), "--backend", "omp", "--memory-budget", "300M", "--repeat", "2"});
+  EXPECT_EQ(refused.err, tmp("tall.mtx") +
+                             ":2: a 4194304 x 1 matrix with 1 entries needs 0.3 GiB (row pointers 32.0 MiB, "
+                             "entries 16 B, x, y, the reference and the plan's copies 0.2 GiB); the memory "
+                             "budget is 0.1 GiB\n");
+  const Peak ok =
+      run_for_peak({"run", tmp("tall.mtx"), "--backend", "omp", "--memory-budget", "300M", "--repeat", "2"});
   ASSERT_EQ(ok.status, 0);
   const double peak_mib = ok.mib;
   EXPECT_LE(peak_mib, 272.0 + 24.0) << "peak " << peak_mib << " MiB";
-  EXPECT_GE(peak_mib, 150.0) << "peak " << peak_mib << " MiB";  // the row pointers, y, the plan's y and the reference: the count is no idle bound
+  EXPECT_GE(peak_mib, 150.0)
+      << "peak " << peak_mib
+      << " MiB";  // the row pointers, y, the plan's y and the reference: the count is no idle bound
 }
 
 // A gzipped binary cache (its size unknown until read) whose header claims 2^26 rows and no payload:
 // refused at the payload's end, having committed only what arrived (its 512 MiB of row pointers
 // were committed before a byte of them was read).
 TEST_F(Cli, AGzippedCacheClaimingHugeSizesCommitsOnlyWhatArrives) {
-  std::string header = slurp(std::string(SPMV_TEST_DATA) + "/v1_coord_real_general.spmvbin").substr(0, 64);  // version 1: no header checksum
+  std::string header = slurp(std::string(SPMV_TEST_DATA) + "/v1_coord_real_general.spmvbin")
+                           .substr(0, 64);  // version 1: no header checksum
   const std::int32_t rows = 1 << 26, cols = 1;
   const std::int64_t nnz = 0, payload = 8 * (std::int64_t{rows} + 1);
   std::memcpy(header.data() + 16, &rows, 4);
@@ -217,7 +227,8 @@ TEST_F(Cli, AGzippedCacheClaimingHugeSizesCommitsOnlyWhatArrives) {
   std::ofstream(tmp("tall.spmvbin.gz"), std::ios::binary) << gzipped(header);
   const Result r = run("info " + tmp("tall.spmvbin.gz"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, tmp("tall.spmvbin.gz") + ": truncated binary cache: the payload: the file ended after 0 of 536870920 bytes\n");
+  EXPECT_EQ(r.err, tmp("tall.spmvbin.gz") +
+                       ": truncated binary cache: the payload: the file ended after 0 of 536870920 bytes\n");
   const Peak p = run_for_peak({"info", tmp("tall.spmvbin.gz")});
   EXPECT_EQ(p.status, 1);
   EXPECT_LT(p.mib, 100.0);
@@ -231,7 +242,8 @@ TEST_F(Cli, LateRepeatsAreReadWithinTheMemoryBound) {
   const int distinct = 1000000, repeats = 3000000;
   {
     std::ofstream f(tmp("late.mtx"));
-    f << "%%MatrixMarket matrix coordinate real general\n" << distinct << ' ' << distinct << ' ' << distinct + repeats << '\n';
+    f << "%%MatrixMarket matrix coordinate real general\n"
+      << distinct << ' ' << distinct << ' ' << distinct + repeats << '\n';
     for (int i = 0; i < distinct; ++i)  // (1,1) first: the repeats are summed into it
       f << 1 + static_cast<std::int64_t>(i) * 7919 % distinct << ' ' << 1 + i % (distinct - 1) << " 0." << i << '\n';
     for (int i = 0; i < repeats; ++i) f << "1 1 1\n";
@@ -246,7 +258,8 @@ TEST_F(Cli, LateRepeatsAreReadWithinTheMemoryBound) {
   ASSERT_EQ(base.status, 0);
   ASSERT_EQ(p.status, 0);
   const double csr_mib = (12.0 * distinct + 8.0 * (distinct + 1)) / (1 << 20);
-  EXPECT_LE(p.mib - base.mib, 1.2 * csr_mib + 64.0) << "peak " << p.mib << " MiB, " << base.mib << " MiB on a 4 x 5 matrix";
+  EXPECT_LE(p.mib - base.mib, 1.2 * csr_mib + 64.0)
+      << "peak " << p.mib << " MiB, " << base.mib << " MiB on a 4 x 5 matrix";
 }
 
 // --threads past the library's limit (twice the hardware threads, at least 256) is bad usage; the
@@ -256,13 +269,19 @@ TEST_F(Cli, LateRepeatsAreReadWithinTheMemoryBound) {
 TEST_F(Cli, ThreadsAndHackSizesPastWhatTheyCanUseAreBounded) {
   const Result r = run("run " + kDir + "/cli_small.mtx --threads 100000");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(fmt::format("--threads: must be an integer in [1, {}], or 0 (every core OpenMP offers), got '100000'",
-                                   max_threads())), std::string::npos) << r.err;
-  const int rc = std::system(fmt::format("OMP_NUM_THREADS=100000 '{}' run '{}/cli_small.mtx' --backend omp --kernel csr "
-                                         "--repeat 2 > '{}' 2>&1", SPMV_CLI, kDir, tmp("omp.txt")).c_str());
+  EXPECT_NE(
+      r.err.find(fmt::format("--threads: must be an integer in [1, {}], or 0 (every core OpenMP offers), got '100000'",
+                             max_threads())),
+      std::string::npos)
+      << r.err;
+  const int rc =
+      std::system(fmt::format("OMP_NUM_THREADS=100000 '{}' run '{}/cli_small.mtx' --backend omp --kernel csr "
+                              "--repeat 2 > '{}' 2>&1",
+                              SPMV_CLI, kDir, tmp("omp.txt"))
+                      .c_str());
   EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0) << slurp(tmp("omp.txt"));
-  const Peak hll = run_for_peak({"run", kDir + "/cli_small.mtx", "--backend", "omp", "--threads", "2", "--kernel", "hll",
-                                 "--hack", "100000000", "--repeat", "2"});
+  const Peak hll = run_for_peak({"run", kDir + "/cli_small.mtx", "--backend", "omp", "--threads", "2", "--kernel",
+                                 "hll", "--hack", "100000000", "--repeat", "2"});
   EXPECT_EQ(hll.status, 0);
   EXPECT_LT(hll.mib, 100.0);
 }
@@ -282,7 +301,8 @@ TEST_F(Cli, XAndYOfSeveralColumnsAreColumnMajorArrays) {
     for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
       for (int j = 0; j < 2; ++j) want[j * 4 + r] += a.val[p] * x[j * 5 + a.col[p]];
   for (const char* layout : {"row", "col"}) {
-    const Result r = run(fmt::format("run {}/cli_small.mtx --k 2 --x {} --layout {} -o {}", kDir, tmp("X.mtx"), layout, tmp("Y.mtx")));
+    const Result r = run(
+        fmt::format("run {}/cli_small.mtx --k 2 --x {} --layout {} -o {}", kDir, tmp("X.mtx"), layout, tmp("Y.mtx")));
     ASSERT_EQ(r.status, 0) << layout << r.err;
     const io::DenseMatrix y = io::read_dense_matrix(tmp("Y.mtx"));
     EXPECT_EQ(y.rows, 4) << layout;
@@ -298,8 +318,11 @@ TEST_F(Cli, XAndYOfSeveralColumnsAreColumnMajorArrays) {
   EXPECT_EQ(io::read_dense_matrix(tmp("y.mtx.gz")).rows, 4);
   const Result bin = run(fmt::format("run {}/cli_small.mtx -o {}", kDir, tmp("y.spmvbin")));
   EXPECT_EQ(bin.status, 2);
-  EXPECT_NE(bin.err.find("y is written as a Matrix Market array (.mtx, .mtx.gz); a binary cache (.spmvbin) holds a sparse matrix"),
-            std::string::npos) << bin.err;
+  EXPECT_NE(
+      bin.err.find(
+          "y is written as a Matrix Market array (.mtx, .mtx.gz); a binary cache (.spmvbin) holds a sparse matrix"),
+      std::string::npos)
+      << bin.err;
   EXPECT_FALSE(std::filesystem::exists(tmp("y.spmvbin")));
 }
 
@@ -336,8 +359,10 @@ TEST_F(Cli, RunInSinglePrecision) {
   const KernelSpec* k = cpu_kernel(Precision::Single, true);
   ASSERT_NE(k, nullptr) << "no CPU kernel computes in single precision";
   io::write_dense_vector(tmp("x.mtx"), std::vector<double>(5, 0.1));
-  const Result r = run(fmt::format("run {}/cli_small.mtx --backend omp --kernel {} --precision single --x {} --output {} "
-                                   "--repeat 1", kDir, k->name, tmp("x.mtx"), tmp("y.mtx")));
+  const Result r =
+      run(fmt::format("run {}/cli_small.mtx --backend omp --kernel {} --precision single --x {} --output {} "
+                      "--repeat 1",
+                      kDir, k->name, tmp("x.mtx"), tmp("y.mtx")));
   ASSERT_EQ(r.status, 0) << r.err;
   auto v = keys(r.out);
   EXPECT_EQ(v["precision"], "single");
@@ -387,7 +412,8 @@ TEST_F(Cli, PrecisionAKernelLacksIsRefused) {
         p = q;
       }
   ASSERT_NE(k, nullptr) << "every CPU kernel computes in single and mixed precision: nothing to refuse";
-  const std::string start = fmt::format("--precision {0}: kernel '{1}' (omp) has no {0} precision", to_string(p), k->name);
+  const std::string start =
+      fmt::format("--precision {0}: kernel '{1}' (omp) has no {0} precision", to_string(p), k->name);
   for (const std::string& file : {kDir + "/cli_small.mtx", tmp("nope.mtx")}) {
     const Result r = run(fmt::format("run {} --backend omp --kernel {} --precision {}", file, k->name, to_string(p)));
     EXPECT_EQ(r.status, 2) << file;
@@ -449,9 +475,11 @@ TEST_F(Cli, UnknownPrecisionIsBadUsage) {
 // bench --precisions double,single: a row per configuration in each precision, the column filled;
 // a kernel with single passes its check in it, one without is skipped naming the precision.
 TEST_F(Cli, BenchSweepsPrecisions) {
-  const Result r = run(fmt::format("bench {}/cli_small.mtx --backends serial,omp --kernels csr --threads 1 "
-                                   "--precisions double,single --no-baselines --duel-rounds 0 --repeat 3 "
-                                   "--min-sample-ms 1 --noise-threshold 0 --no-progress --out {}", kDir, tmp("r.csv")));
+  const Result r =
+      run(fmt::format("bench {}/cli_small.mtx --backends serial,omp --kernels csr --threads 1 "
+                      "--precisions double,single --no-baselines --duel-rounds 0 --repeat 3 "
+                      "--min-sample-ms 1 --noise-threshold 0 --no-progress --out {}",
+                      kDir, tmp("r.csv")));
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   std::ifstream f(tmp("r.csv"));
   std::string line;
@@ -461,9 +489,13 @@ TEST_F(Cli, BenchSweepsPrecisions) {
     std::string cur;
     bool q = false;
     for (char c : l) {
-      if (c == '"') q = !q;
-      else if (c == ',' && !q) { v.push_back(cur); cur.clear(); }
-      else cur += c;
+      if (c == '"')
+        q = !q;
+      else if (c == ',' && !q) {
+        v.push_back(cur);
+        cur.clear();
+      } else
+        cur += c;
     }
     v.push_back(cur);
     return v;
@@ -491,7 +523,8 @@ TEST_F(Cli, BenchSweepsPrecisions) {
           << line;
     }
   }
-  EXPECT_EQ(seen, (std::map<std::string, int>{{"serial double", 1}, {"serial single", 1}, {"omp double", 1}, {"omp single", 1}}));
+  EXPECT_EQ(seen, (std::map<std::string, int>{
+                      {"serial double", 1}, {"serial single", 1}, {"omp double", 1}, {"omp single", 1}}));
 }
 
 TEST_F(Cli, MissingFileExitsOne) {

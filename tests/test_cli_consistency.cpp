@@ -34,8 +34,10 @@ class ScopedEnv {
     setenv(name, value.c_str(), 1);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -102,16 +104,20 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
       {"bench " + kSmall + " --threads 1,08", "got '08' (no leading zeros)"},
       {"bench " + kSmall + " --time-budget inf", "must be a number >= 0, got 'inf'"},
       {"bench " + kSmall + " --noise-threshold nan", "must be a number in [0, 10], got 'nan'"},
-      {"bench " + kSmall + " --block-size 16", "--block-size: must be a multiple of 32 in [32, 1024], or 0 (the kernel's own)"},
-      {"run " + kSmall + " --block-size 16", "--block-size: must be a multiple of 32 in [32, 1024], or 0 (the kernel's own)"},
-      {"run " + kSmall + " --subwarp 3", "--subwarp: must be a power of two in [1, 32], or 0 (from the mean row length)"},
+      {"bench " + kSmall + " --block-size 16",
+       "--block-size: must be a multiple of 32 in [32, 1024], or 0 (the kernel's own)"},
+      {"run " + kSmall + " --block-size 16",
+       "--block-size: must be a multiple of 32 in [32, 1024], or 0 (the kernel's own)"},
+      {"run " + kSmall + " --subwarp 3",
+       "--subwarp: must be a power of two in [1, 32], or 0 (from the mean row length)"},
       {"info " + kSmall + " --memory-budget -5", "must be a size such as 12G, 500M or a number of bytes, got '-5'"},
       {"generate --kind random --rows 10 --nnz-per-row nan -o x.mtx", "--nnz-per-row: must be a number > 0"},
       {"generate --kind random --rows 10 --cols -5 -o x.mtx", "--cols: must be a positive integer"},
       // More nonzeros than the matrix holds (--nnz was cut to rows x cols; --nnz-per-row 1e300
       // gave a memory message of "0 nonzeros" and "inf GiB").
       {"generate --kind random --rows 10 --nnz 1000 -o x.mtx", "--nnz 1000: a 10 x 10 matrix holds at most 100"},
-      {"generate --kind random --rows 10 --cols 4 --nnz-per-row 5 -o x.mtx", "--nnz-per-row 5: a row holds at most the 4 columns"},
+      {"generate --kind random --rows 10 --cols 4 --nnz-per-row 5 -o x.mtx",
+       "--nnz-per-row 5: a row holds at most the 4 columns"},
       {"run " + kSmall + " -o y.spmvbin", "a binary cache (.spmvbin) holds a sparse matrix"},
       {"generate --like cage4 --scale nan -o x.mtx", "--scale: must be a number in (0, 1]"},
       {"bench " + kSmall + " --backends foo", "--backends: foo not in {serial,omp,cuda}"},
@@ -178,7 +184,8 @@ TEST_F(Cli, KernelOfAnotherBackendIsBadUsage) {
 // source path, no raw runtime dump.
 TEST_F(Cli, CudaWithoutGpuSaysSoCleanly) {
   const ScopedEnv hide("CUDA_VISIBLE_DEVICES", "");
-  for (const std::string args : {"run " + kSmall + " --backend cuda", "bench " + kSmall + " --backend cuda --no-progress"}) {
+  for (const std::string args :
+       {"run " + kSmall + " --backend cuda", "bench " + kSmall + " --backend cuda --no-progress"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 1) << args << "\n" << r.err;
     EXPECT_NE(r.err.find("--backend cuda: no usable GPU ("), std::string::npos) << args << "\n" << r.err;
@@ -274,8 +281,10 @@ TEST_F(Cli, OutputFlagOnEveryCommandThatWrites) {
   EXPECT_EQ(io::read_dense_vector(tmp("y.mtx")).size(), 4u);
   ASSERT_EQ(run("generate --kind random --rows 50 --nnz-per-row 3 -o " + tmp("g.mtx")).status, 0);
   EXPECT_EQ(io::load_csr(tmp("g.mtx")).rows, 50);
-  const Result b = run("bench " + kSmall + " --backend serial --kernel csr --no-baselines --duel-rounds 0 --repeat 3 "
-                       "--min-sample-ms 1 --no-progress -o " + tmp("b/r.csv"));
+  const Result b = run("bench " + kSmall +
+                       " --backend serial --kernel csr --no-baselines --duel-rounds 0 --repeat 3 "
+                       "--min-sample-ms 1 --no-progress -o " +
+                       tmp("b/r.csv"));
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_TRUE(fs::exists(tmp("b/r.csv")));
   EXPECT_TRUE(fs::exists(tmp("b/r.json")));
@@ -295,9 +304,10 @@ TEST_F(Cli, CacheDirAndUnlistedMatrices) {
   // A one-line seed suite whose matrix is missing: one small alike to generate and cache.
   std::ofstream(tmp("suite.tsv")) << "name\trows\tnnz\tnnz_per_row_mean\tnnz_per_row_std\tkind\n"
                                      "alike_one\t400\t2000\t5\t1\trandom\n";
-  const std::string common = fmt::format("bench --matrices-dir {} --suite-file {} --backend serial --kernel csr "
-                                         "--no-baselines --duel-rounds 0 --repeat 3 --min-sample-ms 1 --no-progress",
-                                         tmp("mats"), tmp("suite.tsv"));
+  const std::string common = fmt::format(
+      "bench --matrices-dir {} --suite-file {} --backend serial --kernel csr "
+      "--no-baselines --duel-rounds 0 --repeat 3 --min-sample-ms 1 --no-progress",
+      tmp("mats"), tmp("suite.tsv"));
   {
     const ScopedEnv cache("SPMV_CACHE_DIR", tmp("env_cache"));
     const ScopedEnv home("HOME", tmp("home"));

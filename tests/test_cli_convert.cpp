@@ -34,8 +34,10 @@ std::vector<std::string> data_lines(const std::string& text) {
   std::getline(in, line);  // banner
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '%') continue;
-    if (!size_seen) size_seen = true;
-    else out.push_back(line);
+    if (!size_seen)
+      size_seen = true;
+    else
+      out.push_back(line);
   }
   return out;
 }
@@ -53,7 +55,8 @@ TEST_F(Cli, ConvertToGzipThatGzipAndInfoRead) {
   ASSERT_EQ(sh(fmt::format("gzip -dc '{}' > '{}'", out, tmp("s.mtx"))), 0);
   const std::string text = slurp(tmp("s.mtx"));
   EXPECT_EQ(first_line(text), "%%MatrixMarket matrix coordinate real symmetric");
-  EXPECT_EQ(data_lines(text), (std::vector<std::string>{"1 1 4", "2 1 -1", "3 1 2.5", "3 3 6"}));  // the input's entries
+  EXPECT_EQ(data_lines(text),
+            (std::vector<std::string>{"1 1 4", "2 1 -1", "3 1 2.5", "3 3 6"}));  // the input's entries
   const Result i = run("info " + out);
   ASSERT_EQ(i.status, 0) << i.err;
   auto got = keys(i.out), want = keys(run("info " + in).out);
@@ -97,13 +100,15 @@ TEST_F(Cli, ConvertOutputGivenTwiceOrNotAtAllIsBadUsage) {
   const Result both = run(fmt::format("convert {} {} -o {}", in, tmp("a.mtx"), tmp("b.mtx")));
   EXPECT_EQ(both.status, 2);
   EXPECT_EQ(both.err, fmt::format("convert: the output is given twice, as OUTPUT '{}' and as -o '{}': give one\n"
-                                  "Run with --help for more information.\n", tmp("a.mtx"), tmp("b.mtx")));
+                                  "Run with --help for more information.\n",
+                                  tmp("a.mtx"), tmp("b.mtx")));
   EXPECT_FALSE(fs::exists(tmp("a.mtx")));
   EXPECT_FALSE(fs::exists(tmp("b.mtx")));
   const Result neither = run("convert " + in);
   EXPECT_EQ(neither.status, 2);
-  EXPECT_EQ(neither.err, "convert: no output: give OUTPUT (spmv convert A.mtx A.mtx.gz) or -o OUTPUT\n"
-                         "Run with --help for more information.\n");
+  EXPECT_EQ(neither.err,
+            "convert: no output: give OUTPUT (spmv convert A.mtx A.mtx.gz) or -o OUTPUT\n"
+            "Run with --help for more information.\n");
   EXPECT_EQ(neither.out, "");
 }
 
@@ -152,9 +157,10 @@ TEST_F(Cli, ConvertRefusesEntriesThatDoNotMatchTheSymmetry) {
   io::write_binary(tmp("bad.spmvbin"), a);
   const Result r = run(fmt::format("convert {} {}", tmp("bad.spmvbin"), tmp("bad.mtx.gz")));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, fmt::format("{}: cannot write the matrix as symmetric: the entry (2,1) = 5 but its mirror (1,2) = 6; "
-                               "write it expanded, as general (WriteOptions::expand, spmv convert --expand)\n",
-                               tmp("bad.mtx.gz")));
+  EXPECT_EQ(r.err,
+            fmt::format("{}: cannot write the matrix as symmetric: the entry (2,1) = 5 but its mirror (1,2) = 6; "
+                        "write it expanded, as general (WriteOptions::expand, spmv convert --expand)\n",
+                        tmp("bad.mtx.gz")));
   EXPECT_FALSE(fs::exists(tmp("bad.mtx.gz")));
   const Result e = run(fmt::format("convert {} {} --expand", tmp("bad.spmvbin"), tmp("bad.mtx.gz")));
   ASSERT_EQ(e.status, 0) << e.err;
@@ -172,7 +178,8 @@ TEST_F(Cli, ConvertCutShortKeepsTheOldFile) {
   const int rc = sh(fmt::format("ulimit -f 8; '{}' convert '{}' '{}' 2> '{}'", SPMV_CLI, big, out, tmp("err.txt")));
   ASSERT_TRUE(WIFEXITED(rc)) << "killed by a signal";
   EXPECT_EQ(WEXITSTATUS(rc), 1);
-  EXPECT_NE(slurp(tmp("err.txt")).find("keep.mtx.gz: cannot write: File too large"), std::string::npos) << slurp(tmp("err.txt"));
+  EXPECT_NE(slurp(tmp("err.txt")).find("keep.mtx.gz: cannot write: File too large"), std::string::npos)
+      << slurp(tmp("err.txt"));
   EXPECT_EQ(slurp(out), before);
   for (const auto& e : fs::directory_iterator(fs::path(out).parent_path()))
     EXPECT_EQ(e.path().filename().string().find("spmv-tmp"), std::string::npos) << e.path();

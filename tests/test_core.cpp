@@ -57,9 +57,7 @@ TEST(Array, ValueInitialisesLikeStdVectorExceptResizeForOverwrite) {
   }  // freed: the next allocation of this size reuses it, sevens and all (past malloc's own words)
   const spmv::Array<std::int64_t> z(100);
   for (std::int64_t v : z) ASSERT_EQ(v, 0);
-  {
-    const spmv::Array<std::int64_t> sevens(100, 7);
-  }
+  { const spmv::Array<std::int64_t> sevens(100, 7); }
   const spmv::Array<std::int64_t> za(100, spmv::Array<std::int64_t>::allocator_type{});
   for (std::int64_t v : za) ASSERT_EQ(v, 0);
   a.resize_for_overwrite(1000);
@@ -105,8 +103,9 @@ TEST(CooToCsr, RandomWithDuplicatesMatchesDense) {
 // inputs with duplicates. Values are small integers, so that sums do not depend on their order.
 TEST(CooToCsr, InPlaceMatchesTheCopy) {
   std::vector<std::pair<std::string, Coo>> cases;
-  for (const auto& [rows, cols, density] : {std::tuple{97, 83, 0.08}, std::tuple{3000, 2000, 0.2}, std::tuple{1, 500, 0.9},
-                                            std::tuple{0, 0, 0.0}, std::tuple{40, 0, 0.0}, std::tuple{500, 1, 0.5}}) {
+  for (const auto& [rows, cols, density] :
+       {std::tuple{97, 83, 0.08}, std::tuple{3000, 2000, 0.2}, std::tuple{1, 500, 0.9}, std::tuple{0, 0, 0.0},
+        std::tuple{40, 0, 0.0}, std::tuple{500, 1, 0.5}}) {
     Coo c = test::random_coo(rows, cols, density, 7 + rows);
     for (double& v : c.val) v = std::round(v * 4);
     cases.emplace_back(fmt::format("random {}x{}", rows, cols), c);
@@ -223,7 +222,7 @@ TEST(Reference, InfinitiesAndOverflow) {
   EXPECT_EQ(in_order.message, "1 component overflow the double range in their partial sums: not compared");
   EXPECT_TRUE(check_product(a, ref, std::vector<double>{inf, std::nan(""), 1e308, 3.0}).passed);
   EXPECT_FALSE(check_product(a, ref, std::vector<double>{-inf, std::nan(""), 1e308, 3.0}).passed);  // wrong sign
-  EXPECT_FALSE(check_product(a, ref, std::vector<double>{inf, inf, 1e308, 3.0}).passed);  // not NaN
+  EXPECT_FALSE(check_product(a, ref, std::vector<double>{inf, inf, 1e308, 3.0}).passed);            // not NaN
   EXPECT_FALSE(check_product(a, ref, std::vector<double>{inf, std::nan(""), std::nan(""), 3.0}).passed);
   EXPECT_FALSE(check_product(a, ref, std::vector<double>{inf, std::nan(""), 1e308, 3.5}).passed);
 }
@@ -242,19 +241,20 @@ TEST(Reference, CheckInSingleAndMixedPrecision) {
   const Csr a = coo_to_csr(c);
   const std::vector<double> x{1.0, 1.0, 1.0, 1.0};
   const Reference ref = reference_product(a, x);
-  const double row0_float = static_cast<double>(0.1f + 0.2f);  // float's values and sum
+  const double row0_float = static_cast<double>(0.1f + 0.2f);                // float's values and sum
   const double row1_float = static_cast<double>(static_cast<float>(1e-40));  // a denormal in float
   for (const Precision p : {Precision::Single, Precision::Mixed}) {
-    const CheckResult ok = check_product(a, ref, std::vector<double>{row0_float, row1_float, 0.0}, 1,
-                                         Layout::RowMajor, p);
+    const CheckResult ok =
+        check_product(a, ref, std::vector<double>{row0_float, row1_float, 0.0}, 1, Layout::RowMajor, p);
     EXPECT_TRUE(ok.passed) << to_string(p) << ": " << ok.message;
     // 1e-40 is a denormal in float (9.99995e-41), not 0: in mixed (double sums) flushing it to zero
     // is an error; single's floor allows float's smallest normal per term (a flushed product).
     EXPECT_EQ(check_product(a, ref, std::vector<double>{row0_float, 0.0, 0.0}, 1, Layout::RowMajor, p).passed,
               p == Precision::Single)
         << to_string(p) << ": 1e-40 flushed to 0";
-    EXPECT_FALSE(check_product(a, ref, std::vector<double>{row0_float * (1 + 1e-5), row1_float, 0.0}, 1,
-                               Layout::RowMajor, p).passed)
+    EXPECT_FALSE(
+        check_product(a, ref, std::vector<double>{row0_float * (1 + 1e-5), row1_float, 0.0}, 1, Layout::RowMajor, p)
+            .passed)
         << to_string(p) << ": a relative error of 1e-5 must fail";
   }
   // Row 2 in float: 3e38 + 3e38 overflows; a tree reduction may meet +inf and -inf.

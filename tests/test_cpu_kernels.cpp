@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <thread>
 
 #include "cpu/row_kernels.hpp"
 #include "test_util.hpp"
@@ -36,7 +35,9 @@ TEST(CpuKernels, AutoCsrRecordsItsChoice) {
     PlanOptions opt;
     opt.threads = t;
     auto plan = make_plan(a, Backend::Omp, "csr", opt);
-    EXPECT_TRUE(std::regex_search(plan->detail, std::regex("^variant=(balanced|dynamic|serial|balanced-[0-9]+) .*inner=(simd|scalar)"))) << plan->detail;
+    EXPECT_TRUE(std::regex_search(
+        plan->detail, std::regex("^variant=(balanced|dynamic|serial|balanced-[0-9]+) .*inner=(simd|scalar)")))
+        << plan->detail;
     opt.variant = "dynamic";
     EXPECT_EQ(make_plan(a, Backend::Omp, "csr", opt)->detail.rfind("variant=dynamic", 0), 0u);
     opt.variant = "bogus";
@@ -75,7 +76,8 @@ TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
     EXPECT_EQ(runs_on(*p), serial ? 1 : -1) << p->detail;
     if (serial)
       EXPECT_NE(p->detail.find("the trial found one thread fastest (a small matrix: nnz x k = 1000 < "),
-                std::string::npos) << p->detail;
+                std::string::npos)
+          << p->detail;
   }
   p = make_plan(small, Backend::Serial, "csr", opt);
   EXPECT_EQ(p->threads_used(), 1);
@@ -113,7 +115,8 @@ TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
     p = make_plan(small, Backend::Omp, "eigen", opt);
     EXPECT_EQ(p->threads_used(), 1);
     EXPECT_NE(p->detail.find("runs on 1 of 2 threads: Eigen multiplies serially at <= 20000 nonzeros"),
-              std::string::npos) << p->detail;
+              std::string::npos)
+        << p->detail;
     const Csr big = test::csr_from_lengths(std::vector<offset_t>(3000, 10), 3000, 4);  // 30000 nonzeros
     p = make_plan(big, Backend::Omp, "eigen", opt);
     EXPECT_EQ(p->threads_used(), 2);
@@ -175,20 +178,23 @@ TEST(CpuKernels, DynamicChunksOfEmptyRowsAreBounded) {
 }
 
 // The plans' trial: after the first round a candidate more than 4 times slower than the fastest is
-// not run again. Candidate 1 takes 20 ms a run, candidate 0 nothing: 1 runs its warm-up and one
-// timed run only; 0 runs in all three rounds.
+// not run again. On a clock that only the runs advance, candidate 1 takes 20 ms a run, the others
+// 1 us: 1 runs its warm-up and one timed run only; 0 and 2 run in all three rounds.
 TEST(CpuKernels, TrialLeavesOutCandidatesFarSlower) {
   int current = 0;
+  double now = 0;
   std::vector<int> runs(3, 0);
   const auto best = cpu::trial_candidates(
       3, [&](int c) { current = c; },
       [&] {
         ++runs[current];
-        if (current == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      });
+        now += current == 1 ? 0.02 : 1e-6;
+      },
+      [&] { return now; });
   ASSERT_EQ(best.size(), 3u);
-  EXPECT_GE(best[1], 0.02);
-  EXPECT_LT(best[0], 0.005);
+  EXPECT_DOUBLE_EQ(best[1], 0.02);
+  EXPECT_NEAR(best[0], 1e-6, 1e-12);
+  EXPECT_NEAR(best[2], 1e-6, 1e-12);
   EXPECT_EQ(runs[1], 2);
   EXPECT_GE(runs[0], 4);  // a warm-up and at least one run in each of the 3 rounds
   EXPECT_GE(runs[2], 4);
@@ -216,8 +222,8 @@ TEST(CpuKernels, CliRunsHllOnOmp) {
   ASSERT_FALSE(files.empty()) << "no MANIFEST.tsv in " << test::shared_matrices_dir();
   const test::ScratchDir scratch;
   const std::string out = scratch / "run.txt";
-  const std::string cmd = fmt::format("{} run {} --format hll --hack 16 --backend omp --threads 4 > {} 2>&1",
-                                      SPMV_CLI, files.front().second, out);
+  const std::string cmd = fmt::format("{} run {} --format hll --hack 16 --backend omp --threads 4 > {} 2>&1", SPMV_CLI,
+                                      files.front().second, out);
   const int rc = std::system(cmd.c_str());
   std::ifstream in(out);
   const std::string text((std::istreambuf_iterator<char>(in)), {});

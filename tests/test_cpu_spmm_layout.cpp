@@ -59,8 +59,7 @@ TEST(CpuSpmmLayout, BothPathsMatchTheReference) {
   for (const char* via : {"native", "transpose"}) {
     for (const char* kernel : {"csr", "csr-dynamic", "csr-balanced", "ell", "ell-rowlen", "hll"})
       forced.push_back({kernel, via, via});
-    for (const char* sched : {"dynamic", "balanced"})
-      forced.push_back({"csr", fmt::format("{}:{}", sched, via), via});
+    for (const char* sched : {"dynamic", "balanced"}) forced.push_back({"csr", fmt::format("{}:{}", sched, via), via});
   }
   int runs = 0;
   for (const auto& f : forced)
@@ -73,7 +72,8 @@ TEST(CpuSpmmLayout, BothPathsMatchTheReference) {
           opt.layout = Layout::ColMajor;
           opt.threads = threads;
           opt.variant = f.variant;
-          const std::string where = fmt::format("{} variant={} k={} threads={} on {}", f.kernel, f.variant, k, threads, name);
+          const std::string where =
+              fmt::format("{} variant={} k={} threads={} on {}", f.kernel, f.variant, k, threads, name);
           auto plan = make_plan(a, Backend::Omp, f.kernel, opt);
           EXPECT_NE(plan->detail.find("layout=col via=" + f.via), std::string::npos) << where << ": " << plan->detail;
           EXPECT_EQ(check_plan(*plan, a, k, opt.layout, where), "");

@@ -18,7 +18,7 @@ using namespace spmv;
 
 namespace {
 
-const std::vector<std::pair<int, int>> kTileShapes = {{1, 1}, {1, 5}, {2, 3}, {3, 5}, {4, 1},
+const std::vector<std::pair<int, int>> kTileShapes = {{1, 1},  {1, 5}, {2, 3},  {3, 5},   {4, 1},
                                                       {4, 16}, {8, 7}, {32, 4}, {32, 17}, {32, 32}};
 
 // Row of every stored entry, by walking the row pointer (independent of the conversion code).
@@ -135,7 +135,8 @@ TEST(Csr5Format, RoundTripKeepsNanAndNegativeZero) {
 TEST(Csr5Format, DescriptorFieldsMatchDirectRecomputation) {
   for (const auto& [name, a] : test::csr5_all_cases()) {
     if (a.nnz() > 30000) continue;  // the recomputation is quadratic in rows x tiles
-    for (auto [w, s] : kTileShapes) check_fields(a, csr_to_csr5(a, w, s), name + " " + std::to_string(w) + "x" + std::to_string(s));
+    for (auto [w, s] : kTileShapes)
+      check_fields(a, csr_to_csr5(a, w, s), name + " " + std::to_string(w) + "x" + std::to_string(s));
   }
 }
 
@@ -219,7 +220,8 @@ TEST(Csr5Cpu, MatchesReferenceOnEdgeAndAdversarialCasesAcrossThreads) {
 
 TEST(Csr5Cpu, MatchesReferenceForOtherTileShapes) {
   for (const auto& [name, a] : test::csr5_all_cases())
-    for (auto [w, s] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {4, 7}, {4, 16}, {8, 7}, {32, 4}, {32, 32}, {4, 50}}) {
+    for (auto [w, s] :
+         std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {4, 7}, {4, 16}, {8, 7}, {32, 4}, {32, 32}, {4, 50}}) {
       PlanOptions o;
       o.threads = 3;
       o.csr5_omega = w;

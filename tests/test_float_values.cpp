@@ -32,7 +32,8 @@ bool same_bits(const T& a, const T& b) {
 TEST(FloatValues, EveryHostKernelBitwiseAsFromDouble) {
   ASSERT_FALSE(test::tested_kernels().empty());
   auto mats = test::float_value_cases();
-  ASSERT_EQ(mats.size(), test::edge_cases().size() + 2) << "shared matrices missing from " << test::shared_matrices_dir();
+  ASSERT_EQ(mats.size(), test::edge_cases().size() + 2)
+      << "shared matrices missing from " << test::shared_matrices_dir();
   mats.emplace_back("zero_by_zero", cases().back().second);
   test::FloatValueCounts counts;
   // One thread on every case (where the CI's two cores are shared with another test, every parallel
@@ -151,7 +152,8 @@ TEST(FloatValues, UserFloatArraysThroughThePlanner) {
     opt.precision = p;
     opt.threads = 2;
     const auto pf = make_plan(v, Backend::Omp, opt);
-    std::vector<double> x = make_vector("random:3", static_cast<std::size_t>(a.cols)), y(static_cast<std::size_t>(a.rows));
+    std::vector<double> x = make_vector("random:3", static_cast<std::size_t>(a.cols)),
+                        y(static_cast<std::size_t>(a.rows));
     test::product_in_precision(*pf, p, x, y);
     const CheckResult c = check_product(v, reference_product(v, x), y, 1, Layout::RowMajor, p);
     EXPECT_TRUE(c.passed) << pf->describe() << ": " << c.message;

@@ -27,8 +27,8 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> t = {
       {Kind::Stencil3d, 30000, 27.0, 2.0, 0.1}, {Kind::Mesh2d, 30000, 7.0, 0.8, 0.1},
       {Kind::Powerlaw, 50000, 3.1, 25.0, 0.1},  {Kind::Road, 30000, 2.8, 1.0, 0.1},
-      {Kind::Kkt, 30000, 27.0, 3.7, 0.15},       {Kind::Circuit, 20000, 6.5, 100.0, 0.1},
-      {Kind::Random, 20000, 10.0, 3.0, 0.15},    {Kind::Fem, 20000, 30.0, 10.0, 0.15},
+      {Kind::Kkt, 30000, 27.0, 3.7, 0.15},      {Kind::Circuit, 20000, 6.5, 100.0, 0.1},
+      {Kind::Random, 20000, 10.0, 3.0, 0.15},   {Kind::Fem, 20000, 30.0, 10.0, 0.15},
   };
   return t;
 }
@@ -217,5 +217,6 @@ TEST(Generate, SeedSuiteNamedByFolderOrRefusedWhenMissing) {
   ASSERT_EQ(by_folder.size(), 1u);
   EXPECT_EQ(by_folder[0].name, "tiny");
   EXPECT_EQ(by_folder[0].rows, 100);
-  EXPECT_THROW(spmv::gen::read_seed_suite((dir / "absent.tsv").string()), spmv::Error);  // named: never the built-in copy
+  EXPECT_THROW(spmv::gen::read_seed_suite((dir / "absent.tsv").string()),
+               spmv::Error);  // named: never the built-in copy
 }

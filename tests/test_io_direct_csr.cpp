@@ -26,7 +26,8 @@ TEST(ReaderStraightToCsr, HandWrittenFilesGiveTheSameMatricesAndErrors) {
     SCOPED_TRACE(name);
     const int taken = expect_as_through_coo(test::slurp(f.path()), 40);
     // Taken: every valid coordinate file but the symmetric one with entries in both triangles.
-    const bool valid_coordinate = !name.starts_with("bad_") && !name.starts_with("array_") && name != "vector_array.mtx";
+    const bool valid_coordinate =
+        !name.starts_with("bad_") && !name.starts_with("array_") && name != "vector_array.mtx";
     EXPECT_EQ(taken, valid_coordinate && name != "coord_symmetric_mixed.mtx" ? 2 : 0);
     ++files;
   }
@@ -69,8 +70,9 @@ TEST(ReaderStraightToCsr, FilesItGivesUpOnReadThroughTheCoo) {
   // An entry in each triangle of a symmetric file; a mirrored pair, which is an error there, by line.
   EXPECT_EQ(expect_as_through_coo(coordinate("real", "symmetric", 3, "2 1 1\n1 3 2\n", 2)), 0);
   EXPECT_EQ(expect_as_through_coo(coordinate("real", "symmetric", 3, "2 1 1\n1 2 2\n", 2)), 0);
-  EXPECT_NE(read(coordinate("real", "symmetric", 3, "2 1 1\n1 2 2\n", 2), StraightToCsr::Always, 1).error.find("mirrors"),
-            std::string::npos);
+  EXPECT_NE(
+      read(coordinate("real", "symmetric", 3, "2 1 1\n1 2 2\n", 2), StraightToCsr::Always, 1).error.find("mirrors"),
+      std::string::npos);
   // A row index pass 1 does not read (more than 18 digits) but the parser takes.
   EXPECT_EQ(expect_as_through_coo(coordinate("real", "general", 3, "3 3 3\n0000000000000000000002 1 1\n", 2)), 0);
   // Mostly repeated positions (sampled from the 64th entry on, blocks of more than the sample's
@@ -196,7 +198,8 @@ TEST(ReaderStraightToCsr, GzipErrorsComeOutInTheOrderTheyDidTheFirstTime) {
       try {
         io::detail::ByteSource src = io::detail::ByteSource::memory(input, "g.mtx.gz");
         (void)src.head();  // as the reader's entry points peek
-        (void)io::detail::parse_csr<double>(src, {.threads = threads}, {.block_bytes = 97, .min_chunk = 7, .straight_to_csr = how});
+        (void)io::detail::parse_csr<double>(src, {.threads = threads},
+                                            {.block_bytes = 97, .min_chunk = 7, .straight_to_csr = how});
       } catch (const Error& e) {
         errors[how == StraightToCsr::Always] = e.what();
       }

@@ -96,7 +96,8 @@ TEST(IoFastDecimal, ShortestRoundTripDoublesBitIdentical) {
   int taken = 0;
   for (int i = 0; i < 200000; ++i) {
     double d;
-    do d = std::bit_cast<double>(g()); while (!std::isfinite(d));
+    do d = std::bit_cast<double>(g());
+    while (!std::isfinite(d));
     char b[64];
     const int len = std::snprintf(b, sizeof b, i % 2 ? "%.17g" : "%.15e", d);
     taken += check(std::string(b, static_cast<std::size_t>(len)), "\n");
@@ -106,12 +107,35 @@ TEST(IoFastDecimal, ShortestRoundTripDoublesBitIdentical) {
 
 TEST(IoFastDecimal, HardCasesBitIdentical) {
   // Halfway cases and subnormal / overflow edges that need fast_float's digit comparison.
-  for (const char* s : {"9007199254740993", "9007199254740992", "9007199254740991", "2.2250738585072011e-308",
-                        "2.2250738585072014e-308", "4.9406564584124654e-324", "2.4703282292062327e-324",
-                        "2.4703282292062328e-324", "1.7976931348623157e308", "1.7976931348623159e308",
-                        "1e308", "1e309", "1e-400", "0.1", "0.3", "123456789012345678", "1234567890123456789",
-                        "7.2057594037927933e16", "1e22", "1e23", "-0", "-0.0e-5", "0.", ".5", "-.5e-3", "5.e3",
-                        "1E+02", "00000000000000000001", "1e99999"})
+  for (const char* s : {"9007199254740993",
+                        "9007199254740992",
+                        "9007199254740991",
+                        "2.2250738585072011e-308",
+                        "2.2250738585072014e-308",
+                        "4.9406564584124654e-324",
+                        "2.4703282292062327e-324",
+                        "2.4703282292062328e-324",
+                        "1.7976931348623157e308",
+                        "1.7976931348623159e308",
+                        "1e308",
+                        "1e309",
+                        "1e-400",
+                        "0.1",
+                        "0.3",
+                        "123456789012345678",
+                        "1234567890123456789",
+                        "7.2057594037927933e16",
+                        "1e22",
+                        "1e23",
+                        "-0",
+                        "-0.0e-5",
+                        "0.",
+                        ".5",
+                        "-.5e-3",
+                        "5.e3",
+                        "1E+02",
+                        "00000000000000000001",
+                        "1e99999"})
     check(s);
   // Zeros after the point of a value below 1 are not significant digits: these have 17-19 and are
   // taken (a tenth of a file of uniform values in (-1, 1) looks like the first).
@@ -170,8 +194,8 @@ TEST(IoFastDecimal, FilesMatchAnIndependentReading) {
         do v = random_decimal(g);
         while (v.find_first_of("0123456789") == std::string::npos ||
                v.find_first_of("0123456789") > v.find_first_of("eE"));  // ".", "-.e5": not numbers
-      }
-      else if (std::string(field) == "integer") v = std::to_string(pick(-2000000, 2000000) * std::int64_t{pick(1, 999999)});
+      } else if (std::string(field) == "integer")
+        v = std::to_string(pick(-2000000, 2000000) * std::int64_t{pick(1, 999999)});
       if (pick(0, 9) == 0 && !v.empty() && v[0] != '-') v = "+" + v;
       const char* sep = pick(0, 9) == 0 ? "\t" : pick(0, 9) == 0 ? "   " : " ";
       if (pick(0, 30) == 0) text += "% a comment\n";
@@ -180,7 +204,7 @@ TEST(IoFastDecimal, FilesMatchAnIndependentReading) {
       if (!v.empty()) text += sep + v;
       text += pick(0, 20) == 0 ? "\r\n" : pick(0, 20) == 0 ? " \n" : "\n";
       const std::string plain = !v.empty() && v[0] == '+' ? v.substr(1) : v;
-      wv[e] = v.empty() ? 1.0
+      wv[e] = v.empty()                      ? 1.0
               : std::string(field) == "real" ? std::strtod(plain.c_str(), nullptr)
                                              : static_cast<double>(std::strtoll(plain.c_str(), nullptr, 10));
     }
@@ -190,7 +214,8 @@ TEST(IoFastDecimal, FilesMatchAnIndependentReading) {
       for (int e = 0; e < n; ++e) {
         ASSERT_EQ(c.row[e], wi[e] - 1) << field << " entry " << e;
         ASSERT_EQ(c.col[e], wj[e] - 1) << field << " entry " << e;
-        ASSERT_EQ(std::bit_cast<std::uint64_t>(c.val[e]), std::bit_cast<std::uint64_t>(wv[e])) << field << " entry " << e;
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(c.val[e]), std::bit_cast<std::uint64_t>(wv[e]))
+            << field << " entry " << e;
       }
     }
   }

@@ -20,8 +20,8 @@
 #include "test_util.hpp"
 
 using namespace spmv;
-using test::error_of;
 using test::dump;
+using test::error_of;
 
 namespace {
 
@@ -38,8 +38,10 @@ void expect_rounded_from(const CsrF32& f, const Csr& d) {
   ASSERT_EQ(f.val.size(), d.val.size());
   for (std::size_t i = 0; i < f.val.size(); ++i) {
     const float want = static_cast<float>(d.val[i]);
-    if (std::isnan(want)) EXPECT_TRUE(std::isnan(f.val[i])) << i;
-    else EXPECT_EQ(std::memcmp(&f.val[i], &want, sizeof want), 0) << i << ": " << f.val[i] << " vs " << want;
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(f.val[i])) << i;
+    else
+      EXPECT_EQ(std::memcmp(&f.val[i], &want, sizeof want), 0) << i << ": " << f.val[i] << " vs " << want;
   }
   EXPECT_TRUE(f.imag.empty());
 }
@@ -87,7 +89,8 @@ TEST(FloatReader, EqualsTheDoubleReadRoundedOnce) {
 // A large file parsed on several threads in small blocks gives the serial read's floats.
 TEST(FloatReader, ParallelReadEqualsSerial) {
   std::string text = "%%MatrixMarket matrix coordinate real symmetric\n500 500 20000\n";
-  for (int i = 0; i < 20000; ++i) text += fmt::format("{} {} {:.17g}\n", 250 + i % 251, 1 + i % 250, std::sin(i) * 1e3 / 3);
+  for (int i = 0; i < 20000; ++i)
+    text += fmt::format("{} {} {:.17g}\n", 250 + i % 251, 1 + i % 250, std::sin(i) * 1e3 / 3);
   io::detail::ByteSource one = io::detail::ByteSource::memory(text, "t.mtx");
   io::detail::ByteSource many = io::detail::ByteSource::memory(text, "t.mtx");
   const auto a = io::detail::parse<float>(one, {.threads = 1});
@@ -110,19 +113,25 @@ TEST(FloatReader, ValuesBeyondFloatAreRefusedWithTheirLine) {
   test::ScratchDir dir;
   const std::string head = "%%MatrixMarket matrix coordinate real general\n";
   std::string text = head + "1000 10 3000\n";
-  for (int i = 0; i < 3000; ++i) text += fmt::format("{} {} {}\n", i % 1000 + 1, i % 10 + 1, i == 1700 ? "1e300" : "0.5");
+  for (int i = 0; i < 3000; ++i)
+    text += fmt::format("{} {} {}\n", i % 1000 + 1, i % 10 + 1, i == 1700 ? "1e300" : "0.5");
   dump(dir / "mid.mtx", text);
-  const std::string msg = ":1703: value 1e+300 does not fit in single precision (largest 3.4028235e+38): read the file in double precision";
+  const std::string msg =
+      ":1703: value 1e+300 does not fit in single precision (largest 3.4028235e+38): read the file in double precision";
   EXPECT_EQ(error_of([&] { io::load_f32(dir / "mid.mtx"); }), dir / "mid.mtx" + msg);
   EXPECT_EQ(error_of([&] { io::load_f32(dir / "mid.mtx", {.threads = 3}); }), dir / "mid.mtx" + msg);
   EXPECT_EQ(io::load(dir / "mid.mtx").matrix.nnz(), 1000);  // double reads it (duplicates summed)
 
   dump(dir / "last.mtx", head + "2 2 2\n1 1 1\n2 2 -3.5e38\n");
   EXPECT_EQ(error_of([&] { io::load_f32(dir / "last.mtx"); }),
-            dir / "last.mtx:4: value -3.5e+38 does not fit in single precision (largest 3.4028235e+38): read the file in double precision");
+            dir /
+                "last.mtx:4: value -3.5e+38 does not fit in single precision (largest 3.4028235e+38): read the file in "
+                "double precision");
   dump(dir / "array.mtx", "%%MatrixMarket matrix array real symmetric\n% c\n2 2\n1\n1e39\n3\n");
   EXPECT_EQ(error_of([&] { io::load_f32(dir / "array.mtx"); }),
-            dir / "array.mtx:5: value 1e+39 does not fit in single precision (largest 3.4028235e+38): read the file in double precision");
+            dir /
+                "array.mtx:5: value 1e+39 does not fit in single precision (largest 3.4028235e+38): read the file in "
+                "double precision");
 
   dump(dir / "edge.mtx", head + "1 5 5\n1 1 3.4028235e38\n1 2 -3.40282356e38\n1 3 1e-50\n1 4 1e-40\n1 5 inf\n");
   const CsrF32 e = io::load_f32(dir / "edge.mtx").matrix;
@@ -145,14 +154,18 @@ TEST(FloatReader, OverflowingSumsAndComplexAreRefused) {
   test::ScratchDir dir;
   dump(dir / "dup.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n2 3 3e38\n1 1 1\n2 3 3e38\n");
   EXPECT_EQ(error_of([&] { io::load_f32(dir / "dup.mtx"); }),
-            dir / "dup.mtx: the duplicate entries at row 2, column 3 (1-based) sum beyond single precision's range; "
-                  "read the matrix in double precision");
+            dir /
+                "dup.mtx: the duplicate entries at row 2, column 3 (1-based) sum beyond single precision's range; "
+                "read the matrix in double precision");
   EXPECT_EQ(io::load(dir / "dup.mtx").matrix.val[1], 6e38);
   // Rows already in order take the in-place conversion: the same refusal there.
-  dump(dir / "dup_sorted.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 1 2\n2 3 -3e38\n2 3 -3e38\n");
-  EXPECT_EQ(error_of([&] { io::load_f32(dir / "dup_sorted.mtx"); }),
-            dir / "dup_sorted.mtx: the duplicate entries at row 2, column 3 (1-based) sum beyond single precision's range; "
-                  "read the matrix in double precision");
+  dump(dir / "dup_sorted.mtx",
+       "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 1 2\n2 3 -3e38\n2 3 -3e38\n");
+  EXPECT_EQ(
+      error_of([&] { io::load_f32(dir / "dup_sorted.mtx"); }),
+      dir /
+          "dup_sorted.mtx: the duplicate entries at row 2, column 3 (1-based) sum beyond single precision's range; "
+          "read the matrix in double precision");
   dump(dir / "c.mtx", "\n%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 2\n");
   EXPECT_EQ(error_of([&] { io::load_f32(dir / "c.mtx"); }),
             dir / "c.mtx:2: a complex matrix is read in double precision only");

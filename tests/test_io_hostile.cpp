@@ -17,8 +17,8 @@
 #include "test_util.hpp"
 
 using namespace spmv;
-using test::error_of;
 using test::dump;
+using test::error_of;
 
 namespace {
 
@@ -57,7 +57,8 @@ TEST(HostileInput, EndlessLinesAreBounded) {
   test::ScratchDir dir;
   const std::string p = dir / "long_size.mtx";
   dump(p, "%%MatrixMarket matrix coordinate real general\n" + std::string(300000, 'x') + "\n");
-  EXPECT_EQ(error_in_bounded_memory([&] { io::read_matrix(p); }), p + ":2: a line longer than 65536 bytes before the size line");
+  EXPECT_EQ(error_in_bounded_memory([&] { io::read_matrix(p); }),
+            p + ":2: a line longer than 65536 bytes before the size line");
   dump(p, "%%MatrixMarket matrix coordinate real general\n2 2 1\n" + std::string(std::size_t{80} << 20, '1'));
   EXPECT_EQ(error_in_bounded_memory([&] { io::read_matrix(p, {.threads = 1}); }),
             p + ":3: a line longer than 65536 bytes (no end of line)");
@@ -72,7 +73,8 @@ TEST(HostileInput, MessagesQuoteAtMostEightyBytesEscaped) {
   EXPECT_EQ(error_of([&] { io::read_matrix(p); }),
             p + ":3: value '" + std::string(80, 'x') + "'... (1048576 bytes) is not a number");
   dump(p, std::string("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 \0\0\x01'\\ 1\n", 59));
-  EXPECT_EQ(error_of([&] { io::read_matrix(p); }), p + ":3: column index '\\x00\\x00\\x01\\x27\\x5c' is not an integer");
+  EXPECT_EQ(error_of([&] { io::read_matrix(p); }),
+            p + ":3: column index '\\x00\\x00\\x01\\x27\\x5c' is not an integer");
   dump(p, "%%MatrixMarket matrix coordinate real general\n2 x" + std::string(200, 'y') + " 1\n");
   EXPECT_EQ(error_of([&] { io::read_matrix(p); }),
             p + ":2: bad size line: cols '" + ("x" + std::string(79, 'y')) + "'... (201 bytes) is not an integer");
@@ -106,7 +108,8 @@ TEST(HostileInput, LyingEntryCountEndsWithTheCount) {
   test::ScratchDir dir;
   const std::string p = dir / "lie.mtx";
   dump(p, "%%MatrixMarket matrix coordinate real general\n100000 100000 1000000000\n1 1 1\n");
-  EXPECT_EQ(error_in_bounded_memory([&] { io::load_csr(p); }), p + ":3: unexpected end of file: 1 of 1000000000 entries");
+  EXPECT_EQ(error_in_bounded_memory([&] { io::load_csr(p); }),
+            p + ":3: unexpected end of file: 1 of 1000000000 entries");
 }
 
 // A FIFO, opened once (is_binary_cache, the reader and the provenance look each opened it: a
@@ -115,7 +118,8 @@ TEST(HostileInput, FifoIsReadOnce) {
   test::ScratchDir dir;
   const std::string fifo = dir / "in.fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const std::string text = "%%MatrixMarket matrix coordinate real general\n% spmv-generated: test\n3 3 2\n1 1 2\n3 2 -1\n";
+  const std::string text =
+      "%%MatrixMarket matrix coordinate real general\n% spmv-generated: test\n3 3 2\n1 1 2\n3 2 -1\n";
   std::thread writer([&] { std::ofstream(fifo) << text; });
   const io::LoadedMatrix m = io::load(fifo);
   writer.join();

@@ -74,8 +74,7 @@ TEST(MatrixMarketRead, CoordinateReal) {
   expect_matrix("coord_real_symmetric.mtx", 3, 3, R, S,
                 {{1, 1, 4}, {2, 1, -1}, {1, 2, -1}, {3, 1, 2.5}, {1, 3, 2.5}, {3, 3, 6}});
   // The explicit zero on the diagonal is kept (as a stored entry) and not mirrored.
-  expect_matrix("coord_real_skew.mtx", 3, 3, R, K,
-                {{2, 1, 1.5}, {1, 2, -1.5}, {3, 2, -2}, {2, 3, 2}, {1, 1, 0}});
+  expect_matrix("coord_real_skew.mtx", 3, 3, R, K, {{2, 1, 1.5}, {1, 2, -1.5}, {3, 2, -2}, {2, 3, 2}, {1, 1, 0}});
 }
 
 TEST(MatrixMarketRead, CoordinateInteger) {
@@ -86,8 +85,7 @@ TEST(MatrixMarketRead, CoordinateInteger) {
 
 TEST(MatrixMarketRead, CoordinatePattern) {
   expect_matrix("coord_pattern_general.mtx", 3, 2, P, G, {{1, 1, 1}, {2, 2, 1}, {3, 1, 1}});
-  expect_matrix("coord_pattern_symmetric.mtx", 3, 3, P, S,
-                {{1, 1, 1}, {3, 1, 1}, {1, 3, 1}, {3, 2, 1}, {2, 3, 1}});
+  expect_matrix("coord_pattern_symmetric.mtx", 3, 3, P, S, {{1, 1, 1}, {3, 1, 1}, {1, 3, 1}, {3, 2, 1}, {2, 3, 1}});
 }
 
 TEST(MatrixMarketRead, CoordinateComplex) {
@@ -115,11 +113,13 @@ TEST(MatrixMarketRead, DuplicatesKeptInCooSummedInCsrExplicitZeroKept) {
 TEST(MatrixMarketRead, EmptyMatrix) { expect_matrix("coord_empty.mtx", 0, 0, R, G, {}); }
 
 TEST(MatrixMarketRead, ArrayReal) {
-  expect_matrix("array_real_general.mtx", 3, 2, R, G, {{1, 1, 1}, {2, 1, 2}, {3, 1, 0}, {1, 2, 4}, {2, 2, 5}, {3, 2, 6}});
+  expect_matrix("array_real_general.mtx", 3, 2, R, G,
+                {{1, 1, 1}, {2, 1, 2}, {3, 1, 0}, {1, 2, 4}, {2, 2, 5}, {3, 2, 6}});
   expect_matrix("array_real_symmetric.mtx", 3, 3, R, S,
                 {{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {2, 2, 4}, {3, 2, 5}, {3, 3, 6}, {1, 2, 2}, {1, 3, 3}, {2, 3, 5}});
   // Skew arrays list the entries below the diagonal only.
-  expect_matrix("array_real_skew.mtx", 3, 3, R, K, {{2, 1, 1}, {3, 1, 2}, {3, 2, 3}, {1, 2, -1}, {1, 3, -2}, {2, 3, -3}});
+  expect_matrix("array_real_skew.mtx", 3, 3, R, K,
+                {{2, 1, 1}, {3, 1, 2}, {3, 2, 3}, {1, 2, -1}, {1, 3, -2}, {2, 3, -3}});
 }
 
 TEST(MatrixMarketRead, ArrayInteger) {
@@ -143,15 +143,17 @@ TEST(MatrixMarketRead, ToleratesWhatRealFilesContain) {
   EXPECT_EQ(a.cols, 4);
   EXPECT_EQ(a.field, R);
   ASSERT_EQ(a.nnz(), 9);
-  const std::vector<std::tuple<int, int, double>> want = {
-      {0, 0, 1.0}, {1, 1, -0.5e-3}, {2, 2, 100.0}, {3, 3, INFINITY}, {0, 1, -INFINITY},
-      {0, 2, NAN}, {1, 0, 2.0},     {2, 0, 1e-320}, {3, 0, 0.25}};
+  const std::vector<std::tuple<int, int, double>> want = {{0, 0, 1.0},      {1, 1, -0.5e-3},   {2, 2, 100.0},
+                                                          {3, 3, INFINITY}, {0, 1, -INFINITY}, {0, 2, NAN},
+                                                          {1, 0, 2.0},      {2, 0, 1e-320},    {3, 0, 0.25}};
   for (std::size_t e = 0; e < want.size(); ++e) {  // file order is kept
     SCOPED_TRACE(e);
     EXPECT_EQ(a.row[e], std::get<0>(want[e]));
     EXPECT_EQ(a.col[e], std::get<1>(want[e]));
-    if (std::isnan(std::get<2>(want[e]))) EXPECT_TRUE(std::isnan(a.val[e]));
-    else EXPECT_EQ(a.val[e], std::get<2>(want[e]));
+    if (std::isnan(std::get<2>(want[e])))
+      EXPECT_TRUE(std::isnan(a.val[e]));
+    else
+      EXPECT_EQ(a.val[e], std::get<2>(want[e]));
   }
 }
 
@@ -163,8 +165,9 @@ TEST(MatrixMarketRead, MalformedBanner) {
   expect_error("bad_banner_format.mtx", "1: unknown format 'sparse' in the banner (expected 'coordinate' or 'array')");
   expect_error("bad_banner_field.mtx",
                "1: unknown field 'float' in the banner (expected 'real', 'integer', 'pattern' or 'complex')");
-  expect_error("bad_banner_symmetry.mtx", "1: unknown symmetry 'symmetrical' in the banner (expected 'general', "
-                                          "'symmetric', 'skew-symmetric' or 'hermitian')");
+  expect_error("bad_banner_symmetry.mtx",
+               "1: unknown symmetry 'symmetrical' in the banner (expected 'general', "
+               "'symmetric', 'skew-symmetric' or 'hermitian')");
   expect_error("bad_banner_missing_symmetry.mtx",
                "1: banner lacks the symmetry (expected 'general', 'symmetric', 'skew-symmetric' or 'hermitian')");
   expect_error("bad_banner_extra_word.mtx", "1: unexpected word 'extra' after the symmetry in the banner");
@@ -179,9 +182,12 @@ TEST(MatrixMarketRead, MalformedSizeLine) {
   expect_error("bad_array_size_words.mtx", "2: bad size line: expected 'rows cols', found '3 1 3'");
   expect_error("bad_size_not_integer.mtx", "2: bad size line: cols 'x' is not an integer");
   expect_error("bad_size_negative.mtx", "2: bad size line: negative rows -3");
-  expect_error("bad_size_rows_overflow.mtx", "2: bad size line: rows 3000000000 exceeds the 32-bit index limit 2147483647");
-  expect_error("bad_size_int64_overflow.mtx", "2: bad size line: nnz '99999999999999999999' overflows a 64-bit integer");
-  expect_error("bad_nnz_too_large.mtx", "2: bad size line: nnz 5 exceeds 4, the most entries a 2 x 2 general matrix can store");
+  expect_error("bad_size_rows_overflow.mtx",
+               "2: bad size line: rows 3000000000 exceeds the 32-bit index limit 2147483647");
+  expect_error("bad_size_int64_overflow.mtx",
+               "2: bad size line: nnz '99999999999999999999' overflows a 64-bit integer");
+  expect_error("bad_nnz_too_large.mtx",
+               "2: bad size line: nnz 5 exceeds 4, the most entries a 2 x 2 general matrix can store");
   expect_error("bad_nnz_symmetric_too_large.mtx",
                "2: bad size line: nnz 7 exceeds 6, the most entries a 3 x 3 symmetric matrix can store");
   expect_error("bad_symmetric_not_square.mtx", "2: a symmetric matrix must be square, this one is 3 x 4");
@@ -202,7 +208,8 @@ TEST(MatrixMarketRead, MalformedEntries) {
   expect_error("bad_pattern_with_value.mtx", "4: unexpected '1.0' after the entry");
   expect_error("bad_skew_diagonal.mtx", "4: nonzero diagonal entry (2,2) in a skew-symmetric matrix");
   // (It used to be read, and refused only when written back: naming the output file.)
-  expect_error("bad_hermitian_diagonal.mtx", "5: diagonal entry (3,3) of a hermitian matrix has imaginary part 5: it must be real");
+  expect_error("bad_hermitian_diagonal.mtx",
+               "5: diagonal entry (3,3) of a hermitian matrix has imaginary part 5: it must be real");
   expect_error("bad_symmetric_both_triangles.mtx",
                "6: entry (1,2) mirrors the entry (2,1) on line 3: a symmetric file must store each off-diagonal "
                "pair once");

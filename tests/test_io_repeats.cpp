@@ -23,7 +23,8 @@ template <class V = double>
 io::detail::BasicParsed<V> read(const std::string& text, int threads, std::int64_t repeat_check,
                                 std::size_t block_bytes = 512) {
   io::detail::ByteSource src = io::detail::ByteSource::memory(text, "r.mtx");
-  return io::detail::parse<V>(src, {.threads = threads}, {.block_bytes = block_bytes, .min_chunk = 32, .repeat_check = repeat_check});
+  return io::detail::parse<V>(src, {.threads = threads},
+                              {.block_bytes = block_bytes, .min_chunk = 32, .repeat_check = repeat_check});
 }
 
 template <class V = double>
@@ -57,8 +58,10 @@ std::string repeating(const char* field = "real", const char* symmetry = "genera
   std::string body;
   for (int i = 0; i < 3000; ++i) {
     const int r = general ? 1 + i % 7 : 3 + i % 5, c = general ? 1 + i % 5 : 1 + i % 3;
-    if (std::string(field) == "complex") body += fmt::format("{} {} {:.17g} {}\n", r, c, 1.0 / (i + 1), i % 3);
-    else body += fmt::format("{} {} {:.17g}\n", r, c, i % 2 ? 1e16 / (i + 1) : 1.0 / (i + 3));
+    if (std::string(field) == "complex")
+      body += fmt::format("{} {} {:.17g} {}\n", r, c, 1.0 / (i + 1), i % 3);
+    else
+      body += fmt::format("{} {} {:.17g}\n", r, c, i % 2 ? 1e16 / (i + 1) : 1.0 / (i + 3));
   }
   return banner(field, symmetry) + fmt::format("% repeats\n100 100 {}\n", 3000 + extra_entries) + body + extra;
 }
@@ -124,7 +127,8 @@ TEST(ReaderRepeats, ErrorsKeepTheirLines) {
   std::string over = banner("real", "general") + "20 20 200\n2 2 1\n";
   for (int i = 0; i < 199; ++i) over += "1 1 3e38\n";
   const std::string o = error_of<float>(over, 3, 16);
-  EXPECT_NE(o.find("r.mtx:4: the duplicate entries at row 1, column 1 sum beyond single precision"), std::string::npos) << o;
+  EXPECT_NE(o.find("r.mtx:4: the duplicate entries at row 1, column 1 sum beyond single precision"), std::string::npos)
+      << o;
   EXPECT_THROW(coo_to_csr(read<float>(over, 1, kNever).coo), Unsupported);  // the same refusal without merging
 }
 
@@ -153,7 +157,7 @@ TEST(ReaderRepeats, FileThatChangesCharacter) {
 TEST(ReaderRepeats, FloatSumsStayInDoubleAfterMergingStops) {
   std::string body = "1 1 16777216\n1 1 1\n3 3 3e38\n3 3 3e38\n";
   int n = 4;
-  for (int i = 0; i < 11000; ++i, ++n) body += "2 2 1\n";  // merging starts
+  for (int i = 0; i < 11000; ++i, ++n) body += "2 2 1\n";                                           // merging starts
   for (int i = 0; i < 12000; ++i, ++n) body += fmt::format("{} {} 1\n", 4 + i % 100, 1 + i / 100);  // and stops
   body += "1 1 1\n3 3 -3e38\n";
   n += 2;

@@ -17,9 +17,9 @@
 #include "test_util.hpp"
 
 using namespace spmv;
+using test::dump;
 using test::error_of;
 using test::slurp;
-using test::dump;
 namespace fs = std::filesystem;
 
 namespace {
@@ -82,7 +82,8 @@ BigFile big_file(const char* symmetry, std::int64_t n_entries, index_t n) {
   std::mt19937_64 g(7);
   std::uniform_int_distribution<index_t> idx(1, n);
   std::uniform_real_distribution<double> v(-1e3, 1e3);
-  f.header = fmt::format("%%MatrixMarket matrix coordinate real {}\n% generated\n{} {} {}\n", symmetry, n, n, n_entries);
+  f.header =
+      fmt::format("%%MatrixMarket matrix coordinate real {}\n% generated\n{} {} {}\n", symmetry, n, n, n_entries);
   std::int64_t line = 4;
   for (std::int64_t k = 0; k < n_entries; ++k) {
     if (k % 9973 == 5) {
@@ -114,7 +115,8 @@ TEST(Gzip, ReadsGzipByMagicWhateverTheName) {
 TEST(Gzip, ErrorsNameTheFileAndLine) {
   test::ScratchDir dir;
   gzip_file(slurp(kDir + "/bad_index_zero.mtx"), dir / "bad.mtx.gz");
-  EXPECT_EQ(error_of([&] { io::read_matrix(dir / "bad.mtx.gz"); }), dir / "bad.mtx.gz" + ":4: row index 0 out of range 1..3");
+  EXPECT_EQ(error_of([&] { io::read_matrix(dir / "bad.mtx.gz"); }),
+            dir / "bad.mtx.gz" + ":4: row index 0 out of range 1..3");
 }
 
 TEST(Gzip, TruncatedStreamIsAnError) {
@@ -131,7 +133,8 @@ TEST(Gzip, CorruptDeflateStreamNamesTheFile) {
   for (std::size_t i = gz.size() / 2; i < gz.size() / 2 + 8; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
   dump(dir / "flipped.mtx.gz", gz);
   const std::string msg = error_of([&] { io::read_matrix(dir / "flipped.mtx.gz"); });
-  EXPECT_EQ(msg.rfind(dir / "flipped.mtx.gz" + ": corrupt gzip data: the gzip member at byte 0 is damaged (", 0), 0u) << msg;
+  EXPECT_EQ(msg.rfind(dir / "flipped.mtx.gz" + ": corrupt gzip data: the gzip member at byte 0 is damaged (", 0), 0u)
+      << msg;
 }
 
 // Concatenated gzip files (gzip -c a b, blocked writers) decompress to the concatenation of
@@ -188,8 +191,9 @@ TEST(Gzip, LyingIsizeIsAnErrorWithoutAHugeAllocation) {
     ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
     const std::string msg = error_of([&] { io::read_matrix(path); });
     ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
-    EXPECT_EQ(msg, path + ": corrupt gzip data: the gzip member at byte 0 is damaged "
-                          "(its CRC-32 or length does not check out)");
+    EXPECT_EQ(msg, path +
+                       ": corrupt gzip data: the gzip member at byte 0 is damaged "
+                       "(its CRC-32 or length does not check out)");
   }
 }
 
@@ -273,7 +277,8 @@ TEST(ParallelParse, MirroredPairInASymmetricFileHasExactLines) {
       f.header = "%%MatrixMarket matrix coordinate real symmetric\n% generated\n40000 40000 120001\n";
       const std::string want = fmt::format(
           "sym.mtx:{}: entry ({},{}) mirrors the entry ({},{}) on line {}: a symmetric file must store each "
-          "off-diagonal pair once", f.line_of.back() + 1, c, r, r, c, f.line_of[k]);
+          "off-diagonal pair once",
+          f.line_of.back() + 1, c, r, r, c, f.line_of[k]);
       for (int t : {1, 4})
         EXPECT_EQ(error_of([&] { io::parse_matrix_market(f.text(), "sym.mtx", {.threads = t}); }), want);
       break;
@@ -287,7 +292,8 @@ TEST(RoundTrip, WriteReadIsBitIdentical) {
   std::vector<std::pair<std::string, Csr>> cases = test::edge_cases();
   for (std::uint64_t seed = 1; seed <= 6; ++seed)
     cases.emplace_back(fmt::format("random{}", seed),
-                       coo_to_csr(test::random_coo(static_cast<index_t>(20 + seed * 37), static_cast<index_t>(15 + seed * 23), 0.05, seed)));
+                       coo_to_csr(test::random_coo(static_cast<index_t>(20 + seed * 37),
+                                                   static_cast<index_t>(15 + seed * 23), 0.05, seed)));
   {  // values that stress 17-digit printing
     Coo c;
     c.rows = c.cols = 4;
@@ -334,8 +340,8 @@ TEST(RoundTrip, DenseVectorIsBitIdentical) {
 
 TEST(BinaryCache, RoundTripRealAndComplexWhateverTheName) {
   test::ScratchDir dir;
-  for (const char* file : {"coord_real_symmetric.mtx", "coord_complex_hermitian.mtx", "coord_empty.mtx",
-                           "coord_pattern_general.mtx"}) {
+  for (const char* file :
+       {"coord_real_symmetric.mtx", "coord_complex_hermitian.mtx", "coord_empty.mtx", "coord_pattern_general.mtx"}) {
     SCOPED_TRACE(file);
     const Csr a = io::load_csr(kDir + "/" + file);
     const std::string cache = dir / "cache.mtx";  // the name says .mtx: the magic decides
@@ -376,7 +382,8 @@ TEST(BinaryCache, NnzThatWrapsThePayloadSizeIsRefused) {
   put(64, io::detail::checksum(h.data(), 64));
   gzip_file(h, dir / "wrap.spmvbin.gz");
   EXPECT_EQ(error_of([&] { io::load_csr(dir / "wrap.spmvbin.gz", {.memory_budget_bytes = 1e12}); }),
-            fmt::format("{}: corrupt binary cache header: {} entries in a {} x {} matrix", dir / "wrap.spmvbin.gz", nnz, rows, rows));
+            fmt::format("{}: corrupt binary cache header: {} entries in a {} x {} matrix", dir / "wrap.spmvbin.gz", nnz,
+                        rows, rows));
 }
 
 // A gzipped cache is a cache: the magic is looked for in the inflated bytes.
@@ -425,7 +432,8 @@ TEST(BinaryCache, TruncatedOrCorruptedFilesGiveClearErrors) {
     flipped = bytes;
     flipped[at] ^= 0x04;  // rows, nnz (low and high bytes), field, symmetry, payload bytes, flags
     dump(p, flipped);
-    EXPECT_EQ(error_of([&] { io::read_binary(p); }), p + ": corrupt binary cache header: its checksum does not match") << at;
+    EXPECT_EQ(error_of([&] { io::read_binary(p); }), p + ": corrupt binary cache header: its checksum does not match")
+        << at;
   }
   flipped = bytes;
   flipped[8] = 9;  // version

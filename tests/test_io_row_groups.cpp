@@ -42,8 +42,8 @@ Outcome<V> read_through_pipe(const std::string& text, StraightToCsr how, int thr
   Outcome<V> o;
   try {
     io::detail::ByteSource src = io::detail::ByteSource::open(fmt::format("/dev/fd/{}", fds[0]));
-    o.read = io::detail::parse_csr<V>(src, {.threads = threads},
-                                      {.block_bytes = block_bytes, .repeat_check = repeat_check, .straight_to_csr = how});
+    o.read = io::detail::parse_csr<V>(
+        src, {.threads = threads}, {.block_bytes = block_bytes, .repeat_check = repeat_check, .straight_to_csr = how});
   } catch (const Error& e) {
     o.error = e.what();
   }
@@ -69,7 +69,8 @@ TEST(ReaderRowGroups, HandWrittenFilesGiveTheSameMatricesAndErrors) {
     const std::string name = f.path().filename().string();
     if (name == "bad_symmetric_both_triangles.mtx") continue;  // below
     SCOPED_TRACE(name);
-    const bool valid_coordinate = !name.starts_with("bad_") && !name.starts_with("array_") && name != "vector_array.mtx";
+    const bool valid_coordinate =
+        !name.starts_with("bad_") && !name.starts_with("array_") && name != "vector_array.mtx";
     // (no data section, nothing to hand over: coord_empty.mtx)
     const int want = valid_coordinate && name != "coord_empty.mtx" ? 2 : 0;
     EXPECT_EQ(expect_as_through_coo(test::slurp(f.path()), 40, 0, StraightToCsr::Once), want);
@@ -85,12 +86,16 @@ TEST(ReaderRowGroups, AMirroredPairIsRefusedByLineOrFromAPipeNamingBothEntries) 
     EXPECT_NE(want.find("d.mtx:7: entry (1,2) mirrors the entry (2,1) on line 4"), std::string::npos) << want;
     EXPECT_EQ(read(text, StraightToCsr::Once, threads, 8, 0).error, want);  // read again through the COO
     const std::string piped = read_through_pipe(text, StraightToCsr::Auto, threads).error;
-    EXPECT_NE(piped.find(": the entries (1,2) and (2,1) mirror each other: a symmetric file must store each off-diagonal "
-                         "pair once (read once from a stream, their lines are not known)"),
-              std::string::npos) << piped;
+    EXPECT_NE(
+        piped.find(": the entries (1,2) and (2,1) mirror each other: a symmetric file must store each off-diagonal "
+                   "pair once (read once from a stream, their lines are not known)"),
+        std::string::npos)
+        << piped;
   }
   // Both triangles without a pair: the matrix of the read through the COO.
-  EXPECT_EQ(expect_as_through_coo(coordinate("real", "symmetric", 4, "2 1 1\n1 3 2\n4 4 1\n", 3), 8, 0, StraightToCsr::Once), 2);
+  EXPECT_EQ(
+      expect_as_through_coo(coordinate("real", "symmetric", 4, "2 1 1\n1 3 2\n4 4 1\n", 3), 8, 0, StraightToCsr::Once),
+      2);
 }
 
 TEST(ReaderRowGroups, FloatSumsPastFloatsRangeAreRefusedByLineOrFromAPipeNamingTheEntry) {
@@ -99,7 +104,8 @@ TEST(ReaderRowGroups, FloatSumsPastFloatsRangeAreRefusedByLineOrFromAPipeNamingT
   EXPECT_NE(want.find("single precision"), std::string::npos) << want;
   EXPECT_EQ(read<float>(text, StraightToCsr::Once, 1, 0, 0).error, want);
   EXPECT_EQ(read_through_pipe<float>(text, StraightToCsr::Auto, 1).error,
-            "the duplicate entries at row 1, column 1 (1-based) sum beyond single precision's range; read the matrix in double "
+            "the duplicate entries at row 1, column 1 (1-based) sum beyond single precision's range; read the matrix "
+            "in double "
             "precision");
 }
 
@@ -131,9 +137,11 @@ TEST(ReaderRowGroups, ManyGroupsAndChunksGiveTheSameMatrix) {
     SCOPED_TRACE(symmetry);
     const bool general = std::string(symmetry) == "general";
     EXPECT_EQ(expect_as_through_coo(scattered("real", symmetry, !general, 200000, 300000), std::size_t{1} << 20, 0,
-                                    StraightToCsr::Once), 2);
+                                    StraightToCsr::Once),
+              2);
     EXPECT_EQ(expect_as_through_coo(scattered("real", symmetry, !general, 60000, 700000), std::size_t{8} << 20, 0,
-                                    StraightToCsr::Once), 2);
+                                    StraightToCsr::Once),
+              2);
   }
 }
 
@@ -186,7 +194,8 @@ TEST(ReaderRowGroups, RowOrderGoesOnUntilARowDecreasesThenMovesIntoRowGroups) {
     if (r == 200000) middle = in_order + "5 5\n";
   }
   middle += in_order.substr(middle.size() - 4);
-  for (const auto& [body, n] : {std::pair{in_order, lines}, std::pair{in_order + "9 9\n", lines + 1}, std::pair{middle, lines + 1}}) {
+  for (const auto& [body, n] :
+       {std::pair{in_order, lines}, std::pair{in_order + "9 9\n", lines + 1}, std::pair{middle, lines + 1}}) {
     SCOPED_TRACE(n);
     const std::string text = coordinate("pattern", "general", 400000, body, n);
     const Outcome<double> want = read(text, StraightToCsr::Never, 2);
@@ -238,7 +247,8 @@ TEST(ReaderRowGroups, RepeatsStartingLaterGoBackToTheCooThatMergesThem) {
       const auto value = [&](int i) {
         if (pattern) return std::string();
         if (std::string(field) == "integer") return fmt::format(" {}", i % 17 - 8);
-        return complex ? fmt::format(" {:.17g} {:.17g}", 1.0 / (i + 3), 1.0 / (i + 5)) : fmt::format(" {:.17g}", 1.0 / (i + 3));
+        return complex ? fmt::format(" {:.17g} {:.17g}", 1.0 / (i + 3), 1.0 / (i + 5))
+                       : fmt::format(" {:.17g}", 1.0 / (i + 3));
       };
       std::string body;  // distinct positions below the diagonal in no row order, then 60000 repeats of 3
       for (int i = 0; i < 30000; ++i) {
@@ -254,8 +264,10 @@ TEST(ReaderRowGroups, RepeatsStartingLaterGoBackToTheCooThatMergesThem) {
   // In row order up to the repeats (which keep it: the last row's): the CSR's arrays move into the COO.
   std::string body;
   for (int r = 1; r <= 5000; ++r)
-    for (int k = 0; k < 6; ++k) body += fmt::format("{} {} {:.17g}\n", r, 1 + (r * 7 + k * 13) % 1000, 1.0 / (r + k + 3));
-  for (int i = 0; i < 60000; ++i) body += fmt::format("5000 {} {:.17g}\n", 1 + (5000 * 7 + (i % 3) * 13) % 1000, 1.0 / (i + 7));
+    for (int k = 0; k < 6; ++k)
+      body += fmt::format("{} {} {:.17g}\n", r, 1 + (r * 7 + k * 13) % 1000, 1.0 / (r + k + 3));
+  for (int i = 0; i < 60000; ++i)
+    body += fmt::format("5000 {} {:.17g}\n", 1 + (5000 * 7 + (i % 3) * 13) % 1000, 1.0 / (i + 7));
   check(coordinate("real", "general", 5000, body, 90000), double{});
 }
 
@@ -263,7 +275,8 @@ TEST(ReaderRowGroups, RepeatsStartingLaterGoBackToTheCooThatMergesThem) {
 // by the range of lines read before it (those entries kept no lines), the one after by its line.
 TEST(ReaderRowGroups, AMirroredPairAcrossTheHandOverNamesTheLinesItCan) {
   std::string body = "3 2 1.5\n";
-  for (int i = 0; i < 29999; ++i) body += fmt::format("{} {} 1\n", 8 + (i * 37) % 4990, 4 + i % 4);  // below the diagonal
+  for (int i = 0; i < 29999; ++i)
+    body += fmt::format("{} {} 1\n", 8 + (i * 37) % 4990, 4 + i % 4);  // below the diagonal
   for (int i = 0; i < 60000; ++i) body += fmt::format("{} 1 0.5\n", 2 + i % 3);
   body += "2 3 2.5\n";
   const std::string text = coordinate("real", "symmetric", 5000, body, 90001);

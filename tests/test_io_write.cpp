@@ -20,10 +20,10 @@
 #include "test_util.hpp"
 
 using namespace spmv;
-using test::error_of;
-using test::slurp;
 using test::dump;
+using test::error_of;
 using test::expect_same_csr;
+using test::slurp;
 namespace fs = std::filesystem;
 
 namespace {
@@ -154,7 +154,8 @@ TEST(WriteGzip, DenseVectorAndBinaryCache) {
   test::ScratchDir dir;
   std::vector<double> v(5000);
   std::mt19937_64 g(4);
-  for (double& x : v) x = std::uniform_real_distribution<double>(-1, 1)(g) * std::pow(10.0, static_cast<int>(g() % 30) - 15);
+  for (double& x : v)
+    x = std::uniform_real_distribution<double>(-1, 1)(g) * std::pow(10.0, static_cast<int>(g() % 30) - 15);
   io::write_dense_vector(dir / "v.mtx.gz", v);
   EXPECT_TRUE(gzip_magic(dir / "v.mtx.gz"));
   EXPECT_EQ(sh(fmt::format("gzip -t '{}'", dir / "v.mtx.gz")), 0);
@@ -180,7 +181,8 @@ TEST(WriteGzip, UnwritablePathIsAnError) {
   test::ScratchDir dir;
   const Csr a = awkward_matrix(10, 10, 0.2, 1);
   const std::string p = dir / "no_such_dir/a.mtx.gz";
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, a, io::WriteOptions{}); }), p + ": cannot write: No such file or directory");
+  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, a, io::WriteOptions{}); }),
+            p + ": cannot write: No such file or directory");
 }
 
 // A symmetric file comes back as its banner and lower triangle: the written entries are exactly
@@ -455,7 +457,8 @@ TEST(WriteComments, KeptOnLoadAndWrittenBack) {
   // Read back: the same comments and our own line, which a second write does not repeat.
   ASSERT_EQ(again.comments.size(), 5u);
   EXPECT_EQ(std::vector<std::string>(again.comments.begin(), again.comments.begin() + 4), want);
-  io::write_matrix_market(dir / "w2.mtx", again.matrix, io::WriteOptions{.generated = again.generated, .comments = again.comments});
+  io::write_matrix_market(dir / "w2.mtx", again.matrix,
+                          io::WriteOptions{.generated = again.generated, .comments = again.comments});
   EXPECT_EQ(parse_text(slurp(dir / "w2.mtx")).comments, t.comments);
   expect_same_csr(io::load_csr(dir / "w2.mtx"), in.matrix);
 
@@ -476,7 +479,8 @@ TEST(WriteComments, BoundedAt64KiB) {
   test::ScratchDir dir;
   std::string text = "%%MatrixMarket matrix coordinate real general\n";
   std::vector<std::string> lines;
-  for (int i = 0; i < 1000; ++i) lines.push_back(fmt::format("% comment {:04} {}", i, std::string(90, 'x')));  // 105 bytes
+  for (int i = 0; i < 1000; ++i)
+    lines.push_back(fmt::format("% comment {:04} {}", i, std::string(90, 'x')));  // 105 bytes
   for (const auto& l : lines) text += l + "\n";
   text += "2 2 1\n1 2 3\n";
   dump(dir / "many.mtx", text);
@@ -486,7 +490,8 @@ TEST(WriteComments, BoundedAt64KiB) {
   EXPECT_EQ(std::vector<std::string>(in.comments.begin(), in.comments.end() - 1),
             std::vector<std::string>(lines.begin(), lines.begin() + static_cast<long>(fit)));
   EXPECT_EQ(in.comments.back(), fmt::format("% (spmv: {} more comment lines of {} bytes not kept: the header's "
-                                            "comments are kept up to 64 KiB)", 1000 - fit, (1000 - fit) * 106));
+                                            "comments are kept up to 64 KiB)",
+                                            1000 - fit, (1000 - fit) * 106));
   io::write_matrix_market(dir / "w.mtx", in.matrix, io::WriteOptions{.comments = in.comments});
   const MmText t = parse_text(slurp(dir / "w.mtx"));
   ASSERT_EQ(t.comments.size(), fit + 2);  // and "% written by spmv"

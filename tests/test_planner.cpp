@@ -146,7 +146,8 @@ TEST(Planner, EdgeCasesForEveryKAndLayout) {
 
 TEST(Planner, EveryRealSharedMatrix) {
   const auto files = test::shared_matrix_files();
-  ASSERT_GE(files.size(), test::shared_count(70, 14)) << "MANIFEST.tsv missing or short in " << test::shared_matrices_dir();
+  ASSERT_GE(files.size(), test::shared_count(70, 14))
+      << "MANIFEST.tsv missing or short in " << test::shared_matrices_dir();
   int checked = 0;
   for (const auto& [name, file] : files) {
     const Csr a = io::load_csr(file);
@@ -163,8 +164,8 @@ TEST(Planner, EveryRealSharedMatrix) {
 }
 
 TEST(Planner, MatricesWithoutEntriesRankOnlyCsrAtFiniteCost) {
-  for (const Csr& a : {test::csr_from_lengths({}, 0, 1), test::csr_from_lengths({}, 3, 1),
-                       test::csr_from_lengths({0, 0, 0}, 4, 1)})
+  for (const Csr& a :
+       {test::csr_from_lengths({}, 0, 1), test::csr_from_lengths({}, 3, 1), test::csr_from_lengths({0, 0, 0}, 4, 1)})
     for (const Backend b : {Backend::Serial, Backend::Omp, Backend::Cuda}) {  // the model is host code
       const auto ranked = rank_candidates(analyze(a), b, PlanOptions{});
       ASSERT_FALSE(ranked.empty());
@@ -188,12 +189,14 @@ TEST(Planner, ATrialThatFailsFallsBackAndSaysSo) {
   const auto ranked = rank_candidates(analyze(a), Backend::Omp, PlanOptions{});
   ASSERT_GE(ranked.size(), 2u);
   // The model's first choice fails in the trial; every other candidate is made as usual.
-  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
-    if (c.label == ranked.front().label) return std::make_unique<FailingPlan>();
-    return make_plan(a, Backend::Omp, c.kernel, c.opt);
-  });
+  const auto plan =
+      detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+        if (c.label == ranked.front().label) return std::make_unique<FailingPlan>();
+        return make_plan(a, Backend::Omp, c.kernel, c.opt);
+      });
   EXPECT_NE(plan->chosen, "omp/" + ranked.front().label);
-  EXPECT_NE(plan->detail.find("skipped: " + ranked.front().label + ": launch failed"), std::string::npos) << plan->detail;
+  EXPECT_NE(plan->detail.find("skipped: " + ranked.front().label + ": launch failed"), std::string::npos)
+      << plan->detail;
   expect_correct(a, *plan, 1, Layout::RowMajor, "after a failed trial");
 }
 
@@ -223,11 +226,12 @@ TEST(Planner, TrialKeepsTheMeasuredFastestThoughTheModelRanksItLower) {
   int products = 0;
   // The model's first choice measures 3x slower than its second; the second is slow in its first
   // two timings (a clock ramping up), which the interleaved rounds' lower median must see through.
-  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
-    if (c.label == ranked[0].label) return std::make_unique<ScriptedPlan>(3e-5, 0, &products);
-    if (c.label == ranked[1].label) return std::make_unique<ScriptedPlan>(1e-5, 2, &products);
-    return std::make_unique<ScriptedPlan>(5e-5, 0, &products);
-  });
+  const auto plan =
+      detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+        if (c.label == ranked[0].label) return std::make_unique<ScriptedPlan>(3e-5, 0, &products);
+        if (c.label == ranked[1].label) return std::make_unique<ScriptedPlan>(1e-5, 2, &products);
+        return std::make_unique<ScriptedPlan>(5e-5, 0, &products);
+      });
   EXPECT_EQ(plan->chosen, "omp/" + ranked[1].label) << plan->detail;
   EXPECT_NE(plan->detail.find(ranked[1].label + " 10.0 us"), std::string::npos) << plan->detail;
 }
@@ -242,7 +246,9 @@ TEST(Planner, QueuedRoundsDecideAndTimeOnlyTheFirstCandidateAlone) {
   std::vector<int> alone(ranked.size(), 0);
   std::map<const Plan*, std::size_t> rank_of;
   const auto make = [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
-    const std::size_t i = std::find_if(ranked.begin(), ranked.end(), [&](const Candidate& r) { return r.label == c.label; }) - ranked.begin();
+    const std::size_t i =
+        std::find_if(ranked.begin(), ranked.end(), [&](const Candidate& r) { return r.label == c.label; }) -
+        ranked.begin();
     auto p = std::make_unique<ScriptedPlan>(1e-5, 0, &alone[i]);
     rank_of[p.get()] = i;
     return p;
@@ -335,11 +341,12 @@ TEST(Planner, SmallCpuTrialWakesEachCandidateBeforeTimingIt) {
   const Csr a = test::edge_cases()[8].second;  // irregular_5000
   int last = -1, made = 0;
   std::vector<std::string> labels;
-  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
-    labels.push_back(c.label);
-    const int id = made++;
-    return std::make_unique<WakingPlan>(id, id == 1 ? 0.8e-5 : 1e-5 * (1 + id), id == 1 ? 1e-4 : 0.0, &last);
-  });
+  const auto plan =
+      detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+        labels.push_back(c.label);
+        const int id = made++;
+        return std::make_unique<WakingPlan>(id, id == 1 ? 0.8e-5 : 1e-5 * (1 + id), id == 1 ? 1e-4 : 0.0, &last);
+      });
   ASSERT_GE(labels.size(), 2u) << plan->detail;
   EXPECT_EQ(plan->chosen, "omp/" + labels[1]) << plan->detail;
 }
@@ -357,13 +364,14 @@ TEST(Planner, TrialOnALargeCpuMatrixTimesEachCandidateWarmAndAlone) {
   std::vector<ProductCounts> made;
   made.reserve(64);
   std::vector<std::string> labels;
-  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
-    const double s = made.empty() ? 1e-4 : made.size() == 1 ? 0.8e-4 : 2e-4;
-    const int cold = made.size() == 1 ? policy.warm_cpu : 0;
-    made.emplace_back();
-    labels.push_back(c.label);
-    return std::make_unique<WarmingPlan>(s, cold, &made.back());
-  });
+  const auto plan =
+      detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+        const double s = made.empty() ? 1e-4 : made.size() == 1 ? 0.8e-4 : 2e-4;
+        const int cold = made.size() == 1 ? policy.warm_cpu : 0;
+        made.emplace_back();
+        labels.push_back(c.label);
+        return std::make_unique<WarmingPlan>(s, cold, &made.back());
+      });
   ASSERT_GE(made.size(), 2u) << plan->detail;
   EXPECT_LE(static_cast<int>(made.size()), policy.max_large);
   EXPECT_EQ(plan->chosen, "omp/" + labels[1]) << plan->detail;
@@ -383,49 +391,49 @@ TEST(Planner, LargeCpuTrialMakesOnlyConversionsTheProductsCouldRepay) {
     opt.products = products;
     std::vector<std::string> made;
     int timed = 0;
-    const auto plan = detail::plan_auto(a, Backend::Omp, opt, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
-      made.push_back(c.kernel);
-      return std::make_unique<ScriptedPlan>(1e-4, 0, &timed);
-    });
-    const bool padded = std::any_of(made.begin(), made.end(), [](const std::string& k) { return k == "ell" || k == "hll"; });
+    const auto plan =
+        detail::plan_auto(a, Backend::Omp, opt, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+          made.push_back(c.kernel);
+          return std::make_unique<ScriptedPlan>(1e-4, 0, &timed);
+        });
+    const bool padded =
+        std::any_of(made.begin(), made.end(), [](const std::string& k) { return k == "ell" || k == "hll"; });
     EXPECT_EQ(padded, products > 10) << products << " products: " << plan->detail;
   }
 }
 
-// A plan whose products take `seconds` of wall time (spinning): for the trial's time budget.
-class SpinningPlan final : public Plan {
+// A plan whose products take `seconds` each on a clock that only products advance: the trial's
+// time budget without the wall clock.
+class TimedPlan final : public Plan {
  public:
-  explicit SpinningPlan(double seconds) : s_(seconds) {}
+  TimedPlan(double seconds, double* clock) : s_(seconds), clock_(clock) {}
   void set_x(std::span<const double>) override {}
-  void run(int times) override { spin(times * s_); }
+  void run(int times) override { *clock_ += times * s_; }
   void get_y(std::span<double>) override {}
   double time_runs(int times) override {
-    const auto t0 = std::chrono::steady_clock::now();
-    spin(times * s_);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    run(times);
+    return times * s_;
   }
 
  private:
-  static void spin(double seconds) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-    }
-  }
   double s_;
+  double* clock_;
 };
 
 TEST(Planner, LargeCpuTrialBudgetsInProductsOfTheFastestFound) {
   // The second candidate is 10x faster than the first: the budget, budget_products of the fastest
   // product found, is then nearly spent, and a third candidate, whose trial the model prices at
   // several of the first's products, is not made. Priced in the first's products, it would be.
-  // (10 ms and 1 ms products: the second candidate's trial fits the first's budget with tens of
-  // milliseconds to spare, so a loaded test machine's pauses do not decide.)
   const Csr a = large_matrix();
   std::vector<std::string> made;
-  const auto plan = detail::plan_auto(a, Backend::Omp, PlanOptions{}, [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
-    made.push_back(c.label);
-    return std::make_unique<SpinningPlan>(made.size() == 1 ? 1e-2 : 1e-3);
-  });
+  double clock = 0;
+  const auto plan = detail::plan_auto(
+      a, Backend::Omp, PlanOptions{},
+      [&](const Candidate& c, double&) -> std::unique_ptr<Plan> {
+        made.push_back(c.label);
+        return std::make_unique<TimedPlan>(made.size() == 1 ? 1e-2 : 1e-3, &clock);
+      },
+      {}, {}, [&] { return clock; });
   ASSERT_GE(made.size(), 2u) << plan->detail;
   EXPECT_EQ(made.size(), 2u) << plan->detail;
   EXPECT_EQ(plan->chosen, "omp/" + made[1]) << plan->detail;
@@ -438,10 +446,11 @@ TEST(Planner, TrialOnALargeGpuMatrixTimesFewProducts) {
   const tuning::TrialPolicy policy;
   std::vector<int> products;
   products.reserve(64);
-  const auto plan = detail::plan_auto(a, Backend::Cuda, PlanOptions{}, [&](const Candidate&, double&) -> std::unique_ptr<Plan> {
-    products.push_back(0);
-    return std::make_unique<ScriptedPlan>(1e-4, 0, &products.back());
-  });
+  const auto plan =
+      detail::plan_auto(a, Backend::Cuda, PlanOptions{}, [&](const Candidate&, double&) -> std::unique_ptr<Plan> {
+        products.push_back(0);
+        return std::make_unique<ScriptedPlan>(1e-4, 0, &products.back());
+      });
   EXPECT_LE(static_cast<int>(products.size()), policy.max_large);
   EXPECT_GE(products.size(), 2u) << plan->detail;
   for (const int p : products) {

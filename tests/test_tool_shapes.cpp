@@ -34,11 +34,11 @@ TEST(ToolShapes, Stencil27Counts) {
   const Csr a = grid_stencil(3, n, 27);
   expect_valid(a, n * n * n);
   EXPECT_EQ(a.nnz(), (3 * n - 2) * (3 * n - 2) * (3 * n - 2));
-  EXPECT_EQ(a.row_length(0), 8);                                // corner
-  EXPECT_EQ(a.row_length(n * n * n - 1), 8);                    // opposite corner
-  EXPECT_EQ(a.row_length(1), 12);                               // edge
-  EXPECT_EQ(a.row_length((3 * n + 3) * n + 3), 27);             // interior
-  EXPECT_EQ(a.row_length((3 * n + 3) * n + 0), 18);             // face
+  EXPECT_EQ(a.row_length(0), 8);                     // corner
+  EXPECT_EQ(a.row_length(n * n * n - 1), 8);         // opposite corner
+  EXPECT_EQ(a.row_length(1), 12);                    // edge
+  EXPECT_EQ(a.row_length((3 * n + 3) * n + 3), 27);  // interior
+  EXPECT_EQ(a.row_length((3 * n + 3) * n + 0), 18);  // face
   // Row (z*n + y)*n + x: the corner's neighbours are x, y, z in {0, 1}.
   const std::vector<index_t> corner(a.col.begin(), a.col.begin() + 8);
   EXPECT_EQ(corner, (std::vector<index_t>{0, 1, n, n + 1, n * n, n * n + 1, n * n + n, n * n + n + 1}));
@@ -147,8 +147,10 @@ TEST(ToolShapes, FewLongRows) {
   index_t longs = 0;
   for (index_t r = 0; r < n; ++r) {
     const offset_t len = a.row_length(r);
-    if (len == 20000) ++longs;
-    else ASSERT_TRUE(len >= 2 && len <= 6) << r << " " << len;
+    if (len == 20000)
+      ++longs;
+    else
+      ASSERT_TRUE(len >= 2 && len <= 6) << r << " " << len;
   }
   EXPECT_EQ(longs, 8);
   EXPECT_NEAR(static_cast<double>(a.nnz() - 8 * 20000) / (n - 8), 4.0, 0.1);

@@ -54,7 +54,8 @@ void expect_same_csr(const BasicCsr<V>& got, const BasicCsr<V>& want) {
   ASSERT_EQ(got.val.size(), want.val.size());
   EXPECT_EQ(std::memcmp(got.val.data(), want.val.data(), got.val.size() * sizeof(V)), 0) << "values differ in bits";
   ASSERT_EQ(got.imag.size(), want.imag.size());
-  EXPECT_EQ(std::memcmp(got.imag.data(), want.imag.data(), got.imag.size() * sizeof(V)), 0) << "imaginary parts differ in bits";
+  EXPECT_EQ(std::memcmp(got.imag.data(), want.imag.data(), got.imag.size() * sizeof(V)), 0)
+      << "imaginary parts differ in bits";
 }
 
 // The shared SuiteSparse folder: $SPMV_SHARED_MATRICES if set (the GPU machine carries a copy),
@@ -84,8 +85,7 @@ inline void expect_valid_csr(const Csr& a) {
 }
 
 // Random COO with duplicates and empty rows (about `density` of the entries filled).
-inline Coo random_coo(index_t rows, index_t cols, double density, std::uint64_t seed,
-                      bool with_duplicates = true) {
+inline Coo random_coo(index_t rows, index_t cols, double density, std::uint64_t seed, bool with_duplicates = true) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<double> v(-2.0, 2.0);
   std::uniform_int_distribution<index_t> ri(0, std::max(rows - 1, 0)), ci(0, std::max(cols - 1, 0));
@@ -137,7 +137,8 @@ inline Csr csr_from_lengths(const std::vector<offset_t>& lengths, index_t cols, 
     a.row_ptr[r + 1] = a.row_ptr[r] + len;
     // len distinct sorted columns: a stride walk starting at a row-dependent offset.
     std::vector<index_t> cs;
-    for (offset_t j = 0; j < len; ++j) cs.push_back(static_cast<index_t>((r * 7 + j * (cols / std::max<offset_t>(len, 1))) % cols));
+    for (offset_t j = 0; j < len; ++j)
+      cs.push_back(static_cast<index_t>((r * 7 + j * (cols / std::max<offset_t>(len, 1))) % cols));
     std::sort(cs.begin(), cs.end());
     cs.erase(std::unique(cs.begin(), cs.end()), cs.end());
     for (index_t c = 0; static_cast<offset_t>(cs.size()) < len; ++c)
@@ -162,9 +163,9 @@ inline std::vector<std::pair<std::string, Csr>> edge_cases() {
   v.emplace_back("tall_200x3", csr_from_lengths(std::vector<offset_t>(200, 2), 3, 4));
   {
     std::vector<offset_t> l(300, 3);
-    for (int i = 0; i < 5; ++i) l[i] = 0;           // empty at the start
-    for (int i = 140; i < 160; ++i) l[i] = 0;       // in the middle
-    for (int i = 290; i < 300; ++i) l[i] = 0;       // at the end
+    for (int i = 0; i < 5; ++i) l[i] = 0;      // empty at the start
+    for (int i = 140; i < 160; ++i) l[i] = 0;  // in the middle
+    for (int i = 290; i < 300; ++i) l[i] = 0;  // at the end
     v.emplace_back("empty_rows_everywhere", csr_from_lengths(l, 300, 5));
   }
   {

@@ -63,8 +63,9 @@ void generate(const std::string& path, std::int64_t m, bool by_columns, bool low
   }
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw std::runtime_error("cannot write " + path);
-  fmt::print(f, "%%MatrixMarket matrix coordinate real {}\n% io_load_peak: 12 a {}\n{} {} {}\n", lower ? "symmetric" : "general",
-             by_columns ? "column" : "row", n, n, std::accumulate(lines.begin(), lines.end(), std::int64_t{0}));
+  fmt::print(f, "%%MatrixMarket matrix coordinate real {}\n% io_load_peak: 12 a {}\n{} {} {}\n",
+             lower ? "symmetric" : "general", by_columns ? "column" : "row", n, n,
+             std::accumulate(lines.begin(), lines.end(), std::int64_t{0}));
   for (const std::string& s : out) std::fwrite(s.data(), 1, s.size(), f);
   std::fclose(f);
 }
@@ -85,10 +86,13 @@ int main(int argc, char** argv) {
   app.add_option("FILE", path, "A Matrix Market file (written first with --generate)")->required();
   app.add_option("--threads", threads, "Reader threads (default: OpenMP's maximum)")->check(CLI::Range(1, 4096));
   app.add_option("--straight", straight, "Straight into CSR: auto, always, never or once (row groups, as for a pipe)")
-      ->check(CLI::IsMember({"auto", "always", "never", "once"}))->capture_default_str();
-  app.add_option("--generate", generate_entries, "Write FILE first with this many entries, then exit")->check(CLI::PositiveNumber);
+      ->check(CLI::IsMember({"auto", "always", "never", "once"}))
+      ->capture_default_str();
+  app.add_option("--generate", generate_entries, "Write FILE first with this many entries, then exit")
+      ->check(CLI::PositiveNumber);
   app.add_option("--order", order, "The generated file's order: rows or columns")
-      ->check(CLI::IsMember({"rows", "columns"}))->capture_default_str();
+      ->check(CLI::IsMember({"rows", "columns"}))
+      ->capture_default_str();
   bool in_float = false;
   app.add_flag("--float", in_float, "Read the values in single precision (a CsrF32)");
   bool lower = false;
@@ -101,7 +105,7 @@ int main(int argc, char** argv) {
     }
     const int t = threads > 0 ? threads : omp_get_max_threads();
     using io::detail::StraightToCsr;
-    const StraightToCsr how = straight == "always" ? StraightToCsr::Always
+    const StraightToCsr how = straight == "always"  ? StraightToCsr::Always
                               : straight == "never" ? StraightToCsr::Never
                               : straight == "once"  ? StraightToCsr::Once
                                                     : StraightToCsr::Auto;
@@ -116,14 +120,16 @@ int main(int argc, char** argv) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double peak = peak_rss_mb();
     const double value_bytes = in_float ? 4.0 : 8.0;
-    const double csr_mb = (8.0 * static_cast<double>(row_ptrs) + (4.0 + value_bytes) * static_cast<double>(nnz)) / (1 << 20);
+    const double csr_mb =
+        (8.0 * static_cast<double>(row_ptrs) + (4.0 + value_bytes) * static_cast<double>(nnz)) / (1 << 20);
     const double bound = 1.2 * csr_mb + 64.0 * t;
     const double bytes = static_cast<double>(src.content_size());  // -1 for a pipe or gzip: no rate
-    fmt::print("file {} threads {} {}straight {} ({}) nnz {} seconds {:.3f} MB/s {} peak_rss_MiB {:.0f} "
-               "(before the read {:.0f}) csr_MiB {:.0f} peak/csr {:.2f} bound_MiB {:.0f} within {}\n",
-               path, t, in_float ? "float " : "", straight, straight_taken ? "taken" : "through the COO", nnz, s,
-               bytes > 0 ? fmt::format("{:.0f}", bytes / s * 1e-6) : std::string("-"), peak, before, csr_mb, peak / csr_mb, bound,
-               peak <= bound ? "yes" : "NO");
+    fmt::print(
+        "file {} threads {} {}straight {} ({}) nnz {} seconds {:.3f} MB/s {} peak_rss_MiB {:.0f} "
+        "(before the read {:.0f}) csr_MiB {:.0f} peak/csr {:.2f} bound_MiB {:.0f} within {}\n",
+        path, t, in_float ? "float " : "", straight, straight_taken ? "taken" : "through the COO", nnz, s,
+        bytes > 0 ? fmt::format("{:.0f}", bytes / s * 1e-6) : std::string("-"), peak, before, csr_mb, peak / csr_mb,
+        bound, peak <= bound ? "yes" : "NO");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "io_load_peak: %s\n", e.what());
     return 1;

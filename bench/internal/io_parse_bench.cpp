@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
   CLI::App app{"io_parse_bench: the reader's parse stage alone, one thread, best of N parses"};
   std::string path;
   int repeat = 8;
-  app.add_option("FILE", path, "A coordinate real/integer/pattern general file (not gzipped)")->required()->check(CLI::ExistingFile);
+  app.add_option("FILE", path, "A coordinate real/integer/pattern general file (not gzipped)")
+      ->required()
+      ->check(CLI::ExistingFile);
   app.add_option("--repeat", repeat, "Parses; the best is reported")->capture_default_str()->check(CLI::Range(1, 1000));
   CLI11_PARSE(app, argc, argv);
 
@@ -58,7 +60,8 @@ int main(int argc, char** argv) {
     parse_chunks(text.data(), h, chunks, nnz, 1, out, path);
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (chunks[0].parsed != nnz) {
-      std::fprintf(stderr, "%s: parsed %lld of %lld entries\n", path.c_str(), static_cast<long long>(chunks[0].parsed), nnz);
+      std::fprintf(stderr, "%s: parsed %lld of %lld entries\n", path.c_str(), static_cast<long long>(chunks[0].parsed),
+                   nnz);
       return 1;
     }
   }

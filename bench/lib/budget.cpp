@@ -21,14 +21,15 @@ void TimeBudget::first_estimate(SweepConfig& cfg, std::size_t total, bool repeat
   max_config_ = cfg.max_config_seconds;
 }
 
-void TimeBudget::before_matrix(SweepConfig& cfg, double elapsed, double sweep_elapsed,
-                               std::size_t done, std::size_t total) {
+void TimeBudget::before_matrix(SweepConfig& cfg, double elapsed, double sweep_elapsed, std::size_t done,
+                               std::size_t total) {
   if (!adapt_ || done == 0 || done >= total) return;
   const double left = std::max(0.0, 0.95 * seconds_ - elapsed);
   const double per = left / static_cast<double>(total - done);
   const double overhead =
       std::max(0.0, sweep_elapsed / static_cast<double>(done) - (cfg.repeat + 2) * cfg.min_sample_seconds);
-  cfg.min_sample_seconds = std::clamp((per - overhead) / (cfg.repeat + 2), std::min(kShortestSample, max_sample_), max_sample_);
+  cfg.min_sample_seconds =
+      std::clamp((per - overhead) / (cfg.repeat + 2), std::min(kShortestSample, max_sample_), max_sample_);
   cfg.max_config_seconds = std::clamp(2 * per, std::min(0.05, max_config_), max_config_);
   shortest_ = std::min(shortest_, cfg.min_sample_seconds);
   longest_ = std::max(longest_, cfg.min_sample_seconds);

@@ -61,12 +61,12 @@ bool is_small_machine(const MachineInfo& m) {
 
 Ceilings measure_ceilings(const SweepConfig& cfg, const MachineInfo& m) {
   Ceilings c;
-  const bool cpu = std::any_of(cfg.backends.begin(), cfg.backends.end(),
-                               [](Backend b) { return b != Backend::Cuda; });
+  const bool cpu = std::any_of(cfg.backends.begin(), cfg.backends.end(), [](Backend b) { return b != Backend::Cuda; });
   if (cpu) {
     const auto threads = cfg.sweep.find("threads");
     const long long most = threads == cfg.sweep.end() || threads->second.empty()
-                               ? 1 : *std::max_element(threads->second.begin(), threads->second.end());
+                               ? 1
+                               : *std::max_element(threads->second.begin(), threads->second.end());
     c.cpu_triad_threads = static_cast<int>(std::max(1LL, most));
     c.cpu_triad_threads = std::min(c.cpu_triad_threads, m.cores);  // oversubscription lowers it
     const std::vector<double> runs = cpu_triad_bandwidths(c.cpu_triad_threads, std::max(1, cfg.ceiling_runs));

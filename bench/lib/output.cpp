@@ -121,9 +121,13 @@ std::string csv_quote(const std::string& s) {
 std::string json_string(const std::string& s) {
   std::string q = "\"";
   for (unsigned char c : s) {
-    if (c == '"' || c == '\\') { q += '\\'; q += static_cast<char>(c); }
-    else if (c < 0x20) q += fmt::format("\\u{:04x}", c);
-    else q += static_cast<char>(c);
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += static_cast<char>(c);
+    } else if (c < 0x20)
+      q += fmt::format("\\u{:04x}", c);
+    else
+      q += static_cast<char>(c);
   }
   return q + "\"";
 }
@@ -201,7 +205,8 @@ std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
 // "auto omp" plus " k=N" when some auto row has k > 1 (k = 1 and k > 1 are separate comparisons),
 // and the precision when the rows have several.
 std::string auto_name(const Row& a, bool many_k, bool many_p) {
-  return fmt::format("auto {}{}{}", a.backend, many_k ? fmt::format(" k={}{}", a.k, a.layout == "col" ? " col" : "") : "",
+  return fmt::format("auto {}{}{}", a.backend,
+                     many_k ? fmt::format(" k={}{}", a.k, a.layout == "col" ? " col" : "") : "",
                      many_p ? " " + a.precision : "");
 }
 
@@ -209,18 +214,16 @@ std::string auto_line(const AutoCompare& c, bool many_k, bool many_p) {
   const Row& a = *c.a;
   std::string s = fmt::format("  {:<14}", auto_name(a, many_k, many_p) + ":");
   if (!a.usable()) return s + " not usable: " + a.status.substr(0, 80) + "\n";
-  s += fmt::format(" {:<22} {:>8} | oracle {:<22} {:>8} | auto/oracle {:>5} (sweep {:>5}) | auto/base {:>5} (sweep {:>5})",
-                   a.chosen.empty() ? "?" : a.chosen, duration(a.time_median_s),
-                   c.oracle ? label(*c.oracle) : "-", c.oracle ? duration(c.oracle->time_median_s) : "-",
-                   ratio_text(c.vs_oracle()), ratio_text(c.sweep(c.oracle)), ratio_text(c.vs_base()),
-                   ratio_text(c.sweep(c.base)));
-  return s + fmt::format(" | plan+convert {:.1f} products\n",
-                         (a.planning_s + a.convert_s) / a.time_median_s);
+  s += fmt::format(
+      " {:<22} {:>8} | oracle {:<22} {:>8} | auto/oracle {:>5} (sweep {:>5}) | auto/base {:>5} (sweep {:>5})",
+      a.chosen.empty() ? "?" : a.chosen, duration(a.time_median_s), c.oracle ? label(*c.oracle) : "-",
+      c.oracle ? duration(c.oracle->time_median_s) : "-", ratio_text(c.vs_oracle()), ratio_text(c.sweep(c.oracle)),
+      ratio_text(c.vs_base()), ratio_text(c.sweep(c.base)));
+  return s + fmt::format(" | plan+convert {:.1f} products\n", (a.planning_s + a.convert_s) / a.time_median_s);
 }
 
 // Geometric mean, worst (lowest) and how many below `limit` of one ratio over the matrices.
-std::string auto_totals(const std::vector<std::pair<std::string, double>>& v, const char* what,
-                        double limit) {
+std::string auto_totals(const std::vector<std::pair<std::string, double>>& v, const char* what, double limit) {
   if (v.empty()) return fmt::format("    {:<13} -\n", what);
   double logs = 0;
   auto worst = v.front();
@@ -241,8 +244,7 @@ namespace {
 const Row* fastest(std::span<const Row* const> v, const std::function<bool(const Row&)>& keep) {
   const Row* b = nullptr;
   for (const Row* r : v)
-    if (r->usable() && r->time_median_s > 0 && keep(*r) && (!b || r->time_median_s < b->time_median_s))
-      b = r;
+    if (r->usable() && r->time_median_s > 0 && keep(*r) && (!b || r->time_median_s < b->time_median_s)) b = r;
   return b;
 }
 
@@ -289,7 +291,8 @@ CsvWriter::~CsvWriter() = default;
 void CsvWriter::add(const std::vector<Row>& rows) {
   const auto& fs = columns();
   for (const Row& r : rows) {
-    for (std::size_t i = 0; i < fs.size(); ++i) impl_->f << (i ? "," : "") << csv_quote(fs[i].get(r, impl_->m, impl_->c));
+    for (std::size_t i = 0; i < fs.size(); ++i)
+      impl_->f << (i ? "," : "") << csv_quote(fs[i].get(r, impl_->m, impl_->c));
     impl_->f << "\n";
   }
   impl_->f.flush();
@@ -300,16 +303,14 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const Mach
   CsvWriter(path, m, c).add(rows);
 }
 
-void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
-                const Ceilings& c) {
+void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m, const Ceilings& c) {
   auto f = open_out(path);
-  f << "{\n  \"machine\": {\"hostname\": " << json_string(m.hostname)
-    << ", \"cpu_model\": " << json_string(m.cpu_model) << ", \"cores\": " << m.cores
-    << ", \"memory_gib\": " << num(m.memory_bytes / (1ull << 30)) << ", \"gpus\": " << m.gpus
-    << ", \"device\": " << json_string(m.device) << ", \"compiler\": " << json_string(m.compiler)
-    << ", \"git_commit\": " << json_string(m.git_commit) << ", \"omp_proc_bind\": " << json_string(m.omp_proc_bind)
-    << ", \"omp_places\": " << json_string(m.omp_places) << ", \"omp_num_threads\": " << json_string(m.omp_num_threads)
-    << "},\n";
+  f << "{\n  \"machine\": {\"hostname\": " << json_string(m.hostname) << ", \"cpu_model\": " << json_string(m.cpu_model)
+    << ", \"cores\": " << m.cores << ", \"memory_gib\": " << num(m.memory_bytes / (1ull << 30))
+    << ", \"gpus\": " << m.gpus << ", \"device\": " << json_string(m.device)
+    << ", \"compiler\": " << json_string(m.compiler) << ", \"git_commit\": " << json_string(m.git_commit)
+    << ", \"omp_proc_bind\": " << json_string(m.omp_proc_bind) << ", \"omp_places\": " << json_string(m.omp_places)
+    << ", \"omp_num_threads\": " << json_string(m.omp_num_threads) << "},\n";
   const auto gbs = [](double v) {
     const std::string t = num(v * 1e-9);
     return t.empty() ? std::string("null") : t;
@@ -318,8 +319,7 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Mac
     << ", \"cpu_triad_max_gbs\": " << gbs(c.cpu_triad_max) << ", \"cpu_triad_runs\": " << c.cpu_triad_runs
     << ", \"cpu_triad_threads\": " << c.cpu_triad_threads << ", \"gpu_copy_gbs\": " << gbs(c.gpu_copy)
     << ", \"gpu_copy_min_gbs\": " << gbs(c.gpu_copy_min) << ", \"gpu_copy_max_gbs\": " << gbs(c.gpu_copy_max)
-    << ", \"gpu_copy_runs\": " << c.gpu_copy_runs << ", \"gpu_peak_gbs\": " << gbs(c.gpu_peak)
-    << "},\n  \"rows\": [\n";
+    << ", \"gpu_copy_runs\": " << c.gpu_copy_runs << ", \"gpu_peak_gbs\": " << gbs(c.gpu_peak) << "},\n  \"rows\": [\n";
   const auto& fs = columns();
   for (std::size_t j = 0; j < rows.size(); ++j) {
     f << "    {";
@@ -334,131 +334,165 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Mac
   if (!f) throw Error(fmt::format("{}: write failed", path));
 }
 
-std::string summary_table(const std::vector<Row>& rows) {
-  // Matrices in order of first appearance.
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const Row*>> by;
-  for (const Row& r : rows) {
-    if (!by.count(r.matrix)) order.push_back(r.matrix);
-    by[r.matrix].push_back(&r);
+namespace {
+
+// Per "auto <backend>[ k=N][ precision]": the matrices' (name, ratio) against the oracle and the
+// baseline, and how many matrices had an unusable auto row.
+struct AutoTotals {
+  std::vector<std::pair<std::string, double>> oracle, base, oracle_sweep;
+  int matrices = 0, unusable = 0;
+};
+
+// The summary: a line per matrix (and precision) with the best CPU and GPU kernels against the
+// best baseline, auto's comparisons under it, then auto's totals over the matrices.
+class Summary {
+ public:
+  explicit Summary(const std::vector<Row>& rows) {
+    for (const Row& r : rows) {  // matrices in order of first appearance
+      if (!by_.count(r.matrix)) order_.push_back(r.matrix);
+      by_[r.matrix].push_back(&r);
+    }
+    // The precisions measured, in order of first appearance (a matrix that never loaded has one row
+    // without a kernel, whose precision says nothing). With several, each matrix has a line per
+    // precision: a float time is never compared with a double one as if the same product.
+    for (const Row& r : rows)
+      if (!r.kernel.empty() && std::find(precisions_.begin(), precisions_.end(), r.precision) == precisions_.end())
+        precisions_.push_back(r.precision);
+    if (precisions_.empty()) precisions_.push_back("double");
+    many_p_ = precisions_.size() > 1;
+    any_gpu_ = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.backend == "cuda"; });
+    many_k_ = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel == "auto" && r.k > 1; });
   }
-  // The precisions measured, in order of first appearance (a matrix that never loaded has one row
-  // without a kernel, whose precision says nothing). With several, each matrix has a line per
-  // precision: a float time is never compared with a double one as if the same product.
-  std::vector<std::string> precisions;
-  for (const Row& r : rows)
-    if (!r.kernel.empty() && std::find(precisions.begin(), precisions.end(), r.precision) == precisions.end())
-      precisions.push_back(r.precision);
-  if (precisions.empty()) precisions.push_back("double");
-  const bool many_p = precisions.size() > 1;
-  const bool any_gpu = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.backend == "cuda"; });
+
+  std::string text(std::size_t row_count) {
+    std::string s = header();
+    int failed = 0, skipped = 0, noisy = 0;
+    for (const auto& name : order_) {
+      const auto& v = by_[name];
+      for (const Row* r : v) {
+        failed += r->status == "failed" || r->status.rfind("error", 0) == 0;
+        skipped += r->status.rfind("skipped", 0) == 0;
+        noisy += r->status == "noisy";
+      }
+      s += matrix_lines(name, v);
+      for (const AutoCompare& c : compare_auto(v)) {
+        s += auto_line(c, many_k_, many_p_);
+        count(name, c);
+      }
+    }
+    s += totals_text();
+    s += fmt::format(
+        "{} rows; {} failed or errored (excluded from bests); {} skipped; {} noisy (timing spread above "
+        "the threshold twice: excluded from bests)\n",
+        row_count, failed, skipped, noisy);
+    return s;
+  }
+
+ private:
   // The best kernels leave auto out: it is compared with them in its own lines.
-  auto best = [](const std::vector<const Row*>& v, bool on_gpu, bool baseline, const std::string& prec) -> const Row* {
+  static const Row* best(const std::vector<const Row*>& v, bool on_gpu, bool baseline, const std::string& prec) {
     const Row* b = nullptr;
     for (const Row* r : v)
       if (r->usable() && r->k == 1 && r->kernel != "auto" && gpu(*r) == on_gpu && r->baseline == baseline &&
           r->precision == prec && (!b || r->gflops > b->gflops))
         b = r;
     return b;
-  };
-  const bool many_k = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel == "auto" && r.k > 1; });
-  // Per "auto <backend>[ k=N][ precision]": the matrices' (name, ratio) against the oracle and the
-  // baseline, and how many matrices had an unusable auto row.
-  struct Totals {
-    std::vector<std::pair<std::string, double>> oracle, base, oracle_sweep;
-    int matrices = 0, unusable = 0;
-  };
-  std::vector<std::pair<std::string, Totals>> totals;
-  std::string s;
-  s += fmt::format("{:<18} {:<16} {:>10}", "matrix", "origin", "nnz");
-  if (many_p) s += fmt::format(" {:<9}", "precision");
-  s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best CPU kernel", "GFLOPS", "%BW", "vs base");
-  if (any_gpu)
-    s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best GPU kernel", "GFLOPS", "%BW", "vs base");
-  s += "\n";
-  int failed = 0, skipped = 0, noisy = 0;
-  for (const auto& name : order) {
-    const auto& v = by[name];
-    for (const Row* r : v) {
-      failed += r->status == "failed" || r->status.rfind("error", 0) == 0;
-      skipped += r->status.rfind("skipped", 0) == 0;
-      noisy += r->status == "noisy";
+  }
+
+  std::string header() const {
+    std::string s = fmt::format("{:<18} {:<16} {:>10}", "matrix", "origin", "nnz");
+    if (many_p_) s += fmt::format(" {:<9}", "precision");
+    s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best CPU kernel", "GFLOPS", "%BW", "vs base");
+    if (any_gpu_) s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best GPU kernel", "GFLOPS", "%BW", "vs base");
+    return s + "\n";
+  }
+
+  // One side's columns: its best kernel, GFLOPS, share of the bandwidth ceiling, and its ratio over
+  // the best baseline; a matrix that never loaded has one row whose status says why.
+  static std::string side(const std::vector<const Row*>& v, bool on_gpu, const std::string& prec, bool unloaded) {
+    const Row* b = best(v, on_gpu, false, prec);
+    const Row* base = best(v, on_gpu, true, prec);
+    if (!b && base) b = base;  // only the library ran: show it
+    if (!b) {
+      const std::string why = unloaded && v.front()->status != "ok" ? v.front()->status : "-";
+      return fmt::format(" {:<26} {:>7} {:>5} {:>9}", why.substr(0, 26), "-", "-", "-");
     }
+    const std::string ratio =
+        base && base->gflops > 0 && b != base ? fmt::format("{:.2f}x", b->gflops / base->gflops) : "-";
+    return fmt::format(" {:<26} {:>7.2f} {:>4.0f}% {:>9}", label(*b).substr(0, 26), b->gflops, 100 * b->bandwidth_share,
+                       ratio);
+  }
+
+  std::string matrix_lines(const std::string& name, const std::vector<const Row*>& v) const {
     const Row* any = v.front();
-    std::string origin = any->origin;
-    if (any->origin == "synthetic-scaled") origin = fmt::format("scaled x{:.3g}", any->scale);
+    const std::string origin =
+        any->origin == "synthetic-scaled" ? fmt::format("scaled x{:.3g}", any->scale) : any->origin;
     const bool unloaded = v.size() == 1 && v.front()->kernel.empty();
-    for (const std::string& prec : precisions) {
+    std::string s;
+    for (const std::string& prec : precisions_) {
       s += fmt::format("{:<18} {:<16} {:>10}", name.substr(0, 18), origin, any->nnz);
-      if (many_p) s += fmt::format(" {:<9}", unloaded ? "-" : prec);
-      s += " |";
-      auto side = [&](bool on_gpu) {
-        const Row* b = best(v, on_gpu, false, prec);
-        const Row* base = best(v, on_gpu, true, prec);
-        if (!b && base) b = base;  // only the library ran: show it
-        if (!b) {
-          // A matrix that never loaded has one row whose status says why.
-          const std::string why = unloaded && v.front()->status != "ok" ? v.front()->status : "-";
-          s += fmt::format(" {:<26} {:>7} {:>5} {:>9}", why.substr(0, 26), "-", "-", "-");
-          return;
-        }
-        const std::string ratio = base && base->gflops > 0 && b != base
-                                      ? fmt::format("{:.2f}x", b->gflops / base->gflops)
-                                      : "-";
-        s += fmt::format(" {:<26} {:>7.2f} {:>4.0f}% {:>9}", label(*b).substr(0, 26), b->gflops,
-                         100 * b->bandwidth_share, ratio);
-      };
-      side(false);
-      if (any_gpu) {
-        s += " |";
-        side(true);
-      }
+      if (many_p_) s += fmt::format(" {:<9}", unloaded ? "-" : prec);
+      s += " |" + side(v, false, prec, unloaded);
+      if (any_gpu_) s += " |" + side(v, true, prec, unloaded);
       s += "\n";
-      if (unloaded) break;
+      if (unloaded) return s;
     }
-    if (many_p && !unloaded) {
-      // Our best GFLOPS in each float precision over double's, per side (the issue's target: single
-      // >= 1.4x double on matrices larger than the caches).
-      std::string line;
-      for (const std::string& prec : precisions) {
-        if (prec == "double") continue;
-        std::string parts;
-        for (const bool on_gpu : {false, true}) {
-          const Row* d = best(v, on_gpu, false, "double");
-          const Row* f = best(v, on_gpu, false, prec);
-          if (d && f && d->gflops > 0)
-            parts += fmt::format("{}{} {:.2f}x", parts.empty() ? "" : ", ", on_gpu ? "GPU" : "CPU", f->gflops / d->gflops);
-        }
-        if (!parts.empty()) line += fmt::format("{}{}/double: {}", line.empty() ? "" : " | ", prec, parts);
+    if (many_p_) s += precision_ratios(v);
+    return s;
+  }
+
+  // Our best GFLOPS in each float precision over double's, per side.
+  std::string precision_ratios(const std::vector<const Row*>& v) const {
+    std::string line;
+    for (const std::string& prec : precisions_) {
+      if (prec == "double") continue;
+      std::string parts;
+      for (const bool on_gpu : {false, true}) {
+        const Row* d = best(v, on_gpu, false, "double");
+        const Row* f = best(v, on_gpu, false, prec);
+        if (d && f && d->gflops > 0)
+          parts +=
+              fmt::format("{}{} {:.2f}x", parts.empty() ? "" : ", ", on_gpu ? "GPU" : "CPU", f->gflops / d->gflops);
       }
-      if (!line.empty()) s += "  best " + line + "\n";
+      if (!parts.empty()) line += fmt::format("{}{}/double: {}", line.empty() ? "" : " | ", prec, parts);
     }
-    for (const AutoCompare& c : compare_auto(v)) {
-      s += auto_line(c, many_k, many_p);
-      const std::string key = auto_name(*c.a, many_k, many_p);
-      auto t = std::find_if(totals.begin(), totals.end(), [&](const auto& e) { return e.first == key; });
-      if (t == totals.end()) t = totals.insert(totals.end(), {key, Totals{}});
-      ++t->second.matrices;
-      t->second.unusable += !c.a->usable();
-      if (c.vs_oracle() > 0) t->second.oracle.emplace_back(name, c.vs_oracle());
-      if (c.vs_base() > 0) t->second.base.emplace_back(name, c.vs_base());
-      if (c.sweep(c.oracle) > 0) t->second.oracle_sweep.emplace_back(name, c.sweep(c.oracle));
+    return line.empty() ? "" : "  best " + line + "\n";
+  }
+
+  void count(const std::string& name, const AutoCompare& c) {
+    const std::string key = auto_name(*c.a, many_k_, many_p_);
+    auto t = std::find_if(totals_.begin(), totals_.end(), [&](const auto& e) { return e.first == key; });
+    if (t == totals_.end()) t = totals_.insert(totals_.end(), {key, AutoTotals{}});
+    ++t->second.matrices;
+    t->second.unusable += !c.a->usable();
+    if (c.vs_oracle() > 0) t->second.oracle.emplace_back(name, c.vs_oracle());
+    if (c.vs_base() > 0) t->second.base.emplace_back(name, c.vs_base());
+    if (c.sweep(c.oracle) > 0) t->second.oracle_sweep.emplace_back(name, c.sweep(c.oracle));
+  }
+
+  std::string totals_text() const {
+    if (totals_.empty()) return "";
+    std::string s =
+        "auto against the oracle (our fastest checked kernel of its backend, k and precision, any setting) and the "
+        "best baseline; ratios: their time / auto's time (1 = auto as fast), timed interleaved with auto after the "
+        "sweep where the run did (else the sweep's medians); 'sweep': the sweep's medians, where the oracle is "
+        "the luckiest of many\n";
+    for (const auto& [key, t] : totals_) {
+      s += fmt::format("{} over {} matrices ({} with auto not usable):\n", key, t.matrices, t.unusable);
+      s += auto_totals(t.oracle, "auto/oracle", 0.85) + auto_totals(t.oracle_sweep, "(sweep)", 0.85) +
+           auto_totals(t.base, "auto/baseline", 1.0);
     }
+    return s;
   }
-  if (!totals.empty())
-    s += "auto against the oracle (our fastest checked kernel of its backend, k and precision, any setting) and the best "
-         "baseline; ratios: their time / auto's time (1 = auto as fast), timed interleaved with auto after the "
-         "sweep where the run did (else the sweep's medians); 'sweep': the sweep's medians, where the oracle is "
-         "the luckiest of many\n";
-  for (const auto& [key, t] : totals) {
-    s += fmt::format("{} over {} matrices ({} with auto not usable):\n", key, t.matrices, t.unusable);
-    s += auto_totals(t.oracle, "auto/oracle", 0.85) + auto_totals(t.oracle_sweep, "(sweep)", 0.85) +
-         auto_totals(t.base, "auto/baseline", 1.0);
-  }
-  s += fmt::format("{} rows; {} failed or errored (excluded from bests); {} skipped; {} noisy (timing spread above "
-                   "the threshold twice: excluded from bests)\n",
-                   rows.size(), failed, skipped, noisy);
-  return s;
-}
+
+  std::vector<std::string> order_, precisions_;
+  std::map<std::string, std::vector<const Row*>> by_;
+  bool many_p_ = false, any_gpu_ = false, many_k_ = false;
+  std::vector<std::pair<std::string, AutoTotals>> totals_;
+};
+
+}  // namespace
+
+std::string summary_table(const std::vector<Row>& rows) { return Summary(rows).text(rows.size()); }
 
 }  // namespace spmv::bench

@@ -30,9 +30,7 @@ bool selected(const KernelSpec& k, const SweepConfig& cfg) {
   return true;
 }
 
-const std::vector<KernelSpec>& registry(const SweepConfig& cfg) {
-  return cfg.registry ? *cfg.registry : kernels();
-}
+const std::vector<KernelSpec>& registry(const SweepConfig& cfg) { return cfg.registry ? *cfg.registry : kernels(); }
 
 // The speedup reference: the serial CSR loop (the one kernel every build has).
 const KernelSpec* serial_csr(const SweepConfig& cfg) {
@@ -78,7 +76,8 @@ std::string settings_text(const KernelSpec& k, const PlanOptions& o) {
     if (p.kind == ParamSpec::Kind::Integer && takes(k, p.name) && p.get(o) != p.get(PlanOptions{}) &&
         std::find(columns.begin(), columns.end(), p.name) == columns.end())
       s += fmt::format("{}{}={}", s.empty() ? "" : " ", p.name, p.get(o));
-  if (k.backend == Backend::Cuda && k.name == "csr5" && o.variant == "atomic") s += (s.empty() ? "" : " ") + std::string("csr5_atomic");
+  if (k.backend == Backend::Cuda && k.name == "csr5" && o.variant == "atomic")
+    s += (s.empty() ? "" : " ") + std::string("csr5_atomic");
   return s;
 }
 
@@ -153,8 +152,7 @@ void warm_up(const CsrView& a, Backend b, const PlanOptions& opt) {
   o.layout = opt.layout;
   try {
     run_for(*csr->make(a, o), 0.05);
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
 }
 
 // Auto's row `ai` against its oracle and best baseline (auto_compare.hpp), timed interleaved with
@@ -168,8 +166,8 @@ void duel_auto(const CsrView& a, std::vector<Row>& out, const std::vector<const 
   std::vector<std::unique_ptr<Plan>> made;
   std::vector<Plan*> plans{&auto_plan};
   std::vector<double*> into;
-  for (auto [o, field] : {std::pair{auto_oracle(ar, rows), &ar.duel_oracle},
-                          std::pair{auto_baseline(ar, rows), &ar.duel_baseline}}) {
+  for (auto [o, field] :
+       {std::pair{auto_oracle(ar, rows), &ar.duel_oracle}, std::pair{auto_baseline(ar, rows), &ar.duel_baseline}}) {
     if (!o) continue;
     const Job& job = *row_job[static_cast<std::size_t>(o - out.data())];
     try {
@@ -177,15 +175,13 @@ void duel_auto(const CsrView& a, std::vector<Row>& out, const std::vector<const 
       made.back()->set_x(x);
       plans.push_back(made.back().get());
       into.push_back(field);
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   if (plans.size() < 2) return;
   try {
     const auto r = interleaved_ratios(plans, std::max(1e-3, cfg.min_sample_seconds / 5), cfg.duel_rounds);
     for (std::size_t j = 0; j < into.size(); ++j) *into[j] = r[j + 1];
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
 }
 
 void take_timing(Row& r, const ProductTiming& pt) {
@@ -216,8 +212,8 @@ void measure(Plan& plan, const SweepConfig& cfg, Row& r) {
   take_timing(r, again);
   const std::string note =
       again.noisy(cfg.noise_threshold)
-          ? fmt::format("noisy: {} measured again after {} (threshold {:.1f}%)", spread_text(again),
-                        spread_text(first), 100 * cfg.noise_threshold)
+          ? fmt::format("noisy: {} measured again after {} (threshold {:.1f}%)", spread_text(again), spread_text(first),
+                        100 * cfg.noise_threshold)
           : fmt::format("measured again: the first measurement had {} (median {:.4g} s, now {:.4g} s)",
                         spread_text(first), first.median_s, again.median_s);
   r.detail += (r.detail.empty() ? "" : "; ") + note;
@@ -296,8 +292,9 @@ void describe_plan(Row& r, const Plan& plan, bool cpu) {
   if (r.threads < r.threads_requested && r.detail.find("runs on ") == std::string::npos) {
     const std::string why = plan.chosen_threads > 0 && plan.chosen_threads < r.threads_requested
                                 ? "the planner chose " + plan.chosen
-                                : std::string("the plan gives no reason (a smaller OpenMP team: OMP_THREAD_LIMIT, "
-                                              "OMP_DYNAMIC?)");
+                                : std::string(
+                                      "the plan gives no reason (a smaller OpenMP team: OMP_THREAD_LIMIT, "
+                                      "OMP_DYNAMIC?)");
     r.detail += fmt::format("{}runs on {} of {} threads: {}", r.detail.empty() ? "" : "; ", r.threads,
                             r.threads_requested, why);
   }
@@ -365,7 +362,8 @@ class MatrixBench {
       if (!cpu && r.status == "ok") loop_costs(r, *plan, opt.k);
       if (k.name == "auto" && cfg_.duel_rounds > 0) {
         auto& kept = autos_[{static_cast<int>(k.backend), key}];
-        if (!kept.second || r.threads_requested > out[kept.first].threads_requested) kept = {out.size(), std::move(plan)};
+        if (!kept.second || r.threads_requested > out[kept.first].threads_requested)
+          kept = {out.size(), std::move(plan)};
       }
     } catch (const Unsupported& e) {
       r.status = std::string("skipped: ") + e.what();
@@ -400,9 +398,9 @@ class MatrixBench {
   // GPU rows: what a loop of multiply() calls pays on host and on device vectors (three samples of
   // a fifth of the sample length each: the host loop's calls last milliseconds).
   void loop_costs(Row& r, Plan& plan, int k) const {
-    const LoopTiming lt = time_multiply_loops(plan, static_cast<std::size_t>(a_.cols) * k,
-                                              static_cast<std::size_t>(a_.rows) * k,
-                                              std::max(1e-3, cfg_.min_sample_seconds / 5), 3);
+    const LoopTiming lt =
+        time_multiply_loops(plan, static_cast<std::size_t>(a_.cols) * k, static_cast<std::size_t>(a_.rows) * k,
+                            std::max(1e-3, cfg_.min_sample_seconds / 5), 3);
     r.loop_host_s = lt.host.median_s;
     r.loop_pinned_s = lt.pinned.median_s;
     r.loop_device_s = lt.device.median_s;
@@ -423,9 +421,8 @@ class MatrixBench {
 
 }  // namespace
 
-std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const SweepConfig& cfg,
-                              const Ceilings& ceil, const Progress& progress,
-                              std::size_t done_before, std::size_t total) {
+std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const SweepConfig& cfg, const Ceilings& ceil,
+                              const Progress& progress, std::size_t done_before, std::size_t total) {
   std::vector<Row> out;
   if (a.is_complex()) {
     // Every kernel is real-only: one row says so instead of one refusal per configuration.

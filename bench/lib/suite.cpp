@@ -62,7 +62,9 @@ std::vector<MatrixSource> default_suite(const SuiteOptions& opt, std::vector<std
       for (std::string x; std::getline(ss, x, '\t');) c.push_back(x);
       if (c.size() < 6) continue;
       offset_t nnz = 0;
-      try { nnz = std::stoll(c[5]); } catch (const std::exception&) {}
+      try {
+        nnz = std::stoll(c[5]);
+      } catch (const std::exception&) {}
       if ((opt.max_real_nnz > 0 && nnz > opt.max_real_nnz) || nnz < opt.min_nnz) continue;
       MatrixSource s;
       s.name = c[0];
@@ -77,7 +79,8 @@ std::vector<MatrixSource> default_suite(const SuiteOptions& opt, std::vector<std
     for (const auto& s : opt.max_real_nnz > 0 ? std::vector<MatrixSource>{} : sources_from_paths({dir})) {
       if (listed.count(fs::path(s.path).filename().string()) || have.count(s.name)) continue;
       if (notes)
-        notes->push_back(fmt::format("{}: not in {}; benchmarked after the listed matrices", s.path, manifest.string()));
+        notes->push_back(
+            fmt::format("{}: not in {}; benchmarked after the listed matrices", s.path, manifest.string()));
       have.insert(s.name);
       v.push_back(s);
     }
@@ -90,7 +93,8 @@ std::vector<MatrixSource> default_suite(const SuiteOptions& opt, std::vector<std
   std::vector<MatrixSource> seeds;  // --seed-suite: the seed matrices in the suite's order
   for (const gen::SeedEntry& e : gen::read_seed_suite(opt.seed_suite)) {
     if (opt.seed_only && e.nnz >= opt.min_nnz)
-      if (auto it = std::find_if(v.begin(), v.end(), [&](const MatrixSource& s) { return s.name == e.name; }); it != v.end()) {
+      if (auto it = std::find_if(v.begin(), v.end(), [&](const MatrixSource& s) { return s.name == e.name; });
+          it != v.end()) {
         seeds.push_back(*it);
         continue;
       }

@@ -9,9 +9,9 @@
 
 namespace spmv::bench {
 
-std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const SuiteOptions& so,
-                           SweepConfig& cfg, const Ceilings& ceil, TimeBudget& budget,
-                           std::chrono::steady_clock::time_point started, const Progress& progress) {
+std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const SuiteOptions& so, SweepConfig& cfg,
+                           const Ceilings& ceil, TimeBudget& budget, std::chrono::steady_clock::time_point started,
+                           const Progress& progress) {
   const auto say = [&](const std::string& line) {
     if (progress.message) progress.message(line);
   };
@@ -32,7 +32,8 @@ std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const Suite
       add({unavailable_row(s, "skipped: time budget exhausted (--time-budget)")});
       continue;
     }
-    if (progress.update) progress.update(done, total, "loading " + s.name);
+    if (progress.update)
+      progress.update(done, total, "loading " + s.name);
     else
       say(fmt::format("[{}/{}] {} ({}{})", i + 1, sources.size(), s.name, s.origin,
                       s.origin == "synthetic-scaled" ? fmt::format(" x{:.3g}", s.scale) : ""));
@@ -57,9 +58,9 @@ std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const Suite
       if (row.status == "failed" || row.status.starts_with("error"))
         say(fmt::format("{}: {}/{} {}: {}", s.name, row.backend, row.kernel, row.status, row.detail));
       if (row.status == "noisy")
-        noisy.push_back(fmt::format("{}/{}{}", row.backend, row.kernel,
-                                    row.threads_requested > 0 && row.backend != "serial"
-                                        ? fmt::format(" t={}", row.threads_requested) : ""));
+        noisy.push_back(fmt::format(
+            "{}/{}{}", row.backend, row.kernel,
+            row.threads_requested > 0 && row.backend != "serial" ? fmt::format(" t={}", row.threads_requested) : ""));
     }
     if (!noisy.empty())
       say(fmt::format("{}: {} noisy configuration{} (timing spread above {:.1f}% twice; left out of bests): {}{}",

@@ -119,20 +119,29 @@ int main(int argc, char** argv) try {
   CLI::App app{"cpu_scaling: triad, then every OpenMP kernel and Eigen at each thread count on large matrices"};
   app.add_option("FILES", files, "Matrix files measured like the generated ones");
   app.add_option("--threads", threads, "Thread counts (default 1, 2, 4, ... up to the processors)")
-      ->delimiter(',')->check(CLI::Range(1, 4096));
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
   app.add_option("--gen", gens, fmt::format("Generated matrices NAME:SIZE ({}), or none", kGenNames))
-      ->delimiter(',')->capture_default_str()->check(gen_spec);
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(gen_spec);
   app.add_option("--dir", dir, "Suite pass: every .mtx / .mtx.gz of this folder")->check(CLI::ExistingDirectory);
-  app.add_option("--suite-threads", suite_threads, "Threads of the suite and SpMM passes (default the largest of --threads)")
+  app.add_option("--suite-threads", suite_threads,
+                 "Threads of the suite and SpMM passes (default the largest of --threads)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--suite-min-ms", suite_min_ms, "Suite pass: each sample lasts at least this long")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--spmm", spmm_k, "SpMM pass: right-hand side counts (e.g. 1,4,16,64; default none)")
-      ->delimiter(',')->check(CLI::Range(1, 4096));
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
   app.add_option("--spmm-gen", spmm_gen, "SpMM pass: the generated matrix")->capture_default_str()->check(gen_spec);
-  app.add_option("--min-ms", min_ms, "Each sample lasts at least this long")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--min-ms", min_ms, "Each sample lasts at least this long")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--samples", samples, "Timed samples per kernel (median reported)")
-      ->capture_default_str()->check(CLI::Range(1, 1000));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   CLI11_PARSE(app, argc, argv);
   if (gens.size() == 1 && gens[0] == "none") gens.clear();
   const int procs = omp_get_num_procs();
@@ -168,8 +177,8 @@ int main(int argc, char** argv) try {
     const double mb = (12.0 * a.nnz() + 4.0 * (a.rows + 1) + 8.0 * a.cols + 8.0 * a.rows) / 1e6;
     fmt::print("\n## {}: rows {} cols {} nnz {} ({:.1f} nnz/row, max {}), CSR product data {:.0f} MB\n", name, a.rows,
                a.cols, a.nnz(), st.row_nnz_mean, st.row_nnz_max, mb);
-    fmt::print("padding ratio (slots/nnz): ELL {:.2f}, HLL-16 {:.3f}, HLL-32 {:.3f}, HLL-64 {:.3f}\n", st.ell_padding_ratio,
-               st.hll_padding_ratio[0], st.hll_padding_ratio[1], st.hll_padding_ratio[2]);
+    fmt::print("padding ratio (slots/nnz): ELL {:.2f}, HLL-16 {:.3f}, HLL-32 {:.3f}, HLL-64 {:.3f}\n",
+               st.ell_padding_ratio, st.hll_padding_ratio[0], st.hll_padding_ratio[1], st.hll_padding_ratio[2]);
     const auto x = make_vector("random:1", a.cols);
     const Reference ref = reference_product(a, x);
     PlanOptions o1;
@@ -183,8 +192,8 @@ int main(int argc, char** argv) try {
         return;
       }
       const double sp = serial.seconds / m.seconds, gbs = m.bytes / m.seconds * 1e-9;
-      fmt::print("{:<14} {:>3} {:10.3f} {:8.2f} {:8.2f} {:6.2f} {:8.1f} {:6.1f}% {:8}  {}{}\n", kernel, t, m.seconds * 1e3,
-                 flops / m.seconds * 1e-9, sp, sp / t, gbs, 100.0 * gbs * 1e9 / triad[t],
+      fmt::print("{:<14} {:>3} {:10.3f} {:8.2f} {:8.2f} {:6.2f} {:8.1f} {:6.1f}% {:8}  {}{}\n", kernel, t,
+                 m.seconds * 1e3, flops / m.seconds * 1e-9, sp, sp / t, gbs, 100.0 * gbs * 1e9 / triad[t],
                  eigen_s > 0 ? fmt::format("{:.2f}x", eigen_s / m.seconds) : "-", m.detail,
                  m.convert > 0.01 ? fmt::format(" convert+setup {:.2f}s", m.convert) : "");
     };
@@ -242,7 +251,8 @@ int main(int argc, char** argv) try {
     for (const auto& e : std::filesystem::directory_iterator(dir))
       if (e.path().string().ends_with(".mtx.gz") || e.path().string().ends_with(".mtx")) paths.push_back(e.path());
     std::sort(paths.begin(), paths.end());
-    fmt::print("\n## Suite {} at {} threads: GFLOPS per kernel; vsEigen = Eigen time / kernel time\n", dir, suite_threads);
+    fmt::print("\n## Suite {} at {} threads: GFLOPS per kernel; vsEigen = Eigen time / kernel time\n", dir,
+               suite_threads);
     fmt::print("{:<22} {:>9} {:>7}", "matrix", "nnz", "serial");
     for (const auto& k : kOmpKernels) fmt::print(" {:>8}", k.substr(0, 8));
     fmt::print(" {:>7} {:>8} {:>8}  {}\n", "eigen", "csr/Eig", "best/Eig", "csr choice");
@@ -290,11 +300,12 @@ int main(int argc, char** argv) try {
       slower_best += rb < 1.0;
       std::fflush(stdout);
     }
-    fmt::print("suite: {} matrices; geomean speedup over Eigen: csr(auto) {:.2f}x (min {:.2f}, {} slower), best kernel "
-               "{:.2f}x (min {:.2f}, {} slower)\n",
-               r_auto.size(), geomean(r_auto), r_auto.empty() ? 0 : *std::min_element(r_auto.begin(), r_auto.end()),
-               slower_auto, geomean(r_best), r_best.empty() ? 0 : *std::min_element(r_best.begin(), r_best.end()),
-               slower_best);
+    fmt::print(
+        "suite: {} matrices; geomean speedup over Eigen: csr(auto) {:.2f}x (min {:.2f}, {} slower), best kernel "
+        "{:.2f}x (min {:.2f}, {} slower)\n",
+        r_auto.size(), geomean(r_auto), r_auto.empty() ? 0 : *std::min_element(r_auto.begin(), r_auto.end()),
+        slower_auto, geomean(r_best), r_best.empty() ? 0 : *std::min_element(r_best.begin(), r_best.end()),
+        slower_best);
   }
   if (!big_ratio_auto.empty())
     fmt::print("large matrices: geomean speedup of csr(auto) over Eigen at the largest thread count {:.2f}x\n",

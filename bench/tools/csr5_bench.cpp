@@ -77,8 +77,9 @@ Measured measure(const CsrView& a, Backend be, const std::string& kernel, const 
 // while in a round every kernel sees about the same state. Prints each kernel's median over the
 // rounds and the median (and quartiles) over the rounds of best-time / CSR5-time (>1: CSR5 faster),
 // for our CSR kernels and for the baselines (cuSPARSE, Eigen).
-void duel(const CsrView& a, Backend be, const std::vector<std::string>& csr_kernels, const std::vector<std::string>& baselines,
-          const PlanOptions& o, const std::vector<double>& x, int rounds, double min_seconds) {
+void duel(const CsrView& a, Backend be, const std::vector<std::string>& csr_kernels,
+          const std::vector<std::string>& baselines, const PlanOptions& o, const std::vector<double>& x, int rounds,
+          double min_seconds) {
   std::vector<std::string> names{"csr5"};
   names.insert(names.end(), csr_kernels.begin(), csr_kernels.end());
   names.insert(names.end(), baselines.begin(), baselines.end());
@@ -113,9 +114,10 @@ void duel(const CsrView& a, Backend be, const std::vector<std::string>& csr_kern
   if (!ratio_base.empty())
     base = fmt::format("; best baseline / csr5: median {:.3f} [quartiles {:.3f} .. {:.3f}]", quantile(ratio_base, 0.5),
                        quantile(ratio_base, 0.25), quantile(ratio_base, 0.75));
-  fmt::print("  [{}]  duel, {} interleaved rounds, median us:{}; best CSR / csr5 per round: median {:.3f} "
-             "[quartiles {:.3f} .. {:.3f}]{}\n",
-             to_string(be), rounds, line, quantile(ratio, 0.5), quantile(ratio, 0.25), quantile(ratio, 0.75), base);
+  fmt::print(
+      "  [{}]  duel, {} interleaved rounds, median us:{}; best CSR / csr5 per round: median {:.3f} "
+      "[quartiles {:.3f} .. {:.3f}]{}\n",
+      to_string(be), rounds, line, quantile(ratio, 0.5), quantile(ratio, 0.25), quantile(ratio, 0.75), base);
 }
 
 double row_std(const CsrView& a, double& mean) {
@@ -128,7 +130,8 @@ double row_std(const CsrView& a, double& mean) {
 // The comment after a kernel's line: for CSR5 its conversion in CSR SpMVs and its distance to the
 // best CSR-family kernel and to the best kernel of any format; for any kernel faster than our best
 // CSR, after how many products its extra conversion/setup time is paid back.
-std::string note(const Measured& m, double conv_units, double t_csr_family, double t_any, double t_csr, double pre_csr) {
+std::string note(const Measured& m, double conv_units, double t_csr_family, double t_any, double t_csr,
+                 double pre_csr) {
   std::string s;
   if (m.kernel.starts_with("csr5"))
     s += fmt::format("   conversion = {:.1f} CSR SpMVs; vs best CSR/baseline {:+.1f}%, vs best of all {:+.1f}% [{}]",
@@ -136,7 +139,8 @@ std::string note(const Measured& m, double conv_units, double t_csr_family, doub
                      t_any > 0 ? (t_any / m.t - 1) * 100 : 0.0, m.detail);
   const double extra = m.convert + m.setup - pre_csr;
   if (t_csr > 0 && m.t < t_csr && extra > 0)
-    s += fmt::format("   pays back its extra {:.3f} ms after {:.0f} products", extra * 1e3, std::ceil(extra / (t_csr - m.t)));
+    s += fmt::format("   pays back its extra {:.3f} ms after {:.0f} products", extra * 1e3,
+                     std::ceil(extra / (t_csr - m.t)));
   return s;
 }
 
@@ -154,7 +158,8 @@ int main(int argc, char** argv) {
   app.add_option("FILES", files, "Matrix files after the generated ones");
   app.add_option("--threads", threads, "OpenMP threads (default: OpenMP's maximum)")->check(CLI::Range(1, 4096));
   app.add_option("--min-seconds", min_seconds, "Timing per kernel: 5 batches of a fifth of this")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--csv", csv_path, "Also write one CSV line per kernel and matrix here");
   app.add_flag("--no-gen", no_gen, "Only the files, no generated matrices");
   app.add_flag("--small", small, "Generated matrices at a tenth of the size");
@@ -225,15 +230,16 @@ int main(int argc, char** argv) {
     const double sd = row_std(a, mean);
     offset_t longest = 0;
     for (index_t r = 0; r < a.rows; ++r) longest = std::max(longest, a.row_length(r));
-    fmt::print("\n== {}: {} rows, {} nnz, row length mean {:.2f} std {:.2f} max {} ({})\n", name, a.rows,
-               a.nnz(), mean, sd, longest, sd > mean ? "irregular" : "regular");
+    fmt::print("\n== {}: {} rows, {} nnz, row length mean {:.2f} std {:.2f} max {} ({})\n", name, a.rows, a.nnz(), mean,
+               sd, longest, sd > mean ? "irregular" : "regular");
     const auto x = make_vector("random:1", a.cols);
     const Reference ref = reference_product(a, x);
 
     for (Backend be : backends) {
       std::vector<std::string> names;
       for (const auto& k : kernels())
-        if (k.backend == be && (only.empty() || k.name == "csr5" || std::find(only.begin(), only.end(), k.name) != only.end()))
+        if (k.backend == be &&
+            (only.empty() || k.name == "csr5" || std::find(only.begin(), only.end(), k.name) != only.end()))
           names.push_back(k.name);  // every format: the iterative scenario compares them all
       if (be == Backend::Omp && std::find(names.begin(), names.end(), "csr") == names.end())
         names.insert(names.begin(), "serial:csr");  // no OpenMP CSR registered: compare to serial
@@ -272,7 +278,8 @@ int main(int argc, char** argv) {
       double t_csr = 0, t_best_csr_family = 0, t_best_other = 0, pre_csr = 0;
       for (const auto& m : res) {
         if (!m.ok || m.kernel.starts_with("csr5")) continue;
-        const KernelSpec* spec = m.kernel == "serial:csr" ? find_kernel(Backend::Serial, "csr") : find_kernel(be, m.kernel);
+        const KernelSpec* spec =
+            m.kernel == "serial:csr" ? find_kernel(Backend::Serial, "csr") : find_kernel(be, m.kernel);
         if (our_csr(spec) && (t_csr == 0 || m.t < t_csr)) {
           t_csr = m.t;
           pre_csr = m.convert + m.setup;
@@ -293,16 +300,20 @@ int main(int argc, char** argv) {
         const auto t1 = std::chrono::steady_clock::now();
         const Csr back = csr5_to_csr(f, threads);
         const auto t2 = std::chrono::steady_clock::now();
-        const double to = std::chrono::duration<double>(t1 - t0).count(), from = std::chrono::duration<double>(t2 - t1).count();
-        fmt::print("  [{}]  CSR->CSR5 {:.3f} ms ({:.1f} CSR SpMVs), CSR5->CSR {:.3f} ms ({:.1f} CSR SpMVs){}\n", to_string(be),
-                   to * 1e3, to / t_csr, from * 1e3, from / t_csr, back.col == a.col && back.val == a.val ? "" : "  MISMATCH");
+        const double to = std::chrono::duration<double>(t1 - t0).count(),
+                     from = std::chrono::duration<double>(t2 - t1).count();
+        fmt::print("  [{}]  CSR->CSR5 {:.3f} ms ({:.1f} CSR SpMVs), CSR5->CSR {:.3f} ms ({:.1f} CSR SpMVs){}\n",
+                   to_string(be), to * 1e3, to / t_csr, from * 1e3, from / t_csr,
+                   back.col == a.col && back.val == a.val ? "" : "  MISMATCH");
       }
       if (duel_rounds > 0) {
         std::vector<std::string> ours, baselines;
         for (const auto& m : res) {
           const KernelSpec* spec = m.ok ? find_kernel(be, m.kernel) : nullptr;
-          if (our_csr(spec)) ours.push_back(m.kernel);
-          else if (spec && spec->baseline) baselines.push_back(m.kernel);
+          if (our_csr(spec))
+            ours.push_back(m.kernel);
+          else if (spec && spec->baseline)
+            baselines.push_back(m.kernel);
         }
         if (!ours.empty()) duel(a, be, ours, baselines, o, x, duel_rounds, 3 * min_seconds);
       }
@@ -310,7 +321,8 @@ int main(int argc, char** argv) {
                  "GFLOPS", "convert_ms", "setup_ms", "total50_ms", "total500_ms");
       for (const auto& m : res) {
         if (!m.ok) {
-          fmt::print("  [{}]  {:<16} {}: {}\n", to_string(be), m.kernel, m.error.starts_with("WRONG") ? "FAILED" : "not run", m.error);
+          fmt::print("  [{}]  {:<16} {}: {}\n", to_string(be), m.kernel,
+                     m.error.starts_with("WRONG") ? "FAILED" : "not run", m.error);
           if (csv.is_open())
             csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},,,,,,,,\"{}\"\n", name, a.rows, a.nnz(), mean, sd,
                                to_string(be), m.kernel, m.error);
@@ -321,8 +333,7 @@ int main(int argc, char** argv) {
         const double conv_units = t_csr > 0 ? m.convert / t_csr : 0;
         fmt::print("  [{}]  {:<16} {:>10.2f} {:>8.2f} {:>11.3f} {:>10.3f} {:>12.3f} {:>12.3f}{}\n", to_string(be),
                    m.kernel, m.t * 1e6, gflops, m.convert * 1e3, m.setup * 1e3, (pre + 50 * m.t) * 1e3,
-                   (pre + 500 * m.t) * 1e3,
-                   note(m, conv_units, t_best_csr_family, t_best_other, t_csr, pre_csr));
+                   (pre + 500 * m.t) * 1e3, note(m, conv_units, t_best_csr_family, t_best_other, t_csr, pre_csr));
         if (csv.is_open())
           csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},{:.6g},{:.6g},{:.6g},{:.4f},{:.3f},{:.6g},{:.6g},\n", name,
                              a.rows, a.nnz(), mean, sd, to_string(be), m.kernel, m.convert, m.setup, m.t, gflops,

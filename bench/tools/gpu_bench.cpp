@@ -83,8 +83,8 @@ void print_result(const CsrView& a, const Result& r, int k, double bw) {
     return;
   }
   const double gf = 2.0 * a.nnz() * k / r.t * 1e-9, gbs = must_bytes(a, k) / r.t * 1e-9;
-  fmt::print("  {:<17} {:>5} {:>10.2f} us {:>8.1f} GFLOPS {:>7.0f} GB/s {:>5.1f}%  {}\n", r.kernel, r.block,
-             r.t * 1e6, gf, gbs, 100 * gbs * 1e9 / bw, r.detail);
+  fmt::print("  {:<17} {:>5} {:>10.2f} us {:>8.1f} GFLOPS {:>7.0f} GB/s {:>5.1f}%  {}\n", r.kernel, r.block, r.t * 1e6,
+             gf, gbs, 100 * gbs * 1e9 / bw, r.detail);
 }
 
 }  // namespace
@@ -96,9 +96,11 @@ int main(int argc, char** argv) {
   app.add_option("FILES", o.files, "Matrix files (.mtx, .mtx.gz, binary cache) after the generated ones");
   app.add_flag("--quick", o.quick, "Block size 256 only, no subwarp sweep");
   app.add_option("--sample-ms", sample_ms, "Each sample lasts at least this long")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--samples", o.samples, "Timed samples per kernel (median reported)")
-      ->capture_default_str()->check(CLI::Range(1, 1000));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   CLI11_PARSE(app, argc, argv);
   o.sample_s = sample_ms * 1e-3;
   std::vector<const KernelSpec*> ks;
@@ -179,8 +181,7 @@ int main(int argc, char** argv) {
     }
     if (s.ours.ok && s.theirs.ok)
       fmt::print("  -> best ours {} (block {}) {:.2f} us; best cuSPARSE {} {:.2f} us; speedup {:.2f}\n\n",
-                 s.ours.kernel, s.ours.block, s.ours.t * 1e6, s.theirs.kernel, s.theirs.t * 1e6,
-                 s.theirs.t / s.ours.t);
+                 s.ours.kernel, s.ours.block, s.ours.t * 1e6, s.theirs.kernel, s.theirs.t * 1e6, s.theirs.t / s.ours.t);
     sums.push_back(s);
     if (name == "stencil27_1M" || name == "random8_1M" || name == "powerlaw_1M") keep.emplace(name, std::move(a));
   }
@@ -213,9 +214,11 @@ int main(int argc, char** argv) {
         }
         const auto gf = [&](const Result& r) { return r.ok ? 2.0 * a.nnz() * k / r.t * 1e-9 : 0.0; };
         if (best_ours.ok && best_cs.ok && autop.ok)
-          spmm_rows.push_back(fmt::format(
-              "{:<14} K={:<3} {} auto {:>8.1f} GFLOPS  best ours {:<6} {:>8.1f}  cuSPARSE {:<19} {:>8.1f}  auto x{:.2f}",
-              name, k, lay, gf(autop), best_ours.kernel, gf(best_ours), best_cs.kernel, gf(best_cs), best_cs.t / autop.t));
+          spmm_rows.push_back(
+              fmt::format("{:<14} K={:<3} {} auto {:>8.1f} GFLOPS  best ours {:<6} {:>8.1f}  cuSPARSE {:<19} {:>8.1f}  "
+                          "auto x{:.2f}",
+                          name, k, lay, gf(autop), best_ours.kernel, gf(best_ours), best_cs.kernel, gf(best_cs),
+                          best_cs.t / autop.t));
       }
 
   fmt::print("\n== Summary: {} , copy {:.0f} GB/s ==\n", device::cuda_device_name(), bw * 1e-9);

@@ -128,16 +128,16 @@ void gzip_study(const std::string& path, double bytes, int threads, bool keep) {
   const double zlib_s = median_seconds([&] { check(zlib_gunzip(gz, out)); });
   const double isal_s = median_seconds([&] { check(isal_gunzip(gz, out)); });
   fmt::print("{:>22} {:>10} {:>10}\n", "gunzip (1 thread)", "median_s", "MB/s out");
-  fmt::print("{:>22} {:>10.4f} {:>10.1f}\n{:>22} {:>10.4f} {:>10.1f}\n", "zlib inflate", zlib_s,
-             bytes / zlib_s * 1e-6, "ISA-L inflate", isal_s, bytes / isal_s * 1e-6);
+  fmt::print("{:>22} {:>10.4f} {:>10.1f}\n{:>22} {:>10.4f} {:>10.1f}\n", "zlib inflate", zlib_s, bytes / zlib_s * 1e-6,
+             "ISA-L inflate", isal_s, bytes / isal_s * 1e-6);
   fmt::print("isal_speedup_vs_zlib: {:.2f}x\n", zlib_s / isal_s);
   const auto read_s = [&](const std::string& p) {
     return median_seconds([&] { return spmv::io::read_matrix(p, {.threads = threads}); });
   };
   const double gz_s = read_s(gz_path), mtx_s = read_s(path);
   fmt::print("{:>22} {:>10} {:>10}\n", fmt::format("read_matrix ({}t)", threads), "median_s", "MB/s text");
-  fmt::print("{:>22} {:>10.4f} {:>10.1f}\n{:>22} {:>10.4f} {:>10.1f}\n", ".mtx.gz", gz_s, bytes / gz_s * 1e-6,
-             ".mtx", mtx_s, bytes / mtx_s * 1e-6);
+  fmt::print("{:>22} {:>10.4f} {:>10.1f}\n{:>22} {:>10.4f} {:>10.1f}\n", ".mtx.gz", gz_s, bytes / gz_s * 1e-6, ".mtx",
+             mtx_s, bytes / mtx_s * 1e-6);
   fmt::print("gz_read_share_decompression: {:.0f}% (ISA-L alone / the whole .mtx.gz read)\n", 100 * isal_s / gz_s);
   if (!keep) std::filesystem::remove(gz_path);
 }
@@ -156,7 +156,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", max_threads, "The most threads to read with (default: OpenMP's maximum)")
       ->check(CLI::Range(1, 4096));
   bool gzip = false;
-  app.add_option("--repeat", reps, "Reads a measurement takes the median of")->capture_default_str()->check(CLI::Range(1, 1000));
+  app.add_option("--repeat", reps, "Reads a measurement takes the median of")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_flag("--keep", keep, "Keep the file and its cache (and .gz) afterwards");
   app.add_flag("--gzip", gzip, "Also gzip the file: decompression MB/s with zlib and ISA-L, .mtx.gz vs .mtx read");
   CLI11_PARSE(app, argc, argv);
@@ -167,24 +169,29 @@ int main(int argc, char** argv) {
     fmt::print("file: {}\nbytes: {:.0f}\ngenerate_s: {:.2f}\n", path, bytes, seconds_since(t0));
 
     spmv::Coo first = spmv::io::read_matrix(path, {.threads = max_threads});  // warms the page cache
-    fmt::print("nnz: {}\n{:>8} {:>10} {:>10} {:>10} {:>12} {:>10}\n", first.nnz(), "threads", "median_s", "MB/s", "cpu_s",
-               "csr_median_s", "csr_MB/s");
+    fmt::print("nnz: {}\n{:>8} {:>10} {:>10} {:>10} {:>12} {:>10}\n", first.nnz(), "threads", "median_s", "MB/s",
+               "cpu_s", "csr_median_s", "csr_MB/s");
     std::vector<int> counts;
     for (int t = 1; t < max_threads; t *= 2) counts.push_back(t);
     counts.push_back(max_threads);
     for (int t : counts) {
       double cpu = 0;
-      const double s = median_seconds([&] {
-        spmv::Coo c = spmv::io::read_matrix(path, {.threads = t});
-        if (c.nnz() != first.nnz()) throw std::runtime_error("nnz differs between reads");
-        return c;
-      }, reps, &cpu);
-      const double cs = median_seconds([&] {
-        spmv::Csr c = spmv::io::load_csr(path, {.threads = t});
-        if (c.nnz() != first.nnz()) throw std::runtime_error("nnz differs between reads");
-        return c;
-      }, reps);
-      fmt::print("{:>8} {:>10.4f} {:>10.1f} {:>10.4f} {:>12.4f} {:>10.1f}\n", t, s, bytes / s * 1e-6, cpu, cs, bytes / cs * 1e-6);
+      const double s = median_seconds(
+          [&] {
+            spmv::Coo c = spmv::io::read_matrix(path, {.threads = t});
+            if (c.nnz() != first.nnz()) throw std::runtime_error("nnz differs between reads");
+            return c;
+          },
+          reps, &cpu);
+      const double cs = median_seconds(
+          [&] {
+            spmv::Csr c = spmv::io::load_csr(path, {.threads = t});
+            if (c.nnz() != first.nnz()) throw std::runtime_error("nnz differs between reads");
+            return c;
+          },
+          reps);
+      fmt::print("{:>8} {:>10.4f} {:>10.1f} {:>10.4f} {:>12.4f} {:>10.1f}\n", t, s, bytes / s * 1e-6, cpu, cs,
+                 bytes / cs * 1e-6);
     }
 
     const spmv::Csr a = spmv::coo_to_csr(first);
@@ -194,10 +201,11 @@ int main(int argc, char** argv) {
     const double cbytes = static_cast<double>(std::filesystem::file_size(cache));
     (void)spmv::io::read_binary(cache);
     const double s = median_seconds([&] { return spmv::io::read_binary(cache); }, reps);
-    fmt::print("binary_cache_bytes: {:.0f}\nbinary_cache_load_s: {:.4f}\nbinary_cache_MB/s: {:.1f}\n"
-               "binary_cache_speedup_vs_text_{}t: load {:.1f}x faster than parsing\n",
-               cbytes, s, cbytes / s * 1e-6, max_threads,
-               median_seconds([&] { return spmv::io::read_matrix(path, {.threads = max_threads}); }, 1) / s);
+    fmt::print(
+        "binary_cache_bytes: {:.0f}\nbinary_cache_load_s: {:.4f}\nbinary_cache_MB/s: {:.1f}\n"
+        "binary_cache_speedup_vs_text_{}t: load {:.1f}x faster than parsing\n",
+        cbytes, s, cbytes / s * 1e-6, max_threads,
+        median_seconds([&] { return spmv::io::read_matrix(path, {.threads = max_threads}); }, 1) / s);
     if (gzip) gzip_study(path, bytes, max_threads, keep);
     if (!keep) {
       std::filesystem::remove(path);

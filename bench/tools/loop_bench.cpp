@@ -78,7 +78,8 @@ double geomean(const std::vector<double>& v) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  CLI::App app{"A user's loop on the GPU: multiply() on device and host vectors beside the kernel; CG on device vs CPU"};
+  CLI::App app{
+      "A user's loop on the GPU: multiply() on device and host vectors beside the kernel; CG on device vs CPU"};
   std::vector<std::string> files;
   bool no_generated = false;
   int cg_iterations = 200, threads = 0;
@@ -89,7 +90,8 @@ int main(int argc, char** argv) try {
   app.add_option("--threads", threads, "CPU threads of the CPU CG (0: every core)")->capture_default_str();
   app.add_option("--sample-ms", sample_ms, "Each timing sample lasts at least this long")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  if (device::cuda_device_count() == 0) throw Error("loop_bench: no usable GPU (" + device::cuda_unavailable_reason() + ")");
+  if (device::cuda_device_count() == 0)
+    throw Error("loop_bench: no usable GPU (" + device::cuda_unavailable_reason() + ")");
 
   std::vector<Named> mats;
   for (const auto& f : files) {
@@ -121,10 +123,12 @@ int main(int argc, char** argv) try {
              device::cuda_device_name(), link.to_device * 1e-9, link.to_host * 1e-9, copy_bw * 1e-9);
 
   fmt::print("## multiply() in a loop, auto on cuda, double (us per product)\n\n");
-  fmt::print("Host floor: the kernel + one copy of x to the device and one of y back, measured between pinned memory and "
-             "the device at their sizes; bw floor: the same copies at the bus's bandwidth alone.\n\n");
-  fmt::print("| matrix | rows | nnz | MB | plan | kernel | device loop | device / kernel | host floor | bw floor | host loop "
-             "| host / floor | pinned loop | pinned / floor |\n");
+  fmt::print(
+      "Host floor: the kernel + one copy of x to the device and one of y back, measured between pinned memory and "
+      "the device at their sizes; bw floor: the same copies at the bus's bandwidth alone.\n\n");
+  fmt::print(
+      "| matrix | rows | nnz | MB | plan | kernel | device loop | device / kernel | host floor | bw floor | host loop "
+      "| host / floor | pinned loop | pinned / floor |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<double> dev_ratio, dev_big, host_floor, pinned_floor;
   for (const Named& m : mats) {
@@ -152,16 +156,24 @@ int main(int argc, char** argv) try {
                us(loops.device.median_s), d, us(floor), us(bw_floor), us(loops.host.median_s),
                loops.host.median_s / floor, us(loops.pinned.median_s), loops.pinned.median_s / floor);
   }
-  const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
-  fmt::print("\ndevice loop / kernel: geomean {:.3f}, worst {:.3f}; above 1M nonzeros worst {:.3f} ({} matrices); "
-             "host loop / floor: geomean {:.2f}, worst {:.2f}; pinned: geomean {:.2f}, worst {:.2f}\n\n",
-             geomean(dev_ratio), worst(dev_ratio), worst(dev_big), dev_big.size(), geomean(host_floor),
-             worst(host_floor), geomean(pinned_floor), worst(pinned_floor));
+  const auto worst = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  };
+  fmt::print(
+      "\ndevice loop / kernel: geomean {:.3f}, worst {:.3f}; above 1M nonzeros worst {:.3f} ({} matrices); "
+      "host loop / floor: geomean {:.2f}, worst {:.2f}; pinned: geomean {:.2f}, worst {:.2f}\n\n",
+      geomean(dev_ratio), worst(dev_ratio), worst(dev_big), dev_big.size(), geomean(host_floor), worst(host_floor),
+      geomean(pinned_floor), worst(pinned_floor));
 
-  fmt::print("## CG with Jacobi, {} iterations, device vectors (auto on cuda) against host vectors (auto on omp, {} threads)\n\n",
-             cg_iterations, threads ? threads : omp_get_max_threads());
-  fmt::print("Floor: one product (the kernel's time) + 13 n doubles of vector traffic at the device copy bandwidth.\n\n");
-  fmt::print("| matrix | rows | nnz | GPU us/iteration | product us | product share | floor us | GPU / floor | CPU us/iteration | CPU / GPU |\n");
+  fmt::print(
+      "## CG with Jacobi, {} iterations, device vectors (auto on cuda) against host vectors (auto on omp, {} "
+      "threads)\n\n",
+      cg_iterations, threads ? threads : omp_get_max_threads());
+  fmt::print(
+      "Floor: one product (the kernel's time) + 13 n doubles of vector traffic at the device copy bandwidth.\n\n");
+  fmt::print(
+      "| matrix | rows | nnz | GPU us/iteration | product us | product share | floor us | GPU / floor | CPU "
+      "us/iteration | CPU / GPU |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Named& m : mats) {
     if (!m.spd) continue;
@@ -186,9 +198,9 @@ int main(int argc, char** argv) try {
     const double kernel = time_products(*gpu, sample_ms * 1e-3, 7).median_s;
     const double floor = kernel + 13.0 * 8.0 * static_cast<double>(n) / copy_bw;
     const double gi = g.seconds / g.iterations, ci = c.seconds / c.iterations;
-    fmt::print("| {} | {} | {} | {} | {} | {:.0f}% | {} | {:.2f} | {} | {:.1f} |\n", m.name, m.a.rows, m.a.nnz(), us(gi),
-               us(g.product_seconds / g.products), 100 * g.product_seconds / g.seconds, us(floor), gi / floor, us(ci),
-               ci / gi);
+    fmt::print("| {} | {} | {} | {} | {} | {:.0f}% | {} | {:.2f} | {} | {:.1f} |\n", m.name, m.a.rows, m.a.nnz(),
+               us(gi), us(g.product_seconds / g.products), 100 * g.product_seconds / g.seconds, us(floor), gi / floor,
+               us(ci), ci / gi);
   }
   return 0;
 } catch (const std::exception& e) {

@@ -45,8 +45,8 @@ class Array : public std::vector<T, detail::DefaultInitAllocator<T>> {
   using Base = std::vector<T, detail::DefaultInitAllocator<T>>;
 
  public:
-  using typename Base::size_type;
   using Base::Base;
+  using typename Base::size_type;
   using Base::operator=;
   Array() = default;
   explicit Array(size_type n) : Base(n, T()) {}
@@ -70,7 +70,9 @@ class Array : public std::vector<T, detail::DefaultInitAllocator<T>> {
   using Base::emplace;
   using Base::emplace_back;
 
-  friend bool operator==(const Array& a, const std::vector<T>& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+  friend bool operator==(const Array& a, const std::vector<T>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
 };
 
 }  // namespace spmv

@@ -30,7 +30,7 @@ class DeviceSpan {
   constexpr DeviceSpan() = default;
   constexpr DeviceSpan(T* data, std::size_t size) : data_(data), size_(size) {}
   template <class U>
-    requires std::is_convertible_v<U (*)[], T (*)[]>
+  requires std::is_convertible_v<U (*)[], T (*)[]>
   constexpr DeviceSpan(DeviceSpan<U> other) : data_(other.data()), size_(other.size()) {}  // NOLINT: as std::span
   constexpr T* data() const { return data_; }
   constexpr std::size_t size() const { return size_; }
@@ -98,7 +98,8 @@ class PinnedHost {
   PinnedHost(const void* data, std::size_t bytes);
   /// A container's elements (std::vector, std::span, ...).
   template <class C>
-  explicit PinnedHost(C& c) : PinnedHost(static_cast<const void*>(std::data(c)), std::size(c) * sizeof(*std::data(c))) {}
+  explicit PinnedHost(C& c)
+      : PinnedHost(static_cast<const void*>(std::data(c)), std::size(c) * sizeof(*std::data(c))) {}
   PinnedHost(const PinnedHost&) = delete;
   PinnedHost& operator=(const PinnedHost&) = delete;
   PinnedHost(PinnedHost&& o) noexcept : data_(o.data_) { o.data_ = nullptr; }
@@ -113,8 +114,8 @@ class PinnedHost {
 
 namespace spmv::device {
 
-bool cuda_built();       ///< the CUDA backend is compiled in
-int cuda_device_count(); ///< 0 when none is usable (no driver, no GPU)
+bool cuda_built();               ///< the CUDA backend is compiled in
+int cuda_device_count();         ///< 0 when none is usable (no driver, no GPU)
 std::string cuda_device_name();  ///< "" when none
 /// Why no CUDA device is usable (the runtime's own words, e.g. no driver or an old one); "" when one is.
 std::string cuda_unavailable_reason();

@@ -27,24 +27,24 @@ const char* to_string(Backend b);
 Backend parse_backend(std::string_view s);  ///< throws Unsupported on an unknown name
 
 struct PlanOptions {
-  int threads = 0;              ///< CPU backends (omp); 0 = every core OpenMP offers; never a global setting
-  int block_size = 0;           ///< CUDA threads per block (a multiple of 32, 32..1024); 0: the kernel's own (256 for most)
-  int hack = 32;                ///< HLL rows per hack
-  int k = 1;                    ///< right-hand sides: 1 = SpMV, > 1 = SpMM
+  int threads = 0;     ///< CPU backends (omp); 0 = every core OpenMP offers; never a global setting
+  int block_size = 0;  ///< CUDA threads per block (a multiple of 32, 32..1024); 0: the kernel's own (256 for most)
+  int hack = 32;       ///< HLL rows per hack
+  int k = 1;           ///< right-hand sides: 1 = SpMV, > 1 = SpMM
   Layout layout = Layout::RowMajor;  ///< of X and Y when k > 1
   /// Arithmetic of the product. Single and mixed plans store the matrix's values in float (rounded
   /// once when the plan is made; a value beyond float's range is refused; a float matrix's,
   /// CsrView::val_f32, taken as they are); single ones also x and y.
   Precision precision = Precision::Double;
-  int subwarp = 0;              ///< CSR-vector threads per row; 0 = chosen from the matrix
-  offset_t nz_per_chunk = 0;    ///< OpenMP dynamic chunk size in nonzeros; 0 = default
-  index_t chunk_rows = 0;       ///< OpenMP dynamic chunk size in rows (over nz_per_chunk); 0 = from nonzeros
-  index_t chunk_multiple = 0;   ///< OpenMP dynamic chunk rounded up to a multiple of this many rows (0, 1: none)
-  offset_t nz_per_block = 0;    ///< CSR-adaptive row-block size in nonzeros; 0 = default
-  int csr5_omega = 0;           ///< CSR5 tile width; 0 = the backend's SIMD/warp width
-  int csr5_sigma = 0;           ///< CSR5 tile height; 0 = chosen from nonzeros per row
-  bool deterministic = true;    ///< kernels with atomics use their two-pass variant
-  std::string variant = "auto"; ///< kernel-specific sub-choice; "auto" = picked per matrix
+  int subwarp = 0;               ///< CSR-vector threads per row; 0 = chosen from the matrix
+  offset_t nz_per_chunk = 0;     ///< OpenMP dynamic chunk size in nonzeros; 0 = default
+  index_t chunk_rows = 0;        ///< OpenMP dynamic chunk size in rows (over nz_per_chunk); 0 = from nonzeros
+  index_t chunk_multiple = 0;    ///< OpenMP dynamic chunk rounded up to a multiple of this many rows (0, 1: none)
+  offset_t nz_per_block = 0;     ///< CSR-adaptive row-block size in nonzeros; 0 = default
+  int csr5_omega = 0;            ///< CSR5 tile width; 0 = the backend's SIMD/warp width
+  int csr5_sigma = 0;            ///< CSR5 tile height; 0 = chosen from nonzeros per row
+  bool deterministic = true;     ///< kernels with atomics use their two-pass variant
+  std::string variant = "auto";  ///< kernel-specific sub-choice; "auto" = picked per matrix
   /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
   /// max_ratio_to_csr times the CSR size (0 = the default: 20).
   double memory_budget_bytes = 0;
@@ -132,12 +132,12 @@ class Plan {
   /// why it runs on fewer. 0: not a CPU plan (GPU plans), or a plan that does not say.
   virtual int threads_used() const { return 0; }
 
-  double convert_seconds = 0;   ///< CSR -> this plan's format
-  double setup_seconds = 0;     ///< partitioning, upload, library preprocessing
-  offset_t bytes_per_product = 0;  ///< the fewest bytes one product must move (matrix, x, y)
-  offset_t stored_entries = 0;     ///< slots stored including padding (= nnz for CSR)
+  double convert_seconds = 0;               ///< CSR -> this plan's format
+  double setup_seconds = 0;                 ///< partitioning, upload, library preprocessing
+  offset_t bytes_per_product = 0;           ///< the fewest bytes one product must move (matrix, x, y)
+  offset_t stored_entries = 0;              ///< slots stored including padding (= nnz for CSR)
   Precision precision = Precision::Double;  ///< the arithmetic it runs (set by make_plan)
-  std::string detail;              ///< what "auto" chose, e.g. "subwarp=8" or "variant=balanced"
+  std::string detail;                       ///< what "auto" chose, e.g. "subwarp=8" or "variant=balanced"
   /// Set by the planner (kernel "auto"): what runs ("cuda/ell bs=256"), and the seconds spent
   /// choosing it (analysis + trial + the conversions of the candidates it did not keep), which
   /// setup_seconds includes.
@@ -169,13 +169,13 @@ class Plan {
 };
 
 struct KernelSpec {
-  std::string name;         ///< "csr", "csr-balanced", "ell", "hll", "csr-vector", "cusparse-alg2", ...
+  std::string name;  ///< "csr", "csr-balanced", "ell", "hll", "csr-vector", "cusparse-alg2", ...
   Backend backend;
-  std::string format;       ///< storage it needs: "csr", "ell", "hll", "csr5" (kernels of one format share it)
+  std::string format;  ///< storage it needs: "csr", "ell", "hll", "csr5" (kernels of one format share it)
   std::string description;
-  bool baseline = false;    ///< a third-party library we compare against (Eigen, cuSPARSE)
-  bool spmm = false;        ///< accepts k > 1
-  bool for_spmm = false;    ///< an algorithm made for k > 1: the benchmark times it only there (k = 1 still works)
+  bool baseline = false;  ///< a third-party library we compare against (Eigen, cuSPARSE)
+  bool spmm = false;      ///< accepts k > 1
+  bool for_spmm = false;  ///< an algorithm made for k > 1: the benchmark times it only there (k = 1 still works)
   /// Precisions it computes in; make_plan refuses the others (see PlanOptions::precision).
   std::vector<Precision> precisions = {Precision::Double};
   std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...

@@ -15,24 +15,24 @@ namespace spmv {
 struct MatrixFeatures {
   index_t rows = 0, cols = 0;
   offset_t nnz = 0;
-  double mean = 0, std = 0;     ///< nonzeros per row
+  double mean = 0, std = 0;  ///< nonzeros per row
   offset_t max_row = 0;
   index_t empty_rows = 0;
-  double ell_padding = 1;       ///< ELL slots / nnz (rows * max_row / nnz)
+  double ell_padding = 1;             ///< ELL slots / nnz (rows * max_row / nnz)
   double hll_padding[3] = {1, 1, 1};  ///< HLL slots / nnz for hacks 16, 32, 64
-  double csr_bytes = 0;         ///< one CSR product: 12 nnz + 4 (rows + 1) + 8 cols + 8 rows
+  double csr_bytes = 0;               ///< one CSR product: 12 nnz + 4 (rows + 1) + 8 cols + 8 rows
 
   double cv() const { return mean > 0 ? std / mean : 0; }  ///< row-length coefficient of variation
 };
 MatrixFeatures analyze(const CsrView& a);
 
 struct Candidate {
-  std::string kernel;           ///< a kernel of the backend, as registered
-  PlanOptions opt;              ///< its settings
-  std::string label;            ///< "ell bs=256", "csr variant=balanced:simd threads=16"
-  double predicted_s = 0;       ///< the model's time of one product
+  std::string kernel;              ///< a kernel of the backend, as registered
+  PlanOptions opt;                 ///< its settings
+  std::string label;               ///< "ell bs=256", "csr variant=balanced:simd threads=16"
+  double predicted_s = 0;          ///< the model's time of one product
   double predicted_convert_s = 0;  ///< the conversion, or a CSR plan's own making (row blocks)
-  bool converts = false;        ///< its format is made from CSR when the plan is made
+  bool converts = false;           ///< its format is made from CSR when the plan is made
   double cost(long long products) const { return predicted_convert_s + static_cast<double>(products) * predicted_s; }
 };
 /// The model's candidates for backend b, best first: every kernel that may win on this matrix, k

@@ -22,13 +22,13 @@ Reference reference_product(const CsrView& a, std::span<const double> x, int k, 
 
 struct CheckResult {
   bool passed = true;
-  double max_rel_error = 0;   ///< max over components of |y - ref| / |ref| (components with ref != 0)
-  double mean_rel_error = 0;  ///< mean of the same
+  double max_rel_error = 0;     ///< max over components of |y - ref| / |ref| (components with ref != 0)
+  double mean_rel_error = 0;    ///< mean of the same
   double max_scaled_error = 0;  ///< max of |y - ref| / (tol_i), passes iff <= 1
   offset_t worst_index = -1;
   offset_t failures = 0;
-  offset_t overflows = 0;     ///< components whose terms add up past the double range (not compared)
-  std::string message;        ///< first failure, human readable; when passed, a note on overflows or empty
+  offset_t overflows = 0;  ///< components whose terms add up past the double range (not compared)
+  std::string message;     ///< first failure, human readable; when passed, a note on overflows or empty
 };
 
 /// Component i passes when |y_i - ref_i| <= tol_i: in double c * eps * (len_i + 1) * bound_i (+ a
@@ -38,8 +38,8 @@ struct CheckResult {
 /// NaN/Inf in the reference must be reproduced exactly in kind (a row with +inf and -inf terms, or
 /// a NaN, is NaN). A finite reference whose terms' magnitudes add up past the double range is an
 /// overflow: any non-NaN result passes, counted in `overflows`. `k` and `layout` as above.
-CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y,
-                          int k = 1, Layout layout = Layout::RowMajor, Precision precision = Precision::Double);
+CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y, int k = 1,
+                          Layout layout = Layout::RowMajor, Precision precision = Precision::Double);
 
 /// One product of `plan` through multiply() in the plan's vector type, checked against the reference:
 /// what `spmv run` and the benchmark do before they time a plan. A single plan's x is rounded to float

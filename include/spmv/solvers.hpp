@@ -19,7 +19,7 @@
 namespace spmv {
 
 struct SolverOptions {
-  double tolerance = 1e-8;    ///< stop when ||b - A x|| <= tolerance * ||b|| (the recurrence's residual)
+  double tolerance = 1e-8;  ///< stop when ||b - A x|| <= tolerance * ||b|| (the recurrence's residual)
   int max_iterations = 10000;
   /// Time the products apart (CUDA events around each on the device, the steady clock on the host):
   /// SolverResult::product_seconds.

@@ -9,9 +9,9 @@ struct MatrixStats {
   offset_t row_nnz_min = 0, row_nnz_max = 0;
   double row_nnz_mean = 0, row_nnz_std = 0;
   index_t empty_rows = 0;
-  index_t bandwidth = 0;            ///< max |i - j| over stored entries
-  bool pattern_symmetric = false;  ///< square and (i,j) stored iff (j,i) stored
-  double ell_padding_ratio = 0;     ///< stored slots / nnz for ELLPACK (rows * max_row_nnz / nnz)
+  index_t bandwidth = 0;                    ///< max |i - j| over stored entries
+  bool pattern_symmetric = false;           ///< square and (i,j) stored iff (j,i) stored
+  double ell_padding_ratio = 0;             ///< stored slots / nnz for ELLPACK (rows * max_row_nnz / nnz)
   double hll_padding_ratio[3] = {0, 0, 0};  ///< the same for HLL with hack 16, 32, 64
 };
 

@@ -315,3 +315,22 @@ def test_threads_share_a_plan():
     with ThreadPoolExecutor(4) as pool:
         for i, y in enumerate(pool.map(work, range(len(xs)))):
             check_product(y, s, xs[i])
+
+
+def test_readme_python_example(monkeypatch):
+    """README's Python lines run as shown (beside the matrices they name) and compute A @ ones."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text().splitlines()
+    start = readme.index("## Use from Python")
+    block = []
+    for line in readme[start + 1:]:
+        if line.startswith("## "):
+            break
+        if line.startswith("    "):
+            block.append(line[4:])
+    assert any("spmv.Plan(" in line for line in block), block
+    monkeypatch.chdir(Path(__file__).resolve().parents[2] / "tests" / "data" / "suitesparse")
+    names = {}
+    exec("\n".join(block), names)
+    a = scipy_read("bcsstk16.mtx.gz")
+    check_product(names["y"], a, np.ones(a.shape[1]))
+    assert names["f"].precision == "single" and "hack=16" in names["h"].detail

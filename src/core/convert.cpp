@@ -100,8 +100,8 @@ bool sort_rows(const Array<offset_t>& start, index_t rows, index_t* col, V* val,
 // in double and rounded once; a sum that rounds to infinity from finite terms is recorded in
 // `overflow` (the first such position), the caller refuses the matrix.
 template <class V>
-std::vector<offset_t> sum_duplicates(const Array<offset_t>& start, index_t rows, index_t* col, V* val,
-                                     V* imag, bool parallel, offset_t* overflow = nullptr) {
+std::vector<offset_t> sum_duplicates(const Array<offset_t>& start, index_t rows, index_t* col, V* val, V* imag,
+                                     bool parallel, offset_t* overflow = nullptr) {
   std::vector<offset_t> len(static_cast<std::size_t>(rows), 0);
   offset_t first_overflow = std::numeric_limits<offset_t>::max();
 #pragma omp parallel for schedule(dynamic, 256) if (parallel) reduction(min : first_overflow)
@@ -194,7 +194,8 @@ void place(const Entries<V>& a, std::vector<offset_t>& head, const std::vector<o
 template <class V>
 void place_by_row(const Entries<V>& a, index_t rows, const Array<offset_t>& start, bool parallel) {
   const int nb = static_cast<int>(std::min<offset_t>(kBuckets, std::max<offset_t>(1, rows)));
-  const std::vector<index_t> first_row = detail::rows_of_equal_entries(start, nb);  // bucket b: rows [first_row[b], first_row[b+1])
+  const std::vector<index_t> first_row =
+      detail::rows_of_equal_entries(start, nb);  // bucket b: rows [first_row[b], first_row[b+1])
   std::vector<std::uint8_t> bucket(static_cast<std::size_t>(rows));
   for (int b = 0; b < nb; ++b)
     std::fill(bucket.begin() + first_row[b], bucket.begin() + first_row[b + 1], static_cast<std::uint8_t>(b));
@@ -231,7 +232,8 @@ void place_by_row(const Entries<V>& a, index_t rows, const Array<offset_t>& star
 // compaction; start: the rows' starts there, col: the columns there).
 [[noreturn]] void refuse_sum_overflow(const Array<offset_t>& start, const index_t* col, offset_t at) {
   const auto row = std::upper_bound(start.begin(), start.end(), at) - start.begin() - 1;
-  throw Unsupported("the duplicate entries at row " + std::to_string(row + 1) + ", column " + std::to_string(col[at] + 1) +
+  throw Unsupported("the duplicate entries at row " + std::to_string(row + 1) + ", column " +
+                    std::to_string(col[at] + 1) +
                     " (1-based) sum beyond single precision's range; read the matrix in double precision");
 }
 
@@ -275,7 +277,8 @@ BasicCsr<V> copying_coo_to_csr(const BasicCoo<V>& coo) {
     return csr;
   }
   offset_t overflow = 0;
-  const std::vector<offset_t> len = sum_duplicates(start, coo.rows, col.data(), val.data(), imag_p, parallel, &overflow);
+  const std::vector<offset_t> len =
+      sum_duplicates(start, coo.rows, col.data(), val.data(), imag_p, parallel, &overflow);
   csr.row_ptr = prefix(len);
   const offset_t out_n = csr.row_ptr.back();
   if (overflow != std::numeric_limits<offset_t>::max()) refuse_sum_overflow(start, col.data(), overflow);
@@ -326,7 +329,8 @@ BasicCsr<V> moving_coo_to_csr(BasicCoo<V>&& coo, int threads) {
   for (offset_t e = 1; e < n; ++e)
     if (coo.row[e] < coo.row[e - 1]) in_order = false;
   constexpr double vb = sizeof(V);
-  const double copy_bytes = (4.0 + vb + (coo.is_complex() ? vb : 0.0)) * static_cast<double>(n) + 16.0 * (static_cast<double>(coo.rows) + 1);
+  const double copy_bytes =
+      (4.0 + vb + (coo.is_complex() ? vb : 0.0)) * static_cast<double>(n) + 16.0 * (static_cast<double>(coo.rows) + 1);
   if (!in_order && copy_bytes <= 64.0 * 1024 * 1024 * std::max(1, threads)) {
     BasicCsr<V> out = copying_coo_to_csr(static_cast<const BasicCoo<V>&>(coo));
     coo = BasicCoo<V>{};
@@ -361,7 +365,8 @@ BasicCsr<V> coo_to_csr_in_place(BasicCoo<V>&& coo, bool in_order) {
     }
   } else if (threads > 1) {
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (offset_t e = 0; e < n; ++e) std::atomic_ref<offset_t>(start[a.row[e] + 1]).fetch_add(1, std::memory_order_relaxed);
+    for (offset_t e = 0; e < n; ++e)
+      std::atomic_ref<offset_t>(start[a.row[e] + 1]).fetch_add(1, std::memory_order_relaxed);
   } else {
     for (offset_t e = 0; e < n; ++e) ++start[a.row[e] + 1];
   }
@@ -420,8 +425,10 @@ BasicCsr<V> csr_from_rows(Array<offset_t>&& start, index_t cols, Field field, Sy
   return csr;
 }
 
-template Csr csr_from_rows(Array<offset_t>&&, index_t, Field, Symmetry, Array<index_t>&&, Array<double>&&, Array<double>&&);
-template CsrF32 csr_from_rows(Array<offset_t>&&, index_t, Field, Symmetry, Array<index_t>&&, Array<float>&&, Array<float>&&);
+template Csr csr_from_rows(Array<offset_t>&&, index_t, Field, Symmetry, Array<index_t>&&, Array<double>&&,
+                           Array<double>&&);
+template CsrF32 csr_from_rows(Array<offset_t>&&, index_t, Field, Symmetry, Array<index_t>&&, Array<float>&&,
+                              Array<float>&&);
 template Csr moving_coo_to_csr(Coo&&, int);
 template CsrF32 moving_coo_to_csr(CooF32&&, int);
 template Csr coo_to_csr_in_place(Coo&&, bool);

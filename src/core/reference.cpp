@@ -41,16 +41,21 @@ void accumulate(const CsrView& a, const V* val, std::span<const double> x, int k
           continue;
         }
         const long double u = s + t;
-        if (std::fabs(s) >= std::fabs(t)) comp += (s - u) + t;
-        else comp += (t - u) + s;
+        if (std::fabs(s) >= std::fabs(t))
+          comp += (s - u) + t;
+        else
+          comp += (t - u) + s;
         s = u;
         b += std::fabs(t);
       }
       const std::size_t o = at(r, c, a.rows, k, layout);
       constexpr double inf = std::numeric_limits<double>::infinity();
-      if (nan || (pos_inf && neg_inf)) ref.y[o] = std::numeric_limits<double>::quiet_NaN();
-      else if (pos_inf || neg_inf) ref.y[o] = pos_inf ? inf : -inf;
-      else ref.y[o] = static_cast<double>(s + comp);
+      if (nan || (pos_inf && neg_inf))
+        ref.y[o] = std::numeric_limits<double>::quiet_NaN();
+      else if (pos_inf || neg_inf)
+        ref.y[o] = pos_inf ? inf : -inf;
+      else
+        ref.y[o] = static_cast<double>(s + comp);
       if (nan || pos_inf || neg_inf) b = inf;
       ref.bound[o] = static_cast<double>(b);
       ref.abs_x[o] = static_cast<double>(ax);
@@ -78,8 +83,8 @@ Reference reference_product(const CsrView& a, std::span<const double> x, int k, 
   return ref;
 }
 
-CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y, int k,
-                          Layout layout, Precision precision) {
+CheckResult check_product(const CsrView& a, const Reference& ref, std::span<const double> y, int k, Layout layout,
+                          Precision precision) {
   CheckResult res;
   if (y.size() != ref.y.size()) {
     res.passed = false;
@@ -97,8 +102,10 @@ CheckResult check_product(const CsrView& a, const Reference& ref, std::span<cons
   const double sum_eps = single ? eps_f : eps;
   const double value_eps = precision == Precision::Double ? 0.0 : eps_f;
   const double value_tiny = precision == Precision::Double ? 0.0 : std::ldexp(1.0, -149);
-  const double floor = single ? static_cast<double>(std::numeric_limits<float>::min()) : std::numeric_limits<double>::min();
-  const double top = single ? static_cast<double>(std::numeric_limits<float>::max()) : std::numeric_limits<double>::max();
+  const double floor =
+      single ? static_cast<double>(std::numeric_limits<float>::min()) : std::numeric_limits<double>::min();
+  const double top =
+      single ? static_cast<double>(std::numeric_limits<float>::max()) : std::numeric_limits<double>::max();
   double sum_rel = 0;
   offset_t n_rel = 0;
   for (index_t r = 0; r < a.rows; ++r) {
@@ -139,9 +146,10 @@ CheckResult check_product(const CsrView& a, const Reference& ref, std::span<cons
       if (!ok) {
         if (res.failures == 0) {
           res.worst_index = static_cast<offset_t>(o);
-          res.message = fmt::format("row {} (rhs {}): got {:.17g}, reference {:.17g}, "
-                                    "row bound {:.3g}, row length {}",
-                                    r, c, got, want, ref.bound[o], len);
+          res.message = fmt::format(
+              "row {} (rhs {}): got {:.17g}, reference {:.17g}, "
+              "row bound {:.3g}, row length {}",
+              r, c, got, want, ref.bound[o], len);
         }
         ++res.failures;
         res.passed = false;
@@ -170,8 +178,7 @@ std::vector<double> make_vector(const std::string& spec, std::size_t n) {
         seed = std::stoull(spec.substr(7), &used);
         if (used != spec.size() - 7) throw std::invalid_argument("trailing");
       } catch (const std::exception&) {
-        throw Error(fmt::format("bad vector spec '{}': expected random:SEED with an integer seed",
-                                spec));
+        throw Error(fmt::format("bad vector spec '{}': expected random:SEED with an integer seed", spec));
       }
     }
     std::mt19937_64 gen(seed);
@@ -179,8 +186,7 @@ std::vector<double> make_vector(const std::string& spec, std::size_t n) {
     for (auto& e : v) e = dist(gen);
     return v;
   }
-  throw Error(fmt::format("bad vector spec '{}': expected ones, random, random:SEED or a file",
-                          spec));
+  throw Error(fmt::format("bad vector spec '{}': expected ones, random, random:SEED or a file", spec));
 }
 
 CheckedProduct checked_product(Plan& plan, const CsrView& a, std::vector<double>& x, int k, Layout layout,

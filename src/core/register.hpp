@@ -16,6 +16,6 @@ void register_serial_kernels();  // src/cpu/serial_*.cpp via src/cpu/register_cp
 void register_omp_kernels();     // src/cpu/omp_*.cpp via src/cpu/register_cpu.cpp
 #ifdef SPMV_HAVE_CUDA
 void register_cuda_auto_kernel();  // the planner on CUDA: src/plan/auto_cuda.cu
-void register_cuda_kernels();    // src/cuda/register_cuda.cu
+void register_cuda_kernels();      // src/cuda/register_cuda.cu
 #endif
 }  // namespace spmv::detail

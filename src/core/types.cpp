@@ -59,8 +59,7 @@ Backend parse_backend(std::string_view s) {
 }
 
 ParseError::ParseError(const std::string& f, std::int64_t l, const std::string& r)
-    : Error(l > 0 ? fmt::format("{}:{}: {}", f, l, r) : fmt::format("{}: {}", f, r)),
-      file(f), line(l), reason(r) {}
+    : Error(l > 0 ? fmt::format("{}:{}: {}", f, l, r) : fmt::format("{}: {}", f, r)), file(f), line(l), reason(r) {}
 
 namespace {
 
@@ -102,9 +101,10 @@ std::string csr_structure_error(const CsrView32& a) { return structure_error(a);
 
 void require_real(const CsrView& a, const std::string& what) {
   if (a.is_complex())
-    throw Unsupported(fmt::format("{} needs a real matrix; this one is complex "
-                                  "(complex values are read and stored, but only real kernels exist)",
-                                  what));
+    throw Unsupported(
+        fmt::format("{} needs a real matrix; this one is complex "
+                    "(complex values are read and stored, but only real kernels exist)",
+                    what));
 }
 
 }  // namespace spmv

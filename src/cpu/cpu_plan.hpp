@@ -39,7 +39,7 @@ using HostArray = std::vector<T, UninitAllocator<T>>;
 template <typename T>
 HostArray<T> parallel_zeros(std::size_t n) {
   HostArray<T> v(n);
-#pragma omp parallel for schedule(static) if (n > static_cast<std::size_t>(tuning::parallel_fill_min))
+#pragma omp parallel for schedule(static) if (n > static_cast <std::size_t>(tuning::parallel_fill_min))
   for (std::size_t i = 0; i < n; ++i) v[i] = T{};
   return v;
 }
@@ -51,8 +51,8 @@ inline HostArray<float> float_values(const CsrView& a, int threads) {
   const std::size_t n = static_cast<std::size_t>(a.nnz());
   HostArray<float> f(n);
   spmv::detail::visit_values(a, [&](const auto* v) {
-#pragma omp parallel for schedule(static) num_threads(std::max(threads, 1)) \
-    if (threads > 1 && n > static_cast<std::size_t>(tuning::parallel_fill_min))
+#pragma omp parallel for schedule(static) \
+    num_threads(std::max(threads, 1)) if (threads > 1 && n > static_cast <std::size_t>(tuning::parallel_fill_min))
     for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(v[i]);
   });
   return f;
@@ -81,6 +81,9 @@ inline int granted_threads(int asked) {
 #endif
   return team;
 }
+
+// The threads a product planned on `planned` parts runs on: the team OpenMP grants, at most one a part.
+inline int threads_running(int planned) { return planned <= 1 ? 1 : std::min(granted_threads(planned), planned); }
 
 // Of `parts` parts with these bounds, those that hold something (a part of an empty range runs
 // nothing: its thread only waits).
@@ -127,8 +130,9 @@ class CpuPlan : public Plan {
   // multiply(): the caller's vectors where they have the plan's type, else the plan's own, converted.
   void apply(const Operands& o) override {
     if (o.device)
-      throw Error("multiply: x and y are device memory (DeviceSpan), but this plan runs on the CPU: pass host vectors "
-                  "(std::span), or make the plan on backend cuda");
+      throw Error(
+          "multiply: x and y are device memory (DeviceSpan), but this plan runs on the CPU: pass host vectors "
+          "(std::span), or make the plan on backend cuda");
     const std::size_t nx = static_cast<std::size_t>(cols_) * k_, ny = static_cast<std::size_t>(rows_) * k_;
     if (o.nx != nx) throw Error(fmt::format("x has {} values, expected {}", o.nx, nx));
     if (o.ny != ny) throw Error(fmt::format("y has room for {} values, expected {}", o.ny, ny));
@@ -144,14 +148,17 @@ class CpuPlan : public Plan {
       if (o.beta != 0) std::copy_n(static_cast<const float*>(o.y), ny, y_.begin());
     } else {
       set_x(std::span<const double>(static_cast<const double*>(o.x), nx));
-      if (o.beta != 0) std::transform(static_cast<const double*>(o.y), static_cast<const double*>(o.y) + ny, yf_.begin(),
-                                      [](double v) { return static_cast<float>(v); });
+      if (o.beta != 0)
+        std::transform(static_cast<const double*>(o.y), static_cast<const double*>(o.y) + ny, yf_.begin(),
+                       [](double v) { return static_cast<float>(v); });
     }
     use_own(o.alpha, o.beta);
     product();
     use_own(1.0, 0.0);
-    if (o.single) get_y(std::span<float>(static_cast<float*>(o.y), ny));
-    else get_y(std::span<double>(static_cast<double*>(o.y), ny));
+    if (o.single)
+      get_y(std::span<float>(static_cast<float*>(o.y), ny));
+    else
+      get_y(std::span<double>(static_cast<double*>(o.y), ny));
   }
 
   // The product's x and y, of type VV (float: precision single; double otherwise).
@@ -173,9 +180,12 @@ class CpuPlan : public Plan {
   // precision has are instantiated.
   template <class V, class F>
   void for_vectors(F&& f) {
-    if constexpr (std::is_same_v<V, double>) f.template operator()<double>();
-    else if (single_) f.template operator()<float>();
-    else f.template operator()<double>();
+    if constexpr (std::is_same_v<V, double>)
+      f.template operator()<double>();
+    else if (single_)
+      f.template operator()<float>();
+    else
+      f.template operator()<double>();
   }
 
   // ---- Column-major SpMM through row-major copies (rows_spmm_transposed), inside product() ----
@@ -185,7 +195,7 @@ class CpuPlan : public Plan {
   void make_transpose_scratch(int threads) {
     if (!xt_.empty() || !xtf_.empty() || !transpose_possible()) return;
     tile_rows_ = spmm_tile_rows(k_);
-    tile_stride_ = static_cast<std::size_t>(tile_rows_) * k_ + 8;  // +8: no false sharing between threads
+    tile_stride_ = static_cast<std::size_t>(tile_rows_) * k_ + 8;   // +8: no false sharing between threads
     const std::size_t tiles = tile_stride_ * std::max(threads, 1);  // first touched by each thread
     if (single_) {
       xtf_ = parallel_zeros<float>(xf_.size());
@@ -205,14 +215,16 @@ class CpuPlan : public Plan {
   }
   // xt_ = X row-major, on `threads` threads (static blocks of rows, as xt_'s first touch).
   void transpose_x(int threads) {
-    if (single_) transpose_x(threads, vec_x<float>(), xtf_.data(), xtf_.size());
-    else transpose_x(threads, vec_x<double>(), xt_.data(), xt_.size());
+    if (single_)
+      transpose_x(threads, vec_x<float>(), xtf_.data(), xtf_.size());
+    else
+      transpose_x(threads, vec_x<double>(), xt_.data(), xt_.size());
   }
   template <class T>
   void transpose_x(int threads, const T* x, T* xt, std::size_t total) {
     const index_t n = cols_;
     const int t = std::max(threads, 1);
-#pragma omp parallel num_threads(t) if (t > 1 && total > static_cast<std::size_t>(tuning::parallel_fill_min))
+#pragma omp parallel num_threads(t) if (t > 1 && total > static_cast <std::size_t>(tuning::parallel_fill_min))
     {
 #if defined(_OPENMP)
       const int nt = omp_get_num_threads(), me = omp_get_thread_num();
@@ -229,11 +241,11 @@ class CpuPlan : public Plan {
   void transposed_part(const Rows& rows, index_t r0, index_t r1, int thread) {
     for_vectors<typename Rows::value_type>([&]<class VV>() {
       if constexpr (std::is_same_v<VV, float>)
-        rows_spmm_transposed(rows, r0, r1, xtf_.data(), vec_y<float>(), rows_, k_, tilesf_.data() + tile_stride_ * thread,
-                             tile_rows_, scale<float>());
+        rows_spmm_transposed(rows, r0, r1, xtf_.data(), vec_y<float>(), rows_, k_,
+                             tilesf_.data() + tile_stride_ * thread, tile_rows_, scale<float>());
       else
-        rows_spmm_transposed(rows, r0, r1, xt_.data(), vec_y<double>(), rows_, k_, tiles_.data() + tile_stride_ * thread,
-                             tile_rows_, scale<double>());
+        rows_spmm_transposed(rows, r0, r1, xt_.data(), vec_y<double>(), rows_, k_,
+                             tiles_.data() + tile_stride_ * thread, tile_rows_, scale<double>());
     });
   }
   // Rows [r0, r1) of Y on thread `thread` of the product: the plan's chosen path.
@@ -272,8 +284,10 @@ class CpuPlan : public Plan {
   };
   Io io_;
   void use_own(double alpha, double beta) {
-    if (single_) io_ = {xf_.data(), yf_.data(), alpha, beta};
-    else io_ = {x_.data(), y_.data(), alpha, beta};
+    if (single_)
+      io_ = {xf_.data(), yf_.data(), alpha, beta};
+    else
+      io_ = {x_.data(), y_.data(), alpha, beta};
   }
 
   // Double x into a single plan is rounded; a finite value beyond float's range is refused (it
@@ -286,7 +300,8 @@ class CpuPlan : public Plan {
   }
   template <class From, class To>
   static void copy_out(const HostArray<From>& from, std::span<To> y) {
-    if (y.size() != from.size()) throw Error(fmt::format("y has room for {} values, expected {}", y.size(), from.size()));
+    if (y.size() != from.size())
+      throw Error(fmt::format("y has room for {} values, expected {}", y.size(), from.size()));
     std::transform(from.begin(), from.end(), y.begin(), [](From v) { return static_cast<To>(v); });
   }
 };

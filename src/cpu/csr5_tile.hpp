@@ -135,7 +135,8 @@ inline VV tile_lanes(const F& f, offset_t t, const VV* x, VV* y, const Scale<VV>
     const index_t* cc = ci + c;
     auto run = [&](int a, int b) {
       VV s = 0;
-      for (int i = a; i < b; ++i) s += static_cast<VV>(vc[static_cast<offset_t>(i) * W]) * x[cc[static_cast<offset_t>(i) * W]];
+      for (int i = a; i < b; ++i)
+        s += static_cast<VV>(vc[static_cast<offset_t>(i) * W]) * x[cc[static_cast<offset_t>(i) * W]];
       return s;
     };
     if (fl == 0) {
@@ -150,8 +151,10 @@ inline VV tile_lanes(const F& f, offset_t t, const VV* x, VV* y, const Scale<VV>
     while (fl) {
       const int next = std::countr_zero(fl);
       const VV s = run(pos, next);
-      if (k == 0) first = s;
-      else store_segment(f, t, row0, k, s, y, sc);
+      if (k == 0)
+        first = s;
+      else
+        store_segment(f, t, row0, k, s, y, sc);
       ++k;
       pos = next;
       fl &= fl - 1;
@@ -165,8 +168,10 @@ inline VV tile_lanes(const F& f, offset_t t, const VV* x, VV* y, const Scale<VV>
     VV s = blue[c];
     const int last = std::min<int>(c + 1 + static_cast<int>(off[c]), W - 1);
     for (int j = c + 1; j <= last; ++j) s += red[j];
-    if (open[c] == 0) first = s;
-    else store_segment(f, t, row0, open[c], s, y, sc);
+    if (open[c] == 0)
+      first = s;
+    else
+      store_segment(f, t, row0, open[c], s, y, sc);
   }
   return first;
 }

@@ -89,8 +89,10 @@ inline double finish4(const Csr5& f, offset_t t, std::uint64_t lo, std::uint64_t
     if constexpr (Hinted)
       for (index_t r = 1; r <= eo[nseg - 1]; ++r) sc.prescale(yr[r]);
     const auto store = [&](index_t r, double s) {
-      if constexpr (Hinted) sc.add(yr[r], s);
-      else sc.put(yr[r], s);
+      if constexpr (Hinted)
+        sc.add(yr[r], s);
+      else
+        sc.put(yr[r], s);
     };
     // Segments 1 .. nseg-2, two per iteration (half the loop overhead; a fixed-count,
     // branch-free loop was no faster).
@@ -131,10 +133,10 @@ inline double tile4(const Csr5& f, offset_t t, const double* x, double* y, doubl
   const index_t row0 = Csr5::row_of(f.tile_ptr[t]);
   alignas(16) std::uint64_t flags[4];
   unsigned yend[4];
-  std::uint64_t csr_flags = 0;  // S = 16: the tile's flags in CSR order, bit c*16 + i
+  std::uint64_t csr_flags = 0;                      // S = 16: the tile's flags in CSR order, bit c*16 + i
   [[maybe_unused]] std::uint64_t csr_flags_hi = 0;  // S = 32: lanes 2 and 3 (csr_flags: 0 and 1)
   __m256i fv;
-  if constexpr (S == 16) {  // one descriptor word
+  if constexpr (S == 16) {                                                           // one descriptor word
     const std::uint32_t* dw = f.tile_desc.data() + static_cast<std::size_t>(t) * 4;  // one word per lane
     const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw));
     const __m128i fl = _mm_or_si128(_mm_srli_epi32(d, kFlagShift<16>), _mm_setr_epi32(1, 0, 0, 0));
@@ -146,7 +148,7 @@ inline double tile4(const Csr5& f, offset_t t, const double* x, double* y, doubl
     const __m128i d1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dw + 4));
     const __m128i flags_lo = _mm_srli_epi32(d0, kFlagShift<32>), flags_hi = _mm_slli_epi32(d1, 32 - kFlagShift<32>);
     const __m128i fl = _mm_or_si128(_mm_or_si128(flags_lo, flags_hi), _mm_setr_epi32(1, 0, 0, 0));
-    csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(fl));  // lanes 0, 1: bit c*32 + i
+    csr_flags = static_cast<std::uint64_t>(_mm_cvtsi128_si64(fl));        // lanes 0, 1: bit c*32 + i
     csr_flags_hi = static_cast<std::uint64_t>(_mm_extract_epi64(fl, 1));  // lanes 2, 3
     fv = _mm256_cvtepu32_epi64(fl);
   } else {

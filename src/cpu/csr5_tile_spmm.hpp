@@ -90,8 +90,10 @@ inline void tile_lanes_k(const F& f, offset_t t, const DenseK<RM, const VV>& x, 
     for (; fl; fl &= fl - 1) {
       const int next = std::countr_zero(fl);
       column_run<W>(v + c, ci + c, pos, next, x, run);
-      if (seg == 0) std::copy(run, run + k, first);
-      else store_segment_k(f, t, row0, seg, run, y, sc);
+      if (seg == 0)
+        std::copy(run, run + k, first);
+      else
+        store_segment_k(f, t, row0, seg, run, y, sc);
       ++seg;
       pos = next;
     }
@@ -106,8 +108,10 @@ inline void tile_lanes_k(const F& f, offset_t t, const DenseK<RM, const VV>& x, 
     const int last = std::min<int>(c + 1 + static_cast<int>(off[c]), W - 1);
     for (int j = c + 1; j <= last; ++j)
       for (int q = 0; q < k; ++q) run[q] += red[j * k + q];
-    if (open[c] == 0) std::copy(run, run + k, first);
-    else store_segment_k(f, t, row0, open[c], run, y, sc);
+    if (open[c] == 0)
+      std::copy(run, run + k, first);
+    else
+      store_segment_k(f, t, row0, open[c], run, y, sc);
   }
 }
 

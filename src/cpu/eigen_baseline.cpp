@@ -30,8 +30,7 @@ class EigenPlan final : public CpuPlan {
 
  public:
   EigenPlan(const CsrView& a, const PlanOptions& opt)
-      : CpuPlan(a.rows, a.cols, opt), threads_(plan_threads(opt)),
-        outer_(a.row_ptr.begin(), a.row_ptr.end()) {
+      : CpuPlan(a.rows, a.cols, opt), threads_(plan_threads(opt)), outer_(a.row_ptr.begin(), a.row_ptr.end()) {
     const auto t0 = std::chrono::steady_clock::now();
     const Index* inner;
     if constexpr (std::is_same_v<Index, index_t>) {
@@ -53,8 +52,8 @@ class EigenPlan final : public CpuPlan {
     bytes_per_product = (static_cast<offset_t>(sizeof(Index)) + vb) * a.nnz() +
                         static_cast<offset_t>(sizeof(Index)) * (a.rows + 1) +
                         vb * (static_cast<offset_t>(a.cols) + a.rows) * opt.k;
-    detail = fmt::format("eigen {}.{}.{}, index {} bits", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
-                         EIGEN_MINOR_VERSION, 8 * sizeof(Index));
+    detail = fmt::format("eigen {}.{}.{}, index {} bits", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
+                         8 * sizeof(Index));
     note_fewer_threads(detail, planned_threads(), threads_,
                        eigen_work() <= kEigenParallelWork
                            ? fmt::format("Eigen multiplies serially at <= {} nonzeros{}", kEigenParallelWork,
@@ -62,10 +61,7 @@ class EigenPlan final : public CpuPlan {
                            : fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s"));
   }
 
-  int threads_used() const override {
-    const int planned = planned_threads();
-    return planned <= 1 ? 1 : std::min(granted_threads(planned), planned);
-  }
+  int threads_used() const override { return threads_running(planned_threads()); }
 
  protected:
   void product() override {
@@ -73,9 +69,12 @@ class EigenPlan final : public CpuPlan {
     Eigen::setNbThreads(threads_);
     const Scalar* xp = vec_x<Scalar>();
     Scalar* yp = vec_y<Scalar>();
-    if (k_ == 1) multiply_into(Eigen::Map<const Vec>(xp, cols_), Eigen::Map<Vec>(yp, rows_));
-    else if (layout_ == Layout::RowMajor) multiply_into(Eigen::Map<const RowMat>(xp, cols_, k_), Eigen::Map<RowMat>(yp, rows_, k_));
-    else multiply_into(Eigen::Map<const ColMat>(xp, cols_, k_), Eigen::Map<ColMat>(yp, rows_, k_));
+    if (k_ == 1)
+      multiply_into(Eigen::Map<const Vec>(xp, cols_), Eigen::Map<Vec>(yp, rows_));
+    else if (layout_ == Layout::RowMajor)
+      multiply_into(Eigen::Map<const RowMat>(xp, cols_, k_), Eigen::Map<RowMat>(yp, rows_, k_));
+    else
+      multiply_into(Eigen::Map<const ColMat>(xp, cols_, k_), Eigen::Map<ColMat>(yp, rows_, k_));
   }
 
  private:
@@ -86,8 +85,10 @@ class EigenPlan final : public CpuPlan {
     const Scale<Scalar> sc = scale<Scalar>();
     const auto& A = *map_;
     if (sc.beta == Scalar(0)) {
-      if (sc.alpha == Scalar(1)) y.noalias() = A * x;
-      else y.noalias() = sc.alpha * (A * x);
+      if (sc.alpha == Scalar(1))
+        y.noalias() = A * x;
+      else
+        y.noalias() = sc.alpha * (A * x);
       return;
     }
     y *= sc.beta;
@@ -97,9 +98,7 @@ class EigenPlan final : public CpuPlan {
   // Eigen's sparse x dense product (SparseDenseProduct.h) runs its OpenMP loop only above 20000
   // nonzeros (nonzeros x k for a row-major X); below, one thread whatever setNbThreads says.
   static constexpr offset_t kEigenParallelWork = 20000;
-  offset_t eigen_work() const {
-    return stored_entries * (k_ > 1 && layout_ == Layout::RowMajor ? k_ : 1);
-  }
+  offset_t eigen_work() const { return stored_entries * (k_ > 1 && layout_ == Layout::RowMajor ? k_ : 1); }
   int planned_threads() const {
     if (threads_ <= 1 || eigen_work() <= kEigenParallelWork) return 1;
     return static_cast<int>(std::clamp<offset_t>(rows_, 1, threads_));

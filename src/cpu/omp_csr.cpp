@@ -60,8 +60,9 @@ class OmpCsr final : public CpuPlan {
     const double mean_row = a.rows > 0 ? static_cast<double>(nnz) / a.rows : 0.0;
     const double fewest_rows =
         static_cast<double>(a.rows) / static_cast<double>(chunks.max_chunks_per_thread * offset_t{threads_});
-    chunk_rows_ = static_cast<index_t>(std::clamp(std::max(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0), fewest_rows),
-                                                  1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
+    chunk_rows_ =
+        static_cast<index_t>(std::clamp(std::max(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0), fewest_rows),
+                                        1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
     if (opt.chunk_rows > 0) chunk_rows_ = opt.chunk_rows;
     if (opt.chunk_multiple > 1)  // the SpMM report (004) rounds its chunk up to 16 rows
       chunk_rows_ = static_cast<index_t>((static_cast<offset_t>(chunk_rows_) + opt.chunk_multiple - 1) /
@@ -101,15 +102,14 @@ class OmpCsr final : public CpuPlan {
     setup_seconds = seconds_since(t0);
   }
 
-  int threads_used() const override {
-    const int planned = planned_threads();
-    return planned <= 1 ? 1 : std::min(granted_threads(planned), planned);
-  }
+  int threads_used() const override { return threads_running(planned_threads()); }
 
  protected:
   void product() override {
-    if (float_values_) product_values(vf_);
-    else product_values(a_.val.data());
+    if (float_values_)
+      product_values(vf_);
+    else
+      product_values(a_.val.data());
   }
 
  private:
@@ -124,13 +124,17 @@ class OmpCsr final : public CpuPlan {
 
   template <class V>
   void product_values(const V* val) {
-    if (!rp32_.empty()) product_rows(CsrRows<std::int32_t, V>{rp32_.data(), a_.col.data(), val});
-    else product_rows(CsrRows<offset_t, V>{a_.row_ptr.data(), a_.col.data(), val});
+    if (!rp32_.empty())
+      product_rows(CsrRows<std::int32_t, V>{rp32_.data(), a_.col.data(), val});
+    else
+      product_rows(CsrRows<offset_t, V>{a_.row_ptr.data(), a_.col.data(), val});
   }
   template <class Rows>
   void product_rows(const Rows& rows) {
-    if (simd_) product_with<true>(rows);
-    else product_with<false>(rows);
+    if (simd_)
+      product_with<true>(rows);
+    else
+      product_with<false>(rows);
   }
 
   template <bool Simd, class Rows>
@@ -182,8 +186,8 @@ class OmpCsr final : public CpuPlan {
   // Times the candidates on the plan's own (zero) x; the fastest stays. Counted in setup_seconds.
   void choose_by_trial(std::vector<Candidate>& cands) {
     if (cands.size() > 1) {
-      const auto t = trial_candidates(static_cast<int>(cands.size()), [&](int c) { apply(cands[c]); },
-                                      [this] { product(); });
+      const auto t = trial_candidates(
+          static_cast<int>(cands.size()), [&](int c) { apply(cands[c]); }, [this] { product(); });
       for (std::size_t c = 0; c < cands.size(); ++c) cands[c].seconds = t[c];
     }
     const auto win = std::min_element(cands.begin(), cands.end(),
@@ -204,13 +208,12 @@ class OmpCsr final : public CpuPlan {
     // Fewer threads than given: the trial's choice on a small matrix, or less work than threads.
     const int planned = planned_threads();
     if (planned < threads_) {
-      const std::string why =
-          win->parts < threads_
-              ? fmt::format("the trial found {} fastest (a small matrix: nnz x k = {} < {})",
-                            win->parts == 1 ? "one thread" : fmt::format("{} threads", win->parts), a_.nnz() * k_,
-                            tuning::small_matrix_trial.csr_max_nnz)
-          : mode_ == Mode::Balanced ? fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s")
-                                    : fmt::format("{} chunks of {} rows", planned, chunk_rows_);
+      const std::string why = win->parts < threads_
+                                  ? fmt::format("the trial found {} fastest (a small matrix: nnz x k = {} < {})",
+                                                win->parts == 1 ? "one thread" : fmt::format("{} threads", win->parts),
+                                                a_.nnz() * k_, tuning::small_matrix_trial.csr_max_nnz)
+                              : mode_ == Mode::Balanced ? fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s")
+                                                        : fmt::format("{} chunks of {} rows", planned, chunk_rows_);
       note_fewer_threads(detail, planned, threads_, why);
     }
   }
@@ -237,7 +240,9 @@ void register_omp_csr() {
   add_kernel({.name = "csr",
               .backend = Backend::Omp,
               .format = "csr",
-              .description = "OpenMP CSR; schedule (dynamic|balanced|1 thread), inner loop (simd|scalar) and, column-major SpMM, native or via row-major copies (native|transpose) chosen per matrix by a timed trial",
+              .description =
+                  "OpenMP CSR; schedule (dynamic|balanced|1 thread), inner loop (simd|scalar) and, column-major "
+                  "SpMM, native or via row-major copies (native|transpose) chosen per matrix by a timed trial",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"threads", "variant", "nz_per_chunk", "chunk_rows", "chunk_multiple"},

@@ -41,7 +41,6 @@ namespace spmv::cpu {
 
 namespace {
 
-
 // V: the values' type, VV: x, y and the sums (double, double; single float, float; mixed float,
 // double). The AVX2 tiles are double's; other precisions run the plain C++ tiles.
 template <class V, class VV>
@@ -82,7 +81,8 @@ class Csr5Plan final : public CpuPlan {
     if (k_ > 1 && opt.variant != "auto" && opt.variant != "lanes")
       throw Unsupported("csr5 on the CPU with k > 1: variant must be auto or lanes (got " + opt.variant +
                         "; the SIMD tiles are SpMV's)");
-    scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + kLine, 0.0);  // + kLine: scratch()'s alignment
+    scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + kLine,
+                    0.0);  // + kLine: scratch()'s alignment
     const bool simd = opt.variant != "lanes";
     bool loads = opt.variant == "simd_loads";
     std::string trial;
@@ -94,7 +94,8 @@ class Csr5Plan final : public CpuPlan {
       product_fn_ = pick_spmm(omega);
     } else if (opt.variant == "auto" && pick(omega, true, true) != pick(omega, true, false)) {
       const auto t1 = std::chrono::steady_clock::now();
-      const auto t = trial_candidates(2, [&](int c) { product_fn_ = pick(omega, true, c == 1); }, [this] { product(); });
+      const auto t = trial_candidates(
+          2, [&](int c) { product_fn_ = pick(omega, true, c == 1); }, [this] { product(); });
       loads = t[1] < t[0];
       setup_seconds = seconds_since(t1);
       trial = fmt::format(" (trial us: simd {:.1f}, simd_loads {:.1f})", t[0] * 1e6, t[1] * 1e6);
@@ -111,8 +112,8 @@ class Csr5Plan final : public CpuPlan {
       if (threads_ / small.csr5_thread_divisor > 1) cands.push_back(threads_ / small.csr5_thread_divisor);
       cands.push_back(1);
       const auto t1 = std::chrono::steady_clock::now();
-      const auto t = trial_candidates(static_cast<int>(cands.size()), [&](int c) { threads_ = cands[c]; },
-                                      [this] { product(); });
+      const auto t = trial_candidates(
+          static_cast<int>(cands.size()), [&](int c) { threads_ = cands[c]; }, [this] { product(); });
       threads_ = cands[std::min_element(t.begin(), t.end()) - t.begin()];
       setup_seconds += seconds_since(t1);
       std::string times;
@@ -122,22 +123,19 @@ class Csr5Plan final : public CpuPlan {
     }
     // Fewer threads than given: the trial's choice on a small matrix, or fewer tiles than threads.
     note_fewer_threads(detail, planned_threads(), given,
-                       threads_ < given ? fmt::format("the trial found {} fastest (a small matrix: nnz {} < {})",
-                                                      threads_ == 1 ? "one thread" : fmt::format("{} threads", threads_),
-                                                      f_.nnz, small.csr5_max_nnz)
-                                        : fmt::format("{} tile{}", f_.tiles, f_.tiles == 1 ? "" : "s"));
+                       threads_ < given
+                           ? fmt::format("the trial found {} fastest (a small matrix: nnz {} < {})",
+                                         threads_ == 1 ? "one thread" : fmt::format("{} threads", threads_), f_.nnz,
+                                         small.csr5_max_nnz)
+                           : fmt::format("{} tile{}", f_.tiles, f_.tiles == 1 ? "" : "s"));
   }
 
-  int threads_used() const override {
-    const int planned = planned_threads();
-    return planned <= 1 ? 1 : std::min(granted_threads(planned), planned);
-  }
+  int threads_used() const override { return threads_running(planned_threads()); }
 
  protected:
   void product() override { (this->*product_fn_)(); }
 
  private:
-
   // Per-thread scratch of the simd tile: T, the running sums after every step ((sigma+1) x W, row
   // 0 kept zero), and seg, the tile's segment sums (one slot in front for the closing before the
   // tile's first entry). 64-byte aligned, whole cache lines per thread.
@@ -190,14 +188,21 @@ class Csr5Plan final : public CpuPlan {
   VV run_tile(offset_t t, const VV* x, VV* y, VV* T, VV* seg, const Scale<VV>& sc) const {
     if constexpr (K == Tile::Lanes) return csr5::tile_lanes<W>(f_, t, x, y, sc);
 #if defined(__AVX2__) && defined(__FMA__)
-    else if constexpr (K == Tile::Avx4x16) return csr5::tile4<16, true>(f_, t, x, y, T, seg, sc);
-    else if constexpr (K == Tile::Avx4) return csr5::tile4<0, true>(f_, t, x, y, T, seg, sc);
-    else if constexpr (K == Tile::Avx4x16Loads) return csr5::tile4<16, false>(f_, t, x, y, T, seg, sc);
-    else if constexpr (K == Tile::Avx4x32) return csr5::tile4<32, true>(f_, t, x, y, T, seg, sc);
-    else if constexpr (K == Tile::Avx4x32Loads) return csr5::tile4<32, false>(f_, t, x, y, T, seg, sc);
-    else if constexpr (K == Tile::Avx4Loads) return csr5::tile4<0, false>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4x16)
+      return csr5::tile4<16, true>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4)
+      return csr5::tile4<0, true>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4x16Loads)
+      return csr5::tile4<16, false>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4x32)
+      return csr5::tile4<32, true>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4x32Loads)
+      return csr5::tile4<32, false>(f_, t, x, y, T, seg, sc);
+    else if constexpr (K == Tile::Avx4Loads)
+      return csr5::tile4<0, false>(f_, t, x, y, T, seg, sc);
 #endif
-    else return csr5::tile<W>(f_, t, x, y, T, seg, sc);
+    else
+      return csr5::tile<W>(f_, t, x, y, T, seg, sc);
   }
 
   // Tiles [t0, t1) of part j of n; returns the part's carry (its first row's sum when that row
@@ -265,7 +270,7 @@ class Csr5Plan final : public CpuPlan {
     // Never more threads than tiles: a tiny matrix on 64 threads runs on as many as it has tiles.
     const int nt = static_cast<int>(std::clamp<offset_t>(tiles, 1, threads_));
     if (nt == 1) {  // no OpenMP region at all: it costs about a microsecond, 10% of a small matrix
-      part(0, 1);  // the carry of the first part is always 0
+      part(0, 1);   // the carry of the first part is always 0
       return;
     }
     int team = nt;
@@ -340,8 +345,10 @@ class Csr5Plan final : public CpuPlan {
         begins = (f_.bit_flag(f_.descriptor(t, 0)) & 1) != 0;
       }
       for (int c = 0; c < k_; ++c) {
-        if (begins) sc.put(y.at(r, c), first[c]);
-        else sc.add(y.at(r, c), first[c]);
+        if (begins)
+          sc.put(y.at(r, c), first[c]);
+        else
+          sc.add(y.at(r, c), first[c]);
       }
     }
   }
@@ -420,7 +427,8 @@ KernelSpec spec(Backend b) {
           .format = "csr5",
           .description = b == Backend::Serial
                              ? "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16), one thread"
-                             : "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16) over threads, SIMD across tile columns",
+                             : "CSR5 tiles (omega x sigma, default 4 x 32 for short rows, else 4 x 16) over threads, "
+                               "SIMD across tile columns",
           .spmm = true,
           .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
           .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma", "variant"}

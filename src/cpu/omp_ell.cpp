@@ -16,11 +16,15 @@ namespace {
 class OmpEll final : public CpuPlan {
  public:
   OmpEll(const CsrView& a, const PlanOptions& opt, bool skip_padding)
-      : CpuPlan(a.rows, a.cols, opt), skip_padding_(skip_padding), threads_(plan_threads(opt)),
+      : CpuPlan(a.rows, a.cols, opt),
+        skip_padding_(skip_padding),
+        threads_(plan_threads(opt)),
         float_values_(opt.precision != Precision::Double) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (float_values_) ef_ = csr_to_ell<float>(a, Layout::RowMajor, convert_options(opt));
-    else e_ = csr_to_ell(a, Layout::RowMajor, convert_options(opt));
+    if (float_values_)
+      ef_ = csr_to_ell<float>(a, Layout::RowMajor, convert_options(opt));
+    else
+      e_ = csr_to_ell(a, Layout::RowMajor, convert_options(opt));
     convert_seconds = seconds_since(t0);
     stored_entries = float_values_ ? ef_.slots() : e_.slots();
     bytes_per_product = float_values_ ? ell_product_bytes(ef_, skip_padding, opt.k, opt.precision)
@@ -28,12 +32,14 @@ class OmpEll final : public CpuPlan {
     const auto t1 = std::chrono::steady_clock::now();
     const Variant v = parse_variant(opt.variant, false, skip_padding ? "ell-rowlen" : "ell");
     if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
-      choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
+      choose_inner(
+          v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
       detail = fmt::format("inner={}", simd_ ? "simd" : "scalar");
     } else if (transpose_possible()) {  // column-major SpMM: native or through row-major copies
       if (v.via != 0) make_transpose_scratch(threads_);
       std::string trial;
-      choose_via(v.via, [this](bool t) { via_transpose_ = t; }, [this] { product(); }, trial);
+      choose_via(
+          v.via, [this](bool t) { via_transpose_ = t; }, [this] { product(); }, trial);
       release_unused_transpose_scratch();
       detail = via_detail() + trial;
     }
@@ -41,15 +47,14 @@ class OmpEll final : public CpuPlan {
     note_fewer_threads(detail, planned_threads(), threads_, fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s"));
   }
 
-  int threads_used() const override {
-    const int planned = planned_threads();
-    return planned <= 1 ? 1 : std::min(granted_threads(planned), planned);
-  }
+  int threads_used() const override { return threads_running(planned_threads()); }
 
  protected:
   void product() override {
-    if (float_values_) product_format(ef_);
-    else product_format(e_);
+    if (float_values_)
+      product_format(ef_);
+    else
+      product_format(e_);
   }
 
  private:
@@ -119,8 +124,10 @@ void register_omp_ell() {
     add_kernel({.name = skip ? "ell-rowlen" : "ell",
                 .backend = Backend::Omp,
                 .format = "ell",
-                .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length; column-major SpMM native or via row-major copies by a timed trial"
-                                    : "OpenMP row-major ELLPACK, static rows, padded slots multiplied; column-major SpMM native or via row-major copies by a timed trial",
+                .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length; "
+                                      "column-major SpMM native or via row-major copies by a timed trial"
+                                    : "OpenMP row-major ELLPACK, static rows, padded slots multiplied; column-major "
+                                      "SpMM native or via row-major copies by a timed trial",
                 .spmm = true,
                 .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
                 .params = {"threads", "variant"},

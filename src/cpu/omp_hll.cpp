@@ -19,8 +19,10 @@ class OmpHll final : public CpuPlan {
       : CpuPlan(a.rows, a.cols, opt), float_values_(opt.precision != Precision::Double) {
     const int threads = plan_threads(opt);
     const auto t0 = std::chrono::steady_clock::now();
-    if (float_values_) hf_ = csr_to_hll<float>(a, opt.hack, convert_options(opt));
-    else h_ = csr_to_hll(a, opt.hack, convert_options(opt));
+    if (float_values_)
+      hf_ = csr_to_hll<float>(a, opt.hack, convert_options(opt));
+    else
+      h_ = csr_to_hll(a, opt.hack, convert_options(opt));
     convert_seconds = seconds_since(t0);
 
     const auto t1 = std::chrono::steady_clock::now();
@@ -36,27 +38,33 @@ class OmpHll final : public CpuPlan {
       bounds_ = balanced_bounds(h.n_hacks(), parts, [off, hack](index_t i) { return off[i] + hack * i; });
       // A hack's rows, at most the matrix's (a hack size past them pads nothing); +8: no false sharing.
       scratch_stride_ = static_cast<std::size_t>(std::min<offset_t>(h.hack, std::max<offset_t>(h.rows, 1))) + 8;
-      detail = fmt::format("hack={} padding_ratio={:.3f}", h.hack,
-                           h.nnz > 0 ? static_cast<double>(h.slots()) / h.nnz : 1.0);
+      detail =
+          fmt::format("hack={} padding_ratio={:.3f}", h.hack, h.nnz > 0 ? static_cast<double>(h.slots()) / h.nnz : 1.0);
     };
-    if (float_values_) layout(hf_);
-    else layout(h_);
-    if (single_) scratchf_.resize(scratch_stride_ * (bounds_.size() - 1));
-    else scratch_.resize(scratch_stride_ * (bounds_.size() - 1));
+    if (float_values_)
+      layout(hf_);
+    else
+      layout(h_);
+    if (single_)
+      scratchf_.resize(scratch_stride_ * (bounds_.size() - 1));
+    else
+      scratch_.resize(scratch_stride_ * (bounds_.size() - 1));
     const Variant v = parse_variant(opt.variant, false, "hll");
     if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
-      choose_inner(v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
+      choose_inner(
+          v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
       detail += fmt::format(" inner={}", simd_ ? "simd" : "scalar");
     } else if (transpose_possible()) {  // column-major SpMM: native or through row-major copies
       if (v.via != 0) make_transpose_scratch(threads);
       std::string trial;
-      choose_via(v.via, [this](bool t) { via_transpose_ = t; }, [this] { product(); }, trial);
+      choose_via(
+          v.via, [this](bool t) { via_transpose_ = t; }, [this] { product(); }, trial);
       release_unused_transpose_scratch();
       detail += fmt::format(" {}{}", via_detail(), trial);
     }
     setup_seconds = seconds_since(t1);
     note_fewer_threads(detail, busy_parts(bounds_), threads,
-                                 fmt::format("{} hack{}", n_hacks_, n_hacks_ == 1 ? "" : "s"));
+                       fmt::format("{} hack{}", n_hacks_, n_hacks_ == 1 ? "" : "s"));
   }
 
   int threads_used() const override {
@@ -66,8 +74,10 @@ class OmpHll final : public CpuPlan {
 
  protected:
   void product() override {
-    if (float_values_) product_format(hf_);
-    else product_format(h_);
+    if (float_values_)
+      product_format(hf_);
+    else
+      product_format(h_);
   }
 
  private:
@@ -75,10 +85,14 @@ class OmpHll final : public CpuPlan {
   void product_format(const BasicHll<V>& h) {
     for_vectors<V>([&]<class VV>() {
       VV* scratch;
-      if constexpr (std::is_same_v<VV, float>) scratch = scratchf_.data();
-      else scratch = scratch_.data();
-      if (simd_) product_with<true>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
-      else product_with<false>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
+      if constexpr (std::is_same_v<VV, float>)
+        scratch = scratchf_.data();
+      else
+        scratch = scratch_.data();
+      if (simd_)
+        product_with<true>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
+      else
+        product_with<false>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
     });
   }
 
@@ -132,16 +146,16 @@ std::unique_ptr<Plan> make_hll_plan(const CsrView& a, const PlanOptions& opt) {
 }
 
 void register_omp_hll() {
-  add_kernel({.name = "hll",
-              .backend = Backend::Omp,
-              .format = "hll",
-              .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots; column-major SpMM native or via row-major copies by a timed trial",
-              .spmm = true,
-              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"threads", "hack", "variant"},
-              .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
-                return make_hll_plan(a, o);
-              }});
+  add_kernel(
+      {.name = "hll",
+       .backend = Backend::Omp,
+       .format = "hll",
+       .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots; column-major SpMM native or via "
+                      "row-major copies by a timed trial",
+       .spmm = true,
+       .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
+       .params = {"threads", "hack", "variant"},
+       .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> { return make_hll_plan(a, o); }});
 }
 
 }  // namespace spmv::cpu

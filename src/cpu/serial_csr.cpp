@@ -26,8 +26,10 @@ class SerialCsr final : public CpuPlan {
 
  protected:
   void product() override {
-    if (float_values_) product_as(vf_);
-    else product_as(a_.val.data());
+    if (float_values_)
+      product_as(vf_);
+    else
+      product_as(a_.val.data());
   }
 
  private:
@@ -70,7 +72,7 @@ class SerialCsr final : public CpuPlan {
     }
   }
 
-  CsrView a_;  // CSR needs no conversion: the plan borrows the caller's matrix
+  CsrView a_;                  // CSR needs no conversion: the plan borrows the caller's matrix
   bool float_values_;          // single and mixed: the product reads vf_
   const float* vf_ = nullptr;  // ... the values in float: a float matrix's own, or valf_
   HostArray<float> valf_;      // ... a double matrix's values rounded (empty for a float matrix)

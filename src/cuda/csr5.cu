@@ -50,9 +50,9 @@ namespace {
 // In atomic mode y is already scaled by beta and ep's beta is 1: a put adds alpha * s, an empty row
 // stays as it is.
 template <class MV, class VV>
-__device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, long long t, index_t row0, bool hinted,
-                                              bool begins, int k, VV s, bool reaches_end, VV* y,
-                                              VV* first, bool atomic, const Epilogue<VV>& ep) {
+__device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, long long t, index_t row0, bool hinted, bool begins,
+                                              int k, VV s, bool reaches_end, VV* y, VV* first, bool atomic,
+                                              const Epilogue<VV>& ep) {
   if (k == 0) {
     if (begins && !reaches_end) {  // row0 lies wholly in this tile
       if (hinted && !atomic) zero_empty_before(m, row0, t * m.te, y, ep);
@@ -65,8 +65,10 @@ __device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, long long t,
     return;
   }
   const index_t row = segment_row(hinted ? m.eo + m.eo_ptr[t] : nullptr, row0, k, y, ep);
-  if (atomic && reaches_end) atomicAdd(y + row, ep.alpha * s);
-  else ep.put(y, row, s);
+  if (atomic && reaches_end)
+    atomicAdd(y + row, ep.alpha * s);
+  else
+    ep.put(y, row, s);
 }
 
 // Tail item i: 0 = the part of row rb-1 inside the tail (the tail's carry); i >= 1 assigns row
@@ -91,8 +93,8 @@ __device__ void tail_item(const DevCsr5<MV>& m, long long i, const VV* __restric
 }
 
 template <int kBatch, class MV, class VV>
-__global__ void csr5_main(DevCsr5<MV> m, const VV* __restrict__ x, VV* __restrict__ y,
-                          VV* __restrict__ first, bool atomic, Epilogue<VV> ep) {
+__global__ void csr5_main(DevCsr5<MV> m, const VV* __restrict__ x, VV* __restrict__ y, VV* __restrict__ first,
+                          bool atomic, Epilogue<VV> ep) {
   const long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (t >= m.tiles) {  // whole warps take this branch (blockDim is a multiple of 32)
@@ -182,8 +184,10 @@ int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
 class Csr5Plan final : public CudaPlan {
  public:
   Csr5Plan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
-      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)), block_(checked_block_size(opt)),
-        v_(parse_variant(opt)), m_(a, chosen_sigma(a, opt), convert_options(opt), opt.precision, dev.get()) {
+      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)),
+        block_(checked_block_size(opt)),
+        v_(parse_variant(opt)),
+        m_(a, chosen_sigma(a, opt), convert_options(opt), opt.precision, dev.get()) {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
@@ -200,12 +204,14 @@ class Csr5Plan final : public CudaPlan {
       SPMV_CUDA_CHECK(cudaGetDevice(&dev));
       SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
       if (smem_bytes_ > static_cast<std::size_t>(optin)) {
-        fallback_ = " (single-pass would need " + std::to_string(smem_bytes_ >> 10) + " KiB of shared memory per block)";
+        fallback_ =
+            " (single-pass would need " + std::to_string(smem_bytes_ >> 10) + " KiB of shared memory per block)";
         v_.mode = Mode::TwoPass;
       } else {
         with_types(prec_, [&]<class MV, class VV>() {
           SPMV_CUDA_CHECK(cudaFuncSetAttribute(single_kernel<MV, VV>(v_.batch, f.sigma),
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes_)));
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(smem_bytes_)));
         });
       }
     }
@@ -220,8 +226,8 @@ class Csr5Plan final : public CudaPlan {
       cudaFuncAttributes at{};
       SPMV_CUDA_CHECK(cudaFuncGetAttributes(&at, k));
       if (block_ > at.maxThreadsPerBlock)
-        throw Unsupported("csr5 (" + std::string(to_string(prec_)) + ", batch " + std::to_string(v_.batch) + "): " +
-                          std::to_string(at.numRegs) + " registers a thread allow at most " +
+        throw Unsupported("csr5 (" + std::string(to_string(prec_)) + ", batch " + std::to_string(v_.batch) +
+                          "): " + std::to_string(at.numRegs) + " registers a thread allow at most " +
                           std::to_string(at.maxThreadsPerBlock) + " threads per block, not " + std::to_string(block_));
     });
     // One part or carry per tile and one for the tail.
@@ -237,9 +243,9 @@ class Csr5Plan final : public CudaPlan {
     }
     bytes_per_product = m_.product_bytes(a, 1);
     stored_entries = a.nnz();
-    detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) + " block=" +
-             std::to_string(block_) + " batch=" +
-             std::to_string(v_.batch) + " " + kModeName[static_cast<int>(v_.mode)] + fallback_ + " device-conversion";
+    detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) +
+             " block=" + std::to_string(block_) + " batch=" + std::to_string(v_.batch) + " " +
+             kModeName[static_cast<int>(v_.mode)] + fallback_ + " device-conversion";
   }
 
  protected:
@@ -275,9 +281,12 @@ class Csr5Plan final : public CudaPlan {
     }
     const unsigned grid = grid_for(warps * 32, block_);
     VV* first = first_.get<VV>().data();
-    if (batch == 4) csr5_main<4><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
-    else if (batch == 16) csr5_main<16><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
-    else csr5_main<8><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
+    if (batch == 4)
+      csr5_main<4><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
+    else if (batch == 16)
+      csr5_main<16><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
+    else
+      csr5_main<8><<<grid, block_, 0, s>>>(m, x, y, first, atomic, ep);
     SPMV_CUDA_CHECK_LAUNCH();
     if (!atomic && f.tiles > 0) {
       csr5_fixup<<<grid_for(f.tiles + 1, block_), block_, 0, s>>>(m, static_cast<const VV*>(first), y, ep);
@@ -302,15 +311,22 @@ class Csr5Plan final : public CudaPlan {
     std::string mode = v;
     for (int b : {4, 8, 16}) {
       const std::string suffix = "b" + std::to_string(b);
-      if (mode == suffix) mode = "auto", r.batch = b;
-      else if (mode.ends_with("-" + suffix)) mode = mode.substr(0, mode.size() - suffix.size() - 1), r.batch = b;
+      if (mode == suffix)
+        mode = "auto", r.batch = b;
+      else if (mode.ends_with("-" + suffix))
+        mode = mode.substr(0, mode.size() - suffix.size() - 1), r.batch = b;
     }
-    if (mode == "auto" || mode == "single") r.mode = Mode::Single;
-    else if (mode == "two-pass") r.mode = Mode::TwoPass;
-    else if (mode == "atomic") r.mode = Mode::Atomic;
+    if (mode == "auto" || mode == "single")
+      r.mode = Mode::Single;
+    else if (mode == "two-pass")
+      r.mode = Mode::TwoPass;
+    else if (mode == "atomic")
+      r.mode = Mode::Atomic;
     else
-      throw Unsupported("csr5 on CUDA: variant must be auto, single, two-pass or atomic, optionally with -b4, -b8 "
-                        "or -b16 (got " + v + ")");
+      throw Unsupported(
+          "csr5 on CUDA: variant must be auto, single, two-pass or atomic, optionally with -b4, -b8 "
+          "or -b16 (got " +
+          v + ")");
     if (r.mode == Mode::Atomic && opt.deterministic)
       throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
     return r;
@@ -323,8 +339,8 @@ class Csr5Plan final : public CudaPlan {
   offset_t tb_ = 0;
   index_t rb_ = 0;
   DeviceBuffer<Part> head_parts_, tail_parts_;  // single-pass: the long rows' parts
-  unsigned long long launches_ = 0;              // single-pass: the launch number of the last product
-  DeviceValues first_;                           // two-pass and atomic: the carries (VV: f32 for single)
+  unsigned long long launches_ = 0;             // single-pass: the launch number of the last product
+  DeviceValues first_;                          // two-pass and atomic: the carries (VV: f32 for single)
 };
 
 }  // namespace

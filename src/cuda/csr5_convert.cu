@@ -24,8 +24,10 @@ __device__ __forceinline__ long long lower_bound_dev(const long long* a, long lo
   long long lo = 0, hi = n;  // first i with a[i] >= v
   while (lo < hi) {
     const long long mid = (lo + hi) / 2;
-    if (a[mid] < v) lo = mid + 1;
-    else hi = mid;
+    if (a[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -33,8 +35,10 @@ __device__ __forceinline__ long long upper_bound_dev(const long long* a, long lo
   long long lo = 0, hi = n;  // first i with a[i] > v
   while (lo < hi) {
     const long long mid = (lo + hi) / 2;
-    if (a[mid] <= v) lo = mid + 1;
-    else hi = mid;
+    if (a[mid] <= v)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -77,8 +81,10 @@ __global__ void csr5_convert_tiles(ConvArgs<MV> c) {
   unsigned long long flags = 0;
   bool empty = false;
   for (long long r = lower_bound_dev(c.rp, n, cb); r < c.rows && c.rp[r] < ce; ++r) {
-    if (c.rp[r] == c.rp[r + 1]) empty = true;
-    else flags |= 1ull << (c.rp[r] - cb);
+    if (c.rp[r] == c.rp[r + 1])
+      empty = true;
+    else
+      flags |= 1ull << (c.rp[r] - cb);
   }
   const bool any_empty = __any_sync(kFull, empty);
   const unsigned opened = __popcll(flags | (lane == 0 ? 1ull : 0ull));
@@ -92,8 +98,7 @@ __global__ void csr5_convert_tiles(ConvArgs<MV> c) {
   const unsigned above = lane == 31 ? 0u : any >> (lane + 1);
   const unsigned seg = above ? static_cast<unsigned>(__ffs(above) - 1) : static_cast<unsigned>(31 - lane);
   const unsigned long long d = static_cast<unsigned long long>(incl - opened) |
-                               (static_cast<unsigned long long>(seg) << c.y_bits) |
-                               (flags << (c.y_bits + c.seg_bits));
+                               (static_cast<unsigned long long>(seg) << c.y_bits) | (flags << (c.y_bits + c.seg_bits));
   c.desc[(w * c.desc_words) * 32 + lane] = static_cast<unsigned>(d);
   if (c.desc_words == 2) c.desc[(w * c.desc_words + 1) * 32 + lane] = static_cast<unsigned>(d >> 32);
   if (lane == 0) {
@@ -120,7 +125,8 @@ __global__ void csr5_convert_empty_offsets(ConvArgs<MV> c, const long long* eo_p
   index_t* out = eo + eo_ptr[t];
   long long k = 0;
   out[k++] = 0;
-  for (long long r = lower_bound_dev(c.rp, static_cast<long long>(c.rows) + 1, base + 1); r < c.rows && c.rp[r] < end; ++r)
+  for (long long r = lower_bound_dev(c.rp, static_cast<long long>(c.rows) + 1, base + 1); r < c.rows && c.rp[r] < end;
+       ++r)
     if (c.rp[r] != c.rp[r + 1]) out[k++] = static_cast<index_t>(r - row0);
 }
 
@@ -149,9 +155,9 @@ DeviceCsr5::DeviceCsr5(const CsrView& a, int sigma, const ConvertOptions& opt, P
                       std::to_string(bits) + " bits (max 64)");
   // + the CSR input, + the bound on the empty-row lists
   const int vb = value_bytes(p);
-  check_format_memory("CSR5", csr5_bytes(a, omega, sigma, vb) + (4.0 + vb) * a.nnz() +
-                                  4.0 * (a.rows + a.nnz() / (32.0 * sigma) + 1),
-                      a, opt);
+  check_format_memory(
+      "CSR5", csr5_bytes(a, omega, sigma, vb) + (4.0 + vb) * a.nnz() + 4.0 * (a.rows + a.nnz() / (32.0 * sigma) + 1), a,
+      opt);
   Csr5& f = meta;
   f.omega = omega;
   f.sigma = sigma;
@@ -205,18 +211,23 @@ void DeviceCsr5::convert(const CsrView& a, const DeviceCsr* shared) {
   // all), so the conversion never waits for the device: no count comes back to the host.
   eo_ptr.resize(tiles + 1);
   eo.resize(tiles + static_cast<std::size_t>(f.rows) + 1);
-  const ConvArgs<MV> c{sigma, f.y_bits, f.seg_bits, f.desc_words, f.tiles, f.tile_entries(), f.nnz, f.rows,
-                       rp.data(), col_in, val_in, tile_ptr.data(), desc.data(), eo_ptr.data() + 1,
-                       col.data(), val.get<MV>().data()};
+  const ConvArgs<MV> c{sigma,       f.y_bits,
+                       f.seg_bits,  f.desc_words,
+                       f.tiles,     f.tile_entries(),
+                       f.nnz,       f.rows,
+                       rp.data(),   col_in,
+                       val_in,      tile_ptr.data(),
+                       desc.data(), eo_ptr.data() + 1,
+                       col.data(),  val.get<MV>().data()};
   constexpr int block = 256;
   csr5_convert_tiles<<<grid_for((f.tiles + 1) * 32, block), block>>>(c);
   SPMV_CUDA_CHECK_LAUNCH();
   const offset_t tb = f.tail_begin();
   if (f.nnz > tb) {
-    SPMV_CUDA_CHECK(cudaMemcpyAsync(col.data() + tb, col_in + tb, (f.nnz - tb) * sizeof(index_t),
-                                    cudaMemcpyDeviceToDevice));
-    SPMV_CUDA_CHECK(cudaMemcpyAsync(val.get<MV>().data() + tb, val_in + tb, (f.nnz - tb) * sizeof(MV),
-                                    cudaMemcpyDeviceToDevice));
+    SPMV_CUDA_CHECK(
+        cudaMemcpyAsync(col.data() + tb, col_in + tb, (f.nnz - tb) * sizeof(index_t), cudaMemcpyDeviceToDevice));
+    SPMV_CUDA_CHECK(
+        cudaMemcpyAsync(val.get<MV>().data() + tb, val_in + tb, (f.nnz - tb) * sizeof(MV), cudaMemcpyDeviceToDevice));
   }
   // Offsets of the empty-row lists: eo_ptr[0] = 0, then an in-place prefix sum of the per-tile
   // counts that the tile kernel wrote to eo_ptr[1..tiles] (CUB's device scan).

@@ -66,7 +66,10 @@ __device__ __forceinline__ TileColumn tile_column(const DevCsr5<MV>& m, long lon
   const unsigned long long tp = m.tile_ptr[t];
   const unsigned long long d = load_desc(m, t, lane);
   const unsigned long long raw = d >> (m.y_bits + m.seg_bits);
-  return {static_cast<index_t>(tp & ~kHint), (tp & kHint) != 0, (raw & 1) != 0, raw | (lane == 0 ? 1ull : 0ull),
+  return {static_cast<index_t>(tp & ~kHint),
+          (tp & kHint) != 0,
+          (raw & 1) != 0,
+          raw | (lane == 0 ? 1ull : 0ull),
           static_cast<int>(d & ((1ull << m.y_bits) - 1)) - 1,
           static_cast<unsigned>((d >> m.y_bits) & ((1ull << m.seg_bits) - 1))};
 }
@@ -74,8 +77,8 @@ __device__ __forceinline__ TileColumn tile_column(const DevCsr5<MV>& m, long lon
 // Products of steps i0 .. i0+kBatch-1 of this lane's column (v, ci: the column's first entry; step i
 // of all lanes is one coalesced load), 0 past sigma: kBatch independent x gathers in flight.
 template <int kBatch, class MV, class VV>
-__device__ __forceinline__ void batch_products(const MV* v, const index_t* ci, const VV* __restrict__ x,
-                                               int i0, int sigma, VV (&p)[kBatch]) {
+__device__ __forceinline__ void batch_products(const MV* v, const index_t* ci, const VV* __restrict__ x, int i0,
+                                               int sigma, VV (&p)[kBatch]) {
 #pragma unroll
   for (int j = 0; j < kBatch; ++j) {
     const int i = i0 + j;
@@ -106,8 +109,8 @@ __device__ __forceinline__ VV right_of_column(VV red, bool has_flag, int lane) {
 // Row of a hinted tile's segment at empty_offset `offset`, the segment before it being at `before`;
 // zeroes the empty rows between them.
 template <class VV>
-__device__ __forceinline__ index_t row_after_empties(index_t row0, index_t before, index_t offset,
-                                                     VV* __restrict__ y, const Epilogue<VV>& ep) {
+__device__ __forceinline__ index_t row_after_empties(index_t row0, index_t before, index_t offset, VV* __restrict__ y,
+                                                     const Epilogue<VV>& ep) {
   const index_t row = row0 + offset;
   for (index_t r = row0 + before + 1; r < row; ++r) ep.empty(y, r);
   return row;
@@ -168,8 +171,22 @@ struct DeviceCsr5 {
   // after the tail, which begins at tb.
   template <class MV>
   DevCsr5<MV> view(index_t rows, index_t rb, long long tb) const {
-    return {meta.sigma, meta.y_bits, meta.seg_bits, meta.desc_words, meta.tiles, meta.tile_entries(), meta.nnz,
-            rows, rb, tb, tile_ptr.data(), desc.data(), eo_ptr.data(), eo.data(), rp.data(), col.data(),
+    return {meta.sigma,
+            meta.y_bits,
+            meta.seg_bits,
+            meta.desc_words,
+            meta.tiles,
+            meta.tile_entries(),
+            meta.nnz,
+            rows,
+            rb,
+            tb,
+            tile_ptr.data(),
+            desc.data(),
+            eo_ptr.data(),
+            eo.data(),
+            rp.data(),
+            col.data(),
             val.data<MV>()};
   }
   // A product's bytes: CSR's with K right-hand sides in the precision (its value and vector sizes),

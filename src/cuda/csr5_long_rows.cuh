@@ -25,8 +25,8 @@ struct alignas(16) Part {
   unsigned long long launch;  // number of the launch that stored `value`
 };
 struct Parts {
-  Part* head;                // tiles + 1: a tile's segment 0 (or whole tile)
-  Part* tail;                // tiles: a tile's last segment
+  Part* head;                 // tiles + 1: a tile's segment 0 (or whole tile)
+  Part* tail;                 // tiles: a tile's last segment
   unsigned long long launch;  // this launch's number: never 0, never repeated by a plan
 };
 

@@ -106,7 +106,7 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
   VV head_s = 0;
   index_t row0 = 0;
   long long a0 = 0, b0 = 0;  // first and last tile of row0
-  if (t == m.tiles) {  // the tail's part of the row straddling its start, when that row is long
+  if (t == m.tiles) {        // the tail's part of the row straddling its start, when that row is long
     if (m.rb > 0 && m.rp[m.rb] > m.tb && m.rp[m.rb - 1] < m.tb - te) {
       head_s = tail_straddle(m, x, lane);
       head_ev = lane == 0;
@@ -212,13 +212,13 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
 }
 
 template <int kBatch, int kSigma, class MV, class VV>
-__global__ void __maxnreg__(tuning::csr5_max_registers) csr5_single(DevCsr5<MV> m, const VV* __restrict__ x,
-                                                          VV* __restrict__ y, Parts parts, Epilogue<VV> ep) {
+__global__ void __maxnreg__(tuning::csr5_max_registers)
+    csr5_single(DevCsr5<MV> m, const VV* __restrict__ x, VV* __restrict__ y, Parts parts, Epilogue<VV> ep) {
   single_tile<kBatch, kSigma>(m, x, y, parts, ep);
 }
 template <int kBatch, class MV, class VV>
-__global__ void __launch_bounds__(1024, 1) csr5_single_generic(DevCsr5<MV> m, const VV* __restrict__ x,
-                                                                VV* __restrict__ y, Parts parts, Epilogue<VV> ep) {
+__global__ void __launch_bounds__(1024, 1)
+    csr5_single_generic(DevCsr5<MV> m, const VV* __restrict__ x, VV* __restrict__ y, Parts parts, Epilogue<VV> ep) {
   single_tile<kBatch, 0>(m, x, y, parts, ep);
 }
 

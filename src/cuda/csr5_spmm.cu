@@ -49,8 +49,8 @@ __device__ __forceinline__ void zero_rows(const DenseOps<VV>& o, long long from,
 
 // Empty rows just before row r that starts at `start` (hinted tiles only).
 template <int C, class MV, class VV>
-__device__ __forceinline__ void zero_empty_before(const DevCsr5<MV>& m, const DenseOps<VV>& o, index_t r, long long start,
-                                                  int c0) {
+__device__ __forceinline__ void zero_empty_before(const DevCsr5<MV>& m, const DenseOps<VV>& o, index_t r,
+                                                  long long start, int c0) {
   index_t e = r;
   while (e > 0 && m.rp[e - 1] == start) --e;
   zero_rows<C>(o, e, r, c0);
@@ -74,8 +74,8 @@ __device__ __forceinline__ void row_sums(const DevCsr5<MV>& m, const DenseOps<VV
 // Segment kseg of tile t has sums s. reaches_end: it may continue in tile t+1.
 template <int C, class MV, class VV>
 __device__ __forceinline__ void close_segment(const DevCsr5<MV>& m, const DenseOps<VV>& o, long long t, index_t row0,
-                                              bool hinted, bool begins, int kseg, const VV (&s)[C],
-                                              bool reaches_end, int c0) {
+                                              bool hinted, bool begins, int kseg, const VV (&s)[C], bool reaches_end,
+                                              int c0) {
   if (kseg == 0) {
     if (begins && !reaches_end) {  // row0 lies wholly in this tile
       if (hinted) zero_empty_before<C>(m, o, row0, t * m.te, c0);
@@ -162,7 +162,8 @@ __global__ void __launch_bounds__(MaxThreads) csr5_spmm_main(DevCsr5<MV> m, Dens
     for (int j = 0; j < C; ++j) red[j] = sum[j];
 #pragma unroll
   for (int j = 0; j < C; ++j) sum[j] += right_of_column(red[j], seen, lane);
-  if (seen) close_segment<C>(m, o, t, tc.row0, tc.hinted, tc.begins, seg, sum, lane + static_cast<int>(tc.seg_off) >= 31, c0);
+  if (seen)
+    close_segment<C>(m, o, t, tc.row0, tc.hinted, tc.begins, seg, sum, lane + static_cast<int>(tc.seg_off) >= 31, c0);
 }
 
 // csr5_fixup (csr5.cu) for C columns: thread t in [0, tiles] sums the carries it owns
@@ -173,7 +174,7 @@ __global__ void csr5_spmm_fixup(DevCsr5<MV> m, DenseOps<VV> o) {
   const int lane = threadIdx.x & 31;
   const int c0 = static_cast<int>(blockIdx.y) * C;
   const CarryOwner c = carry_owner(m, t);
-  const auto store = [&](const VV (&s)[C]) {
+  const auto store = [&](const VV(&s)[C]) {
     if (c.assign) {
       if (c.hinted) zero_empty_before<C>(m, o, c.r, c.start, c0);
       put<C>(o, c.r, c0, s);
@@ -207,10 +208,14 @@ __global__ void csr5_spmm_fixup(DevCsr5<MV> m, DenseOps<VV> o) {
 class Csr5SpmmPlan final : public CudaPlan {
  public:
   Csr5SpmmPlan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev, int sigma)
-      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)), block_(checked_block_size(opt)),
-        c_(opt.k % 4 == 0 ? 4 : opt.k % 2 == 0 ? 2 : 1), m_(a, sigma, convert_options(opt), opt.precision, dev.get()) {
+      : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)),
+        block_(checked_block_size(opt)),
+        c_(opt.k % 4 == 0   ? 4
+           : opt.k % 2 == 0 ? 2
+                            : 1),
+        m_(a, sigma, convert_options(opt), opt.precision, dev.get()) {
     device_transpose_ = false;  // both layouts through strides
-    if (k_ / c_ > 65535)  // blocks of columns on the grid's second dimension
+    if (k_ / c_ > 65535)        // blocks of columns on the grid's second dimension
       throw Unsupported("csr5 on CUDA: at most 65535 blocks of right-hand sides (k = " + std::to_string(k_) +
                         " takes " + std::to_string(k_ / c_) + ")");
     convert_seconds = m_.convert_seconds;
@@ -223,8 +228,7 @@ class Csr5SpmmPlan final : public CudaPlan {
     bytes_per_product = m_.product_bytes(a, k_);
     stored_entries = a.nnz();
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) +
-             " block=" + std::to_string(block_) + " rhs_per_lane=" + std::to_string(c_) +
-             " two-pass device-conversion";
+             " block=" + std::to_string(block_) + " rhs_per_lane=" + std::to_string(c_) + " two-pass device-conversion";
   }
 
  protected:
@@ -240,8 +244,8 @@ class Csr5SpmmPlan final : public CudaPlan {
     const auto& f = m_.meta;
     const DevCsr5<MV> m = m_.view<MV>(rows_, rb_, tb_);
     const bool rm = layout_ == Layout::RowMajor;
-    const DenseOps<VV> o{l.xv<VV>(), rm ? k_ : 1, rm ? 1 : cols_, l.yv<VV>(), rm ? k_ : 1, rm ? 1 : rows_, k_,
-                         first_.get<VV>().data(), l.ep<VV>()};
+    const DenseOps<VV> o{l.xv<VV>(),     rm ? k_ : 1, rm ? 1 : cols_,          l.yv<VV>(), rm ? k_ : 1,
+                         rm ? 1 : rows_, k_,          first_.get<VV>().data(), l.ep<VV>()};
     const offset_t tail_rows = static_cast<offset_t>(rows_) - rb_;
     const dim3 grid(grid_for((f.tiles + (tail_rows + 1 + 31) / 32) * 32, block_), static_cast<unsigned>(k_ / c_));
     const auto kernel = c_ == 4   ? main_kernel<4, 4, MV, VV>(rm)

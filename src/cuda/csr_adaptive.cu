@@ -25,8 +25,8 @@ namespace {
 template <class MV, class VV, typename OffT>
 __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long piece_len, const OffT* __restrict__ rp,
                                     const index_t* __restrict__ col, const MV* __restrict__ val,
-                                    const VV* __restrict__ x, VV* __restrict__ y,
-                                    VV* __restrict__ partial, int* __restrict__ arrived, Epilogue<VV> ep) {
+                                    const VV* __restrict__ x, VV* __restrict__ y, VV* __restrict__ partial,
+                                    int* __restrict__ arrived, Epilogue<VV> ep) {
   VV* prod = dynamic_shared<VV>();
   __shared__ bool last;
   const int4 d = blocks[blockIdx.x];
@@ -101,8 +101,8 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
 // and npb entries: row ends only grow, so the lanes test 32 of them at once and the ones within
 // the limit are a prefix.
 template <typename OffT, typename Emit>
-__device__ void walk_span(long long sp, long long span_rows, const OffT* __restrict__ rp, long long rows,
-                          int max_rows, long long npb, long long piece_len, Emit emit) {
+__device__ void walk_span(long long sp, long long span_rows, const OffT* __restrict__ rp, long long rows, int max_rows,
+                          long long npb, long long piece_len, Emit emit) {
   const int lane = threadIdx.x & 31;
   const long long end = min(rows, (sp + 1) * span_rows);
   long long r = sp * span_rows, i = 0;
@@ -111,7 +111,8 @@ __device__ void walk_span(long long sp, long long span_rows, const OffT* __restr
     if (len > npb) {  // a long row: blocks of its own, one per piece
       const long long pieces = (len + piece_len - 1) / piece_len;
       for (long long p = 0; p < pieces; ++p)
-        emit(i++, make_int4(static_cast<int>(r), static_cast<int>(r + 1), static_cast<int>(p), static_cast<int>(pieces)));
+        emit(i++,
+             make_int4(static_cast<int>(r), static_cast<int>(r + 1), static_cast<int>(p), static_cast<int>(pieces)));
       ++r;
       continue;
     }
@@ -140,8 +141,8 @@ __global__ void count_blocks_kernel(const OffT* __restrict__ rp, long long rows,
 
 template <typename OffT>
 __global__ void write_blocks_kernel(const OffT* __restrict__ rp, long long rows, long long spans, long long span_rows,
-                                    int max_rows, long long npb, long long piece_len, const long long* __restrict__ first,
-                                    int4* __restrict__ blocks) {
+                                    int max_rows, long long npb, long long piece_len,
+                                    const long long* __restrict__ first, int4* __restrict__ blocks) {
   const long long sp = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) >> 5;
   if (sp >= spans) return;
   int4* out = blocks + first[sp];
@@ -159,12 +160,14 @@ class CsrAdaptive final : public CsrDevicePlan {
     const auto& p = tuning::csr_adaptive;
     nz_per_block_ = opt.nz_per_block ? opt.nz_per_block : std::min(p.nz_per_thread * block_, p.max_nz_per_block);
     if (nz_per_block_ < 1 || nz_per_block_ > p.max_nz_per_block)
-      throw Unsupported("CSR-adaptive nz_per_block must be in [1, " + std::to_string(p.max_nz_per_block) +
-                        "], got " + std::to_string(nz_per_block_));
+      throw Unsupported("CSR-adaptive nz_per_block must be in [1, " + std::to_string(p.max_nz_per_block) + "], got " +
+                        std::to_string(nz_per_block_));
     // Long rows are cut into pieces big enough to keep a block busy, small enough to spread.
     piece_len_ = std::max<offset_t>(nz_per_block_, p.piece_per_thread * block_);
-    if (m_.wide) build_blocks(m_.rp64.data());
-    else build_blocks(m_.rp32.data());
+    if (m_.wide)
+      build_blocks(m_.rp64.data());
+    else
+      build_blocks(m_.rp32.data());
     partial_.resize(n_blocks_);
     arrived_.resize(n_blocks_);
     if (n_blocks_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_blocks_ * sizeof(int)));
@@ -202,7 +205,8 @@ class CsrAdaptive final : public CsrDevicePlan {
     DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
     const int build_block = tuning::csr_adaptive.build_block;
     const unsigned grid = grid_for(32 * (spans + 1), build_block);  // a warp per span
-    count_blocks_kernel<<<grid, build_block>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_, first.data());
+    count_blocks_kernel<<<grid, build_block>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_,
+                                               first.data());
     SPMV_CUDA_CHECK_LAUNCH();
     SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, first.data(), first.data(), spans + 1));
     long long total = 0;
@@ -211,15 +215,15 @@ class CsrAdaptive final : public CsrDevicePlan {
     n_blocks_ = static_cast<unsigned>(total);
     blocks_.resize(4 * static_cast<std::size_t>(total));
     if (total > 0) {
-      write_blocks_kernel<<<grid, build_block>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_, first.data(),
-                                         reinterpret_cast<int4*>(blocks_.data()));
+      write_blocks_kernel<<<grid, build_block>>>(rp, rows_, spans, span_rows, block_, nz_per_block_, piece_len_,
+                                                 first.data(), reinterpret_cast<int4*>(blocks_.data()));
       SPMV_CUDA_CHECK_LAUNCH();
     }
   }
   const int4* desc() const { return reinterpret_cast<const int4*>(blocks_.data()); }
   offset_t nz_per_block_ = 0, piece_len_ = 0;
   unsigned n_blocks_ = 0;
-  DeviceBuffer<int> blocks_;  // 4 ints per block: r0, r1, piece, pieces
+  DeviceBuffer<int> blocks_;      // 4 ints per block: r0, r1, piece, pieces
   DeviceBuffer<double> partial_;  // a long row's pieces' sums, in the plan's vector type
   DeviceBuffer<int> arrived_;
 };

@@ -37,8 +37,10 @@ inline unsigned grid_for(offset_t work_items, int per_block) {
 // double exactly; double to float rounded).
 template <class T>
 void upload_values(const CsrView& a, DeviceBuffer<T>& d) {
-  if (a.values_in_float()) upload_as(a.val_f32, d);
-  else upload_as(a.val, d);
+  if (a.values_in_float())
+    upload_as(a.val_f32, d);
+  else
+    upload_as(a.val, d);
 }
 
 struct DeviceCsr {
@@ -63,8 +65,10 @@ struct DeviceCsr {
       rp32.upload(rp);
     }
     col.upload(a.col);
-    if (f32) upload_values(a, val.f32);
-    else upload_values(a, val.f64);
+    if (f32)
+      upload_values(a, val.f32);
+    else
+      upload_values(a, val.f64);
   }
   // Whether plans of precision p can use it (values of p's type).
   bool serves(Precision p) const { return f32 == float_values(p); }
@@ -134,7 +138,8 @@ class CsrDevicePlan : public CudaPlan {
   CsrDevicePlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(checked_for(dev, opt.precision), opt)),
         block_(checked_block_size(opt)),
-        dev_(dev ? std::move(dev) : upload_csr(a, opt.precision, &setup_seconds)), m_(*dev_) {
+        dev_(dev ? std::move(dev) : upload_csr(a, opt.precision, &setup_seconds)),
+        m_(*dev_) {
     bytes_per_product = m_.product_bytes(opt.k, opt.precision);
     stored_entries = a.nnz();
   }

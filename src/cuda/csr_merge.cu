@@ -19,14 +19,13 @@ namespace {
 template <class MV, class VV, typename OffT>
 __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, const OffT* __restrict__ tile_nz,
                                  const OffT* __restrict__ rp, const index_t* __restrict__ col,
-                                 const MV* __restrict__ val, const VV* __restrict__ x,
-                                 VV* __restrict__ y, index_t* __restrict__ carry_row,
-                                 VV* __restrict__ carry_val, Epilogue<VV> ep) {
+                                 const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
+                                 index_t* __restrict__ carry_row, VV* __restrict__ carry_val, Epilogue<VV> ep) {
   const int nt = blockDim.x, tid = threadIdx.x, tile = nt * ipt;
-  VV* s_prod = dynamic_shared<VV>();  // tile
-  VV* s_cval = s_prod + tile;   // 32: per-warp carries
+  VV* s_prod = dynamic_shared<VV>();                  // tile
+  VV* s_cval = s_prod + tile;                         // 32: per-warp carries
   int* s_rend = reinterpret_cast<int*>(s_cval + 32);  // tile: row ends relative to the tile's first entry
-  int* s_crow = s_rend + tile;      // 32
+  int* s_crow = s_rend + tile;                        // 32
   const index_t r0 = tile_row[blockIdx.x], r1 = tile_row[blockIdx.x + 1];
   const OffT z0 = tile_nz[blockIdx.x], z1 = tile_nz[blockIdx.x + 1];
   const int nr = r1 - r0, nz = static_cast<int>(z1 - z0), len = nr + nz;
@@ -40,8 +39,10 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
   int lo = max(dl - nz, 0), hi = min(dl, nr);
   while (lo < hi) {
     const int mid = (lo + hi) >> 1;
-    if (s_rend[mid] <= dl - mid - 1) lo = mid + 1;
-    else hi = mid;
+    if (s_rend[mid] <= dl - mid - 1)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   int row = lo, k = dl - lo;
   const int end = min(dl + ipt, len);
@@ -49,7 +50,7 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
   int first_row = -1;
   for (int d = dl; d < end; ++d) {
     if (row < nr && k >= s_rend[row]) {  // the row ends here
-      if (first_row < 0) {  // may have started in an earlier thread: written after the scan
+      if (first_row < 0) {               // may have started in an earlier thread: written after the scan
         first_row = row;
         first_val = acc;
       } else {
@@ -129,8 +130,10 @@ __global__ void merge_partition_kernel(const OffT* __restrict__ rp, long long ro
   long long lo = max(diag - nnz, 0LL), hi = min(diag, rows);
   while (lo < hi) {
     const long long mid = (lo + hi) / 2;
-    if (static_cast<long long>(rp[mid + 1]) <= diag - mid - 1) lo = mid + 1;
-    else hi = mid;
+    if (static_cast<long long>(rp[mid + 1]) <= diag - mid - 1)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   tile_row[b] = static_cast<index_t>(lo);
   tile_nz[b] = static_cast<OffT>(diag - lo);
@@ -152,12 +155,12 @@ class CsrMerge final : public CsrDevicePlan {
     const unsigned grid = grid_for(n_blocks + 1, tuning::setup_block);
     if (m_.wide) {
       tile_nz64_.resize(n_blocks + 1);
-      merge_partition_kernel<<<grid, tuning::setup_block>>>(m_.rp64.data(), a.rows, nnz, tile, n_blocks, tile_row_.data(),
-                                            tile_nz64_.data());
+      merge_partition_kernel<<<grid, tuning::setup_block>>>(m_.rp64.data(), a.rows, nnz, tile, n_blocks,
+                                                            tile_row_.data(), tile_nz64_.data());
     } else {
       tile_nz32_.resize(n_blocks + 1);
-      merge_partition_kernel<<<grid, tuning::setup_block>>>(m_.rp32.data(), a.rows, nnz, tile, n_blocks, tile_row_.data(),
-                                            tile_nz32_.data());
+      merge_partition_kernel<<<grid, tuning::setup_block>>>(m_.rp32.data(), a.rows, nnz, tile, n_blocks,
+                                                            tile_row_.data(), tile_nz32_.data());
     }
     SPMV_CUDA_CHECK_LAUNCH();
     carry_row_.resize(n_blocks_);
@@ -177,15 +180,13 @@ class CsrMerge final : public CsrDevicePlan {
       const std::size_t shmem = static_cast<std::size_t>(block_) * ipt_ * per + 32 * per;
       VV* carry_val = reinterpret_cast<VV*>(carry_val_.data());  // a double array holds as many floats
       if (m_.wide)
-        csr_merge_kernel<<<n_blocks_, block_, shmem, l.stream>>>(ipt_, tile_row_.data(), tile_nz64_.data(),
-                                                                 m_.rp64.data(), m_.col.data(), m_.val.data<MV>(),
-                                                                 l.xv<VV>(), l.yv<VV>(), carry_row_.data(), carry_val,
-                                                                 l.ep<VV>());
+        csr_merge_kernel<<<n_blocks_, block_, shmem, l.stream>>>(
+            ipt_, tile_row_.data(), tile_nz64_.data(), m_.rp64.data(), m_.col.data(), m_.val.data<MV>(), l.xv<VV>(),
+            l.yv<VV>(), carry_row_.data(), carry_val, l.ep<VV>());
       else
-        csr_merge_kernel<<<n_blocks_, block_, shmem, l.stream>>>(ipt_, tile_row_.data(), tile_nz32_.data(),
-                                                                 m_.rp32.data(), m_.col.data(), m_.val.data<MV>(),
-                                                                 l.xv<VV>(), l.yv<VV>(), carry_row_.data(), carry_val,
-                                                                 l.ep<VV>());
+        csr_merge_kernel<<<n_blocks_, block_, shmem, l.stream>>>(
+            ipt_, tile_row_.data(), tile_nz32_.data(), m_.rp32.data(), m_.col.data(), m_.val.data<MV>(), l.xv<VV>(),
+            l.yv<VV>(), carry_row_.data(), carry_val, l.ep<VV>());
       SPMV_CUDA_CHECK_LAUNCH();
       csr_merge_fixup<<<grid_for(n_blocks_, tuning::setup_block), tuning::setup_block, 0, l.stream>>>(
           n_blocks_, rows_, carry_row_.data(), static_cast<const VV*>(carry_val), l.yv<VV>(), l.ep<VV>());

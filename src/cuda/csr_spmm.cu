@@ -39,8 +39,8 @@ namespace {
 struct Shape {
   Shape(int rhs = 1, int lanes = 32, bool transposed = false, bool sorted = false, bool x_only = false)
       : c(rhs), w(lanes), t(transposed), s(sorted), x(x_only) {}
-  int c;  // right-hand sides per lane
-  int w;  // lanes per row (a power of two <= 32)
+  int c;   // right-hand sides per lane
+  int w;   // lanes per row (a power of two <= 32)
   bool t;  // column-major X and Y through device transposes and the row-major kernel
   bool s;  // rows taken longest first (order_), so that a warp's rows have about the same length
   bool x;  // column-major X through a device transpose, the row-major kernel writing column-major Y
@@ -51,8 +51,8 @@ struct Shape {
 // y_rows: 0 for row-major Y, else Y is column-major with this many rows. MV: the matrix's value
 // type, VV: X's, Y's and the sums' (every kernel here).
 template <class MV, class VV, typename OffT, int C, int U>
-__global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order, int k, int w, int lanes_k, int long_row,
-                                const OffT* __restrict__ rp, const index_t* __restrict__ col,
+__global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order, int k, int w, int lanes_k,
+                                int long_row, const OffT* __restrict__ rp, const index_t* __restrict__ col,
                                 const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
                                 long long y_rows, Epilogue<VV> ep) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -123,8 +123,8 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
 
 // Column-major: w lanes per row along its entries, C columns at a time.
 template <class MV, class VV, typename OffT, int C>
-__global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const index_t* __restrict__ order, int k, int w,
-                                int long_row, const OffT* __restrict__ rp, const index_t* __restrict__ col,
+__global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const index_t* __restrict__ order, int k,
+                                int w, int long_row, const OffT* __restrict__ rp, const index_t* __restrict__ col,
                                 const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
                                 Epilogue<VV> ep) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -168,10 +168,9 @@ __global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const
 // layouts use it: element (i, c) of X is x[i*xr + c*xc], of Y y[i*yr + c*yc].
 template <class MV, class VV, typename OffT, int C>
 __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k, int kt, const OffT* __restrict__ rp,
-                                 const index_t* __restrict__ col, const MV* __restrict__ val,
-                                 const VV* __restrict__ x, long long xr, long long xc, VV* __restrict__ y,
-                                 long long yr, long long yc, VV* __restrict__ partial, int* __restrict__ arrived,
-                                 Epilogue<VV> ep) {
+                                 const index_t* __restrict__ col, const MV* __restrict__ val, const VV* __restrict__ x,
+                                 long long xr, long long xc, VV* __restrict__ y, long long yr, long long yc,
+                                 VV* __restrict__ partial, int* __restrict__ arrived, Epilogue<VV> ep) {
   __shared__ VV red[32 * 32 * C];
   __shared__ bool last;
   const int4 d = desc[blockIdx.x];  // row, piece, pieces
@@ -203,8 +202,10 @@ __global__ void spmm_long_kernel(const int4* __restrict__ desc, int piece, int k
     if (tid < kt * C && c0 + tid < k) {
       VV s = 0;
       for (int w = 0; w < nw; ++w) s += red[w * 32 * C + tid];
-      if (d.z == 1) ep.put(y, row * yr + (c0 + tid) * yc, s);
-      else part[c0 + tid] = s;
+      if (d.z == 1)
+        ep.put(y, row * yr + (c0 + tid) * yc, s);
+      else
+        part[c0 + tid] = s;
     }
     __syncthreads();
   }
@@ -302,7 +303,8 @@ class CsrSpmm final : public CsrDevicePlan {
       if (try_sorted) {
         std::sort(cands.begin(), cands.end(), faster);
         const std::size_t n = std::min<std::size_t>(2, cands.size());
-        for (std::size_t i = 0; i < n; ++i) cands.push_back(Shape{cands[i].c, cands[i].w, cands[i].t, true, cands[i].x});
+        for (std::size_t i = 0; i < n; ++i)
+          cands.push_back(Shape{cands[i].c, cands[i].w, cands[i].t, true, cands[i].x});
         time_shapes(cands.end() - static_cast<std::ptrdiff_t>(n), cands.end());
       }
     }
@@ -312,9 +314,8 @@ class CsrSpmm final : public CsrDevicePlan {
     detail = std::string("kernel=csr-spmm layout=") + (row_major_ ? "row" : "col") +
              " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) +
              (shape_.t ? " transposed" : "") + (shape_.x ? " x_transposed" : "") +
-             (shape_.s ? " longest_rows_first" : "") +
-             " long_rows=" + std::to_string(n_rows) + " (over " + std::to_string(long_row_) + ")" +
-             " pieces=" + std::to_string(n_short_) + "+" + std::to_string(n_long_);
+             (shape_.s ? " longest_rows_first" : "") + " long_rows=" + std::to_string(n_rows) + " (over " +
+             std::to_string(long_row_) + ")" + " pieces=" + std::to_string(n_short_) + "+" + std::to_string(n_long_);
     if (!trial.empty()) detail += " (trial us: " + trial + ")";
   }
 
@@ -322,14 +323,17 @@ class CsrSpmm final : public CsrDevicePlan {
   void launch(const Launch& l) override {
     if (trivial()) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
-      if (m_.wide) launch_with<MV, VV>(m_.rp64.data(), l);
-      else launch_with<MV, VV>(m_.rp32.data(), l);
+      if (m_.wide)
+        launch_with<MV, VV>(m_.rp64.data(), l);
+      else
+        launch_with<MV, VV>(m_.rp32.data(), l);
     });
   }
 
  private:
   static std::string name(const Shape& s) {
-    return "c" + std::to_string(s.c) + "w" + std::to_string(s.w) + (s.t ? "t" : "") + (s.x ? "x" : "") + (s.s ? "s" : "");
+    return "c" + std::to_string(s.c) + "w" + std::to_string(s.w) + (s.t ? "t" : "") + (s.x ? "x" : "") +
+           (s.s ? "s" : "");
   }
   // order_: the rows up to long_row_ entries, longest first within each window of
   // tuning::csr_spmm_sort_window rows (stable within a length), so that rows near each other in the
@@ -368,18 +372,19 @@ class CsrSpmm final : public CsrDevicePlan {
       s.x = suffix == "x" || suffix == "xs";
       s.s = suffix == "s" || suffix == "ts" || suffix == "xs";
       if (!parsed || (!suffix.empty() && !s.t && !s.x && !s.s) || !valid(s))
-        throw Unsupported("csr-spmm variant '" + variant + "': expected c<C>w<W>[s], C in 1, 2, 4 dividing k = " +
-                          std::to_string(k_) + " (1, 2, 4, 8 column-major) and W a power of two in 1..32, s for the "
-                          "rows longest first; column-major also c<C>w<W>t[s] (transposed, row-major kernel) and c<C>w<W>x[s] (X "
-                          "transposed, Y written column-major)");
+        throw Unsupported(
+            "csr-spmm variant '" + variant +
+            "': expected c<C>w<W>[s], C in 1, 2, 4 dividing k = " + std::to_string(k_) +
+            " (1, 2, 4, 8 column-major) and W a power of two in 1..32, s for the "
+            "rows longest first; column-major also c<C>w<W>t[s] (transposed, row-major kernel) and c<C>w<W>x[s] (X "
+            "transposed, Y written column-major)");
       return {s};
     }
     std::vector<Shape> v;
     auto add = [&](int c, int w, bool t, bool x = false) {
       const Shape s{c, w, t, false, x};
-      if (valid(s) && std::none_of(v.begin(), v.end(), [&](const Shape& o) {
-            return o.c == c && o.w == w && o.t == t && o.x == x;
-          }))
+      if (valid(s) && std::none_of(v.begin(), v.end(),
+                                   [&](const Shape& o) { return o.c == c && o.w == w && o.t == t && o.x == x; }))
         v.push_back(s);
     };
     // Lanes along the entries: about a quarter of the mean row length (as CSR-vector), at most 32.
@@ -437,9 +442,12 @@ class CsrSpmm final : public CsrDevicePlan {
     if (rm) {
       const int kl = lanes_k(s);
       const bool u4 = mean_ / entry_groups(s) >= tuning::csr_spmm_unroll4_entries;
-      if (s.c == 4) row_kernel<MV, VV, OffT, 4>(u4, grid, kl, rp, l);
-      else if (s.c == 2) row_kernel<MV, VV, OffT, 2>(u4, grid, kl, rp, l);
-      else row_kernel<MV, VV, OffT, 1>(u4, grid, kl, rp, l);
+      if (s.c == 4)
+        row_kernel<MV, VV, OffT, 4>(u4, grid, kl, rp, l);
+      else if (s.c == 2)
+        row_kernel<MV, VV, OffT, 2>(u4, grid, kl, rp, l);
+      else
+        row_kernel<MV, VV, OffT, 1>(u4, grid, kl, rp, l);
     } else {
       const auto kernel = s.c == 8   ? spmm_col_kernel<MV, VV, OffT, 8>
                           : s.c == 4 ? spmm_col_kernel<MV, VV, OffT, 4>
@@ -471,13 +479,13 @@ class CsrSpmm final : public CsrDevicePlan {
     VV* partial = reinterpret_cast<VV*>(partial_.data());  // a double array holds as many floats
     if (n_short_) {
       const int block = std::clamp(tuning::csr_spmm_short_groups * kt, 128, 1024);
-      kernel<<<n_short_, block, 0, side_.stream>>>(desc, tuning::csr_spmm_short_piece, k_, kt, rp, col, val, x, xr, xc, y,
-                                                   yr, yc, partial, arrived_.data(), ep);
+      kernel<<<n_short_, block, 0, side_.stream>>>(desc, tuning::csr_spmm_short_piece, k_, kt, rp, col, val, x, xr, xc,
+                                                   y, yr, yc, partial, arrived_.data(), ep);
       SPMV_CUDA_CHECK_LAUNCH();
     }
     if (n_long_) {
-      kernel<<<n_long_, 1024, 0, side_.stream>>>(desc + n_short_, tuning::csr_spmm_piece, k_, kt, rp, col, val, x, xr, xc,
-                                                 y, yr, yc, partial + static_cast<std::size_t>(n_short_) * k_,
+      kernel<<<n_long_, 1024, 0, side_.stream>>>(desc + n_short_, tuning::csr_spmm_piece, k_, kt, rp, col, val, x, xr,
+                                                 xc, y, yr, yc, partial + static_cast<std::size_t>(n_short_) * k_,
                                                  arrived_.data() + n_short_, ep);
       SPMV_CUDA_CHECK_LAUNCH();
     }
@@ -492,8 +500,8 @@ class CsrSpmm final : public CsrDevicePlan {
   Shape shape_;
   int long_row_ = 1024;
   unsigned n_short_ = 0, n_long_ = 0;  // blocks of the long-row kernel (pieces): short, long class
-  DeviceBuffer<int> desc_;  // 4 ints per piece: row, piece, pieces, unused (int4 loads)
-  DeviceBuffer<double> partial_;  // pieces' partial rows, in the plan's vector type
+  DeviceBuffer<int> desc_;             // 4 ints per piece: row, piece, pieces, unused (int4 loads)
+  DeviceBuffer<double> partial_;       // pieces' partial rows, in the plan's vector type
   DeviceBuffer<int> arrived_;
   DeviceBuffer<index_t> order_;  // rows up to long_row_ entries, longest first (sorted shapes)
   SideStream side_;

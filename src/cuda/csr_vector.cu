@@ -58,8 +58,10 @@ class CsrVector final : public CsrDevicePlan {
   void launch(const Launch& l) override {
     if (trivial()) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
-      if (m_.wide) dispatch<MV, VV>(m_.rp64.data(), l);
-      else dispatch<MV, VV>(m_.rp32.data(), l);
+      if (m_.wide)
+        dispatch<MV, VV>(m_.rp64.data(), l);
+      else
+        dispatch<MV, VV>(m_.rp32.data(), l);
     });
     SPMV_CUDA_CHECK_LAUNCH();
   }

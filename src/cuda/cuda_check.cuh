@@ -16,20 +16,20 @@ namespace spmv::cuda {
 
 [[noreturn]] void fail(const char* what, const char* file, int line, const std::string& detail);
 
-#define SPMV_CUDA_CHECK(call)                                                       \
-  do {                                                                              \
-    cudaError_t spmv_err_ = (call);                                                 \
-    if (spmv_err_ != cudaSuccess) {                                                 \
+#define SPMV_CUDA_CHECK(call)                                                        \
+  do {                                                                               \
+    cudaError_t spmv_err_ = (call);                                                  \
+    if (spmv_err_ != cudaSuccess) {                                                  \
       cudaGetLastError(); /* clear it, so the next check does not report it again */ \
-      ::spmv::cuda::fail(#call, __FILE__, __LINE__, cudaGetErrorString(spmv_err_)); \
-    }                                                                               \
+      ::spmv::cuda::fail(#call, __FILE__, __LINE__, cudaGetErrorString(spmv_err_));  \
+    }                                                                                \
   } while (0)
 
-#define SPMV_CUSPARSE_CHECK(call)                                                        \
-  do {                                                                                   \
-    cusparseStatus_t spmv_st_ = (call);                                                  \
-    if (spmv_st_ != CUSPARSE_STATUS_SUCCESS)                                             \
-      ::spmv::cuda::fail(#call, __FILE__, __LINE__, cusparseGetErrorString(spmv_st_));   \
+#define SPMV_CUSPARSE_CHECK(call)                                                      \
+  do {                                                                                 \
+    cusparseStatus_t spmv_st_ = (call);                                                \
+    if (spmv_st_ != CUSPARSE_STATUS_SUCCESS)                                           \
+      ::spmv::cuda::fail(#call, __FILE__, __LINE__, cusparseGetErrorString(spmv_st_)); \
   } while (0)
 
 // After every kernel launch: catches bad launch configurations at once.

@@ -40,7 +40,6 @@ std::unique_ptr<Plan> make_csr5(const CsrView& a, const PlanOptions& opt, Shared
 std::unique_ptr<Plan> make_sharing_upload(const CsrView& a, const std::string& kernel, const PlanOptions& opt,
                                           SharedDeviceCsr& dev, double* upload_s = nullptr);
 
-
 // Sub-warp width CSR-vector uses for this matrix when the options leave it open.
 int choose_subwarp(const CsrView& a);
 

@@ -133,11 +133,19 @@ struct HostStaging {
 };
 
 CudaPlan::CudaPlan(index_t rows, index_t cols, const PlanOptions& opt, SharedVectors shared)
-    : rows_(rows), cols_(cols), k_(opt.k), layout_(opt.layout), prec_(opt.precision),
+    : rows_(rows),
+      cols_(cols),
+      k_(opt.k),
+      layout_(opt.layout),
+      prec_(opt.precision),
       device_transpose_(opt.k > 1 && opt.layout == Layout::ColMajor),
-      nx_(static_cast<std::size_t>(cols) * opt.k), ny_(static_cast<std::size_t>(rows) * opt.k),
+      nx_(static_cast<std::size_t>(cols) * opt.k),
+      ny_(static_cast<std::size_t>(rows) * opt.k),
       v_(shared ? std::move(shared) : std::make_shared<DeviceVectors>(nx_, ny_, opt.precision)),
-      x_(v_->x), y_(v_->y), xf_(v_->xf), yf_(v_->yf) {
+      x_(v_->x),
+      y_(v_->y),
+      xf_(v_->xf),
+      yf_(v_->yf) {
   if (v_->single != (prec_ == Precision::Single)) throw Error("CUDA plan: shared vectors of another precision");
   precision = prec_;
   SPMV_CUDA_CHECK(cudaEventCreate(&start_));
@@ -177,8 +185,10 @@ double CudaPlan::time_runs(int times) {
 void CudaPlan::apply(const Operands& o) {
   if (o.nx != nx_) throw Error("x has " + std::to_string(o.nx) + " values, expected " + std::to_string(nx_));
   if (o.ny != ny_) throw Error("y has room for " + std::to_string(o.ny) + " values, expected " + std::to_string(ny_));
-  if (o.device) device_apply(o);
-  else host_apply(o);
+  if (o.device)
+    device_apply(o);
+  else
+    host_apply(o);
 }
 
 void CudaPlan::require_device(const char* what, const void* p, std::size_t n, Checked& checked) {
@@ -225,15 +235,21 @@ void CudaPlan::host_apply(const Operands& o) {
   to_default_stream();
   const bool single = prec_ == Precision::Single;
   if (o.single != single) {  // the other type: converted on the host, as set_x and get_y do
-    if (o.single) put_x(std::span<const float>(static_cast<const float*>(o.x), o.nx));
-    else put_x(std::span<const double>(static_cast<const double*>(o.x), o.nx));
+    if (o.single)
+      put_x(std::span<const float>(static_cast<const float*>(o.x), o.nx));
+    else
+      put_x(std::span<const double>(static_cast<const double*>(o.x), o.nx));
     if (o.beta != 0) {
-      if (single) upload_as(std::span<const double>(static_cast<const double*>(o.y), o.ny), yf_);
-      else upload_as(std::span<const float>(static_cast<const float*>(o.y), o.ny), y_);
+      if (single)
+        upload_as(std::span<const double>(static_cast<const double*>(o.y), o.ny), yf_);
+      else
+        upload_as(std::span<const float>(static_cast<const float*>(o.y), o.ny), y_);
     }
     product(own(o.alpha, o.beta));
-    if (o.single) take_y(std::span<float>(static_cast<float*>(o.y), o.ny));
-    else take_y(std::span<double>(static_cast<double*>(o.y), o.ny));
+    if (o.single)
+      take_y(std::span<float>(static_cast<float*>(o.y), o.ny));
+    else
+      take_y(std::span<double>(static_cast<double*>(o.y), o.ny));
     return;
   }
   const std::size_t vb = single ? sizeof(float) : sizeof(double);

@@ -64,8 +64,7 @@ struct Launch {
 // out (cols x rows, row-major) = in (rows x cols, row-major) through `ep` (out = alpha * in^T + beta
 // * out), queued on `stream`; for double and float (transpose.cu).
 template <class T>
-void transpose_async(const T* in, T* out, long long rows, long long cols, cudaStream_t stream,
-                     Epilogue<T> ep = {});
+void transpose_async(const T* in, T* out, long long rows, long long cols, cudaStream_t stream, Epilogue<T> ep = {});
 // y[0..n) = beta * y (zero where beta == 0) on `stream`: the product of a matrix with no entries.
 template <class T>
 void scale_async(T* y, std::size_t n, T beta, cudaStream_t stream);
@@ -110,18 +109,24 @@ struct DeviceValues {
   DeviceBuffer<float> f32;
   template <class T>
   DeviceBuffer<T>& get() {
-    if constexpr (std::is_same_v<T, float>) return f32;
-    else return f64;
+    if constexpr (std::is_same_v<T, float>)
+      return f32;
+    else
+      return f64;
   }
   template <class T>
   const T* data() const {
-    if constexpr (std::is_same_v<T, float>) return f32.data();
-    else return f64.data();
+    if constexpr (std::is_same_v<T, float>)
+      return f32.data();
+    else
+      return f64.data();
   }
   // n slots of the type a precision stores (float_values).
   void resize(std::size_t n, bool as_float) {
-    if (as_float) f32.resize(n);
-    else f64.resize(n);
+    if (as_float)
+      f32.resize(n);
+    else
+      f64.resize(n);
   }
 };
 inline bool float_values(Precision p) { return p != Precision::Double; }
@@ -131,8 +136,10 @@ inline bool float_values(Precision p) { return p != Precision::Double; }
 // candidates, all of one precision: one allocation instead of one per candidate).
 struct DeviceVectors {
   DeviceVectors(std::size_t nx, std::size_t ny, Precision p) : single(p == Precision::Single) {
-    if (single) xf.resize(nx), yf.resize(ny);
-    else x.resize(nx), y.resize(ny);
+    if (single)
+      xf.resize(nx), yf.resize(ny);
+    else
+      x.resize(nx), y.resize(ny);
   }
   bool single;
   DeviceBuffer<double> x, y;
@@ -179,8 +186,10 @@ class CudaPlan : public Plan {
   // the device when the kernel works row-major.
   void product(const Launch& l) {
     if (!device_transpose_) return launch(l);
-    if (prec_ == Precision::Single) transposed_product(l, xtf_, ytf_);
-    else transposed_product(l, xt_, yt_);
+    if (prec_ == Precision::Single)
+      transposed_product(l, xtf_, ytf_);
+    else
+      transposed_product(l, xt_, yt_);
   }
   // The plan's own x and y (the resident products: run, time_runs, the trial), y = A*x.
   Launch own(double alpha = 1.0, double beta = 0.0) {
@@ -191,8 +200,10 @@ class CudaPlan : public Plan {
   void zero_y(const Launch& l) {
     const std::size_t n = ny_;
     if (n == 0) return;
-    if (prec_ == Precision::Single) scale_async(l.yv<float>(), n, static_cast<float>(l.beta), l.stream);
-    else scale_async(l.yv<double>(), n, l.beta, l.stream);
+    if (prec_ == Precision::Single)
+      scale_async(l.yv<float>(), n, static_cast<float>(l.beta), l.stream);
+    else
+      scale_async(l.yv<double>(), n, l.beta, l.stream);
   }
   // A trial's time of one product in the current mode: a warm-up, then the mean of three.
   double trial_product_seconds() {
@@ -207,12 +218,12 @@ class CudaPlan : public Plan {
   index_t rows_, cols_;
   int k_;
   Layout layout_;
-  const Precision prec_;  // the arithmetic: the types the kernels are launched with (with_types)
-  bool device_transpose_;  // column-major X and Y for a kernel that works row-major (product())
-  bool transpose_y_ = true;  // ... Y too (else the kernel writes column-major Y itself)
-  DeviceBuffer<double> xt_, yt_;  // their row-major copies (only then), double and mixed plans
+  const Precision prec_;           // the arithmetic: the types the kernels are launched with (with_types)
+  bool device_transpose_;          // column-major X and Y for a kernel that works row-major (product())
+  bool transpose_y_ = true;        // ... Y too (else the kernel writes column-major Y itself)
+  DeviceBuffer<double> xt_, yt_;   // their row-major copies (only then), double and mixed plans
   DeviceBuffer<float> xtf_, ytf_;  // ... single plans
-  std::size_t nx_, ny_;  // elements of X and Y
+  std::size_t nx_, ny_;            // elements of X and Y
   SharedVectors v_;
   DeviceBuffer<double>& x_;  // double and mixed plans
   DeviceBuffer<double>& y_;
@@ -258,12 +269,13 @@ class CudaPlan : public Plan {
   template <class H>
   void put_x(std::span<const H> x) {
     to_default_stream();
-    if (x.size() != nx_)
-      throw Error("x has " + std::to_string(x.size()) + " values, expected " + std::to_string(nx_));
+    if (x.size() != nx_) throw Error("x has " + std::to_string(x.size()) + " values, expected " + std::to_string(nx_));
     if constexpr (std::is_same_v<H, double>)
       if (prec_ == Precision::Single) spmv::detail::require_x_in_float_range(x);
-    if (prec_ == Precision::Single) upload_as(x, xf_);
-    else upload_as(x, x_);
+    if (prec_ == Precision::Single)
+      upload_as(x, xf_);
+    else
+      upload_as(x, x_);
   }
   template <class H>
   void take_y(std::span<H> y) {
@@ -273,8 +285,10 @@ class CudaPlan : public Plan {
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     const bool single = prec_ == Precision::Single;
     if (single == std::is_same_v<H, float>) {
-      if constexpr (std::is_same_v<H, float>) yf_.download(y.data(), y.size());
-      else y_.download(y.data(), y.size());
+      if constexpr (std::is_same_v<H, float>)
+        yf_.download(y.data(), y.size());
+      else
+        y_.download(y.data(), y.size());
       return;
     }
     // The other type: download, then convert on the host.

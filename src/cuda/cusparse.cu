@@ -38,7 +38,9 @@ const CsrView& int32_addressable(const CsrView& a, const char* format) {
 
 CusparsePlan::CusparsePlan(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name,
                            cusparseSpMMAlg_t spmm_alg)
-    : CsrDevicePlan(no_mixed(a, opt), opt), alg_(alg), spmm_alg_(spmm_alg),
+    : CsrDevicePlan(no_mixed(a, opt), opt),
+      alg_(alg),
+      spmm_alg_(spmm_alg),
       use_spmm_(opt.k > 1 || spmm_alg != CUSPARSE_SPMM_ALG_DEFAULT) {
   device_transpose_ = false;  // cuSPARSE takes column-major dense matrices as they are
   detail = name;
@@ -64,12 +66,12 @@ void CusparsePlan::prepare() {
       SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, cols_, x_ptr(), type()));
       SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, rows_, y_ptr(), type()));
       bound_x_ = x_ptr(), bound_y_ = y_ptr();
-      SPMV_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, vx_,
-                                                  zero(), vy_, type(), alg_, &bytes));
+      SPMV_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, vx_, zero(),
+                                                  vy_, type(), alg_, &bytes));
       buffer_.resize(bytes);
       // Preprocessing is optional in cuSPARSE; an algorithm that has none may answer NOT_SUPPORTED.
-      const cusparseStatus_t st = cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_,
-                                                          vx_, zero(), vy_, type(), alg_, buffer_.data());
+      const cusparseStatus_t st = cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, vx_,
+                                                          zero(), vy_, type(), alg_, buffer_.data());
       if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_NOT_SUPPORTED)
         fail("cusparseSpMV_preprocess", __FILE__, __LINE__, cusparseGetErrorString(st));
     } else {
@@ -78,17 +80,18 @@ void CusparsePlan::prepare() {
       SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&mx_, cols_, k_, row ? k_ : cols_, x_ptr(), type(), order));
       SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&my_, rows_, k_, row ? k_ : rows_, y_ptr(), type(), order));
       bound_x_ = x_ptr(), bound_y_ = y_ptr();
-      const cusparseStatus_t sb = cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                          CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, mx_, zero(),
-                                                          my_, type(), spmm_alg_, &bytes);
+      const cusparseStatus_t sb =
+          cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, one(),
+                                  mat_, mx_, zero(), my_, type(), spmm_alg_, &bytes);
       if (sb == CUSPARSE_STATUS_NOT_SUPPORTED)
         throw Unsupported(detail + ": cusparseSpMM does not support " + (row ? "row" : "column") +
                           "-major X and Y with this algorithm");
-      if (sb != CUSPARSE_STATUS_SUCCESS) fail("cusparseSpMM_bufferSize", __FILE__, __LINE__, cusparseGetErrorString(sb));
+      if (sb != CUSPARSE_STATUS_SUCCESS)
+        fail("cusparseSpMM_bufferSize", __FILE__, __LINE__, cusparseGetErrorString(sb));
       buffer_.resize(bytes);
-      const cusparseStatus_t st = cusparseSpMM_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                          CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, mx_, zero(),
-                                                          my_, type(), spmm_alg_, buffer_.data());
+      const cusparseStatus_t st =
+          cusparseSpMM_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, one(),
+                                  mat_, mx_, zero(), my_, type(), spmm_alg_, buffer_.data());
       if (st == CUSPARSE_STATUS_NOT_SUPPORTED && spmm_alg_ != CUSPARSE_SPMM_ALG_DEFAULT)
         throw Unsupported(detail + ": cusparseSpMM does not support " + (row ? "row" : "column") +
                           "-major X and Y with this algorithm");
@@ -119,8 +122,8 @@ void CusparsePlan::launch(const Launch& l) {
     if (x != bound_x_) SPMV_CUSPARSE_CHECK(cusparseDnMatSetValues(mx_, x));
     if (l.y != bound_y_) SPMV_CUSPARSE_CHECK(cusparseDnMatSetValues(my_, l.y));
     bound_x_ = x, bound_y_ = l.y;
-    SPMV_CUSPARSE_CHECK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                     alpha, mat_, mx_, beta, my_, type(), spmm_alg_, buffer_.data()));
+    SPMV_CUSPARSE_CHECK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha,
+                                     mat_, mx_, beta, my_, type(), spmm_alg_, buffer_.data()));
   }
 }
 
@@ -150,8 +153,10 @@ __global__ void expand_row_indices(index_t rows, long long nnz, const int* __res
   index_t lo = 0, hi = rows;  // rp[lo] <= i < rp[hi]
   while (hi - lo > 1) {
     const index_t mid = lo + (hi - lo) / 2;
-    if (rp[mid] <= i) lo = mid;
-    else hi = mid;
+    if (rp[mid] <= i)
+      lo = mid;
+    else
+      hi = mid;
   }
   row[i] = lo;
 }
@@ -163,7 +168,8 @@ class CooCusparse final : public CusparsePlan {
   CooCusparse(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name,
               cusparseSpMMAlg_t spmm_alg = CUSPARSE_SPMM_ALG_DEFAULT)
       : CusparsePlan(int32_addressable(a, "COO"), opt, alg, name, spmm_alg) {
-    bytes_per_product = (8 + value_bytes(prec_)) * m_.nnz + vector_bytes(prec_) * (static_cast<offset_t>(cols_) + rows_);
+    bytes_per_product =
+        (8 + value_bytes(prec_)) * m_.nnz + vector_bytes(prec_) * (static_cast<offset_t>(cols_) + rows_);
     if (!trivial()) {
       const auto t0 = std::chrono::steady_clock::now();
       row_.resize(static_cast<std::size_t>(m_.nnz));
@@ -209,11 +215,13 @@ void register_cusparse() {
   add<CsrCusparse>("cusparse-alg1", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1", CUSPARSE_SPMV_CSR_ALG1);
   add<CsrCusparse>("cusparse-alg2", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic)",
                    CUSPARSE_SPMV_CSR_ALG2);
-  add<CooCusparse>("cusparse-coo-alg1", "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG1",
+  add<CooCusparse>("cusparse-coo-alg1",
+                   "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG1",
                    CUSPARSE_SPMV_COO_ALG1);
-  add<CooCusparse>("cusparse-coo-alg2",
-                   "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG2 (deterministic)",
-                   CUSPARSE_SPMV_COO_ALG2);
+  add<CooCusparse>(
+      "cusparse-coo-alg2",
+      "cuSPARSE SpMV on COO (int32 row indices built on the device), CUSPARSE_SPMV_COO_ALG2 (deterministic)",
+      CUSPARSE_SPMV_COO_ALG2);
   add<CsrCusparse>("cusparse-spmm-alg1", "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG1", CUSPARSE_SPMV_ALG_DEFAULT,
                    true, CUSPARSE_SPMM_CSR_ALG1);
   add<CsrCusparse>("cusparse-spmm-alg2", "cuSPARSE SpMM on CSR, CUSPARSE_SPMM_CSR_ALG2", CUSPARSE_SPMV_ALG_DEFAULT,

@@ -18,7 +18,8 @@ namespace {
 constexpr int kSlice = 32;  // cuSPARSE's recommended slice size; one warp per slice below
 
 // A warp per slice, a lane per row: slots[s] = kSlice * the slice's longest row.
-__global__ void sell_slice_slots(index_t rows, long long slices, const int* __restrict__ rp, long long* __restrict__ slots) {
+__global__ void sell_slice_slots(index_t rows, long long slices, const int* __restrict__ rp,
+                                 long long* __restrict__ slots) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long s = t / kSlice;
   int w = t < rows ? rp[t + 1] - rp[t] : 0;
@@ -30,8 +31,8 @@ __global__ void sell_slice_slots(index_t rows, long long slices, const int* __re
 // column of slots; lane 0 of each slice writes the 32-bit slice offset. MV: the values' type.
 template <class MV>
 __global__ void sell_fill(index_t rows, long long slices, const int* __restrict__ rp, const index_t* __restrict__ col,
-                          const MV* __restrict__ val, const long long* __restrict__ off,
-                          int* __restrict__ off32, index_t* __restrict__ scol, MV* __restrict__ sval) {
+                          const MV* __restrict__ val, const long long* __restrict__ off, int* __restrict__ off32,
+                          index_t* __restrict__ scol, MV* __restrict__ sval) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long s = t / kSlice;
   if (s >= slices) return;
@@ -71,9 +72,9 @@ class SellCusparse final : public CusparsePlan {
       if (slots >= std::numeric_limits<int>::max())
         throw Unsupported("cuSPARSE sliced ELL would need " + std::to_string(slots) +
                           " slots; its 32-bit slice offsets address fewer than 2^31");
-      check_format_memory("sliced ELL",
-                          (4.0 + value_bytes(prec_)) * static_cast<double>(slots) + 4.0 * static_cast<double>(slices + 1),
-                          a, convert_options(opt));
+      check_format_memory(
+          "sliced ELL", (4.0 + value_bytes(prec_)) * static_cast<double>(slots) + 4.0 * static_cast<double>(slices + 1),
+          a, convert_options(opt));
       off32_.resize(static_cast<std::size_t>(slices) + 1);
       col_.resize(static_cast<std::size_t>(slots));
       val_.resize(static_cast<std::size_t>(slots), float_values(prec_));

@@ -38,14 +38,18 @@ bool use_pool() {
 // On the default stream, where every kernel and copy of ours runs.
 void* device_alloc(std::size_t bytes) {
   void* p = nullptr;
-  if (use_pool()) SPMV_CUDA_CHECK(cudaMallocAsync(&p, bytes, 0));
-  else SPMV_CUDA_CHECK(cudaMalloc(&p, bytes));
+  if (use_pool())
+    SPMV_CUDA_CHECK(cudaMallocAsync(&p, bytes, 0));
+  else
+    SPMV_CUDA_CHECK(cudaMalloc(&p, bytes));
   return p;
 }
 
 void device_free(void* p) noexcept {
-  if (use_pool()) cudaFreeAsync(p, 0);
-  else cudaFree(p);
+  if (use_pool())
+    cudaFreeAsync(p, 0);
+  else
+    cudaFree(p);
 }
 
 namespace {
@@ -103,7 +107,8 @@ DeviceVector<T>::~DeviceVector() {
 template <class T>
 void DeviceVector<T>::upload(std::span<const T> host) {
   if (host.size() != size_)
-    throw Error("DeviceVector::upload: " + std::to_string(host.size()) + " values for a vector of " + std::to_string(size_));
+    throw Error("DeviceVector::upload: " + std::to_string(host.size()) + " values for a vector of " +
+                std::to_string(size_));
   if (size_) SPMV_CUDA_CHECK(cudaMemcpy(data_, host.data(), size_ * sizeof(T), cudaMemcpyHostToDevice));
 }
 template <class T>
@@ -164,8 +169,9 @@ std::string cuda_unavailable_reason() {
     cudaRuntimeGetVersion(&runtime);
     if (driver == 0) return "no NVIDIA driver on this machine";
     if (e == cudaErrorInsufficientDriver)
-      return "the NVIDIA driver supports CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
-             ", older than this build's " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+      return "the NVIDIA driver supports CUDA " + std::to_string(driver / 1000) + "." +
+             std::to_string(driver % 1000 / 10) + ", older than this build's " + std::to_string(runtime / 1000) + "." +
+             std::to_string(runtime % 1000 / 10);
     return cudaGetErrorString(e);
   }
   return n > 0 ? "" : "no CUDA device found";
@@ -226,8 +232,10 @@ HostLink cuda_host_bandwidth() {
     std::vector<float> ms;
     for (int i = 0; i < 6; ++i) {
       SPMV_CUDA_CHECK(cudaEventRecord(e0));
-      if (to_device) SPMV_CUDA_CHECK(cudaMemcpyAsync(dev.data(), host, bytes, cudaMemcpyHostToDevice));
-      else SPMV_CUDA_CHECK(cudaMemcpyAsync(host, dev.data(), bytes, cudaMemcpyDeviceToHost));
+      if (to_device)
+        SPMV_CUDA_CHECK(cudaMemcpyAsync(dev.data(), host, bytes, cudaMemcpyHostToDevice));
+      else
+        SPMV_CUDA_CHECK(cudaMemcpyAsync(host, dev.data(), bytes, cudaMemcpyDeviceToHost));
       SPMV_CUDA_CHECK(cudaEventRecord(e1));
       SPMV_CUDA_CHECK(cudaEventSynchronize(e1));
       float t = 0;

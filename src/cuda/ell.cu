@@ -16,12 +16,13 @@ namespace {
 // A thread per row, its entries four at a time (padded_row_sum). MV: the values' type, VV: x's,
 // y's and the sums'.
 template <class MV, class VV>
-__global__ void ell_kernel(index_t rows, index_t width, const index_t* __restrict__ col,
-                           const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
-                           Epilogue<VV> ep) {
+__global__ void ell_kernel(index_t rows, index_t width, const index_t* __restrict__ col, const MV* __restrict__ val,
+                           const VV* __restrict__ x, VV* __restrict__ y, Epilogue<VV> ep) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
-  ep.put(y, r, padded_row_sum(0, width, 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x));
+  ep.put(y, r,
+         padded_row_sum(
+             0, width, 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x));
 }
 
 // Rows for padded_spmm_kernel: every row has width slots, column-major.
@@ -68,8 +69,12 @@ class EllPlan final : public PaddedSpmmPlan {
     if (a.rows > 0) {  // on the device: a host pass over the rows cost more than the conversion
       DeviceBuffer<int> w(1);
       SPMV_CUDA_CHECK(cudaMemsetAsync(w.data(), 0, sizeof(int)));
-      if (dev->wide) ell_width_kernel<<<grid_for(a.rows, tuning::setup_block), tuning::setup_block>>>(a.rows, dev->rp64.data(), w.data());
-      else ell_width_kernel<<<grid_for(a.rows, tuning::setup_block), tuning::setup_block>>>(a.rows, dev->rp32.data(), w.data());
+      if (dev->wide)
+        ell_width_kernel<<<grid_for(a.rows, tuning::setup_block), tuning::setup_block>>>(a.rows, dev->rp64.data(),
+                                                                                         w.data());
+      else
+        ell_width_kernel<<<grid_for(a.rows, tuning::setup_block), tuning::setup_block>>>(a.rows, dev->rp32.data(),
+                                                                                         w.data());
       SPMV_CUDA_CHECK_LAUNCH();
       SPMV_CUDA_CHECK(cudaMemcpy(&width_, w.data(), sizeof(int), cudaMemcpyDeviceToHost));
     }
@@ -83,16 +88,18 @@ class EllPlan final : public PaddedSpmmPlan {
         const MV* val = dev->val.data<MV>();
         MV* eval = val_.get<MV>().data();
         if (dev->wide)
-          csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), val, col_.data(), eval);
+          csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp64.data(), dev->col.data(), val,
+                                                           col_.data(), eval);
         else
-          csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), val, col_.data(), eval);
+          csr_to_ell_kernel<<<grid, tuning::setup_block>>>(a.rows, width_, dev->rp32.data(), dev->col.data(), val,
+                                                           col_.data(), eval);
         SPMV_CUDA_CHECK_LAUNCH();
       });
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots;
-    bytes_per_product = (4 + value_bytes(prec_)) * slots +
-                        vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows) * k_;
+    bytes_per_product =
+        (4 + value_bytes(prec_)) * slots + vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows) * k_;
     detail = "width=" + std::to_string(width_) + " device-conversion";
     choose_column_major(opt);
   }

@@ -29,7 +29,8 @@ struct HllRow {
   __device__ long long slot(index_t j) const { return base + static_cast<long long>(j) * stride; }
 };
 
-__device__ __forceinline__ HllRow hll_row(index_t rows, int hack, const long long* __restrict__ hack_offset, index_t r) {
+__device__ __forceinline__ HllRow hll_row(index_t rows, int hack, const long long* __restrict__ hack_offset,
+                                          index_t r) {
   const index_t h = r / hack, lr = r - h * hack;
   return {hack_offset[h] + lr, min(hack, rows - h * hack)};
 }
@@ -38,9 +39,8 @@ __device__ __forceinline__ HllRow hll_row(index_t rows, int hack, const long lon
 // values' type, VV: x's, y's and the sums'.
 template <int Lanes, class MV, class VV>
 __global__ void hll_kernel(index_t rows, int hack, const long long* __restrict__ hack_offset,
-                           const index_t* __restrict__ len, const index_t* __restrict__ col,
-                           const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
-                           Epilogue<VV> ep) {
+                           const index_t* __restrict__ len, const index_t* __restrict__ col, const MV* __restrict__ val,
+                           const VV* __restrict__ x, VV* __restrict__ y, Epilogue<VV> ep) {
   constexpr int kRowsPerWarp = 32 / Lanes;
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -48,7 +48,8 @@ __global__ void hll_kernel(index_t rows, int hack, const long long* __restrict__
   VV s = 0;
   if (r < rows) {
     const HllRow row = hll_row(rows, hack, hack_offset, static_cast<index_t>(r));
-    s = padded_row_sum(lane / kRowsPerWarp, len[r], Lanes, [=](index_t j) { return row.slot(j); }, col, val, x);
+    s = padded_row_sum(
+        lane / kRowsPerWarp, len[r], Lanes, [=](index_t j) { return row.slot(j); }, col, val, x);
   }
   for (int off = 16; off >= kRowsPerWarp; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
   if (r < rows && lane < kRowsPerWarp) ep.put(y, r, s);
@@ -113,7 +114,8 @@ class HllPlan final : public PaddedSpmmPlan {
   HllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(checked_for(dev, opt.precision), opt)),
         block_(checked_block_size(opt)),
-        hack_(opt.hack), lanes_(opt.subwarp ? opt.subwarp : choose_lanes(a)) {
+        hack_(opt.hack),
+        lanes_(opt.subwarp ? opt.subwarp : choose_lanes(a)) {
     if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
     if (lanes_ < 1 || lanes_ > 32 || !std::has_single_bit(static_cast<unsigned>(lanes_)))
       throw Unsupported("HLL threads per row must be 1, 2, 4, 8, 16 or 32, got " + std::to_string(lanes_));
@@ -121,13 +123,15 @@ class HllPlan final : public PaddedSpmmPlan {
     if (!dev) dev = upload_csr(a, opt.precision, &setup_seconds);  // the CSR it converts from; freed after
     const long long hacks = (static_cast<long long>(rows_) + hack_ - 1) / hack_;
     if (rows_ > 0) {
-      if (dev->wide) layout(dev->rp64.data(), hacks);
-      else layout(dev->rp32.data(), hacks);
+      if (dev->wide)
+        layout(dev->rp64.data(), hacks);
+      else
+        layout(dev->rp32.data(), hacks);
     }
     const int vb = value_bytes(prec_);
     check_format_memory("HLL (hack " + std::to_string(hack_) + ")",
-                        (4.0 + vb) * static_cast<double>(slots_) + 4.0 * rows_ + 8.0 * static_cast<double>(hacks + 1), a,
-                        convert_options(opt));
+                        (4.0 + vb) * static_cast<double>(slots_) + 4.0 * rows_ + 8.0 * static_cast<double>(hacks + 1),
+                        a, convert_options(opt));
     col_.resize(slots_);
     val_.resize(slots_, float_values(prec_));
     if (slots_ > 0)
@@ -136,11 +140,11 @@ class HllPlan final : public PaddedSpmmPlan {
         const MV* val = dev->val.data<MV>();
         MV* hval = val_.get<MV>().data();
         if (dev->wide)
-          csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp64.data(), dev->col.data(), val, offset_,
-                                                           col_.data(), hval);
+          csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp64.data(), dev->col.data(), val,
+                                                           offset_, col_.data(), hval);
         else
-          csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp32.data(), dev->col.data(), val, offset_,
-                                                           col_.data(), hval);
+          csr_to_hll_kernel<<<grid, tuning::setup_block>>>(rows_, hack_, dev->rp32.data(), dev->col.data(), val,
+                                                           offset_, col_.data(), hval);
         SPMV_CUDA_CHECK_LAUNCH();
       });
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -169,8 +173,8 @@ class HllPlan final : public PaddedSpmmPlan {
     SPMV_CUDA_CHECK(cudaMemsetAsync(offset_ + hacks, 0, sizeof(long long)));
     hll_hack_slots<<<grid_for(hacks, tuning::setup_block), tuning::setup_block>>>(rows_, hack_, hacks, len_, offset_);
     SPMV_CUDA_CHECK_LAUNCH();
-    SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(layout_.data() + off_bytes + len_bytes, temp_bytes, offset_,
-                                                  offset_, hacks + 1));
+    SPMV_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(layout_.data() + off_bytes + len_bytes, temp_bytes, offset_, offset_, hacks + 1));
     long long slots = 0;
     SPMV_CUDA_CHECK(cudaMemcpy(&slots, offset_ + hacks, sizeof(long long), cudaMemcpyDeviceToHost));
     slots_ = slots;
@@ -179,11 +183,9 @@ class HllPlan final : public PaddedSpmmPlan {
   template <int L, class MV, class VV>
   void go(const Launch& l) {
     const offset_t threads = (static_cast<offset_t>(rows_) + 32 / L - 1) / (32 / L) * 32;
-    hll_kernel<L><<<grid_for(threads, block_), block_, 0, l.stream>>>(rows_, hack_, offset_, len_, col_.data(),
-                                                                      val_.data<MV>(), l.xv<VV>(), l.yv<VV>(),
-                                                                      l.ep<VV>());
+    hll_kernel<L><<<grid_for(threads, block_), block_, 0, l.stream>>>(
+        rows_, hack_, offset_, len_, col_.data(), val_.data<MV>(), l.xv<VV>(), l.yv<VV>(), l.ep<VV>());
   }
-
 
  protected:
   void launch(const Launch& l) override {
@@ -221,16 +223,18 @@ std::unique_ptr<Plan> make_hll(const CsrView& a, const PlanOptions& opt, SharedD
 }
 
 void register_hll() {
-  add_kernel({.name = "hll",
-              .backend = Backend::Cuda,
-              .format = "hll",
-              .description = "Hacked ELLPACK (sliced ELL), column-major hacks, row lengths so padding is never read, "
-                             "1-32 threads per row; converted on the device; SpMM (lanes along K; column-major X and Y in place or "
-                             "transposed, by a trial)",
-              .spmm = true,
-              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"block_size", "hack", "subwarp"},
-              .make = [](const CsrView& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});
+  add_kernel(
+      {.name = "hll",
+       .backend = Backend::Cuda,
+       .format = "hll",
+       .description =
+           "Hacked ELLPACK (sliced ELL), column-major hacks, row lengths so padding is never read, "
+           "1-32 threads per row; converted on the device; SpMM (lanes along K; column-major X and Y in place or "
+           "transposed, by a trial)",
+       .spmm = true,
+       .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
+       .params = {"block_size", "hack", "subwarp"},
+       .make = [](const CsrView& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});
 }
 
 }  // namespace spmv::cuda

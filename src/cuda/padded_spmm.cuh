@@ -163,9 +163,10 @@ void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, 
   while (kl < 32 && kl * c < k) kl *= 2;
   const unsigned grid = grid_for(static_cast<offset_t>(rows.rows) * kl, block);
   const bool cm = x_rows > 0;
-  const auto kernel = c == 4 ? (cm ? padded_spmm_kernel<4, true, MV, VV, Rows> : padded_spmm_kernel<4, false, MV, VV, Rows>)
-                      : c == 2 ? (cm ? padded_spmm_kernel<2, true, MV, VV, Rows> : padded_spmm_kernel<2, false, MV, VV, Rows>)
-                               : (cm ? padded_spmm_kernel<1, true, MV, VV, Rows> : padded_spmm_kernel<1, false, MV, VV, Rows>);
+  const auto kernel =
+      c == 4   ? (cm ? padded_spmm_kernel<4, true, MV, VV, Rows> : padded_spmm_kernel<4, false, MV, VV, Rows>)
+      : c == 2 ? (cm ? padded_spmm_kernel<2, true, MV, VV, Rows> : padded_spmm_kernel<2, false, MV, VV, Rows>)
+               : (cm ? padded_spmm_kernel<1, true, MV, VV, Rows> : padded_spmm_kernel<1, false, MV, VV, Rows>);
   kernel<<<grid, block, 0, l.stream>>>(rows, k, kl, col, val, l.xv<VV>(), x_rows, l.yv<VV>(), l.ep<VV>());
 }
 

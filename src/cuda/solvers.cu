@@ -24,14 +24,14 @@ constexpr int kMaxDots = 3;
 
 // The scalars on the device, by slot.
 enum Slot : int {
-  kBB,        // ||b||^2
-  kRR,        // ||r||^2 after the last update
-  kRZ0,       // CG: (r, M r), by iteration parity (two slots)
+  kBB,   // ||b||^2
+  kRR,   // ||r||^2 after the last update
+  kRZ0,  // CG: (r, M r), by iteration parity (two slots)
   kRZ1,
-  kPQ,        // CG: (p, A p)
-  kRho0,      // BiCGStab: (r0, r), by iteration parity (two slots)
+  kPQ,    // CG: (p, A p)
+  kRho0,  // BiCGStab: (r0, r), by iteration parity (two slots)
   kRho1,
-  kAlpha,     // BiCGStab: alpha, omega, (r0, v), (t, t), (t, s)
+  kAlpha,  // BiCGStab: alpha, omega, (r0, v), (t, t), (t, s)
   kOmega,
   kR0V,
   kTT,
@@ -43,8 +43,8 @@ enum Slot : int {
 // block to arrive adds the partials in block order and stores them in out[slot[d]].
 template <int D>
 struct Dots {
-  double* partial;   // D x gridDim.x
-  unsigned* count;   // arrivals (reset by the last block)
+  double* partial;  // D x gridDim.x
+  unsigned* count;  // arrivals (reset by the last block)
   double* scalars;
   int slot[kMaxDots];
 };
@@ -216,7 +216,9 @@ struct BiOmega {  // omega for the next direction (one thread)
 class Workspace {
  public:
   Workspace(std::size_t n, cudaStream_t stream, bool time_products)
-      : n_(n), stream_(stream), timed_(time_products),
+      : n_(n),
+        stream_(stream),
+        timed_(time_products),
         grid_(static_cast<unsigned>(std::clamp<std::size_t>((n + kBlock - 1) / kBlock, 1, kMaxBlocks))) {
     SPMV_CUDA_CHECK(cudaMalloc(&scalars_, kSlots * sizeof(double)));
     SPMV_CUDA_CHECK(cudaMalloc(&partial_, kMaxDots * grid_ * sizeof(double)));
@@ -269,7 +271,8 @@ class Workspace {
   }
   // Queues the copy of ||r||^2 after iteration `it` (marks its end).
   void send_residual(int it) {
-    SPMV_CUDA_CHECK(cudaMemcpyAsync(host_rr_ + (it & 1), scalars_ + kRR, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    SPMV_CUDA_CHECK(
+        cudaMemcpyAsync(host_rr_ + (it & 1), scalars_ + kRR, sizeof(double), cudaMemcpyDeviceToHost, stream_));
     SPMV_CUDA_CHECK(cudaEventRecord(rr_ready_[it & 1], stream_));
   }
   // ||r||^2 after iteration `it` (waits for it), adding its products' times.

@@ -40,8 +40,8 @@ __global__ void transpose_kernel(const T* __restrict__ in, T* __restrict__ out, 
 // warp instruction.
 constexpr int kLines = 256;
 template <class T, int N>
-__global__ void transpose_skinny_kernel(const T* __restrict__ in, T* __restrict__ out, long long rows,
-                                        long long cols, Epilogue<T> ep) {
+__global__ void transpose_skinny_kernel(const T* __restrict__ in, T* __restrict__ out, long long rows, long long cols,
+                                        Epilogue<T> ep) {
   __shared__ T buf[kLines * N];
   const long long first = static_cast<long long>(blockIdx.x) * kLines;
   const long long lines = rows <= cols ? cols : rows;

@@ -18,8 +18,7 @@ double format_memory_budget(const ConvertOptions& opt) {
   return opt.memory_budget_bytes > 0 ? opt.memory_budget_bytes : 16.0 * 1024 * 1024 * 1024;
 }
 
-void check_format_memory(const std::string& format, double bytes_needed, const CsrView& a,
-                         const ConvertOptions& opt) {
+void check_format_memory(const std::string& format, double bytes_needed, const CsrView& a, const ConvertOptions& opt) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   const double budget = format_memory_budget(opt);
   const double max_ratio = opt.max_ratio_to_csr > 0 ? opt.max_ratio_to_csr : 20.0;
@@ -28,9 +27,9 @@ void check_format_memory(const std::string& format, double bytes_needed, const C
   // Small matrices never hit the ratio limit: padding a 10 KB matrix 50x is harmless.
   const bool too_big = bytes_needed > budget || (ratio > max_ratio && bytes_needed > 64.0 * 1024 * 1024);
   if (too_big)
-    throw Unsupported(fmt::format(
-        "{} would need {:.2f} GiB, {:.1f} times CSR; limit is {:.2f} GiB and {:.0f} times CSR",
-        format, bytes_needed / GiB, ratio, budget / GiB, max_ratio));
+    throw Unsupported(
+        fmt::format("{} would need {:.2f} GiB, {:.1f} times CSR; limit is {:.2f} GiB and {:.0f} times CSR", format,
+                    bytes_needed / GiB, ratio, budget / GiB, max_ratio));
 }
 
 double input_memory_budget(double requested) {
@@ -47,9 +46,7 @@ void check_input_memory(const std::string& what, double bytes_needed, double req
                             memory_size_text(budget)));
 }
 
-CheckedProductMemory checked_product_memory(int k) {
-  return {40.0 * k + 20.0, 24.0 * k};
-}
+CheckedProductMemory checked_product_memory(int k) { return {40.0 * k + 20.0, 24.0 * k}; }
 
 std::string memory_size_text(double bytes) {
   constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;

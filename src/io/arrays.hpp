@@ -76,7 +76,8 @@ class ZeroPages {
     if (p == MAP_FAILED) throw std::bad_alloc();
     p_ = static_cast<T*>(p);
 #ifdef MADV_HUGEPAGE
-    if (n * sizeof(T) >= (std::size_t{4} << 20)) advise(p_, n * sizeof(T), MADV_HUGEPAGE);  // (random probes: fewer TLB misses)
+    if (n * sizeof(T) >= (std::size_t{4} << 20))
+      advise(p_, n * sizeof(T), MADV_HUGEPAGE);  // (random probes: fewer TLB misses)
 #endif
   }
   ZeroPages(ZeroPages&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}

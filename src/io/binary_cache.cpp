@@ -176,8 +176,10 @@ std::uint64_t full_checksum(const BinHeader& h, const CsrView& a) {
   std::uint64_t s = header_part(h);
   s = mix(s, detail::checksum(a.row_ptr.data(), a.row_ptr.size() * sizeof(offset_t)));
   s = mix(s, detail::checksum(a.col.data(), a.col.size() * sizeof(index_t)));
-  if (a.values_in_float()) s = mix(s, detail::checksum(a.val_f32.data(), a.val_f32.size() * sizeof(float)));
-  else s = mix(s, detail::checksum(a.val.data(), a.val.size() * sizeof(double)));
+  if (a.values_in_float())
+    s = mix(s, detail::checksum(a.val_f32.data(), a.val_f32.size() * sizeof(float)));
+  else
+    s = mix(s, detail::checksum(a.val.data(), a.val.size() * sizeof(double)));
   if (a.is_complex()) s = mix(s, detail::checksum(a.imag.data(), a.imag.size() * sizeof(double)));
   return s;
 }
@@ -212,8 +214,10 @@ void write_binary(const std::string& path, const CsrView& a, bool generated) {
   f.write(a.col.data(), a.col.size() * sizeof(index_t));
   const char zeros[8] = {};
   f.write(zeros, col_pad(a.nnz()));
-  if (f32) f.write(a.val_f32.data(), a.val_f32.size() * sizeof(float));
-  else f.write(a.val.data(), a.val.size() * sizeof(double));
+  if (f32)
+    f.write(a.val_f32.data(), a.val_f32.size() * sizeof(float));
+  else
+    f.write(a.val.data(), a.val.size() * sizeof(double));
   if (cplx) f.write(a.imag.data(), a.imag.size() * sizeof(double));
   f.close();
 }
@@ -243,22 +247,31 @@ void convert_values(const Array<S>& in, BasicCsr<V>& a, const std::string& path)
   for (offset_t i = 0; i < n; ++i) a.val[i] = static_cast<V>(in[i]);
 }
 
-}  // namespace
+// The header read and checked: magic, version, checksum, sizes that add up, the file's size where
+// known, and the memory the matrix needs (with the caller's extra) within the budget.
+struct CheckedHeader {
+  BinHeader h{};
+  std::uint32_t stored_bytes = 8;  // the values' type in the file
+  bool cplx = false;
+};
 
 template <class V>
-BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
+CheckedHeader read_header(ByteSource& src, const ReadOptions& opt) {
   const std::string& path = src.name();
-  BinHeader h{};
+  CheckedHeader c;
+  BinHeader& h = c.h;
   const std::int64_t size = src.content_size();  // -1: a pipe or gzip (checked as it is read)
   const auto truncated_header = [&](std::size_t header_bytes) {
-    return ParseError(path, 0, fmt::format("truncated binary cache: {} bytes, the header alone has {}", size, header_bytes));
+    return ParseError(path, 0,
+                      fmt::format("truncated binary cache: {} bytes, the header alone has {}", size, header_bytes));
   };
   if (size >= 0 && size < 12) throw truncated_header(sizeof h);
   src.read_exact(&h, 12, "truncated binary cache header");  // magic and version
   if (!has_binary_magic({h.magic, 8})) throw ParseError(path, 0, "not an spmv binary cache (bad magic number)");
   if (h.version < 1 || h.version > kVersion)
-    throw ParseError(path, 0, fmt::format("binary cache version {} is not supported (this build reads versions 1 to {})",
-                                          h.version, kVersion));
+    throw ParseError(path, 0,
+                     fmt::format("binary cache version {} is not supported (this build reads versions 1 to {})",
+                                 h.version, kVersion));
   const std::size_t header_bytes = h.version == 1 ? kHeaderV1 : sizeof h;
   if (size >= 0 && size < static_cast<std::int64_t>(header_bytes)) throw truncated_header(header_bytes);
   src.read_exact(reinterpret_cast<char*>(&h) + 12, header_bytes - 12, "truncated binary cache header");
@@ -267,16 +280,19 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
     throw ParseError(path, 0, "corrupt binary cache header: its checksum does not match");
   if (h.version >= 2 && (h.reserved != 0 || (h.version == 2 && h.value_bytes != 0)))
     throw ParseError(path, 0, "corrupt binary cache header: reserved bytes are not zero");
-  const std::uint32_t stored_bytes = h.version >= 3 ? h.value_bytes : 8;  // the values' type in the file
+  const std::uint32_t stored_bytes = c.stored_bytes = h.version >= 3 ? h.value_bytes : 8;
   if (h.rows < 0 || h.cols < 0 || h.nnz < 0 || h.field > 3 || h.symmetry > 3 || (h.flags & ~kGenerated) != 0)
     throw ParseError(path, 0, "corrupt binary cache header");
   // nnz bounded before it is multiplied (a crafted nnz near 2^62 wrapped the payload size around to
   // a small matching value, found by fuzz_binary): a CSR holds at most rows x cols entries.
   if (h.nnz > static_cast<std::int64_t>(h.rows) * h.cols || h.nnz > (std::int64_t{1} << 56))
-    throw ParseError(path, 0, fmt::format("corrupt binary cache header: {} entries in a {} x {} matrix", h.nnz, h.rows, h.cols));
-  const bool cplx = static_cast<Field>(h.field) == Field::Complex;
+    throw ParseError(path, 0,
+                     fmt::format("corrupt binary cache header: {} entries in a {} x {} matrix", h.nnz, h.rows, h.cols));
+  const bool cplx = c.cplx = static_cast<Field>(h.field) == Field::Complex;
   if ((stored_bytes != 4 && stored_bytes != 8) || (stored_bytes == 4 && cplx))
-    throw ParseError(path, 0, fmt::format("corrupt binary cache header: {}-byte values{}", stored_bytes, cplx ? " in a complex matrix" : ""));
+    throw ParseError(
+        path, 0,
+        fmt::format("corrupt binary cache header: {}-byte values{}", stored_bytes, cplx ? " in a complex matrix" : ""));
   if (cplx && !std::is_same_v<V, double>)
     throw ParseError(path, 0, "a complex matrix is read in double precision only");
   const bool convert = stored_bytes != sizeof(V);
@@ -286,17 +302,33 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
   if (size >= 0) {
     const auto total = static_cast<std::uint64_t>(size);
     if (total < header_bytes + h.payload_bytes)
-      throw ParseError(path, 0, fmt::format("truncated binary cache: {} bytes, expected {}", total, header_bytes + h.payload_bytes));
+      throw ParseError(
+          path, 0, fmt::format("truncated binary cache: {} bytes, expected {}", total, header_bytes + h.payload_bytes));
     if (total > header_bytes + h.payload_bytes)
-      throw ParseError(path, 0, fmt::format("corrupt binary cache: {} bytes after the payload", total - header_bytes - h.payload_bytes));
+      throw ParseError(
+          path, 0,
+          fmt::format("corrupt binary cache: {} bytes after the payload", total - header_bytes - h.payload_bytes));
   }
   const double need = static_cast<double>(h.payload_bytes) + (convert ? sizeof(V) * static_cast<double>(h.nnz) : 0.0) +
                       opt.extra_bytes_per_row * h.rows + opt.extra_bytes_per_col * h.cols;
   if (need > input_memory_budget(opt.memory_budget_bytes))
-    throw ParseError(path, 0, fmt::format("a {} x {} matrix with {} entries needs {} (with {}); the memory budget is {}",
-                                          h.rows, h.cols, h.nnz, memory_size_text(need), opt.extra_what,
-                                          memory_size_text(input_memory_budget(opt.memory_budget_bytes))));
+    throw ParseError(path, 0,
+                     fmt::format("a {} x {} matrix with {} entries needs {} (with {}); the memory budget is {}", h.rows,
+                                 h.cols, h.nnz, memory_size_text(need), opt.extra_what,
+                                 memory_size_text(input_memory_budget(opt.memory_budget_bytes))));
+  return c;
+}
 
+}  // namespace
+
+template <class V>
+BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated) {
+  const std::string& path = src.name();
+  const std::int64_t size = src.content_size();  // -1: a pipe or gzip (checked as it is read)
+  const CheckedHeader c = read_header<V>(src, opt);
+  const BinHeader& h = c.h;
+  const std::uint32_t stored_bytes = c.stored_bytes;
+  const bool cplx = c.cplx, convert = stored_bytes != sizeof(V);
   BasicCsr<V> a;
   a.rows = h.rows;
   a.cols = h.cols;
@@ -340,7 +372,8 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
   if (cplx) sum = mix(sum, copy_and_checksum(src, a.imag.data(), a.imag.size() * sizeof(V), kShort));
   if (src.content_size() < 0 && src.read(pad, 1) != 0)
     throw ParseError(path, 0, "corrupt binary cache: bytes after the payload");
-  if (checksums_checked && sum != h.checksum) throw ParseError(path, 0, "binary cache checksum mismatch: the file is corrupted");
+  if (checksums_checked && sum != h.checksum)
+    throw ParseError(path, 0, "binary cache checksum mismatch: the file is corrupted");
 
   // A file with a valid checksum can still be hand-made; kernels trust these invariants.
   if (const std::string e = csr_structure_error(a); !e.empty()) throw ParseError(path, 0, "corrupt binary cache: " + e);

@@ -45,7 +45,9 @@ struct ByteSink::State {
     if (!temp.empty()) ::unlink(temp.c_str());
   }
 
-  [[noreturn]] void fail(const std::string& what) const { throw Error(fmt::format("{}: cannot write: {}", path, what)); }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(fmt::format("{}: cannot write: {}", path, what));
+  }
 
   void write_raw(const void* data, std::size_t n) {
     const char* p = static_cast<const char*>(data);
@@ -125,8 +127,10 @@ ByteSink::~ByteSink() = default;
 
 void ByteSink::write(const void* data, std::size_t n) {
   if (n == 0) return;
-  if (s_->gz) s_->deflate(static_cast<const std::uint8_t*>(data), n, false);
-  else s_->write_raw(data, n);
+  if (s_->gz)
+    s_->deflate(static_cast<const std::uint8_t*>(data), n, false);
+  else
+    s_->write_raw(data, n);
 }
 
 void ByteSink::close() {

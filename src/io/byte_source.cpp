@@ -22,8 +22,8 @@
 namespace spmv::io::detail {
 
 namespace {
-constexpr std::size_t kRawBuffer = std::size_t{1} << 20;    // compressed bytes read at a time
-constexpr std::size_t kHead = 64;                           // bytes head() shows
+constexpr std::size_t kRawBuffer = std::size_t{1} << 20;     // compressed bytes read at a time
+constexpr std::size_t kHead = 64;                            // bytes head() shows
 constexpr std::size_t kReleaseStep = std::size_t{16} << 20;  // mapped bytes given back at a time
 }  // namespace
 
@@ -33,9 +33,9 @@ struct ByteSource::State {
   // Memory (the caller's, or a regular file mapped): all raw bytes are there, consumed from mem_pos.
   const char* mem = nullptr;
   std::size_t mem_size = 0, mem_pos = 0;
-  void* map = nullptr;        // our own mapping of the file (munmap'ed at the end)
+  void* map = nullptr;       // our own mapping of the file (munmap'ed at the end)
   std::size_t released = 0;  // the mapping's bytes before this are given back (MADV_DONTNEED)
-  std::int64_t size = -1;     // the raw size when known (regular file, memory)
+  std::int64_t size = -1;    // the raw size when known (regular file, memory)
   bool raw_eof = false;
   std::uint64_t raw_read_bytes = 0;  // raw bytes taken from the descriptor so far
 
@@ -167,7 +167,8 @@ struct ByteSource::State {
       st.avail_in = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), kRawBuffer));
       const int r = isal_inflate(&st);
       raw_consume(static_cast<std::size_t>(reinterpret_cast<const char*>(st.next_in) - v.data()));
-      if (r < 0) fail(fmt::format("corrupt gzip data: the gzip member at byte {} is damaged ({})", member_start, why(r)));
+      if (r < 0)
+        fail(fmt::format("corrupt gzip data: the gzip member at byte {} is damaged ({})", member_start, why(r)));
       if (st.block_state == ISAL_BLOCK_FINISH) between_members = true;
     }
     return n - st.avail_out;
@@ -193,7 +194,7 @@ ByteSource ByteSource::open(const std::string& path) {
   s->name = path;
   s->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (s->fd < 0) s->fail(fmt::format("cannot open: {}", std::strerror(errno)));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(s->fd, &st) != 0) s->fail(fmt::format("cannot open: {}", std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) s->fail("cannot open: Is a directory");
   if (S_ISREG(st.st_mode) && st.st_size > 0) {

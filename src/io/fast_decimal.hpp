@@ -39,15 +39,31 @@ inline std::uint64_t load8(const char* p) {
   const unsigned keep = 4 * (8 - n);
   v = ((v - 0x3030303030303030ULL) << keep) << keep;
   v = (v * 10) + (v >> 8);
-  return (((v & 0x000000FF000000FFULL) * 0x000F424000000064ULL) + (((v >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >> 32;
+  return (((v & 0x000000FF000000FFULL) * 0x000F424000000064ULL) +
+          (((v >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >>
+         32;
 }
 
-inline constexpr std::uint64_t kPow10[20] = {
-    1ULL,           10ULL,           100ULL,           1000ULL,           10000ULL,
-    100000ULL,      1000000ULL,      10000000ULL,      100000000ULL,      1000000000ULL,
-    10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
-    1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL,
-    10000000000000000000ULL};
+inline constexpr std::uint64_t kPow10[20] = {1ULL,
+                                             10ULL,
+                                             100ULL,
+                                             1000ULL,
+                                             10000ULL,
+                                             100000ULL,
+                                             1000000ULL,
+                                             10000000ULL,
+                                             100000000ULL,
+                                             1000000000ULL,
+                                             10000000000ULL,
+                                             100000000000ULL,
+                                             1000000000000ULL,
+                                             10000000000000ULL,
+                                             100000000000000ULL,
+                                             1000000000000000ULL,
+                                             10000000000000000ULL,
+                                             100000000000000000ULL,
+                                             1000000000000000000ULL,
+                                             10000000000000000000ULL};
 
 // A run's 8-byte words are all loaded at once, before the digit counts of the words before them
 // are known, and their values are summed as independent products: the step from one word to the
@@ -71,7 +87,8 @@ inline constexpr std::uint64_t kPow10[20] = {
 
 // Like scan_digits but may read zero digits and appends to `acc` (max_digits <= 19, counting the
 // digits already in acc: the result stays below 10^19); `count` gets the digit count.
-[[gnu::always_inline]] inline const char* scan_more_digits(const char* p, std::uint64_t& acc, unsigned& count, unsigned max_digits) {
+[[gnu::always_inline]] inline const char* scan_more_digits(const char* p, std::uint64_t& acc, unsigned& count,
+                                                           unsigned max_digits) {
   const std::uint64_t v1 = load8(p), v2 = load8(p + 8), v3 = load8(p + 16);
   const unsigned n1 = leading_digits(v1);
   if (n1 < 8) {
@@ -84,7 +101,8 @@ inline constexpr std::uint64_t kPow10[20] = {
   const unsigned n3 = n2 == 8 ? leading_digits(v3) : 0;  // (24 digits: more than any max_digits)
   count = 8 + n2 + n3;
   if (count > max_digits) return nullptr;
-  acc = acc * kPow10[count] + digits_value(v1, 8) * kPow10[n2 + n3] + digits_value(v2, n2) * kPow10[n3] + digits_value(v3, n3);
+  acc = acc * kPow10[count] + digits_value(v1, 8) * kPow10[n2 + n3] + digits_value(v2, n2) * kPow10[n3] +
+        digits_value(v3, n3);
   return p + count;
 }
 
@@ -92,7 +110,8 @@ inline constexpr std::uint64_t kPow10[20] = {
 // exponent of at most 5 digits. Returns the end, or nullptr (caller falls back to fast_float).
 // nearest: the caller's fast_float::detail::rounds_to_nearest(), asked once per parse (the
 // rounding mode cannot change while we parse); when false, declines what Clinger's path would take.
-[[gnu::always_inline]] inline const char* fast_decimal(const char* p, double& out, bool nearest = fast_float::detail::rounds_to_nearest()) {
+[[gnu::always_inline]] inline const char* fast_decimal(const char* p, double& out,
+                                                       bool nearest = fast_float::detail::rounds_to_nearest()) {
   const bool negative = *p == '-';
   p += negative;
   const char* const int_begin = p;
@@ -143,8 +162,10 @@ inline constexpr std::uint64_t kPow10[20] = {
     if (!nearest) return nullptr;  // let fast_float handle it
     if (m <= fmt_t::max_mantissa_fast_path()) {
       double v = static_cast<double>(m);
-      if (exponent < 0) v = v / fmt_t::exact_power_of_ten(-exponent);
-      else v = v * fmt_t::exact_power_of_ten(exponent);
+      if (exponent < 0)
+        v = v / fmt_t::exact_power_of_ten(-exponent);
+      else
+        v = v * fmt_t::exact_power_of_ten(exponent);
       out = negative ? -v : v;
       return p;
     }

@@ -22,7 +22,7 @@ template <class V>
 struct BasicParsed {
   BasicCoo<V> coo;
   MmFormat format = MmFormat::Coordinate;
-  std::string generated;  // the header's "% spmv-generated: ..." description, if any
+  std::string generated;              // the header's "% spmv-generated: ..." description, if any
   std::vector<std::string> comments;  // the header's other comment lines (MmHeader::comments)
 };
 using Parsed = BasicParsed<double>;
@@ -46,8 +46,8 @@ enum class StraightToCsr { Auto, Always, Never, Once };
 // Sizes of the reader's pieces; the defaults suit files of any size, the fuzz targets take tiny
 // ones so that short inputs still cross block and chunk boundaries.
 struct ParseTuning {
-  std::size_t block_bytes = 0;  // text a block holds; 0: 4 MiB a thread, at most 64 MiB
-  std::size_t min_chunk = std::size_t{64} << 10;  // the smallest chunk a thread parses
+  std::size_t block_bytes = 0;                        // text a block holds; 0: 4 MiB a thread, at most 64 MiB
+  std::size_t min_chunk = std::size_t{64} << 10;      // the smallest chunk a thread parses
   std::int64_t repeat_check = std::int64_t{1} << 21;  // entries held before repeats are first sampled (mm_repeats)
   StraightToCsr straight_to_csr = StraightToCsr::Auto;
 };

@@ -61,18 +61,21 @@ void count_chunk(const char* base, Chunk& c) {
 
 }  // namespace
 
-std::vector<Chunk> split_into_chunks(std::string_view text, std::size_t data_begin, int threads, std::size_t min_chunk) {
+std::vector<Chunk> split_into_chunks(std::string_view text, std::size_t data_begin, int threads,
+                                     std::size_t min_chunk) {
   const char* base = text.data();
   const std::size_t data_bytes = text.size() - data_begin;
   const std::size_t nchunks = threads == 1 ? 1
-      : std::clamp<std::size_t>(data_bytes / std::max<std::size_t>(min_chunk, 1), 1, static_cast<std::size_t>(threads) * 8);
+                                           : std::clamp<std::size_t>(data_bytes / std::max<std::size_t>(min_chunk, 1),
+                                                                     1, static_cast<std::size_t>(threads) * 8);
   std::vector<Chunk> chunks(nchunks);
   std::size_t prev = data_begin;
   for (std::size_t i = 0; i < nchunks; ++i) {
     std::size_t b = prev;
     std::size_t e = i + 1 == nchunks ? text.size() : data_begin + data_bytes * (i + 1) / nchunks;
     if (e < b) e = b;
-    if (e < text.size() && i + 1 < nchunks) e = static_cast<std::size_t>(line_end(base + e, base + text.size()) - base) + 1;
+    if (e < text.size() && i + 1 < nchunks)
+      e = static_cast<std::size_t>(line_end(base + e, base + text.size()) - base) + 1;
     e = std::min(e, text.size());
     chunks[i].begin = b;
     chunks[i].end = e;
@@ -147,8 +150,9 @@ EntryLines::Where EntryLines::find(i64 k) const {
   const Span& s = *--it;
   if (!s.exact) return {s.first_line, s.first_line + s.lines - 1};
   const auto rel = static_cast<std::uint32_t>(k - s.first_entry);
-  auto a = std::upper_bound(s.anchors.begin(), s.anchors.end(), rel,
-                            [](std::uint32_t v, const std::pair<std::uint32_t, std::uint32_t>& x) { return v < x.first; });
+  auto a =
+      std::upper_bound(s.anchors.begin(), s.anchors.end(), rel,
+                       [](std::uint32_t v, const std::pair<std::uint32_t, std::uint32_t>& x) { return v < x.first; });
   const i64 line = a == s.anchors.begin() ? s.first_line + rel : s.first_line + (--a)->second + (rel - a->first);
   return {line, line};
 }

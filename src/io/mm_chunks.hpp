@@ -26,7 +26,7 @@ struct Chunk {
   // pass 2: the entries that follow blank or comment lines, as (entry, line) offsets from the
   // chunk's first: every other entry is on the line after the previous one's.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> anchors;
-  std::string error;                    // pass 2: message of the first error
+  std::string error;  // pass 2: message of the first error
 };
 
 // Totals over the data section.

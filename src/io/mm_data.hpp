@@ -57,7 +57,8 @@ inline ParseError out_of_memory(const std::string& name, const DataCursor& at) {
 // Step 4 at the end of the data: the file held as many entries as its size line says.
 inline void check_entry_count(const DataCursor& at, const MmHeader& h, const std::string& name) {
   if (at.seen < h.entries)
-    throw ParseError(name, at.line > 1 ? at.line - 1 : 1, fmt::format("unexpected end of file: {} of {} entries", at.seen, h.entries));
+    throw ParseError(name, at.line > 1 ? at.line - 1 : 1,
+                     fmt::format("unexpected end of file: {} of {} entries", at.seen, h.entries));
 }
 
 }  // namespace spmv::io::detail

@@ -51,8 +51,10 @@ inline i64 leading_index(const char*& s, const char* e) {
 
 template <bool Shared>
 inline void add_to(offset_t& n, offset_t k) {
-  if constexpr (Shared) std::atomic_ref<offset_t>(n).fetch_add(k, std::memory_order_relaxed);
-  else n += k;
+  if constexpr (Shared)
+    std::atomic_ref<offset_t>(n).fetch_add(k, std::memory_order_relaxed);
+  else
+    n += k;
 }
 
 // Entries on each side of the diagonal (a symmetric file's), seen by pass 1.
@@ -146,8 +148,10 @@ bool count_all_rows(TextBlocks& text, const MmHeader& h, int threads, const Pars
         Triangles mine;
         const char* b = block.data() + chunks[i].begin;
         const char* e = block.data() + chunks[i].end;
-        if (t > 1) count_rows<true>(b, e, h, start.data(), mine);
-        else count_rows<false>(b, e, h, start.data(), mine);
+        if (t > 1)
+          count_rows<true>(b, e, h, start.data(), mine);
+        else
+          count_rows<false>(b, e, h, start.data(), mine);
         lower = lower || mine.lower;
         upper = upper || mine.upper;
       }
@@ -207,8 +211,8 @@ struct Stage {
 };
 
 template <class V>
-bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>& slots, const std::vector<index_t>& bound,
-                 std::vector<Stage<V>>& stage) {
+bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>& slots,
+                 const std::vector<index_t>& bound, std::vector<Stage<V>>& stage) {
   const int ranges = static_cast<int>(bound.size()) - 1;
   const V sign = sym == Symmetry::SkewSymmetric ? V{-1} : V{1};
   const V imag_sign = sym == Symmetry::Hermitian ? V{-1} : sign;
@@ -228,7 +232,8 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
   for (int t = omp_get_thread_num(); t < ranges; t += omp_get_num_threads()) {
     const auto lo = static_cast<std::uint32_t>(bound[t]);
     const auto span = static_cast<std::uint32_t>(bound[t + 1] - bound[t]);
-    const int shift = std::max(0, static_cast<int>(std::bit_width(span)) - static_cast<int>(std::bit_width(kStageBuckets - 1)));
+    const int shift =
+        std::max(0, static_cast<int>(std::bit_width(span)) - static_cast<int>(std::bit_width(kStageBuckets - 1)));
     const auto mine = [&](index_t r) { return static_cast<std::uint32_t>(r) - lo < span; };
     const auto bucket = [&](index_t r) { return (static_cast<std::uint32_t>(r) - lo) >> shift; };
     std::vector<offset_t>& at = stage[static_cast<std::size_t>(t)].at;
@@ -246,7 +251,8 @@ bool place_block(const BasicCoo<V>& buf, i64 n, Symmetry sym, const RowSlots<V>&
         const index_t r = row[e], c = col[e];
         const V im = imag ? imag[e] : V{0};
         if (mine(r)) staged[static_cast<std::size_t>(at[bucket(r)]++)] = {r, c, val[e], im};
-        if (mirrored && c != r && mine(c)) staged[static_cast<std::size_t>(at[bucket(c)]++)] = {c, r, sign * val[e], imag_sign * im};
+        if (mirrored && c != r && mine(c))
+          staged[static_cast<std::size_t>(at[bucket(c)]++)] = {c, r, sign * val[e], imag_sign * im};
       }
       const std::size_t m = staged.size();
       for (std::size_t i = 0; i < m && ok; ++i) {
@@ -268,7 +274,8 @@ enum class Stop { None, OutOfOrder, GiveUp };
 // A pass over the data section: each block parsed into one block's buffer and handed to place(buf,
 // n), which may stop the pass; a file that mostly repeats positions stops it too (GiveUp).
 template <class V, class Place>
-Stop each_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name, Place place) {
+Stop each_block(TextBlocks& text, const MmHeader& h, int threads, const ParseTuning& tune, const std::string& name,
+                Place place) {
   BasicCoo<V> buf;
   buf.field = h.field;
   DataCursor at{h.data_first_line, 0};
@@ -301,8 +308,9 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
   // A general file first in one pass, as though in row order, until a row decreases.
   if (!mirrored) {
     InRowOrder<V> o(rows, entries_max, cplx);
-    const Stop s = each_block<V>(text, h, threads, tune, name,
-                                 [&](const BasicCoo<V>& buf, i64 n) { return o.append(buf, n, threads) ? Stop::None : Stop::OutOfOrder; });
+    const Stop s = each_block<V>(text, h, threads, tune, name, [&](const BasicCoo<V>& buf, i64 n) {
+      return o.append(buf, n, threads) ? Stop::None : Stop::OutOfOrder;
+    });
     if (s == Stop::GiveUp) return std::nullopt;
     if (s == Stop::None) return o.to_csr(h);
     if (!two_passes) {
@@ -344,9 +352,9 @@ std::optional<BasicCsr<V>> read_csr_direct(TextBlocks& text, const MmHeader& h, 
                                      std::move(a.imag));
 }
 
-template std::optional<Csr> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&, bool,
-                                            bool*);
-template std::optional<CsrF32> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&, const std::string&,
-                                              bool, bool*);
+template std::optional<Csr> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&,
+                                            const std::string&, bool, bool*);
+template std::optional<CsrF32> read_csr_direct(TextBlocks&, const MmHeader&, i64, int, const ParseTuning&,
+                                               const std::string&, bool, bool*);
 
 }  // namespace spmv::io::detail

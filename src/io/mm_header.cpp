@@ -45,9 +45,7 @@ std::optional<E> match_word(std::string_view word, std::initializer_list<std::pa
   return std::nullopt;
 }
 
-bool blank_line(std::string_view line) {
-  return std::all_of(line.begin(), line.end(), is_blank);
-}
+bool blank_line(std::string_view line) { return std::all_of(line.begin(), line.end(), is_blank); }
 
 bool comment_line(std::string_view line) {
   const auto t = std::find_if_not(line.begin(), line.end(), is_blank);
@@ -61,29 +59,39 @@ void parse_banner(std::string_view line, i64 bl, const std::string& name, MmHead
   if (words.size() < 2) throw ParseError(name, bl, "banner lacks the object (expected 'matrix')");
   if (lower(words[1]) != "matrix")
     throw ParseError(name, bl, fmt::format("unknown object {} in the banner (expected 'matrix')", quoted(words[1])));
-  if (words.size() < 3)
-    throw ParseError(name, bl, "banner lacks the format (expected 'coordinate' or 'array')");
-  const auto format = match_word<MmFormat>(words[2], {{"coordinate", MmFormat::Coordinate}, {"array", MmFormat::Array}});
+  if (words.size() < 3) throw ParseError(name, bl, "banner lacks the format (expected 'coordinate' or 'array')");
+  const auto format =
+      match_word<MmFormat>(words[2], {{"coordinate", MmFormat::Coordinate}, {"array", MmFormat::Array}});
   if (!format)
-    throw ParseError(name, bl, fmt::format("unknown format {} in the banner (expected 'coordinate' or 'array')", quoted(words[2])));
+    throw ParseError(
+        name, bl, fmt::format("unknown format {} in the banner (expected 'coordinate' or 'array')", quoted(words[2])));
   h.format = *format;
   if (words.size() < 4)
     throw ParseError(name, bl, "banner lacks the field (expected 'real', 'integer', 'pattern' or 'complex')");
-  const auto field = match_word<Field>(words[3], {{"real", Field::Real}, {"double", Field::Real}, {"integer", Field::Integer},
-                                                   {"pattern", Field::Pattern}, {"complex", Field::Complex}});
+  const auto field = match_word<Field>(words[3], {{"real", Field::Real},
+                                                  {"double", Field::Real},
+                                                  {"integer", Field::Integer},
+                                                  {"pattern", Field::Pattern},
+                                                  {"complex", Field::Complex}});
   if (!field)
-    throw ParseError(name, bl, fmt::format("unknown field {} in the banner (expected 'real', 'integer', "
-                                           "'pattern' or 'complex')", quoted(words[3])));
+    throw ParseError(name, bl,
+                     fmt::format("unknown field {} in the banner (expected 'real', 'integer', "
+                                 "'pattern' or 'complex')",
+                                 quoted(words[3])));
   h.field = *field;
   if (words.size() < 5)
-    throw ParseError(name, bl, "banner lacks the symmetry (expected 'general', 'symmetric', "
-                               "'skew-symmetric' or 'hermitian')");
-  const auto symmetry = match_word<Symmetry>(words[4], {{"general", Symmetry::General}, {"symmetric", Symmetry::Symmetric},
+    throw ParseError(name, bl,
+                     "banner lacks the symmetry (expected 'general', 'symmetric', "
+                     "'skew-symmetric' or 'hermitian')");
+  const auto symmetry = match_word<Symmetry>(words[4], {{"general", Symmetry::General},
+                                                        {"symmetric", Symmetry::Symmetric},
                                                         {"skew-symmetric", Symmetry::SkewSymmetric},
                                                         {"hermitian", Symmetry::Hermitian}});
   if (!symmetry)
-    throw ParseError(name, bl, fmt::format("unknown symmetry {} in the banner (expected 'general', "
-                                           "'symmetric', 'skew-symmetric' or 'hermitian')", quoted(words[4])));
+    throw ParseError(name, bl,
+                     fmt::format("unknown symmetry {} in the banner (expected 'general', "
+                                 "'symmetric', 'skew-symmetric' or 'hermitian')",
+                                 quoted(words[4])));
   h.symmetry = *symmetry;
   if (words.size() > 5)
     throw ParseError(name, bl, fmt::format("unexpected word {} after the symmetry in the banner", quoted(words[5])));
@@ -126,7 +134,8 @@ std::array<i64, 3> parse_size_numbers(std::string_view line, i64 sl, bool coord,
   constexpr i64 kMaxIndex = std::numeric_limits<index_t>::max();
   for (int k = 0; k < 2; ++k)
     if (v[k] > kMaxIndex)
-      throw ParseError(name, sl, fmt::format("bad size line: {} {} exceeds the 32-bit index limit {}", what[k], v[k], kMaxIndex));
+      throw ParseError(name, sl,
+                       fmt::format("bad size line: {} {} exceeds the 32-bit index limit {}", what[k], v[k], kMaxIndex));
   return v;
 }
 
@@ -135,8 +144,9 @@ void set_shape(MmHeader& h, const std::array<i64, 3>& v, i64 sl, const std::stri
   h.rows = v[0];
   h.cols = v[1];
   if (h.symmetry != Symmetry::General && h.rows != h.cols)
-    throw ParseError(name, sl, fmt::format("a {} matrix must be square, this one is {} x {}",
-                                           to_string(h.symmetry), h.rows, h.cols));
+    throw ParseError(
+        name, sl,
+        fmt::format("a {} matrix must be square, this one is {} x {}", to_string(h.symmetry), h.rows, h.cols));
   const i64 n = h.rows;
   const i64 full = h.rows * h.cols;  // < 2^62: no overflow
   const i64 triangle = n * (n + 1) / 2;
@@ -144,13 +154,16 @@ void set_shape(MmHeader& h, const std::array<i64, 3>& v, i64 sl, const std::stri
     h.entries = v[2];
     const i64 cap = h.symmetry == Symmetry::General ? full : triangle;
     if (h.entries > cap)
-      throw ParseError(name, sl, fmt::format("bad size line: nnz {} exceeds {}, the most entries a {} x {} {} "
-                                             "matrix can store", h.entries, cap, h.rows, h.cols, to_string(h.symmetry)));
+      throw ParseError(name, sl,
+                       fmt::format("bad size line: nnz {} exceeds {}, the most entries a {} x {} {} "
+                                   "matrix can store",
+                                   h.entries, cap, h.rows, h.cols, to_string(h.symmetry)));
   } else {
     // Array files list every entry; symmetric ones the lower triangle column by column, skew
     // ones without the (zero) diagonal.
-    h.entries = h.symmetry == Symmetry::General ? full
-                : h.symmetry == Symmetry::SkewSymmetric ? n * (n - 1) / 2 : triangle;
+    h.entries = h.symmetry == Symmetry::General         ? full
+                : h.symmetry == Symmetry::SkewSymmetric ? n * (n - 1) / 2
+                                                        : triangle;
   }
 }
 
@@ -169,7 +182,10 @@ MmHeader read_header(TextBlocks& lines, const std::string& name) {
   };
   bool found = false;
   while (next())
-    if (too_long || !blank_line(line)) { found = true; break; }
+    if (too_long || !blank_line(line)) {
+      found = true;
+      break;
+    }
   if (!found) throw ParseError(name, 0, "empty file: no %%MatrixMarket banner");
   if (too_long) {  // a banner is short: a line this long is not one
     const auto t = std::find_if_not(line.begin(), line.end(), is_blank);
@@ -209,13 +225,17 @@ MmHeader read_header(TextBlocks& lines, const std::string& name) {
       continue;
     }
     right_after_banner = false;
-    if (!blank_line(line)) { found = true; break; }
+    if (!blank_line(line)) {
+      found = true;
+      break;
+    }
   }
   if (!found) throw ParseError(name, n, "missing size line: the file ends before it");
   if (dropped_lines)
-    h.comments.push_back(fmt::format("% (spmv: {} more comment line{} of {} bytes not kept: the header's comments "
-                                     "are kept up to {} KiB)", dropped_lines, dropped_lines == 1 ? "" : "s",
-                                     dropped_bytes, kMaxHeaderComments >> 10));
+    h.comments.push_back(
+        fmt::format("% (spmv: {} more comment line{} of {} bytes not kept: the header's comments "
+                    "are kept up to {} KiB)",
+                    dropped_lines, dropped_lines == 1 ? "" : "s", dropped_bytes, kMaxHeaderComments >> 10));
   set_shape(h, parse_size_numbers(line, n, h.format == MmFormat::Coordinate, name), n, name);
   h.data_first_line = n + 1;
   return h;

@@ -17,10 +17,10 @@ struct MmHeader {
   Field field = Field::Real;
   Symmetry symmetry = Symmetry::General;
   i64 rows = 0, cols = 0;
-  i64 entries = 0;             // stored entries the data section must hold
-  i64 data_first_line = 1;     // line number of the data section's first line
-  i64 banner_line = 1;         // line number of the banner (blank lines may precede it)
-  std::string generated;       // a "% spmv-generated: ..." comment after the banner: what made the matrix
+  i64 entries = 0;          // stored entries the data section must hold
+  i64 data_first_line = 1;  // line number of the data section's first line
+  i64 banner_line = 1;      // line number of the banner (blank lines may precede it)
+  std::string generated;    // a "% spmv-generated: ..." comment after the banner: what made the matrix
   // The `%` comment lines between the banner and the size line, in order, trailing blanks cut,
   // without the spmv-generated line (that is `generated`): up to kMaxHeaderComments bytes, then a
   // last line "% (spmv: N more comment lines, B bytes, not kept ...)" when there were more.
@@ -29,7 +29,9 @@ struct MmHeader {
 
 // Stored entries a matrix of `entries` entry lines may hold: a symmetric, skew or hermitian file's
 // mirrors double them.
-inline i64 with_mirrors(const MmHeader& h, i64 entries) { return h.symmetry == Symmetry::General ? entries : 2 * entries; }
+inline i64 with_mirrors(const MmHeader& h, i64 entries) {
+  return h.symmetry == Symmetry::General ? entries : 2 * entries;
+}
 
 // The most bytes of header comments kept (MmHeader::comments, BasicLoaded::comments).
 inline constexpr std::size_t kMaxHeaderComments = std::size_t{64} << 10;

@@ -40,7 +40,8 @@ inline i64 parse_index(const char*& s, const char* e, i64 limit, const char* wha
   {
     const char* t = s;
     std::uint64_t u = 0;
-    while (t < e && t - s < 18 && static_cast<unsigned char>(*t - '0') < 10) u = u * 10 + static_cast<unsigned>(*t++ - '0');
+    while (t < e && t - s < 18 && static_cast<unsigned char>(*t - '0') < 10)
+      u = u * 10 + static_cast<unsigned>(*t++ - '0');
     if (t > s && (t == e || ends_token(*t))) {
       const i64 v = static_cast<i64>(u);
       if (v < 1 || v > limit) throw LineError{fmt::format("{} index {} out of range 1..{}", what, v, limit)};
@@ -103,8 +104,9 @@ template <class V>
     out[k] = v;
   } else {
     if (spmv::detail::beyond_float(v)) [[unlikely]]
-      throw LineError{fmt::format("value {} does not fit in single precision (largest {}): read the file in double precision",
-                                  v, std::numeric_limits<float>::max())};
+      throw LineError{
+          fmt::format("value {} does not fit in single precision (largest {}): read the file in double precision", v,
+                      std::numeric_limits<float>::max())};
     out[k] = static_cast<V>(v);
   }
 }
@@ -235,7 +237,8 @@ template <class V>
   if (h.symmetry == Symmetry::SkewSymmetric && r == cl && (v != 0.0 || im != 0.0))
     throw LineError{fmt::format("nonzero diagonal entry ({},{}) in a skew-symmetric matrix", r, cl)};
   if (h.symmetry == Symmetry::Hermitian && r == cl && im != 0.0)  // NaN too: the diagonal is its own conjugate
-    throw LineError{fmt::format("diagonal entry ({},{}) of a hermitian matrix has imaginary part {}: it must be real", r, cl, im)};
+    throw LineError{
+        fmt::format("diagonal entry ({},{}) of a hermitian matrix has imaginary part {}: it must be real", r, cl, im)};
   out.row[k] = static_cast<index_t>(r - 1);
   out.col[k] = static_cast<index_t>(cl - 1);
   store_value(out.val, k, v);
@@ -256,7 +259,8 @@ void parse_chunk(const char* base, const MmHeader& h, Chunk& c, i64 limit, const
   if (!coord) pos.seek(h, k);
   bool gap = false;  // blank or comment lines since the last entry: the next one gets an anchor
   const auto anchor = [&] {
-    c.anchors.push_back({static_cast<std::uint32_t>(k - c.first_entry), static_cast<std::uint32_t>(line - c.first_line)});
+    c.anchors.push_back(
+        {static_cast<std::uint32_t>(k - c.first_entry), static_cast<std::uint32_t>(line - c.first_line)});
     gap = false;
   };
   try {

@@ -14,7 +14,7 @@ struct CooArrays {
   index_t* row;
   index_t* col;
   V* val;
-  V* imag;  // null unless complex
+  V* imag;        // null unless complex
   i64 shift = 0;  // entries of the file summed into earlier ones (mm_repeats): entry k goes to k - shift
 };
 

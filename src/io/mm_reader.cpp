@@ -63,7 +63,9 @@ i64 min_entry_bytes(const MmHeader& h) { return h.format == MmFormat::Coordinate
 
 // Bytes per stored entry in the COO arrays (row, col, value, imaginary part) with values in V.
 template <class V>
-double entry_bytes(const MmHeader& h) { return 8.0 + sizeof(V) * (h.field == Field::Complex ? 2.0 : 1.0); }
+double entry_bytes(const MmHeader& h) {
+  return 8.0 + sizeof(V) * (h.field == Field::Complex ? 2.0 : 1.0);
+}
 
 // The entries the arrays may need: the size line's count, or fewer when a plain file's remaining
 // bytes cannot hold that many (a lying or truncated file then ends with "unexpected end of file",
@@ -80,13 +82,16 @@ void check_size_line(const MmHeader& h, i64 entries_max, const ReadOptions& lim,
   const i64 sl = h.data_first_line - 1;
   const double entries = entry_bytes<V>(h) * static_cast<double>(with_mirrors(h, entries_max));
   const double row_ptr = 8.0 * (static_cast<double>(h.rows) + 1);
-  const double extra = lim.extra_bytes_per_row * static_cast<double>(h.rows) + lim.extra_bytes_per_col * static_cast<double>(h.cols);
+  const double extra =
+      lim.extra_bytes_per_row * static_cast<double>(h.rows) + lim.extra_bytes_per_col * static_cast<double>(h.cols);
   const double budget = input_memory_budget(lim.memory_budget_bytes);
   if (entries + row_ptr + extra <= budget) return;
   std::string parts = fmt::format("row pointers {}, entries {}", memory_size_text(row_ptr), memory_size_text(entries));
   if (extra > 0) parts += fmt::format(", {} {}", lim.extra_what, memory_size_text(extra));
-  throw ParseError(name, sl, fmt::format("a {} x {} matrix with {} entries needs {} ({}); the memory budget is {}",
-                                         h.rows, h.cols, h.entries, memory_size_text(entries + row_ptr + extra), parts, memory_size_text(budget)));
+  throw ParseError(
+      name, sl,
+      fmt::format("a {} x {} matrix with {} entries needs {} ({}); the memory budget is {}", h.rows, h.cols, h.entries,
+                  memory_size_text(entries + row_ptr + extra), parts, memory_size_text(budget)));
 }
 
 // The output, with capacity for `stored` entries (and their mirrors) reserved but not touched:
@@ -123,11 +128,13 @@ void expand_symmetry(BasicCoo<V>& coo, int threads, const EntryLines& lines, con
     if (const auto pair = find_mirrored_pair(coo)) {
       const i64 first = pair->first, second = pair->second;
       const EntryLines::Where at = lines.find(merged.origin(second));
-      throw ParseError(name, at.first,
-                       fmt::format("entry ({},{}){} mirrors the entry ({},{}) on {}: a {} file must store each "
-                                   "off-diagonal pair once", coo.row[second] + 1, coo.col[second] + 1,
-                                   at.first == at.last ? "" : " on " + where_text(at), coo.row[first] + 1,
-                                   coo.col[first] + 1, where_text(lines.find(merged.origin(first))), to_string(coo.symmetry)));
+      throw ParseError(
+          name, at.first,
+          fmt::format("entry ({},{}){} mirrors the entry ({},{}) on {}: a {} file must store each "
+                      "off-diagonal pair once",
+                      coo.row[second] + 1, coo.col[second] + 1, at.first == at.last ? "" : " on " + where_text(at),
+                      coo.row[first] + 1, coo.col[first] + 1, where_text(lines.find(merged.origin(first))),
+                      to_string(coo.symmetry)));
     }
   }
   append_mirrors(coo, mb);
@@ -145,16 +152,19 @@ i64 parse_next_block(TextBlocks& text, const MmHeader& h, int threads, const Par
   std::vector<Chunk> chunks = split_into_chunks(block, 0, threads, tune.min_chunk);  // a
   const bool lone = chunks.size() == 1;
   const i64 room = std::max<i64>(0, h.entries - at.seen);  // entries the arrays still take
-  if (lone) chunks[0].entries = std::min<i64>(room, static_cast<i64>(block.size()) / min_entry_bytes(h) + 1);
-  else count_chunks(base, chunks, std::min<int>(threads, static_cast<int>(chunks.size())));  // b
-  DataCounts counted = number_chunks(chunks, at.line, at.seen);  // c
+  if (lone)
+    chunks[0].entries = std::min<i64>(room, static_cast<i64>(block.size()) / min_entry_bytes(h) + 1);
+  else
+    count_chunks(base, chunks, std::min<int>(threads, static_cast<int>(chunks.size())));  // b
+  DataCounts counted = number_chunks(chunks, at.line, at.seen);                           // c
   cover(coo, stored + std::min(room, counted.entries), threads);
   const CooArrays<V> arrays{coo.row.data(), coo.col.data(), coo.val.data(),
                             h.field == Field::Complex ? coo.imag.data() : nullptr, shift};
   parse_chunks(base, h, chunks, h.entries, std::min<int>(threads, static_cast<int>(chunks.size())), arrays, name);  // d
   if (lone) counted = count_parsed_lone_chunk(base, chunks[0]);
   if (at.seen + counted.entries > h.entries)  // 4, early: this block holds the entry past the last
-    throw ParseError(name, line_of_entry(base, chunks, h.entries), fmt::format("too many entries: the size line says {}", h.entries));
+    throw ParseError(name, line_of_entry(base, chunks, h.entries),
+                     fmt::format("too many entries: the size line says {}", h.entries));
   const bool open_last = block.back() != '\n';
   if (lines)
     for (Chunk& c : chunks) lines->add(c, c.newlines + (open_last && &c == &chunks.back() ? 1 : 0));
@@ -198,8 +208,10 @@ template <class V>
 class CooReader {
  public:
   CooReader(const DataPlan& d, const ParseTuning& tune)
-      : h_(d.h), out_(allocate_output<V>(d.h, d.entries_max)),
-        merger_(tune.repeat_check, d.h.symmetry != Symmetry::General || !std::is_same_v<V, double>), at_{d.h.data_first_line, 0} {}
+      : h_(d.h),
+        out_(allocate_output<V>(d.h, d.entries_max)),
+        merger_(tune.repeat_check, d.h.symmetry != Symmetry::General || !std::is_same_v<V, double>),
+        at_{d.h.data_first_line, 0} {}
 
   // Step 3 for the next block; false at the end of the data.
   bool next_block(TextBlocks& text, int threads, const ParseTuning& tune, const std::string& name) {
@@ -219,9 +231,11 @@ class CooReader {
     trim(coo, stored_);
     if (const i64 o = merger_.finish(coo); o >= 0) {  // float sums of a merged file, as coo_to_csr refuses them
       const EntryLines::Where at_o = lines_.find(merger_.origin(o));
-      throw ParseError(name, at_o.first, fmt::format("the duplicate entries at row {}, column {}{} sum beyond single precision's "
-                                                     "range; read the matrix in double precision", coo.row[o] + 1, coo.col[o] + 1,
-                                                     at_o.first == at_o.last ? "" : " (the first on " + where_text(at_o) + ")"));
+      throw ParseError(name, at_o.first,
+                       fmt::format("the duplicate entries at row {}, column {}{} sum beyond single precision's "
+                                   "range; read the matrix in double precision",
+                                   coo.row[o] + 1, coo.col[o] + 1,
+                                   at_o.first == at_o.last ? "" : " (the first on " + where_text(at_o) + ")"));
     }
     if (h_.symmetry != Symmetry::General) expand_symmetry(coo, threads, lines_, merger_, name);  // 5
     return std::move(out_);
@@ -254,10 +268,10 @@ class CooReader {
 };
 
 template <class V>
-BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name) {
+BasicParsed<V> parse_data(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune,
+                          const std::string& name) {
   CooReader<V> r(d, tune);
-  while (r.next_block(text, threads, tune, name)) {
-  }
+  while (r.next_block(text, threads, tune, name)) {}
   return r.finish(threads, name);
 }
 
@@ -286,8 +300,8 @@ bool groups_past_bound(const DataPlan& d, int threads) {
 // The entries a read once into CSR holds (in row order or in row groups) and the block just read,
 // moved into `coo`'s arrays with every position's entries in file order; returns their count.
 template <class V>
-i64 held_to_coo(std::optional<InRowOrder<V>>& ordered, std::optional<RowGroups<V>>& groups, const BasicCoo<V>& buf, i64 n,
-                int threads, BasicCoo<V>& coo) {
+i64 held_to_coo(std::optional<InRowOrder<V>>& ordered, std::optional<RowGroups<V>>& groups, const BasicCoo<V>& buf,
+                i64 n, int threads, BasicCoo<V>& coo) {
   const bool cplx = coo.field == Field::Complex;
   if (ordered) {  // the CSR's arrays become the COO's, its row starts its rows
     InRowOrder<V>& o = *ordered;
@@ -322,8 +336,8 @@ i64 held_to_coo(std::optional<InRowOrder<V>>& ordered, std::optional<RowGroups<V
 // where the read through the COO should read the file again because the row groups found a
 // mirrored pair, or float sums past float's range (that read names their lines); else out.csr.
 template <class V>
-bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune, const std::string& name,
-                       BasicParsedCsr<V>& out) {
+bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const ParseTuning& tune,
+                       const std::string& name, BasicParsedCsr<V>& out) {
   const MmHeader& h = d.h;
   const bool again = text.can_rewind();
   std::optional<CooReader<V>> first(std::in_place, d, tune);
@@ -342,8 +356,8 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
     groups.emplace(h, d.entries_max);
     if (!ordered) return;
     InRowOrder<V>& o = *ordered;
-    groups->add_in_row_order(std::move(o.start), o.last, o.a.col.data(), o.a.val.data(), cplx ? o.a.imag.data() : nullptr, o.n,
-                             threads);
+    groups->add_in_row_order(std::move(o.start), o.last, o.a.col.data(), o.a.val.data(),
+                             cplx ? o.a.imag.data() : nullptr, o.n, threads);
     ordered.reset();
   };
   BasicCoo<V> buf;
@@ -366,8 +380,7 @@ bool parse_once_to_csr(TextBlocks& text, const DataPlan& d, int threads, const P
         CooReader<V> r(d, tune);
         r.resume(at, [&](BasicCoo<V>& coo) { return held_to_coo(ordered, groups, buf, n, threads, coo); });
         try {
-          while (r.next_block(text, threads, tune, name)) {
-          }
+          while (r.next_block(text, threads, tune, name)) {}
           out.csr = spmv::detail::moving_coo_to_csr(std::move(r.finish(threads, name).coo), threads);
         } catch (const std::bad_alloc&) {
           throw out_of_memory(name, r.cursor());

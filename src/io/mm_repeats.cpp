@@ -131,8 +131,10 @@ i64 RepeatMerger<V>::merge(BasicCoo<V>& coo, i64 from, i64 to) {
     std::uint32_t& b = find(coo, key);
     if (b != 0) {  // a repeat: summed into the position's first occurrence, in file order
       const std::size_t s = b - 1;
-      if constexpr (std::is_same_v<V, double>) coo.val[s] += coo.val[u];
-      else sum_[s] += coo.val[u];
+      if constexpr (std::is_same_v<V, double>)
+        coo.val[s] += coo.val[u];
+      else
+        sum_[s] += coo.val[u];
       if (complex) coo.imag[s] += coo.imag[u];
       ++hits;
       continue;

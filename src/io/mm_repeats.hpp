@@ -90,15 +90,15 @@ class RepeatMerger {
 
   i64 next_check_;
   bool track_origin_;
-  bool inserting_ = false;  // merging: new positions enter the table
-  i64 checked_ = 0;   // entries held at the last sample: the next samples what came after
-  i64 kept_ = 0;      // entries held after the last merge
-  i64 in_table_ = 0;  // slots [0, in_table_) are in the table (float: with their sums in sum_)
-  i64 removed_ = 0;   // file entries summed away so far
+  bool inserting_ = false;          // merging: new positions enter the table
+  i64 checked_ = 0;                 // entries held at the last sample: the next samples what came after
+  i64 kept_ = 0;                    // entries held after the last merge
+  i64 in_table_ = 0;                // slots [0, in_table_) are in the table (float: with their sums in sum_)
+  i64 removed_ = 0;                 // file entries summed away so far
   ZeroPages<std::uint32_t> table_;  // slots + 1, open addressing, at most half full; empty when not merging (double)
-  int bits_ = 0;               // log2 of table_'s size
-  std::vector<double> sum_;    // float reads: the sums of the slots in the table, in double
-  std::vector<i64> origin_;    // file entry index of each slot below origin_.size()
+  int bits_ = 0;                    // log2 of table_'s size
+  std::vector<double> sum_;         // float reads: the sums of the slots in the table, in double
+  std::vector<i64> origin_;         // file entry index of each slot below origin_.size()
 };
 
 }  // namespace spmv::io::detail

@@ -126,12 +126,15 @@ void RowGroups<V>::add(const index_t* row, const index_t* col, const V* val, con
 #pragma omp parallel num_threads(t) if (t > 1) reduction(&& : ok) reduction(|| : lower, upper)
   {
     const int all = omp_get_num_threads(), me = omp_get_thread_num();
-    const auto mine = [&](std::uint32_t r) { return all == 1 || static_cast<int>((r >> bits_) % static_cast<std::uint32_t>(all)) == me; };
+    const auto mine = [&](std::uint32_t r) {
+      return all == 1 || static_cast<int>((r >> bits_) % static_cast<std::uint32_t>(all)) == me;
+    };
     Slab& slab = slab_[static_cast<std::size_t>(me)];
     for (i64 e = 0; e < n && ok; ++e) {
       if (Count && e + kAhead < n) {
         if (mine(static_cast<std::uint32_t>(row[e + kAhead]))) __builtin_prefetch(count + row[e + kAhead] + 1, 1);
-        if (mirrored && mine(static_cast<std::uint32_t>(col[e + kAhead]))) __builtin_prefetch(count + col[e + kAhead] + 1, 1);
+        if (mirrored && mine(static_cast<std::uint32_t>(col[e + kAhead])))
+          __builtin_prefetch(count + col[e + kAhead] + 1, 1);
       }
       const auto r = static_cast<std::uint32_t>(row[e]), c = static_cast<std::uint32_t>(col[e]);
       const V im = imag ? imag[e] : V{0};
@@ -169,11 +172,47 @@ void give_back_below(const T* a, offset_t to, std::uintptr_t& done) {
   done = std::max(done, e);
 }
 
+// A file's entry (r, c) and its entry (c, r) in a symmetric file: in row r, column c both unflagged
+// and flagged `mirror`. The column of row r that is both (`mirror` where none), sorting a copy of
+// the row in `in_row`: the file's entries first, then the mirrors.
+std::uint32_t mirrored_column(const Array<index_t>& col, const Array<offset_t>& start, std::size_t r,
+                              std::vector<std::uint32_t>& in_row, std::uint32_t mirror) {
+  in_row.assign(col.begin() + start[r], col.begin() + start[r + 1]);
+  std::sort(in_row.begin(), in_row.end());
+  const auto mirrors = std::lower_bound(in_row.begin(), in_row.end(), mirror);
+  for (auto x = mirrors; x != in_row.end(); ++x)
+    if (std::binary_search(in_row.begin(), mirrors, *x & ~mirror)) return *x & ~mirror;
+  return mirror;
+}
+
+// The first row holding such a pair (rows checked in parallel on t threads, each sorting a copy of
+// a row at a time); `rows` where there is none.
+std::size_t first_mirrored_row(const Array<index_t>& col, const Array<offset_t>& start, std::size_t rows, int t,
+                               std::uint32_t mirror) {
+  std::size_t found = rows;
+  bool fits = true;
+#pragma omp parallel num_threads(t) reduction(min : found) reduction(&& : fits)
+  {
+    std::vector<std::uint32_t> in_row;
+#pragma omp for schedule(dynamic, 4096)
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (r > found || !fits) continue;
+      try {
+        if (mirrored_column(col, start, r, in_row, mirror) != mirror) found = std::min(found, r);
+      } catch (const std::bad_alloc&) {
+        fits = false;
+      }
+    }
+  }
+  if (!fits) throw std::bad_alloc();
+  return found;
+}
+
 }  // namespace
 
 template <class V>
-void RowGroups<V>::add_in_row_order(Array<offset_t>&& start, index_t last, const index_t* col, const V* val, const V* imag,
-                                    offset_t n, int threads) {
+void RowGroups<V>::add_in_row_order(Array<offset_t>&& start, index_t last, const index_t* col, const V* val,
+                                    const V* imag, offset_t n, int threads) {
   constexpr offset_t kSlice = offset_t{1} << 20;
   std::vector<index_t> rows;  // the slice's row indices
   std::uintptr_t done_col = page_up(col), done_val = page_up(val), done_imag = imag ? page_up(imag) : 0;
@@ -207,7 +246,7 @@ template <class V>
 BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name, bool* pair) {
   const auto rows = static_cast<std::size_t>(h_.rows);
   if (count_.empty()) count_ = zeros_on_huge_pages<offset_t>(rows + 1);  // no entries at all
-  std::partial_sum(count_.begin(), count_.end(), count_.begin());  // the rows' starts
+  std::partial_sum(count_.begin(), count_.end(), count_.begin());        // the rows' starts
   const auto m = static_cast<std::size_t>(count_[rows]);
   // The CSR's arrays, their pages committed as the groups fill them (no zero fill, no populate).
   Array<index_t> col;
@@ -224,7 +263,8 @@ BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name, bool* pai
   const std::uint32_t keep = pairs ? ~0u : ~kMirror;
   const int n_groups = static_cast<int>(groups_.size());
   const int t = std::clamp(threads, 1, std::max(n_groups, 1));
-  std::vector<std::vector<offset_t>> filled(static_cast<std::size_t>(t), std::vector<offset_t>(std::size_t{1} << bits_));
+  std::vector<std::vector<offset_t>> filled(static_cast<std::size_t>(t),
+                                            std::vector<offset_t>(std::size_t{1} << bits_));
   // Groups in row order (a thread's next group is the lowest left), each given back once placed:
   // the CSR's pages fill about as fast as the groups' empty.
 #pragma omp parallel for num_threads(t) schedule(dynamic, 1)
@@ -251,49 +291,25 @@ BasicCsr<V> RowGroups<V>::to_csr(int threads, const std::string& name, bool* pai
     g.chunks = std::vector<char*>();
   }
   if (pairs) {
-    // A file's entry (r, c) and its entry (c, r): in row r, column c both unflagged and flagged.
-    // The first such row, rows checked in parallel (each thread sorting a copy of a row at a time).
-    const auto first_pair = [&](std::size_t r, std::vector<std::uint32_t>& in_row) -> std::uint32_t {
-      in_row.assign(col.begin() + count_[r], col.begin() + count_[r + 1]);
-      std::sort(in_row.begin(), in_row.end());  // the file's entries first, then the mirrors
-      const auto mirrors = std::lower_bound(in_row.begin(), in_row.end(), kMirror);
-      for (auto x = mirrors; x != in_row.end(); ++x)
-        if (std::binary_search(in_row.begin(), mirrors, *x & ~kMirror)) return *x & ~kMirror;
-      return kMirror;
-    };
-    std::size_t found = rows;
-    bool fits = true;
-#pragma omp parallel num_threads(t) reduction(min : found) reduction(&& : fits)
-    {
-      std::vector<std::uint32_t> in_row;
-#pragma omp for schedule(dynamic, 4096)
-      for (std::size_t r = 0; r < rows; ++r) {
-        if (r > found || !fits) continue;
-        try {
-          if (first_pair(r, in_row) != kMirror) found = std::min(found, r);
-        } catch (const std::bad_alloc&) {
-          fits = false;
-        }
-      }
-    }
-    if (!fits) throw std::bad_alloc();
+    const std::size_t found = first_mirrored_row(col, count_, rows, t, kMirror);
     if (found < rows) {
       std::vector<std::uint32_t> in_row;
       const std::size_t r = found;
-      const std::uint32_t c = first_pair(r, in_row);
+      const std::uint32_t c = mirrored_column(col, count_, r, in_row, kMirror);
       if (pair) {
         *pair = true;
         return {};
       }
-      throw ParseError(name, 0, fmt::format("the entries ({},{}) and ({},{}) mirror each other: a {} file must store each "
-                                            "off-diagonal pair once (read once from a stream, their lines are not known)",
-                                            r + 1, c + 1, c + 1, r + 1, to_string(h_.symmetry)));
+      throw ParseError(name, 0,
+                       fmt::format("the entries ({},{}) and ({},{}) mirror each other: a {} file must store each "
+                                   "off-diagonal pair once (read once from a stream, their lines are not known)",
+                                   r + 1, c + 1, c + 1, r + 1, to_string(h_.symmetry)));
     }
 #pragma omp parallel for num_threads(t) schedule(static)
     for (std::size_t p = 0; p < m; ++p) col[p] = static_cast<index_t>(static_cast<std::uint32_t>(col[p]) & ~kMirror);
   }
-  return spmv::detail::csr_from_rows(std::move(count_), static_cast<index_t>(h_.cols), h_.field, h_.symmetry, std::move(col),
-                                     std::move(val), std::move(imag));
+  return spmv::detail::csr_from_rows(std::move(count_), static_cast<index_t>(h_.cols), h_.field, h_.symmetry,
+                                     std::move(col), std::move(val), std::move(imag));
 }
 
 template <class V>

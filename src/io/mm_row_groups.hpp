@@ -37,8 +37,8 @@ class RowGroups {
   // slice of 2^20 at a time, the arrays' pages behind each slice given back: memory moves from the
   // CSR's arrays into the groups instead of doubling. `start` becomes the rows' counts (no second
   // array of rows).
-  void add_in_row_order(Array<offset_t>&& start, index_t last, const index_t* col, const V* val, const V* imag, offset_t n,
-                        int threads);
+  void add_in_row_order(Array<offset_t>&& start, index_t last, const index_t* col, const V* val, const V* imag,
+                        offset_t n, int threads);
 
   // The CSR: each group's entries placed in their rows in file order, `threads` groups at a time,
   // its memory given back right after; then rows sorted and duplicates summed as csr_from_rows
@@ -80,15 +80,15 @@ class RowGroups {
 
   MmHeader h_;
   bool cplx_;
-  int bits_ = 0;                          // a group holds 2^bits_ rows
-  std::uint32_t capacity_ = 0;            // entries a chunk holds
-  std::size_t chunk_bytes_ = 0;           // a whole number of pages
+  int bits_ = 0;                            // a group holds 2^bits_ rows
+  std::uint32_t capacity_ = 0;              // entries a chunk holds
+  std::size_t chunk_bytes_ = 0;             // a whole number of pages
   std::size_t col_at_ = 0, offset_at_ = 0;  // the column and row-offset arrays within a chunk
   std::vector<Group> groups_;
-  Array<offset_t> count_;                 // count_[r + 1]: row r's entries so far (then the row starts); from the first add
-  std::vector<Slab> slab_;                // each thread's
+  Array<offset_t> count_;   // count_[r + 1]: row r's entries so far (then the row starts); from the first add
+  std::vector<Slab> slab_;  // each thread's
   std::vector<std::pair<char*, std::size_t>> slabs_;  // every mapping, unmapped at the end
-  bool lower_ = false, upper_ = false;  // a symmetric file's entries below and above the diagonal
+  bool lower_ = false, upper_ = false;                // a symmetric file's entries below and above the diagonal
 };
 
 }  // namespace spmv::io::detail

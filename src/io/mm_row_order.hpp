@@ -43,7 +43,8 @@ struct InRowOrder {
   offset_t n = 0;    // entries appended
   index_t last = 0;  // the last entry's row: rows up to it have their start
 
-  InRowOrder(index_t rows, i64 entries_max, bool complex) : start(static_cast<std::size_t>(rows) + 1, 0), a(entries_max, complex) {}
+  InRowOrder(index_t rows, i64 entries_max, bool complex)
+      : start(static_cast<std::size_t>(rows) + 1, 0), a(entries_max, complex) {}
 
   // False (nothing appended) when the block's rows decrease, from the last entry's on.
   bool append(const BasicCoo<V>& buf, i64 nb, int threads) {
@@ -75,8 +76,8 @@ struct InRowOrder {
   // After the last entry: the CSR, taking the arrays.
   BasicCsr<V> to_csr(const MmHeader& h) {
     close();
-    return spmv::detail::csr_from_rows(std::move(start), static_cast<index_t>(h.cols), h.field, h.symmetry, std::move(a.col),
-                                       std::move(a.val), std::move(a.imag));
+    return spmv::detail::csr_from_rows(std::move(start), static_cast<index_t>(h.cols), h.field, h.symmetry,
+                                       std::move(a.col), std::move(a.val), std::move(a.imag));
   }
 };
 

@@ -32,7 +32,8 @@ MirrorBlocks count_mirrors(const BasicCoo<V>& coo, int threads) {
     has_upper[b] = up;
   }
   for (int b = 0; b < nb; ++b) off[b + 1] += off[b];
-  mb.both_triangles = std::count(has_lower.begin(), has_lower.end(), 1) && std::count(has_upper.begin(), has_upper.end(), 1);
+  mb.both_triangles =
+      std::count(has_lower.begin(), has_lower.end(), 1) && std::count(has_upper.begin(), has_upper.end(), 1);
   return mb;
 }
 
@@ -42,16 +43,24 @@ std::optional<std::pair<i64, i64>> find_mirrored_pair(const BasicCoo<V>& c) {
   std::vector<std::pair<std::uint64_t, i64>> lower, upper;
   for (i64 e = 0; e < n; ++e) {
     const std::uint32_t r = static_cast<std::uint32_t>(c.row[e]), cl = static_cast<std::uint32_t>(c.col[e]);
-    if (r > cl) lower.emplace_back((std::uint64_t{r} << 32) | cl, e);
-    else if (r < cl) upper.emplace_back((std::uint64_t{cl} << 32) | r, e);
+    if (r > cl)
+      lower.emplace_back((std::uint64_t{r} << 32) | cl, e);
+    else if (r < cl)
+      upper.emplace_back((std::uint64_t{cl} << 32) | r, e);
   }
   std::sort(lower.begin(), lower.end());
   std::sort(upper.begin(), upper.end());
   std::optional<std::pair<i64, i64>> best;
   std::size_t a = 0, b = 0;
   while (a < lower.size() && b < upper.size()) {
-    if (lower[a].first < upper[b].first) { ++a; continue; }
-    if (upper[b].first < lower[a].first) { ++b; continue; }
+    if (lower[a].first < upper[b].first) {
+      ++a;
+      continue;
+    }
+    if (upper[b].first < lower[a].first) {
+      ++b;
+      continue;
+    }
     // Same unordered pair in both triangles: a serial reader notices at the later of the first
     // occurrences (sorting put the smallest index of each key first).
     const i64 x = lower[a].second, y = upper[b].second;
@@ -94,8 +103,8 @@ void append_mirrors(BasicCoo<V>& coo, const MirrorBlocks& mb) {
   }
 }
 
-#define SPMV_MIRRORS(V)                                                            \
-  template MirrorBlocks count_mirrors(const BasicCoo<V>&, int);                    \
+#define SPMV_MIRRORS(V)                                                               \
+  template MirrorBlocks count_mirrors(const BasicCoo<V>&, int);                       \
   template std::optional<std::pair<i64, i64>> find_mirrored_pair(const BasicCoo<V>&); \
   template void append_mirrors(BasicCoo<V>&, const MirrorBlocks&);
 SPMV_MIRRORS(double)

@@ -81,8 +81,10 @@ offset_t check_mirrored(const std::string& path, const CsrView& a, const V* val)
   const bool cplx = a.is_complex();
   const auto at = [](index_t r, index_t c) { return fmt::format("({},{})", r + 1, c + 1); };
   const auto refuse = [&](const std::string& why) {
-    throw Error(fmt::format("{}: cannot write the matrix as {}: {}; write it expanded, as general "
-                            "(WriteOptions::expand, spmv convert --expand)", path, name, why));
+    throw Error(
+        fmt::format("{}: cannot write the matrix as {}: {}; write it expanded, as general "
+                    "(WriteOptions::expand, spmv convert --expand)",
+                    path, name, why));
   };
   if (a.rows != a.cols) refuse(fmt::format("it is {} x {}, not square", a.rows, a.cols));
   if (sym == Symmetry::Hermitian && !cplx) refuse("a hermitian matrix must be complex");
@@ -123,7 +125,8 @@ offset_t check_mirrored(const std::string& path, const CsrView& a, const V* val)
   }
   for (index_t c = 0; c < a.rows; ++c)
     if (const offset_t q = cursor[c]; q < a.row_ptr[c + 1])
-      refuse(fmt::format("the entry {} = {} has no mirror at {}", at(c, a.col[q]), value_text(a, val, q), at(a.col[q], c)));
+      refuse(fmt::format("the entry {} = {} has no mirror at {}", at(c, a.col[q]), value_text(a, val, q),
+                         at(a.col[q], c)));
   return stored;
 }
 
@@ -139,8 +142,10 @@ void write_comments(fmt::memory_buffer& buf, const std::vector<std::string>& com
       while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
       if (!line.starts_with("% spmv-generated:") && !line.starts_with("% written by spmv")) {
         const std::size_t first = line.find_first_not_of(" \t");
-        if (first == std::string_view::npos || line[first] != '%') fmt::format_to(it, "% {}\n", line);
-        else fmt::format_to(it, "{}\n", line);
+        if (first == std::string_view::npos || line[first] != '%')
+          fmt::format_to(it, "% {}\n", line);
+        else
+          fmt::format_to(it, "{}\n", line);
       }
       if (nl == std::string_view::npos) break;
       rest.remove_prefix(nl + 1);
@@ -187,8 +192,10 @@ void write_coordinate(const std::string& path, const CsrView& a, const V* val, c
         case Field::Integer: fmt::format_to(it, "{} {} {}\n", r + 1, c + 1, static_cast<long long>(val[p])); break;
         default:
           // Float values (a view over val_f32) with their own shortest round-trip digits ({}: 9 at most).
-          if constexpr (std::is_same_v<V, float>) fmt::format_to(it, "{} {} {}\n", r + 1, c + 1, val[p]);
-          else fmt::format_to(it, "{} {} {:.17g}\n", r + 1, c + 1, val[p]);
+          if constexpr (std::is_same_v<V, float>)
+            fmt::format_to(it, "{} {} {}\n", r + 1, c + 1, val[p]);
+          else
+            fmt::format_to(it, "{} {} {:.17g}\n", r + 1, c + 1, val[p]);
       }
       out.maybe_flush();
     }

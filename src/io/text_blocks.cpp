@@ -88,7 +88,8 @@ std::string_view TextBlocks::next_view_block(i64 line) {
     const char* p = b + window;
     while (p > b && p[-1] != '\n') --p;
     len = static_cast<std::size_t>(p - b);
-    if (len == 0) throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
+    if (len == 0)
+      throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
   }
   src_.will_need(pos_ + len, block_ + kMaxLine);  // read ahead while this block is parsed
   const std::string_view block = view_.substr(pos_, len);
@@ -107,8 +108,7 @@ void TextBlocks::rewind(std::size_t offset) {
   if (next_.valid()) {  // the background read of the next block: done with, its errors too
     try {
       next_.get();
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   src_.restart();
   cur_ = 0;
@@ -119,8 +119,7 @@ void TextBlocks::rewind(std::size_t offset) {
   // the first time, so an error in it comes out at the same point.
   std::string_view line;
   bool too_long = false;
-  while (consumed_ < offset && next_line(line, too_long) && !too_long) {
-  }
+  while (consumed_ < offset && next_line(line, too_long) && !too_long) {}
   if (consumed_ != offset) throw ParseError(src_.name(), 0, "the input changed while it was read again");
 }
 
@@ -146,7 +145,8 @@ std::string_view TextBlocks::next_block(i64 line) {
   if (len == 0) {  // no whole line yet: read on, up to the buffer's capacity
     fill(buf_[cur_].capacity());
     len = eof_ ? end_ - pos_ : last_newline();
-    if (len == 0) throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
+    if (len == 0)
+      throw ParseError(src_.name(), line, fmt::format("a line longer than {} bytes (no end of line)", kMaxLine));
   }
   const char* block = buf_[cur_].data() + pos_;
   if (!eof_) {

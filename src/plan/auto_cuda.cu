@@ -24,8 +24,7 @@ __global__ void hold_kernel(long long ns) {
     return t;
   };
   const long long t0 = now();
-  while (now() - t0 < ns) {
-  }
+  while (now() - t0 < ns) {}
 }
 
 // The planner's rounds queued on the default stream, one event between consecutive batches and
@@ -77,13 +76,17 @@ std::vector<std::vector<double>> time_queued(std::span<Plan* const> plans, std::
 
 std::unique_ptr<Plan> make_auto(const CsrView& a, const PlanOptions& opt) {
   SharedDeviceCsr dev;
-  return detail::plan_auto(a, Backend::Cuda, opt, [&](const Candidate& c, double& shared) -> std::unique_ptr<Plan> {
-    auto p = make_sharing_upload(a, c.kernel, c.opt, dev, &shared);
-    return p ? std::move(p) : make_plan(a, Backend::Cuda, c.kernel, c.opt);
-  }, time_queued, [&](double& shared) {
-    shared_upload(a, dev, opt.precision, &shared);  // values of the plan's precision, for every candidate
-    return analyze_on_device(a, dev, &shared);
-  });
+  return detail::plan_auto(
+      a, Backend::Cuda, opt,
+      [&](const Candidate& c, double& shared) -> std::unique_ptr<Plan> {
+        auto p = make_sharing_upload(a, c.kernel, c.opt, dev, &shared);
+        return p ? std::move(p) : make_plan(a, Backend::Cuda, c.kernel, c.opt);
+      },
+      time_queued,
+      [&](double& shared) {
+        shared_upload(a, dev, opt.precision, &shared);  // values of the plan's precision, for every candidate
+        return analyze_on_device(a, dev, &shared);
+      });
 }
 
 }  // namespace

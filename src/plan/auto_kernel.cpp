@@ -15,9 +15,8 @@ void register_auto_kernels() {
                 .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
                 .params = {},
                 .make = [b](const CsrView& a, const PlanOptions& o) {
-                  return plan_auto(a, b, o, [&a, b](const Candidate& c, double&) {
-                    return make_plan(a, b, c.kernel, c.opt);
-                  });
+                  return plan_auto(a, b, o,
+                                   [&a, b](const Candidate& c, double&) { return make_plan(a, b, c.kernel, c.opt); });
                 }});
 }
 

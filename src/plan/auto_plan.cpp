@@ -14,9 +14,9 @@ namespace spmv::detail {
 
 namespace {
 
-using clock = std::chrono::steady_clock;
-
-double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // Runs the chosen plan; keeps the planner's account of its choice.
 class AutoPlan final : public ForwardingPlan {
@@ -45,7 +45,9 @@ struct Entry {
 std::string us(double s) { return fmt::format("{:.1f} us", s * 1e6); }
 
 // Products per timed batch: about batch_s of them at t seconds each.
-int batch_for(double batch_s, double t) { return static_cast<int>(std::clamp(batch_s / std::max(t, 1e-9), 1.0, 1000.0)); }
+int batch_for(double batch_s, double t) {
+  return static_cast<int>(std::clamp(batch_s / std::max(t, 1e-9), 1.0, 1000.0));
+}
 
 // The rounds through a queueing timer: as many of the policy's rounds as the budget left is
 // predicted to hold (one at least), queued together. Where batches last more than one product (small
@@ -88,9 +90,9 @@ bool queued_rounds(std::vector<Entry>& trial, const RoundTimer& time_rounds, con
 // the choice and its account.
 class Planner {
  public:
-  Planner(const CsrView& a, Backend b, const PlanOptions& opt, const CandidateMaker& make, const RoundTimer& time_rounds,
-          const Analyzer& analyzer)
-      : b_(b), opt_(opt), make_(make), time_rounds_(time_rounds), t0_(clock::now()) {
+  Planner(const CsrView& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
+          const RoundTimer& time_rounds, const Analyzer& analyzer, const Clock& now)
+      : b_(b), opt_(opt), make_(make), time_rounds_(time_rounds), now_(now ? now : Clock(steady_seconds)), t0_(now_()) {
     const MatrixFeatures f = analyzer ? analyzer(shared_) : analyze(a);
     analysis_ = since(t0_) - shared_;
     ranked_ = rank_candidates(f, b, opt);
@@ -98,7 +100,7 @@ class Planner {
     large_ = f.nnz > tuning::large_nnz;
     max_trials_ = !opt.trial ? 1 : large_ ? policy_.max_large : policy_.max_small;
     alone_ = large_ && b != Backend::Cuda;
-    trial_start_ = clock::now();
+    trial_start_ = now_();
   }
 
   // Candidates are made in trial order, each timed once (a first estimate, which may be slow: the
@@ -122,7 +124,7 @@ class Planner {
   // touches them all alike; each keeps the lower median of its times.
   void rounds() {
     if (!opt_.trial || trial_.size() < 2 || alone_) return;
-    const auto t = clock::now();
+    const double t = now_();
     const bool queued = time_rounds_ && queued_rounds(trial_, time_rounds_, policy_, large_, [this] { return left(); });
     timing_ += since(t);
     if (!queued) rounds_one_by_one();
@@ -133,7 +135,8 @@ class Planner {
     if (trial_.empty()) {  // none could be made, or every one failed in the rounds
       std::string why;
       for (const auto& r : skipped_) why += "; " + r;
-      const std::string in = opt_.precision == Precision::Double ? "" : fmt::format(" in {} precision", to_string(opt_.precision));
+      const std::string in =
+          opt_.precision == Precision::Double ? "" : fmt::format(" in {} precision", to_string(opt_.precision));
       throw Unsupported(fmt::format("auto ({}): no candidate could be made{}{}", to_string(b_), in, why));
     }
     std::size_t best = 0;
@@ -157,6 +160,8 @@ class Planner {
   }
 
  private:
+  double since(double t) const { return now_() - t; }
+
   // Trial order: each kernel's best setting first, in rank order, then the other settings, so that
   // the settings of one kernel (CSR's schedules and inner loops) cannot crowd out another kernel.
   std::vector<std::size_t> trial_order() const {
@@ -207,7 +212,7 @@ class Planner {
   // untimed product before each batch, which wakes the threads a plan of another thread count left
   // idle (that can take longer than a small matrix's whole batch).
   void timed(Entry& e) {
-    const auto t = clock::now();
+    const double t = now_();
     if (b_ != Backend::Cuda) e.plan->run(alone_ ? policy_.warm_cpu : 1);
     for (int i = 0; i < (alone_ ? policy_.timed_cpu : 1); ++i) e.times.push_back(e.plan->time_runs(e.batch) / e.batch);
     timing_ += since(t);
@@ -224,7 +229,7 @@ class Planner {
     if (held_ > 0) within.opt.memory_budget_bytes = std::max(1.0, format_memory_budget(convert_options(opt_)) - held_);
     Entry e{i, nullptr, {}, 1};
     try {
-      const auto t = clock::now();
+      const double t = now_();
       const double shared_before = shared_;
       e.plan = make_(within, shared_);
       e.made_s = since(t) - (shared_ - shared_before);
@@ -235,7 +240,8 @@ class Planner {
     } catch (const std::exception& ex) {  // refused (memory, size) or failed: the next one
       return skip(c, ex.what());
     }
-    if (trial_.empty()) trial_start_ = clock::now(), shared_at_start_ = shared_, reference_ = e.times.empty() ? 0 : e.times[0];
+    if (trial_.empty())
+      trial_start_ = now_(), shared_at_start_ = shared_, reference_ = e.times.empty() ? 0 : e.times[0];
     if (!e.times.empty()) {
       const double t = lower_median(e.times);
       fastest_ = fastest_ > 0 ? std::min(fastest_, t) : t;
@@ -268,7 +274,8 @@ class Planner {
   // The plan handed back: the chosen one, with what the planner did. Whole wall time = conversion +
   // setup; planning is what is left after the chosen plan's own conversion and setup and the shared
   // upload, which any choice needs.
-  std::unique_ptr<Plan> account(std::unique_ptr<Plan> chosen, std::size_t best_rank, const std::vector<std::string>& said) {
+  std::unique_ptr<Plan> account(std::unique_ptr<Plan> chosen, std::size_t best_rank,
+                                const std::vector<std::string>& said) {
     const Candidate& c = ranked_[best_rank];
     const double total = since(t0_), conv = chosen->convert_seconds;
     const double planning = std::max(0.0, total - conv - chosen->setup_seconds - shared_);
@@ -296,14 +303,15 @@ class Planner {
   const CandidateMaker& make_;
   const RoundTimer& time_rounds_;
   const tuning::TrialPolicy policy_;
-  const clock::time_point t0_;
+  const Clock now_;
+  const double t0_;
   std::vector<Candidate> ranked_;
   long long n_ = 1;  // the products the plan will serve
   bool large_ = false, alone_ = false;
   int max_trials_ = 1;
   std::vector<Entry> trial_;
   std::vector<std::string> skipped_;
-  clock::time_point trial_start_;
+  double trial_start_ = 0;
   // Seconds: the shared upload, making candidates, timing them, the analysis; the trial's shared
   // seconds when it started; the first candidate's measured product; the fastest measured so far.
   double shared_ = 0, making_ = 0, timing_ = 0, analysis_ = 0, shared_at_start_ = 0, reference_ = 0, fastest_ = 0;
@@ -313,8 +321,8 @@ class Planner {
 }  // namespace
 
 std::unique_ptr<Plan> plan_auto(const CsrView& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
-                                const RoundTimer& time_rounds, const Analyzer& analyzer) {
-  Planner planner(a, b, opt, make, time_rounds, analyzer);
+                                const RoundTimer& time_rounds, const Analyzer& analyzer, const Clock& now) {
+  Planner planner(a, b, opt, make, time_rounds, analyzer, now);
   planner.make_candidates();
   planner.rounds();
   return planner.choose();

@@ -25,10 +25,16 @@ using RoundTimer = std::function<std::vector<std::vector<double>>(std::span<Plan
 // one: analyze(a) on the host.
 using Analyzer = std::function<MatrixFeatures(double& shared_setup_seconds)>;
 
+// The planner's clock, in seconds from any origin: its budget and the account of its time (the
+// candidates' products are timed by the plans themselves). Without one: the steady clock; tests
+// pass one that only their plans' products advance.
+using Clock = std::function<double()>;
+
 // Analysis, model ranking, a bounded trial of the top candidates (or the model's first choice
 // when opt.trial is false); candidates that are refused or fail are skipped and named in the
 // plan's detail. Throws Unsupported only when no candidate can be made.
 std::unique_ptr<Plan> plan_auto(const CsrView& a, Backend b, const PlanOptions& opt, const CandidateMaker& make,
-                                const RoundTimer& time_rounds = {}, const Analyzer& analyzer = {});
+                                const RoundTimer& time_rounds = {}, const Analyzer& analyzer = {},
+                                const Clock& now = {});
 
 }  // namespace spmv::detail

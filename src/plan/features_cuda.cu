@@ -71,8 +71,10 @@ __global__ void row_length_sums_kernel(const OffT* __restrict__ rp, long long ro
     u64 v = 0;
     for (int w = 0; w < kWarps; ++w) v = threadIdx.x == 1 ? umax(v, part[w][1]) : v + part[w][threadIdx.x];
     if (v == 0) return;
-    if (threadIdx.x == 1) atomicMax(out + 1, v);
-    else atomicAdd(out + threadIdx.x, v);
+    if (threadIdx.x == 1)
+      atomicMax(out + 1, v);
+    else
+      atomicAdd(out + threadIdx.x, v);
   }
 }
 
@@ -93,8 +95,10 @@ MatrixFeatures analyze_on_device(const CsrView& a, SharedDeviceCsr& dev, double*
     SPMV_CUDA_CHECK(cudaMemsetAsync(acc, 0, 6 * sizeof(u64)));
     const long long groups = (static_cast<long long>(m.rows) + 63) / 64;
     const unsigned blocks = static_cast<unsigned>(std::min<long long>((groups + kWarps - 1) / kWarps, 1024));
-    if (m.wide) row_length_sums_kernel<<<blocks, 32 * kWarps>>>(m.rp64.data(), m.rows, acc);
-    else row_length_sums_kernel<<<blocks, 32 * kWarps>>>(m.rp32.data(), m.rows, acc);
+    if (m.wide)
+      row_length_sums_kernel<<<blocks, 32 * kWarps>>>(m.rp64.data(), m.rows, acc);
+    else
+      row_length_sums_kernel<<<blocks, 32 * kWarps>>>(m.rp32.data(), m.rows, acc);
     SPMV_CUDA_CHECK_LAUNCH();
     SPMV_CUDA_CHECK(cudaMemcpy(h, acc, sizeof(h), cudaMemcpyDeviceToHost));
   }

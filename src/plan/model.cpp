@@ -96,7 +96,8 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
   } else {
     // The OpenMP CSR kernel's schedules, each with its inner loop fixed (simd behind scalar on short
     // rows, ahead on long ones); small matrices also on fewer threads.
-    const double simd_lag = k > 1 ? 1.0 : std::clamp(m.simd_lag_0 - m.simd_lag_slope * f.mean, m.simd_lag_lo, m.simd_lag_hi);
+    const double simd_lag =
+        k > 1 ? 1.0 : std::clamp(m.simd_lag_0 - m.simd_lag_slope * f.mean, m.simd_lag_lo, m.simd_lag_hi);
     for (const char* in : {"scalar", "simd"}) {
       if (k > 1 && in[1] == 'c') continue;
       const double lag = in[1] == 'i' ? simd_lag : 1.0;
@@ -141,8 +142,9 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   const std::string bs = r.base.block_size ? fmt::format(" bs={}", r.base.block_size) : "";
   if (r.base.k > 1) {
     r.add("csr", "csr" + bs, predict(m.vector, by.csr, longest / 32), 0);  // CSR SpMM
-    r.add("hll", "hll hack=32" + bs, predict(m.hll_spmm, by.hll[1], longest), m.convert_hll,
-          [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
+    r.add(
+        "hll", "hll hack=32" + bs, predict(m.hll_spmm, by.hll[1], longest), m.convert_hll,
+        [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
     if (f.ell_padding <= m.ell_spmm_max_padding)  // ELL reads its padding: only where there is little
       r.add("ell", "ell" + bs, predict(m.hll_spmm, by.ell, longest), m.convert_ell * f.ell_padding, {},
             m.convert_ell_fixed_us);
@@ -155,25 +157,28 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
     return;
   }
   const int subwarp = cuda::tuning::csr_vector_subwarp(f.mean);  // CSR-vector's own rule
-  const double split = f.max_row > 2048 ? 1.2 : 0;  // a row split across blocks
+  const double split = f.max_row > 2048 ? 1.2 : 0;               // a row split across blocks
   const double blocks_us = m.adaptive_blocks_us;
   const tuning::KernelFit& adaptive = f.nnz > tuning::large_nnz ? m.adaptive_large : m.adaptive;
   r.add("csr-adaptive", "csr-adaptive" + bs, predict(adaptive, by.csr, 0) + split, 0, {}, blocks_us);
   r.add("csr-vector", "csr-vector" + bs, predict(m.vector, by.csr, longest / subwarp), 0);
   if (!r.base.block_size && !r.base.nz_per_block && f.nnz <= tuning::large_nnz) {
     // The settings the sweep found best on small matrices: smaller row blocks, and 1024 threads.
-    r.add("csr-adaptive", "csr-adaptive npb=256", predict(m.adaptive_small_blocks, by.csr, 0) + split, 0,
-          [](PlanOptions& o) { o.nz_per_block = 256; }, blocks_us);
-    r.add("csr-adaptive", "csr-adaptive bs=1024", predict(adaptive, by.csr, 0) + split + m.other_block_us, 0,
-          [](PlanOptions& o) { o.block_size = 1024, o.nz_per_block = 1024; }, blocks_us);
+    r.add(
+        "csr-adaptive", "csr-adaptive npb=256", predict(m.adaptive_small_blocks, by.csr, 0) + split, 0,
+        [](PlanOptions& o) { o.nz_per_block = 256; }, blocks_us);
+    r.add(
+        "csr-adaptive", "csr-adaptive bs=1024", predict(adaptive, by.csr, 0) + split + m.other_block_us, 0,
+        [](PlanOptions& o) { o.block_size = 1024, o.nz_per_block = 1024; }, blocks_us);
     r.add("csr-vector", "csr-vector bs=1024", predict(m.vector, by.csr, longest / subwarp) + m.other_block_us, 0,
           [](PlanOptions& o) { o.block_size = 1024; });
   }
   r.add("csr-scalar", "csr-scalar" + bs, predict(m.scalar, by.csr * (1 + f.mean / 38), longest), 0);
   r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding, {}, m.convert_ell_fixed_us);
   // HLL's hack sets only its memory here (padding is never read): one per warp.
-  r.add("hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
-        [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
+  r.add(
+      "hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
+      [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
   r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5, {}, m.convert_csr5_fixed_us);
 }
 
@@ -181,8 +186,10 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
 
 std::vector<Candidate> rank_candidates(const MatrixFeatures& f, Backend b, const PlanOptions& opt) {
   Ranked r{{}, opt, {}};
-  if (b == Backend::Cuda) cuda_candidates(f, r);
-  else cpu_candidates(f, b, r);
+  if (b == Backend::Cuda)
+    cuda_candidates(f, r);
+  else
+    cpu_candidates(f, b, r);
   // Only kernels that compute in the precision asked for (one this binary lacks stays: its maker
   // decides, as the tests' fake makers do).
   for (std::size_t i = r.list.size(); i-- > 0;) {

@@ -10,16 +10,16 @@ namespace spmv::tuning {
 inline constexpr long long large_nnz = 1'000'000;
 
 struct KernelFit {
-  double fixed_us;      // launch or fork/join: the floor of a product
-  double gbs;           // bytes streamed per microsecond x 1e-3 (GB/s)
-  double per_row_ns;    // loop overhead per row (CPU: spread over the threads)
+  double fixed_us;        // launch or fork/join: the floor of a product
+  double gbs;             // bytes streamed per microsecond x 1e-3 (GB/s)
+  double per_row_ns;      // loop overhead per row (CPU: spread over the threads)
   double per_max_row_ns;  // the longest row's serial part (a row no partition splits)
 };
 
 struct CpuModel {
   // At 16 threads of the Xeon host; bandwidths scale with threads / 16 below that.
   int fitted_threads = 16;
-  double cache_bytes = 300e6;     // last-level cache: beyond it streams run at out_of_cache x
+  double cache_bytes = 300e6;  // last-level cache: beyond it streams run at out_of_cache x
   double out_of_cache = 0.63;
   KernelFit balanced{4.6, 160, 2.2, 0.7};
   // Dynamic's and CSR5's per-row costs and CSR5's bandwidth set from large generated matrices,
@@ -40,24 +40,24 @@ struct CpuModel {
   // and above large_nnz (large ones gain from huge pages and threads first touching them).
   double convert_ell = 7, convert_hll = 12, convert_csr5 = 11;
   double convert_ell_large = 4, convert_hll_large = 5, convert_csr5_large = 6;
-  long long small_nnz = 65536;           // below: fewer threads are worth a trial
-  double csr5_small_share = 0.8;         // small matrices: CSR5 / the best CSR setting
+  long long small_nnz = 65536;    // below: fewer threads are worth a trial
+  double csr5_small_share = 0.8;  // small matrices: CSR5 / the best CSR setting
 };
 
 struct CudaModel {
-  KernelFit scalar{3.5, 4000, 0, 0.060};    // bytes x (1 + mean/38): uncoalesced rows
-  KernelFit vector{3.6, 3100, 0, 0.075};    // longest row / sub-warp; bandwidth of matrices above 1M nnz
-  KernelFit adaptive{4.1, 3100, 0, 0};      // + 1.2 us when a row is split across blocks (> 2048)
+  KernelFit scalar{3.5, 4000, 0, 0.060};             // bytes x (1 + mean/38): uncoalesced rows
+  KernelFit vector{3.6, 3100, 0, 0.075};             // longest row / sub-warp; bandwidth of matrices above 1M nnz
+  KernelFit adaptive{4.1, 3100, 0, 0};               // + 1.2 us when a row is split across blocks (> 2048)
   KernelFit adaptive_small_blocks{4.0, 2600, 0, 0};  // 256-512 nonzeros per row block
   // Above large_nnz CSR-adaptive trailed the best of ours except on rows of very different lengths,
   // where CSR-vector's longest-row term ranks it behind anyway.
   KernelFit adaptive_large{4.1, 2700, 0, 0};
-  double other_block_us = 0.1;              // 1024 threads: as often best as 256 on small matrices
-  KernelFit csr5{4.5, 3000, 0, 0};          // fixed cost from the current single-pass kernel
-  KernelFit ell{3.4, 4300, 0, 0.060};       // padding's x reads hit the cache: above copy bandwidth
+  double other_block_us = 0.1;             // 1024 threads: as often best as 256 on small matrices
+  KernelFit csr5{4.5, 3000, 0, 0};         // fixed cost from the current single-pass kernel
+  KernelFit ell{3.4, 4300, 0, 0.060};      // padding's x reads hit the cache: above copy bandwidth
   KernelFit hll{2.8, 4100, 0, 0.19};       // bytes without padding, + half of it: a warp waits for its longest row
   KernelFit hll_spmm{2.8, 4000, 0, 0.19};  // SpMM: padded bytes
-  double ell_spmm_max_padding = 1.25;       // SpMM: ELL a candidate up to this padding (slots / nnz)
+  double ell_spmm_max_padding = 1.25;      // SpMM: ELL a candidate up to this padding (slots / nnz)
   // Device conversions, allocation included (medians of the planner's runs):
   // in CSR products (ELL: per padded slot), plus fixed parts (allocations, the layout's kernels, a scan).
   double convert_ell = 5, convert_hll = 5, convert_csr5 = 4;
@@ -77,7 +77,7 @@ struct TrialPolicy {
   int max_large = 3, max_small = 8;
   double prune = 1.6, prune_small = 2.5;  // small matrices: a candidate costs well under a millisecond
   double budget_products = 12;
-  double close = 1.1;  // a converting candidate predicted within this of the first is tried anyway,
+  double close = 1.1;     // a converting candidate predicted within this of the first is tried anyway,
   double optimism = 1.3;  // if a product this much faster than predicted would repay its conversion
   int rounds_large = 2, rounds_small = 5;
   // CPU, large matrices: each candidate is timed alone, warm, instead of in rounds: a plan's first

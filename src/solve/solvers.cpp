@@ -46,14 +46,18 @@ class HostWork {
     r.assign(b.begin(), b.end());
     plan_.multiply(x, r, -1.0, 1.0);
   }
-  SolverResult finish(SolverResult res, double rr, double bb, double goal, std::chrono::steady_clock::time_point t0) const {
+  SolverResult finish(SolverResult res, double rr, double bb, double goal,
+                      std::chrono::steady_clock::time_point t0) const {
     res.seconds = seconds_since(t0);
     const double scale = bb > 0 ? std::sqrt(bb) : 1.0;
     res.residual = std::sqrt(rr) / scale;
     res.converged = std::isfinite(rr) && std::sqrt(rr) <= goal;
-    if (res.converged) res.stopped = "converged";
-    else if (!std::isfinite(rr)) res.stopped = "breakdown (the residual is not finite)";
-    else res.stopped = "max_iterations";
+    if (res.converged)
+      res.stopped = "converged";
+    else if (!std::isfinite(rr))
+      res.stopped = "breakdown (the residual is not finite)";
+    else
+      res.stopped = "max_iterations";
     res.product_seconds = product_s_;
     res.products = products_;
     return res;

@@ -14,7 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     io::detail::ByteSource src = io::detail::ByteSource::memory(input, "fuzz.spmvbin");
     const Csr a = io::detail::read_binary(src, opt, nullptr);
     if (!csr_structure_error(a).empty()) fuzz::disagree("a binary cache read into a malformed CSR");
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }

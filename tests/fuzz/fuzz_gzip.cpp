@@ -25,8 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (io::detail::has_binary_magic(src.head())) {
       try {
         (void)io::detail::read_binary(src, opt, nullptr);
-      } catch (const Error&) {
-      }
+      } catch (const Error&) {}
       return 0;
     }
     through_coo = coo_to_csr(io::detail::parse(src, opt, tune).coo);
@@ -49,10 +48,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const Error& e) {
       straight_error = e.what();
     }
-    if (straight_error != error) fuzz::disagree("errors differ straight into CSR: '" + error + "' vs '" + straight_error + "'");
+    if (straight_error != error)
+      fuzz::disagree("errors differ straight into CSR: '" + error + "' vs '" + straight_error + "'");
     if (!error.empty()) continue;
-    if (straight.rows != through_coo.rows || straight.cols != through_coo.cols || straight.row_ptr != through_coo.row_ptr ||
-        straight.col != through_coo.col || !same_bits(straight.val, through_coo.val) || !same_bits(straight.imag, through_coo.imag))
+    if (straight.rows != through_coo.rows || straight.cols != through_coo.cols ||
+        straight.row_ptr != through_coo.row_ptr || straight.col != through_coo.col ||
+        !same_bits(straight.val, through_coo.val) || !same_bits(straight.imag, through_coo.imag))
       fuzz::disagree("the straight read's CSR differs");
   }
   return 0;

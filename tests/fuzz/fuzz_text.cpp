@@ -40,9 +40,13 @@ Outcome<double> read_straight(std::string_view text, Csr& csr, io::detail::Strai
   opt.memory_budget_bytes = fuzz::kBudget;
   try {
     io::detail::ByteSource src = io::detail::ByteSource::memory(text, "fuzz.mtx");
-    csr = io::detail::parse_csr<double>(src, opt, {.block_bytes = 41 + text.size() % 53, .min_chunk = 5,
-                                                   .repeat_check = how == io::detail::StraightToCsr::Once ? 0 : std::int64_t{1} << 21,
-                                                   .straight_to_csr = how}).csr;
+    csr = io::detail::parse_csr<double>(
+              src, opt,
+              {.block_bytes = 41 + text.size() % 53,
+               .min_chunk = 5,
+               .repeat_check = how == io::detail::StraightToCsr::Once ? 0 : std::int64_t{1} << 21,
+               .straight_to_csr = how})
+              .csr;
   } catch (const Error& e) {
     o.error = e.what();
   }
@@ -78,7 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Repeated positions summed while reading (sampled from the second entry on): the same error,
   // or the copying conversion's matrix bit for bit.
   const Outcome merged = read(text, 3, {.block_bytes = 37 + size % 61, .min_chunk = 5, .repeat_check = 2});
-  if (one.error != merged.error) fuzz::disagree("errors differ when merging: '" + one.error + "' vs '" + merged.error + "'");
+  if (one.error != merged.error)
+    fuzz::disagree("errors differ when merging: '" + one.error + "' vs '" + merged.error + "'");
   using io::detail::StraightToCsr;
   if (!one.error.empty()) {
     Csr unused;
@@ -103,10 +108,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Coo moved = a;
   const Csr in_place = coo_to_csr(std::move(moved));
   if (copied.row_ptr != in_place.row_ptr || copied.col != in_place.col) fuzz::disagree("in-place CSR differs");
-  if (!csr_structure_error(in_place).empty()) fuzz::disagree("in-place CSR is malformed: " + csr_structure_error(in_place));
+  if (!csr_structure_error(in_place).empty())
+    fuzz::disagree("in-place CSR is malformed: " + csr_structure_error(in_place));
   for (const StraightToCsr how : {StraightToCsr::Always, StraightToCsr::Once}) {
     Csr straight;
-    if (const Outcome s = read_straight(text, straight, how); !s.error.empty()) fuzz::disagree("the straight read refused: " + s.error);
+    if (const Outcome s = read_straight(text, straight, how); !s.error.empty())
+      fuzz::disagree("the straight read refused: " + s.error);
     if (straight.rows != copied.rows || straight.cols != copied.cols || straight.row_ptr != copied.row_ptr ||
         straight.col != copied.col || !same_bits(straight.val, copied.val) || !same_bits(straight.imag, copied.imag))
       fuzz::disagree("the straight read's CSR differs");

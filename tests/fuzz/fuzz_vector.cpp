@@ -10,7 +10,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     io::detail::ByteSource src = io::detail::ByteSource::memory(fuzz::bytes(data, size), "fuzz_vec.mtx");
     (void)io::detail::dense_vector(src, opt);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }

@@ -226,8 +226,8 @@ std::string precision_mismatch(const Csr& a, const PlanOptions& o, const std::st
   plan->multiply(x, y);
   plan->run(2);
   plan->get_y(y);
-  const auto res = check_product(a, reference_product(a, as_used(x, o.precision), o.k, o.layout), y, o.k, o.layout,
-                                 o.precision);
+  const auto res =
+      check_product(a, reference_product(a, as_used(x, o.precision), o.k, o.layout), y, o.k, o.layout, o.precision);
   return res.passed ? "" : plan->detail + ": " + res.message;
 }
 
@@ -294,8 +294,8 @@ TEST(Csr5Gpu, SpmmSingleAndMixedBothLayouts) {
       for (int sigma : {0, 17})
         for (const int k : {2, 3, 4, 8})
           for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
-            const PlanOptions o{.block_size = sigma == 17 ? 1024 : 0, .k = k, .layout = lay, .precision = p,
-                                .csr5_sigma = sigma};
+            const PlanOptions o{
+                .block_size = sigma == 17 ? 1024 : 0, .k = k, .layout = lay, .precision = p, .csr5_sigma = sigma};
             EXPECT_EQ(precision_mismatch(a, o, "random:9"), "")
                 << name << " sigma=" << sigma << " k=" << k << (lay == Layout::RowMajor ? " row" : " col") << " "
                 << to_string(p);

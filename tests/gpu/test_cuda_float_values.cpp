@@ -26,13 +26,15 @@ TEST(CudaFloatValues, EveryCudaKernelBitwiseAsFromDouble) {
   // The conformance suite's edge cases (not 0 x 0, which it does not give CUDA kernels) and two
   // shared matrices.
   const auto mats = test::float_value_cases();
-  ASSERT_EQ(mats.size(), test::edge_cases().size() + 2) << "shared matrices missing from " << test::shared_matrices_dir();
+  ASSERT_EQ(mats.size(), test::edge_cases().size() + 2)
+      << "shared matrices missing from " << test::shared_matrices_dir();
   test::FloatValueCounts counts;
   test::every_kernel_from_float_values(mats, 1, counts);
   EXPECT_GT(counts.bitwise, 10 * static_cast<int>(test::tested_kernels().size()));
-  std::printf("[ info ] %d products bitwise, %d against the reference (cuSPARSE's nondeterministic algorithms, "
-              "trials that never agreed), %d refused alike\n",
-              counts.bitwise, counts.by_reference, counts.refused);
+  std::printf(
+      "[ info ] %d products bitwise, %d against the reference (cuSPARSE's nondeterministic algorithms, "
+      "trials that never agreed), %d refused alike\n",
+      counts.bitwise, counts.by_reference, counts.refused);
   for (const std::string& u : counts.unlike) std::printf("[ info ]   against the reference: %s\n", u.c_str());
 }
 

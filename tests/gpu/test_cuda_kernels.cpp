@@ -21,9 +21,8 @@ using test::dc1_like;
 
 namespace {
 
-#define REQUIRE_GPU()                                                               \
-  ASSERT_GT(device::cuda_device_count(), 0)                                        \
-      << "no usable CUDA device: the gpu tests must run on a machine with a GPU"
+#define REQUIRE_GPU() \
+  ASSERT_GT(device::cuda_device_count(), 0) << "no usable CUDA device: the gpu tests must run on a machine with a GPU"
 
 // Options a kernel cannot honour are refused, not rounded.
 TEST(CudaKernels, InvalidOptionsRefused) {
@@ -72,7 +71,8 @@ TEST(CudaKernels, PlansSharingOneUpload) {
       try {
         p = cuda::make_sharing_upload(a, k, PlanOptions{}, dev);
       } catch (const Unsupported& e) {  // a padded format over the memory limits
-        EXPECT_NE(std::string(e.what()).find("would need"), std::string::npos) << k << " on " << name << ": " << e.what();
+        EXPECT_NE(std::string(e.what()).find("would need"), std::string::npos)
+            << k << " on " << name << ": " << e.what();
         continue;
       }
       ASSERT_NE(p, nullptr) << k;
@@ -155,7 +155,8 @@ TEST(CudaKernels, DeviceFeaturesEqualHostFeatures) {
   std::vector<std::pair<std::string, Csr>> cases = test::edge_cases();
   cases.emplace_back("dc1-like", dc1_like());
   // More 64-row groups than the kernel has warps: its grid-stride loop.
-  cases.emplace_back("powerlaw 2.2M rows", gen::generate({.kind = gen::Kind::Powerlaw, .rows = 2'200'000, .mean = 3, .std = 4}));
+  cases.emplace_back("powerlaw 2.2M rows",
+                     gen::generate({.kind = gen::Kind::Powerlaw, .rows = 2'200'000, .mean = 3, .std = 4}));
   for (const auto& [name, file] : test::shared_matrix_files()) {
     Csr a = io::load_csr(file);
     if (!a.is_complex()) cases.emplace_back(name, std::move(a));

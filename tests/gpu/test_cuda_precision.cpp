@@ -49,8 +49,9 @@ std::string mismatch(const Csr& a, Plan& plan, const PlanOptions& o) {
 std::string check(const Csr& a, const std::string& kernel, const PlanOptions& o, const std::string& what) {
   const auto plan = make_plan(a, Backend::Cuda, kernel, o);
   const std::string m = mismatch(a, *plan, o);
-  return m.empty() ? "" : fmt::format("{} {} {} k={} {} variant={}: {}", what, kernel, to_string(o.precision), o.k,
-                                      o.layout == Layout::RowMajor ? "row" : "col", o.variant, m);
+  return m.empty() ? ""
+                   : fmt::format("{} {} {} k={} {} variant={}: {}", what, kernel, to_string(o.precision), o.k,
+                                 o.layout == Layout::RowMajor ? "row" : "col", o.variant, m);
 }
 
 Csr long_rows_case() {
@@ -76,22 +77,22 @@ TEST(CudaPrecision, CsrSpmmShapes) {
           for (const int w : {1, 8, 32}) {
             if (k % c != 0) continue;
             for (const char* how : {"", "s"}) {
-              const PlanOptions o{.k = k, .layout = Layout::RowMajor, .precision = p,
-                                  .variant = fmt::format("c{}w{}{}", c, w, how)};
+              const PlanOptions o{
+                  .k = k, .layout = Layout::RowMajor, .precision = p, .variant = fmt::format("c{}w{}{}", c, w, how)};
               EXPECT_EQ(check(a, "csr", o, name), "");
               ++runs;
             }
             for (const char* how : {"t", "x", "ts"}) {
-              const PlanOptions o{.k = k, .layout = Layout::ColMajor, .precision = p,
-                                  .variant = fmt::format("c{}w{}{}", c, w, how)};
+              const PlanOptions o{
+                  .k = k, .layout = Layout::ColMajor, .precision = p, .variant = fmt::format("c{}w{}{}", c, w, how)};
               EXPECT_EQ(check(a, "csr", o, name), "");
               ++runs;
             }
           }
         for (const int c : {1, 2, 4, 8})
           for (const int w : {1, 4, 32}) {
-            const PlanOptions o{.k = k, .layout = Layout::ColMajor, .precision = p,
-                                .variant = fmt::format("c{}w{}", c, w)};
+            const PlanOptions o{
+                .k = k, .layout = Layout::ColMajor, .precision = p, .variant = fmt::format("c{}w{}", c, w)};
             EXPECT_EQ(check(a, "csr", o, name), "");
             ++runs;
           }
@@ -109,7 +110,9 @@ TEST(CudaPrecision, PaddedFormatsSpmm) {
         for (const int k : {2, 3, 4, 8, 33})
           for (const char* variant : {"row", "native", "transposed"}) {
             const bool row = std::string(variant) == "row";
-            const PlanOptions o{.k = k, .layout = row ? Layout::RowMajor : Layout::ColMajor, .precision = p,
+            const PlanOptions o{.k = k,
+                                .layout = row ? Layout::RowMajor : Layout::ColMajor,
+                                .precision = p,
                                 .variant = row ? "auto" : variant};
             try {
               EXPECT_EQ(check(a, kernel, o, name), "");
@@ -139,7 +142,8 @@ TEST(CudaPrecision, PlansSharingOneFloatUpload) {
         try {
           plan = cuda::make_sharing_upload(a, k, o, dev);
         } catch (const Unsupported& e) {  // a padded format over the memory limits
-          EXPECT_NE(std::string(e.what()).find("would need"), std::string::npos) << k << " on " << name << ": " << e.what();
+          EXPECT_NE(std::string(e.what()).find("would need"), std::string::npos)
+              << k << " on " << name << ": " << e.what();
           continue;
         }
         ASSERT_NE(plan, nullptr) << k;
@@ -216,8 +220,10 @@ TEST(CudaPrecision, BytesPerProduct) {
     for (const char* k : {"csr-scalar", "csr-vector", "csr-merge"}) {
       const auto plan = make_plan(a, Backend::Cuda, k, {.precision = p});
       const offset_t csr = (4 + vb) * nnz + 4 * (rows + 1) + xb * (rows + cols);
-      if (std::string(k) == "csr-merge") EXPECT_GT(plan->bytes_per_product, csr) << to_string(p);  // + tile starts
-      else EXPECT_EQ(plan->bytes_per_product, csr) << k << " " << to_string(p);
+      if (std::string(k) == "csr-merge")
+        EXPECT_GT(plan->bytes_per_product, csr) << to_string(p);  // + tile starts
+      else
+        EXPECT_EQ(plan->bytes_per_product, csr) << k << " " << to_string(p);
     }
     const auto ell = make_plan(a, Backend::Cuda, "ell", {.precision = p});
     EXPECT_EQ(ell->bytes_per_product, (4 + vb) * nnz + xb * (rows + cols)) << to_string(p);  // no padding here

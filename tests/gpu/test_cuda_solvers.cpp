@@ -16,9 +16,8 @@ using namespace spmv;
 
 namespace {
 
-#define REQUIRE_GPU()                                                               \
-  ASSERT_GT(device::cuda_device_count(), 0)                                        \
-      << "no usable CUDA device: the gpu tests must run on a machine with a GPU"
+#define REQUIRE_GPU() \
+  ASSERT_GT(device::cuda_device_count(), 0) << "no usable CUDA device: the gpu tests must run on a machine with a GPU"
 
 struct Outcome {
   SolverResult r;

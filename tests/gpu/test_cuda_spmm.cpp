@@ -31,8 +31,9 @@ std::string check(const Csr& a, const std::string& kernel, PlanOptions o, const 
   plan->run(2);  // repeated products must not accumulate (the long-row kernel's counters)
   plan->get_y(y);
   const CheckResult c = check_product(a, reference_product(a, x, o.k, o.layout), y, o.k, o.layout);
-  return c.passed ? "" : fmt::format("{} {} k={} {} variant={}: {}", what, kernel, o.k,
-                                     o.layout == Layout::RowMajor ? "row" : "col", o.variant, c.message);
+  return c.passed ? ""
+                  : fmt::format("{} {} k={} {} variant={}: {}", what, kernel, o.k,
+                                o.layout == Layout::RowMajor ? "row" : "col", o.variant, c.message);
 }
 
 }  // namespace
@@ -40,24 +41,28 @@ std::string check(const Csr& a, const std::string& kernel, PlanOptions o, const 
 TEST(CudaSpmm, EveryShapeBothLayouts) {
   require_gpu();
   auto cases = test::edge_cases();
-  cases.emplace_back("dc1_like", test::csr_from_lengths([] {
-                       std::vector<offset_t> l(3000, 3);
-                       l[5] = 40000;  // pieces of the long-row kernel
-                       l[2000] = 1500;
-                       return l;
-                     }(), 45000, 4));
+  cases.emplace_back("dc1_like", test::csr_from_lengths(
+                                     [] {
+                                       std::vector<offset_t> l(3000, 3);
+                                       l[5] = 40000;  // pieces of the long-row kernel
+                                       l[2000] = 1500;
+                                       return l;
+                                     }(),
+                                     45000, 4));
   int runs = 0;
   for (const auto& [name, a] : cases)
     for (const int k : {2, 3, 4, 5, 16, 33, 64}) {  // 2-4: the skinny transposes
       for (const int c : {1, 2, 4})
         for (const int w : {1, 2, 8, 32}) {
           if (k % c != 0) continue;
-          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::RowMajor, .variant = fmt::format("c{}w{}", c, w)}, name), "");
+          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::RowMajor, .variant = fmt::format("c{}w{}", c, w)}, name),
+                    "");
           ++runs;
         }
       for (const int c : {1, 2, 4, 8})
         for (const int w : {1, 4, 32}) {
-          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}", c, w)}, name), "");
+          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}", c, w)}, name),
+                    "");
           ++runs;
         }
       // Transposed on the device around the row-major kernel (t), or X alone with Y written
@@ -66,14 +71,20 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
         for (const int c : {1, 2, 4})
           for (const int w : {1, 8, 32}) {
             if (k % c != 0) continue;
-            EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}{}", c, w, how)}, name), "");
+            EXPECT_EQ(check(a, "csr",
+                            {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}{}", c, w, how)}, name),
+                      "");
             ++runs;
           }
       // The rows longest first (the long rows left to the block-per-piece kernel), every kernel.
       for (const int w : {1, 8}) {
         const int c = k % 4 == 0 ? 4 : 1;
-        for (const auto& [layout, suffix] : {std::pair{Layout::RowMajor, "s"}, {Layout::ColMajor, "s"}, {Layout::ColMajor, "ts"}, {Layout::ColMajor, "xs"}}) {
-          EXPECT_EQ(check(a, "csr", {.k = k, .layout = layout, .variant = fmt::format("c{}w{}{}", c, w, suffix)}, name), "");
+        for (const auto& [layout, suffix] : {std::pair{Layout::RowMajor, "s"},
+                                             {Layout::ColMajor, "s"},
+                                             {Layout::ColMajor, "ts"},
+                                             {Layout::ColMajor, "xs"}}) {
+          EXPECT_EQ(check(a, "csr", {.k = k, .layout = layout, .variant = fmt::format("c{}w{}{}", c, w, suffix)}, name),
+                    "");
           ++runs;
         }
       }
@@ -111,7 +122,8 @@ TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 12), 20000, 9);
   for (const Layout l : {Layout::RowMajor, Layout::ColMajor}) {
     const auto plan = make_plan(a, Backend::Cuda, "csr", {.k = 16, .layout = l});
-    EXPECT_NE(plan->detail.find(l == Layout::RowMajor ? "layout=row" : "layout=col"), std::string::npos) << plan->detail;
+    EXPECT_NE(plan->detail.find(l == Layout::RowMajor ? "layout=row" : "layout=col"), std::string::npos)
+        << plan->detail;
     EXPECT_NE(plan->detail.find("trial us:"), std::string::npos) << plan->detail;
     const std::string kept = plan->detail.substr(plan->detail.find("rhs_per_lane="));
     const int c = std::stoi(kept.substr(13));
@@ -124,10 +136,14 @@ TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
   }
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 6, .variant = "c4w8"}), Unsupported);  // 4 does not divide 6
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w3"}), Unsupported);  // 3 lanes
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8t"}), Unsupported);  // row-major: nothing to transpose
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8x"}), Unsupported);  // row-major: no X to transpose
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8q"}), Unsupported);
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8tx"}), Unsupported);
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8t"}),
+               Unsupported);  // row-major: nothing to transpose
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8x"}),
+               Unsupported);  // row-major: no X to transpose
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8q"}),
+               Unsupported);
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8tx"}),
+               Unsupported);
 }
 
 // Rows of very different lengths (a web graph's: most of one entry, some of dozens, a few past the

@@ -18,9 +18,8 @@ using namespace spmv;
 
 namespace {
 
-#define REQUIRE_GPU()                                                               \
-  ASSERT_GT(device::cuda_device_count(), 0)                                        \
-      << "no usable CUDA device: the gpu tests must run on a machine with a GPU"
+#define REQUIRE_GPU() \
+  ASSERT_GT(device::cuda_device_count(), 0) << "no usable CUDA device: the gpu tests must run on a machine with a GPU"
 
 struct Stream {
   Stream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
@@ -94,7 +93,8 @@ TEST(CudaStreams, MultiplyDoesNotWaitForTheStream) {
   ASSERT_EQ(cudaLaunchHostFunc(
                 s.s,
                 [](void* flag) {
-                  while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                  while (!static_cast<std::atomic<bool>*>(flag)->load())
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 },
                 &release),
             cudaSuccess);

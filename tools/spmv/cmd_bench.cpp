@@ -114,15 +114,16 @@ spmv::bench::SuiteOptions suite_options(const BenchArgs& a, bool small, bool qui
 // The matrices: the paths given (each must exist: a matrix that cannot be read is a skipped row, as
 // in a suite, but a missing path is a mistake said before anything runs), else the default suite
 // (with --quick a handful of real matrices and alikes: every path in seconds).
-std::vector<spmv::bench::MatrixSource> matrix_sources(const BenchArgs& a, const spmv::bench::SuiteOptions& so, bool quick) {
+std::vector<spmv::bench::MatrixSource> matrix_sources(const BenchArgs& a, const spmv::bench::SuiteOptions& so,
+                                                      bool quick) {
   using spmv::bench::MatrixSource;
   for (const std::string& p : a.paths) {
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) throw Error(fmt::format("{}: no such file or folder", p));
   }
   std::vector<std::string> suite_notes;
-  std::vector<MatrixSource> sources = a.paths.empty() ? spmv::bench::default_suite(so, &suite_notes)
-                                                      : spmv::bench::sources_from_paths(a.paths);
+  std::vector<MatrixSource> sources =
+      a.paths.empty() ? spmv::bench::default_suite(so, &suite_notes) : spmv::bench::sources_from_paths(a.paths);
   for (const std::string& n : suite_notes) note(n);
   if (quick && a.paths.empty()) {
     std::vector<MatrixSource> pick;
@@ -133,9 +134,11 @@ std::vector<spmv::bench::MatrixSource> matrix_sources(const BenchArgs& a, const 
   }
   if (sources.empty()) throw Error("no matrices to benchmark");
   if (std::any_of(sources.begin(), sources.end(), [](const MatrixSource& s) { return s.spec.has_value(); }))
-    note(so.cache_dir.empty() ? "structure-alikes: generated in memory (--no-cache)"
-                              : fmt::format("structure-alikes: cached in {} (--cache-dir or $SPMV_CACHE_DIR to move it, "
-                                            "--no-cache for none)", so.cache_dir));
+    note(so.cache_dir.empty()
+             ? "structure-alikes: generated in memory (--no-cache)"
+             : fmt::format("structure-alikes: cached in {} (--cache-dir or $SPMV_CACHE_DIR to move it, "
+                           "--no-cache for none)",
+                           so.cache_dir));
   return sources;
 }
 
@@ -143,7 +146,8 @@ std::vector<spmv::bench::MatrixSource> matrix_sources(const BenchArgs& a, const 
 spmv::bench::Progress progress_display(bool tty) {
   spmv::bench::Progress prog;
   if (tty)
-    prog.update = [start = std::chrono::steady_clock::now()](std::size_t done, std::size_t tot, const std::string& what) {
+    prog.update = [start = std::chrono::steady_clock::now()](std::size_t done, std::size_t tot,
+                                                             const std::string& what) {
       if (tot == 0) return;
       const double el = seconds_since(start);
       const double frac = static_cast<double>(done) / tot;
@@ -160,8 +164,9 @@ spmv::bench::Progress progress_display(bool tty) {
 }
 
 std::string ceilings_text(const spmv::bench::Ceilings& c, bool gpu) {
-  return fmt::format("STREAM triad {}{}", ceiling_text(c.cpu_triad, c.cpu_triad_min, c.cpu_triad_max, c.cpu_triad_runs),
-                     gpu ? ", GPU copy " + ceiling_text(c.gpu_copy, c.gpu_copy_min, c.gpu_copy_max, c.gpu_copy_runs) : "");
+  return fmt::format(
+      "STREAM triad {}{}", ceiling_text(c.cpu_triad, c.cpu_triad_min, c.cpu_triad_max, c.cpu_triad_runs),
+      gpu ? ", GPU copy " + ceiling_text(c.gpu_copy, c.gpu_copy_min, c.gpu_copy_max, c.gpu_copy_runs) : "");
 }
 
 int bench_cmd(BenchArgs& a) {
@@ -176,19 +181,21 @@ int bench_cmd(BenchArgs& a) {
   const std::vector<MatrixSource> sources = matrix_sources(a, so, quick);
   const bool gpu_wanted = std::find(cfg.backends.begin(), cfg.backends.end(), Backend::Cuda) != cfg.backends.end();
   if (m.gpus == 0)
-    note(fmt::format("no CUDA device: CPU only{}", device::cuda_built() ? fmt::format(" (CUDA backend built, but no usable "
-                                                                                      "GPU: {})", device::cuda_unavailable_reason())
-                                                                        : " (built without CUDA)"));
+    note(fmt::format("no CUDA device: CPU only{}", device::cuda_built()
+                                                       ? fmt::format(" (CUDA backend built, but no usable "
+                                                                     "GPU: {})",
+                                                                     device::cuda_unavailable_reason())
+                                                       : " (built without CUDA)"));
   const std::size_t per_matrix = count_configs(cfg);
   TimeBudget budget(a.time_budget, a.min_sample_ms <= 0);
   budget.first_estimate(cfg, per_matrix * sources.size(), a.repeat > 0);
-  note(fmt::format(
-             "bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats, re-measured above {:.1f}% "
-             "spread; threads {} ({}); precisions {}; machine {} ({} cores, {:.0f} GiB{}){}",
-             sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat, 100 * cfg.noise_threshold,
-             fmt::join(cfg.sweep["threads"], ","), pinning_text(m), fmt::join(precision_names, ","), m.hostname, m.cores,
-             m.memory_bytes / (1ull << 30), m.gpus ? ", " + m.device : "",
-             small ? "; small machine: synthetic alikes scaled down" : ""));
+  note(
+      fmt::format("bench: {} matrices x {} configurations, samples >= {:.0f} ms, {} repeats, re-measured above {:.1f}% "
+                  "spread; threads {} ({}); precisions {}; machine {} ({} cores, {:.0f} GiB{}){}",
+                  sources.size(), per_matrix, cfg.min_sample_seconds * 1e3, cfg.repeat, 100 * cfg.noise_threshold,
+                  fmt::join(cfg.sweep["threads"], ","), pinning_text(m), fmt::join(precision_names, ","), m.hostname,
+                  m.cores, m.memory_bytes / (1ull << 30), m.gpus ? ", " + m.device : "",
+                  small ? "; small machine: synthetic alikes scaled down" : ""));
   const Ceilings ceil = measure_ceilings(cfg, m);
   note(fmt::format("ceilings: {} ({} threads)", ceilings_text(ceil, gpu_wanted && m.gpus), ceil.cpu_triad_threads));
 
@@ -220,11 +227,57 @@ int bench_cmd(BenchArgs& a) {
   return any_failed ? 1 : 0;
 }
 
+// How each configuration is timed: samples, their length, the noise threshold, the ceilings, the budget.
+void add_timing_options(CLI::App* cmd, BenchArgs* a) {
+  cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)")
+      ->check(positive_int());
+  cmd->add_option("--min-sample-ms", a->min_sample_ms,
+                  "Each sample lasts at least this long (default 50, 20 on small machines, 2 with --quick; the "
+                  "time budget may shorten them, never below 10; given, the budget leaves it as it is)")
+      ->check(positive_real());
+  cmd->add_option("--noise-threshold", a->noise_threshold,
+                  "A configuration whose samples' coefficient of variation or drift (first half against last half) "
+                  "exceeds this fraction is measured again; again above it, its status is noisy and it is left out "
+                  "of every best (0: never)")
+      ->check(real_in(0.0, 10.0, "[0, 10]"))
+      ->capture_default_str();
+  cmd->add_option("--ceiling-runs", a->ceiling_runs,
+                  "Times the bandwidth ceilings (STREAM triad, GPU copy) are measured: their median is the ceiling, "
+                  "min and max its spread")
+      ->check(positive_int())
+      ->capture_default_str();
+  cmd->add_option("--time-budget", a->time_budget,
+                  "Seconds the sweep should take: samples are shortened to fit, and past 1.5x the "
+                  "remaining matrices are listed as skipped (0: no limit)")
+      ->check(non_negative_real())
+      ->capture_default_str();
+}
+
+// Which matrices the default suite holds and where they come from.
+void add_suite_options(CLI::App* cmd, BenchArgs* a) {
+  cmd->add_option("--suite", a->suite, "auto (sized to the machine), scaled, full or quick")
+      ->check(CLI::IsMember({"auto", "scaled", "full", "quick"}))
+      ->capture_default_str();
+  cmd->add_flag("--quick", a->quick, "A few small matrices and a tiny sweep (tests)");
+  cmd->add_flag("--seed-suite", a->seed_suite,
+                "Only the course reports' 30 matrices (seed_suite.tsv), in its order: real where present, else "
+                "structure-alikes (marked * in the report)");
+  cmd->add_option("--matrices-dir", a->matrices_dir,
+                  "Real matrices: every *.mtx[.gz] there, in MANIFEST.tsv's order where it lists them (default: "
+                  "$SPMV_SHARED_MATRICES, else ../shared/matrices)");
+  cmd->add_option("--suite-file", a->suite_file, "seed_suite.tsv (default ../shared/suite, else built in)");
+  auto* cache = cmd->add_option("--cache-dir", a->cache_dir,
+                                "Where generated structure-alikes are kept for the next run (default: $SPMV_CACHE_DIR, "
+                                "else $XDG_CACHE_HOME/spmv/matrices or ~/.cache/spmv/matrices)")
+                    ->capture_default_str();
+  cmd->add_flag("--no-cache", a->no_cache, "Generate alikes in memory only, never write them")->excludes(cache);
+}
+
 }  // namespace
 
 void add_bench(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand(
-      "bench", "Benchmark every kernel and setting over matrices (default: the built-in suite)");
+  auto* cmd =
+      app.add_subcommand("bench", "Benchmark every kernel and setting over matrices (default: the built-in suite)");
   auto a = std::make_shared<BenchArgs>();
   cmd->add_option("FILES", a->paths, "Matrix files or folders (default: the default suite)");
   // The sweep's options are spelled as run's (singular) and take comma lists; the plural spellings
@@ -251,7 +304,9 @@ void add_bench(CLI::App& app, Action& action) {
   list("--kernel", "--kernels", a->kernel_names, "Only these kernels (default: all; `spmv kernels` lists them)",
        CLI::IsMember(kernel_names()));
   a->kernel_settings.add_options(cmd, true);
-  cmd->add_option("--k", a->ks, "Right-hand sides (k > 1: SpMM kernels only; default 1)")->delimiter(',')->check(positive_int());
+  cmd->add_option("--k", a->ks, "Right-hand sides (k > 1: SpMM kernels only; default 1)")
+      ->delimiter(',')
+      ->check(positive_int());
   cmd->add_option("--min-nnz", a->min_nnz, "Leave out suite matrices with fewer nonzeros")
       ->check(non_negative_int())
       ->capture_default_str();
@@ -262,46 +317,10 @@ void add_bench(CLI::App& app, Action& action) {
        "Arithmetic swept: double, single, mixed (kernels without one give skipped rows)",
        CLI::IsMember({"double", "single", "mixed"}))
       ->capture_default_str();
-  cmd->add_option("--repeat", a->repeat, "Timed samples per configuration (default 7, 5 on small machines)")
-      ->check(positive_int());
-  cmd->add_option("--min-sample-ms", a->min_sample_ms,
-                  "Each sample lasts at least this long (default 50, 20 on small machines, 2 with --quick; the "
-                  "time budget may shorten them, never below 10; given, the budget leaves it as it is)")
-      ->check(positive_real());
-  cmd->add_option("--noise-threshold", a->noise_threshold,
-                  "A configuration whose samples' coefficient of variation or drift (first half against last half) "
-                  "exceeds this fraction is measured again; again above it, its status is noisy and it is left out "
-                  "of every best (0: never)")
-      ->check(real_in(0.0, 10.0, "[0, 10]"))
-      ->capture_default_str();
-  cmd->add_option("--ceiling-runs", a->ceiling_runs,
-                  "Times the bandwidth ceilings (STREAM triad, GPU copy) are measured: their median is the ceiling, "
-                  "min and max its spread")
-      ->check(positive_int())
-      ->capture_default_str();
-  cmd->add_option("--time-budget", a->time_budget,
-                  "Seconds the sweep should take: samples are shortened to fit, and past 1.5x the "
-                  "remaining matrices are listed as skipped (0: no limit)")
-      ->check(non_negative_real())
-      ->capture_default_str();
+  add_timing_options(cmd, a.get());
   add_output(cmd, a->out, "CSV output (a .json beside it)")->capture_default_str();
   cmd->add_option("--out", a->out)->group("");  // the earlier spelling
-  cmd->add_option("--suite", a->suite, "auto (sized to the machine), scaled, full or quick")
-      ->check(CLI::IsMember({"auto", "scaled", "full", "quick"}))
-      ->capture_default_str();
-  cmd->add_flag("--quick", a->quick, "A few small matrices and a tiny sweep (tests)");
-  cmd->add_flag("--seed-suite", a->seed_suite,
-                "Only the course reports' 30 matrices (seed_suite.tsv), in its order: real where present, else "
-                "structure-alikes (marked * in the report)");
-  cmd->add_option("--matrices-dir", a->matrices_dir,
-                  "Real matrices: every *.mtx[.gz] there, in MANIFEST.tsv's order where it lists them (default: "
-                  "$SPMV_SHARED_MATRICES, else ../shared/matrices)");
-  cmd->add_option("--suite-file", a->suite_file, "seed_suite.tsv (default ../shared/suite, else built in)");
-  auto* cache = cmd->add_option("--cache-dir", a->cache_dir,
-                                "Where generated structure-alikes are kept for the next run (default: $SPMV_CACHE_DIR, "
-                                "else $XDG_CACHE_HOME/spmv/matrices or ~/.cache/spmv/matrices)")
-                    ->capture_default_str();
-  cmd->add_flag("--no-cache", a->no_cache, "Generate alikes in memory only, never write them")->excludes(cache);
+  add_suite_options(cmd, a.get());
   cmd->add_flag("--no-baselines", a->no_baselines, "Leave out Eigen/cuSPARSE");
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
   cmd->add_option("--products", a->products, "Kernel auto: products a plan serves")

@@ -56,8 +56,8 @@ void add_convert(CLI::App& app, Action& action) {
         if (binary) {
           io::write_binary(*out, a, !loaded.generated.empty());
         } else {
-          io::write_matrix_market(*out, a,
-                                  io::WriteOptions{.expand = *expand, .generated = loaded.generated, .comments = loaded.comments});
+          io::write_matrix_market(
+              *out, a, io::WriteOptions{.expand = *expand, .generated = loaded.generated, .comments = loaded.comments});
         }
         const bool lower = !binary && !*expand && a.symmetry != Symmetry::General;
         if (verbosity >= 1)  // -q: the exit status alone
@@ -68,7 +68,8 @@ void add_convert(CLI::App& app, Action& action) {
       };
       if (*precision == "single") {
         if (!binary)
-          throw Unsupported("--precision single applies to a binary cache (*.spmvbin); Matrix Market output keeps the file's values");
+          throw Unsupported(
+              "--precision single applies to a binary cache (*.spmvbin); Matrix Market output keeps the file's values");
         write(io::load_f32(*in, ro));
       } else {
         write(io::load(*in, ro));

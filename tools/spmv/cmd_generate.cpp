@@ -55,21 +55,24 @@ int generate_cmd(const GenArgs& g) {
   const Csr a = gen::generate(spec, g.threads);
   const double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The file says it is synthetic, so `spmv bench FILE` labels it so (never "real").
-  if (binary_name(g.output)) io::write_binary(g.output, a, true);
-  else io::write_matrix_market(g.output, a, fmt::format("{}, seed {}", name, spec.seed));
+  if (binary_name(g.output))
+    io::write_binary(g.output, a, true);
+  else
+    io::write_matrix_market(g.output, a, fmt::format("{}, seed {}", name, spec.seed));
   const MatrixStats st = compute_stats(a);
-  fmt::print("wrote {}: {}\nkind: {}\nrows: {}\ncols: {}\nnnz: {}\nnnz_per_row_mean: {:.6g}\n"
-             "nnz_per_row_std: {:.6g}\nmax_row_nnz: {}\nseed: {}\ngenerate_s: {:.3f}\n",
-             g.output, name, gen::to_string(spec.kind), a.rows, a.cols, a.nnz(), st.row_nnz_mean,
-             st.row_nnz_std, st.row_nnz_max, spec.seed, gen_s);
+  fmt::print(
+      "wrote {}: {}\nkind: {}\nrows: {}\ncols: {}\nnnz: {}\nnnz_per_row_mean: {:.6g}\n"
+      "nnz_per_row_std: {:.6g}\nmax_row_nnz: {}\nseed: {}\ngenerate_s: {:.3f}\n",
+      g.output, name, gen::to_string(spec.kind), a.rows, a.cols, a.nnz(), st.row_nnz_mean, st.row_nnz_std,
+      st.row_nnz_max, spec.seed, gen_s);
   return 0;
 }
 
 }  // namespace
 
 void add_generate(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand(
-      "generate", "Write a synthetic structure-alike matrix (deterministic for a given seed)");
+  auto* cmd =
+      app.add_subcommand("generate", "Write a synthetic structure-alike matrix (deterministic for a given seed)");
   auto g = std::make_shared<GenArgs>();
   auto* like = cmd->add_option("--like", g->like, "Imitate this seed-suite matrix (rows, nnz, mean, std, kind)");
   std::vector<std::string> kinds;
@@ -78,17 +81,24 @@ void add_generate(CLI::App& app, Action& action) {
   like->excludes(kind);
   cmd->add_option("--rows", g->rows, "Rows (with --kind)")->check(positive_int())->needs(kind);
   cmd->add_option("--cols", g->cols, "Columns (default: square)")->check(positive_int())->needs(kind);
-  cmd->add_option("--nnz-per-row", g->nnz_per_row, "Mean row length (with --kind)")->check(positive_real())->needs(kind);
+  cmd->add_option("--nnz-per-row", g->nnz_per_row, "Mean row length (with --kind)")
+      ->check(positive_real())
+      ->needs(kind);
   cmd->add_option("--nnz", g->nnz, "Exact nonzeros instead of rows x nnz-per-row")->check(positive_int())->needs(kind);
   cmd->add_option("--std", g->std, "Row-length standard deviation")->check(non_negative_real());
   cmd->add_option("--scale", g->scale, "With --like: shrink rows and nnz by this factor (0..1]")
       ->check(real_in(1e-9, 1.0, "(0, 1]"));
-  cmd->add_option("--seed", g->seed, "Random seed (same seed, same bytes)")->check(non_negative_int())->capture_default_str();
+  cmd->add_option("--seed", g->seed, "Random seed (same seed, same bytes)")
+      ->check(non_negative_int())
+      ->capture_default_str();
   cmd->add_option("--suite-file", g->suite_file, "seed_suite.tsv (default: ../shared/suite, else built in)");
   cmd->add_option("--threads", g->threads, "Generator threads (0: all); the output does not depend on it")
       ->check(thread_count(0))
       ->capture_default_str();
-  add_output(cmd, g->output, "Output: *.spmvbin for the binary cache, else Matrix Market; *.gz (A.mtx.gz, A.spmvbin.gz) gzip-compressed")->required();
+  add_output(
+      cmd, g->output,
+      "Output: *.spmvbin for the binary cache, else Matrix Market; *.gz (A.mtx.gz, A.spmvbin.gz) gzip-compressed")
+      ->required();
   cmd->callback([&action, g, like, kind, cmd] {
     if (!*like && !*kind) throw CLI::RequiredError("--like or --kind");
     if (*kind && g->rows <= 0) throw CLI::RequiredError("--rows");

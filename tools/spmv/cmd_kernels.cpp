@@ -16,8 +16,8 @@ void add_kernels(CLI::App& app, Action& action) {
         std::string extra;
         for (const Precision p : {Precision::Single, Precision::Mixed})
           if (supports(k, p)) extra += fmt::format(" [{}]", to_string(p));
-        fmt::print("{:<7} {:<18} {:<11} {}{}{}{}{}\n", to_string(k.backend), k.name, k.format,
-                   k.description, k.spmm ? " [spmm]" : "", extra, k.baseline ? " [baseline]" : "",
+        fmt::print("{:<7} {:<18} {:<11} {}{}{}{}{}\n", to_string(k.backend), k.name, k.format, k.description,
+                   k.spmm ? " [spmm]" : "", extra, k.baseline ? " [baseline]" : "",
                    k.params.empty() ? "" : fmt::format(" [settings: {}]", fmt::join(k.params, ", ")));
       }
       // The settings: run takes a value of each, bench a comma list it sweeps; a kernel ignores

@@ -18,7 +18,7 @@ namespace {
 
 struct RunArgs {
   std::string file, format, backend, kernel, x = "random:42", output, layout = "row", variant = "auto",
-      precision = "double";
+                                             precision = "double";
   int repeat = 10, k = 1;
   double min_sample_ms = 10;
   bool json = false;
@@ -34,8 +34,10 @@ std::vector<double> relayout(const std::vector<double>& v, std::size_t n, std::s
   std::vector<double> out(v.size());
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < k; ++j) {
-      if (to_rows) out[i * k + j] = v[j * n + i];
-      else out[j * n + i] = v[i * k + j];
+      if (to_rows)
+        out[i * k + j] = v[j * n + i];
+      else
+        out[j * n + i] = v[i * k + j];
     }
   return out;
 }
@@ -116,7 +118,8 @@ KeyValues result_lines(const RunArgs& args, const Target& t, const CsrView& a, c
   out.add("rows", static_cast<long long>(a.rows));
   out.add("cols", static_cast<long long>(a.cols));
   out.add("nnz", static_cast<long long>(a.nnz()));
-  out.add("backend", to_string(t.backend) + std::string(args.backend.empty() && !threads_given ? " (the fastest present)" : ""));
+  out.add("backend",
+          to_string(t.backend) + std::string(args.backend.empty() && !threads_given ? " (the fastest present)" : ""));
   out.add("kernel", t.spec->name);
   out.add("format", t.spec->format);
   if (!plan.chosen.empty()) {
@@ -127,8 +130,10 @@ KeyValues result_lines(const RunArgs& args, const Target& t, const CsrView& a, c
   }
   // The threads the product runs on (fewer than asked where the kernel fell back: its detail says
   // why), and those asked for (the planner's choice under auto) where they differ.
-  const int requested = plan.chosen_threads ? plan.chosen_threads
-                        : t.backend == Backend::Cuda ? 0 : t.backend == Backend::Serial ? 1 : plan_threads(opt);
+  const int requested = plan.chosen_threads            ? plan.chosen_threads
+                        : t.backend == Backend::Cuda   ? 0
+                        : t.backend == Backend::Serial ? 1
+                                                       : plan_threads(opt);
   const int used = t.backend == Backend::Cuda ? 0 : plan.threads_used();
   const int threads = used > 0 ? used : requested;
   out.add("precision", to_string(plan.precision));
@@ -148,7 +153,7 @@ KeyValues result_lines(const RunArgs& args, const Target& t, const CsrView& a, c
   if (plan.on_device()) {
     out.add("multiply_pinned_s", m.loops.pinned.median_s);  // ... on the same host vectors pinned
     out.add("multiply_device_s", m.loops.device.median_s);  // ... on device vectors
-    out.add("host_copies_s", m.loops.copies_s);  // x to the device and y back over the bus alone
+    out.add("host_copies_s", m.loops.copies_s);             // x to the device and y back over the bus alone
   }
   out.add("time_cv", m.product.cv, 3);        // standard deviation / mean of the samples
   out.add("time_drift", m.product.drift, 3);  // first half of the samples against the last half
@@ -162,10 +167,11 @@ KeyValues result_lines(const RunArgs& args, const Target& t, const CsrView& a, c
   out.add("mean_rel_error", chk.mean_rel_error, 4);
   if (chk.passed && chk.overflows) out.add("check_note", chk.message);
   if (verbosity >= 2) {
-    out.add("check_measure",
-            "check_error = max over components of |y_i - ref_i| / tol_i, tol_i = 2 (len_i + 1) eps sum_j |a_ij x_j| "
-            "(the reference summed in long double with compensation); passes at <= 1. max_rel_error = max |y_i - ref_i| "
-            "/ |ref_i| is large where a row's terms cancel and decides nothing.");
+    out.add(
+        "check_measure",
+        "check_error = max over components of |y_i - ref_i| / tol_i, tol_i = 2 (len_i + 1) eps sum_j |a_ij x_j| "
+        "(the reference summed in long double with compensation); passes at <= 1. max_rel_error = max |y_i - ref_i| "
+        "/ |ref_i| is large where a row's terms cancel and decides nothing.");
   }
   return out;
 }
@@ -186,8 +192,10 @@ int run(const RunArgs& args) {
   const bool in_double = target.precision == Precision::Double;
   Csr a64;
   CsrF32 a32;
-  if (in_double) a64 = io::load_csr(args.file, ro);
-  else a32 = io::load_f32(args.file, ro).matrix;
+  if (in_double)
+    a64 = io::load_csr(args.file, ro);
+  else
+    a32 = io::load_f32(args.file, ro).matrix;
   const CsrView a = in_double ? a64.view() : a32.view();
 
   PlanOptions opt;
@@ -201,7 +209,8 @@ int run(const RunArgs& args) {
 
   check_input_memory(fmt::format("--k {}: X ({} x {}) and Y ({} x {}), the reference and the plan's copies", args.k,
                                  a.cols, args.k, a.rows, args.k),
-                     per_col * static_cast<double>(a.cols) + per_row * static_cast<double>(a.rows), ro.memory_budget_bytes);
+                     per_col * static_cast<double>(a.cols) + per_row * static_cast<double>(a.rows),
+                     ro.memory_budget_bytes);
   const bool rows_first = opt.layout == Layout::RowMajor && args.k > 1;
   std::vector<double> x = input_x(args, a, rows_first, ro.memory_budget_bytes);
 
@@ -218,18 +227,23 @@ int run(const RunArgs& args) {
 
   if (verbosity >= 1) result_lines(args, target, a, opt, {*plan, product.check, pt, loops}).print(args.json);
   if (verbosity >= 2 && !args.json && args.x == "ones")
-    fmt::print(stderr, "note: x of all ones: rows whose entries cancel have tiny results and large relative errors; "
-                       "check_error measures each against its row's bound\n");
+    fmt::print(stderr,
+               "note: x of all ones: rows whose entries cancel have tiny results and large relative errors; "
+               "check_error measures each against its row's bound\n");
   if (verbosity >= 1 && pt.noisy(0.05))
-    fmt::print(stderr, "note: the {} samples spread (time_cv {:.1f}%, time_drift {:.1f}%; above 5%): the machine is busy "
-                       "or the clocks change; the median may not repeat\n", pt.samples, 100 * pt.cv, 100 * pt.drift);
+    fmt::print(stderr,
+               "note: the {} samples spread (time_cv {:.1f}%, time_drift {:.1f}%; above 5%): the machine is busy "
+               "or the clocks change; the median may not repeat\n",
+               pt.samples, 100 * pt.cv, 100 * pt.drift);
   if (!args.output.empty()) {  // Y as rows x k, column-major as Matrix Market arrays are
-    if (args.k == 1) io::write_dense_vector(args.output, product.y);
+    if (args.k == 1)
+      io::write_dense_vector(args.output, product.y);
     else
-      io::write_dense_matrix(args.output,
-                             rows_first ? relayout(product.y, static_cast<std::size_t>(a.rows), static_cast<std::size_t>(args.k), false)
-                                        : product.y,
-                             a.rows, args.k);
+      io::write_dense_matrix(
+          args.output,
+          rows_first ? relayout(product.y, static_cast<std::size_t>(a.rows), static_cast<std::size_t>(args.k), false)
+                     : product.y,
+          a.rows, args.k);
   }
   if (!product.check.passed) {
     fmt::print(stderr, "{}: check against the reference failed: {}\n", args.file, product.check.message);
@@ -244,7 +258,8 @@ void add_run(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("run", "Compute y = A*x with one kernel, check it and time it");
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("FILE", args->file, "Matrix Market file (.mtx, .mtx.gz) or binary cache")->required();
-  cmd->add_option("--backend", args->backend, "Where it runs (default: cuda where a GPU is usable, else omp; omp where a thread count is given)")
+  cmd->add_option("--backend", args->backend,
+                  "Where it runs (default: cuda where a GPU is usable, else omp; omp where a thread count is given)")
       ->check(CLI::IsMember(backend_names()));
   cmd->add_option("--kernel", args->kernel, "Kernel (default: auto, the planner); `spmv kernels` lists each backend's")
       ->check(CLI::IsMember(kernel_names()));
@@ -255,18 +270,26 @@ void add_run(CLI::App& app, Action& action) {
       ->check(positive_int())
       ->capture_default_str();
   cmd->add_flag("--no-trial", args->no_trial, "auto: the model's choice without a timed trial (deterministic)");
-  cmd->add_option("--x", args->x, "x: ones, random (seed 42), random:SEED or a Matrix Market array file (--k > 1: cols x k)")
+  cmd->add_option("--x", args->x,
+                  "x: ones, random (seed 42), random:SEED or a Matrix Market array file (--k > 1: cols x k)")
       ->capture_default_str();
-  add_output(cmd, args->output, "Write y to this file as a Matrix Market array (--k > 1: rows x k); *.gz gzip-compressed")
+  add_output(cmd, args->output,
+             "Write y to this file as a Matrix Market array (--k > 1: rows x k); *.gz gzip-compressed")
       ->check([](const std::string& path) -> std::string {
-        return binary_name(path) ? "y is written as a Matrix Market array (.mtx, .mtx.gz); a binary cache (.spmvbin) holds a sparse matrix" : "";
+        return binary_name(path) ? "y is written as a Matrix Market array (.mtx, .mtx.gz); a binary cache (.spmvbin) "
+                                   "holds a sparse matrix"
+                                 : "";
       });
-  cmd->add_option("--repeat", args->repeat, "Timed samples (median, min, mean and their spread reported)")->check(positive_int())->capture_default_str();
-  cmd->add_option("--min-sample-ms", args->min_sample_ms, "Each sample lasts at least this long (back-to-back products)")
+  cmd->add_option("--repeat", args->repeat, "Timed samples (median, min, mean and their spread reported)")
+      ->check(positive_int())
+      ->capture_default_str();
+  cmd->add_option("--min-sample-ms", args->min_sample_ms,
+                  "Each sample lasts at least this long (back-to-back products)")
       ->check(positive_real())
       ->capture_default_str();
   args->kernel_settings.add_options(cmd, false);
-  cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd")->capture_default_str();
+  cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd")
+      ->capture_default_str();
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(positive_int())->capture_default_str();
   cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")
       ->check(CLI::IsMember({"row", "col"}))

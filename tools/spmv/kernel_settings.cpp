@@ -25,7 +25,8 @@ void KernelSettings::add_options(CLI::App* cmd, bool lists) {
     std::string help = p.full_help() + (taking.empty() ? "" : "; taken by " + taking);
     if (lists) help += fmt::format("; a comma list, swept (default {})", default_sweep_text(p));
     const std::string flag = p.flag();
-    const CLI::Validator check = number_check<long long>([&p](long long n) { return p.invalid(n).empty(); }, p.range(), "");
+    const CLI::Validator check =
+        number_check<long long>([&p](long long n) { return p.invalid(n).empty(); }, p.range(), "");
     std::vector<long long>& values = given[p.name];
     CLI::Option* opt = cmd->add_option(flag, values, help)->check(check);
     if (lists) {

@@ -64,13 +64,20 @@ std::string KeyValues::quote(const std::string& s) {
   std::string q = "\"";
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    if (c == '"' || c == '\\') (q += '\\') += c;
-    else if (c == '\n') q += "\\n";
-    else if (c == '\t') q += "\\t";
-    else if (static_cast<unsigned char>(c) < 0x20) q += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-    else if (static_cast<unsigned char>(c) < 0x80) q += c;
-    else if (const std::size_t n = utf8_length(s, i)) q.append(s, i, n), i += n - 1;
-    else q += "\\ufffd";
+    if (c == '"' || c == '\\')
+      (q += '\\') += c;
+    else if (c == '\n')
+      q += "\\n";
+    else if (c == '\t')
+      q += "\\t";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      q += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+    else if (static_cast<unsigned char>(c) < 0x80)
+      q += c;
+    else if (const std::size_t n = utf8_length(s, i))
+      q.append(s, i, n), i += n - 1;
+    else
+      q += "\\ufffd";
   }
   return q + "\"";
 }

@@ -24,8 +24,10 @@ std::string printable(const std::string& text, bool keep_lines = false) {
   std::string out;
   for (const char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && !(keep_lines && c == '\n')) || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += ch;
+    if ((c < 0x20 && !(keep_lines && c == '\n')) || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
   }
   return out;
 }
@@ -128,7 +130,8 @@ int main(int argc, char** argv) {
           of = app.get_subcommand(help_on);
           usage += " " + of->get_name();
         } catch (const CLI::OptionNotFound&) {
-          std::fprintf(stderr, "spmv help: no command '%s'\nRun with --help for more information.\n", printable(help_on).c_str());
+          std::fprintf(stderr, "spmv help: no command '%s'\nRun with --help for more information.\n",
+                       printable(help_on).c_str());
           return 2;
         }
       }

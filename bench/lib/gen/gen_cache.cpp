@@ -31,8 +31,8 @@ void check_generate_memory(const GenSpec& spec, const std::string& name, double 
   const double avail = available_memory_bytes();
   const double nnz = spec.nnz ? static_cast<double>(spec.nnz) : spec.rows * spec.mean;  // (--nnz-per-row: rows x mean)
   if (avail > 0 && need > 0.85 * avail)
-    throw Unsupported(fmt::format("generating {} ({} rows, {:.0f} nonzeros) needs {}, only {} available", name, spec.rows,
-                                  nnz, memory_size_text(need), memory_size_text(avail)));
+    throw Unsupported(fmt::format("generating {} ({} rows, {:.0f} nonzeros) needs {}, only {} available", name,
+                                  spec.rows, nnz, memory_size_text(need), memory_size_text(avail)));
 }
 
 // ---- cache ----------------------------------------------------------------------------------

@@ -31,8 +31,7 @@ const char* to_string(Kind k) {
 }
 
 std::vector<Kind> all_kinds() {
-  return {Kind::Stencil3d, Kind::Mesh2d, Kind::Powerlaw, Kind::Road,
-          Kind::Kkt,       Kind::Circuit, Kind::Random,  Kind::Fem};
+  return {Kind::Stencil3d, Kind::Mesh2d, Kind::Powerlaw, Kind::Road, Kind::Kkt, Kind::Circuit, Kind::Random, Kind::Fem};
 }
 
 Kind parse_kind(std::string_view s) {

@@ -31,8 +31,8 @@ double ordered_sum(index_t rows, F f) {
 }
 
 // Distributes `diff` (+/- 1 per visit) over rows in a coprime stride order.
-void adjust_total(std::vector<offset_t>& len, const std::vector<char>& fixed, offset_t diff,
-                  offset_t min_len, offset_t max_len) {
+void adjust_total(std::vector<offset_t>& len, const std::vector<char>& fixed, offset_t diff, offset_t min_len,
+                  offset_t max_len) {
   const std::int64_t n = static_cast<std::int64_t>(len.size());
   if (n == 0 || diff == 0) return;
   std::int64_t stride = 7919;
@@ -40,11 +40,41 @@ void adjust_total(std::vector<offset_t>& len, const std::vector<char>& fixed, of
   std::int64_t pos = 0, idle = 0;
   while (diff != 0 && idle < n) {
     pos = (pos + stride) % n;
-    if (!fixed.empty() && fixed[pos]) { ++idle; continue; }
-    if (diff > 0 && len[pos] < max_len) { ++len[pos]; --diff; idle = 0; }
-    else if (diff < 0 && len[pos] > min_len) { --len[pos]; ++diff; idle = 0; }
-    else ++idle;
+    if (!fixed.empty() && fixed[pos]) {
+      ++idle;
+      continue;
+    }
+    if (diff > 0 && len[pos] < max_len) {
+      ++len[pos];
+      --diff;
+      idle = 0;
+    } else if (diff < 0 && len[pos] > min_len) {
+      --len[pos];
+      ++diff;
+      idle = 0;
+    } else
+      ++idle;
   }
+}
+
+// Heavy tails: a sample of a lognormal has a smaller spread than its law (the tail is barely
+// sampled), so the draws (logs in d) are raised to the power p whose sample CV equals want_cv,
+// found by bisection in [0.25, 4]; mean: the sample mean of exp(p d).
+double tail_power(const double* d, index_t n, double want_cv, double& mean) {
+  auto cv_of = [&](double p, double* mean_out) {
+    const double m1 = ordered_sum(n, [&](index_t r) { return std::exp(p * d[r]); }) / n;
+    const double m2 = ordered_sum(n, [&](index_t r) { return std::exp(2 * p * d[r]); }) / n;
+    *mean_out = m1;
+    return std::sqrt(std::max(0.0, m2 - m1 * m1)) / std::max(m1, 1e-300);
+  };
+  double lo = 0.25, hi = 4.0, m1 = 0;
+  for (int it = 0; it < 20; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (cv_of(mid, &m1) < want_cv ? lo : hi) = mid;
+  }
+  const double p = 0.5 * (lo + hi);
+  cv_of(p, &mean);
+  return p;
 }
 
 }  // namespace
@@ -92,8 +122,8 @@ Lengths row_lengths(const GenSpec& s, index_t cols, offset_t target) {
   auto is_free = [&](index_t r) { return fx.empty() || !fx[r]; };
   const double cnt = ordered_sum(n, [&](index_t r) { return is_free(r) ? 1.0 : 0.0; });
   const double sm = ordered_sum(n, [&](index_t r) { return is_free(r) ? dp[r] : 0.0; }) / std::max(cnt, 1.0);
-  const double sv = ordered_sum(n, [&](index_t r) { return is_free(r) ? (dp[r] - sm) * (dp[r] - sm) : 0.0; }) /
-                    std::max(cnt, 1.0);
+  const double sv =
+      ordered_sum(n, [&](index_t r) { return is_free(r) ? (dp[r] - sm) * (dp[r] - sm) : 0.0; }) / std::max(cnt, 1.0);
   const double sd = std::sqrt(sv);
   double target_std = s.kind == Kind::Circuit && h > 0 ? short_std : s.std;
   // Stochastic rounding adds about 1/12 to the variance; take it out beforehand.
@@ -102,28 +132,21 @@ Lengths row_lengths(const GenSpec& s, index_t cols, offset_t target) {
   // Heavy tails: a sample of a lognormal has a smaller spread than its law (the tail is barely
   // sampled), so raise the draws to the power p whose sample CV equals the target CV.
   double pw = 1.0, pm = sm;
-  if (heavy) {
-    const double want_cv = s.std / dm;
-    auto cv_of = [&](double p, double* mean_out) {
-      const double m1 = ordered_sum(n, [&](index_t r) { return std::exp(p * dp[r]); }) / n;
-      const double m2 = ordered_sum(n, [&](index_t r) { return std::exp(2 * p * dp[r]); }) / n;
-      *mean_out = m1;
-      return std::sqrt(std::max(0.0, m2 - m1 * m1)) / std::max(m1, 1e-300);
-    };
-    double lo = 0.25, hi = 4.0, m1 = 0;
-    for (int it = 0; it < (s.std > 0 ? 20 : 0); ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (cv_of(mid, &m1) < want_cv ? lo : hi) = mid;
-    }
-    pw = s.std > 0 ? 0.5 * (lo + hi) : 1.0;
-    cv_of(pw, &pm);
-  }
+  if (heavy && s.std > 0)
+    pw = tail_power(dp, n, s.std / dm, pm);
+  else if (heavy)
+    pm = ordered_sum(n, [&](index_t r) { return std::exp(dp[r]); }) / n;
 #pragma omp parallel for schedule(static)
   for (index_t r = 0; r < n; ++r) {
-    if (!is_free(r)) { L.len[r] = long_len; continue; }
+    if (!is_free(r)) {
+      L.len[r] = long_len;
+      continue;
+    }
     double v;
-    if (heavy) v = 1.0 + std::exp(pw * dp[r]) * (short_mean - 1.0) / std::max(pm, 1e-300);
-    else v = short_mean + (sd > 0 ? (dp[r] - sm) * (target_std / sd) : 0.0);
+    if (heavy)
+      v = 1.0 + std::exp(pw * dp[r]) * (short_mean - 1.0) / std::max(pm, 1e-300);
+    else
+      v = short_mean + (sd > 0 ? (dp[r] - sm) * (target_std / sd) : 0.0);
     Rng g = row_rng(s.seed, r, 2);
     const double rounded = std::floor(v + g.uniform());  // stochastic rounding keeps the mean
     L.len[r] = std::clamp<offset_t>(static_cast<offset_t>(std::max(rounded, -1.0)), min_len, max_len);

@@ -17,7 +17,7 @@ struct Rng {
     return out;
   }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double normal() {  // Box-Muller
+  double normal() {                                                           // Box-Muller
     const double u1 = std::max(uniform(), 1e-300), u2 = uniform();
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }

@@ -24,8 +24,7 @@ Kind kind_from_description(std::string_view text) {
   if (has("web") || has("power law") || has("co-purchase") || has("social")) return Kind::Powerlaw;
   if (has("thermal")) return Kind::Mesh2d;
   if (has("fem") || has("structural")) return Kind::Stencil3d;
-  if (has("fluid") || has("electromagnetic") || has("astrophysics") || has("chemical") ||
-      has("economic"))
+  if (has("fluid") || has("electromagnetic") || has("astrophysics") || has("chemical") || has("economic"))
     return Kind::Fem;
   return Kind::Random;
 }

@@ -41,16 +41,16 @@ struct BasicCsr5 {
   int omega = 4, sigma = 16;
   index_t rows = 0, cols = 0;
   offset_t nnz = 0;
-  offset_t tiles = 0;          ///< full tiles: nnz / (omega*sigma)
+  offset_t tiles = 0;            ///< full tiles: nnz / (omega*sigma)
   int y_bits = 0, seg_bits = 0;  ///< ceil(log2(omega*sigma)), ceil(log2(omega))
-  int desc_words = 1;           ///< 32-bit words per column descriptor (1 or 2)
+  int desc_words = 1;            ///< 32-bit words per column descriptor (1 or 2)
 
-  std::vector<std::uint64_t> tile_ptr;  ///< tiles + 1; tile_ptr[tiles] = row of the tail's 1st entry
-  std::vector<std::uint32_t> tile_desc;  ///< tiles * desc_words * omega
+  std::vector<std::uint64_t> tile_ptr;     ///< tiles + 1; tile_ptr[tiles] = row of the tail's 1st entry
+  std::vector<std::uint32_t> tile_desc;    ///< tiles * desc_words * omega
   std::vector<offset_t> empty_offset_ptr;  ///< tiles + 1
   std::vector<index_t> empty_offset;
   FormatArray<offset_t> row_ptr;  ///< a copy of the CSR row pointer (the tail and the back-conversion)
-  FormatArray<index_t> col;  ///< nnz: full tiles transposed, tail in CSR order
+  FormatArray<index_t> col;       ///< nnz: full tiles transposed, tail in CSR order
   FormatArray<V> val;
 
   offset_t tile_entries() const { return static_cast<offset_t>(omega) * sigma; }
@@ -75,7 +75,6 @@ using Csr5Float = BasicCsr5<float>;
 
 /// Bits of one column descriptor: sigma + ceil(log2(omega*sigma)) + ceil(log2(omega)); must be <= 64.
 int csr5_descriptor_bits(int omega, int sigma);
-
 
 /// Bytes csr_to_csr5 allocates (without the empty_offset entries, at most a few per empty row), with
 /// values of value_bytes each.

@@ -12,18 +12,17 @@ template <class V>
 struct BasicEll {
   using value_type = V;
   index_t rows = 0, cols = 0;
-  index_t width = 0;          ///< max nonzeros per row
-  offset_t nnz = 0;           ///< real entries (without padding)
+  index_t width = 0;                 ///< max nonzeros per row
+  offset_t nnz = 0;                  ///< real entries (without padding)
   Layout layout = Layout::RowMajor;  ///< RowMajor: slot (r,j) at r*width+j (CPU);
                                      /// ColMajor: at j*rows+r (GPU, coalesced)
-  FormatArray<index_t> col;   ///< rows*width
-  FormatArray<V> val;         ///< rows*width
-  FormatArray<index_t> row_len;  ///< real length of each row (the ell-rowlen kernels skip padding)
+  FormatArray<index_t> col;          ///< rows*width
+  FormatArray<V> val;                ///< rows*width
+  FormatArray<index_t> row_len;      ///< real length of each row (the ell-rowlen kernels skip padding)
 
   offset_t slots() const { return static_cast<offset_t>(rows) * width; }
   offset_t at(index_t r, index_t j) const {
-    return layout == Layout::RowMajor ? static_cast<offset_t>(r) * width + j
-                                      : static_cast<offset_t>(j) * rows + r;
+    return layout == Layout::RowMajor ? static_cast<offset_t>(r) * width + j : static_cast<offset_t>(j) * rows + r;
   }
 };
 

@@ -8,9 +8,9 @@
 namespace spmv {
 
 struct ConvertOptions {
-  int threads = 0;                  ///< 0: OpenMP's default (all cores)
-  double memory_budget_bytes = 0;   ///< the most one format may take; 0: 16 GiB
-  double max_ratio_to_csr = 0;      ///< the most it may take against CSR (above 64 MiB); 0: 20
+  int threads = 0;                 ///< 0: OpenMP's default (all cores)
+  double memory_budget_bytes = 0;  ///< the most one format may take; 0: 16 GiB
+  double max_ratio_to_csr = 0;     ///< the most it may take against CSR (above 64 MiB); 0: 20
 };
 
 /// Checks the bytes a format would need *before* allocating it. Throws Unsupported with

@@ -36,8 +36,10 @@ struct UninitAllocator : std::allocator<T> {
   UninitAllocator(const UninitAllocator<U>&) noexcept {}
   template <class U, class... Args>
   void construct(U* p, Args&&... args) {
-    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
-    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    if constexpr (sizeof...(Args) == 0)
+      ::new (static_cast<void*>(p)) U;
+    else
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
 
@@ -60,11 +62,15 @@ struct FormatAllocator : UninitAllocator<T> {
                                                              : std::allocator<T>().allocate(n));
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    if (n * sizeof(T) >= detail::huge_block_bytes) detail::free_large(p);
-    else std::allocator<T>().deallocate(p, n);
+    if (n * sizeof(T) >= detail::huge_block_bytes)
+      detail::free_large(p);
+    else
+      std::allocator<T>().deallocate(p, n);
   }
   template <class U>
-  bool operator==(const FormatAllocator<U>&) const noexcept { return true; }
+  bool operator==(const FormatAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 template <class T>

@@ -19,10 +19,10 @@ namespace spmv::bench {
 
 struct MachineInfo {
   std::string hostname, cpu_model, compiler, git_commit;
-  int cores = 1;              // hardware threads the process may use
-  double memory_bytes = 0;    // MemTotal
-  int gpus = 0;               // usable CUDA devices (0: CPU only)
-  std::string device;         // first CUDA device's name, "" without one
+  int cores = 1;            // hardware threads the process may use
+  double memory_bytes = 0;  // MemTotal
+  int gpus = 0;             // usable CUDA devices (0: CPU only)
+  std::string device;       // first CUDA device's name, "" without one
   // The OpenMP environment as set when the run started ("" where unset): thread pinning
   // (scripts/bench.sh sets OMP_PROC_BIND=close and OMP_PLACES=cores unless given) and the default
   // thread count.
@@ -36,11 +36,11 @@ bool is_small_machine(const MachineInfo& m);
 
 struct MatrixSource {
   std::string name;
-  std::string origin = "real";  // "real", "synthetic" or "synthetic-scaled"
-  std::string path;             // real matrices: the file
+  std::string origin = "real";       // "real", "synthetic" or "synthetic-scaled"
+  std::string path;                  // real matrices: the file
   std::optional<gen::GenSpec> spec;  // synthetic ones: what to generate
-  double scale = 1.0;           // synthetic-scaled: rows and nnz relative to the original
-  std::string kind;             // the seed suite's description, or the generator kind
+  double scale = 1.0;                // synthetic-scaled: rows and nnz relative to the original
+  std::string kind;                  // the seed suite's description, or the generator kind
 };
 
 // Where generated alikes are cached: $SPMV_CACHE_DIR, else $XDG_CACHE_HOME/spmv/matrices, else
@@ -48,17 +48,17 @@ struct MatrixSource {
 std::string default_cache_dir();
 
 struct SuiteOptions {
-  std::string matrices_dir;     // "" = $SPMV_SHARED_MATRICES or ../shared/matrices
-  std::string seed_suite;       // "" = gen::default_seed_suite_path() (built-in copy if absent)
+  std::string matrices_dir;                     // "" = $SPMV_SHARED_MATRICES or ../shared/matrices
+  std::string seed_suite;                       // "" = gen::default_seed_suite_path() (built-in copy if absent)
   std::string cache_dir = default_cache_dir();  // "" = no cache: generated in memory each time
-  bool full = false;            // full-size alikes (where memory allows)
-  offset_t scaled_max_nnz = 2'000'000;  // small machines: alikes shrunk to at most this many nnz
+  bool full = false;                            // full-size alikes (where memory allows)
+  offset_t scaled_max_nnz = 2'000'000;          // small machines: alikes shrunk to at most this many nnz
   bool small_machine = false;
-  offset_t max_real_nnz = 0;    // 0 = all real matrices; else skip larger ones (--quick)
-  offset_t min_nnz = 0;         // skip matrices (real or alike) with fewer nonzeros (--min-nnz)
-  int max_matrices = 0;         // 0 = all
-  bool seed_only = false;       // the seed suite alone, in its order: real where present, else alikes
-  int max_k = 1;                // the sweep's most right-hand sides: a file's vectors count in its memory budget
+  offset_t max_real_nnz = 0;  // 0 = all real matrices; else skip larger ones (--quick)
+  offset_t min_nnz = 0;       // skip matrices (real or alike) with fewer nonzeros (--min-nnz)
+  int max_matrices = 0;       // 0 = all
+  bool seed_only = false;     // the seed suite alone, in its order: real where present, else alikes
+  int max_k = 1;              // the sweep's most right-hand sides: a file's vectors count in its memory budget
 };
 std::string default_matrices_dir();
 // Every real matrix in the folder (MANIFEST.tsv's order for those it lists, then the folder's
@@ -75,8 +75,8 @@ Csr load_source(const MatrixSource& src, const SuiteOptions& opt);
 
 struct SweepConfig {
   std::vector<Backend> backends{Backend::Serial, Backend::Omp, Backend::Cuda};
-  std::vector<std::string> formats;   // empty: every format
-  std::vector<std::string> kernels;   // empty: every kernel
+  std::vector<std::string> formats;  // empty: every format
+  std::vector<std::string> kernels;  // empty: every kernel
   // The values swept of each kernel setting (spmv/params.hpp's names): a kernel that takes a setting
   // runs under each of its values, crossed with its other swept settings; a setting absent here keeps
   // `fixed`'s value.
@@ -85,14 +85,14 @@ struct SweepConfig {
   // ones are set over them. Omega reaches the CPU's CSR5 only (CUDA's is a warp), the variant and
   // determinism CUDA's CSR5 only (its "atomic").
   PlanOptions fixed;
-  std::vector<int> ks{1};             // right-hand sides; k > 1 only for spmm kernels
+  std::vector<int> ks{1};                         // right-hand sides; k > 1 only for spmm kernels
   std::vector<Layout> layouts{Layout::RowMajor};  // of X and Y, each swept when k > 1
   // Arithmetic swept for every kernel and setting; a kernel that lacks one (KernelSpec::precisions)
   // or a matrix beyond float's range gives a "skipped: ..." row.
   std::vector<Precision> precisions{Precision::Double};
-  bool baselines = true;              // include baseline kernels (Eigen, cuSPARSE)
-  int repeat = 7;                     // samples per configuration (their statistics reported)
-  double min_sample_seconds = 0.05;   // products per sample chosen so a sample lasts this long
+  bool baselines = true;             // include baseline kernels (Eigen, cuSPARSE)
+  int repeat = 7;                    // samples per configuration (their statistics reported)
+  double min_sample_seconds = 0.05;  // products per sample chosen so a sample lasts this long
   // A configuration whose samples' coefficient of variation or drift (SampleStats) exceeds this is
   // measured again; noisy again, its row's status is "noisy" and it is left out of every best and
   // ratio. 0: never re-measured or flagged.
@@ -100,10 +100,10 @@ struct SweepConfig {
   // The bandwidth ceilings are measured this many times: their median is the ceiling, the min and
   // max its spread.
   int ceiling_runs = 5;
-  double max_config_seconds = 3.0;    // cap on timed work per configuration
+  double max_config_seconds = 3.0;  // cap on timed work per configuration
   std::string x_spec = "random:7";
-  long long products = 100;           // the planner's (kernel auto) expected products
-  bool trial = true;                  // false: auto takes its model's first choice
+  long long products = 100;  // the planner's (kernel auto) expected products
+  bool trial = true;         // false: auto takes its model's first choice
   // Rounds of the interleaved timing of auto against the oracle and the best baseline (0: none).
   // Each batch lasts a fifth of min_sample_seconds (at least 1 ms).
   int duel_rounds = 11;
@@ -118,10 +118,10 @@ SweepConfig default_sweep(const MachineInfo& m, bool small, bool quick);
 // ---- measurements --------------------------------------------------------------------------
 
 struct Ceilings {
-  double cpu_triad = 0;   // bytes/s, STREAM triad with the sweep's largest thread count (median of the runs)
+  double cpu_triad = 0;  // bytes/s, STREAM triad with the sweep's largest thread count (median of the runs)
   int cpu_triad_threads = 0;
-  double gpu_copy = 0;    // bytes/s, device-to-device copy (median of the runs); 0 without GPU
-  double gpu_peak = 0;    // bytes/s, the device's theoretical peak (memory clock x bus width x 2)
+  double gpu_copy = 0;  // bytes/s, device-to-device copy (median of the runs); 0 without GPU
+  double gpu_peak = 0;  // bytes/s, the device's theoretical peak (memory clock x bus width x 2)
   // The spread: the lowest and highest run and how many (0: not measured).
   double cpu_triad_min = 0, cpu_triad_max = 0;
   int cpu_triad_runs = 0;
@@ -148,19 +148,19 @@ struct Row {
   // this kernel (GPU kernels, kernels without a thread count).
   int threads = 0, threads_requested = 0;
   int block_size = 0, hack = 0, k = 1;  // 0: not a parameter of this kernel
-  std::string layout = "row";  // of X and Y: "row" or "col" (k = 1: "row")
+  std::string layout = "row";           // of X and Y: "row" or "col" (k = 1: "row")
   // "double", "single" or "mixed" (to_string(Precision)). Bests, speedups (against the serial CSR of
   // the same precision) and auto's comparisons never mix precisions.
   std::string precision = "double";
   offset_t nz_per_block = 0;
   std::string detail;
-  std::string settings;       // the kernel's settings that have no column of their own, "subwarp=4" style ("" for none)
-  std::string chosen;         // kernel "auto": what the planner chose ("cuda/ell bs=256")
-  double planning_s = 0;      // kernel "auto": analysis + trial + discarded candidates (in setup_s)
+  std::string settings;   // the kernel's settings that have no column of their own, "subwarp=4" style ("" for none)
+  std::string chosen;     // kernel "auto": what the planner chose ("cuda/ell bs=256")
+  double planning_s = 0;  // kernel "auto": analysis + trial + discarded candidates (in setup_s)
   // "ok", "failed" (check), "noisy" (timing spread above the threshold twice: timed, but left out of
   // every best and ratio), "skipped: <reason>", "error: <reason>"
   std::string status = "ok";
-  std::string check;          // "passed", "failed" or "" (not run)
+  std::string check;  // "passed", "failed" or "" (not run)
   double max_rel_error = 0, mean_rel_error = 0;
   double convert_s = 0, setup_s = 0;
   double time_median_s = 0, time_min_s = 0;  // per product
@@ -205,9 +205,8 @@ struct Progress {
 std::size_t count_configs(const SweepConfig& cfg);
 // Benchmarks one matrix: serial CSR first (the speedup baseline), then every selected kernel
 // and setting. Failures never abort: they become rows.
-std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const SweepConfig& cfg,
-                              const Ceilings& ceil, const Progress& progress = {},
-                              std::size_t done_before = 0, std::size_t total = 0);
+std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const SweepConfig& cfg, const Ceilings& ceil,
+                              const Progress& progress = {}, std::size_t done_before = 0, std::size_t total = 0);
 // A row for a matrix that could not be loaded or generated.
 Row unavailable_row(const MatrixSource& src, const std::string& status);
 
@@ -216,9 +215,8 @@ class TimeBudget;  // spmv/bench/budget.hpp
 // with the budget consulted before each (`started`: when the run began, which the budget counts
 // from). A source that cannot be loaded, or whose benchmark throws, becomes a row and the run goes
 // on; past the budget the rest are listed as skipped.
-std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const SuiteOptions& so,
-                           SweepConfig& cfg, const Ceilings& ceil, TimeBudget& budget,
-                           std::chrono::steady_clock::time_point started,
+std::vector<Row> run_suite(const std::vector<MatrixSource>& sources, const SuiteOptions& so, SweepConfig& cfg,
+                           const Ceilings& ceil, TimeBudget& budget, std::chrono::steady_clock::time_point started,
                            const Progress& progress = {});
 
 // ---- output --------------------------------------------------------------------------------
@@ -235,10 +233,8 @@ class CsvWriter {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-void write_csv(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
-               const Ceilings& c);
-void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m,
-                const Ceilings& c);
+void write_csv(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m, const Ceilings& c);
+void write_json(const std::string& path, const std::vector<Row>& rows, const MachineInfo& m, const Ceilings& c);
 // Per matrix (and precision, where rows have several): the best CPU and best GPU kernel (usable
 // rows only, auto left out), GFLOPS, share of bandwidth, ratio to the best baseline on the same
 // side; under it, per backend, k and precision with an `auto` row, the planner's choice and time

@@ -28,8 +28,7 @@ class TimeBudget {
   // `done` of `total` configurations measured: the sample length that spends 95% of the budget
   // on the rest, after the observed overhead per configuration (plan making, checks,
   // oversubscribed threads), between kShortestSample and the first estimate's length.
-  void before_matrix(SweepConfig& cfg, double elapsed, double sweep_elapsed, std::size_t done,
-                     std::size_t total);
+  void before_matrix(SweepConfig& cfg, double elapsed, double sweep_elapsed, std::size_t done, std::size_t total);
 
   // Far over budget (past 1.5x): the remaining matrices are listed as skipped, not measured.
   bool exhausted(double elapsed) const { return seconds_ > 0 && elapsed > 1.5 * seconds_; }

@@ -36,10 +36,10 @@ Kind kind_from_description(std::string_view text);
 struct GenSpec {
   Kind kind = Kind::Random;
   index_t rows = 0;
-  index_t cols = 0;        // 0: square
-  offset_t nnz = 0;        // 0: round(rows * mean)
-  double mean = 0;         // row-length mean (nnz / rows)
-  double std = 0;          // row-length population standard deviation
+  index_t cols = 0;  // 0: square
+  offset_t nnz = 0;  // 0: round(rows * mean)
+  double mean = 0;   // row-length mean (nnz / rows)
+  double std = 0;    // row-length population standard deviation
   std::uint64_t seed = 1;
 };
 
@@ -84,8 +84,7 @@ std::string cache_name(const GenSpec& spec);
 // Loads the matrix from cache_dir/cache_name(spec) when that file reads back, otherwise
 // generates it and tries to store it there (cache problems never fail the call). `from_cache`
 // says which happened.
-Csr generate_cached(const GenSpec& spec, const std::string& cache_dir, bool* from_cache = nullptr,
-                    int threads = 0);
+Csr generate_cached(const GenSpec& spec, const std::string& cache_dir, bool* from_cache = nullptr, int threads = 0);
 
 // ---- Tool shapes ------------------------------------------------------------------------------
 // Fixed families for the tools in bench/tools: exact grid stencils and simple random row laws, where
