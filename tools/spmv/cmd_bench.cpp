@@ -89,7 +89,7 @@ spmv::bench::SweepConfig sweep_config(BenchArgs& a, const spmv::bench::MachineIn
   cfg.duel_rounds = a.duel_rounds;
   cfg.noise_threshold = a.noise_threshold;
   cfg.ceiling_runs = a.ceiling_runs;
-  a.kernel_settings.apply(cfg.fixed);  // --csr5-atomic; the settings themselves are swept
+  a.kernel_settings.apply_variant(cfg.fixed);  // the settings themselves are swept
   return cfg;
 }
 

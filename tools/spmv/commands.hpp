@@ -135,6 +135,8 @@ struct KernelSettings {
   long long value(const std::string& name, long long fallback) const;
   // run: the given values and --csr5-atomic set over `o`.
   void apply(PlanOptions& o) const;
+  // bench: --csr5-atomic alone (the settings are swept, each for the kernels that take it).
+  void apply_variant(PlanOptions& o) const;
 };
 
 void add_info(CLI::App& app, Action& action);

@@ -49,6 +49,10 @@ long long KernelSettings::value(const std::string& name, long long fallback) con
 void KernelSettings::apply(PlanOptions& o) const {
   for (const ParamSpec& p : kernel_params())
     if (p.set && p.kind == ParamSpec::Kind::Integer) p.set(o, value(p.name, p.get(o)));
+  apply_variant(o);
+}
+
+void KernelSettings::apply_variant(PlanOptions& o) const {
   if (csr5_atomic) {  // the CUDA CSR5 kernel's variant "atomic", which needs deterministic off
     o.variant = "atomic";
     o.deterministic = false;
