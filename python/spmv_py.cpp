@@ -228,24 +228,8 @@ void set_settings(spmv::PlanOptions& opt, const py::dict& settings) {
   }
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_spmv, m) {
-  m.doc() = "Compiled part of the spmv package (see spmv/__init__.py)";
-
-  // spmv.Error (RuntimeError) for every error of the library; bad input (a malformed file, an
-  // unsupported request) is also a ValueError. Later registrations are tried first.
-  auto& error = py::register_local_exception<spmv::Error>(m, "Error", PyExc_RuntimeError);
-  py::register_local_exception<spmv::ParseError>(m, "ParseError", py::make_tuple(error, py::handle(PyExc_ValueError)));
-  py::register_local_exception<spmv::Unsupported>(m, "Unsupported",
-                                                  py::make_tuple(error, py::handle(PyExc_ValueError)));
-
-  m.def("version", &spmv::version, "The library's version");
-  m.def("git_commit", &spmv::git_commit, "The git commit the library was built from");
-  m.def(
-      "default_backend", [] { return spmv::to_string(spmv::default_backend()); },
-      "The fastest backend present: 'cuda' when a device is usable, else 'omp'");
-
+// spmv.Matrix: CSR arrays held or borrowed, read-only views of them.
+void bind_matrix(py::module_& m) {
   py::class_<PyMatrix, MatrixPtr>(m, "Matrix",
                                   "A sparse matrix in CSR form (a spmv::CsrView over arrays it holds); read-only")
       .def_static("from_csr", &matrix_from_arrays, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a,
@@ -278,29 +262,10 @@ PYBIND11_MODULE(_spmv, m) {
         return "<spmv.Matrix " + std::to_string(a.rows) + "x" + std::to_string(a.cols) + ", " +
                std::to_string(a.nnz()) + " nnz, " + spmv::to_string(a.field) + " " + spmv::to_string(a.symmetry) + ">";
       });
+}
 
-  m.def(
-      "read",
-      [](const std::string& path, const std::string& precision) {
-        if (spmv::parse_precision(precision) != spmv::Precision::Double) {
-          spmv::CsrF32 a;
-          {
-            py::gil_scoped_release nogil;
-            a = spmv::io::load_f32(path).matrix;
-          }
-          return from_csr(std::move(a));
-        }
-        spmv::Csr a;
-        {
-          py::gil_scoped_release nogil;
-          a = spmv::io::load_csr(path);
-        }
-        return from_csr(std::move(a));
-      },
-      "path"_a, "precision"_a = "double",
-      "Reads .mtx, .mtx.gz or a binary cache (spmv::io::load_csr; precision 'single' or 'mixed': the values "
-      "straight into float32, spmv::io::load_f32)");
-
+// spmv.Plan and spmv.settings(): a plan over a Matrix, its products and what it says of itself.
+void bind_plan(py::module_& m) {
   m.def(
       "settings",
       [] {
@@ -357,4 +322,48 @@ PYBIND11_MODULE(_spmv, m) {
       .def("__repr__", [](const PyPlan& p) {
         return std::string("<spmv.Plan ") + spmv::to_string(p.backend()) + ": " + p.plan().describe() + ">";
       });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_spmv, m) {
+  m.doc() = "Compiled part of the spmv package (see spmv/__init__.py)";
+
+  // spmv.Error (RuntimeError) for every error of the library; bad input (a malformed file, an
+  // unsupported request) is also a ValueError. Later registrations are tried first.
+  auto& error = py::register_local_exception<spmv::Error>(m, "Error", PyExc_RuntimeError);
+  py::register_local_exception<spmv::ParseError>(m, "ParseError", py::make_tuple(error, py::handle(PyExc_ValueError)));
+  py::register_local_exception<spmv::Unsupported>(m, "Unsupported",
+                                                  py::make_tuple(error, py::handle(PyExc_ValueError)));
+
+  m.def("version", &spmv::version, "The library's version");
+  m.def("git_commit", &spmv::git_commit, "The git commit the library was built from");
+  m.def(
+      "default_backend", [] { return spmv::to_string(spmv::default_backend()); },
+      "The fastest backend present: 'cuda' when a device is usable, else 'omp'");
+
+  bind_matrix(m);
+  m.def(
+      "read",
+      [](const std::string& path, const std::string& precision) {
+        if (spmv::parse_precision(precision) != spmv::Precision::Double) {
+          spmv::CsrF32 a;
+          {
+            py::gil_scoped_release nogil;
+            a = spmv::io::load_f32(path).matrix;
+          }
+          return from_csr(std::move(a));
+        }
+        spmv::Csr a;
+        {
+          py::gil_scoped_release nogil;
+          a = spmv::io::load_csr(path);
+        }
+        return from_csr(std::move(a));
+      },
+      "path"_a, "precision"_a = "double",
+      "Reads .mtx, .mtx.gz or a binary cache (spmv::io::load_csr; precision 'single' or 'mixed': the values "
+      "straight into float32, spmv::io::load_f32)");
+
+  bind_plan(m);
 }

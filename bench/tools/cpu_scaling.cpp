@@ -98,6 +98,152 @@ double geomean(const std::vector<double>& v) {
   return std::exp(s / v.size());
 }
 
+// What every pass needs: the thread counts, the triad bandwidth at each, the sample lengths.
+struct Passes {
+  std::vector<int> threads;
+  std::map<int, double> triad;
+  double triad_max = 0, min_s = 0, suite_min_s = 0;
+  int samples = 5, suite_threads = 1;
+};
+
+// One large matrix: the serial CSR, then every OpenMP kernel and Eigen at each thread count, against
+// the triad; returns Eigen's time over csr(auto)'s at the largest thread count.
+double scaling(const std::string& name, const Csr& a, const Passes& c) {
+  const MatrixStats st = compute_stats(a);
+  const double mb = (12.0 * a.nnz() + 4.0 * (a.rows + 1) + 8.0 * a.cols + 8.0 * a.rows) / 1e6;
+  fmt::print("\n## {}: rows {} cols {} nnz {} ({:.1f} nnz/row, max {}), CSR product data {:.0f} MB\n", name, a.rows,
+             a.cols, a.nnz(), st.row_nnz_mean, st.row_nnz_max, mb);
+  fmt::print("padding ratio (slots/nnz): ELL {:.2f}, HLL-16 {:.3f}, HLL-32 {:.3f}, HLL-64 {:.3f}\n",
+             st.ell_padding_ratio, st.hll_padding_ratio[0], st.hll_padding_ratio[1], st.hll_padding_ratio[2]);
+  const auto x = make_vector("random:1", a.cols);
+  const Reference ref = reference_product(a, x);
+  PlanOptions o1;
+  const Measure serial = measure(a, Backend::Serial, "csr", o1, &ref, c.min_s, c.samples);
+  const double flops = 2.0 * a.nnz();
+  fmt::print("{:<14} {:>3} {:>10} {:>8} {:>8} {:>6} {:>8} {:>7} {:>8}  {}\n", "kernel", "thr", "median_ms", "GFLOPS",
+             "speedup", "eff", "GB/s", "%triad", "vsEigen", "detail");
+  auto row = [&](const std::string& kernel, int t, const Measure& m, double eigen_s) {
+    if (!m.ok) {
+      fmt::print("{:<14} {:>3} {}\n", kernel, t, m.note);
+      return;
+    }
+    const double sp = serial.seconds / m.seconds, gbs = m.bytes / m.seconds * 1e-9;
+    fmt::print("{:<14} {:>3} {:10.3f} {:8.2f} {:8.2f} {:6.2f} {:8.1f} {:6.1f}% {:8}  {}{}\n", kernel, t,
+               m.seconds * 1e3, flops / m.seconds * 1e-9, sp, sp / t, gbs, 100.0 * gbs * 1e9 / c.triad.at(t),
+               eigen_s > 0 ? fmt::format("{:.2f}x", eigen_s / m.seconds) : "-", m.detail,
+               m.convert > 0.01 ? fmt::format(" convert+setup {:.2f}s", m.convert) : "");
+  };
+  row("serial-csr", 1, serial, 0);
+  double best_gbs = 0;
+  std::string best_what;
+  double last_ratio = 0;
+  for (int t : c.threads) {
+    PlanOptions o;
+    o.threads = t;
+    const Measure eig = measure(a, Backend::Omp, "eigen", o, &ref, c.min_s, c.samples);
+    const double eig_s = eig.ok ? eig.seconds : 0;
+    for (const auto& k : kOmpKernels) {
+      const Measure m = measure(a, Backend::Omp, k, o, &ref, c.min_s, c.samples);
+      row(k, t, m, eig_s);
+      if (m.ok && k == "csr" && eig_s > 0) last_ratio = eig_s / m.seconds;
+      if (m.ok && m.bytes / m.seconds > best_gbs) {
+        best_gbs = m.bytes / m.seconds;
+        best_what = fmt::format("{} t={}", k, t);
+      }
+    }
+    row("eigen", t, eig, eig_s);
+    std::fflush(stdout);
+  }
+  fmt::print("best: {} at {:.1f} GB/s = {:.1f}% of the best triad ({:.1f} GB/s)\n", best_what, best_gbs * 1e-9,
+             100.0 * best_gbs / c.triad_max, c.triad_max * 1e-9);
+  return last_ratio;
+}
+
+// SpMM on the generated matrix at the suite thread count: csr, hll and Eigen, each k and layout.
+void spmm_pass(const std::string& spmm_gen, const std::vector<int>& spmm_k, const Passes& c) {
+  const Csr a = generate(spmm_gen);
+  fmt::print("\n## SpMM on {} (nnz {}) at {} threads (GFLOPS = 2 nnz k / t)\n", spmm_gen, a.nnz(), c.suite_threads);
+  fmt::print("{:<8} {:>4} {:>4} {:>10} {:>8} {:>8}\n", "kernel", "k", "lay", "median_ms", "GFLOPS", "GB/s");
+  for (const int k : spmm_k)
+    for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
+      if (k == 1 && lay == Layout::ColMajor) continue;
+      for (const std::string kernel : {"csr", "hll", "eigen"}) {
+        PlanOptions o;
+        o.threads = c.suite_threads;
+        o.k = k;
+        o.layout = lay;
+        const Measure m = measure(a, Backend::Omp, kernel, o, nullptr, c.min_s, 3);
+        if (!m.ok) continue;
+        fmt::print("{:<8} {:>4} {:>4} {:10.3f} {:8.2f} {:8.1f}\n", kernel, k, lay == Layout::RowMajor ? "row" : "col",
+                   m.seconds * 1e3, 2.0 * a.nnz() * k / m.seconds * 1e-9, m.bytes / m.seconds * 1e-9);
+      }
+    }
+  std::fflush(stdout);
+}
+
+// Every Matrix Market file of a folder at the suite thread count: each kernel's GFLOPS and its
+// speed over Eigen's.
+void suite_pass(const std::string& dir, const Passes& c) {
+  std::vector<std::filesystem::path> paths;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().string().ends_with(".mtx.gz") || e.path().string().ends_with(".mtx")) paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  fmt::print("\n## Suite {} at {} threads: GFLOPS per kernel; vsEigen = Eigen time / kernel time\n", dir,
+             c.suite_threads);
+  fmt::print("{:<22} {:>9} {:>7}", "matrix", "nnz", "serial");
+  for (const auto& k : kOmpKernels) fmt::print(" {:>8}", k.substr(0, 8));
+  fmt::print(" {:>7} {:>8} {:>8}  {}\n", "eigen", "csr/Eig", "best/Eig", "csr choice");
+  std::vector<double> r_auto, r_best;
+  int slower_auto = 0, slower_best = 0;
+  for (const auto& p : paths) {
+    Csr a;
+    try {
+      a = io::load_csr(p.string());
+    } catch (const Error& e) {
+      fmt::print("{:<22} load failed: {}\n", p.filename().string(), e.what());
+      continue;
+    }
+    if (a.is_complex()) continue;
+    const auto x = make_vector("random:1", a.cols);
+    const Reference ref = reference_product(a, x);
+    const double flops = 2.0 * a.nnz();
+    PlanOptions o;
+    const Measure serial = measure(a, Backend::Serial, "csr", o, &ref, c.suite_min_s, c.samples);
+    o.threads = c.suite_threads;
+    const Measure eig = measure(a, Backend::Omp, "eigen", o, &ref, c.suite_min_s, c.samples);
+    std::string name = p.filename().string();
+    name = name.substr(0, name.find('.'));
+    fmt::print("{:<22} {:>9} {:7.2f}", name.substr(0, 22), a.nnz(), flops / serial.seconds * 1e-9);
+    double best = 1e300, auto_s = 0;
+    std::string choice;
+    for (const auto& k : kOmpKernels) {
+      const Measure m = measure(a, Backend::Omp, k, o, &ref, c.suite_min_s, c.samples);
+      if (!m.ok) {
+        fmt::print(" {:>8}", m.note.starts_with("CHECK") ? "FAILED" : "refused");
+        continue;
+      }
+      fmt::print(" {:8.2f}", flops / m.seconds * 1e-9);
+      best = std::min(best, m.seconds);
+      if (k == "csr") {
+        auto_s = m.seconds;
+        choice = m.detail.substr(0, m.detail.find(" ("));  // schedule and inner loop, not the trial
+      }
+    }
+    const double ra = eig.seconds / auto_s, rb = eig.seconds / best;
+    fmt::print(" {:7.2f} {:8.2f} {:8.2f}  {}\n", flops / eig.seconds * 1e-9, ra, rb, choice);
+    r_auto.push_back(ra);
+    r_best.push_back(rb);
+    slower_auto += ra < 1.0;
+    slower_best += rb < 1.0;
+    std::fflush(stdout);
+  }
+  fmt::print(
+      "suite: {} matrices; geomean speedup over Eigen: csr(auto) {:.2f}x (min {:.2f}, {} slower), best kernel "
+      "{:.2f}x (min {:.2f}, {} slower)\n",
+      r_auto.size(), geomean(r_auto), r_auto.empty() ? 0 : *std::min_element(r_auto.begin(), r_auto.end()), slower_auto,
+      geomean(r_best), r_best.empty() ? 0 : *std::min_element(r_best.begin(), r_best.end()), slower_best);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -155,15 +301,15 @@ int main(int argc, char** argv) try {
   const double min_s = min_ms * 1e-3, suite_min_s = suite_min_ms * 1e-3;
 
   fmt::print("# cpu_scaling: {} processors\n# STREAM triad (3 arrays x 8 B per element, arrays >= 2x LLC)\n", procs);
-  std::map<int, double> triad;
+  Passes c{threads, {}, 0, min_s, suite_min_s, samples, suite_threads};
+  std::map<int, double>& triad = c.triad;
   for (int t : threads) {
     triad[t] = cpu_triad_bandwidth(t);
     fmt::print("triad threads={:<3} {:8.2f} GB/s\n", t, triad[t] * 1e-9);
   }
   for (const int t : {1, suite_threads})  // serial rows and the suite are reported against these
     if (!triad.count(t)) triad[t] = cpu_triad_bandwidth(t);
-  double triad_max = 0;
-  for (auto& [t, bw] : triad) triad_max = std::max(triad_max, bw);
+  for (auto& [t, bw] : triad) c.triad_max = std::max(c.triad_max, bw);
   std::fflush(stdout);
 
   // ---- Scaling on the large matrices ----
@@ -173,140 +319,11 @@ int main(int argc, char** argv) try {
 
   std::vector<double> big_ratio_auto;  // eigen / csr(auto) time at each matrix's largest thread count
   for (const auto& [name, a] : mats) {
-    const MatrixStats st = compute_stats(a);
-    const double mb = (12.0 * a.nnz() + 4.0 * (a.rows + 1) + 8.0 * a.cols + 8.0 * a.rows) / 1e6;
-    fmt::print("\n## {}: rows {} cols {} nnz {} ({:.1f} nnz/row, max {}), CSR product data {:.0f} MB\n", name, a.rows,
-               a.cols, a.nnz(), st.row_nnz_mean, st.row_nnz_max, mb);
-    fmt::print("padding ratio (slots/nnz): ELL {:.2f}, HLL-16 {:.3f}, HLL-32 {:.3f}, HLL-64 {:.3f}\n",
-               st.ell_padding_ratio, st.hll_padding_ratio[0], st.hll_padding_ratio[1], st.hll_padding_ratio[2]);
-    const auto x = make_vector("random:1", a.cols);
-    const Reference ref = reference_product(a, x);
-    PlanOptions o1;
-    const Measure serial = measure(a, Backend::Serial, "csr", o1, &ref, min_s, samples);
-    const double flops = 2.0 * a.nnz();
-    fmt::print("{:<14} {:>3} {:>10} {:>8} {:>8} {:>6} {:>8} {:>7} {:>8}  {}\n", "kernel", "thr", "median_ms", "GFLOPS",
-               "speedup", "eff", "GB/s", "%triad", "vsEigen", "detail");
-    auto row = [&](const std::string& kernel, int t, const Measure& m, double eigen_s) {
-      if (!m.ok) {
-        fmt::print("{:<14} {:>3} {}\n", kernel, t, m.note);
-        return;
-      }
-      const double sp = serial.seconds / m.seconds, gbs = m.bytes / m.seconds * 1e-9;
-      fmt::print("{:<14} {:>3} {:10.3f} {:8.2f} {:8.2f} {:6.2f} {:8.1f} {:6.1f}% {:8}  {}{}\n", kernel, t,
-                 m.seconds * 1e3, flops / m.seconds * 1e-9, sp, sp / t, gbs, 100.0 * gbs * 1e9 / triad[t],
-                 eigen_s > 0 ? fmt::format("{:.2f}x", eigen_s / m.seconds) : "-", m.detail,
-                 m.convert > 0.01 ? fmt::format(" convert+setup {:.2f}s", m.convert) : "");
-    };
-    row("serial-csr", 1, serial, 0);
-    double best_gbs = 0;
-    std::string best_what;
-    double last_ratio = 0;
-    for (int t : threads) {
-      PlanOptions o;
-      o.threads = t;
-      const Measure eig = measure(a, Backend::Omp, "eigen", o, &ref, min_s, samples);
-      const double eig_s = eig.ok ? eig.seconds : 0;
-      for (const auto& k : kOmpKernels) {
-        const Measure m = measure(a, Backend::Omp, k, o, &ref, min_s, samples);
-        row(k, t, m, eig_s);
-        if (m.ok && k == "csr" && eig_s > 0) last_ratio = eig_s / m.seconds;
-        if (m.ok && m.bytes / m.seconds > best_gbs) {
-          best_gbs = m.bytes / m.seconds;
-          best_what = fmt::format("{} t={}", k, t);
-        }
-      }
-      row("eigen", t, eig, eig_s);
-      std::fflush(stdout);
-    }
-    big_ratio_auto.push_back(last_ratio);
-    fmt::print("best: {} at {:.1f} GB/s = {:.1f}% of the best triad ({:.1f} GB/s)\n", best_what, best_gbs * 1e-9,
-               100.0 * best_gbs / triad_max, triad_max * 1e-9);
+    big_ratio_auto.push_back(scaling(name, a, c));
   }
 
-  // ---- SpMM on the first matrix, at the suite thread count ----
-  if (!spmm_k.empty()) {
-    const Csr a = generate(spmm_gen);
-    fmt::print("\n## SpMM on {} (nnz {}) at {} threads (GFLOPS = 2 nnz k / t)\n", spmm_gen, a.nnz(), suite_threads);
-    fmt::print("{:<8} {:>4} {:>4} {:>10} {:>8} {:>8}\n", "kernel", "k", "lay", "median_ms", "GFLOPS", "GB/s");
-    for (const int k : spmm_k)
-      for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
-        if (k == 1 && lay == Layout::ColMajor) continue;
-        for (const std::string kernel : {"csr", "hll", "eigen"}) {
-          PlanOptions o;
-          o.threads = suite_threads;
-          o.k = k;
-          o.layout = lay;
-          const Measure m = measure(a, Backend::Omp, kernel, o, nullptr, min_s, 3);
-          if (!m.ok) continue;
-          fmt::print("{:<8} {:>4} {:>4} {:10.3f} {:8.2f} {:8.1f}\n", kernel, k, lay == Layout::RowMajor ? "row" : "col",
-                     m.seconds * 1e3, 2.0 * a.nnz() * k / m.seconds * 1e-9, m.bytes / m.seconds * 1e-9);
-        }
-      }
-    std::fflush(stdout);
-  }
-
-  // ---- Suite: every Matrix Market file of a folder at one thread count ----
-  if (!dir.empty()) {
-    std::vector<std::filesystem::path> paths;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().string().ends_with(".mtx.gz") || e.path().string().ends_with(".mtx")) paths.push_back(e.path());
-    std::sort(paths.begin(), paths.end());
-    fmt::print("\n## Suite {} at {} threads: GFLOPS per kernel; vsEigen = Eigen time / kernel time\n", dir,
-               suite_threads);
-    fmt::print("{:<22} {:>9} {:>7}", "matrix", "nnz", "serial");
-    for (const auto& k : kOmpKernels) fmt::print(" {:>8}", k.substr(0, 8));
-    fmt::print(" {:>7} {:>8} {:>8}  {}\n", "eigen", "csr/Eig", "best/Eig", "csr choice");
-    std::vector<double> r_auto, r_best;
-    int slower_auto = 0, slower_best = 0;
-    for (const auto& p : paths) {
-      Csr a;
-      try {
-        a = io::load_csr(p.string());
-      } catch (const Error& e) {
-        fmt::print("{:<22} load failed: {}\n", p.filename().string(), e.what());
-        continue;
-      }
-      if (a.is_complex()) continue;
-      const auto x = make_vector("random:1", a.cols);
-      const Reference ref = reference_product(a, x);
-      const double flops = 2.0 * a.nnz();
-      PlanOptions o;
-      const Measure serial = measure(a, Backend::Serial, "csr", o, &ref, suite_min_s, samples);
-      o.threads = suite_threads;
-      const Measure eig = measure(a, Backend::Omp, "eigen", o, &ref, suite_min_s, samples);
-      std::string name = p.filename().string();
-      name = name.substr(0, name.find('.'));
-      fmt::print("{:<22} {:>9} {:7.2f}", name.substr(0, 22), a.nnz(), flops / serial.seconds * 1e-9);
-      double best = 1e300, auto_s = 0;
-      std::string choice;
-      for (const auto& k : kOmpKernels) {
-        const Measure m = measure(a, Backend::Omp, k, o, &ref, suite_min_s, samples);
-        if (!m.ok) {
-          fmt::print(" {:>8}", m.note.starts_with("CHECK") ? "FAILED" : "refused");
-          continue;
-        }
-        fmt::print(" {:8.2f}", flops / m.seconds * 1e-9);
-        best = std::min(best, m.seconds);
-        if (k == "csr") {
-          auto_s = m.seconds;
-          choice = m.detail.substr(0, m.detail.find(" ("));  // schedule and inner loop, not the trial
-        }
-      }
-      const double ra = eig.seconds / auto_s, rb = eig.seconds / best;
-      fmt::print(" {:7.2f} {:8.2f} {:8.2f}  {}\n", flops / eig.seconds * 1e-9, ra, rb, choice);
-      r_auto.push_back(ra);
-      r_best.push_back(rb);
-      slower_auto += ra < 1.0;
-      slower_best += rb < 1.0;
-      std::fflush(stdout);
-    }
-    fmt::print(
-        "suite: {} matrices; geomean speedup over Eigen: csr(auto) {:.2f}x (min {:.2f}, {} slower), best kernel "
-        "{:.2f}x (min {:.2f}, {} slower)\n",
-        r_auto.size(), geomean(r_auto), r_auto.empty() ? 0 : *std::min_element(r_auto.begin(), r_auto.end()),
-        slower_auto, geomean(r_best), r_best.empty() ? 0 : *std::min_element(r_best.begin(), r_best.end()),
-        slower_best);
-  }
+  if (!spmm_k.empty()) spmm_pass(spmm_gen, spmm_k, c);
+  if (!dir.empty()) suite_pass(dir, c);
   if (!big_ratio_auto.empty())
     fmt::print("large matrices: geomean speedup of csr(auto) over Eigen at the largest thread count {:.2f}x\n",
                geomean(big_ratio_auto));

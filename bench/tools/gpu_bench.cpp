@@ -87,6 +87,118 @@ void print_result(const CsrView& a, const Result& r, int k, double bw) {
              gf, gbs, 100 * gbs * 1e9 / bw, r.detail);
 }
 
+// One matrix's SpMV: every CUDA kernel at every block size (the catalog's sweep for the main
+// kernels, 256 with --quick; csr-vector also at each sub-warp), our best against cuSPARSE's.
+Summary spmv_section(const std::string& name, const Csr& a, const std::vector<const KernelSpec*>& ks, const Opts& o,
+                     double bw) {
+  const auto stats = compute_stats(a);
+  fmt::print("== {}: {} x {}, nnz {}, row nnz mean {:.1f} max {} ==\n", name, a.rows, a.cols, a.nnz(),
+             stats.row_nnz_mean, stats.row_nnz_max);
+  const auto x = make_vector("random:1", a.cols);
+  const Reference ref = reference_product(a, x, 1, Layout::RowMajor);
+  Summary s;
+  s.matrix = name;
+  s.rows = a.rows;
+  s.nnz = a.nnz();
+  auto consider = [&](const Result& r) {
+    print_result(a, r, 1, bw);
+    if (!r.ok) return;
+    Result& best = r.baseline ? s.theirs : s.ours;
+    if (best.t == 0 || r.t < best.t) best = r;
+  };
+  for (const KernelSpec* k : ks) {
+    std::vector<long long> blocks{256};
+    if (is_main(k->name) && !o.quick) blocks = find_param("block_size")->sweep;
+    for (const long long b : blocks) {
+      PlanOptions opt;
+      opt.block_size = static_cast<int>(b);
+      consider(measure(a, k->name, k->baseline, opt, ref, x, o));
+    }
+    if (takes(*k, "subwarp") && k->name == "csr-vector" && !o.quick)
+      for (const long long sw : find_param("subwarp")->test_values) {
+        PlanOptions opt;
+        opt.subwarp = static_cast<int>(sw);
+        consider(measure(a, k->name, k->baseline, opt, ref, x, o));
+      }
+  }
+  if (s.ours.ok && s.theirs.ok)
+    fmt::print("  -> best ours {} (block {}) {:.2f} us; best cuSPARSE {} {:.2f} us; speedup {:.2f}\n\n", s.ours.kernel,
+               s.ours.block, s.ours.t * 1e6, s.theirs.kernel, s.theirs.t * 1e6, s.theirs.t / s.ours.t);
+  return s;
+}
+
+// SpMM in both layouts on the kept matrices: auto and our SpMM kernels against every cuSPARSE SpMM
+// algorithm; a summary line each.
+std::vector<std::string> spmm_section(std::map<std::string, Csr>& keep, const std::vector<const KernelSpec*>& ks,
+                                      const Opts& o, double bw) {
+  // SpMM in both layouts: the planner's pick ("auto") and ours (every non-baseline kernel that
+  // takes k > 1) against every cuSPARSE SpMM algorithm.
+  fmt::print("== SpMM (row- and column-major X, Y) ==\n");
+  std::vector<std::string> spmm_rows;
+  for (auto& [name, a] : keep)
+    for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
+      for (int k : {1, 4, 16, 64}) {
+        const char* lay = layout == Layout::RowMajor ? "row" : "col";
+        const auto x = make_vector("random:2", static_cast<std::size_t>(a.cols) * k);
+        const Reference ref = reference_product(a, x, k, layout);
+        PlanOptions opt;
+        opt.k = k;
+        opt.layout = layout;
+        const Result autop = measure(a, "auto", false, opt, ref, x, o);
+        fmt::print("  {} K={:<3} {}", name, k, lay);
+        print_result(a, autop, k, bw);
+        Result best_ours, best_cs;
+        for (const KernelSpec* spec : ks) {
+          if (!spec->spmm) continue;
+          const Result r = measure(a, spec->name, spec->baseline, opt, ref, x, o);
+          fmt::print("  {} K={:<3} {}", name, k, lay);
+          print_result(a, r, k, bw);
+          if (!r.ok) continue;
+          Result& b = spec->baseline ? best_cs : best_ours;
+          if (b.t == 0 || r.t < b.t) b = r;
+        }
+        const auto gf = [&](const Result& r) { return r.ok ? 2.0 * a.nnz() * k / r.t * 1e-9 : 0.0; };
+        if (best_ours.ok && best_cs.ok && autop.ok)
+          spmm_rows.push_back(
+              fmt::format("{:<14} K={:<3} {} auto {:>8.1f} GFLOPS  best ours {:<6} {:>8.1f}  cuSPARSE {:<19} {:>8.1f}  "
+                          "auto x{:.2f}",
+                          name, k, lay, gf(autop), best_ours.kernel, gf(best_ours), best_cs.kernel, gf(best_cs),
+                          best_cs.t / autop.t));
+      }
+
+  return spmm_rows;
+}
+
+// The summary table: per matrix our best against cuSPARSE's, then the SpMM lines and the goals.
+void print_summary(const std::vector<Summary>& sums, const std::vector<std::string>& spmm_rows, double bw) {
+  fmt::print("\n== Summary: {} , copy {:.0f} GB/s ==\n", device::cuda_device_name(), bw * 1e-9);
+  fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8} {:>6} {:>17} {:>8} {:>6} {:>7}\n", "matrix", "nnz", "ours", "block",
+             "GFLOPS", "%bw", "cuSPARSE", "GFLOPS", "%bw", "speedup");
+  double log_sum = 0, worst = 1e30;
+  int n = 0;
+  bool big_ok = true, small_ok = true;
+  for (const auto& s : sums) {
+    if (!s.ours.ok || !s.theirs.ok) continue;
+    const double flops = 2.0 * s.nnz;
+    const double bytes = 12.0 * s.nnz + 4.0 * (s.rows + 1) + 16.0 * s.rows;  // square suite matrices
+    const double sp = s.theirs.t / s.ours.t;
+    fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8.1f} {:>5.1f}% {:>17} {:>8.1f} {:>5.1f}% {:>7.2f}\n", s.matrix, s.nnz,
+               s.ours.kernel, s.ours.block, flops / s.ours.t * 1e-9, 100 * bytes / s.ours.t / bw, s.theirs.kernel,
+               flops / s.theirs.t * 1e-9, 100 * bytes / s.theirs.t / bw, sp);
+    log_sum += std::log(sp);
+    worst = std::min(worst, sp);
+    ++n;
+    if (s.nnz >= 10'000'000 && bytes / s.ours.t / bw < 0.85) big_ok = false;
+    if (s.nnz < 100'000 && s.ours.t > s.theirs.t) small_ok = false;
+  }
+  for (const auto& r : spmm_rows) fmt::print("{}\n", r);
+  if (n) {
+    fmt::print("geomean speedup {:.3f} (goal >= 1.15), worst {:.3f} (goal >= 0.95)\n", std::exp(log_sum / n), worst);
+    fmt::print("10M+ nnz at >= 85% of copy bandwidth: {}; <100k nnz no slower than cuSPARSE: {}\n",
+               big_ok ? "yes" : "no", small_ok ? "yes" : "no");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,103 +261,11 @@ int main(int argc, char** argv) {
       fmt::print("{}: complex, skipped\n", name);
       continue;
     }
-    const auto stats = compute_stats(a);
-    fmt::print("== {}: {} x {}, nnz {}, row nnz mean {:.1f} max {} ==\n", name, a.rows, a.cols, a.nnz(),
-               stats.row_nnz_mean, stats.row_nnz_max);
-    const auto x = make_vector("random:1", a.cols);
-    const Reference ref = reference_product(a, x, 1, Layout::RowMajor);
-    Summary s;
-    s.matrix = name;
-    s.rows = a.rows;
-    s.nnz = a.nnz();
-    auto consider = [&](const Result& r) {
-      print_result(a, r, 1, bw);
-      if (!r.ok) return;
-      Result& best = r.baseline ? s.theirs : s.ours;
-      if (best.t == 0 || r.t < best.t) best = r;
-    };
-    for (const KernelSpec* k : ks) {
-      std::vector<int> blocks{256};
-      if (is_main(k->name) && !o.quick) blocks = {128, 256, 384, 512, 640, 768, 896, 1024};
-      for (int b : blocks) {
-        PlanOptions opt;
-        opt.block_size = b;
-        consider(measure(a, k->name, k->baseline, opt, ref, x, o));
-      }
-      if (k->name == "csr-vector" && !o.quick)
-        for (int sw : {2, 4, 8, 16, 32}) {
-          PlanOptions opt;
-          opt.subwarp = sw;
-          consider(measure(a, k->name, k->baseline, opt, ref, x, o));
-        }
-    }
-    if (s.ours.ok && s.theirs.ok)
-      fmt::print("  -> best ours {} (block {}) {:.2f} us; best cuSPARSE {} {:.2f} us; speedup {:.2f}\n\n",
-                 s.ours.kernel, s.ours.block, s.ours.t * 1e6, s.theirs.kernel, s.theirs.t * 1e6, s.theirs.t / s.ours.t);
-    sums.push_back(s);
+    sums.push_back(spmv_section(name, a, ks, o, bw));
     if (name == "stencil27_1M" || name == "random8_1M" || name == "powerlaw_1M") keep.emplace(name, std::move(a));
   }
 
-  // SpMM in both layouts: the planner's pick ("auto") and ours (every non-baseline kernel that
-  // takes k > 1) against every cuSPARSE SpMM algorithm.
-  fmt::print("== SpMM (row- and column-major X, Y) ==\n");
-  std::vector<std::string> spmm_rows;
-  for (auto& [name, a] : keep)
-    for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
-      for (int k : {1, 4, 16, 64}) {
-        const char* lay = layout == Layout::RowMajor ? "row" : "col";
-        const auto x = make_vector("random:2", static_cast<std::size_t>(a.cols) * k);
-        const Reference ref = reference_product(a, x, k, layout);
-        PlanOptions opt;
-        opt.k = k;
-        opt.layout = layout;
-        const Result autop = measure(a, "auto", false, opt, ref, x, o);
-        fmt::print("  {} K={:<3} {}", name, k, lay);
-        print_result(a, autop, k, bw);
-        Result best_ours, best_cs;
-        for (const KernelSpec* spec : ks) {
-          if (!spec->spmm) continue;
-          const Result r = measure(a, spec->name, spec->baseline, opt, ref, x, o);
-          fmt::print("  {} K={:<3} {}", name, k, lay);
-          print_result(a, r, k, bw);
-          if (!r.ok) continue;
-          Result& b = spec->baseline ? best_cs : best_ours;
-          if (b.t == 0 || r.t < b.t) b = r;
-        }
-        const auto gf = [&](const Result& r) { return r.ok ? 2.0 * a.nnz() * k / r.t * 1e-9 : 0.0; };
-        if (best_ours.ok && best_cs.ok && autop.ok)
-          spmm_rows.push_back(
-              fmt::format("{:<14} K={:<3} {} auto {:>8.1f} GFLOPS  best ours {:<6} {:>8.1f}  cuSPARSE {:<19} {:>8.1f}  "
-                          "auto x{:.2f}",
-                          name, k, lay, gf(autop), best_ours.kernel, gf(best_ours), best_cs.kernel, gf(best_cs),
-                          best_cs.t / autop.t));
-      }
-
-  fmt::print("\n== Summary: {} , copy {:.0f} GB/s ==\n", device::cuda_device_name(), bw * 1e-9);
-  fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8} {:>6} {:>17} {:>8} {:>6} {:>7}\n", "matrix", "nnz", "ours", "block",
-             "GFLOPS", "%bw", "cuSPARSE", "GFLOPS", "%bw", "speedup");
-  double log_sum = 0, worst = 1e30;
-  int n = 0;
-  bool big_ok = true, small_ok = true;
-  for (const auto& s : sums) {
-    if (!s.ours.ok || !s.theirs.ok) continue;
-    const double flops = 2.0 * s.nnz;
-    const double bytes = 12.0 * s.nnz + 4.0 * (s.rows + 1) + 16.0 * s.rows;  // square suite matrices
-    const double sp = s.theirs.t / s.ours.t;
-    fmt::print("{:<20} {:>9} {:>14} {:>5} {:>8.1f} {:>5.1f}% {:>17} {:>8.1f} {:>5.1f}% {:>7.2f}\n", s.matrix, s.nnz,
-               s.ours.kernel, s.ours.block, flops / s.ours.t * 1e-9, 100 * bytes / s.ours.t / bw, s.theirs.kernel,
-               flops / s.theirs.t * 1e-9, 100 * bytes / s.theirs.t / bw, sp);
-    log_sum += std::log(sp);
-    worst = std::min(worst, sp);
-    ++n;
-    if (s.nnz >= 10'000'000 && bytes / s.ours.t / bw < 0.85) big_ok = false;
-    if (s.nnz < 100'000 && s.ours.t > s.theirs.t) small_ok = false;
-  }
-  for (const auto& r : spmm_rows) fmt::print("{}\n", r);
-  if (n) {
-    fmt::print("geomean speedup {:.3f} (goal >= 1.15), worst {:.3f} (goal >= 0.95)\n", std::exp(log_sum / n), worst);
-    fmt::print("10M+ nnz at >= 85% of copy bandwidth: {}; <100k nnz no slower than cuSPARSE: {}\n",
-               big_ok ? "yes" : "no", small_ok ? "yes" : "no");
-  }
+  const std::vector<std::string> spmm_rows = spmm_section(keep, ks, o, bw);
+  print_summary(sums, spmm_rows, bw);
   return 0;
 }

@@ -75,24 +75,9 @@ double geomean(const std::vector<double>& v) {
   return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
-  CLI::App app{
-      "A user's loop on the GPU: multiply() on device and host vectors beside the kernel; CG on device vs CPU"};
-  std::vector<std::string> files;
-  bool no_generated = false;
-  int cg_iterations = 200, threads = 0;
-  double sample_ms = 20;
-  app.add_option("FILES", files, "Matrix files (Matrix Market or binary cache)");
-  app.add_flag("--no-generated", no_generated, "Leave out the generated matrices");
-  app.add_option("--cg-iterations", cg_iterations, "CG iterations timed per matrix")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads of the CPU CG (0: every core)")->capture_default_str();
-  app.add_option("--sample-ms", sample_ms, "Each timing sample lasts at least this long")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  if (device::cuda_device_count() == 0)
-    throw Error("loop_bench: no usable GPU (" + device::cuda_unavailable_reason() + ")");
-
+// The files given, then (unless no_generated) the generated matrices: SPD stencils for CG, and
+// shapes that pass the GPU's L2 cache.
+std::vector<Named> load_matrices(const std::vector<std::string>& files, bool no_generated) {
   std::vector<Named> mats;
   for (const auto& f : files) {
     const std::string base = f.substr(f.find_last_of('/') + 1);
@@ -117,11 +102,11 @@ int main(int argc, char** argv) try {
     mats.push_back({"random_20k", spec(gen::Kind::Random, 20000, 12, 2), false});
   }
 
-  const device::HostLink link = device::cuda_host_bandwidth();
-  const double copy_bw = device::cuda_copy_bandwidth();
-  fmt::print("device: {}; bus (pinned) {:.1f} GB/s to the device, {:.1f} GB/s back; device copy {:.0f} GB/s\n\n",
-             device::cuda_device_name(), link.to_device * 1e-9, link.to_host * 1e-9, copy_bw * 1e-9);
+  return mats;
+}
 
+// multiply() in a loop on device, host and pinned host vectors against the kernel and its floors.
+void multiply_loops(const std::vector<Named>& mats, const device::HostLink& link, double sample_ms) {
   fmt::print("## multiply() in a loop, auto on cuda, double (us per product)\n\n");
   fmt::print(
       "Host floor: the kernel + one copy of x to the device and one of y back, measured between pinned memory and "
@@ -164,7 +149,10 @@ int main(int argc, char** argv) try {
       "host loop / floor: geomean {:.2f}, worst {:.2f}; pinned: geomean {:.2f}, worst {:.2f}\n\n",
       geomean(dev_ratio), worst(dev_ratio), worst(dev_big), dev_big.size(), geomean(host_floor), worst(host_floor),
       geomean(pinned_floor), worst(pinned_floor));
+}
 
+// CG with Jacobi on device vectors against host vectors (auto on omp), on the SPD matrices.
+void cg_on_both(const std::vector<Named>& mats, int cg_iterations, int threads, double copy_bw, double sample_ms) {
   fmt::print(
       "## CG with Jacobi, {} iterations, device vectors (auto on cuda) against host vectors (auto on omp, {} "
       "threads)\n\n",
@@ -202,6 +190,34 @@ int main(int argc, char** argv) try {
                us(gi), us(g.product_seconds / g.products), 100 * g.product_seconds / g.seconds, us(floor), gi / floor,
                us(ci), ci / gi);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  CLI::App app{
+      "A user's loop on the GPU: multiply() on device and host vectors beside the kernel; CG on device vs CPU"};
+  std::vector<std::string> files;
+  bool no_generated = false;
+  int cg_iterations = 200, threads = 0;
+  double sample_ms = 20;
+  app.add_option("FILES", files, "Matrix files (Matrix Market or binary cache)");
+  app.add_flag("--no-generated", no_generated, "Leave out the generated matrices");
+  app.add_option("--cg-iterations", cg_iterations, "CG iterations timed per matrix")->capture_default_str();
+  app.add_option("--threads", threads, "CPU threads of the CPU CG (0: every core)")->capture_default_str();
+  app.add_option("--sample-ms", sample_ms, "Each timing sample lasts at least this long")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  if (device::cuda_device_count() == 0)
+    throw Error("loop_bench: no usable GPU (" + device::cuda_unavailable_reason() + ")");
+
+  const std::vector<Named> mats = load_matrices(files, no_generated);
+  const device::HostLink link = device::cuda_host_bandwidth();
+  const double copy_bw = device::cuda_copy_bandwidth();
+  fmt::print("device: {}; bus (pinned) {:.1f} GB/s to the device, {:.1f} GB/s back; device copy {:.0f} GB/s\n\n",
+             device::cuda_device_name(), link.to_device * 1e-9, link.to_host * 1e-9, copy_bw * 1e-9);
+
+  multiply_loops(mats, link, sample_ms);
+  cg_on_both(mats, cg_iterations, threads, copy_bw, sample_ms);
   return 0;
 } catch (const std::exception& e) {
   fmt::print(stderr, "{}\n", e.what());

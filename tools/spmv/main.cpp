@@ -86,6 +86,48 @@ std::string mistyped(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// `spmv`, `spmv help` or `spmv help COMMAND`: the help through the formatter (App::help() on a
+// parsed app prints its parsed subcommand's, help's). 2 for a command that does not exist.
+int print_help(CLI::App& app, const std::string& help_on) {
+  CLI::App* of = &app;
+  std::string usage = app.get_name();
+  if (!help_on.empty()) {
+    try {
+      of = app.get_subcommand(help_on);
+      usage += " " + of->get_name();
+    } catch (const CLI::OptionNotFound&) {
+      std::fprintf(stderr, "spmv help: no command '%s'\nRun with --help for more information.\n",
+                   printable(help_on).c_str());
+      return 2;
+    }
+  }
+  std::fputs(of->get_formatter()->make_help(of, usage, CLI::AppFormatMode::Normal).c_str(), stdout);
+  return 0;
+}
+
+// The command's action, its errors as messages: bad usage exit 2, anything else exit 1, never an
+// abort.
+int run_action(const spmv::cli::Action& action) {
+  try {
+    return action ? action() : 2;
+  } catch (const spmv::cli::UsageError& e) {
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", printable(e.what()).c_str());
+    return 2;
+  } catch (const spmv::Error& e) {
+    std::fprintf(stderr, "%s\n", printable(e.what()).c_str());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", printable(e.what()).c_str());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "error: unknown exception\n");
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -121,23 +163,7 @@ int main(int argc, char** argv) {
     if (omp_get_max_threads() > spmv::max_threads()) omp_set_num_threads(spmv::max_threads());
     spmv::cli::verbosity = quiet ? 0 : verbose ? 2 : 1;
     if (quiet && verbose) throw CLI::ValidationError("-q and -v", "give one of them");
-    if (app.get_subcommands().empty() || help->parsed()) {
-      // Through the formatter: App::help() on a parsed app prints its parsed subcommand's (help's).
-      CLI::App* of = &app;
-      std::string usage = app.get_name();
-      if (!help_on.empty()) {
-        try {
-          of = app.get_subcommand(help_on);
-          usage += " " + of->get_name();
-        } catch (const CLI::OptionNotFound&) {
-          std::fprintf(stderr, "spmv help: no command '%s'\nRun with --help for more information.\n",
-                       printable(help_on).c_str());
-          return 2;
-        }
-      }
-      std::fputs(of->get_formatter()->make_help(of, usage, CLI::AppFormatMode::Normal).c_str(), stdout);
-      return 0;
-    }
+    if (app.get_subcommands().empty() || help->parsed()) return print_help(app, help_on);
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
@@ -151,22 +177,5 @@ int main(int argc, char** argv) {
     std::fputs(printable(err.str(), true).c_str(), stderr);
     return 2;
   }
-  try {
-    return action ? action() : 2;
-  } catch (const spmv::cli::UsageError& e) {
-    std::fprintf(stderr, "%s\nRun with --help for more information.\n", printable(e.what()).c_str());
-    return 2;
-  } catch (const spmv::Error& e) {
-    std::fprintf(stderr, "%s\n", printable(e.what()).c_str());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {  // never an abort: anything else is still a message and exit 1
-    std::fprintf(stderr, "error: %s\n", printable(e.what()).c_str());
-    return 1;
-  } catch (...) {
-    std::fprintf(stderr, "error: unknown exception\n");
-    return 1;
-  }
+  return run_action(action);
 }
