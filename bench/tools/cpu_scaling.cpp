@@ -244,6 +244,19 @@ void suite_pass(const std::string& dir, const Passes& c) {
       geomean(r_best), r_best.empty() ? 0 : *std::min_element(r_best.begin(), r_best.end()), slower_best);
 }
 
+// The STREAM triad at each thread count (and at 1 and the suite's, which rows are reported against).
+void measure_triad(Passes& c, int procs) {
+  fmt::print("# cpu_scaling: {} processors\n# STREAM triad (3 arrays x 8 B per element, arrays >= 2x LLC)\n", procs);
+  for (int t : c.threads) {
+    c.triad[t] = cpu_triad_bandwidth(t);
+    fmt::print("triad threads={:<3} {:8.2f} GB/s\n", t, c.triad[t] * 1e-9);
+  }
+  for (const int t : {1, c.suite_threads})
+    if (!c.triad.count(t)) c.triad[t] = cpu_triad_bandwidth(t);
+  for (auto& [t, bw] : c.triad) c.triad_max = std::max(c.triad_max, bw);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -300,17 +313,8 @@ int main(int argc, char** argv) try {
   }
   const double min_s = min_ms * 1e-3, suite_min_s = suite_min_ms * 1e-3;
 
-  fmt::print("# cpu_scaling: {} processors\n# STREAM triad (3 arrays x 8 B per element, arrays >= 2x LLC)\n", procs);
   Passes c{threads, {}, 0, min_s, suite_min_s, samples, suite_threads};
-  std::map<int, double>& triad = c.triad;
-  for (int t : threads) {
-    triad[t] = cpu_triad_bandwidth(t);
-    fmt::print("triad threads={:<3} {:8.2f} GB/s\n", t, triad[t] * 1e-9);
-  }
-  for (const int t : {1, suite_threads})  // serial rows and the suite are reported against these
-    if (!triad.count(t)) triad[t] = cpu_triad_bandwidth(t);
-  for (auto& [t, bw] : triad) c.triad_max = std::max(c.triad_max, bw);
-  std::fflush(stdout);
+  measure_triad(c, procs);
 
   // ---- Scaling on the large matrices ----
   std::vector<std::pair<std::string, Csr>> mats;
@@ -318,9 +322,7 @@ int main(int argc, char** argv) try {
   for (const auto& f : files) mats.emplace_back(std::filesystem::path(f).filename().string(), io::load_csr(f));
 
   std::vector<double> big_ratio_auto;  // eigen / csr(auto) time at each matrix's largest thread count
-  for (const auto& [name, a] : mats) {
-    big_ratio_auto.push_back(scaling(name, a, c));
-  }
+  for (const auto& [name, a] : mats) big_ratio_auto.push_back(scaling(name, a, c));
 
   if (!spmm_k.empty()) spmm_pass(spmm_gen, spmm_k, c);
   if (!dir.empty()) suite_pass(dir, c);

@@ -144,20 +144,194 @@ std::string note(const Measured& m, double conv_units, double t_csr_family, doub
   return s;
 }
 
+// The CLI's choices every backend's pass reads.
+struct Args {
+  int threads = 1, duel_rounds = 0, block_size = 0;
+  double min_seconds = 0.5;
+  std::vector<std::string> cuda_variants, cpu_variants, only;
+};
+
+PlanOptions plan_options(const Args& g) {
+  PlanOptions o;
+  o.threads = g.threads;
+  if (g.block_size > 0) o.block_size = g.block_size;
+  return o;
+}
+
+// Every kernel of the backend (or --only's, with CSR5 always), then CSR5's other variants and tile
+// heights, each checked and timed.
+std::vector<Measured> run_kernels(const Csr& a, Backend be, const Args& g, const std::vector<double>& x,
+                                  const Reference& ref) {
+  std::vector<std::string> names;
+  for (const auto& k : kernels())
+    if (k.backend == be &&
+        (g.only.empty() || k.name == "csr5" || std::find(g.only.begin(), g.only.end(), k.name) != g.only.end()))
+      names.push_back(k.name);  // every format: the iterative scenario compares them all
+  if (be == Backend::Omp && std::find(names.begin(), names.end(), "csr") == names.end())
+    names.insert(names.begin(), "serial:csr");  // no OpenMP CSR registered: compare to serial
+  std::vector<Measured> res;
+  const PlanOptions o = plan_options(g);
+  for (const auto& k : names) {
+    if (k == "serial:csr") {
+      res.push_back(measure(a, Backend::Serial, "csr", o, x, ref, g.min_seconds));
+      res.back().kernel = "serial:csr";
+    } else {
+      res.push_back(measure(a, be, k, o, x, ref, g.min_seconds));
+    }
+    if (k != "csr5") continue;
+    // CSR5's other settings: VARIANT[@SIGMA]. CUDA: the other ways of combining rows across
+    // tiles (main + fix-up kernel, the paper's atomics: not deterministic), other tile heights
+    // and loads in flight per lane (default b8). CPU: the column-wise path beside the default,
+    // and both tile heights of the CPU rule (16, and 32 for short rows).
+    std::vector<std::string> extra = be == Backend::Cuda ? g.cuda_variants : g.cpu_variants;
+    if (extra.empty() && be == Backend::Cuda)
+      extra = {"two-pass", "atomic", "auto@8", "auto@12", "auto@16", "auto@20", "auto@24", "auto@32", "b4", "b16"};
+    if (extra.empty() && be != Backend::Cuda) extra = {"lanes", "auto@16", "auto@32"};
+    for (const auto& vs : extra) {
+      PlanOptions ov = o;
+      const auto at = vs.find('@');
+      ov.variant = vs.substr(0, at);
+      if (at != std::string::npos) ov.csr5_sigma = std::stoi(vs.substr(at + 1));
+      ov.deterministic = !ov.variant.starts_with("atomic");
+      res.push_back(measure(a, be, k, ov, x, ref, g.min_seconds));
+      res.back().kernel = "csr5-" + vs;
+    }
+  }
+  return res;
+}
+
+// The unit of conversion cost: one product of the fastest CSR kernel of ours (not a baseline).
+// "CSR-family" adds the baselines (cuSPARSE, Eigen): the bar for irregular matrices.
+struct Units {
+  double t_csr = 0, t_best_csr_family = 0, t_best_other = 0, pre_csr = 0;
+};
+Units cost_units(const std::vector<Measured>& res, Backend be) {
+  Units u;
+  for (const auto& m : res) {
+    if (!m.ok || m.kernel.starts_with("csr5")) continue;
+    const KernelSpec* spec = m.kernel == "serial:csr" ? find_kernel(Backend::Serial, "csr") : find_kernel(be, m.kernel);
+    if (our_csr(spec) && (u.t_csr == 0 || m.t < u.t_csr)) {
+      u.t_csr = m.t;
+      u.pre_csr = m.convert + m.setup;
+    }
+    if (spec && (spec->format == "csr" || spec->baseline) && (u.t_best_csr_family == 0 || m.t < u.t_best_csr_family))
+      u.t_best_csr_family = m.t;
+    if (u.t_best_other == 0 || m.t < u.t_best_other) u.t_best_other = m.t;
+  }
+  return u;
+}
+
+// CPU: CSR -> CSR5 -> CSR with the tile shape the OpenMP csr5 plan chose, timed in CSR products.
+void round_trip(const Csr& a, Backend be, const std::vector<Measured>& res, int threads, double t_csr) {
+  int omega = 0, sigma = 0;  // the tile shape the OpenMP csr5 plan chose ("omega=4 sigma=16 ...")
+  for (const auto& m : res)
+    if (m.ok && m.kernel == "csr5" && std::sscanf(m.detail.c_str(), "omega=%d sigma=%d", &omega, &sigma) != 2)
+      omega = sigma = 0;
+  if (be != Backend::Cuda && t_csr > 0 && omega > 0) {  // the round trip with that tile shape
+    ConvertOptions oc;
+    oc.threads = threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    const Csr5 f = csr_to_csr5(a, omega, sigma, oc);
+    const auto t1 = std::chrono::steady_clock::now();
+    const Csr back = csr5_to_csr(f, threads);
+    const auto t2 = std::chrono::steady_clock::now();
+    const double to = std::chrono::duration<double>(t1 - t0).count(),
+                 from = std::chrono::duration<double>(t2 - t1).count();
+    fmt::print("  [{}]  CSR->CSR5 {:.3f} ms ({:.1f} CSR SpMVs), CSR5->CSR {:.3f} ms ({:.1f} CSR SpMVs){}\n",
+               to_string(be), to * 1e3, to / t_csr, from * 1e3, from / t_csr,
+               back.col == a.col && back.val == a.val ? "" : "  MISMATCH");
+  }
+}
+
+// The backend's table (and CSV lines): product, conversion, setup, 50 and 500 products' cost.
+void print_rows(const std::string& name, const Csr& a, double mean, double sd, Backend be,
+                const std::vector<Measured>& res, const Units& u, std::ofstream& csv) {
+  fmt::print("  [{}]  {:<16} {:>10} {:>8} {:>11} {:>10} {:>12} {:>12}\n", to_string(be), "kernel", "spmv_us", "GFLOPS",
+             "convert_ms", "setup_ms", "total50_ms", "total500_ms");
+  for (const auto& m : res) {
+    if (!m.ok) {
+      fmt::print("  [{}]  {:<16} {}: {}\n", to_string(be), m.kernel,
+                 m.error.starts_with("WRONG") ? "FAILED" : "not run", m.error);
+      if (csv.is_open())
+        csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},,,,,,,,\"{}\"\n", name, a.rows, a.nnz(), mean, sd,
+                           to_string(be), m.kernel, m.error);
+      continue;
+    }
+    const double gflops = 2.0 * a.nnz() / m.t * 1e-9;
+    const double pre = m.convert + m.setup;
+    const double conv_units = u.t_csr > 0 ? m.convert / u.t_csr : 0;
+    fmt::print("  [{}]  {:<16} {:>10.2f} {:>8.2f} {:>11.3f} {:>10.3f} {:>12.3f} {:>12.3f}{}\n", to_string(be), m.kernel,
+               m.t * 1e6, gflops, m.convert * 1e3, m.setup * 1e3, (pre + 50 * m.t) * 1e3, (pre + 500 * m.t) * 1e3,
+               note(m, conv_units, u.t_best_csr_family, u.t_best_other, u.t_csr, u.pre_csr));
+    if (csv.is_open())
+      csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},{:.6g},{:.6g},{:.6g},{:.4f},{:.3f},{:.6g},{:.6g},\n", name,
+                         a.rows, a.nnz(), mean, sd, to_string(be), m.kernel, m.convert, m.setup, m.t, gflops,
+                         conv_units, pre + 50 * m.t, pre + 500 * m.t);
+  }
+}
+
+// The generated matrices (course-report alikes and stencils) whose name contains `matrix`, at
+// `scale` of their size.
+std::vector<std::pair<std::string, std::function<Csr()>>> generated_matrices(const std::string& matrix, double scale) {
+  std::vector<std::pair<std::string, std::function<Csr()>>> mats;
+  const auto generated = [&](const std::string& name, std::function<Csr()> make) {
+    if (name.find(matrix) != std::string::npos) mats.emplace_back(name, std::move(make));  // --matrix
+  };
+  // Columns half next to the diagonal, half spread (Spread::HalfDiagonal).
+  const auto spread = gen::Spread::HalfDiagonal;
+  const auto rows = [=](double n) { return static_cast<index_t>(n * scale); };
+  // dc1: 116835 rows, 766k nnz, longest row 114k.
+  const gen::FewLongRows dc1{.short_min = 1, .short_max = 7, .long_rows = 3, .long_len = rows(100000)};
+  // webbase-1M: mean ~3.1, std ~25, longest ~4700, some rows empty.
+  const gen::ParetoLaw webbase{.x_min = 10, .alpha = 1.15, .cap = 4700, .tail = 0.02, .short_min = 0, .short_max = 4};
+  // adder_dcop_32: 1813 rows, ~11k nnz, two almost dense rows and columns (not scaled).
+  const gen::FewLongRows adder{.short_min = 4, .short_max = 8, .long_rows = 2, .long_len = 1500, .dense_cols = 2};
+  const auto side = [=](double n) { return static_cast<index_t>(n * std::cbrt(scale)); };
+  generated("dc1-like", [=] { return gen::few_long_rows(rows(116835), dc1, spread, 1); });
+  generated("webbase-like", [=] { return gen::pareto_rows(rows(1000000), webbase, spread, 2); });
+  generated("adder_dcop_32-like", [=] { return gen::few_long_rows(1813, adder, spread, 3); });
+  generated("stencil27", [=] { return gen::grid_stencil(3, side(60), 27); });
+  generated("thermal-like7", [=] { return gen::grid_stencil(3, side(100), 7); });
+  return mats;
+}
+
+// --duel: our CSR kernels that ran and the baselines, interleaved.
+void duel_with(const Csr& a, Backend be, const std::vector<Measured>& res, const Args& g,
+               const std::vector<double>& x) {
+  std::vector<std::string> ours, baselines;
+  for (const auto& m : res) {
+    const KernelSpec* spec = m.ok ? find_kernel(be, m.kernel) : nullptr;
+    if (our_csr(spec))
+      ours.push_back(m.kernel);
+    else if (spec && spec->baseline)
+      baselines.push_back(m.kernel);
+  }
+  if (!ours.empty()) duel(a, be, ours, baselines, plan_options(g), x, g.duel_rounds, 3 * g.min_seconds);
+}
+
+// The matrix's line: rows, nonzeros, row lengths (mean, std, longest), regular or not; returns the
+// std of the row lengths and their mean in `mean`.
+double describe_rows(const std::string& name, const Csr& a, double& mean) {
+  const double sd = row_std(a, mean);
+  offset_t longest = 0;
+  for (index_t r = 0; r < a.rows; ++r) longest = std::max(longest, a.row_length(r));
+  fmt::print("\n== {}: {} rows, {} nnz, row length mean {:.2f} std {:.2f} max {} ({})\n", name, a.rows, a.nnz(), mean,
+             sd, longest, sd > mean ? "irregular" : "regular");
+  return sd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = omp_get_max_threads();
-  double min_seconds = 0.5;
-  int duel_rounds = 0;
-  int block_size = 0;
+  Args g;
+  g.threads = omp_get_max_threads();
   std::string csv_path, matrix;
-  std::vector<std::string> files, cuda_variants, cpu_variants, only;
+  std::vector<std::string> files;
   bool no_gen = false, small = false, gpu_only = false, cpu_only = false;
   CLI::App app{"csr5_bench: CSR5 against every other kernel of each backend, conversion cost and payback"};
   app.add_option("FILES", files, "Matrix files after the generated ones");
-  app.add_option("--threads", threads, "OpenMP threads (default: OpenMP's maximum)")->check(CLI::Range(1, 4096));
-  app.add_option("--min-seconds", min_seconds, "Timing per kernel: 5 batches of a fifth of this")
+  app.add_option("--threads", g.threads, "OpenMP threads (default: OpenMP's maximum)")->check(CLI::Range(1, 4096));
+  app.add_option("--min-seconds", g.min_seconds, "Timing per kernel: 5 batches of a fifth of this")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--csv", csv_path, "Also write one CSV line per kernel and matrix here");
@@ -165,49 +339,31 @@ int main(int argc, char** argv) {
   app.add_flag("--small", small, "Generated matrices at a tenth of the size");
   auto* g_only = app.add_flag("--gpu-only", gpu_only, "Only the CUDA backend");
   app.add_flag("--cpu-only", cpu_only, "Only the OpenMP backend")->excludes(g_only);
-  app.add_option("--block-size", block_size, "CUDA threads per block (default: the kernel's own)")
+  app.add_option("--block-size", g.block_size, "CUDA threads per block (default: the kernel's own)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--cuda-variants", cuda_variants,
+  app.add_option("--cuda-variants", g.cuda_variants,
                  "CUDA CSR5 runs instead of the default extras: VARIANT[@SIGMA] (two-pass, atomic, auto@16, b4, ...)")
       ->delimiter(',');
-  app.add_option("--cpu-variants", cpu_variants,
+  app.add_option("--cpu-variants", g.cpu_variants,
                  "CPU CSR5 runs instead of the default extras: VARIANT[@SIGMA] (lanes, simd, simd_loads, auto@32, ...)")
       ->delimiter(',');
-  app.add_option("--only", only, "Only these kernels of each backend (besides the CSR5 runs)")->delimiter(',');
+  app.add_option("--only", g.only, "Only these kernels of each backend (besides the CSR5 runs)")->delimiter(',');
   app.add_option("--matrix", matrix, "Only the generated matrices whose name contains this");
-  app.add_option("--duel", duel_rounds, "Interleaved CSR5 / CSR / baseline comparison with this many rounds (0: none)")
+  app.add_option("--duel", g.duel_rounds,
+                 "Interleaved CSR5 / CSR / baseline comparison with this many rounds (0: none)")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   const bool with_gen = !no_gen, cpu = !gpu_only, gpu = !cpu_only;
   const double scale = small ? 0.1 : 1.0;
 
   std::vector<std::pair<std::string, std::function<Csr()>>> mats;
-  const auto generated = [&](const std::string& name, std::function<Csr()> make) {
-    if (name.find(matrix) != std::string::npos) mats.emplace_back(name, std::move(make));  // --matrix
-  };
-  if (with_gen) {
-    // Columns half next to the diagonal, half spread (Spread::HalfDiagonal).
-    const auto spread = gen::Spread::HalfDiagonal;
-    const auto rows = [=](double n) { return static_cast<index_t>(n * scale); };
-    // dc1: 116835 rows, 766k nnz, longest row 114k.
-    const gen::FewLongRows dc1{.short_min = 1, .short_max = 7, .long_rows = 3, .long_len = rows(100000)};
-    // webbase-1M: mean ~3.1, std ~25, longest ~4700, some rows empty.
-    const gen::ParetoLaw webbase{.x_min = 10, .alpha = 1.15, .cap = 4700, .tail = 0.02, .short_min = 0, .short_max = 4};
-    // adder_dcop_32: 1813 rows, ~11k nnz, two almost dense rows and columns (not scaled).
-    const gen::FewLongRows adder{.short_min = 4, .short_max = 8, .long_rows = 2, .long_len = 1500, .dense_cols = 2};
-    const auto side = [=](double n) { return static_cast<index_t>(n * std::cbrt(scale)); };
-    generated("dc1-like", [=] { return gen::few_long_rows(rows(116835), dc1, spread, 1); });
-    generated("webbase-like", [=] { return gen::pareto_rows(rows(1000000), webbase, spread, 2); });
-    generated("adder_dcop_32-like", [=] { return gen::few_long_rows(1813, adder, spread, 3); });
-    generated("stencil27", [=] { return gen::grid_stencil(3, side(60), 27); });
-    generated("thermal-like7", [=] { return gen::grid_stencil(3, side(100), 7); });
-  }
+  if (with_gen) mats = generated_matrices(matrix, scale);
   for (const auto& f : files) mats.emplace_back(f, [f] { return io::load_csr(f); });
 
   std::vector<Backend> backends;
   if (cpu) backends.push_back(Backend::Omp);
   if (gpu && device::cuda_device_count() > 0) backends.push_back(Backend::Cuda);
-  fmt::print("csr5_bench: {} OpenMP threads, GPU: {}\n", threads,
+  fmt::print("csr5_bench: {} OpenMP threads, GPU: {}\n", g.threads,
              device::cuda_device_count() > 0 ? device::cuda_device_name() : std::string("none"));
 
   std::ofstream csv;
@@ -227,118 +383,16 @@ int main(int argc, char** argv) {
     }
     if (a.is_complex()) continue;
     double mean = 0;
-    const double sd = row_std(a, mean);
-    offset_t longest = 0;
-    for (index_t r = 0; r < a.rows; ++r) longest = std::max(longest, a.row_length(r));
-    fmt::print("\n== {}: {} rows, {} nnz, row length mean {:.2f} std {:.2f} max {} ({})\n", name, a.rows, a.nnz(), mean,
-               sd, longest, sd > mean ? "irregular" : "regular");
+    const double sd = describe_rows(name, a, mean);
     const auto x = make_vector("random:1", a.cols);
     const Reference ref = reference_product(a, x);
 
     for (Backend be : backends) {
-      std::vector<std::string> names;
-      for (const auto& k : kernels())
-        if (k.backend == be &&
-            (only.empty() || k.name == "csr5" || std::find(only.begin(), only.end(), k.name) != only.end()))
-          names.push_back(k.name);  // every format: the iterative scenario compares them all
-      if (be == Backend::Omp && std::find(names.begin(), names.end(), "csr") == names.end())
-        names.insert(names.begin(), "serial:csr");  // no OpenMP CSR registered: compare to serial
-      PlanOptions o;
-      o.threads = threads;
-      if (block_size > 0) o.block_size = block_size;
-      std::vector<Measured> res;
-      for (const auto& k : names) {
-        if (k == "serial:csr") {
-          res.push_back(measure(a, Backend::Serial, "csr", o, x, ref, min_seconds));
-          res.back().kernel = "serial:csr";
-        } else {
-          res.push_back(measure(a, be, k, o, x, ref, min_seconds));
-        }
-        if (k != "csr5") continue;
-        // CSR5's other settings: VARIANT[@SIGMA]. CUDA: the other ways of combining rows across
-        // tiles (main + fix-up kernel, the paper's atomics: not deterministic), other tile heights
-        // and loads in flight per lane (default b8). CPU: the column-wise path beside the default,
-        // and both tile heights of the CPU rule (16, and 32 for short rows).
-        std::vector<std::string> extra = be == Backend::Cuda ? cuda_variants : cpu_variants;
-        if (extra.empty() && be == Backend::Cuda)
-          extra = {"two-pass", "atomic", "auto@8", "auto@12", "auto@16", "auto@20", "auto@24", "auto@32", "b4", "b16"};
-        if (extra.empty() && be != Backend::Cuda) extra = {"lanes", "auto@16", "auto@32"};
-        for (const auto& vs : extra) {
-          PlanOptions ov = o;
-          const auto at = vs.find('@');
-          ov.variant = vs.substr(0, at);
-          if (at != std::string::npos) ov.csr5_sigma = std::stoi(vs.substr(at + 1));
-          ov.deterministic = !ov.variant.starts_with("atomic");
-          res.push_back(measure(a, be, k, ov, x, ref, min_seconds));
-          res.back().kernel = "csr5-" + vs;
-        }
-      }
-      // The unit of conversion cost: one product of the fastest CSR kernel of ours (not a baseline).
-      // "CSR-family" adds the baselines (cuSPARSE, Eigen): the bar for irregular matrices.
-      double t_csr = 0, t_best_csr_family = 0, t_best_other = 0, pre_csr = 0;
-      for (const auto& m : res) {
-        if (!m.ok || m.kernel.starts_with("csr5")) continue;
-        const KernelSpec* spec =
-            m.kernel == "serial:csr" ? find_kernel(Backend::Serial, "csr") : find_kernel(be, m.kernel);
-        if (our_csr(spec) && (t_csr == 0 || m.t < t_csr)) {
-          t_csr = m.t;
-          pre_csr = m.convert + m.setup;
-        }
-        if (spec && (spec->format == "csr" || spec->baseline) && (t_best_csr_family == 0 || m.t < t_best_csr_family))
-          t_best_csr_family = m.t;
-        if (t_best_other == 0 || m.t < t_best_other) t_best_other = m.t;
-      }
-      int omega = 0, sigma = 0;  // the tile shape the OpenMP csr5 plan chose ("omega=4 sigma=16 ...")
-      for (const auto& m : res)
-        if (m.ok && m.kernel == "csr5" && std::sscanf(m.detail.c_str(), "omega=%d sigma=%d", &omega, &sigma) != 2)
-          omega = sigma = 0;
-      if (be != Backend::Cuda && t_csr > 0 && omega > 0) {  // the round trip with that tile shape
-        ConvertOptions oc;
-        oc.threads = threads;
-        const auto t0 = std::chrono::steady_clock::now();
-        const Csr5 f = csr_to_csr5(a, omega, sigma, oc);
-        const auto t1 = std::chrono::steady_clock::now();
-        const Csr back = csr5_to_csr(f, threads);
-        const auto t2 = std::chrono::steady_clock::now();
-        const double to = std::chrono::duration<double>(t1 - t0).count(),
-                     from = std::chrono::duration<double>(t2 - t1).count();
-        fmt::print("  [{}]  CSR->CSR5 {:.3f} ms ({:.1f} CSR SpMVs), CSR5->CSR {:.3f} ms ({:.1f} CSR SpMVs){}\n",
-                   to_string(be), to * 1e3, to / t_csr, from * 1e3, from / t_csr,
-                   back.col == a.col && back.val == a.val ? "" : "  MISMATCH");
-      }
-      if (duel_rounds > 0) {
-        std::vector<std::string> ours, baselines;
-        for (const auto& m : res) {
-          const KernelSpec* spec = m.ok ? find_kernel(be, m.kernel) : nullptr;
-          if (our_csr(spec))
-            ours.push_back(m.kernel);
-          else if (spec && spec->baseline)
-            baselines.push_back(m.kernel);
-        }
-        if (!ours.empty()) duel(a, be, ours, baselines, o, x, duel_rounds, 3 * min_seconds);
-      }
-      fmt::print("  [{}]  {:<16} {:>10} {:>8} {:>11} {:>10} {:>12} {:>12}\n", to_string(be), "kernel", "spmv_us",
-                 "GFLOPS", "convert_ms", "setup_ms", "total50_ms", "total500_ms");
-      for (const auto& m : res) {
-        if (!m.ok) {
-          fmt::print("  [{}]  {:<16} {}: {}\n", to_string(be), m.kernel,
-                     m.error.starts_with("WRONG") ? "FAILED" : "not run", m.error);
-          if (csv.is_open())
-            csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},,,,,,,,\"{}\"\n", name, a.rows, a.nnz(), mean, sd,
-                               to_string(be), m.kernel, m.error);
-          continue;
-        }
-        const double gflops = 2.0 * a.nnz() / m.t * 1e-9;
-        const double pre = m.convert + m.setup;
-        const double conv_units = t_csr > 0 ? m.convert / t_csr : 0;
-        fmt::print("  [{}]  {:<16} {:>10.2f} {:>8.2f} {:>11.3f} {:>10.3f} {:>12.3f} {:>12.3f}{}\n", to_string(be),
-                   m.kernel, m.t * 1e6, gflops, m.convert * 1e3, m.setup * 1e3, (pre + 50 * m.t) * 1e3,
-                   (pre + 500 * m.t) * 1e3, note(m, conv_units, t_best_csr_family, t_best_other, t_csr, pre_csr));
-        if (csv.is_open())
-          csv << fmt::format("{},{},{},{:.3f},{:.3f},{},{},{:.6g},{:.6g},{:.6g},{:.4f},{:.3f},{:.6g},{:.6g},\n", name,
-                             a.rows, a.nnz(), mean, sd, to_string(be), m.kernel, m.convert, m.setup, m.t, gflops,
-                             conv_units, pre + 50 * m.t, pre + 500 * m.t);
-      }
+      const std::vector<Measured> res = run_kernels(a, be, g, x, ref);
+      const Units u = cost_units(res, be);
+      round_trip(a, be, res, g.threads, u.t_csr);
+      if (g.duel_rounds > 0) duel_with(a, be, res, g, x);
+      print_rows(name, a, mean, sd, be, res, u, csv);
     }
   }
   return 0;
