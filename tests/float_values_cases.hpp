@@ -137,18 +137,20 @@ inline std::vector<std::string> pinned_variants(const KernelSpec& k, int rhs, La
   if (k.backend == Backend::Cuda) {
     if (k.name == "csr5")
       return rhs == 1 ? std::vector<std::string>{"single", "two-pass"} : std::vector<std::string>{"two-pass"};
-    if ((k.name == "ell" || k.name == "hll") && col_spmm) return {"native", "transposed"};
+    if ((k.name == "ell" || k.name == "hll") && col_spmm) return {"native", "transpose"};
     return {};
   }
   if (!takes(k, "variant") || k.name == "auto") return {};
   if (k.format == "csr5")
     return rhs == 1 ? std::vector<std::string>{"simd", "lanes"} : std::vector<std::string>{"lanes"};
-  if (k.format == "csr") {  // OpenMP CSR: schedule, inner loop (SpMV), column-major path (SpMM)
+  const bool schedule = std::any_of(k.variants.begin(), k.variants.end(),
+                                    [](const VariantGroup& g) { return g.name == "schedule"; });
+  if (schedule) {  // OpenMP CSR: schedule, inner loop (SpMV), column-major path (SpMM)
     if (rhs == 1) return {"balanced:simd", "dynamic:scalar"};
     return col_spmm ? std::vector<std::string>{"balanced:native", "dynamic:transpose"}
                     : std::vector<std::string>{"balanced"};
   }
-  if (rhs == 1) return {"simd", "scalar"};  // ELL, ELL-rowlen, HLL
+  if (rhs == 1) return {"simd", "scalar"};  // ELL, ELL-rowlen, HLL, CSR of a fixed schedule
   return col_spmm ? std::vector<std::string>{"native", "transpose"} : std::vector<std::string>{};
 }
 

@@ -302,8 +302,10 @@ TEST(Stats, KnownSmallMatrix) {
   EXPECT_NEAR(s.row_nnz_std, std::sqrt((4.0 + 0 + 9) / 3 - 25.0 / 9), 1e-12);
   EXPECT_EQ(s.bandwidth, 3);  // (0,3)
   EXPECT_FALSE(s.pattern_symmetric);
-  EXPECT_DOUBLE_EQ(s.ell_padding_ratio, 9.0 / 5);
-  EXPECT_DOUBLE_EQ(s.hll_padding_ratio[0], 9.0 / 5);  // one hack of 3 rows, width 3
+  EXPECT_DOUBLE_EQ(s.padding("ell"), 9.0 / 5);
+  EXPECT_DOUBLE_EQ(s.padding("hll16"), 9.0 / 5);  // one hack of 3 rows, width 3
+  EXPECT_DOUBLE_EQ(s.padding("csr"), 1);
+  EXPECT_EQ(s.padding("coo"), 0);  // no such format described
 }
 
 TEST(Stats, CudaCsrChoiceFollowsTheLongestRow) {

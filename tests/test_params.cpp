@@ -82,5 +82,48 @@ TEST(Params, MakePlanChecksTheSettingsTheKernelTakes) {
   EXPECT_TRUE(checked_product(*plan, a, x).check.passed);
 }
 
+// The one grammar of variants: words of the kernel's groups joined by ':' in any order.
+TEST(Params, VariantWordsInAnyOrderAtMostOneOfEachGroup) {
+  const std::vector<VariantGroup> g = {{"schedule", {"dynamic", "balanced"}}, {"inner", {"simd", "scalar"}}};
+  const VariantChoice c = parse_variant("k", g, "scalar:dynamic");
+  EXPECT_EQ(c["schedule"], "dynamic");
+  EXPECT_EQ(c["inner"], "scalar");
+  EXPECT_EQ(c.text(), "dynamic:scalar");  // in the groups' order
+  for (const char* none : {"auto", "", "auto:auto"}) {
+    const VariantChoice n = parse_variant("k", g, none);
+    EXPECT_FALSE(n.given("schedule") || n.given("inner")) << none;
+    EXPECT_EQ(n.text(), "auto");
+  }
+  EXPECT_EQ(parse_variant("k", g, "balanced")["inner"], "");
+  EXPECT_EQ(test::error_of([&] { parse_variant("k", g, "dynamic:fast"); }),
+            "kernel 'k': no variant word 'fast' in 'dynamic:fast' (its words: schedule dynamic|balanced, inner "
+            "simd|scalar, joined by ':')");
+  EXPECT_NE(test::error_of([&] { parse_variant("k", g, "dynamic:balanced"); }).find("gives schedule twice"),
+            std::string::npos);
+  EXPECT_THROW(parse_variant("k", {}, "simd"), Unsupported);  // a kernel without variants has no words
+  // A kernel names its variant by its words, never as a bare setting.
+  EXPECT_THROW(add_kernel({.name = "bogus", .backend = Backend::Serial, .params = {"variant"}}), std::logic_error);
+}
+
+// Every word of every CPU kernel's variant, alone, plans and computes the product; a word of
+// another kernel is refused by make_plan before the kernel is made.
+TEST(Params, EveryVariantWordOfTheCpuKernelsComputesTheProduct) {
+  const Csr a = small_matrix();
+  std::vector<double> x(40, 1.5);
+  int runs = 0;
+  for (const KernelSpec& k : kernels()) {
+    if (k.backend == Backend::Cuda || k.variants.empty()) continue;
+    EXPECT_TRUE(takes(k, "variant")) << k.name;
+    for (const VariantGroup& g : k.variants)
+      for (const std::string& word : g.words) {
+        auto plan = make_plan(a, k.backend, k.name, PlanOptions{.threads = 2, .variant = word});
+        EXPECT_TRUE(checked_product(*plan, a, x).check.passed) << k.name << " " << word;
+        ++runs;
+      }
+    EXPECT_THROW(make_plan(a, k.backend, k.name, PlanOptions{.threads = 2, .variant = "c4:w8"}), Unsupported) << k.name;
+  }
+  EXPECT_GE(runs, 25);
+}
+
 }  // namespace
 }  // namespace spmv

@@ -57,6 +57,26 @@ TEST(Planner, HllPaddingPerHackSize) {
   EXPECT_DOUBLE_EQ(f.ell_padding, 40.0 * 9 / 48);
 }
 
+// Each format is described once (format_storage); every CPU kernel of it stores just that many
+// slots (padding included), on every edge case and at each HLL hack described.
+TEST(Planner, PlansStoreWhatTheirFormatDescribes) {
+  int checked = 0;
+  for (const auto& [name, a] : test::edge_cases())
+    for (const FormatStorage& f : format_storage(analyze(a)))
+      for (const KernelSpec& k : kernels()) {
+        if (k.backend == Backend::Cuda || k.format != f.format || k.baseline) continue;
+        const PlanOptions o{.threads = 2, .hack = f.hack > 0 ? f.hack : 32};
+        try {
+          EXPECT_EQ(static_cast<double>(make_plan(a, k.backend, k.name, o)->stored_entries), f.slots)
+              << name << " " << f.name << " " << k.name << " (" << to_string(k.backend) << ")";
+          ++checked;
+        } catch (const Unsupported& e) {  // only ELL's padding past its memory limit (one dominant row)
+          EXPECT_EQ(f.name + std::string(e.what()).substr(0, 14), "ellELL would need") << e.what();
+        }
+      }
+  EXPECT_GT(checked, 100);
+}
+
 TEST(Planner, OneProductNeverPaysAConversion) {
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 5), 20000, 3);  // ELL's best case
   for (const Backend b : {Backend::Serial, Backend::Omp}) {

@@ -13,7 +13,7 @@ for cfg in "--k 64 --layout row" "--k 4 --layout col" "--k 4 --layout row"; do
   r --kernel csr $cfg
   for alg in cusparse-spmm-alg1 cusparse-spmm-alg2 cusparse-spmm-alg3; do echo "-- $alg"; r --kernel $alg $cfg | grep time_s; done
 done
-for cfg in "--k 64 --layout row --variant c4w16" "--k 4 --layout col --variant c4w2" "--k 4 --layout row --variant c4w1"; do
+for cfg in "--k 64 --layout row --variant c4:w16" "--k 4 --layout col --variant c4:w2" "--k 4 --layout row --variant c4:w1"; do
   echo "=== ncu csr $cfg"
   $NCU $B/spmv run $M/wb.spmvbin --backend cuda --kernel csr --repeat 3 $cfg > $OUT/ncu_$(echo $cfg | tr -dc 'a-z0-9').txt 2>&1
   grep -E '^  [a-zA-Z_].*\(|gpu__time_duration' $OUT/ncu_$(echo $cfg | tr -dc 'a-z0-9').txt | cut -c1-150 | head -30

@@ -113,8 +113,10 @@ double scaling(const std::string& name, const Csr& a, const Passes& c) {
   const double mb = (12.0 * a.nnz() + 4.0 * (a.rows + 1) + 8.0 * a.cols + 8.0 * a.rows) / 1e6;
   fmt::print("\n## {}: rows {} cols {} nnz {} ({:.1f} nnz/row, max {}), CSR product data {:.0f} MB\n", name, a.rows,
              a.cols, a.nnz(), st.row_nnz_mean, st.row_nnz_max, mb);
-  fmt::print("padding ratio (slots/nnz): ELL {:.2f}, HLL-16 {:.3f}, HLL-32 {:.3f}, HLL-64 {:.3f}\n",
-             st.ell_padding_ratio, st.hll_padding_ratio[0], st.hll_padding_ratio[1], st.hll_padding_ratio[2]);
+  std::string padding;
+  for (const FormatStorage& f : st.storage)
+    if (f.pads) padding += fmt::format("{}{} {:.3f}", padding.empty() ? "" : ", ", f.name, f.padding);
+  fmt::print("padding ratio (slots/nnz): {}\n", padding);
   const auto x = make_vector("random:1", a.cols);
   const Reference ref = reference_product(a, x);
   PlanOptions o1;

@@ -42,6 +42,26 @@ struct ParamSpec {
   std::string flag() const;
 };
 
+/// PlanOptions::variant read against a kernel's groups: the word given for each group.
+class VariantChoice {
+ public:
+  /// The word given for `group`; "" where the kernel chooses.
+  std::string_view operator[](std::string_view group) const;
+  bool given(std::string_view group) const { return !(*this)[group].empty(); }
+  /// The words given, joined by ':' in the groups' order ("auto" where none).
+  std::string text() const;
+
+ private:
+  friend VariantChoice parse_variant(std::string_view, const std::vector<VariantGroup>&, std::string_view);
+  std::vector<std::pair<std::string, std::string>> words_;  // (group, word) in the groups' order
+};
+/// Reads `text` ("auto", "", or words joined by ':' in any order, at most one of each group; "auto"
+/// among them means nothing). An unknown word, or two of one group: Unsupported naming `kernel` and
+/// listing the groups' words.
+VariantChoice parse_variant(std::string_view kernel, const std::vector<VariantGroup>& groups, std::string_view text);
+/// The groups in words, for help texts and errors: "schedule dynamic|balanced, inner simd|scalar".
+std::string variant_words(const std::vector<VariantGroup>& groups);
+
 /// Every setting a kernel may take, in the order `spmv kernels` and the help list them: threads,
 /// block_size, hack, subwarp, nz_per_block, nz_per_chunk, chunk_rows, chunk_multiple, csr5_omega,
 /// csr5_sigma (integers), variant (text, the kernel's own grammar), deterministic (a flag).

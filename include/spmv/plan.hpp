@@ -168,6 +168,15 @@ class Plan {
   friend class detail::ForwardingPlan;
 };
 
+/// One of a kernel's variant choices: a group of words of which PlanOptions::variant names at most
+/// one ("schedule": dynamic or balanced); a group not named is the kernel's to choose per matrix.
+/// The grammar of every kernel's variant: "auto", or words joined by ':' in any order.
+struct VariantGroup {
+  std::string name;
+  std::vector<std::string> words;
+  std::string help = {};
+};
+
 struct KernelSpec {
   std::string name;  ///< "csr", "csr-balanced", "ell", "hll", "csr-vector", "cusparse-alg2", ...
   Backend backend;
@@ -179,6 +188,8 @@ struct KernelSpec {
   /// Precisions it computes in; make_plan refuses the others (see PlanOptions::precision).
   std::vector<Precision> precisions = {Precision::Double};
   std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...
+  /// The words PlanOptions::variant may give it (the registry adds "variant" to params where any).
+  std::vector<VariantGroup> variants = {};
   std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)> make;
 };
 

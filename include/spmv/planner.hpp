@@ -6,6 +6,7 @@
 /// of products including conversion, then a short timed trial of the top few on the real matrix.
 /// The plan it returns runs the winner and says what it chose and why (Plan::describe()).
 #include <spmv/plan.hpp>
+#include <spmv/stats.hpp>
 
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct MatrixFeatures {
   double cv() const { return mean > 0 ? std / mean : 0; }  ///< row-length coefficient of variation
 };
 MatrixFeatures analyze(const CsrView& a);
+/// What each format stores for a matrix of these features: CSR and CSR5 their nonzeros, ELL every
+/// row at the longest row's width, HLL each hack of 16, 32 or 64 rows at its longest row's width.
+std::vector<FormatStorage> format_storage(const MatrixFeatures& f);
 
 struct Candidate {
   std::string kernel;              ///< a kernel of the backend, as registered

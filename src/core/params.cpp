@@ -80,7 +80,9 @@ std::vector<ParamSpec> make_params() {
        .max = 64,
        .zero_means = "from the nonzeros per row",
        SPMV_PARAM_ACCESS(csr5_sigma)});
-  add({.name = "variant", .kind = K::Text, .help = "The kernel's own sub-choice (`spmv kernels` lists them)"});
+  add({.name = "variant",
+       .kind = K::Text,
+       .help = "The kernel's own choices as words (`spmv kernels` lists each kernel's)"});
   add({.name = "deterministic",
        .kind = K::Flag,
        .help = "Kernels with atomics use their deterministic variant (the same bits every run)",
@@ -131,6 +133,52 @@ const ParamSpec* find_param(std::string_view name) {
 
 bool takes(const KernelSpec& spec, std::string_view param) {
   return std::find(spec.params.begin(), spec.params.end(), param) != spec.params.end();
+}
+
+std::string_view VariantChoice::operator[](std::string_view group) const {
+  for (const auto& [g, w] : words_)
+    if (g == group) return w;
+  return {};
+}
+
+std::string VariantChoice::text() const {
+  std::string out;
+  for (const auto& [g, w] : words_) out += (out.empty() ? "" : ":") + w;
+  return out.empty() ? "auto" : out;
+}
+
+std::string variant_words(const std::vector<VariantGroup>& groups) {
+  std::string out;
+  for (const VariantGroup& g : groups)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", g.name, fmt::join(g.words, "|"));
+  return out;
+}
+
+VariantChoice parse_variant(std::string_view kernel, const std::vector<VariantGroup>& groups, std::string_view text) {
+  std::vector<std::string> given(groups.size());
+  for (std::size_t b = 0; b <= text.size();) {
+    const std::size_t e = std::min(text.find(':', b), text.size());
+    const std::string_view word = text.substr(b, e - b);
+    b = e + 1;
+    if (word.empty() || word == "auto") continue;
+    const auto in = [&](const VariantGroup& g) {
+      return std::find(g.words.begin(), g.words.end(), word) != g.words.end();
+    };
+    const auto g = std::find_if(groups.begin(), groups.end(), in);
+    const std::string words = groups.empty() ? "none" : variant_words(groups) + ", joined by ':'";
+    if (g == groups.end())
+      throw Unsupported(
+          fmt::format("kernel '{}': no variant word '{}' in '{}' (its words: {})", kernel, word, text, words));
+    std::string& slot = given[static_cast<std::size_t>(g - groups.begin())];
+    if (!slot.empty())
+      throw Unsupported(fmt::format("kernel '{}': variant '{}' gives {} twice ({} and {}; its words: {})", kernel, text,
+                                    g->name, slot, word, words));
+    slot = word;
+  }
+  VariantChoice v;
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    if (!given[i].empty()) v.words_.emplace_back(groups[i].name, given[i]);
+  return v;
 }
 
 std::string kernels_taking(std::string_view param) {

@@ -38,6 +38,11 @@ void register_all() {
 }  // namespace
 
 void add_kernel(KernelSpec spec) {
+  const bool lists_variant = std::find(spec.params.begin(), spec.params.end(), "variant") != spec.params.end();
+  if (lists_variant)  // the variant is described by its words, not named
+    throw std::logic_error(
+        fmt::format("kernel '{}': give its variant words (KernelSpec::variants), not \"variant\"", spec.name));
+  if (!spec.variants.empty()) spec.params.push_back("variant");
   for (const std::string& p : spec.params)  // a kernel takes settings the catalog describes
     if (!find_param(p))
       throw std::logic_error(fmt::format("kernel '{}': no setting '{}' in kernel_params()", spec.name, p));
@@ -93,6 +98,7 @@ void validate_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& 
     if (p.get && takes(spec, p.name))
       if (const long long v = p.get(opt); !p.invalid(v).empty())
         throw Unsupported(fmt::format("kernel '{}' ({}): {} {} {}", spec.name, to_string(b), p.name, v, p.invalid(v)));
+  if (!spec.variants.empty()) parse_variant(spec.name, spec.variants, opt.variant);
 }
 
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel, const PlanOptions& opt) {

@@ -6,6 +6,12 @@
 
 namespace spmv {
 
+double MatrixStats::padding(std::string_view name) const {
+  for (const FormatStorage& f : storage)
+    if (f.name == name) return f.padding;
+  return 0;
+}
+
 MatrixStats compute_stats(const CsrView& a) {
   // The row-length figures and paddings are the planner's features (one O(rows) pass); the rest
   // needs the entries.
@@ -19,8 +25,7 @@ MatrixStats compute_stats(const CsrView& a) {
   s.row_nnz_mean = f.mean;
   s.row_nnz_std = f.std;  // population standard deviation, as the seed suite's table uses
   s.empty_rows = f.empty_rows;
-  s.ell_padding_ratio = f.ell_padding;
-  std::copy(std::begin(f.hll_padding), std::end(f.hll_padding), s.hll_padding_ratio);
+  s.storage = format_storage(f);
   s.row_nnz_min = a.row_length(0);
   for (index_t r = 0; r < a.rows; ++r) {
     s.row_nnz_min = std::min(s.row_nnz_min, a.row_length(r));

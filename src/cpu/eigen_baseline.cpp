@@ -5,7 +5,6 @@
 // precision the product is Eigen's float one over a float matrix's own values (mapped, not copied)
 // or a double one's rounded into a copy (Eigen has no float-matrix x double-vector product, so no
 // mixed baseline).
-#include "cpu/register_cpu.hpp"
 
 #ifdef SPMV_HAVE_EIGEN
 #include <Eigen/Core>

@@ -17,7 +17,6 @@
 #include <limits>
 
 #include "cpu/cpu_plan.hpp"
-#include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
 #include "cpu/tuning.hpp"
 #include "core/register.hpp"
@@ -70,7 +69,7 @@ class OmpCsr final : public CpuPlan {
 
     // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one) x,
     // column-major SpMM, the native kernel and the path through row-major copies.
-    const Variant v = parse_variant(variant, true, "csr");
+    const RowVariant v = row_variant(variant, true, "csr");
     std::vector<Candidate> cands;
     auto add = [&](Mode m, int parts, const std::string& name) {
       for (const bool via : {false, true}) {
@@ -245,7 +244,8 @@ void register_omp_csr() {
                   "SpMM, native or via row-major copies (native|transpose) chosen per matrix by a timed trial",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"threads", "variant", "nz_per_chunk", "chunk_rows", "chunk_multiple"},
+              .params = {"threads", "nz_per_chunk", "chunk_rows", "chunk_multiple"},
+              .variants = row_variants(true),
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant); }});
   add_kernel({.name = "csr-dynamic",
               .backend = Backend::Omp,
@@ -253,7 +253,8 @@ void register_omp_csr() {
               .description = "OpenMP CSR, schedule(dynamic) over row chunks of ~nz_per_chunk nonzeros",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"threads", "nz_per_chunk", "chunk_rows", "chunk_multiple", "variant"},
+              .params = {"threads", "nz_per_chunk", "chunk_rows", "chunk_multiple"},
+              .variants = row_variants(false),
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":dynamic"); }});
   add_kernel({.name = "csr-balanced",
               .backend = Backend::Omp,
@@ -261,7 +262,8 @@ void register_omp_csr() {
               .description = "OpenMP CSR, static row partition balanced by nonzeros (computed once)",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"threads", "variant"},
+              .params = {"threads"},
+              .variants = row_variants(false),
               .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":balanced"); }});
 }
 

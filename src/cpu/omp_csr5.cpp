@@ -17,6 +17,7 @@
 // One thread runs without an OpenMP region (a region costs about a microsecond, 10% of a small
 // matrix's product).
 #include <spmv/formats/csr5.hpp>
+#include <spmv/params.hpp>
 
 #include <omp.h>
 
@@ -32,7 +33,6 @@
 #include "cpu/csr5_tile.hpp"
 #include "cpu/csr5_tile_avx2.hpp"
 #include "cpu/csr5_tile_spmm.hpp"
-#include "cpu/register_cpu.hpp"
 #include "cpu/tuning.hpp"
 #include "cpu/row_kernels.hpp"
 #include "core/register.hpp"
@@ -40,6 +40,16 @@
 namespace spmv::cpu {
 
 namespace {
+
+// "simd": the omega lanes advance together step by step (the paper's SIMD form), x gathered with
+// one AVX2 gather per step; "simd_loads": the same with four scalar loads per step (CPUs whose
+// gather is slow); "lanes": the reference path, each column walked on its own, segment by segment
+// from its flag bits. Not given: the faster of simd and simd_loads by a timed trial when omega = 4
+// on AVX2 (counted in setup_seconds), else simd.
+const std::vector<VariantGroup>& variants() {
+  static const std::vector<VariantGroup> v = {{"tiles", {"simd", "simd_loads", "lanes"}, "how a tile's lanes advance"}};
+  return v;
+}
 
 // V: the values' type, VV: x, y and the sums (double, double; single float, float; mixed float,
 // double). The AVX2 tiles are double's; other precisions run the plain C++ tiles.
@@ -71,20 +81,14 @@ class Csr5Plan final : public CpuPlan {
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
-    // "simd": the omega lanes advance together step by step (the paper's SIMD form), x gathered
-    // with one AVX2 gather per step; "simd_loads": the same with four scalar loads per step (CPUs
-    // whose gather is slow); "auto": the faster of the two by a timed trial when omega = 4 on AVX2
-    // (counted in setup_seconds), else simd; "lanes": the reference path, each column walked on
-    // its own, segment by segment from its flag bits.
-    if (opt.variant != "auto" && opt.variant != "simd" && opt.variant != "simd_loads" && opt.variant != "lanes")
-      throw Unsupported("csr5 on the CPU: variant must be auto, simd, simd_loads or lanes (got " + opt.variant + ")");
-    if (k_ > 1 && opt.variant != "auto" && opt.variant != "lanes")
+    const std::string tiles(parse_variant("csr5", variants(), opt.variant)["tiles"]);
+    if (k_ > 1 && !tiles.empty() && tiles != "lanes")
       throw Unsupported("csr5 on the CPU with k > 1: variant must be auto or lanes (got " + opt.variant +
                         "; the SIMD tiles are SpMV's)");
     scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + kLine,
                     0.0);  // + kLine: scratch()'s alignment
-    const bool simd = opt.variant != "lanes";
-    bool loads = opt.variant == "simd_loads";
+    const bool simd = tiles != "lanes";
+    bool loads = tiles == "simd_loads";
     std::string trial;
     if (k_ > 1) {
       // SpMM: the lane walk with K-wide sums, vectorised across K.
@@ -92,7 +96,7 @@ class Csr5Plan final : public CpuPlan {
       scratch_.assign(static_cast<std::size_t>(threads_) * spmm_stride_, 0.0);
       detail += " spmm=lanes across K";
       product_fn_ = pick_spmm(omega);
-    } else if (opt.variant == "auto" && pick(omega, true, true) != pick(omega, true, false)) {
+    } else if (tiles.empty() && pick(omega, true, true) != pick(omega, true, false)) {
       const auto t1 = std::chrono::steady_clock::now();
       const auto t = trial_candidates(
           2, [&](int c) { product_fn_ = pick(omega, true, c == 1); }, [this] { product(); });
@@ -107,7 +111,7 @@ class Csr5Plan final : public CpuPlan {
     // Small matrices: a team of fewer threads can beat the fork/join of all of them (the CSR
     // kernel's trial does the same). Counted in setup_seconds.
     const auto& small = tuning::small_matrix_trial;
-    if (opt.variant == "auto" && threads_ > 1 && f_.nnz < small.csr5_max_nnz) {
+    if (tiles.empty() && threads_ > 1 && f_.nnz < small.csr5_max_nnz) {
       std::vector<int> cands{threads_};
       if (threads_ / small.csr5_thread_divisor > 1) cands.push_back(threads_ / small.csr5_thread_divisor);
       cands.push_back(1);
@@ -431,8 +435,9 @@ KernelSpec spec(Backend b) {
                                "SIMD across tile columns",
           .spmm = true,
           .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-          .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma", "variant"}
-                                         : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma", "variant"},
+          .params = b == Backend::Serial ? std::vector<std::string>{"csr5_omega", "csr5_sigma"}
+                                         : std::vector<std::string>{"threads", "csr5_omega", "csr5_sigma"},
+          .variants = variants(),
           .make = [b](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
             if (o.precision == Precision::Single) return std::make_unique<Csr5Plan<float, float>>(a, o, b);
             if (o.precision == Precision::Mixed) return std::make_unique<Csr5Plan<float, double>>(a, o, b);

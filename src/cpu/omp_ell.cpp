@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include "cpu/cpu_plan.hpp"
-#include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
 #include "core/register.hpp"
 
@@ -30,7 +29,7 @@ class OmpEll final : public CpuPlan {
     bytes_per_product = float_values_ ? ell_product_bytes(ef_, skip_padding, opt.k, opt.precision)
                                       : ell_product_bytes(e_, skip_padding, opt.k, opt.precision);
     const auto t1 = std::chrono::steady_clock::now();
-    const Variant v = parse_variant(opt.variant, false, skip_padding ? "ell-rowlen" : "ell");
+    const RowVariant v = row_variant(opt.variant, false, skip_padding ? "ell-rowlen" : "ell");
     if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
       choose_inner(
           v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
@@ -130,7 +129,8 @@ void register_omp_ell() {
                                       "SpMM native or via row-major copies by a timed trial",
                 .spmm = true,
                 .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-                .params = {"threads", "variant"},
+                .params = {"threads"},
+                .variants = row_variants(false),
                 .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   return make_ell_plan(a, o, skip);
                 }});

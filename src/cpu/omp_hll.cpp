@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include "cpu/cpu_plan.hpp"
-#include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
 #include "core/register.hpp"
 
@@ -49,7 +48,7 @@ class OmpHll final : public CpuPlan {
       scratchf_.resize(scratch_stride_ * (bounds_.size() - 1));
     else
       scratch_.resize(scratch_stride_ * (bounds_.size() - 1));
-    const Variant v = parse_variant(opt.variant, false, "hll");
+    const RowVariant v = row_variant(opt.variant, false, "hll");
     if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
       choose_inner(
           v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
@@ -154,7 +153,8 @@ void register_omp_hll() {
                       "row-major copies by a timed trial",
        .spmm = true,
        .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-       .params = {"threads", "hack", "variant"},
+       .params = {"threads", "hack"},
+       .variants = row_variants(false),
        .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> { return make_hll_plan(a, o); }});
 }
 

@@ -1,5 +1,17 @@
+// The CPU kernels in the registry: one register_* per kernel file, declared and called here (a new
+// kernel adds its two lines here and nowhere else).
 #include "core/register.hpp"
-#include "cpu/register_cpu.hpp"
+
+namespace spmv::cpu {
+void register_serial_csr();
+void register_serial_ell();
+void register_serial_hll();
+void register_omp_csr();
+void register_omp_ell();
+void register_omp_hll();
+void register_eigen_baseline();
+void register_csr5();  // serial + omp, src/cpu/omp_csr5.cpp
+}  // namespace spmv::cpu
 
 namespace spmv::detail {
 

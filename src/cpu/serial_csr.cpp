@@ -2,7 +2,6 @@
 // precision (single and mixed: a float matrix's values as they are, borrowed like its indices; a
 // double one's rounded into the plan's own float copy when it is made).
 #include "cpu/cpu_plan.hpp"
-#include "cpu/register_cpu.hpp"
 #include "core/register.hpp"
 
 namespace spmv::cpu {

@@ -1,7 +1,6 @@
 // Serial ELLPACK (row-major, the CPU layout): "ell" multiplies every padded slot, "ell-rowlen"
 // stops at each row's true length. The OpenMP plan at one thread takes its serial path (no
 // parallel region), so the serial kernels are that plan with the thread count pinned to 1.
-#include "cpu/register_cpu.hpp"
 #include "cpu/row_kernels.hpp"
 #include "core/register.hpp"
 
@@ -16,7 +15,8 @@ void register_serial_ell() {
                                     : "serial row-major ELLPACK, padded slots multiplied",
                 .spmm = true,
                 .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-                .params = {"variant"},
+                .params = {},
+                .variants = row_variants(false),
                 .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   PlanOptions serial = o;
                   serial.threads = 1;

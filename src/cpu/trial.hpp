@@ -1,6 +1,7 @@
 #pragma once
 // Choosing among equivalent ways of a product when a plan is made: the timed trial, the CPU
 // kernels' variant grammar, and the choices of the SpMV inner loop and the column-major SpMM path.
+#include <spmv/params.hpp>
 #include <spmv/plan.hpp>
 #include <spmv/timing.hpp>
 
@@ -45,36 +46,29 @@ std::vector<double> trial_candidates(int n, Apply apply, Run run, Now now = stea
   return best;
 }
 
-// PlanOptions::variant of the CPU kernels: tokens joined by ':' — a schedule ("auto", "dynamic",
-// "balanced"; CSR only) and/or an SpMV inner loop ("simd", "scalar"). What is not given is chosen
-// per matrix by a timed trial when the plan is made.
-//
-// Column-major SpMM (k > 1) also has "native" (rows_spmm<false>) and "transpose" (X copied row-major,
-// the row-major kernel, Y written back from per-thread tiles: rows_spmm_transposed); row-major and
-// k = 1 have only the one path, so there these tokens change nothing.
-struct Variant {
+// The CPU row kernels' variant words: a schedule (CSR's "csr" only), the SpMV inner loop, and the
+// column-major SpMM path: "native" (rows_spmm<false>) or "transpose" (X copied row-major, the
+// row-major kernel, Y written back from per-thread tiles: rows_spmm_transposed); row-major and k = 1
+// have only the one path, so there that group changes nothing. What is not given is chosen per
+// matrix by a timed trial when the plan is made.
+inline std::vector<VariantGroup> row_variants(bool schedule) {
+  std::vector<VariantGroup> g;
+  if (schedule) g.push_back({"schedule", {"dynamic", "balanced"}, "rows dealt in chunks, or split by nonzeros"});
+  g.push_back({"inner", {"simd", "scalar"}, "the SpMV inner loop"});
+  g.push_back({"column-major", {"native", "transpose"}, "column-major SpMM: X read in place, or copied row-major"});
+  return g;
+}
+struct RowVariant {
   std::string schedule = "auto";
   int inner = -1;  // -1: trial, 0: scalar, 1: simd
   int via = -1;    // column-major SpMM: -1: trial, 0: native, 1: transpose
 };
-inline Variant parse_variant(const std::string& text, bool has_schedule, const std::string& kernel) {
-  Variant v;
-  std::size_t b = 0;
-  while (b <= text.size()) {
-    const std::size_t e = std::min(text.find(':', b), text.size());
-    const std::string t = text.substr(b, e - b);
-    if (t == "simd" || t == "scalar")
-      v.inner = t == "simd";
-    else if (t == "native" || t == "transpose")
-      v.via = t == "transpose";
-    else if (t == "auto" || (has_schedule && (t == "dynamic" || t == "balanced")))
-      v.schedule = t;
-    else
-      throw Unsupported(
-          fmt::format("kernel '{}': unknown variant '{}' (use {}simd or scalar, native or transpose, joined by ':')",
-                      kernel, text, has_schedule ? "auto, dynamic, balanced, " : "auto, "));
-    b = e + 1;
-  }
+inline RowVariant row_variant(const std::string& text, bool schedule, const std::string& kernel) {
+  const VariantChoice c = parse_variant(kernel, row_variants(schedule), text);
+  RowVariant v;
+  if (c.given("schedule")) v.schedule = std::string(c["schedule"]);
+  if (c.given("inner")) v.inner = c["inner"] == "simd";
+  if (c.given("column-major")) v.via = c["column-major"] == "transpose";
   return v;
 }
 

@@ -2,7 +2,7 @@
 // converted to CSR5 on the device.
 //
 // Product: a warp per full tile. A lane loads its sigma entries in batches of kBatch (8 unless the
-// variant says -b4 or -b16): step i of all lanes is one coalesced 256-byte load, and the batch keeps
+// variant says b4 or b16): step i of all lanes is one coalesced 256-byte load, and the batch keeps
 // kBatch independent x gathers in flight per lane. A lane closes a segment at every row-start flag;
 // the columns' leading parts ("red", the end of a segment opened to the left) are combined by a
 // segmented suffix scan over the warp (5 shuffle steps). It adds only values of one row, so there is
@@ -24,11 +24,15 @@
 // csr5_long_rows.cuh (its long rows), csr5_device.cuh (what they share); here the two-pass and
 // atomic kernels, the plan and its registration.
 //
+// The variant: how rows across tiles are combined ("combine": single, two-pass or atomic) and the
+// loads in flight per lane ("batch": b4, b8 or b16).
+//
 // Precision: every kernel is a template on the values' type MV and the vectors' and sums'
 // VV, launched for the plan's precision with with_types: double, single (float values, x, y and
 // sums) and mixed (float values, double x, y and sums). The carries and the single-pass kernel's
 // shared buffer hold VV; the long rows' parts hold a double in every precision (csr5_long_rows.cuh).
 #include <spmv/formats/csr5.hpp>
+#include <spmv/params.hpp>
 
 #include <algorithm>
 #include <string>
@@ -174,6 +178,13 @@ __global__ void csr5_fixup(DevCsr5<MV> m, const VV* __restrict__ first, VV* __re
   }
 }
 
+const std::vector<VariantGroup>& variants() {
+  static const std::vector<VariantGroup> v = {
+      {"combine", {"single", "two-pass", "atomic"}, "rows across tiles: one pass, a fix-up kernel, or atomics"},
+      {"batch", {"b4", "b8", "b16"}, "a lane's loads in flight (SpMV)"}};
+  return v;
+}
+
 int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
   const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
   if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
@@ -186,7 +197,7 @@ class Csr5Plan final : public CudaPlan {
   Csr5Plan(const CsrView& a, const PlanOptions& opt, const SharedDeviceCsr& dev)
       : CudaPlan(a.rows, a.cols, opt, vectors_of(dev, opt)),
         block_(checked_block_size(opt)),
-        v_(parse_variant(opt)),
+        v_(read_variant(opt)),
         m_(a, chosen_sigma(a, opt), convert_options(opt), opt.precision, dev.get()) {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
@@ -301,32 +312,13 @@ class Csr5Plan final : public CudaPlan {
     int batch = tuning::csr5_batch;
   };
 
-  // variant: "auto" or "single" (one kernel, deterministic), "two-pass" (main kernel + fix-up
-  // kernel, deterministic), "atomic" (the paper's atomicAdd carries: y zeroed first, not
-  // deterministic, so refused when PlanOptions::deterministic is set); an optional "-b4"/"-b8"/
-  // "-b16" suffix (or "b4"... alone) sets the loads in flight per lane.
-  static Variant parse_variant(const PlanOptions& opt) {
-    const std::string& v = opt.variant;
+  // The variant's words (variants()); atomic is refused while PlanOptions::deterministic is set.
+  static Variant read_variant(const PlanOptions& opt) {
+    const VariantChoice c = parse_variant("csr5", variants(), opt.variant);
     Variant r;
-    std::string mode = v;
-    for (int b : {4, 8, 16}) {
-      const std::string suffix = "b" + std::to_string(b);
-      if (mode == suffix)
-        mode = "auto", r.batch = b;
-      else if (mode.ends_with("-" + suffix))
-        mode = mode.substr(0, mode.size() - suffix.size() - 1), r.batch = b;
-    }
-    if (mode == "auto" || mode == "single")
-      r.mode = Mode::Single;
-    else if (mode == "two-pass")
-      r.mode = Mode::TwoPass;
-    else if (mode == "atomic")
-      r.mode = Mode::Atomic;
-    else
-      throw Unsupported(
-          "csr5 on CUDA: variant must be auto, single, two-pass or atomic, optionally with -b4, -b8 "
-          "or -b16 (got " +
-          v + ")");
+    if (c["combine"] == "two-pass") r.mode = Mode::TwoPass;
+    if (c["combine"] == "atomic") r.mode = Mode::Atomic;
+    if (c.given("batch")) r.batch = std::stoi(std::string(c["batch"].substr(1)));
     if (r.mode == Mode::Atomic && opt.deterministic)
       throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
     return r;
@@ -349,7 +341,8 @@ class Csr5Plan final : public CudaPlan {
 
 std::unique_ptr<Plan> make_csr5(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   if (opt.k == 1) return std::make_unique<csr5::Csr5Plan>(a, opt, dev);
-  if (opt.variant != "auto" && opt.variant != "two-pass" && !opt.variant.empty())
+  const VariantChoice v = parse_variant("csr5", csr5::variants(), opt.variant);
+  if (v.given("batch") || (v.given("combine") && v["combine"] != "two-pass"))
     throw Unsupported("csr5 on CUDA with k > 1: variant must be auto or two-pass (got " + opt.variant +
                       "; single-pass, atomic and the load batches are SpMV's)");
   return csr5::make_csr5_spmm(a, opt, dev, csr5::chosen_sigma(a, opt));
@@ -365,7 +358,8 @@ void register_csr5() {
                              "right-hand sides a lane",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"block_size", "csr5_sigma", "deterministic", "variant"},
+              .params = {"block_size", "csr5_sigma", "deterministic"},
+              .variants = csr5::variants(),
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr5(a, o, nullptr); }});
 }
 

@@ -34,6 +34,7 @@ void register_csr_auto() {
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size"},
+              .variants = csr_spmm_variants(),
               .make = make_auto});
 }
 

@@ -8,23 +8,24 @@
 // across K (W = 32, C = 1), the register-blocked kernel for large K (C = 4).
 // Column-major X and Y: a group of W lanes per row along its entries (CSR-vector), each lane
 // accumulating C columns at once, so A's row is read once per block of C columns; or X transposed
-// on the device, the row-major kernel, Y transposed back, all within the product (variant suffix
-// "t"): on rows whose columns scatter, reading X's rows whole (one sector an entry at K = 4, not
+// on the device, the row-major kernel, Y transposed back, all within the product (variant word
+// "transpose"): on rows whose columns scatter, reading X's rows whole (one sector an entry at K = 4, not
 // K) more than repays the two passes; or X alone transposed and the row-major kernel writing
-// column-major Y itself (suffix "x": a warp's rows are consecutive, so its stores still fill
-// sectors, and Y's two extra passes are saved; with "s" the rows are permuted and the stores
+// column-major Y itself ("transpose-x": a warp's rows are consecutive, so its stores still fill
+// sectors, and Y's two extra passes are saved; with "sorted" the rows are permuted and the stores
 // scatter, which the trial weighs).
 // Rows longer than long_row go to a block-per-piece kernel (both layouts), queued first on a side
 // stream so that it runs beside the row kernel rather than after it. Where row lengths vary much,
 // both kernels can take the rows longest first (within windows of rows) through a permutation
-// (suffix "s"), so that the rows of a warp have about the same length. The shape is chosen per
+// ("sorted"), so that the rows of a warp have about the same length. The shape is chosen per
 // matrix, K and layout by a short timed trial among a few candidates near the model's
-// (tuning::csr_spmm_*), or forced with the variant "c<C>w<W>[t|x][s]". K = 1 never comes here: the
+// (tuning::csr_spmm_*), or narrowed by the variant's words (spmm_variants: c<C>:w<W> names one shape). K = 1 never comes here: the
 // "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include <spmv/params.hpp>
 #include <spmv/planner.hpp>
 
 #include "cuda/csr_device.cuh"
@@ -283,8 +284,9 @@ class CsrSpmm final : public CsrDevicePlan {
     arrived_.resize(n_short_ + n_long_);
     if (n_short_ + n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, (n_short_ + n_long_) * sizeof(int)));
     // Rows of very different lengths: the two best shapes are tried again on the rows longest first.
-    const bool forced = opt.variant != "auto" && !opt.variant.empty();
-    const bool try_sorted = !forced && tuning::csr_spmm_sorts_rows(analyze(a).cv());
+    const VariantChoice words = parse_variant("csr", csr_spmm_variants(), opt.variant);
+    const bool one_shape = words.given("columns") && words.given("lanes");
+    const bool try_sorted = !one_shape && !words.given("order") && tuning::csr_spmm_sorts_rows(analyze(a).cv());
     if (try_sorted || std::any_of(cands.begin(), cands.end(), [](const Shape& s) { return s.s; })) sort_rows(a);
     std::string trial;
     auto time_shapes = [&](std::vector<Shape>::iterator first, std::vector<Shape>::iterator last) {
@@ -331,9 +333,10 @@ class CsrSpmm final : public CsrDevicePlan {
   }
 
  private:
+  // The shape in the variant's words.
   static std::string name(const Shape& s) {
-    return "c" + std::to_string(s.c) + "w" + std::to_string(s.w) + (s.t ? "t" : "") + (s.x ? "x" : "") +
-           (s.s ? "s" : "");
+    return "c" + std::to_string(s.c) + ":w" + std::to_string(s.w) + (s.t ? ":transpose" : "") +
+           (s.x ? ":transpose-x" : "") + (s.s ? ":sorted" : "");
   }
   // order_: the rows up to long_row_ entries, longest first within each window of
   // tuning::csr_spmm_sort_window rows (stable within a length), so that rows near each other in the
@@ -361,25 +364,38 @@ class CsrSpmm final : public CsrDevicePlan {
   int entry_groups(const Shape& s) const { return rows_kernel(s) ? s.w / lanes_k(s) : s.w; }
   int lanes_k(const Shape& s) const { return std::min(s.w, pow2_at_least((k_ + s.c - 1) / s.c)); }
 
-  // The model's shape first, then its neighbours for the trial (or the one forced by variant).
+  // The model's shape first, then its neighbours for the trial: those the variant's words allow, or
+  // the one shape it names (columns and lanes both given).
   std::vector<Shape> candidates(double mean, const std::string& variant) const {
-    if (variant != "auto" && !variant.empty()) {
-      Shape s;
-      int used = 0;
-      const bool parsed = std::sscanf(variant.c_str(), "c%dw%d%n", &s.c, &s.w, &used) == 2;
-      const std::string suffix = parsed ? variant.substr(used) : "";
-      s.t = suffix == "t" || suffix == "ts";
-      s.x = suffix == "x" || suffix == "xs";
-      s.s = suffix == "s" || suffix == "ts" || suffix == "xs";
-      if (!parsed || (!suffix.empty() && !s.t && !s.x && !s.s) || !valid(s))
-        throw Unsupported(
-            "csr-spmm variant '" + variant +
-            "': expected c<C>w<W>[s], C in 1, 2, 4 dividing k = " + std::to_string(k_) +
-            " (1, 2, 4, 8 column-major) and W a power of two in 1..32, s for the "
-            "rows longest first; column-major also c<C>w<W>t[s] (transposed, row-major kernel) and c<C>w<W>x[s] (X "
-            "transposed, Y written column-major)");
+    const VariantChoice v = parse_variant("csr", csr_spmm_variants(), variant);
+    const auto number = [&](std::string_view group) { return std::stoi(std::string(v[group].substr(1))); };
+    const std::string_view via = v["column-major"];
+    const bool sorted = v.given("order");
+    if (v.given("columns") && v.given("lanes")) {
+      const Shape s{number("columns"), number("lanes"), via == "transpose", sorted, via == "transpose-x"};
+      if (!valid(s))
+        throw Unsupported("csr variant '" + variant + "': no such shape for k = " + std::to_string(k_) + " " +
+                          (row_major_ ? "row-major" : "column-major") +
+                          " (c1, c2, c4 dividing k for the row-major kernel, c8 too for the column-major one; "
+                          "transpose and transpose-x for column-major X and Y only)");
       return {s};
     }
+    std::vector<Shape> kept;
+    for (Shape s : model_candidates(mean)) {
+      if ((v.given("columns") && s.c != number("columns")) || (v.given("lanes") && s.w != number("lanes")) ||
+          (!via.empty() && via != (s.t   ? "transpose"
+                                   : s.x ? "transpose-x"
+                                         : "native")))
+        continue;
+      s.s = sorted;
+      kept.push_back(s);
+    }
+    if (kept.empty())
+      throw Unsupported("csr variant '" + variant + "': none of the model's shapes for k = " + std::to_string(k_) +
+                        " has those words; give both columns and lanes (c<C>:w<W>) to name one");
+    return kept;
+  }
+  std::vector<Shape> model_candidates(double mean) const {
     std::vector<Shape> v;
     auto add = [&](int c, int w, bool t, bool x = false) {
       const Shape s{c, w, t, false, x};
@@ -508,6 +524,15 @@ class CsrSpmm final : public CsrDevicePlan {
 };
 
 }  // namespace
+
+const std::vector<VariantGroup>& csr_spmm_variants() {
+  static const std::vector<VariantGroup> v = {
+      {"columns", {"c1", "c2", "c4", "c8"}, "SpMM: right-hand sides a lane keeps"},
+      {"lanes", {"w1", "w2", "w4", "w8", "w16", "w32"}, "SpMM: lanes per row"},
+      {"column-major", {"native", "transpose", "transpose-x"}, "SpMM: X and Y in place, both transposed, or X alone"},
+      {"order", {"sorted"}, "SpMM: rows longest first"}};
+  return v;
+}
 
 std::unique_ptr<Plan> make_csr_spmm(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   return std::make_unique<CsrSpmm>(a, opt, std::move(dev));

@@ -1,8 +1,7 @@
 #pragma once
-// Internal to the CUDA backend: one register_* per kernel file (called by register_cuda.cu) and
-// the plan factories the planner chooses among. A factory given a device CSR (upload_csr in
-// csr_device.cuh) shares it instead of uploading its own; ELL, HLL and CSR5 convert from it on the
-// device.
+// Internal to the CUDA backend: the plan factories the planner chooses among. A factory given a
+// device CSR (upload_csr in csr_device.cuh) shares it instead of uploading its own; ELL, HLL and
+// CSR5 convert from it on the device.
 #include <spmv/plan.hpp>
 #include <spmv/planner.hpp>
 
@@ -14,21 +13,12 @@ namespace spmv::cuda {
 struct DeviceCsr;
 using SharedDeviceCsr = std::shared_ptr<DeviceCsr>;
 
-void register_csr_scalar();
-void register_csr_vector();
-void register_csr_adaptive();
-void register_csr_merge();
-void register_ell();
-void register_hll();
-void register_cusparse();       // CSR and COO algorithms
-void register_cusparse_sell();  // src/cuda/cusparse_sell.cu
-void register_csr_auto();
-void register_csr5();  // src/cuda/csr5.cu
-
 std::unique_ptr<Plan> make_csr_scalar(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 std::unique_ptr<Plan> make_csr_vector(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 std::unique_ptr<Plan> make_csr_adaptive(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 std::unique_ptr<Plan> make_csr_merge(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
+/// The CSR SpMM kernel's variant words (the "csr" kernel's for k > 1).
+const std::vector<VariantGroup>& csr_spmm_variants();
 std::unique_ptr<Plan> make_csr_spmm(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 std::unique_ptr<Plan> make_ell(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);
 std::unique_ptr<Plan> make_hll(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr);

@@ -139,6 +139,7 @@ void register_ell() {
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size"},
+              .variants = padded_variants(),
               .make = [](const CsrView& a, const PlanOptions& o) { return make_ell(a, o, nullptr); }});
 }
 

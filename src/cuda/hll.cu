@@ -234,6 +234,7 @@ void register_hll() {
        .spmm = true,
        .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
        .params = {"block_size", "hack", "subwarp"},
+       .variants = padded_variants(),
        .make = [](const CsrView& a, const PlanOptions& o) { return make_hll(a, o, nullptr); }});
 }
 

@@ -6,6 +6,8 @@
 // CudaPlan, as PaddedSpmmPlan's trial finds faster. The lanes of a row load the same slot (one broadcast) and
 // the rows of a warp are consecutive, so with column-major slots a warp's slot loads are one run.
 // KL = 1, C = K is the report's thread per row; C = 1, KL = K its thread per element of Y.
+#include <spmv/params.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -170,8 +172,17 @@ void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, 
   kernel<<<grid, block, 0, l.stream>>>(rows, k, kl, col, val, l.xv<VV>(), x_rows, l.yv<VV>(), l.ep<VV>());
 }
 
+// The padded formats' variant words.
+inline const std::vector<VariantGroup>& padded_variants() {
+  static const std::vector<VariantGroup> v = {
+      {"column-major",
+       {"native", "transpose"},
+       "SpMM: X and Y read in place, or transposed around the row-major kernel"}};
+  return v;
+}
+
 // A padded format's plan. Column-major X and Y (k > 1) are read in place ("native") or transposed
-// on the device around the row-major kernel ("transposed": X's row of k in one sector, against k
+// on the device around the row-major kernel ("transpose": X's row of k in one sector, against k
 // sectors an entry where the columns scatter); variant "auto" (or empty) times both (a warm-up,
 // then three products each) and keeps the faster.
 class PaddedSpmmPlan : public CudaPlan {
@@ -182,15 +193,12 @@ class PaddedSpmmPlan : public CudaPlan {
   // Once the format is built.
   void choose_column_major(const PlanOptions& opt) {
     if (k_ == 1 || layout_ != Layout::ColMajor || rows_ == 0) return;
-    const std::string& v = opt.variant;
-    if (v == "native" || v == "transposed") {
+    const std::string_view v = parse_variant("ell and hll", padded_variants(), opt.variant)["column-major"];
+    if (!v.empty()) {
       use(v == "native");
-      detail += " column-major " + v;
+      detail += v == "native" ? " column-major native" : " column-major transposed";
       return;
     }
-    if (!v.empty() && v != "auto")
-      throw Unsupported("column-major SpMM on a padded format: variant must be auto, native or transposed (got " + v +
-                        ")");
     const auto t0 = std::chrono::steady_clock::now();
     double t[2];
     for (const bool native : {true, false}) {

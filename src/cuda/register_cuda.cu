@@ -1,6 +1,19 @@
-// The CUDA kernels in the registry; one register_* per kernel file.
+// The CUDA kernels in the registry: one register_* per kernel file, declared and called here (a new
+// kernel adds its two lines here and nowhere else).
 #include "core/register.hpp"
-#include "cuda/cuda_kernels.hpp"
+
+namespace spmv::cuda {
+void register_csr_scalar();
+void register_csr_vector();
+void register_csr_adaptive();
+void register_csr_merge();
+void register_ell();
+void register_hll();
+void register_cusparse();       // CSR and COO algorithms
+void register_cusparse_sell();  // src/cuda/cusparse_sell.cu
+void register_csr_auto();
+void register_csr5();  // src/cuda/csr5.cu
+}  // namespace spmv::cuda
 
 namespace spmv::detail {
 

@@ -118,7 +118,7 @@ inline int csr5_sigma(const CsrView& a) {
 // CSR5's default block: 128 threads (4 tiles) for tiles of height 8 or less (short rows), else
 // default_block.
 inline int csr5_block(int sigma) { return sigma <= 8 ? 128 : default_block; }
-// CSR5: entries a lane loads at a time (variant -b4 / -b16 override): independent x gathers in flight.
+// CSR5: entries a lane loads at a time (the variant words b4 and b16 override): independent x gathers in flight.
 inline constexpr int csr5_batch = 8;
 // CSR5 single pass: rounds of 32 segment rows a hinted tile loads together with its entries.
 inline constexpr int csr5_eo_rounds = 4;

@@ -6,8 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace spmv {
+
+namespace {
+// A format's padding as the stats give it: 1 without nonzeros (nothing stored, nothing padded).
+double f_padding(double padding, double nnz) { return nnz > 0 ? padding : 1.0; }
+}  // namespace
 
 namespace detail {
 
@@ -29,6 +35,18 @@ MatrixFeatures features_from(index_t rows, index_t cols, offset_t nnz, const Row
 }
 
 }  // namespace detail
+
+std::vector<FormatStorage> format_storage(const MatrixFeatures& f) {
+  const double nnz = static_cast<double>(f.nnz);
+  const auto with = [nnz](std::string name, std::string format, int hack, double padding) {
+    return FormatStorage{std::move(name), std::move(format), hack, padding * nnz, f_padding(padding, nnz)};
+  };
+  std::vector<FormatStorage> v = {with("csr", "csr", 0, 1), with("ell", "ell", 0, f.ell_padding)};
+  for (int h = 0; h < 3; ++h) v.push_back(with("hll" + std::to_string(16 << h), "hll", 16 << h, f.hll_padding[h]));
+  v.push_back(with("csr5", "csr5", 0, 1));
+  for (FormatStorage& s : v) s.pads = s.format == "ell" || s.format == "hll";
+  return v;
+}
 
 MatrixFeatures analyze(const CsrView& a) {
   const offset_t* rp = a.row_ptr.data();

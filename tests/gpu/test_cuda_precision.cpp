@@ -76,15 +76,15 @@ TEST(CudaPrecision, CsrSpmmShapes) {
         for (const int c : {1, 2, 4})
           for (const int w : {1, 8, 32}) {
             if (k % c != 0) continue;
-            for (const char* how : {"", "s"}) {
+            for (const char* how : {"", ":sorted"}) {
               const PlanOptions o{
-                  .k = k, .layout = Layout::RowMajor, .precision = p, .variant = fmt::format("c{}w{}{}", c, w, how)};
+                  .k = k, .layout = Layout::RowMajor, .precision = p, .variant = fmt::format("c{}:w{}{}", c, w, how)};
               EXPECT_EQ(check(a, "csr", o, name), "");
               ++runs;
             }
-            for (const char* how : {"t", "x", "ts"}) {
+            for (const char* how : {":transpose", ":transpose-x", ":transpose:sorted"}) {
               const PlanOptions o{
-                  .k = k, .layout = Layout::ColMajor, .precision = p, .variant = fmt::format("c{}w{}{}", c, w, how)};
+                  .k = k, .layout = Layout::ColMajor, .precision = p, .variant = fmt::format("c{}:w{}{}", c, w, how)};
               EXPECT_EQ(check(a, "csr", o, name), "");
               ++runs;
             }
@@ -92,7 +92,7 @@ TEST(CudaPrecision, CsrSpmmShapes) {
         for (const int c : {1, 2, 4, 8})
           for (const int w : {1, 4, 32}) {
             const PlanOptions o{
-                .k = k, .layout = Layout::ColMajor, .precision = p, .variant = fmt::format("c{}w{}", c, w)};
+                .k = k, .layout = Layout::ColMajor, .precision = p, .variant = fmt::format("c{}:w{}", c, w)};
             EXPECT_EQ(check(a, "csr", o, name), "");
             ++runs;
           }
@@ -108,7 +108,7 @@ TEST(CudaPrecision, PaddedFormatsSpmm) {
     for (const auto& [name, a] : test::edge_cases())
       for (const char* kernel : {"ell", "hll"})
         for (const int k : {2, 3, 4, 8, 33})
-          for (const char* variant : {"row", "native", "transposed"}) {
+          for (const char* variant : {"row", "native", "transpose"}) {
             const bool row = std::string(variant) == "row";
             const PlanOptions o{.k = k,
                                 .layout = row ? Layout::RowMajor : Layout::ColMajor,

@@ -55,36 +55,36 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
       for (const int c : {1, 2, 4})
         for (const int w : {1, 2, 8, 32}) {
           if (k % c != 0) continue;
-          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::RowMajor, .variant = fmt::format("c{}w{}", c, w)}, name),
-                    "");
+          EXPECT_EQ(
+              check(a, "csr", {.k = k, .layout = Layout::RowMajor, .variant = fmt::format("c{}:w{}", c, w)}, name), "");
           ++runs;
         }
       for (const int c : {1, 2, 4, 8})
         for (const int w : {1, 4, 32}) {
-          EXPECT_EQ(check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}", c, w)}, name),
-                    "");
+          EXPECT_EQ(
+              check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("w{}:c{}", w, c)}, name), "");
           ++runs;
         }
-      // Transposed on the device around the row-major kernel (t), or X alone with Y written
-      // column-major by the kernel (x).
-      for (const char* how : {"t", "x"})
+      // Transposed on the device around the row-major kernel, or X alone with Y written column-major
+      // by the kernel.
+      for (const char* how : {":transpose", ":transpose-x"})
         for (const int c : {1, 2, 4})
           for (const int w : {1, 8, 32}) {
             if (k % c != 0) continue;
             EXPECT_EQ(check(a, "csr",
-                            {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}w{}{}", c, w, how)}, name),
+                            {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}:w{}{}", c, w, how)}, name),
                       "");
             ++runs;
           }
       // The rows longest first (the long rows left to the block-per-piece kernel), every kernel.
       for (const int w : {1, 8}) {
         const int c = k % 4 == 0 ? 4 : 1;
-        for (const auto& [layout, suffix] : {std::pair{Layout::RowMajor, "s"},
-                                             {Layout::ColMajor, "s"},
-                                             {Layout::ColMajor, "ts"},
-                                             {Layout::ColMajor, "xs"}}) {
-          EXPECT_EQ(check(a, "csr", {.k = k, .layout = layout, .variant = fmt::format("c{}w{}{}", c, w, suffix)}, name),
-                    "");
+        for (const auto& [layout, suffix] : {std::pair{Layout::RowMajor, ":sorted"},
+                                             {Layout::ColMajor, ":sorted"},
+                                             {Layout::ColMajor, ":sorted:transpose"},
+                                             {Layout::ColMajor, ":transpose-x:sorted"}}) {
+          EXPECT_EQ(
+              check(a, "csr", {.k = k, .layout = layout, .variant = fmt::format("c{}:w{}{}", c, w, suffix)}, name), "");
           ++runs;
         }
       }
@@ -100,7 +100,7 @@ TEST(CudaSpmm, PaddedFormatsColumnMajorInPlaceOrTransposed) {
   for (const auto& [name, a] : test::edge_cases())
     for (const char* kernel : {"ell", "hll"})
       for (const int k : {2, 3, 4, 5, 16, 33})
-        for (const char* variant : {"native", "transposed", "auto"}) {
+        for (const char* variant : {"native", "transpose", "auto"}) {
           const PlanOptions o{.k = k, .layout = Layout::ColMajor, .variant = variant};
           try {
             EXPECT_EQ(check(a, kernel, o, name), "");
@@ -130,19 +130,26 @@ TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
     const int w = std::stoi(kept.substr(kept.find("lanes_per_row=") + 14));
     const bool t = kept.find(" transposed") != std::string::npos, x = kept.find(" x_transposed") != std::string::npos;
     EXPECT_TRUE(l == Layout::ColMajor || (!t && !x)) << plan->detail;
-    EXPECT_NE(plan->detail.find(fmt::format("c{}w{}{}{} ", c, w, t ? "t" : "", x ? "x" : "")), std::string::npos)
+    EXPECT_NE(plan->detail.find(fmt::format("c{}:w{}{}{} ", c, w, t ? ":transpose" : "", x ? ":transpose-x" : "")),
+              std::string::npos)
         << "kept shape not among the trial's: " << plan->detail;
     EXPECT_EQ(check(a, "csr", {.k = 16, .layout = l}, "trial"), "");
   }
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 6, .variant = "c4w8"}), Unsupported);  // 4 does not divide 6
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w3"}), Unsupported);  // 3 lanes
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8t"}),
+  // Words alone narrow the trial's shapes: column-major through the device transposes.
+  const auto narrowed =
+      make_plan(a, Backend::Cuda, "csr", {.k = 16, .layout = Layout::ColMajor, .variant = "transpose"});
+  EXPECT_NE(narrowed->detail.find(" transposed"), std::string::npos) << narrowed->detail;
+  EXPECT_EQ(narrowed->detail.find(" x_transposed"), std::string::npos) << narrowed->detail;
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 6, .variant = "c4:w8"}), Unsupported);  // 4 does not divide 6
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2:w3"}), Unsupported);  // 3 lanes
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2:w8:transpose"}),
                Unsupported);  // row-major: nothing to transpose
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8x"}),
-               Unsupported);  // row-major: no X to transpose
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8q"}),
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "transpose-x"}),
+               Unsupported);  // row-major: no X to transpose, no shape of the model's
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2:w8:q"}),
                Unsupported);
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2w8tx"}),
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr",
+                         {.k = 8, .layout = Layout::ColMajor, .variant = "c2:w8:transpose:transpose-x"}),
                Unsupported);
 }
 
@@ -157,14 +164,17 @@ TEST(CudaSpmm, TrialTriesTheRowsLongestFirstWhereLengthsVary) {
   for (const Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
     const auto plan = make_plan(a, Backend::Cuda, "csr", {.k = 4, .layout = layout});
     const std::string trial = plan->detail.substr(plan->detail.find("trial us:"));
-    EXPECT_NE(trial.find("s "), std::string::npos) << plan->detail;
+    EXPECT_NE(trial.find(":sorted "), std::string::npos) << plan->detail;
     EXPECT_EQ(check(a, "csr", {.k = 4, .layout = layout}, "sorted trial"), "");
   }
   // Regular rows: no sorted shape is tried.
   const Csr regular = test::csr_from_lengths(std::vector<offset_t>(20000, 12), 20000, 9);
   const auto plan = make_plan(regular, Backend::Cuda, "csr", {.k = 4});
-  EXPECT_EQ(plan->detail.substr(plan->detail.find("trial us:")).find("s "), std::string::npos) << plan->detail;
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2w8st"}), Unsupported);  // t before s
+  EXPECT_EQ(plan->detail.substr(plan->detail.find("trial us:")).find(":sorted "), std::string::npos) << plan->detail;
+  // The words in any order.
+  const auto sorted = make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "sorted:w8:c2"});
+  EXPECT_NE(sorted->detail.find("rhs_per_lane=2 lanes_per_row=8 longest_rows_first"), std::string::npos)
+      << sorted->detail;
 }
 
 TEST(CudaSpmm, CusparseSpmmAlgorithmsBothLayouts) {

@@ -33,10 +33,8 @@ void add_info(CLI::App& app, Action& action) {
       out.add("empty_rows", static_cast<long long>(s.empty_rows));
       out.add("bandwidth", static_cast<long long>(s.bandwidth));
       out.add("pattern_symmetric", s.pattern_symmetric ? "yes" : "no");
-      out.add("ell_padding_ratio", s.ell_padding_ratio, 4);
-      out.add("hll16_padding_ratio", s.hll_padding_ratio[0], 4);
-      out.add("hll32_padding_ratio", s.hll_padding_ratio[1], 4);
-      out.add("hll64_padding_ratio", s.hll_padding_ratio[2], 4);
+      for (const FormatStorage& f : s.storage)  // the padded formats' slots against the nonzeros
+        if (f.pads) out.add(f.name + "_padding_ratio", f.padding, 4);
       if (verbosity >= 1) out.print(*json);
       return 0;
     };

@@ -19,6 +19,7 @@ void add_kernels(CLI::App& app, Action& action) {
         fmt::print("{:<7} {:<18} {:<11} {}{}{}{}{}\n", to_string(k.backend), k.name, k.format, k.description,
                    k.spmm ? " [spmm]" : "", extra, k.baseline ? " [baseline]" : "",
                    k.params.empty() ? "" : fmt::format(" [settings: {}]", fmt::join(k.params, ", ")));
+        if (!k.variants.empty()) fmt::print("{:<38} variant words: {}\n", "", variant_words(k.variants));
       }
       // The settings: run takes a value of each, bench a comma list it sweeps; a kernel ignores
       // those it does not take.
@@ -28,6 +29,9 @@ void add_kernels(CLI::App& app, Action& action) {
         fmt::print("  {:<17} {}: {}\n", p.flag(), p.help, p.range());
       }
       fmt::print("  {:<17} {}\n", "--variant", find_param("variant")->help);
+      fmt::print("  {:<17} {}\n", "",
+                 "\"auto\", or words joined by ':' in any order, at most one of each group; a "
+                 "group not given is chosen per matrix");
       return 0;
     };
   });

@@ -288,7 +288,9 @@ void add_run(CLI::App& app, Action& action) {
       ->check(positive_real())
       ->capture_default_str();
   args->kernel_settings.add_options(cmd, false);
-  cmd->add_option("--variant", args->variant, "Kernel sub-choice, e.g. balanced, dynamic:scalar, simd")
+  cmd->add_option(
+         "--variant", args->variant,
+         "The kernel's choices as words joined by ':', e.g. balanced, dynamic:scalar, c4:w8 (spmv kernels lists them)")
       ->capture_default_str();
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(positive_int())->capture_default_str();
   cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")
