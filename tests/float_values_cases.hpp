@@ -143,8 +143,8 @@ inline std::vector<std::string> pinned_variants(const KernelSpec& k, int rhs, La
   if (!takes(k, "variant") || k.name == "auto") return {};
   if (k.format == "csr5")
     return rhs == 1 ? std::vector<std::string>{"simd", "lanes"} : std::vector<std::string>{"lanes"};
-  const bool schedule = std::any_of(k.variants.begin(), k.variants.end(),
-                                    [](const VariantGroup& g) { return g.name == "schedule"; });
+  const bool schedule =
+      std::any_of(k.variants.begin(), k.variants.end(), [](const VariantGroup& g) { return g.name == "schedule"; });
   if (schedule) {  // OpenMP CSR: schedule, inner loop (SpMV), column-major path (SpMM)
     if (rhs == 1) return {"balanced:simd", "dynamic:scalar"};
     return col_spmm ? std::vector<std::string>{"balanced:native", "dynamic:transpose"}
