@@ -9,6 +9,7 @@
 #include <spmv/io.hpp>
 #include <spmv/params.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <regex>
 
@@ -54,12 +55,17 @@ struct Sweep {
   std::vector<int> ks = {1};
 };
 
+// Whether the kernel's variant has that group of words ("inner": the CPU row kernels').
+bool has_group(const KernelSpec& k, std::string_view group) {
+  return std::any_of(k.variants.begin(), k.variants.end(), [&](const VariantGroup& g) { return g.name == group; });
+}
+
 std::vector<Sweep> param_sweeps(const KernelSpec& k) {
   std::vector<Sweep> v;
   const std::vector<int> threads = k.backend == Backend::Omp ? std::vector<int>{1, 3} : std::vector<int>{1};
-  if (takes(k, "variant") && k.format != "csr5") {
+  if (has_group(k, "inner")) {
     std::vector<std::string> variants = {"simd", "scalar"};
-    if (k.name == "csr" && k.backend == Backend::Omp)
+    if (has_group(k, "schedule"))
       variants.insert(variants.end(), {"dynamic:scalar", "dynamic:simd", "balanced:scalar", "balanced:simd"});
     for (const auto& variant : variants)
       for (const int t : threads)
@@ -83,9 +89,9 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
       v.push_back({.s = {.opt = with("nz_per_block", nb, {.block_size = 128})}});
   if (takes(k, "nz_per_chunk"))  // 1: a chunk per row; 7: rows split across chunks' edges
     for (const long long nc : tried("nz_per_chunk"))
-      v.push_back(
-          {.s = {.opt = with("nz_per_chunk", nc,
-                             {.threads = threads.back(), .variant = k.name == "csr" ? "dynamic:scalar" : "scalar"})}});
+      v.push_back({.s = {.opt = with("nz_per_chunk", nc,
+                                     {.threads = threads.back(),
+                                      .variant = has_group(k, "schedule") ? "dynamic:scalar" : "scalar"})}});
   return v;
 }
 
@@ -374,10 +380,9 @@ TEST(CONFORMANCE, EverySharedMatrixEveryKernel) {
       for (const Setting& s : main_settings(*spec)) {
         PlanOptions opt = s.opt;
         const int t = opt.threads;
-        if (takes(*spec, "variant") && spec->format != "csr5" && spec->backend != Backend::Cuda) {
+        if (has_group(*spec, "inner")) {
           opt.variant = (t + spec->name.size()) % 2 ? "simd" : "scalar";
-          if (spec->name == "csr" && spec->backend == Backend::Omp)
-            opt.variant = t == 16 ? "auto" : t % 2 ? "balanced:simd" : "dynamic:scalar";
+          if (has_group(*spec, "schedule")) opt.variant = t == 16 ? "auto" : t % 2 ? "balanced:simd" : "dynamic:scalar";
         }
         EXPECT_EQ(run_one(*spec, a, opt, name), "");
         ++checked;
