@@ -25,6 +25,21 @@ namespace {
 namespace fs = std::filesystem;
 using namespace test_fakes;
 
+// The quick sweep with the noise check at 5% and no duel.
+SweepConfig noise_config(const std::vector<KernelSpec>& reg) {
+  SweepConfig c = quick_config(reg);
+  c.noise_threshold = 0.05;
+  c.duel_rounds = 0;
+  return c;
+}
+
+// The fake registry's quick sweep over `rows` rows of `len` entries each (square).
+std::vector<Row> quick_rows(index_t rows, offset_t len, std::uint64_t seed, const std::string& name = "m") {
+  const auto reg = fake_registry();
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(static_cast<std::size_t>(rows), len), rows, seed);
+  return bench_matrix(a, source(name), quick_config(reg), Ceilings{10e9, 2, 0});
+}
+
 TEST(Bench, SweepsOnlyTheParamsAKernelNames) {
   const auto reg = fake_registry();
   const SweepConfig cfg = quick_config(reg);
@@ -77,10 +92,7 @@ TEST(Bench, SweepsLayoutsForSeveralRightHandSides) {
 }
 
 TEST(Bench, WrongKernelIsMarkedFailedAndExcluded) {
-  const auto reg = fake_registry();
-  const SweepConfig cfg = quick_config(reg);
-  const Csr a = test::csr_from_lengths(std::vector<offset_t>(500, 7), 500, 2);
-  const auto rows = bench_matrix(a, source("tiny"), cfg, Ceilings{10e9, 2, 0});
+  const auto rows = quick_rows(500, 7, 2, "tiny");
   const Row* wrong = find_row(rows, "fake-wrong");
   ASSERT_NE(wrong, nullptr);
   EXPECT_EQ(wrong->status, "failed");
@@ -210,10 +222,7 @@ TEST(Bench, ValuesBeyondFloatSkipTheFloatPrecisions) {
 }
 
 TEST(Bench, SpeedupEfficiencyAndIterativeColumns) {
-  const auto reg = fake_registry();
-  const SweepConfig cfg = quick_config(reg);
-  const Csr a = test::csr_from_lengths(std::vector<offset_t>(2000, 9), 2000, 3);
-  const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  const auto rows = quick_rows(2000, 9, 3);
   const Row* serial = find_row(rows, "csr");
   ASSERT_NE(serial, nullptr);
   EXPECT_DOUBLE_EQ(serial->speedup, 1.0);
@@ -222,7 +231,7 @@ TEST(Bench, SpeedupEfficiencyAndIterativeColumns) {
   ASSERT_NE(two, nullptr);
   EXPECT_NEAR(two->speedup, serial->time_median_s / two->time_median_s, 1e-12);
   EXPECT_NEAR(two->efficiency, two->speedup / 2, 1e-12);
-  EXPECT_NEAR(two->gflops, 2.0 * a.nnz() / two->time_median_s * 1e-9, 1e-9 * two->gflops);
+  EXPECT_NEAR(two->gflops, 2.0 * 2000 * 9 / two->time_median_s * 1e-9, 1e-9 * two->gflops);
   EXPECT_NEAR(two->bandwidth_share, two->bandwidth_gbs / 10.0, 1e-12);
   EXPECT_NEAR(two->iter50_s, two->convert_s + two->setup_s + 50 * two->time_median_s, 1e-12);
   EXPECT_NEAR(two->iter500_s, two->convert_s + two->setup_s + 500 * two->time_median_s, 1e-12);
@@ -368,9 +377,7 @@ TEST(Noise, ANoisyConfigurationIsMeasuredAgainFlaggedAndLeftOutOfBests) {
   std::vector<KernelSpec> reg{
       scripted("fake-steady", [](int, int) { return 20e-6; }), scripted("fake-noisy", alternating(1e-9)),
       scripted("fake-settles", [](int m, int call) { return m == 0 && call % 2 ? 120e-6 : 30e-6; })};
-  SweepConfig cfg = quick_config(reg);
-  cfg.noise_threshold = 0.05;
-  cfg.duel_rounds = 0;
+  SweepConfig cfg = noise_config(reg);
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(100, 3), 100, 3);
   const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
 
@@ -456,9 +463,7 @@ TEST(Noise, AWallClockPlanWhoseProductTimeVariesIsFlagged) {
                  .make = [](const CsrView& a, const PlanOptions&) -> std::unique_ptr<Plan> {
                    return std::make_unique<SpinningPlan>(a);
                  }});
-  SweepConfig cfg = quick_config(reg);
-  cfg.noise_threshold = 0.05;
-  cfg.duel_rounds = 0;
+  SweepConfig cfg = noise_config(reg);
   cfg.repeat = 4;
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(50, 3), 50, 3);
   const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});

@@ -226,38 +226,29 @@ TEST_F(Cli, RunPrintsCheckErrorAndSeededX) {
 
 // --json: one object that a JSON parser reads, with the same keys and numbers as numbers.
 TEST_F(Cli, JsonOfRunAndInfoParses) {
-  const Result r = run("run " + kSmall + " --backend serial --kernel csr --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  std::ofstream(tmp("run.json")) << r.out;
-  EXPECT_EQ(python_check(tmp("run.json"),
-                         "import json,sys; d=json.load(open(sys.argv[1])); "
-                         "assert d['rows']==4 and d['cols']==5 and d['nnz']==6, d; "
-                         "assert d['check']=='passed' and 0 <= d['check_error'] <= 1, d; "
-                         "assert d['kernel']=='csr' and d['backend']=='serial' and d['threads']==1, d; "
-                         "assert d['time_s'] > 0 and d['gflops'] > 0, d"),
-            0)
-      << r.out;
-  const Result i = run("info " + kSmall + " --json");
-  ASSERT_EQ(i.status, 0) << i.err;
-  std::ofstream(tmp("info.json")) << i.out;
-  EXPECT_EQ(python_check(tmp("info.json"),
-                         "import json,sys; d=json.load(open(sys.argv[1])); "
-                         "assert (d['rows'],d['cols'],d['nnz'],d['empty_rows'],d['max_row_nnz'])==(4,5,6,1,3), d; "
-                         "assert d['symmetry']=='general', d"),
-            0)
-      << i.out;
+  // The command's JSON written to `file`, then python3's asserts on it (d: the object).
+  const auto json_holds = [this](const std::string& args, const std::string& file, const std::string& asserts) {
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::ofstream(tmp(file)) << r.out;
+    EXPECT_EQ(python_check(tmp(file), "import json,sys; d=json.load(open(sys.argv[1], encoding='utf-8')); " + asserts),
+              0)
+        << r.out;
+  };
+  json_holds("run " + kSmall + " --backend serial --kernel csr --json", "run.json",
+             "assert d['rows']==4 and d['cols']==5 and d['nnz']==6, d; "
+             "assert d['check']=='passed' and 0 <= d['check_error'] <= 1, d; "
+             "assert d['kernel']=='csr' and d['backend']=='serial' and d['threads']==1, d; "
+             "assert d['time_s'] > 0 and d['gflops'] > 0, d");
+  json_holds("info " + kSmall + " --json", "info.json",
+             "assert (d['rows'],d['cols'],d['nnz'],d['empty_rows'],d['max_row_nnz'])==(4,5,6,1,3), d; "
+             "assert d['symmetry']=='general', d");
   // A file name that is not UTF-8 (any bytes but '/' and NUL may name a file): still JSON, which
   // must be UTF-8, the stray bytes as U+FFFD.
   const std::string odd = tmp("odd\xff\xfe-name.mtx");
   fs::copy_file(kSmall, odd);
-  const Result o = run("info '" + odd + "' --json");
-  ASSERT_EQ(o.status, 0) << o.err;
-  std::ofstream(tmp("odd.json")) << o.out;
-  EXPECT_EQ(python_check(tmp("odd.json"),
-                         "import json,sys; d=json.load(open(sys.argv[1], encoding='utf-8')); "
-                         "assert d['file'].endswith('odd\\ufffd\\ufffd-name.mtx'), d['file']"),
-            0)
-      << o.out;
+  json_holds("info '" + odd + "' --json", "odd.json",
+             "assert d['file'].endswith('odd\\ufffd\\ufffd-name.mtx'), d['file']");
 }
 
 // -q: nothing on stdout or stderr, the status alone; before or after the command.

@@ -77,22 +77,14 @@ TEST(Generate, SameSeedSameBytesAcrossThreadCounts) {
 
 TEST(Generate, DeterministicAcrossReductionChunks) {
   // More rows than one fixed reduction chunk (65536), so the ordered sums span several chunks.
-  GenSpec s;
-  s.kind = Kind::Powerlaw;
-  s.rows = 150000;
-  s.mean = 3.0;
-  s.std = 10.0;
+  const GenSpec s{.kind = Kind::Powerlaw, .rows = 150000, .mean = 3.0, .std = 10.0};
   const Csr one = generate(s, 1), two = generate(s, 2);
   EXPECT_EQ(one.row_ptr, two.row_ptr);
   EXPECT_EQ(one.col, two.col);
 }
 
 TEST(Generate, Stencil27HasTheFullCubeInside) {
-  GenSpec s;
-  s.kind = Kind::Stencil3d;
-  s.rows = 27000;  // 30^3
-  s.mean = 27;
-  s.std = 0;
+  const GenSpec s{.kind = Kind::Stencil3d, .rows = 27000, .mean = 27, .std = 0};  // 30^3
   const Csr a = generate(s, 2);
   // An interior point of the 30x30x30 grid: (15,15,15) has its 27 neighbours at offsets
   // dx + 30 dy + 900 dz for dx,dy,dz in {-1,0,1}.
@@ -107,11 +99,7 @@ TEST(Generate, Stencil27HasTheFullCubeInside) {
 }
 
 TEST(Generate, CircuitHasLongRows) {
-  GenSpec s;
-  s.kind = Kind::Circuit;
-  s.rows = 20000;
-  s.mean = 6.5;
-  s.std = 100;
+  const GenSpec s{.kind = Kind::Circuit, .rows = 20000, .mean = 6.5, .std = 100};
   const MatrixStats st = compute_stats(generate(s, 2));
   EXPECT_GT(st.row_nnz_max, 5000);  // a dense-ish "power net" row
   EXPECT_LE(st.row_nnz_min, 3);
@@ -173,11 +161,7 @@ TEST(Generate, RefusesWhatDoesNotFitInMemory) {
 TEST(Generate, CacheRoundTrip) {
   const test::ScratchDir scratch;
   const std::string dir = scratch.str();
-  GenSpec s;
-  s.kind = Kind::Fem;
-  s.rows = 5000;
-  s.mean = 12;
-  s.std = 4;
+  GenSpec s{.kind = Kind::Fem, .rows = 5000, .mean = 12, .std = 4};
   bool hit = true;
   const Csr a = generate_cached(s, dir, &hit);
   EXPECT_FALSE(hit);

@@ -20,10 +20,7 @@
 #include "test_util.hpp"
 
 using namespace spmv;
-using test::dump;
-using test::error_of;
 using test::expect_same_csr;
-using test::slurp;
 namespace fs = std::filesystem;
 
 namespace {
@@ -31,7 +28,7 @@ namespace {
 const std::string kDir = std::string(SPMV_TEST_DATA) + "/mm";
 
 bool gzip_magic(const std::string& path) {
-  const std::string b = slurp(path);
+  const std::string b = test::slurp(path);
   return b.size() >= 2 && static_cast<unsigned char>(b[0]) == 0x1f && static_cast<unsigned char>(b[1]) == 0x8b;
 }
 
@@ -69,6 +66,19 @@ MmText parse_text(const std::string& text) {
   return m;
 }
 
+// A test file read, written to dir/name (with `opt`), and the written text parsed.
+struct Rewritten {
+  Csr in;
+  MmText text;
+};
+Rewritten rewrite(const test::ScratchDir& dir, const std::string& file, const std::string& name,
+                  const io::WriteOptions& opt = {}) {
+  Rewritten r{io::load_csr(kDir + "/" + file), {}};
+  io::write_matrix_market(dir / name, r.in, opt);
+  r.text = parse_text(test::slurp(dir / name));
+  return r;
+}
+
 // (row, col) -> value of a CSR matrix, 1-based like the file, explicit entries only.
 std::map<std::pair<int, int>, double> entries_of(const Csr& a) {
   std::map<std::pair<int, int>, double> m;
@@ -99,7 +109,7 @@ Csr random_symmetric(test::ScratchDir& dir, const char* symmetry, index_t n, uns
   }
   std::string text = fmt::format("%%MatrixMarket matrix coordinate real {}\n{} {} {}\n", symmetry, n, n, lower.size());
   for (const auto& [rc, x] : lower) text += fmt::format("{} {} {:.17g}\n", rc.first, rc.second, x);
-  dump(dir / "random_in.mtx", text);
+  test::dump(dir / "random_in.mtx", text);
   return io::load_csr(dir / "random_in.mtx");
 }
 
@@ -118,8 +128,8 @@ TEST(WriteGzip, MatrixIsGzipReadBackAndDecompressesToThePlainText) {
   expect_same_csr(io::load_csr(dir / "a.mtx"), a);
   ASSERT_EQ(sh(fmt::format("gzip -t '{}'", dir / "a.mtx.gz")), 0);
   ASSERT_EQ(sh(fmt::format("gzip -dc '{}' > '{}'", dir / "a.mtx.gz", dir / "d.mtx")), 0);
-  const std::string plain = slurp(dir / "a.mtx");
-  EXPECT_EQ(slurp(dir / "d.mtx"), plain);
+  const std::string plain = test::slurp(dir / "a.mtx");
+  EXPECT_EQ(test::slurp(dir / "d.mtx"), plain);
   EXPECT_EQ(plain.rfind("%%MatrixMarket matrix coordinate real general\n", 0), 0u);
   EXPECT_LT(fs::file_size(dir / "a.mtx.gz"), plain.size());
 }
@@ -174,14 +184,14 @@ TEST(WriteGzip, DenseVectorAndBinaryCache) {
   // The inflated bytes are exactly the plain cache's.
   io::write_binary(dir / "a.spmvbin", a, true);
   ASSERT_EQ(sh(fmt::format("gzip -dc '{}' > '{}'", dir / "a.spmvbin.gz", dir / "d.spmvbin")), 0);
-  EXPECT_EQ(slurp(dir / "d.spmvbin"), slurp(dir / "a.spmvbin"));
+  EXPECT_EQ(test::slurp(dir / "d.spmvbin"), test::slurp(dir / "a.spmvbin"));
 }
 
 TEST(WriteGzip, UnwritablePathIsAnError) {
   test::ScratchDir dir;
   const Csr a = awkward_matrix(10, 10, 0.2, 1);
   const std::string p = dir / "no_such_dir/a.mtx.gz";
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, a, io::WriteOptions{}); }),
+  EXPECT_EQ(test::error_of([&] { io::write_matrix_market(p, a, io::WriteOptions{}); }),
             p + ": cannot write: No such file or directory");
 }
 
@@ -194,10 +204,10 @@ TEST(WriteSymmetry, SymmetricKeepsItsBannerAndTheLowerTriangle) {
     const io::LoadedMatrix in = io::load(kDir + "/" + file);
     ASSERT_EQ(in.matrix.symmetry, Symmetry::Symmetric);
     io::write_matrix_market(dir / "s.mtx", in.matrix, io::WriteOptions{});
-    const MmText t = parse_text(slurp(dir / "s.mtx"));
+    const MmText t = parse_text(test::slurp(dir / "s.mtx"));
     EXPECT_EQ(t.banner, "%%MatrixMarket matrix coordinate real symmetric");
     // The input file's entries, each put in the lower triangle.
-    const MmText src = parse_text(slurp(kDir + "/" + file));
+    const MmText src = parse_text(test::slurp(kDir + "/" + file));
     std::map<std::pair<int, int>, std::string> want, got;
     for (const auto& e : src.entries) {
       int r = std::stoi(e[0]), c = std::stoi(e[1]);
@@ -225,10 +235,10 @@ TEST(WriteSymmetry, RandomSymmetricAndSkewReadBackBitIdentical) {
   for (const char* sym : {"symmetric", "skew-symmetric"}) {
     SCOPED_TRACE(sym);
     const Csr a = random_symmetric(dir, sym, 500, 3);
-    const MmText src = parse_text(slurp(dir / "random_in.mtx"));
+    const MmText src = parse_text(test::slurp(dir / "random_in.mtx"));
     io::write_matrix_market(dir / "s.mtx.gz", a, io::WriteOptions{});
     ASSERT_EQ(sh(fmt::format("gzip -dc '{}' > '{}'", dir / "s.mtx.gz", dir / "s.mtx")), 0);
-    const MmText t = parse_text(slurp(dir / "s.mtx"));
+    const MmText t = parse_text(test::slurp(dir / "s.mtx"));
     EXPECT_EQ(t.banner, fmt::format("%%MatrixMarket matrix coordinate real {}", sym));
     EXPECT_EQ(t.count, src.count);
     ASSERT_EQ(t.entries.size(), src.entries.size());
@@ -250,7 +260,7 @@ TEST(WriteSymmetry, ExpandWritesGeneral) {
   test::ScratchDir dir;
   const io::LoadedMatrix in = io::load(kDir + "/coord_real_symmetric.mtx");
   io::write_matrix_market(dir / "g.mtx", in.matrix, io::WriteOptions{.expand = true});
-  const MmText t = parse_text(slurp(dir / "g.mtx"));
+  const MmText t = parse_text(test::slurp(dir / "g.mtx"));
   EXPECT_EQ(t.banner, "%%MatrixMarket matrix coordinate real general");
   EXPECT_EQ(t.count, 6);  // 4 stored: 2 on the diagonal, 2 mirrored
   EXPECT_EQ(t.entries.size(), 6u);
@@ -265,7 +275,7 @@ TEST(WriteSymmetry, ExpandWritesGeneral) {
   EXPECT_EQ(e.at({3, 1}), 2.5);
   // The earlier overload (generated string) writes general, as it always did.
   io::write_matrix_market(dir / "old.mtx", in.matrix);
-  EXPECT_EQ(parse_text(slurp(dir / "old.mtx")).banner, "%%MatrixMarket matrix coordinate real general");
+  EXPECT_EQ(parse_text(test::slurp(dir / "old.mtx")).banner, "%%MatrixMarket matrix coordinate real general");
   expect_same_csr(io::load_csr(dir / "old.mtx"), in.matrix);
 }
 
@@ -273,9 +283,7 @@ TEST(WriteSymmetry, ExpandWritesGeneral) {
 // value the same); integer and complex fields kept.
 TEST(WriteSymmetry, SkewSymmetricKept) {
   test::ScratchDir dir;
-  const Csr in = io::load_csr(kDir + "/coord_real_skew.mtx");
-  io::write_matrix_market(dir / "k.mtx", in, io::WriteOptions{});
-  const MmText t = parse_text(slurp(dir / "k.mtx"));
+  const auto [in, t] = rewrite(dir, "coord_real_skew.mtx", "k.mtx");
   EXPECT_EQ(t.banner, "%%MatrixMarket matrix coordinate real skew-symmetric");
   ASSERT_EQ(t.count, 2);
   ASSERT_EQ(t.entries.size(), 2u);
@@ -289,16 +297,12 @@ TEST(WriteSymmetry, SkewSymmetricKept) {
   EXPECT_EQ(want.at({1, 2}), -1.5);
   EXPECT_EQ(want.at({2, 3}), 2.0);
 
-  const Csr ik = io::load_csr(kDir + "/coord_integer_skew.mtx");
-  io::write_matrix_market(dir / "ik.mtx", ik, io::WriteOptions{});
-  const MmText it = parse_text(slurp(dir / "ik.mtx"));
+  const auto [ik, it] = rewrite(dir, "coord_integer_skew.mtx", "ik.mtx");
   EXPECT_EQ(it.banner, "%%MatrixMarket matrix coordinate integer skew-symmetric");
   EXPECT_EQ(it.entries, (std::vector<std::vector<std::string>>{{"2", "1", "4"}, {"3", "1", "-9"}}));
   expect_same_csr(io::load_csr(dir / "ik.mtx"), ik);
 
-  const Csr ck = io::load_csr(kDir + "/coord_complex_skew.mtx");
-  io::write_matrix_market(dir / "ck.mtx", ck, io::WriteOptions{});
-  const MmText ct = parse_text(slurp(dir / "ck.mtx"));
+  const auto [ck, ct] = rewrite(dir, "coord_complex_skew.mtx", "ck.mtx");
   EXPECT_EQ(ct.banner, "%%MatrixMarket matrix coordinate complex skew-symmetric");
   EXPECT_EQ(ct.entries, (std::vector<std::vector<std::string>>{{"2", "1", "2", "3"}}));
   expect_same_csr(io::load_csr(dir / "ck.mtx"), ck);
@@ -311,9 +315,9 @@ TEST(WriteSymmetry, HermitianAndComplexSymmetricKept) {
     SCOPED_TRACE(file);
     const Csr in = io::load_csr(kDir + "/" + file);
     io::write_matrix_market(dir / "h.mtx", in, io::WriteOptions{});
-    const MmText t = parse_text(slurp(dir / "h.mtx"));
+    const MmText t = parse_text(test::slurp(dir / "h.mtx"));
     EXPECT_EQ(t.banner, std::string("%%MatrixMarket matrix coordinate ") + banner);
-    const MmText src = parse_text(slurp(kDir + "/" + file));
+    const MmText src = parse_text(test::slurp(kDir + "/" + file));
     ASSERT_EQ(t.entries.size(), src.entries.size());
     for (std::size_t k = 0; k < t.entries.size(); ++k)
       for (std::size_t w = 0; w < 4; ++w) EXPECT_EQ(std::stod(t.entries[k][w]), std::stod(src.entries[k][w]));
@@ -326,9 +330,7 @@ TEST(WriteSymmetry, HermitianAndComplexSymmetricKept) {
 // Pattern: no values written, banner pattern (symmetric or general); integer: integers.
 TEST(WriteSymmetry, PatternAndIntegerFieldsKept) {
   test::ScratchDir dir;
-  const Csr ps = io::load_csr(kDir + "/coord_pattern_symmetric.mtx");
-  io::write_matrix_market(dir / "ps.mtx", ps, io::WriteOptions{});
-  const MmText t = parse_text(slurp(dir / "ps.mtx"));
+  const auto [ps, t] = rewrite(dir, "coord_pattern_symmetric.mtx", "ps.mtx");
   EXPECT_EQ(t.banner, "%%MatrixMarket matrix coordinate pattern symmetric");
   EXPECT_EQ(t.entries, (std::vector<std::vector<std::string>>{{"1", "1"}, {"3", "1"}, {"3", "2"}}));
   const Csr back = io::load_csr(dir / "ps.mtx");
@@ -337,20 +339,18 @@ TEST(WriteSymmetry, PatternAndIntegerFieldsKept) {
 
   const Csr pg = io::load_csr(kDir + "/coord_pattern_general.mtx");
   io::write_matrix_market(dir / "pg.mtx", pg, io::WriteOptions{});
-  EXPECT_EQ(parse_text(slurp(dir / "pg.mtx")).banner, "%%MatrixMarket matrix coordinate pattern general");
+  EXPECT_EQ(parse_text(test::slurp(dir / "pg.mtx")).banner, "%%MatrixMarket matrix coordinate pattern general");
   expect_same_csr(io::load_csr(dir / "pg.mtx"), pg);
 
-  const Csr is = io::load_csr(kDir + "/coord_integer_symmetric.mtx");
-  io::write_matrix_market(dir / "is.mtx", is, io::WriteOptions{.expand = true});
-  const MmText it = parse_text(slurp(dir / "is.mtx"));
+  const auto [is, it] = rewrite(dir, "coord_integer_symmetric.mtx", "is.mtx", {.expand = true});
   EXPECT_EQ(it.banner, "%%MatrixMarket matrix coordinate integer general");
   EXPECT_EQ(it.entries, (std::vector<std::vector<std::string>>{{"1", "1", "5"}, {"1", "2", "-3"}, {"2", "1", "-3"}}));
 
   // A pattern matrix whose duplicates were summed (a value 2) is written as real: nothing changes on reading.
-  dump(dir / "pdup.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 3\n1 1\n1 1\n2 2\n");
+  test::dump(dir / "pdup.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 3\n1 1\n1 1\n2 2\n");
   const Csr pd = io::load_csr(dir / "pdup.mtx");
   io::write_matrix_market(dir / "pd.mtx", pd, io::WriteOptions{});
-  EXPECT_EQ(parse_text(slurp(dir / "pd.mtx")).banner, "%%MatrixMarket matrix coordinate real general");
+  EXPECT_EQ(parse_text(test::slurp(dir / "pd.mtx")).banner, "%%MatrixMarket matrix coordinate real general");
   const auto e = entries_of(io::load_csr(dir / "pd.mtx"));
   EXPECT_EQ(e.at({1, 1}), 2.0);
   EXPECT_EQ(e.at({2, 2}), 1.0);
@@ -362,7 +362,7 @@ TEST(WriteSymmetry, FloatValues) {
   const Csr a = random_symmetric(dir, "symmetric", 200, 9);
   const io::LoadedMatrixF32 f = io::load_f32(dir / "random_in.mtx");
   io::write_matrix_market(dir / "f.mtx", f.matrix, io::WriteOptions{});
-  EXPECT_EQ(parse_text(slurp(dir / "f.mtx")).banner, "%%MatrixMarket matrix coordinate real symmetric");
+  EXPECT_EQ(parse_text(test::slurp(dir / "f.mtx")).banner, "%%MatrixMarket matrix coordinate real symmetric");
   const io::LoadedMatrixF32 back = io::load_f32(dir / "f.mtx");
   EXPECT_EQ(back.matrix.row_ptr, f.matrix.row_ptr);
   EXPECT_EQ(back.matrix.col, f.matrix.col);
@@ -390,34 +390,34 @@ TEST(WriteSymmetry, EntriesThatDoNotMatchTheDeclaredSymmetryAreRefused) {
   };
   const std::string p = dir / "out.mtx";
   const std::string tail = "; write it expanded, as general (WriteOptions::expand, spmv convert --expand)";
-  dump(p, "untouched");
+  test::dump(p, "untouched");
   const Csr differ = make(Symmetry::Symmetric, {{1, 0, 2, 0}, {0, 1, 3, 0}, {2, 2, 1, 0}});
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, differ, io::WriteOptions{}); }),
+  EXPECT_EQ(test::error_of([&] { io::write_matrix_market(p, differ, io::WriteOptions{}); }),
             p + ": cannot write the matrix as symmetric: the entry (2,1) = 2 but its mirror (1,2) = 3" + tail);
-  EXPECT_EQ(slurp(p), "untouched");
+  EXPECT_EQ(test::slurp(p), "untouched");
   const Csr lower_only = make(Symmetry::Symmetric, {{1, 0, 2, 0}, {2, 2, 1, 0}});
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, lower_only, io::WriteOptions{}); }),
+  EXPECT_EQ(test::error_of([&] { io::write_matrix_market(p, lower_only, io::WriteOptions{}); }),
             p + ": cannot write the matrix as symmetric: the entry (2,1) = 2 has no mirror at (1,2)" + tail);
   const Csr upper_only = make(Symmetry::Symmetric, {{0, 2, 2, 0}, {1, 1, 1, 0}});
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, upper_only, io::WriteOptions{}); }),
+  EXPECT_EQ(test::error_of([&] { io::write_matrix_market(p, upper_only, io::WriteOptions{}); }),
             p + ": cannot write the matrix as symmetric: the entry (1,3) = 2 has no mirror at (3,1)" + tail);
   const Csr not_skew = make(Symmetry::SkewSymmetric, {{1, 0, 2, 0}, {0, 1, 2, 0}});
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, not_skew, io::WriteOptions{}); }),
+  EXPECT_EQ(test::error_of([&] { io::write_matrix_market(p, not_skew, io::WriteOptions{}); }),
             p + ": cannot write the matrix as skew-symmetric: the entry (2,1) = 2 but its mirror (1,2) = 2" + tail);
   const Csr skew_diag = make(Symmetry::SkewSymmetric, {{1, 1, 4, 0}});
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, skew_diag, io::WriteOptions{}); }),
+  EXPECT_EQ(test::error_of([&] { io::write_matrix_market(p, skew_diag, io::WriteOptions{}); }),
             p + ": cannot write the matrix as skew-symmetric: the diagonal entry (2,2) is 4, not 0" + tail);
   const Csr herm_diag = make(Symmetry::Hermitian, {{0, 0, 1, 2}}, true);
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, herm_diag, io::WriteOptions{}); }),
+  EXPECT_EQ(test::error_of([&] { io::write_matrix_market(p, herm_diag, io::WriteOptions{}); }),
             p + ": cannot write the matrix as hermitian: the diagonal entry (1,1) is 1+2i, not real" + tail);
   const Csr herm_sym = make(Symmetry::Hermitian, {{1, 0, 1, 2}, {0, 1, 1, 2}}, true);  // symmetric, not conjugate
-  EXPECT_EQ(error_of([&] { io::write_matrix_market(p, herm_sym, io::WriteOptions{}); }),
+  EXPECT_EQ(test::error_of([&] { io::write_matrix_market(p, herm_sym, io::WriteOptions{}); }),
             p + ": cannot write the matrix as hermitian: the entry (2,1) = 1+2i but its mirror (1,2) = 1+2i" + tail);
-  EXPECT_EQ(slurp(p), "untouched");
+  EXPECT_EQ(test::slurp(p), "untouched");
 
   // Expanded, each is written as it is.
   io::write_matrix_market(p, differ, io::WriteOptions{.expand = true});
-  EXPECT_EQ(parse_text(slurp(p)).banner, "%%MatrixMarket matrix coordinate real general");
+  EXPECT_EQ(parse_text(test::slurp(p)).banner, "%%MatrixMarket matrix coordinate real general");
   expect_same_csr(io::load_csr(p), differ);
 }
 
@@ -425,17 +425,17 @@ TEST(WriteSymmetry, EntriesThatDoNotMatchTheDeclaredSymmetryAreRefused) {
 // written back after the banner; the generated marker is written once and still recognised.
 TEST(WriteComments, KeptOnLoadAndWrittenBack) {
   test::ScratchDir dir;
-  dump(dir / "c.mtx",
-       "%%MatrixMarket matrix coordinate real symmetric\r\n"
-       "% spmv-generated: a test, seed 2\n"
-       "%-------------------------------\n"
-       "% name: Test/c  \n"
-       "\n"
-       "  % indented, after a blank line\n"
-       "%\n"
-       "3 3 2\n"
-       "% a comment in the data is not a header comment\n"
-       "2 1 7\n3 3 1\n");
+  test::dump(dir / "c.mtx",
+             "%%MatrixMarket matrix coordinate real symmetric\r\n"
+             "% spmv-generated: a test, seed 2\n"
+             "%-------------------------------\n"
+             "% name: Test/c  \n"
+             "\n"
+             "  % indented, after a blank line\n"
+             "%\n"
+             "3 3 2\n"
+             "% a comment in the data is not a header comment\n"
+             "2 1 7\n3 3 1\n");
   const io::LoadedMatrix in = io::load(dir / "c.mtx");
   EXPECT_EQ(in.generated, "a test, seed 2");
   const std::vector<std::string> want = {"%-------------------------------", "% name: Test/c",
@@ -445,7 +445,7 @@ TEST(WriteComments, KeptOnLoadAndWrittenBack) {
   io::write_matrix_market(dir / "w.mtx.gz", in.matrix,
                           io::WriteOptions{.generated = in.generated, .comments = in.comments});
   ASSERT_EQ(sh(fmt::format("gzip -dc '{}' > '{}'", dir / "w.mtx.gz", dir / "w.mtx")), 0);
-  const MmText t = parse_text(slurp(dir / "w.mtx"));
+  const MmText t = parse_text(test::slurp(dir / "w.mtx"));
   EXPECT_EQ(t.banner, "%%MatrixMarket matrix coordinate real symmetric");
   ASSERT_GE(t.comments.size(), 6u);
   EXPECT_EQ(t.comments[0], "% spmv-generated: a test, seed 2");
@@ -459,14 +459,14 @@ TEST(WriteComments, KeptOnLoadAndWrittenBack) {
   EXPECT_EQ(std::vector<std::string>(again.comments.begin(), again.comments.begin() + 4), want);
   io::write_matrix_market(dir / "w2.mtx", again.matrix,
                           io::WriteOptions{.generated = again.generated, .comments = again.comments});
-  EXPECT_EQ(parse_text(slurp(dir / "w2.mtx")).comments, t.comments);
+  EXPECT_EQ(parse_text(test::slurp(dir / "w2.mtx")).comments, t.comments);
   expect_same_csr(io::load_csr(dir / "w2.mtx"), in.matrix);
 
   // Caller's comments: a line without '%' gets "% ", a '\n' splits, a generated marker among them is
   // not written (only WriteOptions::generated is).
   io::write_matrix_market(dir / "x.mtx", in.matrix,
                           io::WriteOptions{.comments = {"plain words", "% two\n% lines", "% spmv-generated: no"}});
-  const MmText x = parse_text(slurp(dir / "x.mtx"));
+  const MmText x = parse_text(test::slurp(dir / "x.mtx"));
   EXPECT_EQ(std::vector<std::string>(x.comments.begin(), x.comments.begin() + 3),
             (std::vector<std::string>{"% plain words", "% two", "% lines"}));
   EXPECT_EQ(x.comments.size(), 4u);
@@ -483,7 +483,7 @@ TEST(WriteComments, BoundedAt64KiB) {
     lines.push_back(fmt::format("% comment {:04} {}", i, std::string(90, 'x')));  // 105 bytes
   for (const auto& l : lines) text += l + "\n";
   text += "2 2 1\n1 2 3\n";
-  dump(dir / "many.mtx", text);
+  test::dump(dir / "many.mtx", text);
   const io::LoadedMatrix in = io::load(dir / "many.mtx");
   const std::size_t fit = (64 * 1024) / 106;  // each kept line counts its bytes and a newline
   ASSERT_EQ(in.comments.size(), fit + 1);
@@ -493,7 +493,7 @@ TEST(WriteComments, BoundedAt64KiB) {
                                             "comments are kept up to 64 KiB)",
                                             1000 - fit, (1000 - fit) * 106));
   io::write_matrix_market(dir / "w.mtx", in.matrix, io::WriteOptions{.comments = in.comments});
-  const MmText t = parse_text(slurp(dir / "w.mtx"));
+  const MmText t = parse_text(test::slurp(dir / "w.mtx"));
   ASSERT_EQ(t.comments.size(), fit + 2);  // and "% written by spmv"
   EXPECT_EQ(t.comments[fit], in.comments.back());
   EXPECT_EQ(entries_of(io::load_csr(dir / "w.mtx")), entries_of(in.matrix));

@@ -125,6 +125,15 @@ class CpuPlan : public Plan {
   }
 
  protected:
+  // f(std::true_type{}) or f(std::false_type{}) for a run-time flag: a kernel's loop chosen at
+  // compile time (the SIMD inner loop or the scalar one).
+  template <class F>
+  static void with_flag(bool flag, F&& f) {
+    if (flag)
+      f(std::true_type{});
+    else
+      f(std::false_type{});
+  }
   virtual void product() = 0;  // y = alpha * A*x + beta * y on the product's vectors (io_)
 
   // multiply(): the caller's vectors where they have the plan's type, else the plan's own, converted.

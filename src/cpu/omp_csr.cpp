@@ -130,10 +130,7 @@ class OmpCsr final : public CpuPlan {
   }
   template <class Rows>
   void product_rows(const Rows& rows) {
-    if (simd_)
-      product_with<true>(rows);
-    else
-      product_with<false>(rows);
+    with_flag(simd_, [&](auto simd) { product_with<decltype(simd)::value>(rows); });
   }
 
   template <bool Simd, class Rows>

@@ -88,10 +88,9 @@ class OmpHll final : public CpuPlan {
         scratch = scratchf_.data();
       else
         scratch = scratch_.data();
-      if (simd_)
-        product_with<true>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
-      else
-        product_with<false>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
+      with_flag(simd_, [&](auto simd) {
+        product_with<decltype(simd)::value>(hll_view(h), h.n_hacks(), vec_x<VV>(), vec_y<VV>(), scratch);
+      });
     });
   }
 

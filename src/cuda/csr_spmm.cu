@@ -48,6 +48,28 @@ struct Shape {
   double seconds = 0;
 };
 
+// A lane group's row: its slot's row (through `order` where the rows are sorted), its entries
+// [b, e), and whether the group computes it (mine): not past the slots, and not a row over
+// long_row, which spmm_long_kernel does (its entries left empty: the lanes still join the shuffles).
+template <typename OffT>
+struct SlotRow {
+  long long row = 0;
+  OffT b = 0, e = 0;
+  bool mine = false;
+};
+template <typename OffT>
+__device__ __forceinline__ SlotRow<OffT> slot_row(long long slot, index_t slots, const index_t* __restrict__ order,
+                                                  const OffT* __restrict__ rp, int long_row) {
+  SlotRow<OffT> s;
+  if (slot >= slots) return s;
+  s.row = order ? __ldg(order + slot) : slot;
+  s.b = rp[s.row];
+  s.e = rp[s.row + 1];
+  s.mine = s.e - s.b <= long_row;
+  if (!s.mine) s.e = s.b;
+  return s;
+}
+
 // Row-major: lanes_k lanes (a power of two) along K, w / lanes_k along the entries.
 // y_rows: 0 for row-major Y, else Y is column-major with this many rows. MV: the matrix's value
 // type, VV: X's, Y's and the sums' (every kernel here).
@@ -59,15 +81,7 @@ __global__ void spmm_row_kernel(index_t slots, const index_t* __restrict__ order
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long slot = t / w;
   const int lane = static_cast<int>(t & (w - 1)), kl = lane & (lanes_k - 1), g = lane / lanes_k, ng = w / lanes_k;
-  OffT b = 0, e = 0;
-  long long row = 0;
-  bool mine = slot < slots;
-  if (mine) {
-    row = order ? __ldg(order + slot) : slot;
-    b = rp[row];
-    e = rp[row + 1];
-    if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel; the lanes still join the shuffles
-  }
+  const auto [row, b, e, mine] = slot_row(slot, slots, order, rp, long_row);
   for (int c0 = 0; c0 < k; c0 += lanes_k * C) {  // the same trip count on every lane of the warp
     const int c = c0 + kl * C;
     VV acc[C] = {};
@@ -131,15 +145,7 @@ __global__ void spmm_col_kernel(index_t rows, index_t cols, index_t slots, const
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long slot = t / w;
   const int lane = static_cast<int>(t & (w - 1));
-  OffT b = 0, e = 0;
-  long long row = 0;
-  bool mine = slot < slots;
-  if (mine) {
-    row = order ? __ldg(order + slot) : slot;
-    b = rp[row];
-    e = rp[row + 1];
-    if (e - b > long_row) e = b, mine = false;  // done by spmm_long_kernel
-  }
+  const auto [row, b, e, mine] = slot_row(slot, slots, order, rp, long_row);
   for (int c0 = 0; c0 < k; c0 += C) {
     VV acc[C] = {};
     for (OffT p = b + lane; p < e; p += w) {

@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <cstring>
+#include <tuple>
 
 #include "csr5_cases.hpp"
 #include "cuda/tuning.hpp"
@@ -98,13 +99,10 @@ template <class V = double>
 void expect_same_conversion(const Csr& a, int sigma, const std::string& what) {
   const BasicCsr5<V> h = csr_to_csr5<V>(a, 32, sigma);
   const BasicCsr5<V> d = cuda::csr_to_csr5_on_device<V>(a, sigma);
-  ASSERT_EQ(h.tiles, d.tiles) << what;
-  ASSERT_EQ(h.desc_words, d.desc_words) << what;
-  EXPECT_EQ(h.tile_ptr, d.tile_ptr) << what;
-  EXPECT_EQ(h.tile_desc, d.tile_desc) << what;
-  EXPECT_EQ(h.empty_offset_ptr, d.empty_offset_ptr) << what;
-  EXPECT_EQ(h.empty_offset, d.empty_offset) << what;
-  EXPECT_EQ(h.col, d.col) << what;
+  const auto arrays = [](const BasicCsr5<V>& f) {
+    return std::tie(f.tiles, f.desc_words, f.tile_ptr, f.tile_desc, f.empty_offset_ptr, f.empty_offset, f.col);
+  };
+  ASSERT_EQ(arrays(h), arrays(d)) << what;
   ASSERT_EQ(h.val.size(), d.val.size()) << what;
   EXPECT_EQ(0, std::memcmp(h.val.data(), d.val.data(), h.val.size() * sizeof(V))) << what;
 }

@@ -112,14 +112,23 @@ TEST(CudaStreams, MultiplyDoesNotWaitForTheStream) {
   EXPECT_EQ(mismatch(a, x, dy.to_host()), "");
 }
 
+// A y of several staging chunks (12 MB): the matrix, x, and y filled with NaN.
+struct LargeY {
+  explicit LargeY(std::uint64_t seed)
+      : a(gen::random_rows(1500000, 4, gen::Spread::Uniform, seed)),
+        x(make_vector("random:" + std::to_string(seed), static_cast<std::size_t>(a.cols))),
+        y(static_cast<std::size_t>(a.rows), std::nan("")) {}
+  Csr a;
+  std::vector<double> x, y;
+};
+
 // Host vectors on a CUDA plan go through pinned staging buffers in chunks: a y of several chunks
 // (12 MB) comes back whole, with alpha and beta applied, call after call, in both vector types.
 TEST(CudaStreams, HostVectorsThroughStaging) {
   REQUIRE_GPU();
-  const Csr a = gen::random_rows(1500000, 4, gen::Spread::Uniform, 5);
-  const auto x = make_vector("random:5", static_cast<std::size_t>(a.cols));
+  LargeY big(5);
+  auto& [a, x, y] = big;
   const auto plan = make_plan(a, Backend::Cuda, "csr-vector");
-  std::vector<double> y(static_cast<std::size_t>(a.rows), std::nan(""));
   plan->multiply(x, y);
   EXPECT_EQ(mismatch(a, x, y), "");
   plan->multiply(x, y, 2.0, 1.0);  // y = 3 A x
@@ -135,10 +144,9 @@ TEST(CudaStreams, HostVectorsThroughStaging) {
 // beta reading y and a y of several staging chunks.
 TEST(CudaStreams, PinnedHostVectors) {
   REQUIRE_GPU();
-  const Csr a = gen::random_rows(1500000, 4, gen::Spread::Uniform, 6);
-  const auto x = make_vector("random:6", static_cast<std::size_t>(a.cols));
+  LargeY big(6);
+  auto& [a, x, y] = big;
   const auto plan = make_plan(a, Backend::Cuda, "auto");
-  std::vector<double> y(static_cast<std::size_t>(a.rows), std::nan(""));
   {
     const PinnedHost px(x), py(y);
     plan->multiply(x, y);

@@ -34,13 +34,13 @@ int generate_cmd(const GenArgs& g) {
     spec = gen::spec_like(*e, g.scale, g.seed);
     name = e->name + " alike (" + e->kind_text + ")";
   } else {
-    spec.kind = gen::parse_kind(g.kind);
-    spec.rows = g.rows;
-    spec.cols = g.cols;
-    spec.mean = g.nnz_per_row;
-    spec.nnz = g.nnz;
-    spec.std = g.std;
-    spec.seed = g.seed;
+    spec = {.kind = gen::parse_kind(g.kind),
+            .rows = g.rows,
+            .cols = g.cols,
+            .nnz = g.nnz,
+            .mean = g.nnz_per_row,
+            .std = g.std,
+            .seed = g.seed};
     if (spec.mean <= 0 && spec.nnz <= 0) throw UsageError("--kind needs --nnz-per-row or --nnz");
     const index_t cols = spec.cols > 0 ? spec.cols : spec.rows;
     if (spec.mean > cols)
