@@ -214,7 +214,7 @@ void set_settings(spmv::PlanOptions& opt, const py::dict& settings) {
       throw py::type_error("Plan() got an unexpected keyword '" + name + "' (the settings are " + names + ")");
     }
     if (p->kind == spmv::ParamSpec::Kind::Text) {
-      opt.variant = py::cast<std::string>(value);
+      opt.kernel.variant = py::cast<std::string>(value);
       continue;
     }
     if (py::isinstance<py::float_>(value) ||

@@ -24,7 +24,7 @@ class FakePlan final : public Plan {
     y_.assign(a.rows, 0.0);
     bytes_per_product = csr_product_bytes(a);
     stored_entries = a.nnz();
-    detail = fmt::format("threads={} hack={}", o.threads, o.hack);
+    detail = fmt::format("threads={} hack={}", o.threads, o.kernel.hack);
   }
   void set_x(std::span<const double> x) override { x_.assign(x.begin(), x.end()); }
   void run(int times) override {

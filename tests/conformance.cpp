@@ -39,7 +39,8 @@ std::vector<Setting> main_settings(const KernelSpec& k) {
   else if (k.backend == Backend::Serial)
     v.push_back({.opt = {.threads = 1}});
   else if (takes(k, "block_size"))
-    for (const long long bs : tried("block_size")) v.push_back({.opt = {.block_size = static_cast<int>(bs)}});
+    for (const long long bs : tried("block_size"))
+      v.push_back({.opt = {.kernel = {.block_size = static_cast<int>(bs)}}});
   else
     v.push_back({});
   return v;
@@ -69,7 +70,7 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
       variants.insert(variants.end(), {"dynamic:scalar", "dynamic:simd", "balanced:scalar", "balanced:simd"});
     for (const auto& variant : variants)
       for (const int t : threads)
-        v.push_back({.s = {.opt = {.threads = t, .variant = variant},
+        v.push_back({.s = {.opt = {.threads = t, .kernel = {.variant = variant}},
                            .detail_has = "inner=" + variant.substr(variant.find(':') + 1)}});
   }
   const auto with = [](const char* param, long long value, PlanOptions o = {}) {
@@ -86,12 +87,13 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
     for (const long long sw : tried("subwarp")) v.push_back({.s = {.opt = with("subwarp", sw)}});
   if (takes(k, "nz_per_block"))  // 1: every non-empty row is "long"; 7: few rows per block
     for (const long long nb : tried("nz_per_block"))
-      v.push_back({.s = {.opt = with("nz_per_block", nb, {.block_size = 128})}});
+      v.push_back({.s = {.opt = with("nz_per_block", nb, {.kernel = {.block_size = 128}})}});
   if (takes(k, "nz_per_chunk"))  // 1: a chunk per row; 7: rows split across chunks' edges
     for (const long long nc : tried("nz_per_chunk"))
-      v.push_back({.s = {.opt = with("nz_per_chunk", nc,
-                                     {.threads = threads.back(),
-                                      .variant = has_group(k, "schedule") ? "dynamic:scalar" : "scalar"})}});
+      v.push_back(
+          {.s = {.opt = with("nz_per_chunk", nc,
+                             {.threads = threads.back(),
+                              .kernel = {.variant = has_group(k, "schedule") ? "dynamic:scalar" : "scalar"}})}});
   return v;
 }
 
@@ -296,7 +298,7 @@ TEST(CONFORMANCE, ParameterSweeps) {
           const std::string detail_has = k == 1 ? sw.s.detail_has : "";
           bool refused = false;
           EXPECT_EQ(run_one(*spec, a, opt, name, &refused, detail_has), "");
-          if (spec->format == "hll" && opt.hack == 4096 && name == "one_dominant_row")
+          if (spec->format == "hll" && opt.kernel.hack == 4096 && name == "one_dominant_row")
             EXPECT_TRUE(refused) << test::describe(*spec, opt) << ": one hack padded to 5000 wide accepted";
           ++runs;
           detail_checked += !refused && !detail_has.empty();
@@ -347,7 +349,7 @@ TEST(CONFORMANCE, EllRefusesDominantRowBeforeAllocating) {
     } else if (spec->format == "hll") {
       ++hll;
       PlanOptions h = opt;
-      h.hack = 32;
+      h.kernel.hack = 32;
       bool refused = true;
       EXPECT_EQ(run_one(*spec, a, h, "dc1-like 116835 rows", &refused), "");
       EXPECT_FALSE(refused) << test::describe(*spec, h);
@@ -381,8 +383,9 @@ TEST(CONFORMANCE, EverySharedMatrixEveryKernel) {
         PlanOptions opt = s.opt;
         const int t = opt.threads;
         if (has_group(*spec, "inner")) {
-          opt.variant = (t + spec->name.size()) % 2 ? "simd" : "scalar";
-          if (has_group(*spec, "schedule")) opt.variant = t == 16 ? "auto" : t % 2 ? "balanced:simd" : "dynamic:scalar";
+          opt.kernel.variant = (t + spec->name.size()) % 2 ? "simd" : "scalar";
+          if (has_group(*spec, "schedule"))
+            opt.kernel.variant = t == 16 ? "auto" : t % 2 ? "balanced:simd" : "dynamic:scalar";
         }
         EXPECT_EQ(run_one(*spec, a, opt, name), "");
         ++checked;

@@ -128,8 +128,8 @@ inline bool repeats_bit_identical(const KernelSpec& k) {
 inline std::string describe(const KernelSpec& k, const PlanOptions& o) {
   return fmt::format(
       "[{} {} threads={} block={} k={} layout={} hack={} subwarp={} nz_per_block={} variant={} precision={}]",
-      to_string(k.backend), k.name, o.threads, o.block_size, o.k, o.layout == Layout::RowMajor ? "row" : "col", o.hack,
-      o.subwarp, o.nz_per_block, o.variant, to_string(o.precision));
+      to_string(k.backend), k.name, o.threads, o.kernel.block_size, o.k, o.layout == Layout::RowMajor ? "row" : "col",
+      o.kernel.hack, o.kernel.subwarp, o.kernel.nz_per_block, o.kernel.variant, to_string(o.precision));
 }
 
 // y = alpha * A*x + beta * y through multiply() with vectors of type T (float or double): x and the
@@ -178,7 +178,7 @@ inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt
     plan = make_plan(a, spec.backend, spec.name, opt);
   } catch (const Unsupported& e) {
     if (refused) *refused = true;
-    const std::string bad = judge_refusal(spec, a, opt.hack, e.what());
+    const std::string bad = judge_refusal(spec, a, opt.kernel.hack, e.what());
     return bad.empty() ? "" : where + ": " + bad;
   }
   const std::size_t nx = static_cast<std::size_t>(a.cols) * opt.k, ny = static_cast<std::size_t>(a.rows) * opt.k;
@@ -209,8 +209,8 @@ inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt
   if (!detail_has.empty() && plan->detail.find(detail_has) == std::string::npos)
     return where + ": detail '" + plan->detail + "' lacks '" + detail_has + "'";
   // The planner stores what its choice stores ("omp/hll hack=16 threads=2": HLL with hack 16).
-  const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.hack) : spec;
-  if (const offset_t want = expected_stored_entries(stored, a, opt.hack); plan->stored_entries != want)
+  const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.kernel.hack) : spec;
+  if (const offset_t want = expected_stored_entries(stored, a, opt.kernel.hack); plan->stored_entries != want)
     return where + fmt::format(": stored_entries {} != {} ({})", plan->stored_entries, want, stored.name);
   const offset_t least =
       (4 + value_bytes(opt.precision)) * a.nnz() + vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;

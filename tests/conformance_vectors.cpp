@@ -38,7 +38,8 @@ TEST(CONFORMANCE, AlphaBetaOnEveryKernel) {
           try {
             plan = make_plan(a, spec->backend, spec->name, opt);
           } catch (const Unsupported& e) {
-            EXPECT_EQ(test::judge_refusal(*spec, a, opt.hack, e.what()), "") << test::describe(*spec, opt) << name;
+            EXPECT_EQ(test::judge_refusal(*spec, a, opt.kernel.hack, e.what()), "")
+                << test::describe(*spec, opt) << name;
             continue;
           }
           const std::size_t n = static_cast<std::size_t>(a.rows) * k;

@@ -79,7 +79,8 @@ inline std::string compare_float_values(const KernelSpec& spec, const Csr& a, co
   if (!refused_d.empty() || !refused_f.empty()) {
     if (refused_d != refused_f)
       return where + ": refused differently: double '" + refused_d + "', float '" + refused_f + "'";
-    if (const std::string bad = judge_refusal(spec, a, opt.hack, refused_d); !bad.empty()) return where + ": " + bad;
+    if (const std::string bad = judge_refusal(spec, a, opt.kernel.hack, refused_d); !bad.empty())
+      return where + ": " + bad;
     ++counts.refused;
     return "";
   }
@@ -189,7 +190,7 @@ inline void every_kernel_from_float_values(const std::vector<std::pair<std::stri
             if (trials || (pinned.empty() && spec->name != "auto")) opts.push_back(base);
             for (const std::string& v : pinned) {
               opts.push_back(base);
-              opts.back().variant = v;
+              opts.back().kernel.variant = v;
             }
             if (spec->name == "auto") {
               opts.push_back(base);

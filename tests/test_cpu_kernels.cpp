@@ -38,12 +38,12 @@ TEST(CpuKernels, AutoCsrRecordsItsChoice) {
     EXPECT_TRUE(std::regex_search(
         plan->detail, std::regex("^variant=(balanced|dynamic|serial|balanced-[0-9]+) .*inner=(simd|scalar)")))
         << plan->detail;
-    opt.variant = "dynamic";
+    opt.kernel.variant = "dynamic";
     EXPECT_EQ(make_plan(a, Backend::Omp, "csr", opt)->detail.rfind("variant=dynamic", 0), 0u);
-    opt.variant = "bogus";
+    opt.kernel.variant = "bogus";
     EXPECT_THROW(make_plan(a, Backend::Omp, "csr", opt), Unsupported);
     EXPECT_THROW(make_plan(a, Backend::Omp, "hll", opt), Unsupported);
-    opt.variant = "dynamic";  // a schedule means nothing to ELL
+    opt.kernel.variant = "dynamic";  // a schedule means nothing to ELL
     EXPECT_THROW(make_plan(a, Backend::Omp, "ell", opt), Unsupported);
   }
 }
@@ -59,7 +59,7 @@ TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
   const Csr one_row = test::csr_from_lengths({5}, 10, 1);
   PlanOptions opt;
   opt.threads = 4;
-  opt.variant = "balanced";
+  opt.kernel.variant = "balanced";
   auto p = make_plan(one_row, Backend::Omp, "csr", opt);
   EXPECT_EQ(p->threads_used(), 1);
   EXPECT_NE(p->detail.find("runs on 1 of 4 threads: 1 row"), std::string::npos) << p->detail;
@@ -67,7 +67,7 @@ TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
   // OpenMP CSR, auto on 2 threads: the trial may find one thread fastest on a small matrix. Its
   // choice and threads_used agree, and a fallback names the trial.
   const Csr small = test::csr_from_lengths(std::vector<offset_t>(200, 5), 200, 2);
-  opt.variant = "auto";
+  opt.kernel.variant = "auto";
   opt.threads = 2;
   for (int i = 0; i < 5; ++i) {
     p = make_plan(small, Backend::Omp, "csr", opt);
@@ -84,13 +84,13 @@ TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
 
   // ELL: three rows on four threads. HLL: 40 rows in hacks of 32, two hacks on four threads.
   const Csr three = test::csr_from_lengths({2, 3, 1}, 10, 1);
-  opt.variant = "auto";
+  opt.kernel.variant = "auto";
   opt.threads = 4;
   p = make_plan(three, Backend::Omp, "ell", opt);
   EXPECT_EQ(p->threads_used(), 3);
   EXPECT_NE(p->detail.find("runs on 3 of 4 threads: 3 rows"), std::string::npos) << p->detail;
   const Csr forty = test::csr_from_lengths(std::vector<offset_t>(40, 4), 40, 3);
-  opt.hack = 32;
+  opt.kernel.hack = 32;
   p = make_plan(forty, Backend::Omp, "hll", opt);
   EXPECT_EQ(p->threads_used(), 2);
   EXPECT_NE(p->detail.find("runs on 2 of 4 threads: 2 hacks"), std::string::npos) << p->detail;
@@ -98,7 +98,7 @@ TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
   EXPECT_EQ(p->threads_used(), 1);
 
   // CSR5 (a fixed variant: no thread trial): never more threads than tiles.
-  opt.variant = "simd";
+  opt.kernel.variant = "simd";
   opt.threads = 32;
   p = make_plan(forty, Backend::Omp, "csr5", opt);
   std::smatch m;
@@ -110,7 +110,7 @@ TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
 
   // Eigen multiplies serially up to 20000 nonzeros, whatever setNbThreads says.
   if (find_kernel(Backend::Omp, "eigen")) {
-    opt.variant = "auto";
+    opt.kernel.variant = "auto";
     opt.threads = 2;
     p = make_plan(small, Backend::Omp, "eigen", opt);
     EXPECT_EQ(p->threads_used(), 1);
@@ -139,9 +139,9 @@ TEST(CpuKernels, DynamicChunkInRowsAndRounded) {
   const auto chunk = [&](offset_t nz, index_t rows, index_t multiple) {
     PlanOptions opt;
     opt.threads = 3;
-    opt.nz_per_chunk = nz;
-    opt.chunk_rows = rows;
-    opt.chunk_multiple = multiple;
+    opt.kernel.nz_per_chunk = nz;
+    opt.kernel.chunk_rows = rows;
+    opt.kernel.chunk_multiple = multiple;
     auto plan = make_plan(a, Backend::Omp, "csr-dynamic", opt);
     std::vector<double> y(1000, -1.0);
     plan->multiply(x, y);

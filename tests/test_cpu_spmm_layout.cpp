@@ -71,7 +71,7 @@ TEST(CpuSpmmLayout, BothPathsMatchTheReference) {
           opt.k = k;
           opt.layout = Layout::ColMajor;
           opt.threads = threads;
-          opt.variant = f.variant;
+          opt.kernel.variant = f.variant;
           const std::string where =
               fmt::format("{} variant={} k={} threads={} on {}", f.kernel, f.variant, k, threads, name);
           auto plan = make_plan(a, Backend::Omp, f.kernel, opt);
@@ -100,18 +100,18 @@ TEST(CpuSpmmLayout, TrialRecordsTheChoice) {
     for (const auto& [k, layout] : {std::pair{16, Layout::RowMajor}, std::pair{1, Layout::ColMajor}}) {
       opt.k = k;
       opt.layout = layout;
-      opt.variant = "transpose";
+      opt.kernel.variant = "transpose";
       auto other = make_plan(a, Backend::Omp, kernel, opt);
       EXPECT_EQ(other->detail.find("via="), std::string::npos) << other->detail;
       EXPECT_EQ(check_plan(*other, a, k, layout, kernel), "");
-      opt.variant = "auto";
+      opt.kernel.variant = "auto";
     }
   }
   PlanOptions opt;
   opt.k = 4;
   opt.layout = Layout::ColMajor;
-  opt.variant = "sideways";
+  opt.kernel.variant = "sideways";
   EXPECT_THROW(make_plan(a, Backend::Omp, "csr", opt), Unsupported);
-  opt.variant = "simd:transpose:dynamic";  // tokens in any order
+  opt.kernel.variant = "simd:transpose:dynamic";  // tokens in any order
   EXPECT_NE(make_plan(a, Backend::Omp, "csr", opt)->detail.find("variant=dynamic"), std::string::npos);
 }

@@ -212,7 +212,7 @@ TEST(Csr5Cpu, MatchesReferenceOnEdgeAndAdversarialCasesAcrossThreads) {
       for (int threads : {1, 2, 3, 7, 16, 64}) {
         PlanOptions o;
         o.threads = threads;
-        o.variant = variant;
+        o.kernel.variant = variant;
         expect_product_ok(a, Backend::Omp, o, name + " " + variant + " threads=" + std::to_string(threads));
       }
   }
@@ -224,10 +224,10 @@ TEST(Csr5Cpu, MatchesReferenceForOtherTileShapes) {
          std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {4, 7}, {4, 16}, {8, 7}, {32, 4}, {32, 32}, {4, 50}}) {
       PlanOptions o;
       o.threads = 3;
-      o.csr5_omega = w;
-      o.csr5_sigma = s;
+      o.kernel.csr5_omega = w;
+      o.kernel.csr5_sigma = s;
       for (const char* variant : {"lanes", "simd", "simd_loads"}) {
-        o.variant = variant;
+        o.kernel.variant = variant;
         expect_product_ok(a, Backend::Omp, o, name + " " + variant + " " + std::to_string(w) + "x" + std::to_string(s));
       }
     }
@@ -244,8 +244,8 @@ TEST(Csr5Cpu, SingleAndMixedPrecision) {
           for (const int k : {1, 3}) {
             PlanOptions o;
             o.threads = threads;
-            o.csr5_omega = w;
-            o.csr5_sigma = s;
+            o.kernel.csr5_omega = w;
+            o.kernel.csr5_sigma = s;
             o.k = k;
             o.layout = k > 1 ? Layout::ColMajor : Layout::RowMajor;
             o.precision = p;
@@ -268,8 +268,8 @@ TEST(Csr5Cpu, SpmmMatchesReferenceBothLayouts) {
           for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
             PlanOptions o;
             o.threads = threads;
-            o.csr5_omega = w;
-            o.csr5_sigma = s;
+            o.kernel.csr5_omega = w;
+            o.kernel.csr5_sigma = s;
             o.k = k;
             o.layout = lay;
             const auto plan = make_plan(a, threads == 1 ? Backend::Serial : Backend::Omp, "csr5", o);
@@ -281,7 +281,7 @@ TEST(Csr5Cpu, SpmmMatchesReferenceBothLayouts) {
   EXPECT_GT(runs, 500);
   PlanOptions o;
   o.k = 2;
-  o.variant = "simd";  // the SIMD tiles are SpMV's
+  o.kernel.variant = "simd";  // the SIMD tiles are SpMV's
   EXPECT_THROW(make_plan(test::csr_from_lengths({3, 4}, 10, 1), Backend::Omp, "csr5", o), Unsupported);
 }
 
@@ -300,7 +300,7 @@ TEST(Csr5Cpu, ProductOnASmallerTeamThanAsked) {
     PlanOptions o;
     o.threads = 4;
     o.k = k;
-    o.variant = "lanes";  // no trial of fewer threads
+    o.kernel.variant = "lanes";  // no trial of fewer threads
     const auto plan = make_plan(a, Backend::Omp, "csr5", o);
     EXPECT_EQ(test::spmm_mismatch(a, *plan, k, Layout::RowMajor, "random:2"), "") << "k=" << k << " on 4 threads";
     std::string inner = "not run";
@@ -317,10 +317,10 @@ TEST(Csr5Cpu, ProductOnASmallerTeamThanAsked) {
 TEST(Csr5Cpu, RefusesUnsupportedOmegaAndReportsConversionTime) {
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(5000, 20), 5000, 2);
   PlanOptions o;
-  o.csr5_omega = 3;
+  o.kernel.csr5_omega = 3;
   EXPECT_THROW(make_plan(a, Backend::Omp, "csr5", o), Unsupported);
-  o.csr5_omega = 0;
-  o.variant = "fast";
+  o.kernel.csr5_omega = 0;
+  o.kernel.variant = "fast";
   EXPECT_THROW(make_plan(a, Backend::Omp, "csr5", o), Unsupported);
   auto plan = make_plan(a, Backend::Omp, "csr5", {});
   EXPECT_GT(plan->convert_seconds, 0.0);

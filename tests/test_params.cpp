@@ -40,10 +40,10 @@ TEST(Params, AccessorsReadAndWriteTheirField) {
   find_param("hack")->set(o, 7);
   find_param("subwarp")->set(o, 8);
   find_param("nz_per_chunk")->set(o, 1LL << 33);  // a 64-bit field keeps a value past 32 bits
-  EXPECT_EQ(o.block_size, 512);
-  EXPECT_EQ(o.hack, 7);
-  EXPECT_EQ(o.subwarp, 8);
-  EXPECT_EQ(o.nz_per_chunk, 1LL << 33);
+  EXPECT_EQ(o.kernel.block_size, 512);
+  EXPECT_EQ(o.kernel.hack, 7);
+  EXPECT_EQ(o.kernel.subwarp, 8);
+  EXPECT_EQ(o.kernel.nz_per_chunk, 1LL << 33);
   EXPECT_EQ(find_param("nz_per_chunk")->get(o), 1LL << 33);
   EXPECT_EQ(find_param("threads")->get(PlanOptions{.threads = 3}), 3);
 }
@@ -69,15 +69,16 @@ TEST(Params, MakePlanChecksTheSettingsTheKernelTakes) {
   const Csr a = small_matrix();
   // HLL takes hack: 0 is refused naming the kernel and the setting.
   try {
-    make_plan(a, Backend::Omp, "hll", PlanOptions{.threads = 1, .hack = 0});
+    make_plan(a, Backend::Omp, "hll", PlanOptions{.threads = 1, .kernel = {.hack = 0}});
     ADD_FAILURE() << "hack 0 accepted";
   } catch (const Unsupported& e) {
     EXPECT_NE(std::string(e.what()).find("kernel 'hll' (omp): hack 0 must be an integer in [1, "), std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(make_plan(a, Backend::Omp, "csr", PlanOptions{.threads = 1, .nz_per_chunk = -5}), Unsupported);
+  EXPECT_THROW(make_plan(a, Backend::Omp, "csr", PlanOptions{.threads = 1, .kernel = {.nz_per_chunk = -5}}),
+               Unsupported);
   // CSR on the CPU takes no hack, no block size: they are ignored, whatever their value.
-  auto plan = make_plan(a, Backend::Omp, "csr", PlanOptions{.threads = 1, .block_size = 7, .hack = 0});
+  auto plan = make_plan(a, Backend::Omp, "csr", PlanOptions{.threads = 1, .kernel = {.block_size = 7, .hack = 0}});
   std::vector<double> x(40, 1.0);
   EXPECT_TRUE(checked_product(*plan, a, x).check.passed);
 }
@@ -116,11 +117,13 @@ TEST(Params, EveryVariantWordOfTheCpuKernelsComputesTheProduct) {
     EXPECT_TRUE(takes(k, "variant")) << k.name;
     for (const VariantGroup& g : k.variants)
       for (const std::string& word : g.words) {
-        auto plan = make_plan(a, k.backend, k.name, PlanOptions{.threads = 2, .variant = word});
+        auto plan = make_plan(a, k.backend, k.name, PlanOptions{.threads = 2, .kernel = {.variant = word}});
         EXPECT_TRUE(checked_product(*plan, a, x).check.passed) << k.name << " " << word;
         ++runs;
       }
-    EXPECT_THROW(make_plan(a, k.backend, k.name, PlanOptions{.threads = 2, .variant = "c4:w8"}), Unsupported) << k.name;
+    EXPECT_THROW(make_plan(a, k.backend, k.name, PlanOptions{.threads = 2, .kernel = {.variant = "c4:w8"}}),
+                 Unsupported)
+        << k.name;
   }
   EXPECT_GE(runs, 25);
 }

@@ -65,7 +65,7 @@ TEST(Planner, PlansStoreWhatTheirFormatDescribes) {
     for (const FormatStorage& f : format_storage(analyze(a)))
       for (const KernelSpec& k : kernels()) {
         if (k.backend == Backend::Cuda || k.format != f.format || k.baseline) continue;
-        const PlanOptions o{.threads = 2, .hack = f.hack > 0 ? f.hack : 32};
+        const PlanOptions o{.threads = 2, .kernel = {.hack = f.hack > 0 ? f.hack : 32}};
         try {
           EXPECT_EQ(static_cast<double>(make_plan(a, k.backend, k.name, o)->stored_entries), f.slots)
               << name << " " << f.name << " " << k.name << " (" << to_string(k.backend) << ")";

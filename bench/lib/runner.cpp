@@ -43,10 +43,10 @@ const KernelSpec* serial_csr(const SweepConfig& cfg) {
 // the fixed settings.
 std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, int rhs) {
   PlanOptions base = cfg.fixed;
-  if (k.backend == Backend::Cuda) base.csr5_omega = 0;
+  if (k.backend == Backend::Cuda) base.kernel.csr5_omega = 0;
   if (k.backend != Backend::Cuda || k.name != "csr5") {
-    base.variant = PlanOptions{}.variant;
-    base.deterministic = PlanOptions{}.deterministic;
+    base.kernel.variant = KernelSettings{}.variant;
+    base.kernel.deterministic = KernelSettings{}.deterministic;
   }
   base.k = rhs;
   base.products = cfg.products;
@@ -76,7 +76,7 @@ std::string settings_text(const KernelSpec& k, const PlanOptions& o) {
     if (p.kind == ParamSpec::Kind::Integer && takes(k, p.name) && p.get(o) != p.get(PlanOptions{}) &&
         std::find(columns.begin(), columns.end(), p.name) == columns.end())
       s += fmt::format("{}{}={}", s.empty() ? "" : " ", p.name, p.get(o));
-  if (k.backend == Backend::Cuda && k.name == "csr5" && o.variant == "atomic")
+  if (k.backend == Backend::Cuda && k.name == "csr5" && o.kernel.variant == "atomic")
     s += (s.empty() ? "" : " ") + std::string("csr5_atomic");
   return s;
 }
@@ -269,9 +269,9 @@ Row configuration_row(const Job& job, const MatrixSource& src, const CsrView& a,
   r.threads_requested = takes(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
   r.threads = r.threads_requested;  // until the plan says what it runs on
   r.noise_threshold = cfg.noise_threshold;
-  r.block_size = takes(k, "block_size") ? opt.block_size : 0;
-  r.hack = takes(k, "hack") ? opt.hack : 0;
-  r.nz_per_block = takes(k, "nz_per_block") ? opt.nz_per_block : 0;
+  r.block_size = takes(k, "block_size") ? opt.kernel.block_size : 0;
+  r.hack = takes(k, "hack") ? opt.kernel.hack : 0;
+  r.nz_per_block = takes(k, "nz_per_block") ? opt.kernel.nz_per_block : 0;
   r.settings = settings_text(k, opt);
   r.ceiling_gbs = (k.backend != Backend::Cuda ? ceil.cpu_triad : ceil.gpu_copy) * 1e-9;
   return r;

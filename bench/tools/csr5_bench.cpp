@@ -154,7 +154,7 @@ struct Args {
 PlanOptions plan_options(const Args& g) {
   PlanOptions o;
   o.threads = g.threads;
-  if (g.block_size > 0) o.block_size = g.block_size;
+  if (g.block_size > 0) o.kernel.block_size = g.block_size;
   return o;
 }
 
@@ -190,9 +190,9 @@ std::vector<Measured> run_kernels(const Csr& a, Backend be, const Args& g, const
     for (const auto& vs : extra) {
       PlanOptions ov = o;
       const auto at = vs.find('@');
-      ov.variant = vs.substr(0, at);
-      if (at != std::string::npos) ov.csr5_sigma = std::stoi(vs.substr(at + 1));
-      ov.deterministic = ov.variant.find("atomic") == std::string::npos;
+      ov.kernel.variant = vs.substr(0, at);
+      if (at != std::string::npos) ov.kernel.csr5_sigma = std::stoi(vs.substr(at + 1));
+      ov.kernel.deterministic = ov.kernel.variant.find("atomic") == std::string::npos;
       res.push_back(measure(a, be, k, ov, x, ref, g.min_seconds));
       res.back().kernel = "csr5-" + vs;
     }

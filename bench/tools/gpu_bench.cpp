@@ -58,7 +58,7 @@ struct Summary {
 
 Result measure(const CsrView& a, const std::string& kernel, bool baseline, PlanOptions opt, const Reference& ref,
                const std::vector<double>& x, const Opts& o) {
-  Result r{kernel, "", opt.block_size, baseline};
+  Result r{kernel, "", opt.kernel.block_size, baseline};
   try {
     auto p = make_plan(a, Backend::Cuda, kernel, opt);
     std::vector<double> y(static_cast<std::size_t>(a.rows) * opt.k);
@@ -111,13 +111,13 @@ Summary spmv_section(const std::string& name, const Csr& a, const std::vector<co
     if (is_main(k->name) && !o.quick) blocks = find_param("block_size")->sweep;
     for (const long long b : blocks) {
       PlanOptions opt;
-      opt.block_size = static_cast<int>(b);
+      opt.kernel.block_size = static_cast<int>(b);
       consider(measure(a, k->name, k->baseline, opt, ref, x, o));
     }
     if (takes(*k, "subwarp") && k->name == "csr-vector" && !o.quick)
       for (const long long sw : find_param("subwarp")->test_values) {
         PlanOptions opt;
-        opt.subwarp = static_cast<int>(sw);
+        opt.kernel.subwarp = static_cast<int>(sw);
         consider(measure(a, k->name, k->baseline, opt, ref, x, o));
       }
   }

@@ -42,7 +42,7 @@ struct ParamSpec {
   std::string flag() const;
 };
 
-/// PlanOptions::variant read against a kernel's groups: the word given for each group.
+/// PlanOptions::kernel.variant read against a kernel's groups: the word given for each group.
 class VariantChoice {
  public:
   /// The word given for `group`; "" where the kernel chooses.

@@ -26,16 +26,11 @@ class ForwardingPlan;
 const char* to_string(Backend b);
 Backend parse_backend(std::string_view s);  ///< throws Unsupported on an unknown name
 
-struct PlanOptions {
-  int threads = 0;     ///< CPU backends (omp); 0 = every core OpenMP offers; never a global setting
-  int block_size = 0;  ///< CUDA threads per block (a multiple of 32, 32..1024); 0: the kernel's own (256 for most)
-  int hack = 32;       ///< HLL rows per hack
-  int k = 1;           ///< right-hand sides: 1 = SpMV, > 1 = SpMM
-  Layout layout = Layout::RowMajor;  ///< of X and Y when k > 1
-  /// Arithmetic of the product. Single and mixed plans store the matrix's values in float (rounded
-  /// once when the plan is made; a value beyond float's range is refused; a float matrix's,
-  /// CsrView::val_f32, taken as they are); single ones also x and y.
-  Precision precision = Precision::Double;
+/// The kernels' own settings, each described once in spmv/params.hpp (what it means, its valid
+/// values, which kernels take it, what the benchmark sweeps); a kernel ignores those it does not take.
+struct KernelSettings {
+  int block_size = 0;            ///< CUDA threads per block (a multiple of 32, 32..1024); 0: the kernel's own
+  int hack = 32;                 ///< HLL rows per hack
   int subwarp = 0;               ///< CSR-vector threads per row; 0 = chosen from the matrix
   offset_t nz_per_chunk = 0;     ///< OpenMP dynamic chunk size in nonzeros; 0 = default
   index_t chunk_rows = 0;        ///< OpenMP dynamic chunk size in rows (over nz_per_chunk); 0 = from nonzeros
@@ -44,7 +39,18 @@ struct PlanOptions {
   int csr5_omega = 0;            ///< CSR5 tile width; 0 = the backend's SIMD/warp width
   int csr5_sigma = 0;            ///< CSR5 tile height; 0 = chosen from nonzeros per row
   bool deterministic = true;     ///< kernels with atomics use their two-pass variant
-  std::string variant = "auto";  ///< kernel-specific sub-choice; "auto" = picked per matrix
+  std::string variant = "auto";  ///< the kernel's variant words (KernelSpec::variants); "auto": chosen per matrix
+};
+
+struct PlanOptions {
+  int threads = 0;                   ///< CPU backends (omp); 0 = every core OpenMP offers; never a global setting
+  int k = 1;                         ///< right-hand sides: 1 = SpMV, > 1 = SpMM
+  Layout layout = Layout::RowMajor;  ///< of X and Y when k > 1
+  /// Arithmetic of the product. Single and mixed plans store the matrix's values in float (rounded
+  /// once when the plan is made; a value beyond float's range is refused; a float matrix's,
+  /// CsrView::val_f32, taken as they are); single ones also x and y.
+  Precision precision = Precision::Double;
+  KernelSettings kernel = {};  ///< the kernel's own settings
   /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
   /// max_ratio_to_csr times the CSR size (0 = the default: 20).
   double memory_budget_bytes = 0;
@@ -168,7 +174,7 @@ class Plan {
   friend class detail::ForwardingPlan;
 };
 
-/// One of a kernel's variant choices: a group of words of which PlanOptions::variant names at most
+/// One of a kernel's variant choices: a group of words of which PlanOptions::kernel.variant names at most
 /// one ("schedule": dynamic or balanced); a group not named is the kernel's to choose per matrix.
 /// The grammar of every kernel's variant: "auto", or words joined by ':' in any order.
 struct VariantGroup {
@@ -188,7 +194,7 @@ struct KernelSpec {
   /// Precisions it computes in; make_plan refuses the others (see PlanOptions::precision).
   std::vector<Precision> precisions = {Precision::Double};
   std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...
-  /// The words PlanOptions::variant may give it (the registry adds "variant" to params where any).
+  /// The words PlanOptions::kernel.variant may give it (the registry adds "variant" to params where any).
   std::vector<VariantGroup> variants = {};
   std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)> make;
 };

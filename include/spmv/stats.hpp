@@ -13,7 +13,7 @@ namespace spmv {
 struct FormatStorage {
   std::string name;    ///< "csr", "ell", "hll16", "hll32", "hll64", "csr5"
   std::string format;  ///< the registry's format: "hll"
-  int hack = 0;        ///< HLL: rows per hack (PlanOptions::hack)
+  int hack = 0;        ///< HLL: rows per hack (PlanOptions::kernel.hack)
   double slots = 0;    ///< (column index, value) pairs stored, padding included
   double padding = 1;  ///< slots / nnz (1 for a matrix without nonzeros)
   bool pads = false;   ///< the format pads rows (ELL, HLL): its padding is worth showing

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <type_traits>
 #include <fmt/format.h>
 
 namespace spmv {
@@ -12,7 +13,7 @@ namespace {
 // A setting's description with its accessors: `field` names the PlanOptions member.
 #define SPMV_PARAM_ACCESS(field)                                                            \
   .get = [](const PlanOptions& o) -> long long { return static_cast<long long>(o.field); }, \
-  .set = [](PlanOptions& o, long long v) { o.field = static_cast<decltype(PlanOptions::field)>(v); }
+  .set = [](PlanOptions& o, long long v) { o.field = static_cast<std::remove_reference_t<decltype(o.field)>>(v); }
 
 std::vector<ParamSpec> make_params() {
   using K = ParamSpec::Kind;
@@ -33,53 +34,53 @@ std::vector<ParamSpec> make_params() {
        .zero_means = own,
        .sweep = {128, 256, 384, 512, 640, 768, 896, 1024},
        .test_values = {128, 256, 1024},
-       SPMV_PARAM_ACCESS(block_size)});
+       SPMV_PARAM_ACCESS(kernel.block_size)});
   add({.name = "hack",
        .help = "HLL rows per hack",
        .max = 1LL << 30,
        .sweep = {16, 32, 64},
        .test_values = {1, 7, 16, 32, 64, 4096},
-       SPMV_PARAM_ACCESS(hack)});
+       SPMV_PARAM_ACCESS(kernel.hack)});
   add({.name = "subwarp",
        .help = "CUDA threads per row, a power of two (32: a warp per row, as the course reports)",
        .max = 32,
        .power_of_two = true,
        .zero_means = "from the mean row length",
        .test_values = {1, 2, 4, 8, 16, 32},
-       SPMV_PARAM_ACCESS(subwarp)});
+       SPMV_PARAM_ACCESS(kernel.subwarp)});
   add({.name = "nz_per_block",
        .help = "CUDA csr-adaptive: nonzeros per row block",
        .max = 6144,
        .zero_means = own,
        .sweep = {8, 16, 32, 64, 128, 256, 512, 1024, 2048},
        .test_values = {1, 7, 64, 1000},
-       SPMV_PARAM_ACCESS(nz_per_block)});
+       SPMV_PARAM_ACCESS(kernel.nz_per_block)});
   add({.name = "nz_per_chunk",
        .help = "OpenMP csr-dynamic: nonzeros per scheduled chunk of rows",
        .zero_means = own,
        .test_values = {1, 7, 64, 1000},
-       SPMV_PARAM_ACCESS(nz_per_chunk)});
+       SPMV_PARAM_ACCESS(kernel.nz_per_chunk)});
   add({.name = "chunk_rows",
        .help = "OpenMP csr-dynamic: rows per scheduled chunk, over nz_per_chunk",
        .max = 1LL << 31,
        .zero_means = "from the nonzeros",
-       SPMV_PARAM_ACCESS(chunk_rows)});
+       SPMV_PARAM_ACCESS(kernel.chunk_rows)});
   add({.name = "chunk_multiple",
        .help = "OpenMP csr-dynamic: the chunk rounded up to a multiple of this many rows (the SpMM report's 16)",
        .max = 1LL << 31,
        .zero_means = "none",
-       SPMV_PARAM_ACCESS(chunk_multiple)});
+       SPMV_PARAM_ACCESS(kernel.chunk_multiple)});
   add({.name = "csr5_omega",
        .help = "CSR5 on the CPU: tile width (CUDA's is a warp, 32)",
        .max = 32,
        .power_of_two = true,
        .zero_means = "the SIMD or warp width",
-       SPMV_PARAM_ACCESS(csr5_omega)});
+       SPMV_PARAM_ACCESS(kernel.csr5_omega)});
   add({.name = "csr5_sigma",
        .help = "CSR5 tile height",
        .max = 64,
        .zero_means = "from the nonzeros per row",
-       SPMV_PARAM_ACCESS(csr5_sigma)});
+       SPMV_PARAM_ACCESS(kernel.csr5_sigma)});
   add({.name = "variant",
        .kind = K::Text,
        .help = "The kernel's own choices as words (`spmv kernels` lists each kernel's)"});
@@ -88,7 +89,7 @@ std::vector<ParamSpec> make_params() {
        .help = "Kernels with atomics use their deterministic variant (the same bits every run)",
        .min = 0,
        .max = 1,
-       SPMV_PARAM_ACCESS(deterministic)});
+       SPMV_PARAM_ACCESS(kernel.deterministic)});
   return v;
 }
 

@@ -98,7 +98,7 @@ void validate_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& 
     if (p.get && takes(spec, p.name))
       if (const long long v = p.get(opt); !p.invalid(v).empty())
         throw Unsupported(fmt::format("kernel '{}' ({}): {} {} {}", spec.name, to_string(b), p.name, v, p.invalid(v)));
-  if (!spec.variants.empty()) parse_variant(spec.name, spec.variants, opt.variant);
+  if (!spec.variants.empty()) parse_variant(spec.name, spec.variants, opt.kernel.variant);
 }
 
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel, const PlanOptions& opt) {

@@ -53,8 +53,8 @@ class OmpCsr final : public CpuPlan {
     // Default: tuning::csr_chunks, at least a few chunks per thread.
     const auto& chunks = tuning::csr_chunks;
     const offset_t nz_chunk =
-        opt.nz_per_chunk > 0
-            ? opt.nz_per_chunk
+        opt.kernel.nz_per_chunk > 0
+            ? opt.kernel.nz_per_chunk
             : std::clamp<offset_t>(nnz / (chunks.min_chunks_per_thread * offset_t{threads_}), 1, chunks.nz_per_chunk);
     const double mean_row = a.rows > 0 ? static_cast<double>(nnz) / a.rows : 0.0;
     const double fewest_rows =
@@ -62,10 +62,10 @@ class OmpCsr final : public CpuPlan {
     chunk_rows_ =
         static_cast<index_t>(std::clamp(std::max(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0), fewest_rows),
                                         1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
-    if (opt.chunk_rows > 0) chunk_rows_ = opt.chunk_rows;
-    if (opt.chunk_multiple > 1)  // the SpMM report (004) rounds its chunk up to 16 rows
-      chunk_rows_ = static_cast<index_t>((static_cast<offset_t>(chunk_rows_) + opt.chunk_multiple - 1) /
-                                         opt.chunk_multiple * opt.chunk_multiple);
+    if (opt.kernel.chunk_rows > 0) chunk_rows_ = opt.kernel.chunk_rows;
+    if (opt.kernel.chunk_multiple > 1)  // the SpMM report (004) rounds its chunk up to 16 rows
+      chunk_rows_ = static_cast<index_t>((static_cast<offset_t>(chunk_rows_) + opt.kernel.chunk_multiple - 1) /
+                                         opt.kernel.chunk_multiple * opt.kernel.chunk_multiple);
 
     // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one) x,
     // column-major SpMM, the native kernel and the path through row-major copies.
@@ -243,25 +243,27 @@ void register_omp_csr() {
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"threads", "nz_per_chunk", "chunk_rows", "chunk_multiple"},
               .variants = row_variants(true),
-              .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant); }});
-  add_kernel({.name = "csr-dynamic",
-              .backend = Backend::Omp,
-              .format = "csr",
-              .description = "OpenMP CSR, schedule(dynamic) over row chunks of ~nz_per_chunk nonzeros",
-              .spmm = true,
-              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"threads", "nz_per_chunk", "chunk_rows", "chunk_multiple"},
-              .variants = row_variants(false),
-              .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":dynamic"); }});
-  add_kernel({.name = "csr-balanced",
-              .backend = Backend::Omp,
-              .format = "csr",
-              .description = "OpenMP CSR, static row partition balanced by nonzeros (computed once)",
-              .spmm = true,
-              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-              .params = {"threads"},
-              .variants = row_variants(false),
-              .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.variant + ":balanced"); }});
+              .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.kernel.variant); }});
+  add_kernel(
+      {.name = "csr-dynamic",
+       .backend = Backend::Omp,
+       .format = "csr",
+       .description = "OpenMP CSR, schedule(dynamic) over row chunks of ~nz_per_chunk nonzeros",
+       .spmm = true,
+       .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
+       .params = {"threads", "nz_per_chunk", "chunk_rows", "chunk_multiple"},
+       .variants = row_variants(false),
+       .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.kernel.variant + ":dynamic"); }});
+  add_kernel(
+      {.name = "csr-balanced",
+       .backend = Backend::Omp,
+       .format = "csr",
+       .description = "OpenMP CSR, static row partition balanced by nonzeros (computed once)",
+       .spmm = true,
+       .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
+       .params = {"threads"},
+       .variants = row_variants(false),
+       .make = [](const CsrView& a, const PlanOptions& o) { return make(a, o, o.kernel.variant + ":balanced"); }});
 }
 
 }  // namespace spmv::cpu

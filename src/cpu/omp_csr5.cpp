@@ -66,9 +66,9 @@ class Csr5Plan final : public CpuPlan {
   Csr5Plan(const CsrView& a, const PlanOptions& opt, Backend backend)
       : CpuPlan(a.rows, a.cols, opt), threads_(backend == Backend::Serial ? 1 : plan_threads(opt)) {
     const int given = threads_;
-    const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
+    const int omega = opt.kernel.csr5_omega > 0 ? opt.kernel.csr5_omega : tuning::csr5_omega;
     const double per_row = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-    const int sigma = opt.csr5_sigma > 0 ? opt.csr5_sigma : tuning::csr5_sigma(per_row, omega);
+    const int sigma = opt.kernel.csr5_sigma > 0 ? opt.kernel.csr5_sigma : tuning::csr5_sigma(per_row, omega);
     if (omega != 1 && omega != 2 && omega != 4 && omega != 8 && omega != 16 && omega != 32)
       throw Unsupported(fmt::format("csr5 on the CPU: omega must be 1, 2, 4, 8, 16 or 32 (got {})", omega));
     const auto t0 = std::chrono::steady_clock::now();
@@ -81,9 +81,9 @@ class Csr5Plan final : public CpuPlan {
                         static_cast<offset_t>(f_.tile_ptr.size()) * 8;
     stored_entries = a.nnz();
     detail = fmt::format("omega={} sigma={} tiles={} tail={}", omega, sigma, f_.tiles, f_.nnz - f_.tail_begin());
-    const std::string tiles(parse_variant("csr5", variants(), opt.variant)["tiles"]);
+    const std::string tiles(parse_variant("csr5", variants(), opt.kernel.variant)["tiles"]);
     if (k_ > 1 && !tiles.empty() && tiles != "lanes")
-      throw Unsupported("csr5 on the CPU with k > 1: variant must be auto or lanes (got " + opt.variant +
+      throw Unsupported("csr5 on the CPU with k > 1: variant must be auto or lanes (got " + opt.kernel.variant +
                         "; the SIMD tiles are SpMV's)");
     scratch_.assign(static_cast<std::size_t>(threads_) * scratch_stride() + kLine,
                     0.0);  // + kLine: scratch()'s alignment

@@ -29,7 +29,7 @@ class OmpEll final : public CpuPlan {
     bytes_per_product = float_values_ ? ell_product_bytes(ef_, skip_padding, opt.k, opt.precision)
                                       : ell_product_bytes(e_, skip_padding, opt.k, opt.precision);
     const auto t1 = std::chrono::steady_clock::now();
-    const RowVariant v = row_variant(opt.variant, false, skip_padding ? "ell-rowlen" : "ell");
+    const RowVariant v = row_variant(opt.kernel.variant, false, skip_padding ? "ell-rowlen" : "ell");
     if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
       choose_inner(
           v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });

@@ -19,9 +19,9 @@ class OmpHll final : public CpuPlan {
     const int threads = plan_threads(opt);
     const auto t0 = std::chrono::steady_clock::now();
     if (float_values_)
-      hf_ = csr_to_hll<float>(a, opt.hack, convert_options(opt));
+      hf_ = csr_to_hll<float>(a, opt.kernel.hack, convert_options(opt));
     else
-      h_ = csr_to_hll(a, opt.hack, convert_options(opt));
+      h_ = csr_to_hll(a, opt.kernel.hack, convert_options(opt));
     convert_seconds = seconds_since(t0);
 
     const auto t1 = std::chrono::steady_clock::now();
@@ -48,7 +48,7 @@ class OmpHll final : public CpuPlan {
       scratchf_.resize(scratch_stride_ * (bounds_.size() - 1));
     else
       scratch_.resize(scratch_stride_ * (bounds_.size() - 1));
-    const RowVariant v = row_variant(opt.variant, false, "hll");
+    const RowVariant v = row_variant(opt.kernel.variant, false, "hll");
     if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
       choose_inner(
           v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });

@@ -8,7 +8,7 @@
 // segmented suffix scan over the warp (5 shuffle steps). It adds only values of one row, so there is
 // no cancellation between rows as with the paper's prefix-sum differences. Every segment inside the
 // tile is stored straight into y; rows that cross tile boundaries are combined in one of three ways
-// (PlanOptions::variant):
+// (PlanOptions::kernel.variant):
 //  - single (default, deterministic): one kernel. A row shorter than a tile is finished by the tile
 //    it starts in; for a longer one each tile publishes its part, stamped with the launch's number,
 //    and the row's last tile sums the parts in a fixed order (see Parts). No atomics, no zeroing of
@@ -186,10 +186,10 @@ const std::vector<VariantGroup>& variants() {
 }
 
 int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
-  const int omega = opt.csr5_omega > 0 ? opt.csr5_omega : tuning::csr5_omega;
+  const int omega = opt.kernel.csr5_omega > 0 ? opt.kernel.csr5_omega : tuning::csr5_omega;
   if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
   // Not the paper's rule (4-7 for short rows, 26 for stencil27): see tuning::csr5_sigma.
-  return opt.csr5_sigma > 0 ? opt.csr5_sigma : tuning::csr5_sigma(a);
+  return opt.kernel.csr5_sigma > 0 ? opt.kernel.csr5_sigma : tuning::csr5_sigma(a);
 }
 
 class Csr5Plan final : public CudaPlan {
@@ -202,7 +202,7 @@ class Csr5Plan final : public CudaPlan {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
-    if (opt.block_size == 0) block_ = tuning::csr5_block(f.sigma);
+    if (opt.kernel.block_size == 0) block_ = tuning::csr5_block(f.sigma);
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
     // The single-pass kernel keeps a tile's segment sums in shared memory (omega*sigma sums per
@@ -312,14 +312,14 @@ class Csr5Plan final : public CudaPlan {
     int batch = tuning::csr5_batch;
   };
 
-  // The variant's words (variants()); atomic is refused while PlanOptions::deterministic is set.
+  // The variant's words (variants()); atomic is refused while PlanOptions::kernel.deterministic is set.
   static Variant read_variant(const PlanOptions& opt) {
-    const VariantChoice c = parse_variant("csr5", variants(), opt.variant);
+    const VariantChoice c = parse_variant("csr5", variants(), opt.kernel.variant);
     Variant r;
     if (c["combine"] == "two-pass") r.mode = Mode::TwoPass;
     if (c["combine"] == "atomic") r.mode = Mode::Atomic;
     if (c.given("batch")) r.batch = std::stoi(std::string(c["batch"].substr(1)));
-    if (r.mode == Mode::Atomic && opt.deterministic)
+    if (r.mode == Mode::Atomic && opt.kernel.deterministic)
       throw Unsupported("csr5 on CUDA: variant atomic is not deterministic; set deterministic=false for it");
     return r;
   }
@@ -341,9 +341,9 @@ class Csr5Plan final : public CudaPlan {
 
 std::unique_ptr<Plan> make_csr5(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev) {
   if (opt.k == 1) return std::make_unique<csr5::Csr5Plan>(a, opt, dev);
-  const VariantChoice v = parse_variant("csr5", csr5::variants(), opt.variant);
+  const VariantChoice v = parse_variant("csr5", csr5::variants(), opt.kernel.variant);
   if (v.given("batch") || (v.given("combine") && v["combine"] != "two-pass"))
-    throw Unsupported("csr5 on CUDA with k > 1: variant must be auto or two-pass (got " + opt.variant +
+    throw Unsupported("csr5 on CUDA with k > 1: variant must be auto or two-pass (got " + opt.kernel.variant +
                       "; single-pass, atomic and the load batches are SpMV's)");
   return csr5::make_csr5_spmm(a, opt, dev, csr5::chosen_sigma(a, opt));
 }

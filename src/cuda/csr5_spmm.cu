@@ -221,7 +221,7 @@ class Csr5SpmmPlan final : public CudaPlan {
     convert_seconds = m_.convert_seconds;
     setup_seconds = m_.upload_seconds;
     const auto& f = m_.meta;
-    if (opt.block_size == 0) block_ = tuning::csr5_block(f.sigma);
+    if (opt.kernel.block_size == 0) block_ = tuning::csr5_block(f.sigma);
     tb_ = f.tail_begin();
     rb_ = static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), tb_) - a.row_ptr.begin());
     first_.resize((static_cast<std::size_t>(f.tiles) + 1) * k_, prec_ == Precision::Single);  // VV carries

@@ -158,7 +158,8 @@ class CsrAdaptive final : public CsrDevicePlan {
       : CsrDevicePlan(a, opt, std::move(dev)) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto& p = tuning::csr_adaptive;
-    nz_per_block_ = opt.nz_per_block ? opt.nz_per_block : std::min(p.nz_per_thread * block_, p.max_nz_per_block);
+    nz_per_block_ =
+        opt.kernel.nz_per_block ? opt.kernel.nz_per_block : std::min(p.nz_per_thread * block_, p.max_nz_per_block);
     if (nz_per_block_ < 1 || nz_per_block_ > p.max_nz_per_block)
       throw Unsupported("CSR-adaptive nz_per_block must be in [1, " + std::to_string(p.max_nz_per_block) + "], got " +
                         std::to_string(nz_per_block_));

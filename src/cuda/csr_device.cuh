@@ -22,7 +22,7 @@ namespace spmv::cuda {
 // per-warp reductions assume it); anything else is refused rather than silently changed. 0 asks for
 // the kernel's own choice: tuning::default_block here, unless the plan picks another (CSR5 does).
 inline int checked_block_size(const PlanOptions& opt) {
-  const int b = opt.block_size == 0 ? tuning::default_block : opt.block_size;
+  const int b = opt.kernel.block_size == 0 ? tuning::default_block : opt.kernel.block_size;
   if (b < 32 || b > 1024 || b % 32 != 0)
     throw Unsupported("CUDA block size must be a multiple of 32 in [32, 1024], got " + std::to_string(b));
   return b;

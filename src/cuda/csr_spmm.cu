@@ -266,7 +266,7 @@ class CsrSpmm final : public CsrDevicePlan {
     device_transpose_ = false;  // set per shape (use()): the native kernels read both layouts as they are
     const auto t0 = std::chrono::steady_clock::now();
     mean_ = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-    std::vector<Shape> cands = candidates(mean_, opt.variant);
+    std::vector<Shape> cands = candidates(mean_, opt.kernel.variant);
     // Long rows: from the shape the model prefers (the candidates' first), for all of them.
     long_row_ = tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean_);
     // Pieces of the rows past long_row: the short class first, then the long one (one descriptor
@@ -290,7 +290,7 @@ class CsrSpmm final : public CsrDevicePlan {
     arrived_.resize(n_short_ + n_long_);
     if (n_short_ + n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, (n_short_ + n_long_) * sizeof(int)));
     // Rows of very different lengths: the two best shapes are tried again on the rows longest first.
-    const VariantChoice words = parse_variant("csr", csr_spmm_variants(), opt.variant);
+    const VariantChoice words = parse_variant("csr", csr_spmm_variants(), opt.kernel.variant);
     const bool one_shape = words.given("columns") && words.given("lanes");
     const bool try_sorted = !one_shape && !words.given("order") && tuning::csr_spmm_sorts_rows(analyze(a).cv());
     if (try_sorted || std::any_of(cands.begin(), cands.end(), [](const Shape& s) { return s.s; })) sort_rows(a);

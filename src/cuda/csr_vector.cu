@@ -31,7 +31,7 @@ class CsrVector final : public CsrDevicePlan {
  public:
   CsrVector(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {
-    subwarp_ = opt.subwarp ? opt.subwarp : choose_subwarp(a);
+    subwarp_ = opt.kernel.subwarp ? opt.kernel.subwarp : choose_subwarp(a);
     if (subwarp_ < 1 || subwarp_ > 32 || !std::has_single_bit(static_cast<unsigned>(subwarp_)))
       throw Unsupported("CSR-vector sub-warp must be 1, 2, 4, 8, 16 or 32, got " + std::to_string(subwarp_));
     detail = "subwarp=" + std::to_string(subwarp_);

@@ -2,7 +2,7 @@
 // to its longest row, addressed through the hack offsets; each row's length is kept beside, so a
 // thread stops at its row's end: padding is never read (nor written), and a short row in a wide
 // hack costs nothing but its idle lanes. `lanes` threads share a row (1 to 32, from the mean row
-// length unless PlanOptions::subwarp names it): a warp works on 32 / lanes consecutive rows, lane
+// length unless PlanOptions::kernel.subwarp names it): a warp works on 32 / lanes consecutive rows, lane
 // l taking every lanes-th entry, so each load is still a few runs of consecutive slots, and long
 // rows get more threads in flight. SpMM (row-major X, Y): padded_spmm.cuh, lanes of a row along K.
 // The layout (row lengths, hack widths, offsets) and the slots are made on the device from a
@@ -114,8 +114,8 @@ class HllPlan final : public PaddedSpmmPlan {
   HllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(checked_for(dev, opt.precision), opt)),
         block_(checked_block_size(opt)),
-        hack_(opt.hack),
-        lanes_(opt.subwarp ? opt.subwarp : choose_lanes(a)) {
+        hack_(opt.kernel.hack),
+        lanes_(opt.kernel.subwarp ? opt.kernel.subwarp : choose_lanes(a)) {
     if (hack_ < 1) throw Unsupported("HLL hack size must be positive, got " + std::to_string(hack_));
     if (lanes_ < 1 || lanes_ > 32 || !std::has_single_bit(static_cast<unsigned>(lanes_)))
       throw Unsupported("HLL threads per row must be 1, 2, 4, 8, 16 or 32, got " + std::to_string(lanes_));

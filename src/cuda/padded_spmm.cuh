@@ -193,7 +193,7 @@ class PaddedSpmmPlan : public CudaPlan {
   // Once the format is built.
   void choose_column_major(const PlanOptions& opt) {
     if (k_ == 1 || layout_ != Layout::ColMajor || rows_ == 0) return;
-    const std::string_view v = parse_variant("ell and hll", padded_variants(), opt.variant)["column-major"];
+    const std::string_view v = parse_variant("ell and hll", padded_variants(), opt.kernel.variant)["column-major"];
     if (!v.empty()) {
       use(v == "native");
       detail += v == "native" ? " column-major native" : " column-major transposed";

@@ -8,7 +8,7 @@
 
 namespace spmv::cuda::tuning {
 
-// Threads per block of the product kernels when PlanOptions::block_size is 0: 8 warps, enough
+// Threads per block of the product kernels when PlanOptions::kernel.block_size is 0: 8 warps, enough
 // blocks per SM to hide memory latency on small and large matrices alike.
 inline constexpr int default_block = 256;
 

@@ -79,8 +79,8 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
   auto with = [threads](std::string variant, int hack = 0) {
     return [threads, variant, hack](PlanOptions& o) {
       o.threads = threads;
-      o.variant = variant;
-      if (hack) o.hack = hack;
+      o.kernel.variant = variant;
+      if (hack) o.kernel.hack = hack;
     };
   };
   const bool small = f.nnz * k < m.small_nnz;
@@ -111,7 +111,7 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
       for (int t : {1, 4, 8})
         if (t < threads)
           r.add("csr", fmt::format("csr variant=balanced threads={}", t), predict(m.balanced, by.csr, t), 0,
-                [t](PlanOptions& o) { o.threads = t, o.variant = "balanced"; });
+                [t](PlanOptions& o) { o.threads = t, o.kernel.variant = "balanced"; });
   }
   r.add("ell", "ell" + th, padded * predict(m.ell, by.ell, threads), conv_ell * f.ell_padding, with(inner));
   if (f.ell_padding > 1.05)
@@ -139,12 +139,12 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   auto predict = [&](const tuning::KernelFit& fit, double bytes, double longest_share) {
     return fit.fixed_us + bytes / (fit.gbs * 1e3) + fit.per_max_row_ns * longest_share;
   };
-  const std::string bs = r.base.block_size ? fmt::format(" bs={}", r.base.block_size) : "";
+  const std::string bs = r.base.kernel.block_size ? fmt::format(" bs={}", r.base.kernel.block_size) : "";
   if (r.base.k > 1) {
     r.add("csr", "csr" + bs, predict(m.vector, by.csr, longest / 32), 0);  // CSR SpMM
     r.add(
         "hll", "hll hack=32" + bs, predict(m.hll_spmm, by.hll[1], longest), m.convert_hll,
-        [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
+        [](PlanOptions& o) { o.kernel.hack = 32; }, m.convert_hll_fixed_us);
     if (f.ell_padding <= m.ell_spmm_max_padding)  // ELL reads its padding: only where there is little
       r.add("ell", "ell" + bs, predict(m.hll_spmm, by.ell, longest), m.convert_ell * f.ell_padding, {},
             m.convert_ell_fixed_us);
@@ -162,23 +162,23 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   const tuning::KernelFit& adaptive = f.nnz > tuning::large_nnz ? m.adaptive_large : m.adaptive;
   r.add("csr-adaptive", "csr-adaptive" + bs, predict(adaptive, by.csr, 0) + split, 0, {}, blocks_us);
   r.add("csr-vector", "csr-vector" + bs, predict(m.vector, by.csr, longest / subwarp), 0);
-  if (!r.base.block_size && !r.base.nz_per_block && f.nnz <= tuning::large_nnz) {
+  if (!r.base.kernel.block_size && !r.base.kernel.nz_per_block && f.nnz <= tuning::large_nnz) {
     // The settings the sweep found best on small matrices: smaller row blocks, and 1024 threads.
     r.add(
         "csr-adaptive", "csr-adaptive npb=256", predict(m.adaptive_small_blocks, by.csr, 0) + split, 0,
-        [](PlanOptions& o) { o.nz_per_block = 256; }, blocks_us);
+        [](PlanOptions& o) { o.kernel.nz_per_block = 256; }, blocks_us);
     r.add(
         "csr-adaptive", "csr-adaptive bs=1024", predict(adaptive, by.csr, 0) + split + m.other_block_us, 0,
-        [](PlanOptions& o) { o.block_size = 1024, o.nz_per_block = 1024; }, blocks_us);
+        [](PlanOptions& o) { o.kernel.block_size = 1024, o.kernel.nz_per_block = 1024; }, blocks_us);
     r.add("csr-vector", "csr-vector bs=1024", predict(m.vector, by.csr, longest / subwarp) + m.other_block_us, 0,
-          [](PlanOptions& o) { o.block_size = 1024; });
+          [](PlanOptions& o) { o.kernel.block_size = 1024; });
   }
   r.add("csr-scalar", "csr-scalar" + bs, predict(m.scalar, by.csr * (1 + f.mean / 38), longest), 0);
   r.add("ell", "ell" + bs, predict(m.ell, by.ell, longest), m.convert_ell * f.ell_padding, {}, m.convert_ell_fixed_us);
   // HLL's hack sets only its memory here (padding is never read): one per warp.
   r.add(
       "hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
-      [](PlanOptions& o) { o.hack = 32; }, m.convert_hll_fixed_us);
+      [](PlanOptions& o) { o.kernel.hack = 32; }, m.convert_hll_fixed_us);
   r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5, {}, m.convert_csr5_fixed_us);
 }
 

@@ -47,8 +47,8 @@ constexpr const char* kModes[] = {"single", "two-pass", "atomic"};
 // The atomic mode is the only one that is not deterministic.
 static PlanOptions with_mode(const std::string& variant) {
   PlanOptions o;
-  o.variant = variant;
-  o.deterministic = variant.find("atomic") == std::string::npos;
+  o.kernel.variant = variant;
+  o.kernel.deterministic = variant.find("atomic") == std::string::npos;
   return o;
 }
 
@@ -58,8 +58,8 @@ TEST(Csr5Gpu, EdgeAndAdversarialCasesEveryModeManySigmas) {
     for (int sigma : {0, 1, 4, 6, 17, 32, 48})
       for (const char* mode : kModes) {
         PlanOptions o = with_mode(mode);
-        o.csr5_sigma = sigma;
-        o.block_size = sigma == 17 ? 96 : 256;
+        o.kernel.csr5_sigma = sigma;
+        o.kernel.block_size = sigma == 17 ? 96 : 256;
         expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " " + mode);
       }
 }
@@ -75,10 +75,10 @@ TEST(Csr5Gpu, SpmmEveryCaseBothLayouts) {
       for (const int k : {2, 3, 4, 8})
         for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
           PlanOptions o;
-          o.csr5_sigma = sigma;
+          o.kernel.csr5_sigma = sigma;
           o.k = k;
           o.layout = lay;
-          o.block_size = sigma == 17 ? 1024 : 0;  // the kernels built for blocks past 256 threads
+          o.kernel.block_size = sigma == 17 ? 1024 : 0;  // the kernels built for blocks past 256 threads
           const auto plan = make_plan(a, Backend::Cuda, "csr5", o);
           EXPECT_EQ(test::spmm_mismatch(a, *plan, k, lay, "random:9"), "")
               << name << " sigma=" << sigma << " k=" << k << (lay == Layout::RowMajor ? " row" : " col");
@@ -130,7 +130,7 @@ TEST(Csr5Gpu, LoadBatchVariants) {
     for (int sigma : {0, 5, 17})
       for (const char* v : {"b4", "b16", "single:b4", "two-pass:b16", "atomic:b4", "b16:atomic"}) {
         PlanOptions o = with_mode(v);
-        o.csr5_sigma = sigma;
+        o.kernel.csr5_sigma = sigma;
         expect_ok(a, o, name + " sigma=" + std::to_string(sigma) + " " + v);
       }
   const Csr small = test::csr_from_lengths({3, 4}, 10, 1);
@@ -139,7 +139,7 @@ TEST(Csr5Gpu, LoadBatchVariants) {
     EXPECT_THROW(make_plan(small, Backend::Cuda, "csr5", o), Unsupported) << bad;
   }
   PlanOptions o = with_mode("atomic");
-  o.deterministic = true;  // atomics reorder the sums: refused when determinism is asked for
+  o.kernel.deterministic = true;  // atomics reorder the sums: refused when determinism is asked for
   EXPECT_THROW(make_plan(small, Backend::Cuda, "csr5", o), Unsupported);
 }
 
@@ -184,7 +184,7 @@ TEST(Csr5Gpu, SinglePassSumsOnlyThisProductsParts) {
 TEST(Csr5Gpu, RefusesOmegaOtherThanAWarp) {
   require_gpu();
   PlanOptions o;
-  o.csr5_omega = 4;
+  o.kernel.csr5_omega = 4;
   EXPECT_THROW(make_plan(test::csr_from_lengths({3, 4}, 10, 1), Backend::Cuda, "csr5", o), Unsupported);
 }
 
@@ -246,8 +246,8 @@ TEST(Csr5Gpu, SingleAndMixedEveryModeManySigmas) {
       for (int sigma : {0, 1, 6, 17, 32, 48})
         for (const char* mode : {"single", "two-pass", "atomic", "b4", "atomic:b16"}) {
           PlanOptions o = in_precision(with_mode(mode), p);
-          o.csr5_sigma = sigma;
-          o.block_size = sigma == 17 ? 96 : sigma == 48 ? 1024 : 256;
+          o.kernel.csr5_sigma = sigma;
+          o.kernel.block_size = sigma == 17 ? 96 : sigma == 48 ? 1024 : 256;
           const std::string what = name + " sigma=" + std::to_string(sigma) + " " + mode + " " + to_string(p);
           try {
             EXPECT_EQ(precision_mismatch(a, o), "") << what;
@@ -269,8 +269,8 @@ TEST(Csr5Gpu, SinglePassBufferSizedByTheVectorsType) {
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(6000, 17), 5000, 3);
   for (const Precision p : {Precision::Double, Precision::Single, Precision::Mixed}) {
     PlanOptions o = in_precision(with_mode("single"), p);
-    o.csr5_sigma = 48;
-    o.block_size = 1024;
+    o.kernel.csr5_sigma = 48;
+    o.kernel.block_size = 1024;
     const auto plan = make_plan(a, Backend::Cuda, "csr5", o);
     if (p == Precision::Single)  // fits where the device allows 192 KiB a block (H100, H200), else half of double's
       EXPECT_TRUE(plan->detail.find("single-pass device-conversion") != std::string::npos ||
@@ -292,8 +292,10 @@ TEST(Csr5Gpu, SpmmSingleAndMixedBothLayouts) {
       for (int sigma : {0, 17})
         for (const int k : {2, 3, 4, 8})
           for (const Layout lay : {Layout::RowMajor, Layout::ColMajor}) {
-            const PlanOptions o{
-                .block_size = sigma == 17 ? 1024 : 0, .k = k, .layout = lay, .precision = p, .csr5_sigma = sigma};
+            const PlanOptions o{.k = k,
+                                .layout = lay,
+                                .precision = p,
+                                .kernel = {.block_size = sigma == 17 ? 1024 : 0, .csr5_sigma = sigma}};
             EXPECT_EQ(precision_mismatch(a, o, "random:9"), "")
                 << name << " sigma=" << sigma << " k=" << k << (lay == Layout::RowMajor ? " row" : " col") << " "
                 << to_string(p);

@@ -30,10 +30,10 @@ TEST(CudaKernels, InvalidOptionsRefused) {
   REQUIRE_GPU();
   const Csr a = test::edge_cases()[3].second;
   PlanOptions bad;
-  bad.block_size = 100;
+  bad.kernel.block_size = 100;
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr-vector", bad), Unsupported);
   PlanOptions three;
-  three.subwarp = 3;
+  three.kernel.subwarp = 3;
   EXPECT_THROW(make_plan(a, Backend::Cuda, "hll", three), Unsupported);
 }
 
@@ -95,7 +95,7 @@ TEST(CudaKernels, MergeIsDeterministic) {
   const auto x = make_vector("random:7", a.cols);
   for (int bs : {128, 256, 1024}) {
     PlanOptions opt;
-    opt.block_size = bs;
+    opt.kernel.block_size = bs;
     std::vector<double> y1(a.rows), y2(a.rows), y3(a.rows);
     auto p = make_plan(a, Backend::Cuda, "csr-merge", opt);
     p->multiply(x, y1);
@@ -136,7 +136,7 @@ TEST(CudaKernels, SplitRowKernelsRepeatBitIdentical) {
       if (k > 1 && std::string(name) != "csr") continue;
       PlanOptions opt;
       opt.k = k;
-      opt.block_size = 128;
+      opt.kernel.block_size = 128;
       auto p = make_plan(a, Backend::Cuda, name, opt);
       std::vector<double> y1(static_cast<std::size_t>(a.rows) * k), y2(y1.size());
       p->multiply(x, y1);

@@ -51,7 +51,7 @@ std::string check(const Csr& a, const std::string& kernel, const PlanOptions& o,
   const std::string m = mismatch(a, *plan, o);
   return m.empty() ? ""
                    : fmt::format("{} {} {} k={} {} variant={}: {}", what, kernel, to_string(o.precision), o.k,
-                                 o.layout == Layout::RowMajor ? "row" : "col", o.variant, m);
+                                 o.layout == Layout::RowMajor ? "row" : "col", o.kernel.variant, m);
 }
 
 Csr long_rows_case() {
@@ -77,22 +77,28 @@ TEST(CudaPrecision, CsrSpmmShapes) {
           for (const int w : {1, 8, 32}) {
             if (k % c != 0) continue;
             for (const char* how : {"", ":sorted"}) {
-              const PlanOptions o{
-                  .k = k, .layout = Layout::RowMajor, .precision = p, .variant = fmt::format("c{}:w{}{}", c, w, how)};
+              const PlanOptions o{.k = k,
+                                  .layout = Layout::RowMajor,
+                                  .precision = p,
+                                  .kernel = {.variant = fmt::format("c{}:w{}{}", c, w, how)}};
               EXPECT_EQ(check(a, "csr", o, name), "");
               ++runs;
             }
             for (const char* how : {":transpose", ":transpose-x", ":transpose:sorted"}) {
-              const PlanOptions o{
-                  .k = k, .layout = Layout::ColMajor, .precision = p, .variant = fmt::format("c{}:w{}{}", c, w, how)};
+              const PlanOptions o{.k = k,
+                                  .layout = Layout::ColMajor,
+                                  .precision = p,
+                                  .kernel = {.variant = fmt::format("c{}:w{}{}", c, w, how)}};
               EXPECT_EQ(check(a, "csr", o, name), "");
               ++runs;
             }
           }
         for (const int c : {1, 2, 4, 8})
           for (const int w : {1, 4, 32}) {
-            const PlanOptions o{
-                .k = k, .layout = Layout::ColMajor, .precision = p, .variant = fmt::format("c{}:w{}", c, w)};
+            const PlanOptions o{.k = k,
+                                .layout = Layout::ColMajor,
+                                .precision = p,
+                                .kernel = {.variant = fmt::format("c{}:w{}", c, w)}};
             EXPECT_EQ(check(a, "csr", o, name), "");
             ++runs;
           }
@@ -113,7 +119,7 @@ TEST(CudaPrecision, PaddedFormatsSpmm) {
             const PlanOptions o{.k = k,
                                 .layout = row ? Layout::RowMajor : Layout::ColMajor,
                                 .precision = p,
-                                .variant = row ? "auto" : variant};
+                                .kernel = {.variant = row ? "auto" : variant}};
             try {
               EXPECT_EQ(check(a, kernel, o, name), "");
               ++runs;

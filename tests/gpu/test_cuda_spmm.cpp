@@ -33,7 +33,7 @@ std::string check(const Csr& a, const std::string& kernel, PlanOptions o, const 
   const CheckResult c = check_product(a, reference_product(a, x, o.k, o.layout), y, o.k, o.layout);
   return c.passed ? ""
                   : fmt::format("{} {} k={} {} variant={}: {}", what, kernel, o.k,
-                                o.layout == Layout::RowMajor ? "row" : "col", o.variant, c.message);
+                                o.layout == Layout::RowMajor ? "row" : "col", o.kernel.variant, c.message);
 }
 
 }  // namespace
@@ -56,13 +56,17 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
         for (const int w : {1, 2, 8, 32}) {
           if (k % c != 0) continue;
           EXPECT_EQ(
-              check(a, "csr", {.k = k, .layout = Layout::RowMajor, .variant = fmt::format("c{}:w{}", c, w)}, name), "");
+              check(a, "csr", {.k = k, .layout = Layout::RowMajor, .kernel = {.variant = fmt::format("c{}:w{}", c, w)}},
+                    name),
+              "");
           ++runs;
         }
       for (const int c : {1, 2, 4, 8})
         for (const int w : {1, 4, 32}) {
           EXPECT_EQ(
-              check(a, "csr", {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("w{}:c{}", w, c)}, name), "");
+              check(a, "csr", {.k = k, .layout = Layout::ColMajor, .kernel = {.variant = fmt::format("w{}:c{}", w, c)}},
+                    name),
+              "");
           ++runs;
         }
       // Transposed on the device around the row-major kernel, or X alone with Y written column-major
@@ -71,9 +75,11 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
         for (const int c : {1, 2, 4})
           for (const int w : {1, 8, 32}) {
             if (k % c != 0) continue;
-            EXPECT_EQ(check(a, "csr",
-                            {.k = k, .layout = Layout::ColMajor, .variant = fmt::format("c{}:w{}{}", c, w, how)}, name),
-                      "");
+            EXPECT_EQ(
+                check(a, "csr",
+                      {.k = k, .layout = Layout::ColMajor, .kernel = {.variant = fmt::format("c{}:w{}{}", c, w, how)}},
+                      name),
+                "");
             ++runs;
           }
       // The rows longest first (the long rows left to the block-per-piece kernel), every kernel.
@@ -84,7 +90,9 @@ TEST(CudaSpmm, EveryShapeBothLayouts) {
                                              {Layout::ColMajor, ":sorted:transpose"},
                                              {Layout::ColMajor, ":transpose-x:sorted"}}) {
           EXPECT_EQ(
-              check(a, "csr", {.k = k, .layout = layout, .variant = fmt::format("c{}:w{}{}", c, w, suffix)}, name), "");
+              check(a, "csr", {.k = k, .layout = layout, .kernel = {.variant = fmt::format("c{}:w{}{}", c, w, suffix)}},
+                    name),
+              "");
           ++runs;
         }
       }
@@ -101,7 +109,7 @@ TEST(CudaSpmm, PaddedFormatsColumnMajorInPlaceOrTransposed) {
     for (const char* kernel : {"ell", "hll"})
       for (const int k : {2, 3, 4, 5, 16, 33})
         for (const char* variant : {"native", "transpose", "auto"}) {
-          const PlanOptions o{.k = k, .layout = Layout::ColMajor, .variant = variant};
+          const PlanOptions o{.k = k, .layout = Layout::ColMajor, .kernel = {.variant = variant}};
           try {
             EXPECT_EQ(check(a, kernel, o, name), "");
             ++runs;
@@ -113,8 +121,9 @@ TEST(CudaSpmm, PaddedFormatsColumnMajorInPlaceOrTransposed) {
   const Csr a = test::csr_from_lengths(std::vector<offset_t>(2000, 7), 2000, 5);
   const auto plan = make_plan(a, Backend::Cuda, "hll", {.k = 4, .layout = Layout::ColMajor});
   EXPECT_NE(plan->detail.find("trial us: native"), std::string::npos) << plan->detail;
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "ell", {.k = 4, .layout = Layout::ColMajor, .variant = "inplace"}),
-               Unsupported);
+  EXPECT_THROW(
+      make_plan(a, Backend::Cuda, "ell", {.k = 4, .layout = Layout::ColMajor, .kernel = {.variant = "inplace"}}),
+      Unsupported);
 }
 
 TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
@@ -137,19 +146,21 @@ TEST(CudaSpmm, TrialKeepsACandidateAndSaysSo) {
   }
   // Words alone narrow the trial's shapes: column-major through the device transposes.
   const auto narrowed =
-      make_plan(a, Backend::Cuda, "csr", {.k = 16, .layout = Layout::ColMajor, .variant = "transpose"});
+      make_plan(a, Backend::Cuda, "csr", {.k = 16, .layout = Layout::ColMajor, .kernel = {.variant = "transpose"}});
   EXPECT_NE(narrowed->detail.find(" transposed"), std::string::npos) << narrowed->detail;
   EXPECT_EQ(narrowed->detail.find(" x_transposed"), std::string::npos) << narrowed->detail;
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 6, .variant = "c4:w8"}), Unsupported);  // 4 does not divide 6
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2:w3"}), Unsupported);  // 3 lanes
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "c2:w8:transpose"}),
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 6, .kernel = {.variant = "c4:w8"}}),
+               Unsupported);  // 4 does not divide 6
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .kernel = {.variant = "c2:w3"}}), Unsupported);  // 3 lanes
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .kernel = {.variant = "c2:w8:transpose"}}),
                Unsupported);  // row-major: nothing to transpose
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "transpose-x"}),
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .kernel = {.variant = "transpose-x"}}),
                Unsupported);  // row-major: no X to transpose, no shape of the model's
-  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .variant = "c2:w8:q"}),
-               Unsupported);
+  EXPECT_THROW(
+      make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .kernel = {.variant = "c2:w8:q"}}),
+      Unsupported);
   EXPECT_THROW(make_plan(a, Backend::Cuda, "csr",
-                         {.k = 8, .layout = Layout::ColMajor, .variant = "c2:w8:transpose:transpose-x"}),
+                         {.k = 8, .layout = Layout::ColMajor, .kernel = {.variant = "c2:w8:transpose:transpose-x"}}),
                Unsupported);
 }
 
@@ -172,7 +183,7 @@ TEST(CudaSpmm, TrialTriesTheRowsLongestFirstWhereLengthsVary) {
   const auto plan = make_plan(regular, Backend::Cuda, "csr", {.k = 4});
   EXPECT_EQ(plan->detail.substr(plan->detail.find("trial us:")).find(":sorted "), std::string::npos) << plan->detail;
   // The words in any order.
-  const auto sorted = make_plan(a, Backend::Cuda, "csr", {.k = 8, .variant = "sorted:w8:c2"});
+  const auto sorted = make_plan(a, Backend::Cuda, "csr", {.k = 8, .kernel = {.variant = "sorted:w8:c2"}});
   EXPECT_NE(sorted->detail.find("rhs_per_lane=2 lanes_per_row=8 longest_rows_first"), std::string::npos)
       << sorted->detail;
 }

@@ -200,7 +200,7 @@ int run(const RunArgs& args) {
 
   PlanOptions opt;
   opt.k = args.k;
-  opt.variant = args.variant;
+  opt.kernel.variant = args.variant;
   args.kernel_settings.apply(opt);
   opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
   opt.products = args.products;

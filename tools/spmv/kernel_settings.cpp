@@ -54,8 +54,8 @@ void KernelSettings::apply(PlanOptions& o) const {
 
 void KernelSettings::apply_variant(PlanOptions& o) const {
   if (csr5_atomic) {  // the CUDA CSR5 kernel's variant "atomic", which needs deterministic off
-    o.variant = "atomic";
-    o.deterministic = false;
+    o.kernel.variant = "atomic";
+    o.kernel.deterministic = false;
   }
 }
 
