@@ -81,6 +81,77 @@ __device__ __forceinline__ VV tail_straddle(const DevCsr5<MV>& m, const VV* __re
   return group_sum(s, 32);
 }
 
+// The tail's part of the row straddling its start, when that row is long (past a tile before the
+// tail): lane 0 holds it as a part of row0, whose tiles run from a0 to b0 (the tail's number).
+template <class MV, class VV>
+__device__ __forceinline__ void tail_head(const DevCsr5<MV>& m, const VV* __restrict__ x, long long te, int lane,
+                                          bool& head_ev, VV& head_s, index_t& row0, long long& a0, long long& b0) {
+  if (m.rb == 0 || m.rp[m.rb] <= m.tb || m.rp[m.rb - 1] >= m.tb - te) return;
+  head_s = tail_straddle(m, x, lane);
+  head_ev = lane == 0;
+  row0 = m.rb - 1;
+  a0 = m.rp[row0] / te;
+  b0 = m.tiles;
+}
+
+// A hinted tile's empty_offset entries (the rows of its segments) for its first 32 * kEoRounds
+// segments, into eo_pre (lane j of round i: entry 32 i + j); returns where the tile's entries begin.
+template <class MV>
+__device__ __forceinline__ long long preload_empty_offsets(const DevCsr5<MV>& m, long long t, int lane,
+                                                           index_t (&eo_pre)[kEoRounds]) {
+  const long long eo_begin = m.eo_ptr[t], eo_end = m.eo_ptr[t + 1];
+#pragma unroll
+  for (int i = 0; i < kEoRounds; ++i) {
+    const long long q = eo_begin + 32 * i + lane;
+    eo_pre[i] = q < eo_end ? m.eo[q] : 0;
+  }
+  return eo_begin;
+}
+
+// Stores the segments that begin and end in the tile (segment 0 only where its row begins here;
+// up to last_inner), consecutive lanes on consecutive segments; a hinted tile's first rounds take
+// their rows from eo_pre (segment k - 1's row from the lane before, or from the last lane of the
+// round before), later ones from the empty offsets.
+template <class MV, class VV>
+__device__ __forceinline__ void store_inner_segments(const DevCsr5<MV>& m, VV* __restrict__ y, const Epilogue<VV>& ep,
+                                                     const VV* seg_sum, int nseg, bool begins, int last_inner,
+                                                     bool hinted, const index_t (&eo_pre)[kEoRounds],
+                                                     long long eo_begin, index_t row0, int lane) {
+  const auto store = [&](int k, index_t row) {
+    if ((k > 0 || begins) && k <= last_inner) ep.put(y, row, seg_sum[k]);
+  };
+  int k_rest = lane;  // the segments left for the loop below
+  if (hinted) {
+#pragma unroll
+    for (int i = 0; i < kEoRounds; ++i) {
+      if (32 * i >= nseg) break;  // warp-uniform
+      const index_t before = __shfl_up_sync(kFull, eo_pre[i], 1);
+      const index_t round_before = __shfl_sync(kFull, eo_pre[i > 0 ? i - 1 : 0], 31);
+      const int k = 32 * i + lane;
+      if (k < nseg)
+        store(k, k > 0 ? row_after_empties(row0, lane > 0 ? before : round_before, eo_pre[i], y, ep) : row0);
+    }
+    k_rest = 32 * kEoRounds + lane;
+  }
+  const index_t* eo = hinted ? m.eo + eo_begin : nullptr;
+  for (int k = k_rest; k < nseg; k += 32) store(k, k > 0 ? segment_row(eo, row0, k, y, ep) : row0);
+}
+
+// The part in the next tile of a short row crossing into it: its n entries from CSR entry `end`,
+// transposed in a full tile, in CSR order in the tail; lane j takes the j-th (one round of loads,
+// not a loop per column: in a full tile CSR entry j sits at column j / sigma, step j % sigma).
+// Summed by the warp.
+template <class MV, class VV>
+__device__ __forceinline__ VV next_tile_part(const DevCsr5<MV>& m, const VV* __restrict__ x, long long end, int n,
+                                             bool full, int sigma, int lane) {
+  VV s = 0;
+  for (int j = lane; j < n; j += 32) {
+    const int c = full ? j / sigma : 0;
+    s += entry_product(m, x, full ? end + static_cast<long long>(j - c * sigma) * 32 + c : end + j);
+  }
+  return group_sum(s, 32);
+}
+
 // Lanes own the segments that open in their column; instead of storing into y at every row start
 // (a divergent branch per step, and scattered 8-byte stores), a lane writes the closed sums into
 // its warp's shared buffer at the segment's number (a predicated store), and the warp then copies
@@ -106,14 +177,8 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
   VV head_s = 0;
   index_t row0 = 0;
   long long a0 = 0, b0 = 0;  // first and last tile of row0
-  if (t == m.tiles) {        // the tail's part of the row straddling its start, when that row is long
-    if (m.rb > 0 && m.rp[m.rb] > m.tb && m.rp[m.rb - 1] < m.tb - te) {
-      head_s = tail_straddle(m, x, lane);
-      head_ev = lane == 0;
-      row0 = m.rb - 1;
-      a0 = m.rp[row0] / te;
-      b0 = m.tiles;
-    }
+  if (t == m.tiles) {
+    tail_head(m, x, te, lane, head_ev, head_s, row0, a0, b0);
   } else {
     VV* seg_sum = smem + static_cast<long long>(threadIdx.x / 32) * te;
     const long long base = t * te, end = base + te;
@@ -127,17 +192,9 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
     const long long rn_s = rn < m.rows ? m.rp[rn] : end, rn_e = rn < m.rows ? m.rp[rn + 1] : end;
     // A hinted tile's empty_offset entries (the rows of its segments) for its first 32 * kEoRounds
     // segments, loaded with the tile's own entries instead of after them (their latency overlaps).
-    long long eo_begin = 0;
+    // (Not under `if (hinted)`: that branch kept the tile's loads from starting early.)
     index_t eo_pre[kEoRounds];
-    {  // (not under `if (hinted)`: that branch kept the tile's loads from starting early)
-      eo_begin = m.eo_ptr[t];
-      const long long eo_end = m.eo_ptr[t + 1];
-#pragma unroll
-      for (int i = 0; i < kEoRounds; ++i) {
-        const long long q = eo_begin + 32 * i + lane;
-        eo_pre[i] = q < eo_end ? m.eo[q] : 0;
-      }
-    }
+    const long long eo_begin = preload_empty_offsets(m, t, lane, eo_pre);
     const TileSegments ts = tile_segments<kBatch, kSigma>(m, x, base, load_desc(m, t, lane), seg_sum, lane);
     const int nseg = ts.nseg;
     // Boundary rows: row0 (segment 0) when it began in an earlier tile, and the row of the last
@@ -168,38 +225,12 @@ __device__ __forceinline__ void single_tile(const DevCsr5<MV>& m, const VV* __re
     // Segments that begin and end in this tile, consecutive lanes on consecutive segments; a
     // hinted tile's first rounds take their rows from eo_pre (segment k - 1's row from the lane
     // before, or from the last lane of the round before).
-    const int last_inner = crosses_end ? nseg - 2 : nseg - 1;
-    const auto store_inner = [&](int k, index_t row) {
-      if ((k > 0 || begins) && k <= last_inner) ep.put(y, row, seg_sum[k]);
-    };
-    int k_rest = lane;  // the segments left for the loop below
-    if (hinted) {
-#pragma unroll
-      for (int i = 0; i < kEoRounds; ++i) {
-        if (32 * i >= nseg) break;  // warp-uniform
-        const index_t before = __shfl_up_sync(kFull, eo_pre[i], 1);
-        const index_t round_before = __shfl_sync(kFull, eo_pre[i > 0 ? i - 1 : 0], 31);
-        const int k = 32 * i + lane;
-        if (k < nseg)
-          store_inner(k, k > 0 ? row_after_empties(row0, lane > 0 ? before : round_before, eo_pre[i], y, ep) : row0);
-      }
-      k_rest = 32 * kEoRounds + lane;
-    }
-    const index_t* eo = hinted ? m.eo + eo_begin : nullptr;
-    for (int k = k_rest; k < nseg; k += 32) store_inner(k, k > 0 ? segment_row(eo, row0, k, y, ep) : row0);
+    store_inner_segments(m, y, ep, seg_sum, nseg, begins, crosses_end ? nseg - 2 : nseg - 1, hinted, eo_pre, eo_begin,
+                         row0, lane);
     // The rest of a short row crossing into the next tile: its CSR entries end .. rn_end-1,
     // transposed in a full tile, in CSR order in the tail.
     if (short_cross) {
-      // Lane j takes the row's j-th entry there (one round of loads, not a loop per column): in a
-      // full tile CSR entry j sits at column j / sigma, step j % sigma.
-      const int n = static_cast<int>(rn_end - end);
-      const bool full = t + 1 < m.tiles;
-      VV s = 0;
-      for (int j = lane; j < n; j += 32) {
-        const int c = full ? j / sigma : 0;
-        s += entry_product(m, x, full ? end + static_cast<long long>(j - c * sigma) * 32 + c : end + j);
-      }
-      s = group_sum(s, 32);
+      const VV s = next_tile_part(m, x, end, static_cast<int>(rn_end - end), t + 1 < m.tiles, sigma, lane);
       if (lane == 0) ep.put(y, rn, seg_sum[nseg - 1] + s);
     }
   }

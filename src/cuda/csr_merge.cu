@@ -15,6 +15,40 @@ namespace spmv::cuda {
 
 namespace {
 
+// Inclusive segmented scan over the block of each thread's (open row, partial) carry, keyed by row;
+// rows never decrease with the thread index, so equal keys are contiguous. Warps scan with
+// shuffles, then warp 0 scans the warp totals: two barriers, a fixed order of additions. Returns
+// the thread's full inclusive value; s_crow and s_cval hold each warp's last row and its total.
+template <class VV>
+__device__ __forceinline__ VV block_segmented_scan(int row, VV v, int* s_crow, VV* s_cval) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, n_warps = blockDim.x >> 5;
+  for (int off = 1; off < 32; off *= 2) {
+    const int pr = __shfl_up_sync(0xffffffffu, row, off);
+    const VV pv = __shfl_up_sync(0xffffffffu, v, off);
+    if (lane >= off && pr == row) v += pv;
+  }
+  if (lane == 31) {
+    s_crow[warp] = row;
+    s_cval[warp] = v;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    int wr = lane < n_warps ? s_crow[lane] : 0x7fffffff;
+    VV wv = lane < n_warps ? s_cval[lane] : VV(0);
+    for (int off = 1; off < 32; off *= 2) {
+      const int pr = __shfl_up_sync(0xffffffffu, wr, off);
+      const VV pv = __shfl_up_sync(0xffffffffu, wv, off);
+      if (lane >= off && pr == wr) wv += pv;
+    }
+    if (lane < n_warps) s_cval[lane] = wv;
+  }
+  __syncthreads();
+  // The earlier warps' carry of the same row (if this thread's row equals it, every earlier lane
+  // of the warp has that row too).
+  if (warp > 0 && s_crow[warp - 1] == row) v += s_cval[warp - 1];
+  return v;
+}
+
 // MV: the matrix's value type, VV: x's, y's, the sums' and the staged products'.
 template <class MV, class VV, typename OffT>
 __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, const OffT* __restrict__ tile_nz,
@@ -62,35 +96,8 @@ __global__ void csr_merge_kernel(int ipt, const index_t* __restrict__ tile_row, 
       acc += s_prod[k++];
     }
   }
-  // Inclusive segmented scan of the (open row, partial) carries keyed by row; rows never decrease
-  // with tid, so equal keys are contiguous. Warps scan with shuffles, then warp 0 scans the warp
-  // totals: two barriers, a fixed order of additions.
-  const int lane = tid & 31, warp = tid >> 5, n_warps = nt >> 5;
-  VV v = acc;
-  for (int off = 1; off < 32; off *= 2) {
-    const int pr = __shfl_up_sync(0xffffffffu, row, off);
-    const VV pv = __shfl_up_sync(0xffffffffu, v, off);
-    if (lane >= off && pr == row) v += pv;
-  }
-  if (lane == 31) {
-    s_crow[warp] = row;
-    s_cval[warp] = v;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    int wr = lane < n_warps ? s_crow[lane] : 0x7fffffff;
-    VV wv = lane < n_warps ? s_cval[lane] : VV(0);
-    for (int off = 1; off < 32; off *= 2) {
-      const int pr = __shfl_up_sync(0xffffffffu, wr, off);
-      const VV pv = __shfl_up_sync(0xffffffffu, wv, off);
-      if (lane >= off && pr == wr) wv += pv;
-    }
-    if (lane < n_warps) s_cval[lane] = wv;
-  }
-  __syncthreads();
-  // Full inclusive value of this thread: its warp's scan plus the earlier warps' carry of the
-  // same row (if this thread's row equals it, every earlier lane of the warp has that row too).
-  if (warp > 0 && s_crow[warp - 1] == row) v += s_cval[warp - 1];
+  const int lane = tid & 31, warp = tid >> 5;
+  const VV v = block_segmented_scan(row, acc, s_crow, s_cval);
   // The carry into this thread is the full inclusive value of the thread before it.
   int prev_row = __shfl_up_sync(0xffffffffu, row, 1);
   VV prev_val = __shfl_up_sync(0xffffffffu, v, 1);
