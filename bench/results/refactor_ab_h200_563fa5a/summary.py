@@ -1,6 +1,6 @@
 """A/B on the H200 of the CUDA kernels before the refactoring of the house (05f7cb2) and after it
-(a1c4fc4: typed settings, one variant grammar, formats' storage described once), alternated
-before/after twice: SpMV over ten matrices (ab_*) and SpMM at k = 8 in both layouts over four
+(563fa5a: typed settings in PlanOptions::kernel, one variant grammar, formats' storage described once, CSR5 single-pass and CSR-merge split into device functions), alternated
+before/after twice: SpMV over ten matrices with csr-merge (ab_*) and SpMM at k = 8 in both layouts over four
 (spmm_*). Geometric means of after/before median times per (matrix, kernel, layout), against the
 same binary's run-to-run spread and cuSPARSE (code unchanged) as the noise floor; auto's choices."""
 import csv, gzip, math, os, re, sys
