@@ -9,6 +9,7 @@
 #include <spmv/matrix.hpp>
 #include <spmv/params.hpp>
 #include <spmv/plan.hpp>
+#include <spmv/reference.hpp>
 #include <spmv/version.hpp>
 
 #include <complex>
@@ -150,6 +151,29 @@ class PyPlan {
     py::gil_scoped_release nogil;
     std::lock_guard lock(mu_);
     return plan_->time_runs(times);
+  }
+
+  // One product checked against the accurate reference (spmv::checked_product: what `spmv run`
+  // and the benchmark do before they time a plan), on x (float64, cols*k values, row-major) or,
+  // without one, a deterministic random x.
+  py::dict checked(const std::optional<py::array_t<double, py::array::c_style | py::array::forcecast>>& x) {
+    const std::size_t n = static_cast<std::size_t>(a_->view.cols) * static_cast<std::size_t>(k_);
+    std::vector<double> xv =
+        x ? std::vector<double>(x->data(), x->data() + x->size()) : spmv::make_vector("random:1", n);
+    if (xv.size() != n) throw py::value_error("x must hold cols * k = " + std::to_string(n) + " values");
+    spmv::CheckResult c;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard lock(mu_);
+      c = spmv::checked_product(*plan_, a_->view, xv, k_).check;
+    }
+    py::dict d;
+    d["passed"] = c.passed;
+    d["max_rel_error"] = c.max_rel_error;
+    d["mean_rel_error"] = c.mean_rel_error;
+    d["failures"] = c.failures;
+    d["message"] = c.message;
+    return d;
   }
 
   const spmv::Plan& plan() const { return *plan_; }
@@ -303,6 +327,9 @@ void bind_plan(py::module_& m) {
       .def("__matmul__", &PyPlan::matmul, "x"_a)
       .def("time_runs", &PyPlan::time_runs, "times"_a,
            "Seconds of `times` back-to-back products on the last x (Plan::time_runs)")
+      .def("check", &PyPlan::checked, "x"_a = py::none(),
+           "One product checked against the accurate reference, as `spmv run` and the benchmark check: "
+           "a dict of passed, max_rel_error, mean_rel_error, failures and message")
       .def("describe", [](const PyPlan& p) { return p.plan().describe(); })
       .def_property_readonly("detail", [](const PyPlan& p) { return p.plan().detail; })
       .def_property_readonly("chosen", [](const PyPlan& p) { return p.plan().chosen; })

@@ -264,6 +264,22 @@ def test_describe_and_version():
     assert plan.time_runs(3) > 0
 
 
+def test_check_runs_the_pipeline_of_run_and_bench():
+    """Plan.check: one product against the accurate reference, as `spmv run` and the benchmark do."""
+    a = small()
+    for precision, bound in (("double", 1e-12), ("single", 1e-3)):
+        r = spmv.Plan(a, backend="omp", precision=precision).check()
+        assert r["passed"] and r["failures"] == 0, r
+        assert 0 <= r["max_rel_error"] < bound, r
+    x = np.linspace(-1.0, 1.0, 80)
+    r = spmv.Plan(a, backend="serial", kernel="csr").check(x)
+    assert r["passed"] and r["max_rel_error"] < 1e-13, r
+    r4 = spmv.Plan(a, backend="omp", k=4).check(np.ones((80, 4)))
+    assert r4["passed"], r4
+    with pytest.raises(ValueError, match="cols \\* k = 80"):
+        spmv.Plan(a, backend="omp").check(np.ones(79))
+
+
 def test_threads_used_says_a_fallback():
     # One row cannot be shared out: the OpenMP CSR asked for 4 threads runs on 1 and says why.
     one_row = scipy.sparse.csr_matrix(np.arange(1.0, 11.0).reshape(1, 10))
