@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <spmv/formats/transpose.hpp>
 #include <spmv/io.hpp>
 #include <spmv/matrix.hpp>
 #include <spmv/params.hpp>
@@ -118,18 +119,30 @@ class PyPlan {
  public:
   PyPlan(MatrixPtr a, const std::optional<std::string>& backend, const std::string& kernel,
          const spmv::PlanOptions& opt)
-      : a_(std::move(a)), k_(opt.k), precision_(opt.precision) {
+      : a_(std::move(a)), k_(opt.k), precision_(opt.precision), kernel_(kernel), opt_(opt) {
     py::gil_scoped_release nogil;  // planning may convert, time trials or upload
     backend_ = backend ? spmv::parse_backend(*backend) : spmv::default_backend();
     plan_ = spmv::make_plan(a_->view, backend_, kernel, opt);
   }
 
+  // The plan of the other operation (A^T for a plan of A, A for one of A^T) on the same matrix,
+  // backend, kernel and settings.
+  std::unique_ptr<PyPlan> transposed() const {
+    spmv::PlanOptions o = opt_;
+    o.operation = transposes() ? spmv::Operation::NoTranspose : spmv::Operation::Transpose;
+    return std::make_unique<PyPlan>(a_, std::string(spmv::to_string(backend_)), kernel_, o);
+  }
+  bool transposes() const { return opt_.operation == spmv::Operation::Transpose; }
+  // The sizes of x and y: A's columns and rows, or the other way round for A^T.
+  spmv::index_t x_size() const { return transposes() ? a_->view.rows : a_->view.cols; }
+  spmv::index_t y_size() const { return transposes() ? a_->view.cols : a_->view.rows; }
+
   // y = alpha*A*x + beta*y on the numpy buffers themselves; x and y are checked, never copied.
   // float64 or float32, both the same: the plan converts where its precision's type differs.
   void multiply(const py::array& x, py::array y, double alpha, double beta) {
     const bool f32 = py::isinstance<py::array_t<float>>(x);
-    check(x, "x", a_->view.cols, f32);
-    check(y, "y", a_->view.rows, f32);
+    check(x, "x", x_size(), f32);
+    check(y, "y", y_size(), f32);
     if (!y.writeable()) throw py::value_error("y is read-only");
     const auto* xb = static_cast<const char*>(x.data());
     auto* yb = static_cast<char*>(y.mutable_data());
@@ -157,7 +170,7 @@ class PyPlan {
   // and the benchmark do before they time a plan), on x (float64, cols*k values, row-major) or,
   // without one, a deterministic random x.
   py::dict checked(const std::optional<py::array_t<double, py::array::c_style | py::array::forcecast>>& x) {
-    const std::size_t n = static_cast<std::size_t>(a_->view.cols) * static_cast<std::size_t>(k_);
+    const std::size_t n = static_cast<std::size_t>(x_size()) * static_cast<std::size_t>(k_);
     std::vector<double> xv =
         x ? std::vector<double>(x->data(), x->data() + x->size()) : spmv::make_vector("random:1", n);
     if (xv.size() != n) throw py::value_error("x must hold cols * k = " + std::to_string(n) + " values");
@@ -165,7 +178,15 @@ class PyPlan {
     {
       py::gil_scoped_release nogil;
       std::lock_guard lock(mu_);
-      c = spmv::checked_product(*plan_, a_->view, xv, k_).check;
+      // The reference of A^T needs A^T itself: made here, in the matrix's value type.
+      spmv::Csr t64;
+      spmv::CsrF32 t32;
+      if (transposes() && a_->view.values_in_float())
+        t32 = spmv::transpose_f32(a_->view);
+      else if (transposes())
+        t64 = spmv::transpose(a_->view);
+      const spmv::CsrView m = !transposes() ? a_->view : a_->view.values_in_float() ? t32.view() : t64.view();
+      c = spmv::checked_product(*plan_, m, xv, k_).check;
     }
     py::dict d;
     d["passed"] = c.passed;
@@ -196,7 +217,7 @@ class PyPlan {
   py::array matmul_as(const py::object& x) {
     auto xa = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(x);
     if (!xa) throw py::type_error("plan @ x: x must be convertible to a numeric array");
-    py::array_t<T> y = k_ == 1 ? py::array_t<T>(a_->view.rows) : py::array_t<T>({a_->view.rows, k_});
+    py::array_t<T> y = k_ == 1 ? py::array_t<T>(y_size()) : py::array_t<T>({y_size(), k_});
     multiply(xa, y, 1.0, 0.0);
     return y;
   }
@@ -223,6 +244,8 @@ class PyPlan {
   spmv::Backend backend_ = spmv::Backend::Omp;
   int k_;
   spmv::Precision precision_;
+  std::string kernel_;
+  spmv::PlanOptions opt_;
   std::mutex mu_;  // a plan serves one thread at a time; the GIL is released during products
 };
 
@@ -341,7 +364,12 @@ void bind_plan(py::module_& m) {
       .def_property_readonly("k", &PyPlan::k)
       .def_property_readonly("precision", [](const PyPlan& p) { return spmv::to_string(p.precision()); })
       .def_property_readonly(
-          "shape", [](const PyPlan& p) { return py::make_tuple(p.matrix()->view.rows, p.matrix()->view.cols); })
+          "shape", [](const PyPlan& p) { return py::make_tuple(p.y_size(), p.x_size()); },
+          "(rows, cols) of the operation: A's, or A^T's for a transposed plan")
+      .def_property_readonly("T", &PyPlan::transposed,
+                             "The plan of A^T (or of A, for a transposed plan) with the same backend, kernel and "
+                             "settings; it makes A^T once")
+      .def_property_readonly("transposed", &PyPlan::transposes, "Whether the plan multiplies by A^T")
       .def_property_readonly("matrix", &PyPlan::matrix)
       .def_property_readonly("convert_seconds", [](const PyPlan& p) { return p.plan().convert_seconds; })
       .def_property_readonly("setup_seconds", [](const PyPlan& p) { return p.plan().setup_seconds; })

@@ -158,6 +158,28 @@ TEST(CONFORMANCE, EdgeCasesEverySettingAndRightHandSides) {
   EXPECT_GT(runs, 20 * static_cast<int>(cases.size()));
 }
 
+// y = A^T x on every kernel (the plan makes A^T once): the edge cases (rectangular both ways, empty
+// rows and columns, a dominant row: a dense column of A^T), one and three right-hand sides in both
+// layouts, every precision the kernel has.
+TEST(CONFORMANCE, TransposedProductOnEveryKernel) {
+  REQUIRE_BACKEND();
+  const auto cases = test::edge_cases();
+  int runs = 0;
+  for (const KernelSpec* spec : tested_kernels())
+    for (const auto& [name, a] : cases)
+      for (const int k : {1, 3})
+        for (const Layout lay : {Layout::RowMajor, Layout::ColMajor})
+          for (const Precision p : spec->precisions) {
+            if ((k == 1 && lay == Layout::ColMajor) || (k > 1 && !spec->spmm)) continue;
+            if (k > 1 && p != Precision::Double) continue;  // SpMM's precisions: SingleAndMixedPrecision
+            const PlanOptions opt{
+                .threads = 2, .k = k, .layout = lay, .precision = p, .operation = Operation::Transpose};
+            EXPECT_EQ(run_one(*spec, a, opt, name + " A^T"), "");
+            ++runs;
+          }
+  EXPECT_GT(runs, 10 * static_cast<int>(cases.size()));
+}
+
 // Plans over the user's own arrays (CsrView with 64-bit offsets, CsrView32 with 32-bit ones) give
 // the reference product on every kernel at its defaults; the CPU CSR kernels (Eigen's too) read the
 // user's values in place (a change after planning shows in the next product), others copied them.

@@ -6,6 +6,7 @@
 //   SPMV_TEST_BACKEND_CPU   the host backends (Serial and Omp)   -> spmv_tests
 //   SPMV_TEST_BACKEND_CUDA  the CUDA backend                     -> spmv_gpu_tests
 #include <gtest/gtest.h>
+#include <spmv/formats/transpose.hpp>
 #include <spmv/spmv.hpp>
 
 #include <fmt/format.h>
@@ -166,6 +167,9 @@ inline constexpr bool kDeviceVectors = true;
 inline constexpr bool kDeviceVectors = false;
 #endif
 
+inline std::string check_plan(const KernelSpec& spec, const Csr& a, Plan& plan, PlanOptions opt,
+                              const std::string& where, const std::string& detail_has);
+
 // Runs one configuration; returns "" on success (a correct product, or an expected refusal: see
 // refused), else what went wrong. `detail_has`: a string the plan's detail must contain.
 // opt.precision: the product in that precision, checked with its tolerance.
@@ -174,13 +178,24 @@ inline std::string run_one(const KernelSpec& spec, const Csr& a, PlanOptions opt
   const std::string where = what + " " + describe(spec, opt);
   if (refused) *refused = false;
   std::unique_ptr<Plan> plan;
+  // The matrix the product is by: A, or A^T for a transposed plan (made here for the reference).
+  const bool transposed = opt.operation == Operation::Transpose;
+  const Csr at = transposed ? transpose(a) : Csr{};
+  const Csr& m = transposed ? at : a;
   try {
     plan = make_plan(a, spec.backend, spec.name, opt);
   } catch (const Unsupported& e) {
     if (refused) *refused = true;
-    const std::string bad = judge_refusal(spec, a, opt.kernel.hack, e.what());
+    const std::string bad = judge_refusal(spec, m, opt.kernel.hack, e.what());
     return bad.empty() ? "" : where + ": " + bad;
   }
+  return check_plan(spec, m, *plan, opt, where, detail_has);
+}
+
+// The checks of run_one on a plan made of m's product (m: A, or A^T for a transposed plan).
+inline std::string check_plan(const KernelSpec& spec, const Csr& a, Plan& plan_ref, PlanOptions opt,
+                              const std::string& where, const std::string& detail_has) {
+  Plan* plan = &plan_ref;
   const std::size_t nx = static_cast<std::size_t>(a.cols) * opt.k, ny = static_cast<std::size_t>(a.rows) * opt.k;
   auto x = make_vector("random:11", nx);
   std::vector<double> y(ny, std::nan("")), y2(ny, std::nan(""));  // garbage that must be overwritten

@@ -50,6 +50,10 @@ struct PlanOptions {
   /// once when the plan is made; a value beyond float's range is refused; a float matrix's,
   /// CsrView::val_f32, taken as they are); single ones also x and y.
   Precision precision = Precision::Double;
+  /// A or A^T. A^T is made once when the plan is made (a CSR of A^T, counted in convert_seconds and
+  /// checked against the memory budget), and every kernel then runs on it as on any matrix; the
+  /// plan's rows are A's columns. The plan keeps A^T: the matrix may go once the plan is made.
+  Operation operation = Operation::NoTranspose;
   KernelSettings kernel = {};  ///< the kernel's own settings
   /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
   /// max_ratio_to_csr times the CSR size (0 = the default: 20).

@@ -17,6 +17,9 @@ enum class Field { Real, Integer, Pattern, Complex };
 enum class Backend { Serial, Omp, Cuda };
 enum class Layout { RowMajor, ColMajor };  ///< of dense multivectors X (cols x k) and Y (rows x k)
 enum class Symmetry { General, Symmetric, SkewSymmetric, Hermitian };
+/// What a plan multiplies by: A, or its transpose A^T (y = alpha A^T x + beta y; x of A's rows, y of
+/// its columns).
+enum class Operation { NoTranspose, Transpose };
 
 /// The arithmetic of a product: double (values, x, y and sums in double), single (all in float:
 /// 8 bytes a nonzero instead of 12) or mixed (float matrix values; x, y and the sums in double, for
@@ -46,6 +49,9 @@ constexpr int vector_bytes(Precision p) { return p == Precision::Single ? 4 : 8;
 const char* to_string(Field f);
 const char* to_string(Symmetry s);
 const char* to_string(Precision p);
+const char* to_string(Operation op);  ///< "n", "t"
+/// "n" (or "none"), "t" (or "transpose"); throws Unsupported on anything else.
+Operation parse_operation(std::string_view s);
 /// "double", "single" (or "float"), "mixed"; throws Unsupported on anything else.
 Precision parse_precision(std::string_view s);
 

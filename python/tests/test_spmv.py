@@ -280,6 +280,31 @@ def test_check_runs_the_pipeline_of_run_and_bench():
         spmv.Plan(a, backend="omp").check(np.ones(79))
 
 
+def test_transposed_plan():
+    """plan.T: y = A^T x on every host backend, SpMV and SpMM, float64 and float32, against scipy."""
+    a = s = small(rows=100, cols=80)
+    x = np.linspace(-1.0, 1.0, 100)
+    for backend in ("serial", "omp"):
+        plan = spmv.Plan(a, backend=backend)
+        t = plan.T
+        assert t.transposed and not plan.transposed and t.shape == (80, 100) and plan.shape == (100, 80)
+        assert t.describe().find("A^T made once") >= 0, t.describe()
+        np.testing.assert_allclose(t @ x, s.T @ x, rtol=1e-12, atol=1e-13)
+        assert t.check()["passed"]
+        assert not t.T.transposed and t.T.shape == (100, 80)
+        y = np.ones(80)
+        t.multiply(x, y, 2.0, 0.5)
+        np.testing.assert_allclose(y, 2.0 * (s.T @ x) + 0.5, rtol=1e-12, atol=1e-13)
+        with pytest.raises(ValueError, match="x must have shape \\(100,\\)"):
+            t @ np.ones(80)
+    t4 = spmv.Plan(a, backend="omp", k=4).T
+    X = np.arange(400.0).reshape(100, 4) / 400
+    np.testing.assert_allclose(t4 @ X, s.T @ X, rtol=1e-12, atol=1e-12)
+    f = spmv.Plan(a, backend="omp", precision="single").T
+    np.testing.assert_allclose(f @ x.astype(np.float32), s.T @ x, rtol=1e-5, atol=1e-5)
+    assert f.check()["passed"]
+
+
 def test_threads_used_says_a_fallback():
     # One row cannot be shared out: the OpenMP CSR asked for 4 threads runs on 1 and says why.
     one_row = scipy.sparse.csr_matrix(np.arange(1.0, 11.0).reshape(1, 10))

@@ -15,6 +15,7 @@
 #include "core/float_range.hpp"
 #include "core/forwarding_plan.hpp"
 #include "core/register.hpp"
+#include "core/transposed_plan.hpp"
 
 namespace spmv {
 
@@ -104,9 +105,12 @@ void validate_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& 
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel, const PlanOptions& opt) {
   const KernelSpec& spec = get_kernel(b, kernel);
   validate_plan(spec, a, opt);
-  auto plan = spec.make(a, opt);
-  plan->precision = opt.precision;
-  return plan;
+  const auto make = [&spec](const CsrView& m, const PlanOptions& o) {
+    auto plan = spec.make(m, o);
+    plan->precision = o.precision;
+    return plan;
+  };
+  return opt.operation == Operation::Transpose ? detail::make_transposed_plan(a, opt, make) : make(a, opt);
 }
 
 bool supports(const KernelSpec& spec, Precision p) {

@@ -42,6 +42,14 @@ Precision parse_precision(std::string_view s) {
   throw Unsupported(fmt::format("unknown precision '{}' (double, single or mixed)", s));
 }
 
+const char* to_string(Operation op) { return op == Operation::Transpose ? "t" : "n"; }
+
+Operation parse_operation(std::string_view s) {
+  if (s == "n" || s == "none") return Operation::NoTranspose;
+  if (s == "t" || s == "transpose") return Operation::Transpose;
+  throw Unsupported(fmt::format("unknown operation '{}' (n: A, or t: its transpose)", s));
+}
+
 const char* to_string(Backend b) {
   switch (b) {
     case Backend::Serial: return "serial";

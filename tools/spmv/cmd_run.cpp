@@ -1,5 +1,6 @@
 #include <spmv/device.hpp>
 #include <spmv/formats/limits.hpp>
+#include <spmv/formats/transpose.hpp>
 #include <spmv/io.hpp>
 #include <spmv/plan.hpp>
 #include <spmv/timing.hpp>
@@ -26,6 +27,7 @@ struct RunArgs {
   long long products = 100;
   std::uint64_t memory_budget = 0;
   bool no_trial = false;
+  bool transpose = false;
 };
 
 // n x k values from one layout to the other: column-major (Matrix Market arrays) to row-major when
@@ -140,6 +142,7 @@ KeyValues result_lines(const RunArgs& args, const Target& t, const CsrView& a, c
   out.add("threads", threads);
   if (threads != requested) out.add("threads_requested", requested);
   out.add("k", args.k);
+  if (opt.operation == Operation::Transpose) out.add("operation", "A^T (rows and cols above are A^T's)");
   const bool x_file = std::filesystem::exists(args.x);
   out.add("x", x_file ? args.x : args.x == "ones" ? "ones" : args.x + " (uniform in [-1, 1))");
   out.add("repeat", m.product.samples);
@@ -196,7 +199,18 @@ int run(const RunArgs& args) {
     a64 = io::load_csr(args.file, ro);
   else
     a32 = io::load_f32(args.file, ro).matrix;
-  const CsrView a = in_double ? a64.view() : a32.view();
+  const CsrView stored = in_double ? a64.view() : a32.view();
+  // --transpose: the plan multiplies by A^T (made inside it); the reference and the vectors' sizes
+  // follow A^T, a copy made here for the check.
+  Csr t64;
+  CsrF32 t32;
+  if (args.transpose) {
+    if (in_double)
+      t64 = transpose(stored);
+    else
+      t32 = transpose_f32(stored);
+  }
+  const CsrView a = !args.transpose ? stored : in_double ? t64.view() : t32.view();
 
   PlanOptions opt;
   opt.k = args.k;
@@ -206,6 +220,7 @@ int run(const RunArgs& args) {
   opt.products = args.products;
   opt.trial = !args.no_trial;
   opt.precision = target.precision;
+  opt.operation = args.transpose ? Operation::Transpose : Operation::NoTranspose;
 
   check_input_memory(fmt::format("--k {}: X ({} x {}) and Y ({} x {}), the reference and the plan's copies", args.k,
                                  a.cols, args.k, a.rows, args.k),
@@ -214,7 +229,7 @@ int run(const RunArgs& args) {
   const bool rows_first = opt.layout == Layout::RowMajor && args.k > 1;
   std::vector<double> x = input_x(args, a, rows_first, ro.memory_budget_bytes);
 
-  auto plan = make_plan(a, target.backend, target.spec->name, opt);
+  auto plan = make_plan(stored, target.backend, target.spec->name, opt);
   // Checked before it is timed (a single plan computes on float x: x is rounded once, and the
   // reference sees the rounded x, so that the check measures the product's error alone).
   const CheckedProduct product = checked_product(*plan, a, x, args.k, opt.layout);
@@ -292,6 +307,9 @@ void add_run(CLI::App& app, Action& action) {
          "--variant", args->variant,
          "The kernel's choices as words joined by ':', e.g. balanced, dynamic:scalar, c4:w8 (spmv kernels lists them)")
       ->capture_default_str();
+  cmd->add_flag("--transpose", args->transpose,
+                "y = A^T x: the plan makes A^T once (counted in convert_s) and runs the kernel on it; x has the "
+                "matrix's rows, y its columns");
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(positive_int())->capture_default_str();
   cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")
       ->check(CLI::IsMember({"row", "col"}))

@@ -1,0 +1,60 @@
+// The transposed product by an explicit transpose: A^T in CSR, made once, owned by the plan, and any
+// kernel on it (src/core/transposed_plan.hpp).
+#include "core/transposed_plan.hpp"
+
+#include <spmv/formats/transpose.hpp>
+
+#include <chrono>
+#include <fmt/format.h>
+#include <variant>
+
+#include "core/forwarding_plan.hpp"
+
+namespace spmv::detail {
+
+namespace {
+
+class TransposedPlan final : public ForwardingPlan {
+ public:
+  ~TransposedPlan() override { inner_.reset(); }  // before the transpose it reads
+  // A^T in the matrix's value type.
+  CsrView make_transpose(const CsrView& a, const ConvertOptions& opt) {
+    if (a.values_in_float())
+      at_ = transpose_f32(a, opt);
+    else
+      at_ = transpose(a, opt);
+    return std::visit([](const auto& m) { return m.view(); }, at_);
+  }
+  void adopt(std::unique_ptr<Plan> p, double transpose_seconds) {
+    inner_ = std::move(p);
+    convert_seconds = inner_->convert_seconds + transpose_seconds;
+    setup_seconds = inner_->setup_seconds;
+    bytes_per_product = inner_->bytes_per_product;
+    stored_entries = inner_->stored_entries;
+    precision = inner_->precision;
+    chosen = inner_->chosen;
+    planning_seconds = inner_->planning_seconds;
+    chosen_threads = inner_->chosen_threads;
+    detail = fmt::format("A^T made once ({:.2f} ms); {}", transpose_seconds * 1e3, inner_->detail);
+  }
+
+ private:
+  std::variant<Csr, CsrF32> at_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> make_transposed_plan(
+    const CsrView& a, const PlanOptions& opt,
+    const std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)>& make) {
+  auto plan = std::make_unique<TransposedPlan>();
+  const auto t0 = std::chrono::steady_clock::now();
+  const CsrView at = plan->make_transpose(a, convert_options(opt));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  PlanOptions inner = opt;
+  inner.operation = Operation::NoTranspose;
+  plan->adopt(make(at, inner), seconds);
+  return plan;
+}
+
+}  // namespace spmv::detail
