@@ -174,7 +174,9 @@ TEST(CONFORMANCE, TransposedProductOnEveryKernel) {
             if (k > 1 && p != Precision::Double) continue;  // SpMM's precisions: SingleAndMixedPrecision
             const PlanOptions opt{
                 .threads = 2, .k = k, .layout = lay, .precision = p, .operation = Operation::Transpose};
-            EXPECT_EQ(run_one(*spec, a, opt, name + " A^T"), "");
+            const std::string r = run_one(*spec, a, opt, name + " A^T");
+            if (spec->baseline && r.find("no transposed product") != std::string::npos) continue;
+            EXPECT_EQ(r, "");
             ++runs;
           }
   EXPECT_GT(runs, 10 * static_cast<int>(cases.size()));

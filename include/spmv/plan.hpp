@@ -50,9 +50,10 @@ struct PlanOptions {
   /// once when the plan is made; a value beyond float's range is refused; a float matrix's,
   /// CsrView::val_f32, taken as they are); single ones also x and y.
   Precision precision = Precision::Double;
-  /// A or A^T. A^T is made once when the plan is made (a CSR of A^T, counted in convert_seconds and
-  /// checked against the memory budget), and every kernel then runs on it as on any matrix; the
-  /// plan's rows are A's columns. The plan keeps A^T: the matrix may go once the plan is made.
+  /// A or A^T; a transposed plan's rows are A's columns. The baselines do A^T themselves as their
+  /// libraries do (cuSPARSE's CUSPARSE_OPERATION_TRANSPOSE, Eigen's A.transpose(), with the lifetime
+  /// rules of a plan of A); for every other kernel A^T is made once when the plan is made (a CSR of
+  /// A^T, counted in convert_seconds and checked against the memory budget) and the plan keeps it.
   Operation operation = Operation::NoTranspose;
   KernelSettings kernel = {};  ///< the kernel's own settings
   /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
@@ -198,6 +199,9 @@ struct KernelSpec {
   /// Precisions it computes in; make_plan refuses the others (see PlanOptions::precision).
   std::vector<Precision> precisions = {Precision::Double};
   std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...
+  /// Does A^T x itself, reading A as stored (PlanOptions::operation reaches it); other kernels are
+  /// given A^T, made once by make_plan, for a transposed plan.
+  bool transposes = false;
   /// The words PlanOptions::kernel.variant may give it (the registry adds "variant" to params where any).
   std::vector<VariantGroup> variants = {};
   std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)> make;

@@ -110,7 +110,8 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view ke
     plan->precision = o.precision;
     return plan;
   };
-  return opt.operation == Operation::Transpose ? detail::make_transposed_plan(a, opt, make) : make(a, opt);
+  const bool explicit_transpose = opt.operation == Operation::Transpose && !spec.transposes;
+  return explicit_transpose ? detail::make_transposed_plan(a, opt, make) : make(a, opt);
 }
 
 bool supports(const KernelSpec& spec, Precision p) {

@@ -28,8 +28,13 @@ class EigenPlan final : public CpuPlan {
   using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
  public:
+  // A transposed plan (PlanOptions::operation) multiplies by A.transpose(), as an Eigen user would:
+  // x has A's rows and y its columns.
   EigenPlan(const CsrView& a, const PlanOptions& opt)
-      : CpuPlan(a.rows, a.cols, opt), threads_(plan_threads(opt)), outer_(a.row_ptr.begin(), a.row_ptr.end()) {
+      : CpuPlan(transposed(opt) ? a.cols : a.rows, transposed(opt) ? a.rows : a.cols, opt),
+        transposed_(transposed(opt)),
+        threads_(plan_threads(opt)),
+        outer_(a.row_ptr.begin(), a.row_ptr.end()) {
     const auto t0 = std::chrono::steady_clock::now();
     const Index* inner;
     if constexpr (std::is_same_v<Index, index_t>) {
@@ -53,8 +58,10 @@ class EigenPlan final : public CpuPlan {
                         vb * (static_cast<offset_t>(a.cols) + a.rows) * opt.k;
     detail = fmt::format("eigen {}.{}.{}, index {} bits", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
                          8 * sizeof(Index));
+    if (transposed_) detail += ", A.transpose() * x";
     note_fewer_threads(detail, planned_threads(), threads_,
-                       eigen_work() <= kEigenParallelWork
+                       transposed_ ? std::string("Eigen's transposed product runs serially")
+                       : eigen_work() <= kEigenParallelWork
                            ? fmt::format("Eigen multiplies serially at <= {} nonzeros{}", kEigenParallelWork,
                                          eigen_work() != stored_entries ? " x k" : "")
                            : fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s"));
@@ -66,23 +73,33 @@ class EigenPlan final : public CpuPlan {
   void product() override {
     // Eigen's thread count is process-wide; set it for this plan before each product.
     Eigen::setNbThreads(threads_);
-    const Scalar* xp = vec_x<Scalar>();
-    Scalar* yp = vec_y<Scalar>();
-    if (k_ == 1)
-      multiply_into(Eigen::Map<const Vec>(xp, cols_), Eigen::Map<Vec>(yp, rows_));
-    else if (layout_ == Layout::RowMajor)
-      multiply_into(Eigen::Map<const RowMat>(xp, cols_, k_), Eigen::Map<RowMat>(yp, rows_, k_));
+    if (transposed_)
+      product_by(map_->transpose());
     else
-      multiply_into(Eigen::Map<const ColMat>(xp, cols_, k_), Eigen::Map<ColMat>(yp, rows_, k_));
+      product_by(*map_);
   }
 
  private:
+  static bool transposed(const PlanOptions& opt) { return opt.operation == Operation::Transpose; }
+
+  // y = op(A) x on the plan's vectors, in its layout.
+  template <class M>
+  void product_by(const M& A) {
+    const Scalar* xp = vec_x<Scalar>();
+    Scalar* yp = vec_y<Scalar>();
+    if (k_ == 1)
+      multiply_into(A, Eigen::Map<const Vec>(xp, cols_), Eigen::Map<Vec>(yp, rows_));
+    else if (layout_ == Layout::RowMajor)
+      multiply_into(A, Eigen::Map<const RowMat>(xp, cols_, k_), Eigen::Map<RowMat>(yp, rows_, k_));
+    else
+      multiply_into(A, Eigen::Map<const ColMat>(xp, cols_, k_), Eigen::Map<ColMat>(yp, rows_, k_));
+  }
+
   // y = alpha * A*x + beta * y as an Eigen user writes it: one product expression (beta == 0 never
   // reads y), y scaled first where beta != 0.
-  template <class X, class Y>
-  void multiply_into(const X& x, Y y) const {
+  template <class M, class X, class Y>
+  void multiply_into(const M& A, const X& x, Y y) const {
     const Scale<Scalar> sc = scale<Scalar>();
-    const auto& A = *map_;
     if (sc.beta == Scalar(0)) {
       if (sc.alpha == Scalar(1))
         y.noalias() = A * x;
@@ -99,10 +116,11 @@ class EigenPlan final : public CpuPlan {
   static constexpr offset_t kEigenParallelWork = 20000;
   offset_t eigen_work() const { return stored_entries * (k_ > 1 && layout_ == Layout::RowMajor ? k_ : 1); }
   int planned_threads() const {
-    if (threads_ <= 1 || eigen_work() <= kEigenParallelWork) return 1;
+    if (transposed_ || threads_ <= 1 || eigen_work() <= kEigenParallelWork) return 1;
     return static_cast<int>(std::clamp<offset_t>(rows_, 1, threads_));
   }
 
+  bool transposed_;
   int threads_;
   std::vector<Index> outer_, inner_;
   HostArray<float> valf_;  // single precision over double values: the values rounded to float
@@ -115,11 +133,13 @@ void register_eigen_baseline() {
   add_kernel({.name = "eigen",
               .backend = Backend::Omp,
               .format = "csr",
-              .description = "Eigen row-major SparseMatrix * dense (Eigen's OpenMP), the CPU baseline",
+              .description = "Eigen row-major SparseMatrix * dense (Eigen's OpenMP), the CPU baseline; "
+                             "A.transpose() * x for the transposed product",
               .baseline = true,
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single},
               .params = {"threads"},
+              .transposes = true,
               .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 const bool small = a.nnz() < std::numeric_limits<std::int32_t>::max();
                 if (o.precision == Precision::Single) {

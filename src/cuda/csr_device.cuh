@@ -135,8 +135,13 @@ inline const SharedDeviceCsr& shared_upload(const CsrView& a, SharedDeviceCsr& d
 // not this plan's); setup_seconds covers an own upload; subclasses add their preprocessing to it.
 class CsrDevicePlan : public CudaPlan {
  public:
+  // A kernel that does A^T x itself (KernelSpec::transposes) is given opt.operation: its x has A's
+  // rows and its y A's columns (rows_ and cols_ are the operation's; mat_rows_, mat_cols_ A's).
   CsrDevicePlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
-      : CudaPlan(a.rows, a.cols, opt, vectors_of(checked_for(dev, opt.precision), opt)),
+      : CudaPlan(transposes(opt) ? a.cols : a.rows, transposes(opt) ? a.rows : a.cols, opt,
+                 vectors_of(checked_for(dev, opt.precision), opt)),
+        mat_rows_(a.rows),
+        mat_cols_(a.cols),
         block_(checked_block_size(opt)),
         dev_(dev ? std::move(dev) : upload_csr(a, opt.precision, &setup_seconds)),
         m_(*dev_) {
@@ -147,6 +152,8 @@ class CsrDevicePlan : public CudaPlan {
  protected:
   // Nothing to launch: y is empty or all zeros.
   bool trivial() const { return rows_ == 0 || m_.nnz == 0; }
+  static bool transposes(const PlanOptions& opt) { return opt.operation == Operation::Transpose; }
+  index_t mat_rows_, mat_cols_;
   int block_;
   SharedDeviceCsr dev_;
   DeviceCsr& m_;

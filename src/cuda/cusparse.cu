@@ -39,6 +39,7 @@ const CsrView& int32_addressable(const CsrView& a, const char* format) {
 CusparsePlan::CusparsePlan(const CsrView& a, const PlanOptions& opt, cusparseSpMVAlg_t alg, const char* name,
                            cusparseSpMMAlg_t spmm_alg)
     : CsrDevicePlan(no_mixed(a, opt), opt),
+      op_(transposes(opt) ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE),
       alg_(alg),
       spmm_alg_(spmm_alg),
       use_spmm_(opt.k > 1 || spmm_alg != CUSPARSE_SPMM_ALG_DEFAULT) {
@@ -66,12 +67,16 @@ void CusparsePlan::prepare() {
       SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, cols_, x_ptr(), type()));
       SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, rows_, y_ptr(), type()));
       bound_x_ = x_ptr(), bound_y_ = y_ptr();
-      SPMV_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, vx_, zero(),
-                                                  vy_, type(), alg_, &bytes));
+      const cusparseStatus_t sb =
+          cusparseSpMV_bufferSize(handle_, op_, one(), mat_, vx_, zero(), vy_, type(), alg_, &bytes);
+      if (sb == CUSPARSE_STATUS_NOT_SUPPORTED && op_ == CUSPARSE_OPERATION_TRANSPOSE)
+        throw Unsupported(detail + ": cuSPARSE has no transposed product with this algorithm");
+      if (sb != CUSPARSE_STATUS_SUCCESS)
+        fail("cusparseSpMV_bufferSize", __FILE__, __LINE__, cusparseGetErrorString(sb));
       buffer_.resize(bytes);
       // Preprocessing is optional in cuSPARSE; an algorithm that has none may answer NOT_SUPPORTED.
-      const cusparseStatus_t st = cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_, vx_,
-                                                          zero(), vy_, type(), alg_, buffer_.data());
+      const cusparseStatus_t st =
+          cusparseSpMV_preprocess(handle_, op_, one(), mat_, vx_, zero(), vy_, type(), alg_, buffer_.data());
       if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_NOT_SUPPORTED)
         fail("cusparseSpMV_preprocess", __FILE__, __LINE__, cusparseGetErrorString(st));
     } else {
@@ -80,18 +85,16 @@ void CusparsePlan::prepare() {
       SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&mx_, cols_, k_, row ? k_ : cols_, x_ptr(), type(), order));
       SPMV_CUSPARSE_CHECK(cusparseCreateDnMat(&my_, rows_, k_, row ? k_ : rows_, y_ptr(), type(), order));
       bound_x_ = x_ptr(), bound_y_ = y_ptr();
-      const cusparseStatus_t sb =
-          cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, one(),
-                                  mat_, mx_, zero(), my_, type(), spmm_alg_, &bytes);
+      const cusparseStatus_t sb = cusparseSpMM_bufferSize(handle_, op_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_,
+                                                          mx_, zero(), my_, type(), spmm_alg_, &bytes);
       if (sb == CUSPARSE_STATUS_NOT_SUPPORTED)
         throw Unsupported(detail + ": cusparseSpMM does not support " + (row ? "row" : "column") +
                           "-major X and Y with this algorithm");
       if (sb != CUSPARSE_STATUS_SUCCESS)
         fail("cusparseSpMM_bufferSize", __FILE__, __LINE__, cusparseGetErrorString(sb));
       buffer_.resize(bytes);
-      const cusparseStatus_t st =
-          cusparseSpMM_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, one(),
-                                  mat_, mx_, zero(), my_, type(), spmm_alg_, buffer_.data());
+      const cusparseStatus_t st = cusparseSpMM_preprocess(handle_, op_, CUSPARSE_OPERATION_NON_TRANSPOSE, one(), mat_,
+                                                          mx_, zero(), my_, type(), spmm_alg_, buffer_.data());
       if (st == CUSPARSE_STATUS_NOT_SUPPORTED && spmm_alg_ != CUSPARSE_SPMM_ALG_DEFAULT)
         throw Unsupported(detail + ": cusparseSpMM does not support " + (row ? "row" : "column") +
                           "-major X and Y with this algorithm");
@@ -116,14 +119,13 @@ void CusparsePlan::launch(const Launch& l) {
     if (x != bound_x_) SPMV_CUSPARSE_CHECK(cusparseDnVecSetValues(vx_, x));
     if (l.y != bound_y_) SPMV_CUSPARSE_CHECK(cusparseDnVecSetValues(vy_, l.y));
     bound_x_ = x, bound_y_ = l.y;
-    SPMV_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat_, vx_, beta, vy_, type(),
-                                     alg_, buffer_.data()));
+    SPMV_CUSPARSE_CHECK(cusparseSpMV(handle_, op_, alpha, mat_, vx_, beta, vy_, type(), alg_, buffer_.data()));
   } else {
     if (x != bound_x_) SPMV_CUSPARSE_CHECK(cusparseDnMatSetValues(mx_, x));
     if (l.y != bound_y_) SPMV_CUSPARSE_CHECK(cusparseDnMatSetValues(my_, l.y));
     bound_x_ = x, bound_y_ = l.y;
-    SPMV_CUSPARSE_CHECK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha,
-                                     mat_, mx_, beta, my_, type(), spmm_alg_, buffer_.data()));
+    SPMV_CUSPARSE_CHECK(cusparseSpMM(handle_, op_, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat_, mx_, beta, my_,
+                                     type(), spmm_alg_, buffer_.data()));
   }
 }
 
@@ -138,8 +140,8 @@ class CsrCusparse final : public CusparsePlan {
     if (!trivial()) {
       const auto off_type = m_.wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
       void* rp = m_.wide ? static_cast<void*>(m_.rp64.data()) : static_cast<void*>(m_.rp32.data());
-      SPMV_CUSPARSE_CHECK(cusparseCreateCsr(&mat_, rows_, cols_, m_.nnz, rp, m_.col.data(), values(m_.val), off_type,
-                                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type()));
+      SPMV_CUSPARSE_CHECK(cusparseCreateCsr(&mat_, mat_rows_, mat_cols_, m_.nnz, rp, m_.col.data(), values(m_.val),
+                                            off_type, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type()));
     }
     prepare();
   }
@@ -174,12 +176,12 @@ class CooCusparse final : public CusparsePlan {
       const auto t0 = std::chrono::steady_clock::now();
       row_.resize(static_cast<std::size_t>(m_.nnz));
       constexpr int block = tuning::setup_block;
-      expand_row_indices<<<grid_for(m_.nnz, block), block>>>(rows_, m_.nnz, m_.rp32.data(), row_.data());
+      expand_row_indices<<<grid_for(m_.nnz, block), block>>>(mat_rows_, m_.nnz, m_.rp32.data(), row_.data());
       SPMV_CUDA_CHECK_LAUNCH();
       SPMV_CUDA_CHECK(cudaDeviceSynchronize());
       convert_seconds = seconds_since(t0);
-      SPMV_CUSPARSE_CHECK(cusparseCreateCoo(&mat_, rows_, cols_, m_.nnz, row_.data(), m_.col.data(), values(m_.val),
-                                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type()));
+      SPMV_CUSPARSE_CHECK(cusparseCreateCoo(&mat_, mat_rows_, mat_cols_, m_.nnz, row_.data(), m_.col.data(),
+                                            values(m_.val), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type()));
     }
     prepare();
   }
@@ -202,6 +204,7 @@ void add(const char* name, const char* desc, cusparseSpMVAlg_t alg, bool spmm = 
               .for_spmm = for_spmm,
               .precisions = {Precision::Double, Precision::Single},
               .params = {},
+              .transposes = true,
               .make = [alg, name, spmm_alg](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<P>(a, o, alg, name, spmm_alg);
               }});

@@ -38,6 +38,7 @@ class CusparsePlan : public CsrDevicePlan {
   // The matrix's values (a DeviceValues' array of the plan's type).
   void* values(DeviceValues& v) { return prec_ == Precision::Single ? static_cast<void*>(v.f32.data()) : v.f64.data(); }
 
+  cusparseOperation_t op_;  // A or A^T (cuSPARSE's own transposed product)
   cusparseSpMVAlg_t alg_;
   cusparseSpMMAlg_t spmm_alg_;
   bool use_spmm_;  // cusparseSpMM (k > 1, or an explicit SpMM algorithm), else cusparseSpMV
