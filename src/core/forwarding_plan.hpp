@@ -23,6 +23,20 @@ class ForwardingPlan : public Plan {
 
  protected:
   void apply(const Operands& o) override { inner_->apply(o); }
+  /// Takes `p` as the inner plan and reports what it reports (costs, sizes, precision, detail, the
+  /// planner's choice); the maker adds its own part after.
+  void adopt_inner(std::unique_ptr<Plan> p) {
+    inner_ = std::move(p);
+    convert_seconds = inner_->convert_seconds;
+    setup_seconds = inner_->setup_seconds;
+    bytes_per_product = inner_->bytes_per_product;
+    stored_entries = inner_->stored_entries;
+    precision = inner_->precision;
+    detail = inner_->detail;
+    chosen = inner_->chosen;
+    planning_seconds = inner_->planning_seconds;
+    chosen_threads = inner_->chosen_threads;
+  }
   std::unique_ptr<Plan> inner_;
 };
 

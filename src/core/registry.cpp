@@ -159,16 +159,8 @@ class WidenedPlan final : public detail::ForwardingPlan {
     return {a.rows, a.cols, Field::Real, Symmetry::General, row_ptr_, a.col, a.val, {}, {}};
   }
   void adopt(std::unique_ptr<Plan> p, double widen_seconds) {
-    inner_ = std::move(p);
-    convert_seconds = inner_->convert_seconds;
-    setup_seconds = inner_->setup_seconds + widen_seconds;
-    bytes_per_product = inner_->bytes_per_product;
-    stored_entries = inner_->stored_entries;
-    precision = inner_->precision;
-    detail = inner_->detail;
-    chosen = inner_->chosen;
-    planning_seconds = inner_->planning_seconds;
-    chosen_threads = inner_->chosen_threads;
+    adopt_inner(std::move(p));
+    setup_seconds += widen_seconds;
   }
 
  private:

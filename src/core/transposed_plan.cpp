@@ -26,16 +26,9 @@ class TransposedPlan final : public ForwardingPlan {
     return std::visit([](const auto& m) { return m.view(); }, at_);
   }
   void adopt(std::unique_ptr<Plan> p, double transpose_seconds) {
-    inner_ = std::move(p);
-    convert_seconds = inner_->convert_seconds + transpose_seconds;
-    setup_seconds = inner_->setup_seconds;
-    bytes_per_product = inner_->bytes_per_product;
-    stored_entries = inner_->stored_entries;
-    precision = inner_->precision;
-    chosen = inner_->chosen;
-    planning_seconds = inner_->planning_seconds;
-    chosen_threads = inner_->chosen_threads;
-    detail = fmt::format("A^T made once ({:.2f} ms); {}", transpose_seconds * 1e3, inner_->detail);
+    adopt_inner(std::move(p));
+    convert_seconds += transpose_seconds;
+    detail = fmt::format("A^T made once ({:.2f} ms); {}", transpose_seconds * 1e3, detail);
   }
 
  private:

@@ -15,19 +15,18 @@ template <class V>
 BasicCsr<V> transpose_as(const CsrView& a, std::span<const V> val, std::span<const double> imag,
                          const ConvertOptions& opt) {
   check_format_memory("the transpose", transpose_bytes(a), a, opt);
-  BasicCsr<V> t;
-  t.rows = a.cols;
-  t.cols = a.rows;
-  t.field = a.field;
-  t.symmetry = a.symmetry;
-  const offset_t nnz = a.nnz();
-  t.row_ptr.assign(static_cast<std::size_t>(a.cols) + 1, 0);
-  for (offset_t p = 0; p < nnz; ++p) ++t.row_ptr[static_cast<std::size_t>(a.col[p]) + 1];
+  const auto nnz = static_cast<std::size_t>(a.nnz());
+  BasicCsr<V> t{.rows = a.cols,
+                .cols = a.rows,
+                .field = a.field,
+                .symmetry = a.symmetry,
+                .row_ptr = Array<offset_t>(static_cast<std::size_t>(a.cols) + 1, 0),
+                .col = Array<index_t>(nnz),
+                .val = Array<V>(nnz),
+                .imag = Array<V>(imag.empty() ? 0 : nnz)};
+  for (std::size_t p = 0; p < nnz; ++p) ++t.row_ptr[static_cast<std::size_t>(a.col[p]) + 1];
   for (index_t c = 0; c < a.cols; ++c) t.row_ptr[c + 1] += t.row_ptr[c];
   std::vector<offset_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
-  t.col.resize(static_cast<std::size_t>(nnz));
-  t.val.resize(static_cast<std::size_t>(nnz));
-  if (!imag.empty()) t.imag.resize(static_cast<std::size_t>(nnz));
   for (index_t r = 0; r < a.rows; ++r)
     for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
       const offset_t q = next[static_cast<std::size_t>(a.col[p])]++;
