@@ -179,13 +179,8 @@ class PyPlan {
       py::gil_scoped_release nogil;
       std::lock_guard lock(mu_);
       // The reference of A^T needs A^T itself: made here, in the matrix's value type.
-      spmv::Csr t64;
-      spmv::CsrF32 t32;
-      if (transposes() && a_->view.values_in_float())
-        t32 = spmv::transpose_f32(a_->view);
-      else if (transposes())
-        t64 = spmv::transpose(a_->view);
-      const spmv::CsrView m = !transposes() ? a_->view : a_->view.values_in_float() ? t32.view() : t64.view();
+      const spmv::Transposed t = transposes() ? spmv::transpose_as_stored(a_->view) : spmv::Transposed{};
+      const spmv::CsrView m = transposes() ? t.view() : a_->view;
       c = spmv::checked_product(*plan_, m, xv, k_).check;
     }
     py::dict d;

@@ -42,6 +42,12 @@ TEST(Transpose, FloatValuesStayFloat) {
   EXPECT_EQ(t.row_ptr, t64.row_ptr);
   EXPECT_EQ(t.col, t64.col);
   for (std::size_t i = 0; i < t.val.size(); ++i) EXPECT_EQ(t.val[i], static_cast<float>(t64.val[i]));
+  // In the matrix's own value type: float for a float matrix, double for a double one.
+  const Transposed tf = transpose_as_stored(f), td = transpose_as_stored(a);
+  EXPECT_TRUE(tf.view().values_in_float());
+  EXPECT_FALSE(td.view().values_in_float());
+  EXPECT_EQ(tf.view().rows, 30);
+  EXPECT_EQ(td.view().nnz(), a.nnz());
   EXPECT_THROW(transpose(f), Error);      // float values: transpose_f32
   EXPECT_THROW(transpose_f32(a), Error);  // double values: transpose
 }

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <fmt/format.h>
-#include <variant>
 
 #include "core/forwarding_plan.hpp"
 
@@ -19,11 +18,8 @@ class TransposedPlan final : public ForwardingPlan {
   ~TransposedPlan() override { inner_.reset(); }  // before the transpose it reads
   // A^T in the matrix's value type.
   CsrView make_transpose(const CsrView& a, const ConvertOptions& opt) {
-    if (a.values_in_float())
-      at_ = transpose_f32(a, opt);
-    else
-      at_ = transpose(a, opt);
-    return std::visit([](const auto& m) { return m.view(); }, at_);
+    at_ = transpose_as_stored(a, opt);
+    return at_.view();
   }
   void adopt(std::unique_ptr<Plan> p, double transpose_seconds) {
     adopt_inner(std::move(p));
@@ -32,7 +28,7 @@ class TransposedPlan final : public ForwardingPlan {
   }
 
  private:
-  std::variant<Csr, CsrF32> at_;
+  Transposed at_;
 };
 
 }  // namespace

@@ -54,4 +54,13 @@ CsrF32 transpose_f32(const CsrView& a, const ConvertOptions& opt) {
   return transpose_as<float>(a, a.val_f32, {}, opt);
 }
 
+Transposed transpose_as_stored(const CsrView& a, const ConvertOptions& opt) {
+  Transposed t;
+  if (a.values_in_float())
+    t.f32 = transpose_f32(a, opt);
+  else
+    t.f64 = transpose(a, opt);
+  return t;
+}
+
 }  // namespace spmv

@@ -202,15 +202,8 @@ int run(const RunArgs& args) {
   const CsrView stored = in_double ? a64.view() : a32.view();
   // --transpose: the plan multiplies by A^T (made inside it); the reference and the vectors' sizes
   // follow A^T, a copy made here for the check.
-  Csr t64;
-  CsrF32 t32;
-  if (args.transpose) {
-    if (in_double)
-      t64 = transpose(stored);
-    else
-      t32 = transpose_f32(stored);
-  }
-  const CsrView a = !args.transpose ? stored : in_double ? t64.view() : t32.view();
+  const Transposed t = args.transpose ? transpose_as_stored(stored) : Transposed{};
+  const CsrView a = args.transpose ? t.view() : stored;
 
   PlanOptions opt;
   opt.k = args.k;

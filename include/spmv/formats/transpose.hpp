@@ -15,4 +15,12 @@ double transpose_bytes(const CsrView& a);
 Csr transpose(const CsrView& a, const ConvertOptions& opt = {});
 CsrF32 transpose_f32(const CsrView& a, const ConvertOptions& opt = {});
 
+/// A^T in the matrix's own value type: a float matrix's (CsrView::val_f32) in f32, else in f64.
+struct Transposed {
+  Csr f64;
+  CsrF32 f32;
+  CsrView view() const { return f32.row_ptr.empty() ? f64.view() : f32.view(); }
+};
+Transposed transpose_as_stored(const CsrView& a, const ConvertOptions& opt = {});
+
 }  // namespace spmv
