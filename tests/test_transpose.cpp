@@ -71,7 +71,8 @@ TEST(Transpose, AlphaBetaAndTheMatrixMayGo) {
       std::unique_ptr<Plan> plan;
       {
         const Csr copy = a;
-        plan = make_plan(copy, b, kernel, {.threads = 2, .operation = Operation::Transpose});
+        // Products enough to repay A^T, so that "auto" makes it too.
+        plan = make_plan(copy, b, kernel, {.threads = 2, .operation = Operation::Transpose, .products = 1000000});
       }  // the matrix is gone
       EXPECT_EQ(plan->detail.rfind("A^T made once", 0), 0u) << plan->detail;
       std::vector<double> y = y0;
@@ -82,6 +83,82 @@ TEST(Transpose, AlphaBetaAndTheMatrixMayGo) {
   EXPECT_EQ(parse_operation("t"), Operation::Transpose);
   EXPECT_EQ(parse_operation("n"), Operation::NoTranspose);
   EXPECT_THROW(parse_operation("h"), Unsupported);
+}
+
+// The parallel counting sort (parts of rows, each its own counts) gives the serial one's A^T.
+TEST(Transpose, ParallelTransposeEqualsTheSerialOne) {
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 8), 5000, 12);  // 160000 nonzeros
+  const Csr one = transpose(a, {.threads = 1});
+  EXPECT_EQ(csr_structure_error(one), "");
+  for (const int threads : {2, 3, 8}) {
+    const Csr t = transpose(a, {.threads = threads});
+    EXPECT_EQ(t.row_ptr, one.row_ptr) << threads;
+    EXPECT_EQ(t.col, one.col) << threads;
+    EXPECT_EQ(t.val, one.val) << threads;
+  }
+  const Csr back = transpose(one, {.threads = 4});
+  EXPECT_EQ(back.row_ptr, a.row_ptr);
+  EXPECT_EQ(back.col, a.col);
+  EXPECT_EQ(back.val, a.val);
+}
+
+// A^T x through the scatter kernel (A as stored) against the dense transpose, y = alpha A^T x + beta y.
+void expect_transposed_product(Plan& plan, const Csr& a, const std::string& what) {
+  const std::vector<double> x = make_vector("random:8", static_cast<std::size_t>(a.rows));
+  const std::vector<double> y0 = make_vector("random:9", static_cast<std::size_t>(a.cols));
+  const std::vector<double> want = test::dense_product(dense_of(transpose(a)), a.cols, a.rows, x);
+  std::vector<double> y = y0;
+  plan.multiply(x, y, -1.5, 2.0);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], -1.5 * want[i] + 2.0 * y0[i], 1e-12 * (1 + std::abs(want[i]) + std::abs(y0[i]))) << what << i;
+}
+
+// "auto" for A^T: the scatter on A as stored where the products expected do not repay making A^T,
+// or where A^T is over the memory budget; A^T made once otherwise; the detail says which and why.
+TEST(Transpose, PlannerScattersForFewProductsOrWhereATDoesNotFit) {
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(2000, 10), 3000, 13);
+  const PlanOptions few{.threads = 2, .operation = Operation::Transpose, .products = 1};
+  const auto scatter = make_plan(a, Backend::Omp, "auto", few);
+  EXPECT_EQ(scatter->chosen, "omp/csr-scatter threads=2");
+  EXPECT_NE(scatter->describe().find("A^T by scatter: 1 products do not repay making A^T"), std::string::npos)
+      << scatter->describe();
+  expect_transposed_product(*scatter, a, "few products");
+
+  const auto made =
+      make_plan(a, Backend::Omp, "auto", {.threads = 2, .operation = Operation::Transpose, .products = 1000000});
+  EXPECT_EQ(made->detail.rfind("A^T made once", 0), 0u) << made->detail;
+  EXPECT_NE(made->detail.find("repaid within 1000000 products"), std::string::npos) << made->detail;
+  expect_transposed_product(*made, a, "many products");
+
+  // A^T over the budget, y's copies within it: the scatter, naming the transpose's refusal.
+  PlanOptions tight = few;
+  tight.products = 1000000;
+  tight.memory_budget_bytes = transpose_bytes(a) - 1;
+  const auto over = make_plan(a, Backend::Omp, "auto", tight);
+  EXPECT_EQ(over->chosen, "omp/csr-scatter threads=2");
+  EXPECT_NE(over->detail.find("the transpose would need"), std::string::npos) << over->detail;
+  expect_transposed_product(*over, a, "over the budget");
+  // Neither fits: the scatter's own refusal, with its size.
+  tight.memory_budget_bytes = 1000;
+  const std::string e = test::error_of([&] { make_plan(a, Backend::Omp, "auto", tight); });
+  EXPECT_NE(e.find("csr-scatter's copies of y (1) would need"), std::string::npos) << e;
+}
+
+// The scatter kernel asked for by name: A^T x reading A in place (the matrix must stay), and A x
+// through A^T made once.
+TEST(Transpose, ScatterKernelBothOperations) {
+  Csr a = coo_to_csr(test::random_coo(90, 140, 0.07, 14));
+  for (const Backend b : {Backend::Serial, Backend::Omp}) {
+    const auto t = make_plan(a, b, "csr-scatter", {.threads = 3, .operation = Operation::Transpose});
+    EXPECT_EQ(t->detail.rfind("rows scattered into 1 copy of y", 0), 0u) << t->detail;
+    expect_transposed_product(*t, a, "A^T");
+    const auto n = make_plan(a, b, "csr-scatter", {.threads = 3});
+    EXPECT_EQ(n->detail.rfind("A^T made once", 0), 0u) << n->detail;
+    const std::vector<double> x = make_vector("random:2", 140);
+    std::vector<double> y(90), want = test::dense_product(dense_of(a), 90, 140, x);
+    n->multiply(x, y);
+    for (std::size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-12 * (1 + std::abs(want[i]))) << i;
+  }
 }
 
 }  // namespace

@@ -52,8 +52,10 @@ struct PlanOptions {
   Precision precision = Precision::Double;
   /// A or A^T; a transposed plan's rows are A's columns. The baselines do A^T themselves as their
   /// libraries do (cuSPARSE's CUSPARSE_OPERATION_TRANSPOSE, Eigen's A.transpose(), with the lifetime
-  /// rules of a plan of A); for every other kernel A^T is made once when the plan is made (a CSR of
-  /// A^T, counted in convert_seconds and checked against the memory budget) and the plan keeps it.
+  /// rules of a plan of A), and so do the scatter kernels ("csr-scatter": A's rows added into y, no
+  /// copy made); for every other kernel A^T is made once when the plan is made (a CSR of A^T,
+  /// counted in convert_seconds and checked against the memory budget) and the plan keeps it. The
+  /// planner ("auto") chooses between the two by the products expected and the memory budget.
   Operation operation = Operation::NoTranspose;
   KernelSettings kernel = {};  ///< the kernel's own settings
   /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
@@ -87,7 +89,8 @@ ConvertOptions convert_options(const PlanOptions& opt);
 /// matrix it was made from (a Csr's vectors, or whatever a CsrView points to): they must outlive
 /// the plan and not change while it lives. Plans of ELL, HLL and CSR5 on the CPU hold their own
 /// converted copy, and every CUDA plan its own device copy: the matrix may go once the plan is
-/// made. Plans made by "auto" follow the kernel they chose (Plan::chosen); keep the matrix alive
+/// made; so may it for a plan that made A^T (a row kernel's A^T x, a scatter kernel's A x), which
+/// holds A^T. Plans made by "auto" follow the kernel they chose (Plan::chosen); keep the matrix alive
 /// when in doubt. A plan is used by one thread at a time.
 ///
 /// Products: multiply() on host vectors (std::span) works on every plan; a CUDA plan copies x to
@@ -199,9 +202,14 @@ struct KernelSpec {
   /// Precisions it computes in; make_plan refuses the others (see PlanOptions::precision).
   std::vector<Precision> precisions = {Precision::Double};
   std::vector<std::string> params;  ///< options that matter: "threads", "block_size", "hack", ...
-  /// Does A^T x itself, reading A as stored (PlanOptions::operation reaches it); other kernels are
+  /// Does A^T x itself as its library does (PlanOptions::operation reaches it); other kernels are
   /// given A^T, made once by make_plan, for a transposed plan.
   bool transposes = false;
+  /// Scatters the rows of the matrix it is given into y (y += a_ij x_i at y_j): A^T x reading A as
+  /// stored, with nothing made; a plan of A x gives it A^T, made once by make_plan.
+  bool scatters = false;
+  /// Gives the same bits on every run (false: it adds with atomics, in whatever order they land).
+  bool repeatable = true;
   /// The words PlanOptions::kernel.variant may give it (the registry adds "variant" to params where any).
   std::vector<VariantGroup> variants = {};
   std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)> make;

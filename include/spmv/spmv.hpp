@@ -4,6 +4,7 @@
 #include <spmv/device.hpp>
 #include <spmv/formats/ell.hpp>
 #include <spmv/formats/hll.hpp>
+#include <spmv/formats/transpose.hpp>
 #include <spmv/io.hpp>
 #include <spmv/matrix.hpp>
 #include <spmv/params.hpp>

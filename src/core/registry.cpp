@@ -110,8 +110,12 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view ke
     plan->precision = o.precision;
     return plan;
   };
-  const bool explicit_transpose = opt.operation == Operation::Transpose && !spec.transposes;
-  return explicit_transpose ? detail::make_transposed_plan(a, opt, make) : make(a, opt);
+  const bool transposed = opt.operation == Operation::Transpose;
+  if (transposed && spec.name == "auto") return detail::plan_transposed(a, b, opt, make);
+  // A row kernel reads the rows of op(A), a scatter kernel those of op(A)^T: where that is not A as
+  // stored, A^T is made once. A library's kernel takes A as it is.
+  const bool copy = !spec.transposes && spec.scatters != transposed;
+  return copy ? detail::make_transposed_plan(a, opt, make) : make(a, opt);
 }
 
 bool supports(const KernelSpec& spec, Precision p) {

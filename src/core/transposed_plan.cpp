@@ -1,5 +1,4 @@
-// The transposed product by an explicit transpose: A^T in CSR, made once, owned by the plan, and any
-// kernel on it (src/core/transposed_plan.hpp).
+// A^T in CSR, made once and owned by the plan, and a kernel on it (src/core/transposed_plan.hpp).
 #include "core/transposed_plan.hpp"
 
 #include <spmv/formats/transpose.hpp>
@@ -21,10 +20,11 @@ class TransposedPlan final : public ForwardingPlan {
     at_ = transpose_as_stored(a, opt);
     return at_.view();
   }
-  void adopt(std::unique_ptr<Plan> p, double transpose_seconds) {
+  void adopt(std::unique_ptr<Plan> p, double transpose_seconds, const std::string& why) {
     adopt_inner(std::move(p));
     convert_seconds += transpose_seconds;
-    detail = fmt::format("A^T made once ({:.2f} ms); {}", transpose_seconds * 1e3, detail);
+    detail =
+        fmt::format("A^T made once ({:.2f} ms{}); {}", transpose_seconds * 1e3, why.empty() ? "" : "; " + why, detail);
   }
 
  private:
@@ -33,16 +33,15 @@ class TransposedPlan final : public ForwardingPlan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_transposed_plan(
-    const CsrView& a, const PlanOptions& opt,
-    const std::function<std::unique_ptr<Plan>(const CsrView&, const PlanOptions&)>& make) {
+std::unique_ptr<Plan> make_transposed_plan(const CsrView& a, const PlanOptions& opt, const PlanMaker& make,
+                                           const std::string& why) {
   auto plan = std::make_unique<TransposedPlan>();
   const auto t0 = std::chrono::steady_clock::now();
   const CsrView at = plan->make_transpose(a, convert_options(opt));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   PlanOptions inner = opt;
-  inner.operation = Operation::NoTranspose;
-  plan->adopt(make(at, inner), seconds);
+  inner.operation = opt.operation == Operation::Transpose ? Operation::NoTranspose : Operation::Transpose;
+  plan->adopt(make(at, inner), seconds, why);
   return plan;
 }
 

@@ -10,7 +10,8 @@ void register_omp_csr();
 void register_omp_ell();
 void register_omp_hll();
 void register_eigen_baseline();
-void register_csr5();  // serial + omp, src/cpu/omp_csr5.cpp
+void register_csr5();         // serial + omp, src/cpu/omp_csr5.cpp
+void register_csr_scatter();  // serial + omp, src/cpu/csr_scatter.cpp
 }  // namespace spmv::cpu
 
 namespace spmv::detail {
@@ -27,6 +28,7 @@ void register_omp_kernels() {
   cpu::register_omp_hll();
   cpu::register_eigen_baseline();
   cpu::register_csr5();
+  cpu::register_csr_scatter();
 }
 
 }  // namespace spmv::detail

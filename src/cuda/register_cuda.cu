@@ -13,6 +13,7 @@ void register_cusparse();       // CSR and COO algorithms
 void register_cusparse_sell();  // src/cuda/cusparse_sell.cu
 void register_csr_auto();
 void register_csr5();  // src/cuda/csr5.cu
+void register_csr_scatter();
 }  // namespace spmv::cuda
 
 namespace spmv::detail {
@@ -28,6 +29,7 @@ void register_cuda_kernels() {
   cuda::register_cusparse();
   cuda::register_cusparse_sell();
   cuda::register_csr5();
+  cuda::register_csr_scatter();
 }
 
 }  // namespace spmv::detail

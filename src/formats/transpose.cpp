@@ -1,39 +1,90 @@
-// A^T as CSR by a counting sort over the columns (include/spmv/formats/transpose.hpp).
+// A^T as CSR by a counting sort over the columns, in parallel over parts of the rows
+// (include/spmv/formats/transpose.hpp).
 #include <spmv/formats/transpose.hpp>
 
 #include <algorithm>
 #include <span>
 #include <vector>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 namespace spmv {
 
 namespace {
 
-// Entries are visited row by row, so each row of A^T receives its columns (A's rows) in increasing
-// order: sorted without a sort.
+// Fewer nonzeros than this per part: fewer parts.
+constexpr offset_t kMinNnzPerPart = 1 << 15;
+
+// Parts of A's rows of about equal nonzeros, at most `threads`, each part's per-column counts
+// (parts x cols offsets) kept to about nnz + cols in all.
+std::vector<index_t> row_parts(const CsrView& a, int threads) {
+  const offset_t nnz = a.nnz();
+  const offset_t by_counts = std::max<offset_t>(1, nnz / std::max<offset_t>(a.cols, 1));
+  const int parts = static_cast<int>(
+      std::clamp<offset_t>(std::min<offset_t>(nnz / kMinNnzPerPart, by_counts), 1, std::max(threads, 1)));
+  std::vector<index_t> b(static_cast<std::size_t>(parts) + 1, a.rows);
+  b[0] = 0;
+  for (int t = 1; t < parts; ++t)  // the first row at or past t/parts of the nonzeros
+    b[t] =
+        static_cast<index_t>(std::lower_bound(a.row_ptr.begin(), a.row_ptr.end(), nnz * t / parts) - a.row_ptr.begin());
+  return b;
+}
+
+// A counting sort by column in parallel: each part of A's rows counts its entries per column, the
+// counts give every part its first slot in each row of A^T (parts in row order, so each row of A^T
+// receives its columns, A's rows, in increasing order: sorted without a sort), then each part
+// moves its entries.
 template <class V>
 BasicCsr<V> transpose_as(const CsrView& a, std::span<const V> val, std::span<const double> imag,
                          const ConvertOptions& opt) {
   check_format_memory("the transpose", transpose_bytes(a), a, opt);
   const auto nnz = static_cast<std::size_t>(a.nnz());
+  const auto cols = static_cast<std::size_t>(a.cols);
   BasicCsr<V> t{.rows = a.cols,
                 .cols = a.rows,
                 .field = a.field,
                 .symmetry = a.symmetry,
-                .row_ptr = Array<offset_t>(static_cast<std::size_t>(a.cols) + 1, 0),
+                .row_ptr = Array<offset_t>(cols + 1, 0),
                 .col = Array<index_t>(nnz),
                 .val = Array<V>(nnz),
                 .imag = Array<V>(imag.empty() ? 0 : nnz)};
-  for (std::size_t p = 0; p < nnz; ++p) ++t.row_ptr[static_cast<std::size_t>(a.col[p]) + 1];
-  for (index_t c = 0; c < a.cols; ++c) t.row_ptr[c + 1] += t.row_ptr[c];
-  std::vector<offset_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
-  for (index_t r = 0; r < a.rows; ++r)
-    for (offset_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
-      const offset_t q = next[static_cast<std::size_t>(a.col[p])]++;
-      t.col[q] = r;
-      t.val[q] = val[p];
-      if (!imag.empty()) t.imag[q] = imag[p];
+  const std::vector<index_t> bounds = row_parts(a, conversion_threads(opt));
+  const int parts = static_cast<int>(bounds.size()) - 1;
+  std::vector<offset_t> next(static_cast<std::size_t>(parts) * cols, 0);  // part p's counts, then its slots
+#pragma omp parallel num_threads(parts) if (parts > 1)
+  {
+#if defined(_OPENMP)
+    const int nt = omp_get_num_threads(), me = omp_get_thread_num();
+#else
+    const int nt = 1, me = 0;
+#endif
+    for (int p = me; p < parts; p += nt) {
+      offset_t* count = next.data() + p * cols;
+      for (offset_t q = a.row_ptr[bounds[p]]; q < a.row_ptr[bounds[p + 1]]; ++q) ++count[a.col[q]];
     }
+#pragma omp barrier
+#pragma omp single
+    for (std::size_t c = 0; c < cols; ++c) {  // row c of A^T: each part's first slot in it
+      offset_t at = t.row_ptr[c];
+      for (int p = 0; p < parts; ++p) {
+        const offset_t n = next[p * cols + c];
+        next[p * cols + c] = at;
+        at += n;
+      }
+      t.row_ptr[c + 1] = at;
+    }
+    for (int p = me; p < parts; p += nt) {
+      offset_t* slot = next.data() + p * cols;
+      for (index_t r = bounds[p]; r < bounds[p + 1]; ++r)
+        for (offset_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) {
+          const offset_t to = slot[a.col[q]]++;
+          t.col[to] = r;
+          t.val[to] = val[q];
+          if (!imag.empty()) t.imag[to] = imag[q];
+        }
+    }
+  }
   return t;
 }
 

@@ -68,6 +68,17 @@ struct CudaModel {
   // csr-merge is not a candidate: it never comes near the best of ours.
 };
 
+// A transposed plan of "auto" (src/plan/transposed_route.cpp): A^T made once on the host, or the
+// scatter kernel on A as stored. Predicted: the transpose's making, one product of each (bytes at
+// the backend's bandwidth, the scatter's slower by its lag: random adds, on the GPU atomics).
+struct TransposeModel {
+  double make_fixed_us = 30, make_ns_per_nnz = 5;  // the counting sort on one thread
+  int make_threads_useful = 8;                     // beyond: bound by memory
+  double cpu_gbs = 160;                            // at CpuModel::fitted_threads threads
+  double cpu_fixed_us = 5, cpu_scatter_lag = 1.5;
+  double gpu_gbs = 3100, gpu_fixed_us = 4, gpu_scatter_lag = 2.0;
+};
+
 // The trial: at most this many candidates (large / small matrices), none predicted slower than
 // prune x the best. Each is made and timed once (an estimate), then all are timed in
 // interleaved rounds of batches lasting about batch_s; on matrices above large_nnz everything after

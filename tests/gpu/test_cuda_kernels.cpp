@@ -175,4 +175,28 @@ TEST(CudaKernels, DeviceFeaturesEqualHostFeatures) {
   }
 }
 
+// "auto" for A^T on the GPU: A^T made once while deterministic is set (the scatter adds with
+// atomics), whatever the products; with it off and one product expected, the scatter on A as
+// stored, correct with alpha and beta on device vectors.
+TEST(CudaKernels, TransposedAutoScattersOnlyWhenNotDeterministic) {
+  REQUIRE_GPU();
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(3000, 12), 2000, 21);
+  PlanOptions opt{.operation = Operation::Transpose, .products = 1};
+  const auto made = make_plan(a, Backend::Cuda, "auto", opt);
+  EXPECT_EQ(made->detail.rfind("A^T made once", 0), 0u) << made->detail;
+  EXPECT_NE(made->detail.find("deterministic is set"), std::string::npos) << made->detail;
+  opt.kernel.deterministic = false;
+  const auto scatter = make_plan(a, Backend::Cuda, "auto", opt);
+  EXPECT_EQ(scatter->chosen, "cuda/csr-scatter") << scatter->describe();
+  const std::vector<double> x = make_vector("random:6", 3000), y0 = make_vector("random:7", 2000);
+  const Csr at = transpose(a);
+  const Reference ref = reference_product(at, x);
+  DeviceVector<double> dx(x), dy(y0);
+  scatter->multiply(dx, dy, 2.0, -1.0);
+  device::synchronize();
+  std::vector<double> y = dy.to_host(), want(2000);
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = 2.0 * ref.y[i] - y0[i];
+  for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-12 * (1 + std::abs(want[i]))) << i;
+}
+
 }  // namespace
