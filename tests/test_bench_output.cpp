@@ -147,7 +147,7 @@ TEST(Bench, SummaryKeepsPrecisionsApart) {
   std::string flat;  // runs of spaces made one
   for (char c : s)
     if (c != ' ' || flat.empty() || flat.back() != ' ') flat += c;
-  EXPECT_NE(flat.find("matrix origin nnz precision | best CPU kernel"), std::string::npos) << s;
+  EXPECT_NE(flat.find("matrix origin nnz product | best CPU kernel"), std::string::npos) << s;
   // GFLOPS = 2 * 1000 / t: 0.5 double, 1.0 single, 0.667 mixed.
   EXPECT_NE(flat.find("\nm real 1000 double | omp/csr t=2 0.50 "), std::string::npos) << s;
   EXPECT_NE(flat.find("\nm real 1000 single | omp/csr t=2 1.00 "), std::string::npos) << s;
@@ -162,11 +162,35 @@ TEST(Bench, SummaryKeepsPrecisionsApart) {
       << s;
   EXPECT_NE(flat.find("\nauto omp double over 1 matrices"), std::string::npos) << s;
   EXPECT_NE(flat.find("\nauto omp single over 1 matrices"), std::string::npos) << s;
-  // One precision: no precision column, no ratio line, auto named as before.
+  // One precision: no product column, no ratio line, auto named as before.
   const std::string one = summary_table({rows[0], rows[1]});
-  EXPECT_EQ(one.substr(0, one.find('\n')).find("precision"), std::string::npos) << one;
+  EXPECT_EQ(one.substr(0, one.find('\n')).find("product"), std::string::npos) << one;
   EXPECT_EQ(one.find("/double"), std::string::npos) << one;
   EXPECT_NE(one.find("\nauto omp over 1 matrices"), std::string::npos) << one;
+}
+
+// A^T rows are a product of their own: a line of the matrix, auto compared with the oracle of its
+// operation, totals apart, and our best A^T over A.
+TEST(Bench, SummaryKeepsOperationsApart) {
+  std::vector<Row> rows = {
+      timed("m", "omp", "csr", 4e-6, 2),
+      auto_row("m", "omp", 5e-6, "omp/csr t=2", 0, 0),
+      timed("m", "omp", "csr", 8e-6, 2),
+      auto_row("m", "omp", 10e-6, "omp/csr t=2", 0, 0),
+  };
+  rows[2].operation = rows[3].operation = "t";
+  const std::string s = summary_table(rows);
+  std::string flat;
+  for (char c : s)
+    if (c != ' ' || flat.empty() || flat.back() != ' ') flat += c;
+  EXPECT_NE(flat.find("\nm real 1000 double | omp/csr t=2 0.50 "), std::string::npos) << s;
+  EXPECT_NE(flat.find("\nm real 1000 double A^T | omp/csr t=2 0.25 "), std::string::npos) << s;
+  EXPECT_NE(flat.find("\n best double A^T/double: CPU 0.50x\n"), std::string::npos) << s;
+  // 4/5 and 8/10: each auto against its own operation's csr (mixed: 0.4 or 1.6).
+  EXPECT_NE(flat.find("\n auto omp A^T double: omp/csr t=2 10.0us | oracle omp/csr t=2 8.0us | auto/oracle 0.800 "),
+            std::string::npos)
+      << s;
+  EXPECT_NE(flat.find("\nauto omp A^T double over 1 matrices"), std::string::npos) << s;
 }
 
 TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
@@ -190,10 +214,10 @@ TEST(Bench, CsvAndJsonHaveTheDocumentedColumns) {
   // The columns the README and report.py rely on.
   for (const char* c :
        {"matrix", "origin", "scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "backend", "kernel",
-        "format", "baseline", "threads", "block_size", "hack", "nz_per_block", "k", "layout", "precision", "status",
-        "check", "max_rel_error", "mean_rel_error", "convert_s", "setup_s", "time_median_s", "time_min_s", "gflops",
-        "speedup", "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share", "iter50_s", "iter500_s", "detail",
-        "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler",
+        "format", "baseline", "threads", "block_size", "hack", "nz_per_block", "k", "layout", "precision", "operation",
+        "status", "check", "max_rel_error", "mean_rel_error", "convert_s", "setup_s", "time_median_s", "time_min_s",
+        "gflops", "speedup", "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share", "iter50_s", "iter500_s",
+        "detail", "chosen", "planning_s", "duel_oracle", "duel_baseline", "hostname", "cpu_model", "device", "compiler",
         "git_commit",
         // the timing's spread, the threads asked for, the pinning and the ceilings' spread
         "threads_requested", "time_mean_s", "time_max_s", "time_cv", "time_drift", "measurements", "noise_threshold",

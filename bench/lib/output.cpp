@@ -75,6 +75,7 @@ const std::vector<Column>& columns() {
         {"k", false, [](const Row& r, auto&, auto&) { return std::to_string(r.k); }},
         {"layout", true, [](const Row& r, auto&, auto&) { return r.layout; }},
         {"precision", true, [](const Row& r, auto&, auto&) { return r.precision; }},
+        {"operation", true, [](const Row& r, auto&, auto&) { return r.operation; }},
         {"status", true, [](const Row& r, auto&, auto&) { return r.status; }},
         {"check", true, [](const Row& r, auto&, auto&) { return r.check; }},
         {"max_rel_error", false, [](const Row& r, auto&, auto&) { return num(r.max_rel_error); }},
@@ -202,7 +203,8 @@ std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
     // Several auto rows for one backend, k and precision (a threads sweep): the one the sweep gave
     // the most threads (the one the runner timed interleaved).
     auto same = std::find_if(out.begin(), out.end(), [&](const AutoCompare& c) {
-      return c.a->backend == r->backend && c.a->k == r->k && c.a->precision == r->precision;
+      return c.a->backend == r->backend && c.a->k == r->k && c.a->precision == r->precision &&
+             c.a->operation == r->operation;
     });
     if (same != out.end()) {
       if (r->threads_requested > same->a->threads_requested) same->a = r;
@@ -216,7 +218,7 @@ std::vector<AutoCompare> compare_auto(const std::vector<const Row*>& v) {
 // "auto omp" plus " k=N" when some auto row has k > 1 (k = 1 and k > 1 are separate comparisons),
 // and the precision when the rows have several.
 std::string auto_name(const Row& a, bool many_k, bool many_p) {
-  return fmt::format("auto {}{}{}", a.backend,
+  return fmt::format("auto {}{}{}{}", a.backend, a.operation == "t" ? " A^T" : "",
                      many_k ? fmt::format(" k={}{}", a.k, a.layout == "col" ? " col" : "") : "",
                      many_p ? " " + a.precision : "");
 }
@@ -264,13 +266,14 @@ const Row* fastest(std::span<const Row* const> v, const std::function<bool(const
 const Row* auto_oracle(const Row& a, std::span<const Row* const> rows) {
   return fastest(rows, [&](const Row& o) {
     return !o.baseline && o.kernel != "auto" && o.backend == a.backend && o.k == a.k && o.layout == a.layout &&
-           o.precision == a.precision;
+           o.precision == a.precision && o.operation == a.operation;
   });
 }
 
 const Row* auto_baseline(const Row& a, std::span<const Row* const> rows) {
   return fastest(rows, [&](const Row& o) {
-    return o.baseline && gpu(o) == gpu(a) && o.k == a.k && o.layout == a.layout && o.precision == a.precision;
+    return o.baseline && gpu(o) == gpu(a) && o.k == a.k && o.layout == a.layout && o.precision == a.precision &&
+           o.operation == a.operation;
   });
 }
 
@@ -358,6 +361,10 @@ struct AutoTotals {
 // best baseline, auto's comparisons under it, then auto's totals over the matrices.
 class Summary {
  public:
+  // The product a row times: its precision, and " A^T" for the transposed one; the summary's lines
+  // are per product (a float time never compared with a double one, nor A^T with A).
+  static std::string product(const Row& r) { return r.precision + (r.operation == "t" ? " A^T" : ""); }
+
   explicit Summary(const std::vector<Row>& rows) {
     for (const Row& r : rows) {  // matrices in order of first appearance
       if (!by_.count(r.matrix)) order_.push_back(r.matrix);
@@ -367,8 +374,8 @@ class Summary {
     // without a kernel, whose precision says nothing). With several, each matrix has a line per
     // precision: a float time is never compared with a double one as if the same product.
     for (const Row& r : rows)
-      if (!r.kernel.empty() && std::find(precisions_.begin(), precisions_.end(), r.precision) == precisions_.end())
-        precisions_.push_back(r.precision);
+      if (!r.kernel.empty() && std::find(precisions_.begin(), precisions_.end(), product(r)) == precisions_.end())
+        precisions_.push_back(product(r));
     if (precisions_.empty()) precisions_.push_back("double");
     many_p_ = precisions_.size() > 1;
     any_gpu_ = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.backend == "cuda"; });
@@ -405,14 +412,14 @@ class Summary {
     const Row* b = nullptr;
     for (const Row* r : v)
       if (r->usable() && r->k == 1 && r->kernel != "auto" && gpu(*r) == on_gpu && r->baseline == baseline &&
-          r->precision == prec && (!b || r->gflops > b->gflops))
+          product(*r) == prec && (!b || r->gflops > b->gflops))
         b = r;
     return b;
   }
 
   std::string header() const {
     std::string s = fmt::format("{:<18} {:<16} {:>10}", "matrix", "origin", "nnz");
-    if (many_p_) s += fmt::format(" {:<9}", "precision");
+    if (many_p_) s += fmt::format(" {:<12}", "product");
     s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best CPU kernel", "GFLOPS", "%BW", "vs base");
     if (any_gpu_) s += fmt::format(" | {:<26} {:>7} {:>5} {:>9}", "best GPU kernel", "GFLOPS", "%BW", "vs base");
     return s + "\n";
@@ -442,7 +449,7 @@ class Summary {
     std::string s;
     for (const std::string& prec : precisions_) {
       s += fmt::format("{:<18} {:<16} {:>10}", name.substr(0, 18), origin, any->nnz);
-      if (many_p_) s += fmt::format(" {:<9}", unloaded ? "-" : prec);
+      if (many_p_) s += fmt::format(" {:<12}", unloaded ? "-" : prec);
       s += " |" + side(v, false, prec, unloaded);
       if (any_gpu_) s += " |" + side(v, true, prec, unloaded);
       s += "\n";
@@ -452,7 +459,7 @@ class Summary {
     return s;
   }
 
-  // Our best GFLOPS in each float precision over double's, per side.
+  // Our best GFLOPS in each other product (a float precision, A^T) over double A x's, per side.
   std::string precision_ratios(const std::vector<const Row*>& v) const {
     std::string line;
     for (const std::string& prec : precisions_) {
@@ -484,7 +491,8 @@ class Summary {
   std::string totals_text() const {
     if (totals_.empty()) return "";
     std::string s =
-        "auto against the oracle (our fastest checked kernel of its backend, k and precision, any setting) and the "
+        "auto against the oracle (our fastest checked kernel of its backend, k, precision and operation, any setting) "
+        "and the "
         "best baseline; ratios: their time / auto's time (1 = auto as fast), timed interleaved with auto after the "
         "sweep where the run did (else the sweep's medians); 'sweep': the sweep's medians, where the oracle is "
         "the luckiest of many\n";

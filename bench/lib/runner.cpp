@@ -1,5 +1,6 @@
 // Measuring one matrix: every selected kernel x setting, checked first, then timed.
 #include <spmv/bench/bench.hpp>
+#include <spmv/formats/transpose.hpp>
 #include <spmv/reference.hpp>
 #include <spmv/device.hpp>
 #include <spmv/params.hpp>
@@ -81,10 +82,13 @@ std::string settings_text(const KernelSpec& k, const PlanOptions& o) {
   return s;
 }
 
-// One number per (k, layout, precision): the keys of the per-product maps below (x, reference,
-// serial time): each precision has its own x (rounded to float for single) and speedup reference.
+// One number per (k, layout, precision, operation): the keys of the per-product maps below (x,
+// reference, serial time): each precision has its own x (rounded to float for single) and speedup
+// reference, each operation its own x (A^T x: A's rows long) and reference.
 int rhs_key(const PlanOptions& o) {
-  return 3 * (2 * o.k + (o.k > 1 && o.layout == Layout::ColMajor ? 1 : 0)) + static_cast<int>(o.precision);
+  const int shape =
+      2 * (2 * o.k + (o.k > 1 && o.layout == Layout::ColMajor ? 1 : 0)) + (o.operation == Operation::Transpose ? 1 : 0);
+  return 3 * shape + static_cast<int>(o.precision);
 }
 
 struct Job {
@@ -97,23 +101,26 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
   const KernelSpec* base = serial_csr(cfg);
   // Every precision is swept like k and the layout: a kernel without it is still a job (its row
   // says it was skipped and why), and the serial CSR of each precision comes first.
-  for (int rhs : cfg.ks)
-    for (const Layout layout : rhs == 1 ? std::vector<Layout>{Layout::RowMajor} : cfg.layouts)
-      for (const Precision p : cfg.precisions) {
-        PlanOptions bo;
-        bo.k = rhs;
-        bo.layout = layout;
-        bo.precision = p;
-        if (base && (rhs == 1 || base->spmm)) v.push_back({base, bo});
-        for (const KernelSpec& k : registry(cfg)) {
-          if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm) || (rhs == 1 && k.for_spmm)) continue;
-          for (PlanOptions o : settings(k, cfg, rhs)) {
-            o.layout = layout;
-            o.precision = p;
-            v.push_back({&k, o});
+  for (const Operation op : cfg.operations)
+    for (int rhs : cfg.ks)
+      for (const Layout layout : rhs == 1 ? std::vector<Layout>{Layout::RowMajor} : cfg.layouts)
+        for (const Precision p : cfg.precisions) {
+          PlanOptions bo;
+          bo.k = rhs;
+          bo.layout = layout;
+          bo.precision = p;
+          bo.operation = op;
+          if (base && (rhs == 1 || base->spmm)) v.push_back({base, bo});
+          for (const KernelSpec& k : registry(cfg)) {
+            if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm) || (rhs == 1 && k.for_spmm)) continue;
+            for (PlanOptions o : settings(k, cfg, rhs)) {
+              o.layout = layout;
+              o.precision = p;
+              o.operation = op;
+              v.push_back({&k, o});
+            }
           }
         }
-      }
   return v;
 }
 
@@ -171,7 +178,7 @@ void duel_auto(const CsrView& a, std::vector<Row>& out, const std::vector<const 
     if (!o) continue;
     const Job& job = *row_job[static_cast<std::size_t>(o - out.data())];
     try {
-      made.push_back(job.spec->make(a, job.opt));
+      made.push_back(make_validated_plan(*job.spec, a, job.opt));
       made.back()->set_x(x);
       plans.push_back(made.back().get());
       into.push_back(field);
@@ -266,6 +273,7 @@ Row configuration_row(const Job& job, const MatrixSource& src, const CsrView& a,
   r.k = opt.k;
   r.layout = opt.k > 1 && opt.layout == Layout::ColMajor ? "col" : "row";
   r.precision = to_string(opt.precision);
+  r.operation = to_string(opt.operation);
   r.threads_requested = takes(k, "threads") ? opt.threads : (k.backend == Backend::Serial ? 1 : 0);
   r.threads = r.threads_requested;  // until the plan says what it runs on
   r.noise_threshold = cfg.noise_threshold;
@@ -340,12 +348,12 @@ class MatrixBench {
       const bool first = warmed_ != k.backend;
       if (first && cpu) warm_up(a_, k.backend, opt);
       warmed_ = k.backend;
-      auto plan = k.make(a_, opt);
-      plan->precision = opt.precision;
+      auto plan = make_validated_plan(k, a_, opt);
       describe_plan(r, *plan, cpu);
       // Check first: a wrong kernel is reported, never timed into a best or a mean.
-      if (!refs_.count(key)) refs_[key] = reference_product(a_, x, opt.k, opt.layout);
-      const CheckResult chk = checked_product(*plan, a_, x, opt.k, opt.layout, &refs_[key]).check;
+      const CsrView m = product_matrix(opt);
+      if (!refs_.count(key)) refs_[key] = reference_product(m, x, opt.k, opt.layout);
+      const CheckResult chk = checked_product(*plan, m, x, opt.k, opt.layout, &refs_[key]).check;
       r.check = chk.passed ? "passed" : "failed";
       r.max_rel_error = chk.max_rel_error;
       r.mean_rel_error = chk.mean_rel_error;
@@ -359,7 +367,7 @@ class MatrixBench {
       // Samples of back-to-back products lasting min_sample_seconds each, the timed work per
       // configuration capped (keeping at least 3 samples for a median).
       measure(*plan, cfg_, r);
-      if (!cpu && r.status == "ok") loop_costs(r, *plan, opt.k);
+      if (!cpu && r.status == "ok") loop_costs(r, *plan, m, opt.k);
       if (k.name == "auto" && cfg_.duel_rounds > 0) {
         auto& kept = autos_[{static_cast<int>(k.backend), key}];
         if (!kept.second || r.threads_requested > out[kept.first].threads_requested)
@@ -384,10 +392,19 @@ class MatrixBench {
   }
 
  private:
+  // The matrix whose rows the product computes: A, or A^T (made at the first transposed row, for the
+  // reference and the check).
+  CsrView product_matrix(const PlanOptions& opt) {
+    if (opt.operation != Operation::Transpose) return a_;
+    if (!at_) at_ = transpose_as_stored(a_);
+    return at_->view();
+  }
+
   std::vector<double>& x_for(const PlanOptions& opt) {
     std::vector<double>& x = xs_[rhs_key(opt)];
     if (x.empty()) {
-      x = make_vector(cfg_.x_spec, static_cast<std::size_t>(a_.cols) * opt.k);
+      const index_t n = opt.operation == Operation::Transpose ? a_.rows : a_.cols;
+      x = make_vector(cfg_.x_spec, static_cast<std::size_t>(n) * opt.k);
       // A single plan computes on float x: the reference is computed with the rounded x.
       if (opt.precision == Precision::Single)
         for (double& v : x) v = static_cast<float>(v);
@@ -397,9 +414,9 @@ class MatrixBench {
 
   // GPU rows: what a loop of multiply() calls pays on host and on device vectors (three samples of
   // a fifth of the sample length each: the host loop's calls last milliseconds).
-  void loop_costs(Row& r, Plan& plan, int k) const {
+  void loop_costs(Row& r, Plan& plan, const CsrView& m, int k) const {
     const LoopTiming lt =
-        time_multiply_loops(plan, static_cast<std::size_t>(a_.cols) * k, static_cast<std::size_t>(a_.rows) * k,
+        time_multiply_loops(plan, static_cast<std::size_t>(m.cols) * k, static_cast<std::size_t>(m.rows) * k,
                             std::max(1e-3, cfg_.min_sample_seconds / 5), 3);
     r.loop_host_s = lt.host.median_s;
     r.loop_pinned_s = lt.pinned.median_s;
@@ -417,6 +434,7 @@ class MatrixBench {
   // Per backend, k and layout, auto's row and plan (the most threads where several), kept for the duel.
   std::map<std::pair<int, int>, std::pair<std::size_t, std::unique_ptr<Plan>>> autos_;
   std::optional<std::string> float_range_;  // validate's verdict on this matrix's values
+  std::optional<Transposed> at_;            // A^T, for the transposed rows' reference
 };
 
 }  // namespace

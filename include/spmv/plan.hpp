@@ -227,6 +227,10 @@ const KernelSpec& get_kernel(Backend b, std::string_view name);
 /// mixed plans; a caller that checked a matrix's values once leaves check_values off.
 void validate_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& opt,
                    const std::vector<KernelSpec>& registry = kernels(), bool check_values = true);
+/// The plan of one kernel description (of kernels(), or a caller's own list) whose request passed
+/// validate_plan: PlanOptions::operation applied as make_plan applies it (A^T made once where the
+/// kernel's product needs it; the planner's choice for "auto"), the plan's precision set.
+std::unique_ptr<Plan> make_validated_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& opt);
 /// Looks the kernel up, refuses complex matrices, makes the plan. The default kernel, "auto", is
 /// the planner (spmv/planner.hpp): format, kernel and settings chosen for this matrix.
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel = "auto",

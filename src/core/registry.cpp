@@ -105,13 +105,17 @@ void validate_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& 
 std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view kernel, const PlanOptions& opt) {
   const KernelSpec& spec = get_kernel(b, kernel);
   validate_plan(spec, a, opt);
+  return make_validated_plan(spec, a, opt);
+}
+
+std::unique_ptr<Plan> make_validated_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& opt) {
   const auto make = [&spec](const CsrView& m, const PlanOptions& o) {
     auto plan = spec.make(m, o);
     plan->precision = o.precision;
     return plan;
   };
   const bool transposed = opt.operation == Operation::Transpose;
-  if (transposed && spec.name == "auto") return detail::plan_transposed(a, b, opt, make);
+  if (transposed && spec.name == "auto") return detail::plan_transposed(a, spec.backend, opt, make);
   // A row kernel reads the rows of op(A), a scatter kernel those of op(A)^T: where that is not A as
   // stored, A^T is made once. A library's kernel takes A as it is.
   const bool copy = !spec.transposes && spec.scatters != transposed;

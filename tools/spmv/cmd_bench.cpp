@@ -21,6 +21,7 @@ struct BenchArgs {
   std::vector<int> ks;
   std::vector<std::string> layouts{"row"};
   std::vector<std::string> precisions{"double"};
+  std::vector<std::string> operations{"n"};
   int repeat = 0;
   double min_sample_ms = 0, time_budget = 480;
   std::string out = "results.csv", suite = "auto", matrices_dir, suite_file, cache_dir = bench::default_cache_dir();
@@ -81,6 +82,11 @@ spmv::bench::SweepConfig sweep_config(BenchArgs& a, const spmv::bench::MachineIn
       precision_names.push_back(to_string(prec));
     }
   }
+  cfg.operations.clear();
+  for (const std::string& o : a.operations)
+    if (const Operation op = parse_operation(o);
+        std::find(cfg.operations.begin(), cfg.operations.end(), op) == cfg.operations.end())
+      cfg.operations.push_back(op);
   if (a.repeat > 0) cfg.repeat = a.repeat;
   if (a.min_sample_ms > 0) cfg.min_sample_seconds = a.min_sample_ms * 1e-3;
   cfg.baselines = !a.no_baselines;
@@ -316,6 +322,12 @@ void add_bench(CLI::App& app, Action& action) {
   list("--precision", "--precisions", a->precisions,
        "Arithmetic swept: double, single, mixed (kernels without one give skipped rows)",
        CLI::IsMember({"double", "single", "mixed"}))
+      ->capture_default_str();
+  cmd->add_option("--op", a->operations,
+                  "Products swept: n (A x), t (A^T x; each kernel's as make_plan gives it: its library's, a scatter "
+                  "of A's rows, or A^T made once, counted in convert_s)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"n", "t"}))
       ->capture_default_str();
   add_timing_options(cmd, a.get());
   add_output(cmd, a->out, "CSV output (a .json beside it)")->capture_default_str();

@@ -90,6 +90,9 @@ struct SweepConfig {
   // Arithmetic swept for every kernel and setting; a kernel that lacks one (KernelSpec::precisions)
   // or a matrix beyond float's range gives a "skipped: ..." row.
   std::vector<Precision> precisions{Precision::Double};
+  // The products swept: A x, A^T x or both (a kernel's A^T as make_plan gives it: its library's, a
+  // scatter, or A^T made once, counted in convert_s).
+  std::vector<Operation> operations{Operation::NoTranspose};
   bool baselines = true;             // include baseline kernels (Eigen, cuSPARSE)
   int repeat = 7;                    // samples per configuration (their statistics reported)
   double min_sample_seconds = 0.05;  // products per sample chosen so a sample lasts this long
@@ -152,6 +155,9 @@ struct Row {
   // "double", "single" or "mixed" (to_string(Precision)). Bests, speedups (against the serial CSR of
   // the same precision) and auto's comparisons never mix precisions.
   std::string precision = "double";
+  // "n": A x, "t": A^T x (to_string(Operation)); rows, cols and nnz stay A's. Bests and auto's
+  // comparisons never mix operations.
+  std::string operation = "n";
   offset_t nz_per_block = 0;
   std::string detail;
   std::string settings;   // the kernel's settings that have no column of their own, "subwarp=4" style ("" for none)
