@@ -2,7 +2,7 @@
 // row i adds a_ij * x_i into y_j, so no transpose is made. Each part of A's rows (balanced by
 // nonzeros; one part on the serial backend) adds into its own copy of y, kept zero between products;
 // the copies are then summed in part order, a block of y per thread, into y (alpha and beta applied
-// there) and cleared on the way. No atomics: the same bits on every run for a given number of
+// there) and cleared on the way, each copy only over the columns its part holds. No atomics: the same bits on every run for a given number of
 // parts. The copies cost parts x cols(A) x k vector slots, refused over the memory budget, and are
 // read and cleared at each product: against A^T made once, it pays for a few products or where
 // A^T does not fit.
@@ -20,7 +20,7 @@ namespace spmv::cpu {
 namespace {
 
 // Fewer nonzeros than this per part: fewer parts (each part's copy of y is cleared at each product).
-constexpr offset_t kMinNnzPerPart = 16384;
+constexpr offset_t kMinNnzPerPart = 4096;
 
 class CsrScatter final : public CpuPlan {
  public:
@@ -45,11 +45,14 @@ class CsrScatter final : public CpuPlan {
       copies_ = parallel_zeros<double>(parts_ * ny_);
     const offset_t* rp = a.row_ptr.data();
     bounds_ = balanced_bounds(a.rows, parts_, [rp](index_t i) { return rp[i] + i; });
+    find_column_spans(threads);
     setup_seconds = seconds_since(t1);
     // The matrix and x once, y read and written, each copy written by the scatter and read (and
-    // cleared) by the sum.
+    // cleared) by the sum over its part's columns.
+    offset_t spanned = 0;
+    for (const auto& [lo, hi] : spans_) spanned += std::max<offset_t>(hi - lo, 0);
     bytes_per_product = csr_product_bytes(a, opt.k, opt.precision) +
-                        vector_bytes(opt.precision) * static_cast<offset_t>(ny_) * (1 + 2 * parts_);
+                        vector_bytes(opt.precision) * (static_cast<offset_t>(ny_) + 2 * spanned * opt.k);
     stored_entries = nnz;
     detail = fmt::format("rows scattered into {} cop{} of y", parts_, parts_ == 1 ? "y" : "ies");
     note_fewer_threads(detail, parts_, threads, fmt::format("{} nonzeros (a part per {})", nnz, kMinNnzPerPart));
@@ -99,6 +102,23 @@ class CsrScatter final : public CpuPlan {
       }
   }
 
+  // The columns of A each part's rows hold, [lo, hi): its copy of y is nonzero only there, so the
+  // sum reads and clears only there (a band matrix's parts overlap little).
+  void find_column_spans(int threads) {
+    spans_.assign(static_cast<std::size_t>(parts_), {a_.cols, 0});
+    const offset_t* rp = a_.row_ptr.data();
+    const index_t* col = a_.col.data();
+#pragma omp parallel for schedule(static) num_threads(threads) if (parts_ > 1)
+    for (int q = 0; q < parts_; ++q) {
+      index_t lo = a_.cols, hi = 0;
+      for (offset_t p = rp[bounds_[q]]; p < rp[bounds_[q + 1]]; ++p) {
+        lo = std::min(lo, col[p]);
+        hi = std::max(hi, col[p] + 1);
+      }
+      spans_[q] = {lo, hi};
+    }
+  }
+
   template <class V, class VV>
   void scatter_sum(const V* val) {
     const VV* x = vec_x<VV>();
@@ -107,7 +127,25 @@ class CsrScatter final : public CpuPlan {
     const Scale<VV> sc = scale<VV>();
     const std::size_t ny = ny_;
     const int parts = parts_;
-#pragma omp parallel num_threads(parts) if (parts > 1)
+    // Element e of y (and of each copy) is for A's column j(e).
+    const std::size_t n = static_cast<std::size_t>(rows_), k = k_;
+    const bool col_major = k > 1 && layout_ == Layout::ColMajor;
+    const auto sum = [&](std::size_t e) {
+      const auto j = static_cast<index_t>(col_major ? e % n : e / k);
+      VV s = 0;
+      for (int q = 0; q < parts; ++q)
+        if (spans_[q].first <= j && j < spans_[q].second) {
+          s += cp[q * ny + e];
+          cp[q * ny + e] = 0;
+        }
+      sc.put(y[e], s);
+    };
+    if (parts == 1) {  // no parallel region: a small matrix's product costs less than one
+      scatter_rows(0, cols_, val, x, cp);
+      for (std::size_t e = 0; e < ny; ++e) sum(e);
+      return;
+    }
+#pragma omp parallel num_threads(parts)
     {
 #if defined(_OPENMP)
       const int nt = omp_get_num_threads(), me = omp_get_thread_num();
@@ -117,15 +155,7 @@ class CsrScatter final : public CpuPlan {
       for (int q = me; q < parts; q += nt) scatter_rows(bounds_[q], bounds_[q + 1], val, x, cp + q * ny);
 #pragma omp barrier
 #pragma omp for schedule(static)
-      for (std::size_t e = 0; e < ny; ++e) {
-        VV s = cp[e];
-        cp[e] = 0;
-        for (int q = 1; q < parts; ++q) {
-          s += cp[q * ny + e];
-          cp[q * ny + e] = 0;
-        }
-        sc.put(y[e], s);
-      }
+      for (std::size_t e = 0; e < ny; ++e) sum(e);
     }
   }
 
@@ -136,6 +166,7 @@ class CsrScatter final : public CpuPlan {
   int parts_ = 1;
   std::size_t ny_ = 0;
   std::vector<index_t> bounds_;
+  std::vector<std::pair<index_t, index_t>> spans_;  // per part: the columns of A its rows hold
   HostArray<double> copies_;  // parts_ copies of y, zero between products (double and mixed plans)
   HostArray<float> copiesf_;  // ... single plans
 };

@@ -45,10 +45,12 @@ BasicCsr<V> transpose_as(const CsrView& a, std::span<const V> val, std::span<con
                 .cols = a.rows,
                 .field = a.field,
                 .symmetry = a.symmetry,
-                .row_ptr = Array<offset_t>(cols + 1, 0),
-                .col = Array<index_t>(nnz),
-                .val = Array<V>(nnz),
-                .imag = Array<V>(imag.empty() ? 0 : nnz)};
+                .row_ptr = Array<offset_t>(cols + 1, 0)};
+  // Written once below by the parts' threads: no zeros first (one thread zero-filling them was
+  // most of the transpose's time).
+  t.col.resize_for_overwrite(nnz);
+  t.val.resize_for_overwrite(nnz);
+  t.imag.resize_for_overwrite(imag.empty() ? 0 : nnz);
   const std::vector<index_t> bounds = row_parts(a, conversion_threads(opt));
   const int parts = static_cast<int>(bounds.size()) - 1;
   std::vector<offset_t> next(static_cast<std::size_t>(parts) * cols, 0);  // part p's counts, then its slots
