@@ -7,7 +7,8 @@
 #   bash bench/scripts/transpose_run.sh COMMIT large   the same on generated matrices past the H200's
 #       50 MB L2 (3-32M nonzeros, a tall 4M x 2000 one among them)
 # Portable binaries in .gpu/bin or $BIN, libisal.so.2 in .gpu/lib, the shared matrices in
-# .gpu/matrices; results under $OUT named by the card and COMMIT; summary: transpose_summary.py.
+# .gpu/matrices; results under $OUT named by the card and COMMIT (in transpose_PART_COMMIT.tgz; SKIP_TESTS=1:
+# no GPU tests); summary: transpose_summary.py.
 set -u
 C=$1; PART=$2; G=$PWD/.gpu; B=${BIN:-$G/bin}; export LD_LIBRARY_PATH=$G/lib SPMV_SHARED_MATRICES=$G/matrices
 for f in $B/*.xz; do [ -e "$f" ] && xz -d -f "$f"; done; chmod +x $B/*
@@ -25,9 +26,9 @@ bench() {  # name paths... : the CUDA sweep, then the CPU one
   echo "$name omp bench rc=$? $(( $(date +%s) - s )) s"; tail -2 $OUT/transpose_${name}_omp.log
 }
 if [ "$PART" = suite ]; then
-  s=$(date +%s); timeout 200 $B/spmv_gpu_tests > $OUT/gpu_tests_${card}_$C.txt 2>&1
+  [ -n "${SKIP_TESTS:-}" ] || { s=$(date +%s); timeout 200 $B/spmv_gpu_tests > $OUT/gpu_tests_${card}_$C.txt 2>&1
   echo "gpu_tests rc=$? $(( $(date +%s) - s )) s"; tail -1 $OUT/gpu_tests_${card}_$C.txt
-  grep -E "FAILED|Failure" -A3 $OUT/gpu_tests_${card}_$C.txt | head -30
+  grep -E "FAILED|Failure" -A3 $OUT/gpu_tests_${card}_$C.txt | head -30; }
   bench suite $G/matrices
 else
   M=/tmp/m/t; mkdir -p $M
@@ -39,3 +40,5 @@ else
   wait
   bench large $M
 fi
+# One archive: the device machine returns few files.
+cd $OUT && tar czf transpose_${PART}_$C.tgz transpose_${PART}_* && rm -f transpose_${PART}_*.csv transpose_${PART}_*.json
