@@ -416,6 +416,16 @@ TEST(CONFORMANCE, EverySharedMatrixEveryKernel) {
         EXPECT_EQ(run_one(*spec, a, opt, name), "");
         ++checked;
       }
+    // A^T on every matrix: the planner (A^T made once, or the scatter where it chooses it), the
+    // scatter kernel on A as stored, and the baselines' own transposed products.
+    for (const KernelSpec* spec : tested_kernels())
+      if (spec->name == "auto" || spec->scatters || spec->transposes) {
+        const PlanOptions opt{.threads = 2, .operation = Operation::Transpose};
+        const std::string r = run_one(*spec, a, opt, name + " A^T");
+        if (spec->baseline && r.find("no transposed product") != std::string::npos) continue;
+        EXPECT_EQ(r, "");
+        ++checked;
+      }
   }
   EXPECT_GT(real, static_cast<int>(test::shared_count(50, 10)));
   EXPECT_GT(checked, 100);

@@ -142,4 +142,46 @@ TEST(Solvers, InverseDiagonal) {
   EXPECT_EQ(inverse_diagonal(a), (std::vector<double>{0.25, 1.0, -2.0}));  // row 1 has no diagonal
 }
 
+// Least squares by CGLS with a plan of A and one of A^T: on well1033 (1033 x 320, full column
+// rank) b = A * ones has x = ones as its exact least-squares solution; on a matrix with more
+// equations than consistent, the solution satisfies the normal equations A^T (b - A x) = 0.
+TEST(Solvers, CglsSolvesLeastSquaresWithPlansOfAAndItsTranspose) {
+  const Csr a = test::shared_matrix("well1033");
+  const std::size_t m = static_cast<std::size_t>(a.rows), n = static_cast<std::size_t>(a.cols);
+  for (const Backend backend : {Backend::Serial, Backend::Omp}) {
+    PlanOptions po{.threads = 2};
+    const auto pa = make_plan(a, backend, "auto", po);
+    po.operation = Operation::Transpose;
+    const auto pat = make_plan(a, backend, "auto", po);
+    std::vector<double> b(m), x(n, 0.0);
+    pa->multiply(std::vector<double>(n, 1.0), b);
+    const SolverResult r = cgls(*pa, *pat, b, x, {.tolerance = 1e-12, .max_iterations = 2000});
+    EXPECT_TRUE(r.converged) << r.stopped;
+    EXPECT_LE(r.residual, 1e-12);
+    EXPECT_EQ(r.products, 2 * r.iterations);
+    double err = 0;
+    for (const double v : x) err = std::max(err, std::abs(v - 1.0));
+    EXPECT_LT(err, 1e-6) << to_string(backend);
+    // b not in A's range: A^T (b - A x) = 0 at the solution, b - A x itself not.
+    for (std::size_t i = 0; i < m; i += 7) b[i] += 1.0;
+    std::fill(x.begin(), x.end(), 0.0);
+    const SolverResult r2 = cgls(*pa, *pat, b, x, {.tolerance = 1e-12, .max_iterations = 2000});
+    EXPECT_TRUE(r2.converged) << r2.stopped;
+    std::vector<double> res = b, normal(n), atb(n);
+    pa->multiply(x, res, -1.0, 1.0);
+    pat->multiply(res, normal);
+    pat->multiply(b, atb);
+    double nn = 0, rr = 0, bb = 0;
+    for (const double v : normal) nn += v * v;
+    for (const double v : res) rr += v * v;
+    for (const double v : atb) bb += v * v;
+    EXPECT_GT(std::sqrt(rr), 1.0);                    // inconsistent: a residual remains
+    EXPECT_LT(std::sqrt(nn), 1e-10 * std::sqrt(bb));  // ... orthogonal to A's columns
+  }
+  // Single-precision plans are refused (the vectors are double), as are device vectors on CPU plans.
+  const auto single = make_plan(a, Backend::Omp, "csr", {.precision = Precision::Single});
+  std::vector<double> b(m, 1.0), x(n, 0.0);
+  EXPECT_THROW(cgls(*single, *single, b, x), Error);
+}
+
 }  // namespace

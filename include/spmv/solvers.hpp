@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// Krylov solvers on a plan, where its products run: conjugate gradients (symmetric positive
-/// definite A) and BiCGStab (any nonsingular A), with an optional Jacobi preconditioner. On host
+/// definite A) and BiCGStab (any nonsingular A), with an optional Jacobi preconditioner; and least
+/// squares by CGLS on a plan of A and one of A^T. On host
 /// vectors (CPU plans: OpenMP loops; CUDA plans copy every product's vectors, so prefer device
 /// vectors there) or on device vectors (CUDA plans: every vector, dot product and update stays on
 /// the GPU, on the stream given; the scalars of the recurrences too, so that an iteration never waits
@@ -51,5 +52,15 @@ SolverResult bicgstab(Plan& plan, std::span<const double> b, std::span<double> x
                       std::span<const double> inv_diag = {});
 SolverResult bicgstab(Plan& plan, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt = {},
                       DeviceSpan<const double> inv_diag = {}, CudaStream stream = nullptr);
+
+/// Least squares, min ||b - A x||, by CGLS: conjugate gradients on A^T A x = A^T b without forming
+/// A^T A, each iteration one product of `a` (a plan of A) and one of `at` (a plan of A^T:
+/// PlanOptions::operation). b has A's rows, x (the initial guess, receiving the solution) its
+/// columns. Stops when ||A^T r|| <= tolerance * ||A^T r0|| (SolverResult::residual is that ratio;
+/// r = b - A x, r0 the initial guess's). Both plans on the host, or both on the GPU with device
+/// vectors (every vector and scalar on the device, as cg's).
+SolverResult cgls(Plan& a, Plan& at, std::span<const double> b, std::span<double> x, const SolverOptions& opt = {});
+SolverResult cgls(Plan& a, Plan& at, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt = {},
+                  CudaStream stream = nullptr);
 
 }  // namespace spmv

@@ -211,15 +211,46 @@ struct BiOmega {  // omega for the next direction (one thread)
   __device__ void operator()(std::size_t, double*) const { s[kOmega] = ratio(s[kTS], s[kTT]); }
 };
 
+// ---- CGLS (vectors of A's rows: r, q; of its columns: x, s, p) ----
+
+struct CglsInit {  // p = s; dots (s, s) twice: gamma and the residual
+  const double* sv;
+  double* p;
+  __device__ void operator()(std::size_t i, double* acc) const {
+    const double si = sv[i];
+    p[i] = si;
+    acc[0] += si * si;
+    acc[1] += si * si;
+  }
+};
+template <int D>
+struct SquaredNorm {  // (v, v) into each of the D slots given
+  const double* v;
+  __device__ void operator()(std::size_t i, double* acc) const {
+#pragma unroll
+    for (int d = 0; d < D; ++d) acc[d] += v[i] * v[i];
+  }
+};
+struct ScaledAdd {  // y += sign * (s[num] / s[den]) * v
+  const double *v, *s;
+  double* y;
+  int num, den;
+  double sign;
+  __device__ void operator()(std::size_t i, double*) const { y[i] += sign * ratio(s[num], s[den]) * v[i]; }
+};
+struct CglsDirection {  // p = s + (gamma_new / gamma) p
+  const double *sv, *s;
+  double* p;
+  int gamma, gamma_new;
+  __device__ void operator()(std::size_t i, double*) const { p[i] = sv[i] + ratio(s[gamma_new], s[gamma]) * p[i]; }
+};
+
 // What both solvers share: the stream, the scalars, the reductions' scratch, the lagging residual
 // read, the products' timing.
 class Workspace {
  public:
   Workspace(std::size_t n, cudaStream_t stream, bool time_products)
-      : n_(n),
-        stream_(stream),
-        timed_(time_products),
-        grid_(static_cast<unsigned>(std::clamp<std::size_t>((n + kBlock - 1) / kBlock, 1, kMaxBlocks))) {
+      : n_(n), stream_(stream), timed_(time_products), grid_(grid_for(n)) {
     SPMV_CUDA_CHECK(cudaMalloc(&scalars_, kSlots * sizeof(double)));
     SPMV_CUDA_CHECK(cudaMalloc(&partial_, kMaxDots * grid_ * sizeof(double)));
     SPMV_CUDA_CHECK(cudaMalloc(&count_, sizeof(unsigned)));
@@ -243,29 +274,25 @@ class Workspace {
     for (auto e : marks_) cudaEventDestroy(e);
   }
 
+  // Over the workspace's n elements, or `items` of them (at most n; CGLS's vectors of two lengths).
   template <int D, class Op>
-  void run(Op op, std::initializer_list<int> slots, std::size_t n = 0) {
-    Dots<D> dots{partial_, count_, scalars_, {}};
-    int d = 0;
-    for (const int s : slots) dots.slot[d++] = s;
-    const std::size_t items = n ? n : n_;
-    const unsigned grid = n ? 1 : grid_;
-    fused_kernel<D><<<grid, kBlock, 0, stream_>>>(items, op, dots);
-    SPMV_CUDA_CHECK_LAUNCH();
+  void run(Op op, std::initializer_list<int> slots, std::size_t items = 0) {
+    launch<D>(op, slots, items ? items : n_, grid_for(items ? items : n_));
   }
   // One thread's scalar update.
   template <class Op>
   void scalar(Op op) {
-    run<0>(op, {}, 1);
+    launch<0>(op, {}, 1, 1);
   }
   double* s() { return scalars_; }
   cudaStream_t stream() const { return stream_; }
 
-  // y = A x on the stream, timed apart where asked (iteration parity `it`, product j of the iteration).
-  void product(Plan& plan, const double* x, double* y, int it, int j) {
+  // y = A x on the stream, timed apart where asked (iteration parity `it`, product j of the
+  // iteration); x and y of n elements, or of nx and ny.
+  void product(Plan& plan, const double* x, double* y, int it, int j, std::size_t nx = 0, std::size_t ny = 0) {
     const int e = 4 * (it & 1) + 2 * j;
     if (timed_) SPMV_CUDA_CHECK(cudaEventRecord(marks_[e], stream_));
-    plan.multiply(DeviceSpan<const double>(x, n_), DeviceSpan<double>(y, n_), 1.0, 0.0, stream_);
+    plan.multiply(DeviceSpan<const double>(x, nx ? nx : n_), DeviceSpan<double>(y, ny ? ny : n_), 1.0, 0.0, stream_);
     if (timed_) SPMV_CUDA_CHECK(cudaEventRecord(marks_[e + 1], stream_));
     ++products_;
   }
@@ -297,6 +324,18 @@ class Workspace {
   int products() const { return products_; }
 
  private:
+  static unsigned grid_for(std::size_t items) {
+    return static_cast<unsigned>(std::clamp<std::size_t>((items + kBlock - 1) / kBlock, 1, kMaxBlocks));
+  }
+  template <int D, class Op>
+  void launch(Op op, std::initializer_list<int> slots, std::size_t items, unsigned grid) {
+    Dots<D> dots{partial_, count_, scalars_, {}};
+    int d = 0;
+    for (const int s : slots) dots.slot[d++] = s;
+    fused_kernel<D><<<grid, kBlock, 0, stream_>>>(items, op, dots);
+    SPMV_CUDA_CHECK_LAUNCH();
+  }
+
   std::size_t n_;
   cudaStream_t stream_;
   bool timed_;
@@ -424,6 +463,31 @@ SolverResult device_bicgstab(Plan& plan, DeviceSpan<const double> b, DeviceSpan<
     w.run<2>(BiTT{t, r}, {kTT, kTS});
     w.run<2>(BiUpdate{pre ? phat : p, pre ? shat : r, t, r0, s, x.data(), r}, {kRR, rho_prev});
     w.scalar(BiOmega{s});
+  });
+}
+
+SolverResult device_cgls(Plan& a, Plan& at, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt,
+                         cudaStream_t stream) {
+  const std::size_t m = b.size(), n = x.size();
+  Workspace w(std::max(m, n), stream, opt.time_products);
+  Vectors rows(m, 2), cols(n, 2);
+  double *r = rows.v[0], *q = rows.v[1], *sv = cols.v[0], *p = cols.v[1];
+  double* s = w.s();
+  // r = b - A x, s = A^T r
+  SPMV_CUDA_CHECK(cudaMemcpyAsync(r, b.data(), m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+  a.multiply(DeviceSpan<const double>(x.data(), n), DeviceSpan<double>(r, m), -1.0, 1.0, stream);
+  at.multiply(DeviceSpan<const double>(r, m), DeviceSpan<double>(sv, n), 1.0, 0.0, stream);
+  w.run<2>(CglsInit{sv, p}, {kRZ0, kRR}, n);
+  const double gamma0 = w.read(kRZ0);
+  return iterate(w, opt, 2, gamma0, gamma0, [&](int it) {
+    const int gamma = it & 1 ? kRZ1 : kRZ0, gamma_new = it & 1 ? kRZ0 : kRZ1;
+    w.product(a, p, q, it, 0, n, m);
+    w.run<1>(SquaredNorm<1>{q}, {kPQ}, m);
+    w.run<0>(ScaledAdd{p, s, x.data(), gamma, kPQ, 1.0}, {}, n);
+    w.run<0>(ScaledAdd{q, s, r, gamma, kPQ, -1.0}, {}, m);
+    w.product(at, r, sv, it, 1, m, n);
+    w.run<2>(SquaredNorm<2>{sv}, {gamma_new, kRR}, n);
+    w.run<0>(CglsDirection{sv, s, p, gamma, gamma_new}, {}, n);
   });
 }
 

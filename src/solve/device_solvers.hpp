@@ -9,5 +9,7 @@ SolverResult device_cg(Plan& plan, DeviceSpan<const double> b, DeviceSpan<double
                        DeviceSpan<const double> inv_diag, CudaStream stream);
 SolverResult device_bicgstab(Plan& plan, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt,
                              DeviceSpan<const double> inv_diag, CudaStream stream);
+SolverResult device_cgls(Plan& a, Plan& at, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt,
+                         CudaStream stream);
 
 }  // namespace spmv::cuda

@@ -175,6 +175,67 @@ SolverResult host_bicgstab(Plan& plan, std::span<const double> b, std::span<doub
   return w.finish(res, rr, bb, goal, t0);
 }
 
+// CGLS: r = b - A x, s = A^T r, p = s; then q = A p, alpha = |s|^2 / |q|^2, x += alpha p,
+// r -= alpha q, s = A^T r, p = s + (|s_new|^2 / |s|^2) p.
+SolverResult host_cgls(Plan& a, Plan& at, std::span<const double> b, std::span<double> x, const SolverOptions& opt) {
+  const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(b.size()), n = static_cast<std::ptrdiff_t>(x.size());
+  std::vector<double> r(b.begin(), b.end()), q(b.size()), s(x.size()), p(x.size());
+  a.multiply(x, r, -1.0, 1.0);
+  at.multiply(r, s);
+  double gamma = 0;
+#pragma omp parallel for reduction(+ : gamma) if (n > kParallelMin)
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    p[i] = s[i];
+    gamma += s[i] * s[i];
+  }
+  const double gamma0 = gamma, goal = goal_of(opt, gamma0);
+  SolverResult res;
+  double product_s = 0;
+  const auto product = [&](Plan& plan, const std::vector<double>& in, std::vector<double>& out) {
+    const auto t = std::chrono::steady_clock::now();
+    plan.multiply(in, out);
+    if (opt.time_products) product_s += seconds_since(t);
+    ++res.products;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  while (res.iterations < opt.max_iterations && std::isfinite(gamma) && std::sqrt(gamma) > goal) {
+    product(a, p, q);
+    double qq = 0;
+#pragma omp parallel for reduction(+ : qq) if (m > kParallelMin)
+    for (std::ptrdiff_t i = 0; i < m; ++i) qq += q[i] * q[i];
+    const double alpha = ratio(gamma, qq);
+#pragma omp parallel for if (n > kParallelMin)
+    for (std::ptrdiff_t i = 0; i < n; ++i) x[i] += alpha * p[i];
+#pragma omp parallel for if (m > kParallelMin)
+    for (std::ptrdiff_t i = 0; i < m; ++i) r[i] -= alpha * q[i];
+    product(at, r, s);
+    double next = 0;
+#pragma omp parallel for reduction(+ : next) if (n > kParallelMin)
+    for (std::ptrdiff_t i = 0; i < n; ++i) next += s[i] * s[i];
+    const double beta = ratio(next, gamma);
+    gamma = next;
+#pragma omp parallel for if (n > kParallelMin)
+    for (std::ptrdiff_t i = 0; i < n; ++i) p[i] = s[i] + beta * p[i];
+    ++res.iterations;
+  }
+  res.seconds = seconds_since(t0);
+  res.residual = std::sqrt(gamma) / (gamma0 > 0 ? std::sqrt(gamma0) : 1.0);
+  res.converged = std::isfinite(gamma) && std::sqrt(gamma) <= goal;
+  res.stopped = res.converged          ? "converged"
+                : std::isfinite(gamma) ? "max_iterations"
+                                       : "breakdown (the residual is not finite)";
+  res.product_seconds = product_s;
+  return res;
+}
+
+void check_pair(const Plan& a, const Plan& at, bool device) {
+  for (const Plan* p : {&a, &at}) {
+    if (p->precision == Precision::Single)
+      throw Error("cgls: the solvers' vectors are double: make the plans in double or mixed precision");
+    if (device && !p->on_device()) throw Error("cgls: device vectors need plans that run on the GPU (backend cuda)");
+  }
+}
+
 }  // namespace
 
 std::vector<double> inverse_diagonal(const CsrView& a) {
@@ -199,6 +260,22 @@ SolverResult bicgstab(Plan& plan, std::span<const double> b, std::span<double> x
                       std::span<const double> inv_diag) {
   check_args("bicgstab", plan, b.size(), x.size(), inv_diag.size(), false);
   return host_bicgstab(plan, b, x, opt, inv_diag.empty() ? nullptr : inv_diag.data());
+}
+
+SolverResult cgls(Plan& a, Plan& at, std::span<const double> b, std::span<double> x, const SolverOptions& opt) {
+  check_pair(a, at, false);
+  return host_cgls(a, at, b, x, opt);
+}
+
+SolverResult cgls(Plan& a, Plan& at, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt,
+                  CudaStream stream) {
+  check_pair(a, at, true);
+#ifdef SPMV_HAVE_CUDA
+  return cuda::device_cgls(a, at, b, x, opt, stream);
+#else
+  (void)b, (void)x, (void)opt, (void)stream;
+  throw Unsupported("cgls on device vectors: this build has no CUDA backend");
+#endif
 }
 
 SolverResult cg(Plan& plan, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt,

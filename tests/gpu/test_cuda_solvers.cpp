@@ -99,4 +99,30 @@ TEST(CudaSolvers, HostVectorsOnAGpuPlanAndMaxIterations) {
   EXPECT_NEAR(d.residual, h.residual, 1e-6 * h.residual);
 }
 
+// CGLS on device vectors with a CUDA plan of A and one of A^T: the host's iterations (within the
+// one the device reads late) and x = ones on well1033.
+TEST(CudaSolvers, CglsOnDeviceVectors) {
+  REQUIRE_GPU();
+  const Csr a = test::shared_matrix("well1033");
+  const std::size_t m = static_cast<std::size_t>(a.rows), n = static_cast<std::size_t>(a.cols);
+  PlanOptions po;
+  const auto pa = make_plan(a, Backend::Cuda, "auto", po);
+  po.operation = Operation::Transpose;
+  const auto pat = make_plan(a, Backend::Cuda, "auto", po);
+  std::vector<double> b(m), xh(n, 0.0);
+  pa->multiply(std::vector<double>(n, 1.0), b);
+  const SolverOptions o{.tolerance = 1e-12, .max_iterations = 2000};
+  const SolverResult host = cgls(*pa, *pat, b, xh, o);
+  DeviceVector<double> db(b), dx(n);
+  const SolverResult dev = cgls(*pa, *pat, db, dx, o);
+  ASSERT_TRUE(host.converged) << host.stopped;
+  EXPECT_TRUE(dev.converged) << dev.stopped << " after " << dev.iterations;
+  EXPECT_GE(dev.iterations, host.iterations - 2);
+  EXPECT_LE(dev.iterations, host.iterations + 3);
+  EXPECT_EQ(dev.products, 2 * dev.iterations);
+  double err = 0;
+  for (const double v : dx.to_host()) err = std::max(err, std::abs(v - 1.0));
+  EXPECT_LT(err, 1e-6);
+}
+
 }  // namespace
