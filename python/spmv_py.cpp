@@ -293,8 +293,12 @@ void bind_matrix(py::module_& m) {
           "The values: float64, or float32 for a matrix in float")
       .def_property_readonly(
           "dtype",
-          [](const PyMatrix& m) { return m.view.values_in_float() ? py::dtype::of<float>() : py::dtype::of<double>(); },
-          "float64, or float32 for a matrix kept in float (read with precision='single', or from float32 data)")
+          [](const PyMatrix& m) {
+            if (m.view.is_complex()) return py::dtype::of<std::complex<double>>();
+            return m.view.values_in_float() ? py::dtype::of<float>() : py::dtype::of<double>();
+          },
+          "float64; float32 for a matrix kept in float (read with precision='single', or from float32 data); "
+          "complex128 for a complex one (which the kernels refuse)")
       .def_property_readonly(
           "imag", [](py::object s) { return view(s.cast<const PyMatrix&>().view.imag, s); },
           "Imaginary parts (empty unless complex)")
@@ -329,16 +333,17 @@ void bind_plan(py::module_& m) {
 
   py::class_<PyPlan>(m, "Plan")
       .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel, int k,
-                       long long products, const std::string& precision, const py::dict& settings) {
+                       long long products, const std::string& precision, bool transpose, const py::dict& settings) {
              spmv::PlanOptions opt;
              opt.k = k;
              opt.products = products;
              opt.precision = spmv::parse_precision(precision);
+             opt.operation = transpose ? spmv::Operation::Transpose : spmv::Operation::NoTranspose;
              set_settings(opt, settings);
              return std::make_unique<PyPlan>(std::move(a), backend, kernel, opt);
            }),
            "matrix"_a, "backend"_a = py::none(), "kernel"_a = "auto", "k"_a = 1, "products"_a = 100,
-           "precision"_a = "double", "settings"_a = py::dict())
+           "precision"_a = "double", "transpose"_a = false, "settings"_a = py::dict())
       // noconvert: a list for y would be converted to a temporary and the result lost.
       .def("multiply", &PyPlan::multiply, "x"_a.noconvert(), "y"_a.noconvert(), "alpha"_a = 1.0, "beta"_a = 0.0,
            "y = alpha*A@x + beta*y in place; x, y float64 (or both float32) C-contiguous, (n,) or (n, k)")

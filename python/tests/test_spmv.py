@@ -285,10 +285,14 @@ def test_transposed_plan():
     a = s = small(rows=100, cols=80)
     x = np.linspace(-1.0, 1.0, 100)
     for backend in ("serial", "omp"):
-        plan = spmv.Plan(a, backend=backend)
+        plan = spmv.Plan(a, backend=backend, products=100000)  # enough to repay making A^T
         t = plan.T
         assert t.transposed and not plan.transposed and t.shape == (80, 100) and plan.shape == (100, 80)
         assert t.describe().find("A^T made once") >= 0, t.describe()
+        # One product expected: the scatter on A as stored, nothing made.
+        once = spmv.Plan(a, backend=backend, products=1).T
+        assert once.describe().find("A^T by scatter") >= 0, once.describe()
+        np.testing.assert_allclose(once @ x, s.T @ x, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(t @ x, s.T @ x, rtol=1e-12, atol=1e-13)
         assert t.check()["passed"]
         assert not t.T.transposed and t.T.shape == (100, 80)
@@ -303,6 +307,86 @@ def test_transposed_plan():
     f = spmv.Plan(a, backend="omp", precision="single").T
     np.testing.assert_allclose(f @ x.astype(np.float32), s.T @ x, rtol=1e-5, atol=1e-5)
     assert f.check()["passed"]
+
+
+def test_scipy_solvers_on_a_plan():
+    """A Plan is a linear operator to scipy (shape, dtype, matvec, rmatvec, matmat): cg on bcsstk16
+    reaches the solution cg finds on scipy's own matrix; lsqr (matvec and rmatvec, through plan.T) on
+    well1033; eigsh's largest eigenvalues; spmv.aslinearoperator gives the same operator."""
+    import scipy.sparse.linalg as sla
+    a = scipy_read(SHARED / "bcsstk16.mtx.gz")
+    plan = spmv.Plan(a, backend="omp")
+    assert plan.dtype == np.float64 and plan.shape == a.shape
+    b = a @ np.ones(a.shape[1])
+    import inspect
+    tol = {"rtol" if "rtol" in inspect.signature(sla.cg).parameters else "tol": 1e-10}  # scipy < 1.12: tol
+    x_ours, info_ours = sla.cg(sla.aslinearoperator(plan), b, atol=0.0, maxiter=20000, **tol)
+    x_scipy, info_scipy = sla.cg(a, b, atol=0.0, maxiter=20000, **tol)
+    assert info_ours == 0 and info_scipy == 0
+    np.testing.assert_allclose(x_ours, x_scipy, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(x_ours, 1.0, rtol=1e-5)
+
+    w = scipy_read(SHARED / "well1033.mtx.gz")
+    wp = spmv.Plan(w, backend="omp")
+    op = spmv.aslinearoperator(wp)
+    assert op.shape == (1033, 320) and op.dtype == np.float64
+    x = sla.lsqr(op, w @ np.ones(320), atol=1e-14, btol=1e-14, iter_lim=5000)[0]
+    np.testing.assert_allclose(x, 1.0, rtol=1e-7)
+    y = np.linspace(0, 1, 1033)
+    np.testing.assert_allclose(op.rmatvec(y), w.T @ y, rtol=1e-12, atol=1e-13)
+    assert wp.T is wp.T  # made once
+    X = np.arange(640.0).reshape(320, 2) / 640
+    np.testing.assert_allclose(op.matmat(X), w @ X, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(wp.rmatmat(np.ones((1033, 3))), w.T @ np.ones((1033, 3)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(wp.matvec(np.ones((320, 1))), w @ np.ones((320, 1)), rtol=1e-12, atol=1e-12)
+
+    vals = sla.eigsh(sla.aslinearoperator(plan), k=3, which="LA", return_eigenvectors=False)
+    want = sla.eigsh(a, k=3, which="LA", return_eigenvectors=False)
+    np.testing.assert_allclose(np.sort(vals), np.sort(want), rtol=1e-8)
+    with pytest.raises(TypeError, match="expected a spmv.Plan"):
+        spmv.aslinearoperator(a)
+    with pytest.raises(ValueError, match="a plan of k=4"):
+        spmv.Plan(a, backend="omp", k=4).matvec(np.ones(a.shape[1]))
+
+
+def test_what_a_new_user_meets():
+    """Matrix @ x computes the product; backend aliases are documented ("gpu" is "cuda"); a
+    complex matrix says complex128; the transposed plan by keyword."""
+    a = spmv.read(SHARED / "well1033.mtx.gz")
+    s = scipy_read(SHARED / "well1033.mtx.gz")
+    x = np.linspace(-1, 1, 320)
+    check_product(a @ x, s, x)
+    X = np.ones((320, 3))
+    np.testing.assert_allclose(a @ X, s @ X, rtol=1e-12, atol=1e-13)
+    with pytest.raises(ValueError, match="x must be 1-d"):
+        a @ np.ones((2, 2, 2))
+    assert spmv.Plan(a, backend="openmp").backend == "omp"
+    if spmv.default_backend() == "cuda":
+        assert spmv.Plan(a, backend="gpu").backend == "cuda"
+    else:
+        with pytest.raises(spmv.Unsupported, match="backend 'cuda': no usable GPU"):
+            spmv.Plan(a, backend="gpu")
+    assert spmv.read(SHARED / "dwg961b.mtx.gz").dtype == np.complex128
+    assert a.dtype == np.float64
+    t = spmv.Plan(a, backend="omp", transpose=True)
+    assert t.transposed and t.shape == (320, 1033) and not t.T.transposed
+    np.testing.assert_allclose(t @ np.ones(1033), s.T @ np.ones(1033), rtol=1e-12, atol=1e-12)
+
+
+def test_type_hints_cover_the_api():
+    """__init__.pyi names every public function and class of the package and every public member of
+    Plan and Matrix (a member added without its hint fails here)."""
+    import ast
+    stub = Path(spmv.__file__).with_name("__init__.pyi")
+    assert stub.exists() and stub.with_name("py.typed").exists()
+    tree = ast.parse(stub.read_text())
+    top = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    members = {n.name: {m.name for m in n.body if isinstance(m, ast.FunctionDef)}
+               for n in tree.body if isinstance(n, ast.ClassDef)}
+    assert set(spmv.__all__) <= top, set(spmv.__all__) - top
+    for cls in (spmv.Plan, spmv.Matrix):
+        public = {name for name in dir(cls) if not name.startswith("_")} | {"__matmul__"}
+        assert public <= members[cls.__name__], (cls.__name__, public - members[cls.__name__])
 
 
 def test_threads_used_says_a_fallback():
