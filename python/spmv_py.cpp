@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <spmv/device.hpp>
 #include <spmv/formats/transpose.hpp>
 #include <spmv/io.hpp>
 #include <spmv/matrix.hpp>
@@ -153,6 +154,24 @@ class PyPlan {
       multiply_as(reinterpret_cast<const double*>(xb), reinterpret_cast<double*>(yb), x.size(), y.size(), alpha, beta);
   }
 
+  // y = alpha*A*x + beta*y on GPU memory the caller's array library owns (CuPy, PyTorch, anything
+  // with __cuda_array_interface__; spmv/__init__.py reads the pointers): queued on `stream` (a
+  // cudaStream_t as an integer, 0: the default stream), nothing copied, no host synchronisation.
+  // The library checks that the pointers are device memory and the sizes and type the plan's.
+  void multiply_device(std::uintptr_t x, std::size_t nx, std::uintptr_t y, std::size_t ny, bool f32, double alpha,
+                       double beta, std::uintptr_t stream) {
+    const auto s = reinterpret_cast<spmv::CudaStream>(stream);
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(mu_);
+    if (f32)
+      plan_->multiply(spmv::DeviceSpan<const float>(reinterpret_cast<const float*>(x), nx),
+                      spmv::DeviceSpan<float>(reinterpret_cast<float*>(y), ny), static_cast<float>(alpha),
+                      static_cast<float>(beta), s);
+    else
+      plan_->multiply(spmv::DeviceSpan<const double>(reinterpret_cast<const double*>(x), nx),
+                      spmv::DeviceSpan<double>(reinterpret_cast<double*>(y), ny), alpha, beta, s);
+  }
+
   // plan @ x: x converted to a C-contiguous array of the plan's vector type (float32 for
   // precision "single", else float64) if it is not one, y new of that type.
   py::array matmul(const py::object& x) {
@@ -197,6 +216,7 @@ class PyPlan {
   spmv::Backend backend() const { return backend_; }
   spmv::Precision precision() const { return precision_; }
   int k() const { return k_; }
+  const char* layout() const { return opt_.layout == spmv::Layout::ColMajor ? "col" : "row"; }
 
  private:
   template <class T>
@@ -210,12 +230,21 @@ class PyPlan {
 
   template <class T>
   py::array matmul_as(const py::object& x) {
+    if (col_major()) {
+      auto xa = py::array_t<T, py::array::f_style | py::array::forcecast>::ensure(x);
+      if (!xa) throw py::type_error("plan @ x: x must be convertible to a numeric array");
+      py::array_t<T, py::array::f_style> y({static_cast<py::ssize_t>(y_size()), static_cast<py::ssize_t>(k_)});
+      multiply(xa, y, 1.0, 0.0);
+      return y;
+    }
     auto xa = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(x);
     if (!xa) throw py::type_error("plan @ x: x must be convertible to a numeric array");
     py::array_t<T> y = k_ == 1 ? py::array_t<T>(y_size()) : py::array_t<T>({y_size(), k_});
     multiply(xa, y, 1.0, 0.0);
     return y;
   }
+  // Column-major X and Y (layout "col", k > 1): Fortran-ordered arrays.
+  bool col_major() const { return k_ > 1 && opt_.layout == spmv::Layout::ColMajor; }
 
   // Shape (n,) for one right-hand side, (n, k) row-major for k; float64 (float32 when f32),
   // C-contiguous.
@@ -230,8 +259,13 @@ class PyPlan {
     if (f32 ? !py::isinstance<py::array_t<float>>(v) : !py::isinstance<py::array_t<double>>(v))
       throw py::value_error(std::string(name) + " must be float64 (or x and y both float32), got " +
                             py::str(v.dtype()).cast<std::string>());
-    if (!(v.flags() & py::array::c_style))
-      throw py::value_error(std::string(name) + " must be C-contiguous (np.ascontiguousarray)");
+    if (col_major()) {
+      if (!(v.flags() & py::array::f_style))
+        throw py::value_error(std::string(name) + " must be Fortran-ordered for a plan of layout 'col' (np.asfortranarray)");
+    } else if (!(v.flags() & py::array::c_style)) {
+      throw py::value_error(std::string(name) + " must be C-contiguous (np.ascontiguousarray)" +
+                            (k_ > 1 ? ", or the plan of layout 'col' for Fortran order" : ""));
+    }
   }
 
   MatrixPtr a_;
@@ -333,9 +367,13 @@ void bind_plan(py::module_& m) {
 
   py::class_<PyPlan>(m, "Plan")
       .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel, int k,
-                       long long products, const std::string& precision, bool transpose, const py::dict& settings) {
+                       long long products, const std::string& precision, bool transpose, const std::string& layout,
+                       const py::dict& settings) {
+             if (layout != "row" && layout != "col")
+               throw py::value_error("layout must be 'row' (C order) or 'col' (Fortran order), got '" + layout + "'");
              spmv::PlanOptions opt;
              opt.k = k;
+             opt.layout = layout == "col" ? spmv::Layout::ColMajor : spmv::Layout::RowMajor;
              opt.products = products;
              opt.precision = spmv::parse_precision(precision);
              opt.operation = transpose ? spmv::Operation::Transpose : spmv::Operation::NoTranspose;
@@ -343,11 +381,16 @@ void bind_plan(py::module_& m) {
              return std::make_unique<PyPlan>(std::move(a), backend, kernel, opt);
            }),
            "matrix"_a, "backend"_a = py::none(), "kernel"_a = "auto", "k"_a = 1, "products"_a = 100,
-           "precision"_a = "double", "transpose"_a = false, "settings"_a = py::dict())
+           "precision"_a = "double", "transpose"_a = false, "layout"_a = "row", "settings"_a = py::dict())
       // noconvert: a list for y would be converted to a temporary and the result lost.
       .def("multiply", &PyPlan::multiply, "x"_a.noconvert(), "y"_a.noconvert(), "alpha"_a = 1.0, "beta"_a = 0.0,
-           "y = alpha*A@x + beta*y in place; x, y float64 (or both float32) C-contiguous, (n,) or (n, k)")
+           "y = alpha*A@x + beta*y in place; x, y float64 (or both float32), (n,) or (n, k): C-contiguous, "
+           "Fortran-ordered for a plan of layout 'col'")
       .def("__matmul__", &PyPlan::matmul, "x"_a)
+      .def("_multiply_device", &PyPlan::multiply_device, "x"_a, "nx"_a, "y"_a, "ny"_a, "f32"_a, "alpha"_a, "beta"_a,
+           "stream"_a, "The product on device pointers (spmv/__init__.py's GPU arrays)")
+      .def_property_readonly("on_device", [](const PyPlan& p) { return p.plan().on_device(); },
+                             "Whether the products run on the GPU (device arrays are multiplied in place)")
       .def("time_runs", &PyPlan::time_runs, "times"_a,
            "Seconds of `times` back-to-back products on the last x (Plan::time_runs)")
       .def("check", &PyPlan::checked, "x"_a = py::none(),
@@ -362,6 +405,8 @@ void bind_plan(py::module_& m) {
           "detail says why); 0 on the GPU")
       .def_property_readonly("backend", [](const PyPlan& p) { return spmv::to_string(p.backend()); })
       .def_property_readonly("k", &PyPlan::k)
+      .def_property_readonly("layout", &PyPlan::layout,
+                             "Of X and Y when k > 1: 'row' (C-ordered arrays) or 'col' (Fortran-ordered)")
       .def_property_readonly("precision", [](const PyPlan& p) { return spmv::to_string(p.precision()); })
       .def_property_readonly(
           "shape", [](const PyPlan& p) { return py::make_tuple(p.y_size(), p.x_size()); },

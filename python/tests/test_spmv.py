@@ -389,6 +389,52 @@ def test_type_hints_cover_the_api():
         assert public <= members[cls.__name__], (cls.__name__, public - members[cls.__name__])
 
 
+def test_column_major_plans_take_fortran_arrays():
+    """layout="col": X and Y Fortran-ordered (plan @ X returns one); C-ordered ones are refused naming
+    the order, and the row plan refuses Fortran ones the same way."""
+    a = small(rows=100, cols=80)
+    X = np.asfortranarray(np.arange(320.0).reshape(80, 4) / 320)
+    col = spmv.Plan(a, backend="omp", k=4, layout="col")
+    assert col.layout == "col" and spmv.Plan(a, backend="omp", k=4).layout == "row"
+    Y = col @ X
+    assert Y.flags.f_contiguous
+    np.testing.assert_allclose(Y, a @ X, rtol=1e-12, atol=1e-13)
+    with pytest.raises(ValueError, match="must be Fortran-ordered"):
+        col.multiply(np.ascontiguousarray(X), np.asfortranarray(np.empty((100, 4))))
+    with pytest.raises(ValueError, match="or the plan of layout 'col' for Fortran order"):
+        spmv.Plan(a, backend="omp", k=4).multiply(X, np.empty((100, 4)))
+    with pytest.raises(ValueError, match="layout must be 'row'"):
+        spmv.Plan(a, layout="columns")
+
+
+class FakeCudaArray:
+    """Host memory that claims to be a CUDA array: what the library must refuse."""
+
+    def __init__(self, a):
+        self.a = a
+        self.__cuda_array_interface__ = {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+                                         "version": 3, "strides": None, "stream": 1}
+
+
+def test_gpu_arrays_refused_where_they_cannot_run():
+    """A GPU array given to a CPU plan, or host memory posing as one to any plan, is refused naming
+    the argument (the GPU path itself: python/tests_gpu on the GPU machine)."""
+    a = small(rows=100, cols=80)
+    cpu = spmv.Plan(a, backend="omp")
+    x, y = FakeCudaArray(np.ones(80)), FakeCudaArray(np.zeros(100))
+    assert not cpu.on_device
+    with pytest.raises(ValueError, match="GPU array, but this plan runs on backend 'omp'"):
+        cpu.multiply(x, y)
+    with pytest.raises(ValueError, match="GPU array, but this plan runs on backend 'omp'"):
+        cpu @ x
+    if spmv.default_backend() == "cuda":
+        gpu = spmv.Plan(a, backend="cuda")
+        with pytest.raises(spmv.Error, match="x"):
+            gpu.multiply(x, y)  # host memory: the library's pointer check names x
+        with pytest.raises(ValueError, match="x is float32"):
+            gpu.multiply(FakeCudaArray(np.ones(80, dtype=np.float32)), y)
+
+
 def test_threads_used_says_a_fallback():
     # One row cannot be shared out: the OpenMP CSR asked for 4 threads runs on 1 and says why.
     one_row = scipy.sparse.csr_matrix(np.arange(1.0, 11.0).reshape(1, 10))

@@ -86,11 +86,30 @@ class Plan(_spmv.Plan):
     """
 
     def __init__(self, a, backend=None, kernel="auto", k=1, products=100, precision="double", transpose=False,
-                 **settings):
+                 layout="row", **settings):
         a = as_matrix(a)
-        super().__init__(a, backend, kernel, k, products, precision, transpose, settings)
+        super().__init__(a, backend, kernel, k, products, precision, transpose, layout, settings)
         self._made_with = dict(a=a, backend=self.backend, kernel=kernel, k=k, products=products, precision=precision,
-                               transpose=not transpose, **settings)
+                               transpose=not transpose, layout=layout, **settings)
+
+    def multiply(self, x, y, alpha=1.0, beta=0.0, stream=None):
+        """y = alpha * A @ x + beta * y in y's own memory (beta = 0 never reads y).
+
+        NumPy arrays: float64 (or both float32), shape (cols,) or (cols, k), C-ordered (Fortran for a
+        plan of layout "col"). GPU arrays (CuPy, PyTorch CUDA tensors, anything with
+        __cuda_array_interface__ or a CUDA __dlpack__), for a plan on the GPU: used in place, of
+        the plan's dtype, queued on `stream` (a cupy/torch stream or a cudaStream_t as an integer;
+        default: the array library's current stream) without waiting for it.
+        """
+        if _on_gpu(x) or _on_gpu(y):
+            return _device_multiply(self, x, y, alpha, beta, stream)
+        return super().multiply(x, y, alpha, beta)
+
+    def __matmul__(self, x):
+        """A @ x: a new array of the kind x is (NumPy in, NumPy out; CuPy in, CuPy out on x's device)."""
+        if _on_gpu(x):
+            return _device_matmul(self, x)
+        return super().__matmul__(x)
 
     @property
     def dtype(self):
@@ -122,8 +141,147 @@ class Plan(_spmv.Plan):
         return _matrix_product(self.T, X)
 
 
+# ---- GPU arrays ----------------------------------------------------------------------------
+
+_CUDA_DLPACK_DEVICES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+
+
+def _on_gpu(a):
+    """Whether a is a GPU array: __cuda_array_interface__ (CuPy, PyTorch CUDA tensors, Numba), or
+    a DLPack array on a CUDA device (JAX, ...)."""
+    if hasattr(a, "__cuda_array_interface__"):
+        return True
+    try:
+        return hasattr(a, "__dlpack_device__") and a.__dlpack_device__()[0] in _CUDA_DLPACK_DEVICES
+    except Exception:  # noqa: BLE001 - a __dlpack_device__ that cannot answer: not ours to judge
+        return False
+
+
+def _library(a):
+    return type(a).__module__.split(".")[0]
+
+
+class _CudaArray:
+    """What the product needs of a GPU array, read from its __cuda_array_interface__ (DLPack-only
+    arrays through CuPy's view of them, no copy): pointer, shape, dtype, order, the library's stream."""
+
+    def __init__(self, a, name):
+        self.array, self.name = a, name
+        view = a
+        if not hasattr(a, "__cuda_array_interface__"):
+            try:
+                import cupy
+            except ImportError:
+                raise TypeError(f"{name} is a DLPack GPU array ({type(a).__name__}): spmv reads those through "
+                                "CuPy, which is not installed; pass a CuPy array or a PyTorch tensor") from None
+            view = cupy.from_dlpack(a)
+        self.view = view
+        cai = view.__cuda_array_interface__
+        self.ptr, self.readonly = cai["data"]
+        self.shape = tuple(cai["shape"])
+        self.dtype = np.dtype(cai["typestr"])
+        self.cai_stream = cai.get("stream")
+        item, strides = self.dtype.itemsize, cai.get("strides")
+        c_strides = tuple(int(np.prod(self.shape[i + 1:], dtype=np.int64)) * item for i in range(len(self.shape)))
+        f_strides = tuple(int(np.prod(self.shape[:i], dtype=np.int64)) * item for i in range(len(self.shape)))
+        self.c_order = strides is None or tuple(strides) == c_strides
+        one_column = len(self.shape) == 2 and self.shape[1] == 1
+        self.f_order = (strides is not None and tuple(strides) == f_strides) or (one_column and self.c_order)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+
+    def check(self, plan, n):
+        k = plan.k
+        want = (n,) if k == 1 else (n, k)
+        if self.shape != want and not (k == 1 and self.shape == (n, 1)):
+            raise ValueError(f"{self.name} must have shape {want}, got {self.shape}")
+        if self.dtype != plan.dtype:
+            raise ValueError(f"{self.name} is {self.dtype}, the plan's vectors are {plan.dtype} "
+                             f"(precision {plan.precision!r}): convert it (.astype) or plan in another precision")
+        if k > 1 and plan.layout == "col" and not self.f_order:
+            raise ValueError(f"{self.name} must be Fortran-ordered (column-major) for a plan of layout 'col'")
+        if not (self.f_order if k > 1 and plan.layout == "col" else self.c_order):
+            raise ValueError(f"{self.name} must be C-contiguous (row-major), or use a plan of layout 'col' "
+                             "for Fortran order")
+
+
+def _stream_int(stream, like):
+    """A cudaStream_t as an integer: the one given (an int, a CuPy stream, a PyTorch stream), else the
+    current stream of the array's library, else its __cuda_array_interface__ stream (1: the legacy
+    default stream, 0 here)."""
+    if stream is not None:
+        if isinstance(stream, int):
+            return stream
+        for attr in ("ptr", "cuda_stream", "handle"):
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        raise TypeError(f"stream must be an int (cudaStream_t), a CuPy or a PyTorch stream, got {type(stream).__name__}")
+    lib = _library(like.array)
+    if lib == "cupy" or like.view is not like.array:
+        import cupy
+        return cupy.cuda.get_current_stream().ptr
+    if lib == "torch":
+        import torch
+        return torch.cuda.current_stream(like.array.device).cuda_stream
+    s = like.cai_stream
+    return 0 if s in (None, 1) else int(s)
+
+
+def _require_device_plan(plan):
+    if not plan.on_device:
+        raise ValueError(f"x or y is a GPU array, but this plan runs on backend {plan.backend!r}: make the plan with "
+                         "backend='cuda', or pass NumPy arrays")
+
+
+def _device_multiply(plan, x, y, alpha, beta, stream):
+    _require_device_plan(plan)
+    if not (_on_gpu(x) and _on_gpu(y)):
+        raise ValueError("x and y must both be GPU arrays (or both NumPy arrays)")
+    xs, ys = _CudaArray(x, "x"), _CudaArray(y, "y")
+    rows, cols = plan.shape
+    xs.check(plan, cols)
+    ys.check(plan, rows)
+    if ys.readonly:
+        raise ValueError("y is read-only")
+    plan._multiply_device(xs.ptr, xs.size, ys.ptr, ys.size, plan.dtype == np.float32, float(alpha), float(beta),
+                          _stream_int(stream, xs))
+
+
+def _device_matmul(plan, x):
+    _require_device_plan(plan)
+    xs = _CudaArray(x, "x")
+    if xs.dtype != plan.dtype:  # a converted copy, in x's own library
+        x = x.astype(plan.dtype) if _library(x) != "torch" else x.to(_torch_dtype(plan.dtype))
+        xs = _CudaArray(x, "x")
+    rows = plan.shape[0]
+    shape = (rows,) if plan.k == 1 and len(xs.shape) == 1 else (rows, plan.k) if plan.k > 1 else (rows, 1)
+    order = "F" if plan.k > 1 and plan.layout == "col" else "C"
+    lib = _library(x)
+    if lib == "torch":
+        import torch
+        y = torch.empty(shape[::-1] if order == "F" else shape, dtype=_torch_dtype(plan.dtype), device=x.device)
+        y = y.T if order == "F" else y
+    else:
+        import cupy
+        with cupy.cuda.Device(xs.view.device.id):
+            y = cupy.empty(shape, dtype=plan.dtype, order=order)
+    _device_multiply(plan, xs.view, y, 1.0, 0.0, None)
+    if lib not in ("torch", "cupy") and xs.view is not x:  # a DLPack array: back to its own kind
+        import importlib
+        for mod in (lib + ".numpy", lib):
+            try:
+                return importlib.import_module(mod).from_dlpack(y)
+            except (ImportError, AttributeError):
+                continue
+    return y
+
+
+def _torch_dtype(dtype):
+    import torch
+    return torch.float32 if np.dtype(dtype) == np.float32 else torch.float64
+
+
 def _vector_product(plan, x, what):
-    x = np.asarray(x)
+    x = x if _on_gpu(x) else np.asarray(x)
     if plan.k != 1:
         raise ValueError(f"{what}: a plan of k={plan.k} right-hand sides multiplies (cols, {plan.k}) arrays: "
                          "use plan @ X, or a plan of k=1")
@@ -133,6 +291,11 @@ def _vector_product(plan, x, what):
 
 
 def _matrix_product(plan, X):
+    if _on_gpu(X):
+        if X.ndim != 2 or plan.k != X.shape[1]:
+            raise ValueError(f"matmat on a GPU array: X of shape (cols, {plan.k}) for a plan of k={plan.k}, "
+                             f"got {tuple(X.shape)}")
+        return plan @ X
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"matmat: X must be 2-d (cols, j), got shape {X.shape}")
