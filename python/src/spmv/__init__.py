@@ -101,7 +101,10 @@ class Plan(_spmv.Plan):
         the plan's dtype, queued on `stream` (a cupy/torch stream or a cudaStream_t as an integer;
         default: the array library's current stream) without waiting for it.
         """
-        if _on_gpu(x) or _on_gpu(y):
+        gx, gy = _on_gpu(x), _on_gpu(y)
+        if gx != gy:
+            raise ValueError("x and y must both be GPU arrays (or both NumPy arrays)")
+        if gx:
             return _device_multiply(self, x, y, alpha, beta, stream)
         return super().multiply(x, y, alpha, beta)
 
@@ -142,18 +145,27 @@ class Plan(_spmv.Plan):
 
 
 # ---- GPU arrays ----------------------------------------------------------------------------
+# Each call reads an array's interface once and checks it with plain comparisons: CuPy builds its
+# __cuda_array_interface__ anew at each access and PyTorch's is Python code, so the reading is
+# most of what a call costs beside the product (bench_gpu_arrays.py measures it).
 
 _CUDA_DLPACK_DEVICES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+_TYPESTR = {np.dtype(np.float64): "<f8", np.dtype(np.float32): "<f4"}
 
 
 def _on_gpu(a):
-    """Whether a is a GPU array: __cuda_array_interface__ (CuPy, PyTorch CUDA tensors, Numba), or
-    a DLPack array on a CUDA device (JAX, ...)."""
+    """Whether a is a GPU array: a PyTorch CUDA tensor, anything with __cuda_array_interface__
+    (CuPy, Numba), or a DLPack array on a CUDA device (JAX, ...)."""
+    module = type(a).__module__
+    if module == "torch":
+        return a.is_cuda
+    if module == "cupy" or module == "numpy":  # the common cases, without building an interface
+        return module == "cupy"
     if hasattr(a, "__cuda_array_interface__"):
         return True
     try:
         return hasattr(a, "__dlpack_device__") and a.__dlpack_device__()[0] in _CUDA_DLPACK_DEVICES
-    except Exception:  # noqa: BLE001 - a __dlpack_device__ that cannot answer: not ours to judge
+    except Exception:  # noqa: BLE001 - a __dlpack_device__ that cannot answer: not a GPU array to us
         return False
 
 
@@ -162,68 +174,77 @@ def _library(a):
 
 
 class _CudaArray:
-    """What the product needs of a GPU array, read from its __cuda_array_interface__ (DLPack-only
-    arrays through CuPy's view of them, no copy): pointer, shape, dtype, order, the library's stream."""
+    """What the product needs of a GPU array: pointer, shape, element type, order, the stream its
+    library works on (PyTorch's read from the tensor; others' from __cuda_array_interface__;
+    DLPack-only arrays through CuPy's view of them, no copy)."""
+
+    __slots__ = ("array", "view", "name", "ptr", "readonly", "shape", "typestr", "strides", "stream")
 
     def __init__(self, a, name):
-        self.array, self.name = a, name
-        view = a
-        if not hasattr(a, "__cuda_array_interface__"):
+        self.array = self.view = a
+        self.name = name
+        if type(a).__module__ == "torch":
+            import torch
+            self.ptr, self.readonly, self.shape = a.data_ptr(), False, tuple(a.shape)
+            self.typestr = {torch.float64: "<f8", torch.float32: "<f4"}.get(a.dtype, str(a.dtype))
+            self.strides = tuple(st * a.element_size() for st in a.stride())
+            self.stream = torch.cuda.current_stream(a.device).cuda_stream
+            return
+        cai = getattr(a, "__cuda_array_interface__", None)
+        if cai is None:
             try:
                 import cupy
             except ImportError:
                 raise TypeError(f"{name} is a DLPack GPU array ({type(a).__name__}): spmv reads those through "
                                 "CuPy, which is not installed; pass a CuPy array or a PyTorch tensor") from None
-            view = cupy.from_dlpack(a)
-        self.view = view
-        cai = view.__cuda_array_interface__
+            self.view = cupy.from_dlpack(a)
+            cai = self.view.__cuda_array_interface__
         self.ptr, self.readonly = cai["data"]
         self.shape = tuple(cai["shape"])
-        self.dtype = np.dtype(cai["typestr"])
-        self.cai_stream = cai.get("stream")
-        item, strides = self.dtype.itemsize, cai.get("strides")
-        c_strides = tuple(int(np.prod(self.shape[i + 1:], dtype=np.int64)) * item for i in range(len(self.shape)))
-        f_strides = tuple(int(np.prod(self.shape[:i], dtype=np.int64)) * item for i in range(len(self.shape)))
-        self.c_order = strides is None or tuple(strides) == c_strides
-        one_column = len(self.shape) == 2 and self.shape[1] == 1
-        self.f_order = (strides is not None and tuple(strides) == f_strides) or (one_column and self.c_order)
-        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.typestr = cai["typestr"]
+        self.strides = cai.get("strides")
+        s = cai.get("stream")
+        self.stream = 0 if s in (None, 1) else s  # 1: the legacy default stream
 
-    def check(self, plan, n):
+    def check(self, plan, n, col_major, typestr):
         k = plan.k
-        want = (n,) if k == 1 else (n, k)
-        if self.shape != want and not (k == 1 and self.shape == (n, 1)):
-            raise ValueError(f"{self.name} must have shape {want}, got {self.shape}")
-        if self.dtype != plan.dtype:
-            raise ValueError(f"{self.name} is {self.dtype}, the plan's vectors are {plan.dtype} "
+        shape = self.shape
+        if shape != ((n,) if k == 1 else (n, k)) and not (k == 1 and shape == (n, 1)):
+            raise ValueError(f"{self.name} must have shape {(n,) if k == 1 else (n, k)}, got {shape}")
+        if self.typestr != typestr:
+            got = np.dtype(self.typestr).name if self.typestr[1:2] in "fiuc" else self.typestr
+            raise ValueError(f"{self.name} is {got}, the plan's vectors are {plan.dtype} "
                              f"(precision {plan.precision!r}): convert it (.astype) or plan in another precision")
-        if k > 1 and plan.layout == "col" and not self.f_order:
-            raise ValueError(f"{self.name} must be Fortran-ordered (column-major) for a plan of layout 'col'")
-        if not (self.f_order if k > 1 and plan.layout == "col" else self.c_order):
-            raise ValueError(f"{self.name} must be C-contiguous (row-major), or use a plan of layout 'col' "
+        st, item = self.strides, int(typestr[2:])
+        if len(shape) == 1:
+            ok = st is None or tuple(st) == (item,)
+        elif shape[1] == 1:
+            ok = st is None or st[0] == item
+        elif st is None:  # C-contiguous
+            ok = not col_major
+        else:
+            ok = tuple(st) == ((item, item * shape[0]) if col_major else (item * shape[1], item))
+        if not ok:
+            raise ValueError(f"{self.name} must be Fortran-ordered (column-major) for a plan of layout 'col'"
+                             if col_major else
+                             f"{self.name} must be C-contiguous (row-major), or use a plan of layout 'col' "
                              "for Fortran order")
 
 
-def _stream_int(stream, like):
-    """A cudaStream_t as an integer: the one given (an int, a CuPy stream, a PyTorch stream), else the
-    current stream of the array's library, else its __cuda_array_interface__ stream (1: the legacy
-    default stream, 0 here)."""
-    if stream is not None:
-        if isinstance(stream, int):
-            return stream
-        for attr in ("ptr", "cuda_stream", "handle"):
-            if hasattr(stream, attr):
-                return int(getattr(stream, attr))
-        raise TypeError(f"stream must be an int (cudaStream_t), a CuPy or a PyTorch stream, got {type(stream).__name__}")
-    lib = _library(like.array)
-    if lib == "cupy" or like.view is not like.array:
-        import cupy
-        return cupy.cuda.get_current_stream().ptr
-    if lib == "torch":
-        import torch
-        return torch.cuda.current_stream(like.array.device).cuda_stream
-    s = like.cai_stream
-    return 0 if s in (None, 1) else int(s)
+def _stream_int(stream, x):
+    """A cudaStream_t as an integer: the one given (an int, a CuPy or a PyTorch stream), else the one
+    the array's library works on."""
+    if stream is None:
+        if x.view is not x.array:  # a DLPack array, read through CuPy
+            import cupy
+            return cupy.cuda.get_current_stream().ptr
+        return x.stream
+    if isinstance(stream, int):
+        return stream
+    for attr in ("ptr", "cuda_stream", "handle"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise TypeError(f"stream must be an int (cudaStream_t), a CuPy or a PyTorch stream, got {type(stream).__name__}")
 
 
 def _require_device_plan(plan):
@@ -232,39 +253,41 @@ def _require_device_plan(plan):
                          "backend='cuda', or pass NumPy arrays")
 
 
-def _device_multiply(plan, x, y, alpha, beta, stream):
+def _device_multiply(plan, x, y, alpha, beta, stream, xs=None):
     _require_device_plan(plan)
-    if not (_on_gpu(x) and _on_gpu(y)):
-        raise ValueError("x and y must both be GPU arrays (or both NumPy arrays)")
-    xs, ys = _CudaArray(x, "x"), _CudaArray(y, "y")
+    xs = xs or _CudaArray(x, "x")
+    ys = _CudaArray(y, "y")
     rows, cols = plan.shape
-    xs.check(plan, cols)
-    ys.check(plan, rows)
+    single = plan.precision == "single"
+    typestr = "<f4" if single else "<f8"
+    col_major = plan.k > 1 and plan.layout == "col"
+    xs.check(plan, cols, col_major, typestr)
+    ys.check(plan, rows, col_major, typestr)
     if ys.readonly:
         raise ValueError("y is read-only")
-    plan._multiply_device(xs.ptr, xs.size, ys.ptr, ys.size, plan.dtype == np.float32, float(alpha), float(beta),
-                          _stream_int(stream, xs))
+    n = plan.k
+    plan._multiply_device(xs.ptr, cols * n, ys.ptr, rows * n, single, alpha, beta, _stream_int(stream, xs))
 
 
 def _device_matmul(plan, x):
     _require_device_plan(plan)
     xs = _CudaArray(x, "x")
-    if xs.dtype != plan.dtype:  # a converted copy, in x's own library
-        x = x.astype(plan.dtype) if _library(x) != "torch" else x.to(_torch_dtype(plan.dtype))
+    if xs.typestr != _TYPESTR[plan.dtype]:  # a converted copy, in x's own library
+        x = x.to(_torch_dtype(plan.dtype)) if _library(x) == "torch" else xs.view.astype(plan.dtype)
         xs = _CudaArray(x, "x")
     rows = plan.shape[0]
-    shape = (rows,) if plan.k == 1 and len(xs.shape) == 1 else (rows, plan.k) if plan.k > 1 else (rows, 1)
-    order = "F" if plan.k > 1 and plan.layout == "col" else "C"
+    shape = (rows,) if len(xs.shape) == 1 else (rows, xs.shape[1])
+    col_major = plan.k > 1 and plan.layout == "col"
     lib = _library(x)
     if lib == "torch":
         import torch
-        y = torch.empty(shape[::-1] if order == "F" else shape, dtype=_torch_dtype(plan.dtype), device=x.device)
-        y = y.T if order == "F" else y
+        y = torch.empty(shape[::-1] if col_major else shape, dtype=_torch_dtype(plan.dtype), device=x.device)
+        y = y.T if col_major else y
     else:
         import cupy
-        with cupy.cuda.Device(xs.view.device.id):
-            y = cupy.empty(shape, dtype=plan.dtype, order=order)
-    _device_multiply(plan, xs.view, y, 1.0, 0.0, None)
+        with xs.view.device:  # y beside x
+            y = cupy.empty(shape, dtype=plan.dtype, order="F" if col_major else "C")
+    _device_multiply(plan, xs.view, y, 1.0, 0.0, None, xs if xs.view is x else None)
     if lib not in ("torch", "cupy") and xs.view is not x:  # a DLPack array: back to its own kind
         import importlib
         for mod in (lib + ".numpy", lib):
