@@ -190,6 +190,12 @@ class _CudaArray:
             self.strides = tuple(st * a.element_size() for st in a.stride())
             self.stream = torch.cuda.current_stream(a.device).cuda_stream
             return
+        if type(a).__module__ == "cupy":  # its own attributes: no interface dict built
+            import cupy
+            self.ptr, self.readonly, self.shape = a.data.ptr, False, a.shape
+            self.typestr, self.strides = a.dtype.str, a.strides
+            self.stream = cupy.cuda.get_current_stream().ptr
+            return
         cai = getattr(a, "__cuda_array_interface__", None)
         if cai is None:
             try:
