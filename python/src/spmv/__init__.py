@@ -65,6 +65,14 @@ def as_matrix(a):
                            np.ascontiguousarray(a.data, dtype=np.float32 if a.data.dtype == np.float32 else np.float64))
 
 
+class _PlanFacts:
+    __slots__ = ("on_device", "rows", "cols", "k", "single", "col_major", "typestr")
+
+    def __init__(self, *values):
+        for name, v in zip(self.__slots__, values):
+            setattr(self, name, v)
+
+
 class Plan(_spmv.Plan):
     """A matrix prepared once for products: plan @ x, plan.multiply(x, y, alpha, beta).
 
@@ -91,6 +99,11 @@ class Plan(_spmv.Plan):
         super().__init__(a, backend, kernel, k, products, precision, transpose, layout, settings)
         self._made_with = dict(a=a, backend=self.backend, kernel=kernel, k=k, products=products, precision=precision,
                                transpose=not transpose, layout=layout, **settings)
+        # What a product on GPU arrays checks, read once (each property is a call into the module).
+        rows, cols = self.shape
+        single = self.precision == "single"
+        self._gpu = _PlanFacts(self.on_device, rows, cols, self.k, single, self.k > 1 and self.layout == "col",
+                               "<f4" if single else "<f8")
 
     def multiply(self, x, y, alpha=1.0, beta=0.0, stream=None):
         """y = alpha * A @ x + beta * y in y's own memory (beta = 0 never reads y).
@@ -150,7 +163,6 @@ class Plan(_spmv.Plan):
 # most of what a call costs beside the product (bench_gpu_arrays.py measures it).
 
 _CUDA_DLPACK_DEVICES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
-_TYPESTR = {np.dtype(np.float64): "<f8", np.dtype(np.float32): "<f4"}
 
 
 def _on_gpu(a):
@@ -212,8 +224,8 @@ class _CudaArray:
         s = cai.get("stream")
         self.stream = 0 if s in (None, 1) else s  # 1: the legacy default stream
 
-    def check(self, plan, n, col_major, typestr):
-        k = plan.k
+    def check(self, plan, n, facts):
+        k, col_major, typestr = facts.k, facts.col_major, facts.typestr
         shape = self.shape
         if shape != ((n,) if k == 1 else (n, k)) and not (k == 1 and shape == (n, 1)):
             raise ValueError(f"{self.name} must have shape {(n,) if k == 1 else (n, k)}, got {shape}")
@@ -254,7 +266,7 @@ def _stream_int(stream, x):
 
 
 def _require_device_plan(plan):
-    if not plan.on_device:
+    if not plan._gpu.on_device:
         raise ValueError(f"x or y is a GPU array, but this plan runs on backend {plan.backend!r}: make the plan with "
                          "backend='cuda', or pass NumPy arrays")
 
@@ -263,27 +275,23 @@ def _device_multiply(plan, x, y, alpha, beta, stream, xs=None):
     _require_device_plan(plan)
     xs = xs or _CudaArray(x, "x")
     ys = _CudaArray(y, "y")
-    rows, cols = plan.shape
-    single = plan.precision == "single"
-    typestr = "<f4" if single else "<f8"
-    col_major = plan.k > 1 and plan.layout == "col"
-    xs.check(plan, cols, col_major, typestr)
-    ys.check(plan, rows, col_major, typestr)
+    f = plan._gpu
+    xs.check(plan, f.cols, f)
+    ys.check(plan, f.rows, f)
     if ys.readonly:
         raise ValueError("y is read-only")
-    n = plan.k
-    plan._multiply_device(xs.ptr, cols * n, ys.ptr, rows * n, single, alpha, beta, _stream_int(stream, xs))
+    plan._multiply_device(xs.ptr, f.cols * f.k, ys.ptr, f.rows * f.k, f.single, alpha, beta, _stream_int(stream, xs))
 
 
 def _device_matmul(plan, x):
     _require_device_plan(plan)
     xs = _CudaArray(x, "x")
-    if xs.typestr != _TYPESTR[plan.dtype]:  # a converted copy, in x's own library
+    f = plan._gpu
+    if xs.typestr != f.typestr:  # a converted copy, in x's own library
         x = x.to(_torch_dtype(plan.dtype)) if _library(x) == "torch" else xs.view.astype(plan.dtype)
         xs = _CudaArray(x, "x")
-    rows = plan.shape[0]
-    shape = (rows,) if len(xs.shape) == 1 else (rows, xs.shape[1])
-    col_major = plan.k > 1 and plan.layout == "col"
+    shape = (f.rows,) if len(xs.shape) == 1 else (f.rows, xs.shape[1])
+    col_major = f.col_major
     lib = _library(x)
     if lib == "torch":
         import torch
@@ -292,7 +300,7 @@ def _device_matmul(plan, x):
     else:
         import cupy
         with xs.view.device:  # y beside x
-            y = cupy.empty(shape, dtype=plan.dtype, order="F" if col_major else "C")
+            y = cupy.empty(shape, dtype=np.float32 if f.single else np.float64, order="F" if col_major else "C")
     _device_multiply(plan, xs.view, y, 1.0, 0.0, None, xs if xs.view is x else None)
     if lib not in ("torch", "cupy") and xs.view is not x:  # a DLPack array: back to its own kind
         import importlib
