@@ -49,6 +49,24 @@ print('installed Python package', spmv.__version__, 'matches scipy')"
   [ "$imported" = 1 ] || { echo "the installed Python package does not import (PYTHONPATH=$site)"; exit 1; }
 done
 
+# pip install --no-build-isolation . (pyproject.toml, setup.py) into a virtual environment that sees
+# the system's numpy, with the build folder reused (this checks the packaging, not the compile),
+# then one product from the installed package, outside the source tree.
+py=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")
+if [ -n "$py" ] && [ -d "$BUILD_DIR/python/spmv" ]; then
+  run "$py" -m venv --system-site-packages "$tmp/venv"
+  run env SPMV_BUILD_DIR="$(cd "$BUILD_DIR" && pwd)" "$tmp/venv/bin/pip" install -q --no-build-isolation --no-index .
+  matrix="$(cd "$m" && pwd)/bcsstk16.mtx.gz"
+  (cd "$tmp" && run "$tmp/venv/bin/python" -c "
+import numpy as np, spmv
+assert spmv.__file__.startswith('$tmp/venv'), spmv.__file__
+a = spmv.read('$matrix')
+x = np.linspace(-1, 1, a.shape[1])
+y, ref = spmv.Plan(a) @ x, a.to_scipy() @ x
+assert np.allclose(y, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max()), 'pip-installed product differs from scipy'
+print('pip-installed package', spmv.__version__, 'matches scipy')")
+fi
+
 # As a subproject (its CUDA backend off: this checks the packaging, not the kernels).
 cmake -S examples -B "$tmp/subproject" -DSPMV_SOURCE_DIR="$PWD" -DSPMV_ENABLE_CUDA=OFF >/dev/null
 cmake --build "$tmp/subproject" -j "$(nproc)" >/dev/null
