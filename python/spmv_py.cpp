@@ -261,7 +261,8 @@ class PyPlan {
                             py::str(v.dtype()).cast<std::string>());
     if (col_major()) {
       if (!(v.flags() & py::array::f_style))
-        throw py::value_error(std::string(name) + " must be Fortran-ordered for a plan of layout 'col' (np.asfortranarray)");
+        throw py::value_error(std::string(name) +
+                              " must be Fortran-ordered for a plan of layout 'col' (np.asfortranarray)");
     } else if (!(v.flags() & py::array::c_style)) {
       throw py::value_error(std::string(name) + " must be C-contiguous (np.ascontiguousarray)" +
                             (k_ > 1 ? ", or the plan of layout 'col' for Fortran order" : ""));
@@ -389,8 +390,9 @@ void bind_plan(py::module_& m) {
       .def("__matmul__", &PyPlan::matmul, "x"_a)
       .def("_multiply_device", &PyPlan::multiply_device, "x"_a, "nx"_a, "y"_a, "ny"_a, "f32"_a, "alpha"_a, "beta"_a,
            "stream"_a, "The product on device pointers (spmv/__init__.py's GPU arrays)")
-      .def_property_readonly("on_device", [](const PyPlan& p) { return p.plan().on_device(); },
-                             "Whether the products run on the GPU (device arrays are multiplied in place)")
+      .def_property_readonly(
+          "on_device", [](const PyPlan& p) { return p.plan().on_device(); },
+          "Whether the products run on the GPU (device arrays are multiplied in place)")
       .def("time_runs", &PyPlan::time_runs, "times"_a,
            "Seconds of `times` back-to-back products on the last x (Plan::time_runs)")
       .def("check", &PyPlan::checked, "x"_a = py::none(),
