@@ -116,3 +116,33 @@ def test_cupyx_cg_on_our_operator():
     x, info = csla.cg(op, b, maxiter=20000, **{tol: 1e-10})
     assert info == 0
     np.testing.assert_allclose(cupy.asnumpy(x), 1.0, rtol=1e-5)
+
+
+class DLPackOnly:
+    """A GPU array that offers DLPack alone (as JAX's and others' do)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kwargs):
+        return self.a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_plans_from_cupy_sparse_and_dlpack_arrays():
+    """spmv.Plan(cupyx csr_matrix) (through the host); a DLPack-only GPU array in (read through CuPy,
+    no copy), CuPy out where its library has no from_dlpack; in place into a CuPy y."""
+    import cupyx.scipy.sparse as csp
+    a = matrix()
+    plan = spmv.Plan(csp.csr_matrix(a), backend="cuda")
+    xh = np.linspace(-1, 1, a.shape[1])
+    x = cupy.asarray(xh)
+    close(cupy.asnumpy(plan @ x), a @ xh)
+    y = plan @ DLPackOnly(x)
+    assert isinstance(y, cupy.ndarray)
+    close(cupy.asnumpy(y), a @ xh)
+    y2 = cupy.zeros(a.shape[0])
+    plan.multiply(DLPackOnly(x), y2)
+    close(cupy.asnumpy(y2), a @ xh)

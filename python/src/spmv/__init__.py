@@ -43,13 +43,16 @@ def _index_array(a, dtype, name):
 
 
 def as_matrix(a):
-    """A Matrix from a Matrix (itself) or a real scipy.sparse matrix/array of any format.
+    """A Matrix from a Matrix (itself), a real scipy.sparse matrix/array of any format, or a
+    cupyx.scipy.sparse matrix (copied to the host: a plan uploads its own copy).
 
     float32 data stays float32 (held without a copy where already CSR): such a matrix plans in
     single or mixed precision. Other data becomes float64.
     """
     if isinstance(a, Matrix):
         return a
+    if type(a).__module__.startswith("cupyx.") and hasattr(a, "get"):  # a CuPy sparse matrix
+        a = a.get()
     import scipy.sparse
     if not scipy.sparse.issparse(a):
         raise TypeError(f"expected a spmv.Matrix or a scipy.sparse matrix, got {type(a).__name__}")
