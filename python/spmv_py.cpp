@@ -197,9 +197,9 @@ class PyPlan {
     {
       py::gil_scoped_release nogil;
       std::lock_guard lock(mu_);
-      // The reference of A^T needs A^T itself: made here, in the matrix's value type.
-      const spmv::Transposed t = transposes() ? spmv::transpose_as_stored(a_->view) : spmv::Transposed{};
-      const spmv::CsrView m = transposes() ? t.view() : a_->view;
+      // The reference of A^T needs A^T itself: made at the first check, in the matrix's value type.
+      if (transposes() && !at_) at_ = spmv::transpose_as_stored(a_->view);
+      const spmv::CsrView m = transposes() ? at_->view() : a_->view;
       c = spmv::checked_product(*plan_, m, xv, k_).check;
     }
     py::dict d;
@@ -276,7 +276,8 @@ class PyPlan {
   spmv::Precision precision_;
   std::string kernel_;
   spmv::PlanOptions opt_;
-  std::mutex mu_;  // a plan serves one thread at a time; the GIL is released during products
+  std::mutex mu_;                       // a plan serves one thread at a time; the GIL is released during products
+  std::optional<spmv::Transposed> at_;  // A^T for check()'s reference of a transposed plan
 };
 
 // Plan's keyword settings (spmv/params.hpp's names): an unknown name is a TypeError listing them, a

@@ -138,6 +138,14 @@ TEST(Transpose, PlannerScattersForFewProductsOrWhereATDoesNotFit) {
   EXPECT_EQ(over->chosen, "omp/csr-scatter threads=2");
   EXPECT_NE(over->detail.find("the transpose would need"), std::string::npos) << over->detail;
   expect_transposed_product(*over, a, "over the budget");
+  // A tall matrix: A^T's product would gather x of A's 300000 rows at random, the scatter adds into
+  // copies of y of 50: the scatter, whatever the products.
+  const Csr tall = test::csr_from_lengths(std::vector<offset_t>(300000, 4), 50, 15);
+  const auto t =
+      make_plan(tall, Backend::Omp, "auto", {.threads = 2, .operation = Operation::Transpose, .products = 1000000});
+  EXPECT_EQ(t->chosen, "omp/csr-scatter threads=2");
+  EXPECT_NE(t->detail.find("which would gather x of 300000 values at random"), std::string::npos) << t->detail;
+  expect_transposed_product(*t, tall, "tall");
   // Neither fits: the scatter's own refusal, with its size.
   tight.memory_budget_bytes = 1000;
   const std::string e = test::error_of([&] { make_plan(a, Backend::Omp, "auto", tight); });

@@ -42,8 +42,10 @@ Costs predict(const CsrView& a, Backend b, const PlanOptions& opt) {
   }
   const double gbs = m.cpu_gbs * std::min(1.0, threads / 16.0);
   const double copies = vb * a.cols * opt.k * 2.0 * threads;  // each thread's copy of y written, then summed
-  c.row = (m.cpu_fixed_us + bytes / (gbs * 1e3)) * 1e-6;
-  c.scatter = (m.cpu_fixed_us + m.cpu_scatter_lag * (bytes + copies) / (gbs * 1e3)) * 1e-6;
+  const double random_us = m.cpu_random_ns_per_nnz * 1e-3 * nnz / threads;
+  const auto beyond_cache = [&](index_t n) { return vb * n > m.cpu_core_cache_bytes ? random_us : 0.0; };
+  c.row = (m.cpu_fixed_us + bytes / (gbs * 1e3) + beyond_cache(a.rows)) * 1e-6;  // gathers x: A's rows
+  c.scatter = (m.cpu_fixed_us + m.cpu_scatter_lag * (bytes + copies) / (gbs * 1e3) + beyond_cache(a.cols)) * 1e-6;
   return c;
 }
 
@@ -65,6 +67,10 @@ Route choose(const CsrView& a, Backend b, const PlanOptions& opt) {
   const Costs c = predict(a, b, opt);
   const double products = static_cast<double>(std::max<long long>(opt.products, 1));
   const double lag = c.scatter / std::max(c.row, 1e-12);
+  if (may_scatter && c.scatter <= c.row)
+    return {true, fmt::format("A^T by scatter: predicted {:.2f}x a product on A^T, which would gather x of {} "
+                              "values at random",
+                              lag, a.rows)};
   if (may_scatter && products * (c.scatter - c.row) < c.make)
     return {true, fmt::format("A^T by scatter: {} products do not repay making A^T (predicted {:.2f} ms; the "
                               "scatter {:.1f}x a product on A^T)",
