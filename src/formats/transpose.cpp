@@ -45,7 +45,10 @@ BasicCsr<V> transpose_as(const CsrView& a, std::span<const V> val, std::span<con
                 .cols = a.rows,
                 .field = a.field,
                 .symmetry = a.symmetry,
-                .row_ptr = Array<offset_t>(cols + 1, 0)};
+                .row_ptr = Array<offset_t>(cols + 1, 0),
+                .col = {},
+                .val = {},
+                .imag = {}};
   // Written once below by the parts' threads: no zeros first (one thread zero-filling them was
   // most of the transpose's time).
   t.col.resize_for_overwrite(nnz);
