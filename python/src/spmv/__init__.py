@@ -25,8 +25,12 @@ __all__ = ["Error", "Matrix", "ParseError", "Plan", "Unsupported", "as_matrix", 
 def read(path, precision="double"):
     """Reads a Matrix Market file (.mtx, .mtx.gz) or a binary cache into a Matrix.
 
+        A = spmv.read("bcsstk16.mtx.gz")         # A.shape, A.nnz, A @ x, A.to_scipy()
+        F = spmv.read("bcsstk16.mtx.gz", precision="single")
+
     precision "single" or "mixed" reads the values straight into float32 (half their memory; for
-    plans in those precisions): a value beyond float32's range is refused with its file:line.
+    plans in those precisions): a value beyond float32's range is refused with its file:line; a
+    malformed file is a spmv.ParseError naming the file and line.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -352,6 +356,11 @@ def _matrix_product(plan, X):
 def aslinearoperator(plan):
     """A scipy.sparse.linalg.LinearOperator of a Plan (matvec, rmatvec through plan.T, matmat),
     for scipy's solvers: cg, gmres, lsqr, eigsh. The same as scipy.sparse.linalg.aslinearoperator(plan).
+
+        import scipy.sparse.linalg as sla
+        op = spmv.aslinearoperator(spmv.Plan(A))
+        x, info = sla.cg(op, b)                  # A symmetric positive definite
+        x = sla.lsqr(op, b)[0]                   # least squares: rmatvec runs A^T through plan.T
     """
     from scipy.sparse.linalg import LinearOperator
     if not isinstance(plan, Plan):
