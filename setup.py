@@ -2,7 +2,8 @@
 its Python module (target _spmv) for the interpreter pip runs, in a folder of setuptools' own, or in
 $SPMV_BUILD_DIR where given (an existing build: configured again only without a cache); the module
 goes into the package python/src/spmv beside __init__.py and its type hints. $SPMV_CMAKE_ARGS adds
-CMake options (-DSPMV_ENABLE_CUDA=OFF, -DCMAKE_CUDA_ARCHITECTURES=90, ...)."""
+CMake options (-DSPMV_ENABLE_CUDA=OFF, -DCMAKE_CUDA_ARCHITECTURES=90, ...). Built from the repository
+(no sdist: the build needs the whole source tree)."""
 import os
 import re
 import shlex
@@ -42,6 +43,8 @@ class CMakeBuild(build_ext):
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built, dest)
 
+
+(ROOT / ".pybuild").mkdir(exist_ok=True)  # egg_base must exist before setuptools' first hook
 
 setup(
     version=version(),

@@ -186,8 +186,8 @@ class PyPlan {
   }
 
   // One product checked against the accurate reference (spmv::checked_product: what `spmv run`
-  // and the benchmark do before they time a plan), on x (float64, cols*k values, row-major) or,
-  // without one, a deterministic random x.
+  // and the benchmark do before they time a plan), on x (float64, cols*k values in the plan's
+  // layout) or, without one, a deterministic random x.
   py::dict checked(const std::optional<py::array_t<double, py::array::c_style | py::array::forcecast>>& x) {
     const std::size_t n = static_cast<std::size_t>(x_size()) * static_cast<std::size_t>(k_);
     std::vector<double> xv =
@@ -200,7 +200,7 @@ class PyPlan {
       // The reference of A^T needs A^T itself: made at the first check, in the matrix's value type.
       if (transposes() && !at_) at_ = spmv::transpose_as_stored(a_->view);
       const spmv::CsrView m = transposes() ? at_->view() : a_->view;
-      c = spmv::checked_product(*plan_, m, xv, k_).check;
+      c = spmv::checked_product(*plan_, m, xv, k_, opt_.layout).check;
     }
     py::dict d;
     d["passed"] = c.passed;

@@ -37,8 +37,8 @@ except ImportError as e:  # exit 3: the caller names what to install
 def auto_comparisons(rows, matrices):
     """Per "backend k=K" (plus the precision where the rows have several) with auto rows: per
     matrix, the auto row (the most threads asked for when several), the oracle (fastest usable non-baseline,
-    non-auto row of that backend, k and precision, any setting), the best baseline of the same side
-    (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel), k and precision, and
+    non-auto row of that backend, k, precision and operation, any setting), the best baseline of the
+    same side (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel), k, precision and operation, and
     the ratios other time / auto time (1 = auto as fast; None where one side is missing): those of
     the interleaved timing after the sweep (duel_* columns) where the run made one, else the
     sweep's medians (also kept as sweep_oracle)."""
@@ -50,18 +50,19 @@ def auto_comparisons(rows, matrices):
     for m in matrices:
         autos = OrderedDict()
         for r in by[m]:
-            key = (r["backend"], int(r["k"]), r["precision"])
+            key = (r["backend"], int(r["k"]), r["precision"], r.get("operation", "n"))
             if is_auto(r) and (key not in autos or r["threads_requested"] > autos[key]["threads_requested"]):
                 autos[key] = r
-        for (backend, k, p), a in autos.items():
-            oracle = fastest(by[m], lambda r: not r["baseline"] and not is_auto(r)
-                             and r["backend"] == backend and r["k"] == k and r["precision"] == p)
-            base = fastest(by[m], lambda r: r["baseline"] and is_gpu(r) == is_gpu(a) and r["k"] == k
-                           and r["precision"] == p)
+        for (backend, k, p, op), a in autos.items():
+            same = lambda r: r["k"] == k and r["precision"] == p and r.get("operation", "n") == op
+            oracle = fastest(by[m], lambda r: not r["baseline"] and not is_auto(r) and r["backend"] == backend
+                             and same(r))
+            base = fastest(by[m], lambda r: r["baseline"] and is_gpu(r) == is_gpu(a) and same(r))
             ok = usable(a) and a["time_median_s"] > 0
             ratio = lambda o: o["time_median_s"] / a["time_median_s"] if ok and o else None
             duel = lambda col, o: a.get(col) if ok and o and a.get(col, 0) > 0 else ratio(o)
-            groups.setdefault(f"{backend} k={k}" + (f" {p}" if many_p else ""), []).append(dict(
+            groups.setdefault(f"{backend}{' A^T' if op == 't' else ''} k={k}" + (f" {p}" if many_p else ""),
+                              []).append(dict(
                 matrix=m, auto=a, ok=ok, oracle=oracle, base=base, vs_oracle=duel("duel_oracle", oracle),
                 vs_base=duel("duel_baseline", base), sweep_oracle=ratio(oracle),
                 products=(a.get("planning_s", 0) + a["convert_s"]) / a["time_median_s"] if ok else None))

@@ -167,6 +167,20 @@ TEST(Transpose, ScatterKernelBothOperations) {
     n->multiply(x, y);
     for (std::size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-12 * (1 + std::abs(want[i]))) << i;
   }
+  // Several parts, each its copy of y over the columns its rows hold (a band: the copies overlap little).
+  std::vector<offset_t> lengths(20000, 8);
+  const Csr band = test::csr_from_lengths(lengths, 500, 16);
+  const auto parts = make_plan(band, Backend::Omp, "csr-scatter", {.threads = 3, .operation = Operation::Transpose});
+  EXPECT_EQ(parts->detail.rfind("rows scattered into 3 copies of y", 0), 0u) << parts->detail;
+  const std::vector<double> x = make_vector("random:3", 20000), y0 = make_vector("random:4", 500);
+  const Csr bt = transpose(band);
+  const Reference ref = reference_product(bt, x);
+  std::vector<double> y = y0, again = y0;
+  parts->multiply(x, y, 0.5, -2.0);
+  parts->multiply(x, again, 0.5, -2.0);
+  EXPECT_EQ(y, again);  // the same bits: summed in part order
+  for (std::size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], 0.5 * ref.y[i] - 2.0 * y0[i], 1e-12 * (1 + ref.bound[i] + std::abs(y0[i]))) << i;
 }
 
 }  // namespace

@@ -405,6 +405,9 @@ def test_column_major_plans_take_fortran_arrays():
         spmv.Plan(a, backend="omp", k=4).multiply(X, np.empty((100, 4)))
     with pytest.raises(ValueError, match="layout must be 'row'"):
         spmv.Plan(a, layout="columns")
+    # check() computes the reference in the plan's layout, on A and on A^T.
+    assert col.check()["passed"], col.check()
+    assert col.T.check()["passed"], col.T.check()
 
 
 class FakeCudaArray:
@@ -429,10 +432,26 @@ def test_gpu_arrays_refused_where_they_cannot_run():
         cpu @ x
     if spmv.default_backend() == "cuda":
         gpu = spmv.Plan(a, backend="cuda")
-        with pytest.raises(spmv.Error, match="x"):
-            gpu.multiply(x, y)  # host memory: the library's pointer check names x
+        with pytest.raises(spmv.Error, match="multiply: x is host memory, not device memory"):
+            gpu.multiply(x, y)  # the library's pointer check names x
         with pytest.raises(ValueError, match="x is float32"):
             gpu.multiply(FakeCudaArray(np.ones(80, dtype=np.float32)), y)
+
+
+def test_complex_and_one_column_inputs():
+    """Complex x is refused (a cast would drop its imaginary part), not multiplied by its real part;
+    one column (cols, 1) works through matvec, matmat and Matrix @."""
+    a = small(rows=100, cols=80)
+    plan = spmv.Plan(a, backend="omp")
+    z = np.ones(80) + 1j
+    for call in (lambda: plan @ z, lambda: plan.matvec(z), lambda: plan.matmat(z.reshape(80, 1)),
+                 lambda: spmv.as_matrix(a) @ z, lambda: spmv.aslinearoperator(plan).matvec(z)):
+        with pytest.raises(TypeError, match="complex128"):
+            call()
+    col = np.linspace(0, 1, 80).reshape(80, 1)
+    for got in (plan.matmat(col), plan.matvec(col), spmv.as_matrix(a) @ col):
+        assert got.shape == (100, 1)
+        np.testing.assert_allclose(got, a @ col, rtol=1e-12, atol=1e-13)
 
 
 def test_threads_used_says_a_fallback():

@@ -274,7 +274,7 @@ class Workspace {
     for (auto e : marks_) cudaEventDestroy(e);
   }
 
-  // Over the workspace's n elements, or `items` of them (at most n; CGLS's vectors of two lengths).
+  // Over the workspace's n elements, or `items` of them (1..n; CGLS's vectors of two lengths).
   template <int D, class Op>
   void run(Op op, std::initializer_list<int> slots, std::size_t items = 0) {
     launch<D>(op, slots, items ? items : n_, grid_for(items ? items : n_));
@@ -469,6 +469,12 @@ SolverResult device_bicgstab(Plan& plan, DeviceSpan<const double> b, DeviceSpan<
 SolverResult device_cgls(Plan& a, Plan& at, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt,
                          cudaStream_t stream) {
   const std::size_t m = b.size(), n = x.size();
+  if (m == 0 || n == 0) {  // A^T r = 0 from the start: x is the answer as it is
+    SolverResult res;
+    res.converged = true;
+    res.stopped = "converged";
+    return res;
+  }
   Workspace w(std::max(m, n), stream, opt.time_products);
   Vectors rows(m, 2), cols(n, 2);
   double *r = rows.v[0], *q = rows.v[1], *sv = cols.v[0], *p = cols.v[1];

@@ -129,10 +129,11 @@ class Plan(_spmv.Plan):
         return super().multiply(x, y, alpha, beta)
 
     def __matmul__(self, x):
-        """A @ x: a new array of the kind x is (NumPy in, NumPy out; CuPy in, CuPy out on x's device)."""
+        """A @ x: a new array of the kind x is (NumPy in, NumPy out; CuPy in, CuPy out on x's device;
+        a PyTorch tensor in, one out; other GPU arrays: CuPy out)."""
         if _on_gpu(x):
             return _device_matmul(self, x)
-        return super().__matmul__(x)
+        return super().__matmul__(_real(x, "plan @ x"))
 
     @property
     def dtype(self):
@@ -176,7 +177,7 @@ def _on_gpu(a):
     """Whether a is a GPU array: a PyTorch CUDA tensor, anything with __cuda_array_interface__
     (CuPy, Numba), or a DLPack array on a CUDA device (JAX, ...)."""
     module = type(a).__module__
-    if module == "torch":
+    if module.startswith("torch"):  # torch.Tensor and its subclasses (nn.Parameter)
         return a.is_cuda
     if module == "cupy" or module == "numpy":  # the common cases, without building an interface
         return module == "cupy"
@@ -202,7 +203,7 @@ class _CudaArray:
     def __init__(self, a, name):
         self.array = self.view = a
         self.name = name
-        if type(a).__module__ == "torch":
+        if type(a).__module__.startswith("torch"):
             import torch
             self.ptr, self.readonly, self.shape = a.data_ptr(), False, tuple(a.shape)
             self.typestr = {torch.float64: "<f8", torch.float32: "<f4"}.get(a.dtype, str(a.dtype))
@@ -287,6 +288,9 @@ def _device_multiply(plan, x, y, alpha, beta, stream, xs=None):
     ys.check(plan, f.rows, f)
     if ys.readonly:
         raise ValueError("y is read-only")
+    item = 4 if f.single else 8
+    if xs.ptr < ys.ptr + f.rows * f.k * item and ys.ptr < xs.ptr + f.cols * f.k * item:
+        raise ValueError("x and y must not overlap")
     plan._multiply_device(xs.ptr, f.cols * f.k, ys.ptr, f.rows * f.k, f.single, alpha, beta, _stream_int(stream, xs))
 
 
@@ -295,7 +299,12 @@ def _device_matmul(plan, x):
     xs = _CudaArray(x, "x")
     f = plan._gpu
     if xs.typestr != f.typestr:  # a converted copy, in x's own library
-        x = x.to(_torch_dtype(plan.dtype)) if _library(x) == "torch" else xs.view.astype(plan.dtype)
+        if _library(x) == "torch":
+            x = x.to(_torch_dtype(plan.dtype))
+        elif hasattr(xs.view, "astype"):
+            x = xs.view.astype(plan.dtype)
+        else:
+            raise ValueError(f"x is {xs.typestr}, the plan's vectors are {plan.dtype}: convert it first")
         xs = _CudaArray(x, "x")
     shape = (f.rows,) if len(xs.shape) == 1 else (f.rows, xs.shape[1])
     col_major = f.col_major
@@ -324,8 +333,17 @@ def _torch_dtype(dtype):
     return torch.float32 if np.dtype(dtype) == np.float32 else torch.float64
 
 
+def _real(x, what):
+    """x as a NumPy array of real numbers; complex (whose imaginary part a cast would drop), object and
+    text arrays are refused."""
+    x = np.asarray(x)
+    if x.dtype.kind not in "fiub":
+        raise TypeError(f"{what}: x of dtype {x.dtype} (the products are real: float64 or float32)")
+    return x
+
+
 def _vector_product(plan, x, what):
-    x = x if _on_gpu(x) else np.asarray(x)
+    x = x if _on_gpu(x) else _real(x, what)
     if plan.k != 1:
         raise ValueError(f"{what}: a plan of k={plan.k} right-hand sides multiplies (cols, {plan.k}) arrays: "
                          "use plan @ X, or a plan of k=1")
@@ -340,10 +358,10 @@ def _matrix_product(plan, X):
             raise ValueError(f"matmat on a GPU array: X of shape (cols, {plan.k}) for a plan of k={plan.k}, "
                              f"got {tuple(X.shape)}")
         return plan @ X
-    X = np.asarray(X)
+    X = _real(X, "matmat")
     if X.ndim != 2:
         raise ValueError(f"matmat: X must be 2-d (cols, j), got shape {X.shape}")
-    if plan.k == X.shape[1]:
+    if plan.k == X.shape[1] and plan.k > 1:
         return plan @ X
     if plan.k != 1:
         raise ValueError(f"matmat: X has {X.shape[1]} columns, the plan k={plan.k}")
@@ -372,13 +390,15 @@ def aslinearoperator(plan):
 def _matrix_matmul(self, x):
     """A @ x for a Matrix: a plan made for this one product (planning costs more than the product:
     make a spmv.Plan for products in a loop)."""
-    x = np.asarray(x)
+    x = _real(x, "Matrix @ x")
     if x.ndim not in (1, 2):
         raise ValueError(f"Matrix @ x: x must be 1-d (cols,) or 2-d (cols, k), got shape {x.shape}")
+    precision = "mixed" if self.dtype == np.float32 else "double"
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if x.ndim == 2 and x.shape[1] == 1:  # one column: the SpMV, as a column
+        return (Plan(self, products=1, precision=precision) @ x[:, 0]).reshape(-1, 1)
     k = 1 if x.ndim == 1 else x.shape[1]
-    dtype = np.float32 if self.dtype == np.float32 else np.float64
-    precision = "mixed" if dtype == np.float32 else "double"
-    return Plan(self, kernel="auto", k=k, products=1, precision=precision) @ np.ascontiguousarray(x, dtype=np.float64)
+    return Plan(self, k=k, products=1, precision=precision) @ x
 
 
 Matrix.__matmul__ = _matrix_matmul
