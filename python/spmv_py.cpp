@@ -120,19 +120,12 @@ class PyPlan {
  public:
   PyPlan(MatrixPtr a, const std::optional<std::string>& backend, const std::string& kernel,
          const spmv::PlanOptions& opt)
-      : a_(std::move(a)), k_(opt.k), precision_(opt.precision), kernel_(kernel), opt_(opt) {
+      : a_(std::move(a)), k_(opt.k), precision_(opt.precision), opt_(opt) {
     py::gil_scoped_release nogil;  // planning may convert, time trials or upload
     backend_ = backend ? spmv::parse_backend(*backend) : spmv::default_backend();
     plan_ = spmv::make_plan(a_->view, backend_, kernel, opt);
   }
 
-  // The plan of the other operation (A^T for a plan of A, A for one of A^T) on the same matrix,
-  // backend, kernel and settings.
-  std::unique_ptr<PyPlan> transposed() const {
-    spmv::PlanOptions o = opt_;
-    o.operation = transposes() ? spmv::Operation::NoTranspose : spmv::Operation::Transpose;
-    return std::make_unique<PyPlan>(a_, std::string(spmv::to_string(backend_)), kernel_, o);
-  }
   bool transposes() const { return opt_.operation == spmv::Operation::Transpose; }
   // The sizes of x and y: A's columns and rows, or the other way round for A^T.
   spmv::index_t x_size() const { return transposes() ? a_->view.rows : a_->view.cols; }
@@ -274,7 +267,6 @@ class PyPlan {
   spmv::Backend backend_ = spmv::Backend::Omp;
   int k_;
   spmv::Precision precision_;
-  std::string kernel_;
   spmv::PlanOptions opt_;
   std::mutex mu_;                       // a plan serves one thread at a time; the GIL is released during products
   std::optional<spmv::Transposed> at_;  // A^T for check()'s reference of a transposed plan
@@ -414,9 +406,6 @@ void bind_plan(py::module_& m) {
       .def_property_readonly(
           "shape", [](const PyPlan& p) { return py::make_tuple(p.y_size(), p.x_size()); },
           "(rows, cols) of the operation: A's, or A^T's for a transposed plan")
-      .def_property_readonly("T", &PyPlan::transposed,
-                             "The plan of A^T (or of A, for a transposed plan) with the same backend, kernel and "
-                             "settings; it makes A^T once")
       .def_property_readonly("transposed", &PyPlan::transposes, "Whether the plan multiplies by A^T")
       .def_property_readonly("matrix", &PyPlan::matrix)
       .def_property_readonly("convert_seconds", [](const PyPlan& p) { return p.plan().convert_seconds; })

@@ -35,9 +35,11 @@ class HostWork {
  public:
   HostWork(Plan& plan, std::size_t n, const double* m, bool timed) : plan_(plan), n_(n), m_(m), timed_(timed) {}
   double pre(std::size_t i, double v) const { return m_ ? m_[i] * v : v; }
-  void product(const std::vector<double>& x, std::vector<double>& y) {
+  void product(const std::vector<double>& x, std::vector<double>& y) { product_by(plan_, x, y); }
+  // y = P x by another plan of the solve (CGLS's A^T), counted and timed with the plan's own.
+  void product_by(Plan& p, const std::vector<double>& x, std::vector<double>& y) {
     const auto t0 = std::chrono::steady_clock::now();
-    plan_.multiply(x, y);
+    p.multiply(x, y);
     if (timed_) product_s_ += seconds_since(t0);
     ++products_;
   }
@@ -179,6 +181,7 @@ SolverResult host_bicgstab(Plan& plan, std::span<const double> b, std::span<doub
 // r -= alpha q, s = A^T r, p = s + (|s_new|^2 / |s|^2) p.
 SolverResult host_cgls(Plan& a, Plan& at, std::span<const double> b, std::span<double> x, const SolverOptions& opt) {
   const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(b.size()), n = static_cast<std::ptrdiff_t>(x.size());
+  HostWork w(a, x.size(), nullptr, opt.time_products);
   std::vector<double> r(b.begin(), b.end()), q(b.size()), s(x.size()), p(x.size());
   a.multiply(x, r, -1.0, 1.0);
   at.multiply(r, s);
@@ -190,16 +193,9 @@ SolverResult host_cgls(Plan& a, Plan& at, std::span<const double> b, std::span<d
   }
   const double gamma0 = gamma, goal = goal_of(opt, gamma0);
   SolverResult res;
-  double product_s = 0;
-  const auto product = [&](Plan& plan, const std::vector<double>& in, std::vector<double>& out) {
-    const auto t = std::chrono::steady_clock::now();
-    plan.multiply(in, out);
-    if (opt.time_products) product_s += seconds_since(t);
-    ++res.products;
-  };
   const auto t0 = std::chrono::steady_clock::now();
   while (res.iterations < opt.max_iterations && std::isfinite(gamma) && std::sqrt(gamma) > goal) {
-    product(a, p, q);
+    w.product(p, q);
     double qq = 0;
 #pragma omp parallel for reduction(+ : qq) if (m > kParallelMin)
     for (std::ptrdiff_t i = 0; i < m; ++i) qq += q[i] * q[i];
@@ -208,7 +204,7 @@ SolverResult host_cgls(Plan& a, Plan& at, std::span<const double> b, std::span<d
     for (std::ptrdiff_t i = 0; i < n; ++i) x[i] += alpha * p[i];
 #pragma omp parallel for if (m > kParallelMin)
     for (std::ptrdiff_t i = 0; i < m; ++i) r[i] -= alpha * q[i];
-    product(at, r, s);
+    w.product_by(at, r, s);
     double next = 0;
 #pragma omp parallel for reduction(+ : next) if (n > kParallelMin)
     for (std::ptrdiff_t i = 0; i < n; ++i) next += s[i] * s[i];
@@ -218,14 +214,7 @@ SolverResult host_cgls(Plan& a, Plan& at, std::span<const double> b, std::span<d
     for (std::ptrdiff_t i = 0; i < n; ++i) p[i] = s[i] + beta * p[i];
     ++res.iterations;
   }
-  res.seconds = seconds_since(t0);
-  res.residual = std::sqrt(gamma) / (gamma0 > 0 ? std::sqrt(gamma0) : 1.0);
-  res.converged = std::isfinite(gamma) && std::sqrt(gamma) <= goal;
-  res.stopped = res.converged          ? "converged"
-                : std::isfinite(gamma) ? "max_iterations"
-                                       : "breakdown (the residual is not finite)";
-  res.product_seconds = product_s;
-  return res;
+  return w.finish(res, gamma, gamma0, goal, t0);
 }
 
 void check_pair(const Plan& a, const Plan& at, bool device) {
