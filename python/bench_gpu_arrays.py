@@ -53,10 +53,34 @@ def products(name, a, calls):
     inplace = per_call(lambda: plan.multiply(x, y), calls)
     matmul = per_call(lambda: plan @ x, calls)
     cupy_mv = per_call(lambda: theirs @ x, calls)
+    # Where plan @ x's time beyond the kernel goes: the module's call alone (pointers given), and
+    # CuPy's allocation of y.
+    n, m, stream = a.shape[0], a.shape[1], cupy.cuda.get_current_stream().ptr
+    raw = per_call(lambda: plan._multiply_device(x.data.ptr, m, y.data.ptr, n, False, 1.0, 0.0, stream), calls)
+    alloc = per_call(lambda: cupy.empty(n), calls)
     np.testing.assert_allclose(cupy.asnumpy(plan @ x), cupy.asnumpy(theirs @ x), rtol=1e-10, atol=1e-10)
     print(f"{name}: {a.shape[0]} rows, {a.nnz} nonzeros; plan {plan.describe()[:70]}")
     print(f"  kernel (C++ time_runs) {kernel * 1e6:8.2f} us | plan.multiply(x, y) {inplace * 1e6:8.2f} us | "
           f"plan @ x {matmul * 1e6:8.2f} us (+{(matmul - kernel) * 1e6:.2f}) | cupyx csr @ x {cupy_mv * 1e6:8.2f} us")
+    print(f"  the module's call on pointers {raw * 1e6:8.2f} us | cupy.empty(rows) {alloc * 1e6:8.2f} us")
+
+
+def plan_from_cupy(a):
+    """spmv.Plan(cupyx csr_matrix) copies the matrix to the host (the plan uploads its own format):
+    that copy's share of making the plan."""
+    theirs = csp.csr_matrix(a)
+    cupy.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    theirs.get()
+    down = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    spmv.Plan(theirs, backend="cuda")
+    made = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    spmv.Plan(a, backend="cuda")
+    host = time.perf_counter() - t0
+    print(f"Plan(cupyx csr_matrix) of {a.nnz} nonzeros: {made * 1e3:.1f} ms, of which the copy to the host "
+          f"{down * 1e3:.1f} ms; Plan(scipy csr_matrix) {host * 1e3:.1f} ms")
 
 
 def cg(a, iters):
@@ -91,6 +115,7 @@ def main():
     products("bcsstk16", small, args.calls)
     big = laplacian_2d(args.grid)
     products(f"laplacian_{args.grid}", big, args.calls // 4)
+    plan_from_cupy(big)
     cg(big, args.iters)
 
 

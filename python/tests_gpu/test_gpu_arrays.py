@@ -146,3 +146,26 @@ def test_plans_from_cupy_sparse_and_dlpack_arrays():
     y2 = cupy.zeros(a.shape[0])
     plan.multiply(DLPackOnly(x), y2)
     close(cupy.asnumpy(y2), a @ xh)
+
+
+class InterfaceOnly:
+    """A GPU array that offers __cuda_array_interface__ alone (as Numba's and others' do)."""
+
+    def __init__(self, a):
+        self.a = a
+        self.__cuda_array_interface__ = a.__cuda_array_interface__
+
+
+def test_cuda_array_interface_arrays():
+    """An array known by its __cuda_array_interface__ alone: in place, and plan @ x into a CuPy
+    array on x's device."""
+    a = matrix()
+    plan = spmv.Plan(a, backend="cuda", k=3, layout="col")
+    X = np.asfortranarray(np.random.default_rng(3).uniform(-1, 1, (a.shape[1], 3)))
+    x = cupy.asfortranarray(cupy.asarray(X))
+    y = plan @ InterfaceOnly(x)
+    assert isinstance(y, cupy.ndarray) and y.flags.f_contiguous and y.device == x.device
+    close(cupy.asnumpy(y), a @ X)
+    y2 = cupy.asfortranarray(cupy.ones((a.shape[0], 3)))
+    plan.multiply(InterfaceOnly(x), InterfaceOnly(y2), alpha=-1.0, beta=2.0)
+    close(cupy.asnumpy(y2), 2.0 - a @ X)

@@ -193,6 +193,18 @@ def _library(a):
     return type(a).__module__.split(".")[0]
 
 
+_modules = {}
+
+
+def _module(name):
+    """An array library's module, imported once (an import statement per call costs a lookup)."""
+    m = _modules.get(name)
+    if m is None:
+        import importlib
+        m = _modules[name] = importlib.import_module(name)
+    return m
+
+
 class _CudaArray:
     """What the product needs of a GPU array: pointer, shape, element type, order, the stream its
     library works on (PyTorch's read from the tensor; others' from __cuda_array_interface__;
@@ -203,34 +215,37 @@ class _CudaArray:
     def __init__(self, a, name):
         self.array = self.view = a
         self.name = name
-        if type(a).__module__.startswith("torch"):
-            import torch
+        module = type(a).__module__
+        if module == "cupy":  # its own attributes: no interface dict built
+            self.ptr, self.readonly, self.shape = a.data.ptr, False, a.shape
+            self.typestr, self.strides = a.dtype.str, a.strides
+            self.stream = _module("cupy").cuda.get_current_stream().ptr
+            return
+        if module.startswith("torch"):
+            torch = _module("torch")
             self.ptr, self.readonly, self.shape = a.data_ptr(), False, tuple(a.shape)
             self.typestr = {torch.float64: "<f8", torch.float32: "<f4"}.get(a.dtype, str(a.dtype))
             self.strides = tuple(st * a.element_size() for st in a.stride())
             self.stream = torch.cuda.current_stream(a.device).cuda_stream
             return
-        if type(a).__module__ == "cupy":  # its own attributes: no interface dict built
-            import cupy
-            self.ptr, self.readonly, self.shape = a.data.ptr, False, a.shape
-            self.typestr, self.strides = a.dtype.str, a.strides
-            self.stream = cupy.cuda.get_current_stream().ptr
-            return
         cai = getattr(a, "__cuda_array_interface__", None)
         if cai is None:
             try:
-                import cupy
+                cupy = _module("cupy")
             except ImportError:
                 raise TypeError(f"{name} is a DLPack GPU array ({type(a).__name__}): spmv reads those through "
                                 "CuPy, which is not installed; pass a CuPy array or a PyTorch tensor") from None
             self.view = cupy.from_dlpack(a)
             cai = self.view.__cuda_array_interface__
+            s = cupy.cuda.get_current_stream().ptr
+        else:
+            s = cai.get("stream")
+            s = 0 if s in (None, 1) else s  # 1: the legacy default stream
         self.ptr, self.readonly = cai["data"]
         self.shape = tuple(cai["shape"])
         self.typestr = cai["typestr"]
         self.strides = cai.get("strides")
-        s = cai.get("stream")
-        self.stream = 0 if s in (None, 1) else s  # 1: the legacy default stream
+        self.stream = s
 
     def check(self, plan, n, facts):
         k, col_major, typestr = facts.k, facts.col_major, facts.typestr
@@ -261,9 +276,6 @@ def _stream_int(stream, x):
     """A cudaStream_t as an integer: the one given (an int, a CuPy or a PyTorch stream), else the one
     the array's library works on."""
     if stream is None:
-        if x.view is not x.array:  # a DLPack array, read through CuPy
-            import cupy
-            return cupy.cuda.get_current_stream().ptr
         return x.stream
     if isinstance(stream, int):
         return stream
@@ -279,9 +291,9 @@ def _require_device_plan(plan):
                          "backend='cuda', or pass NumPy arrays")
 
 
-def _device_multiply(plan, x, y, alpha, beta, stream, xs=None):
+def _device_multiply(plan, x, y, alpha, beta, stream):
     _require_device_plan(plan)
-    xs = xs or _CudaArray(x, "x")
+    xs = _CudaArray(x, "x")
     ys = _CudaArray(y, "y")
     f = plan._gpu
     xs.check(plan, f.cols, f)
@@ -295,29 +307,42 @@ def _device_multiply(plan, x, y, alpha, beta, stream, xs=None):
 
 
 def _device_matmul(plan, x):
+    """plan @ x on a GPU array: x checked, y made (beside x, in x's library) and written in one call;
+    y, new, needs none of multiply's checks."""
     _require_device_plan(plan)
-    xs = _CudaArray(x, "x")
     f = plan._gpu
+    xs = _CudaArray(x, "x")
+    lib = _library(x)
     if xs.typestr != f.typestr:  # a converted copy, in x's own library
-        if _library(x) == "torch":
+        if lib == "torch":
             x = x.to(_torch_dtype(plan.dtype))
         elif hasattr(xs.view, "astype"):
             x = xs.view.astype(plan.dtype)
         else:
             raise ValueError(f"x is {xs.typestr}, the plan's vectors are {plan.dtype}: convert it first")
         xs = _CudaArray(x, "x")
+    xs.check(plan, f.cols, f)
     shape = (f.rows,) if len(xs.shape) == 1 else (f.rows, xs.shape[1])
     col_major = f.col_major
-    lib = _library(x)
     if lib == "torch":
-        import torch
+        torch = _module("torch")
         y = torch.empty(shape[::-1] if col_major else shape, dtype=_torch_dtype(plan.dtype), device=x.device)
         y = y.T if col_major else y
+        py = y.data_ptr()
     else:
-        import cupy
-        with xs.view.device:  # y beside x
-            y = cupy.empty(shape, dtype=np.float32 if f.single else np.float64, order="F" if col_major else "C")
-    _device_multiply(plan, xs.view, y, 1.0, 0.0, None, xs if xs.view is x else None)
+        cupy = _module("cupy")
+        view = xs.view
+        device = view.data.device_id if type(view).__module__ == "cupy" else \
+            cupy.cuda.runtime.pointerGetAttributes(xs.ptr).device
+        order = "F" if col_major else "C"
+        if device == cupy.cuda.runtime.getDevice():
+            y = cupy.empty(shape, dtype=np.float32 if f.single else np.float64, order=order)
+        else:
+            with cupy.cuda.Device(device):  # y beside x
+                y = cupy.empty(shape, dtype=np.float32 if f.single else np.float64, order=order)
+        py = y.data.ptr
+    n = f.rows * f.k
+    plan._multiply_device(xs.ptr, f.cols * f.k, py, n, f.single, 1.0, 0.0, xs.stream)
     if lib not in ("torch", "cupy") and xs.view is not x:  # a DLPack array: back to its own kind
         import importlib
         for mod in (lib + ".numpy", lib):
@@ -329,7 +354,7 @@ def _device_matmul(plan, x):
 
 
 def _torch_dtype(dtype):
-    import torch
+    torch = _module("torch")
     return torch.float32 if np.dtype(dtype) == np.float32 else torch.float64
 
 
