@@ -44,17 +44,24 @@ Ownership partition_columns(const CsrView& a, const Ownership& rows) {
 }
 
 LocalPart split_rows(const CsrView& a, const Ownership& rows, const Ownership& cols, int rank) {
+  const index_t r0 = rows.begin(rank), n = rows.size(rank);
+  CsrView mine = a;  // rows [r0, r0 + n): their offsets, into a's columns and values
+  mine.rows = n;
+  mine.row_ptr = a.row_ptr.subspan(static_cast<std::size_t>(r0), static_cast<std::size_t>(n) + 1);
+  return split_local(mine, cols.begin(rank), cols.end(rank), cols);
+}
+
+LocalPart split_local(const CsrView& a, index_t c0, index_t c1, const Ownership& cols) {
   if (a.is_complex() || a.values_in_float()) throw Error("split_rows: a real double matrix");
-  const index_t r0 = rows.begin(rank), r1 = rows.end(rank), c0 = cols.begin(rank), c1 = cols.end(rank);
+  const index_t n = a.rows;
   LocalPart p;
   // The halo: every column outside [c0, c1) the rows touch, sorted and unique.
-  for (index_t r = r0; r < r1; ++r)
+  for (index_t r = 0; r < n; ++r)
     for (offset_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q)
       if (a.col[q] < c0 || a.col[q] >= c1) p.halo.push_back(a.col[q]);
   std::sort(p.halo.begin(), p.halo.end());
   p.halo.erase(std::unique(p.halo.begin(), p.halo.end()), p.halo.end());
   for (const index_t c : p.halo) p.halo_owner.push_back(cols.owner(c));
-  const index_t n = r1 - r0;
   const auto block = [n](index_t cols) {
     return Csr{.rows = n,
                .cols = cols,
@@ -67,7 +74,7 @@ LocalPart split_rows(const CsrView& a, const Ownership& rows, const Ownership& c
   };
   p.diag = block(c1 - c0);
   p.offd = block(static_cast<index_t>(p.halo.size()));
-  for (index_t r = r0; r < r1; ++r) {
+  for (index_t r = 0; r < n; ++r) {
     for (offset_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) {
       const index_t c = a.col[q];
       if (c >= c0 && c < c1) {
@@ -78,8 +85,8 @@ LocalPart split_rows(const CsrView& a, const Ownership& rows, const Ownership& c
         p.offd.val.push_back(a.val[q]);
       }
     }
-    p.diag.row_ptr[static_cast<std::size_t>(r - r0) + 1] = static_cast<offset_t>(p.diag.col.size());
-    p.offd.row_ptr[static_cast<std::size_t>(r - r0) + 1] = static_cast<offset_t>(p.offd.col.size());
+    p.diag.row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<offset_t>(p.diag.col.size());
+    p.offd.row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<offset_t>(p.offd.col.size());
   }
   return p;
 }

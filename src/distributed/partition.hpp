@@ -34,6 +34,9 @@ struct LocalPart {
   std::vector<int> halo_owner;  ///< the rank owning each (never this one)
 };
 LocalPart split_rows(const CsrView& a, const Ownership& rows, const Ownership& cols, int rank);
+/// The same from the rank's rows alone (`mine`: its rows, global column numbers), its columns
+/// [c0, c1): what each rank of an MPI run does with the rows it holds.
+LocalPart split_local(const CsrView& mine, index_t c0, index_t c1, const Ownership& cols);
 
 /// What one rank sends and receives in a product: send[q] are the local indices (into its own x
 /// block) of the entries rank q needs, in q's halo order; recv[q] the number it receives from q,

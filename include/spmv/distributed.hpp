@@ -1,0 +1,117 @@
+#pragma once
+/// @file
+/// Products of a matrix distributed over the ranks of an MPI communicator (library spmv::mpi,
+/// built where MPI is found).
+///
+/// Each rank holds a contiguous block of rows and the same block of x's entries (for a square
+/// matrix; a rectangular one's x is split in even blocks), PETSc's MPIAIJ layout: its rows split
+/// into a diagonal block (the columns it owns) and an off-diagonal block over a compact halo (the
+/// other columns its rows touch), each an ordinary Plan of this library (the planner chooses its
+/// kernel; OpenMP, serial or CUDA, one GPU per rank). A product posts the halo's exchange, runs the
+/// diagonal block, completes the exchange and adds the off-diagonal block: communication overlapped
+/// with the local product. Who sends which entries to whom is worked out once, when the plan is made.
+#include <mpi.h>
+#include <spmv/plan.hpp>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spmv {
+
+/// One rank's rows of a distributed matrix: rows [row_begin, row_begin + rows.rows) of a
+/// global_rows x global_cols matrix, in CSR with global column numbers (rows.cols == global_cols).
+struct RankRows {
+  index_t global_rows = 0;
+  index_t global_cols = 0;
+  index_t row_begin = 0;
+  Csr rows;
+};
+
+/// `a` (significant on `root` only; other ranks pass nullptr) split into contiguous row blocks
+/// balanced by nonzeros plus rows, each sent to its rank. Collective over comm.
+RankRows scatter_rows(MPI_Comm comm, const Csr* a, int root = 0);
+/// `root` reads the file (Matrix Market, .gz, binary cache: spmv::load) and scatters its rows; a
+/// read error is thrown on every rank (the root's message). Collective.
+RankRows read_rows(MPI_Comm comm, const std::string& path, int root = 0);
+/// Each rank's rows of a matrix made in place, without any file: the negative Laplacian of an
+/// n x n x n grid with a 7-point (points = 7) or 27-point (points = 27) stencil, rows numbered
+/// x fastest, in even row blocks; diagonal points - 1, every neighbour -1. Collective.
+RankRows stencil_rows(MPI_Comm comm, index_t n, int points);
+
+/// Where a distributed product's time went on this rank, summed over the products since the
+/// plan was made or reset_timings() (host seconds, MPI_Wtime).
+struct DistributedTimings {
+  long long products = 0;
+  double pack = 0;    ///< the entries to send gathered (and, on the GPU, copied to the host)
+  double local = 0;   ///< the diagonal block's product called (on the GPU: queued)
+  double wait = 0;    ///< waiting for the exchange to complete after the local product
+  double remote = 0;  ///< the off-diagonal block (and, on the GPU, the halo copied to the device)
+  double total = 0;   ///< whole calls of multiply()
+};
+
+/// A distributed product's plan: made once (collectively), applied many times.
+class DistributedPlan {
+ public:
+  /// Collective over comm (which the plan duplicates and keeps). opt as for make_plan, applied to
+  /// both blocks: opt.operation Transpose makes y = alpha A^T x + beta y (x in row blocks, y in
+  /// column blocks; the off-diagonal block's contributions sent back to their owners); opt.k > 1
+  /// the SpMM, X and Y row-major (Layout::RowMajor only). Precision double or mixed (double
+  /// vectors). A CUDA backend puts each rank on one GPU: device (cuda_device_count()) rank-local
+  /// index modulo the GPUs, set by the caller (cudaSetDevice) or by make() when `select_device`.
+  static std::unique_ptr<DistributedPlan> make(MPI_Comm comm, const RankRows& rows, Backend backend,
+                                               std::string_view kernel = "auto", const PlanOptions& opt = {},
+                                               bool select_device = true);
+  ~DistributedPlan();
+  DistributedPlan(const DistributedPlan&) = delete;
+  DistributedPlan& operator=(const DistributedPlan&) = delete;
+
+  /// y = alpha A x + beta y over this rank's blocks: x holds x_size()*k values, y y_size()*k, host
+  /// memory (for a CUDA plan copied to and from the device within the call). Collective: every
+  /// rank calls it for every product.
+  void multiply(std::span<const double> x, std::span<double> y, double alpha = 1.0, double beta = 0.0);
+  /// The same on device memory (CUDA plans), queued on `stream`; the halo staged through pinned
+  /// host memory for MPI (the call returns once its messages are done; y is ready when the
+  /// stream's work is).
+  void multiply(DeviceSpan<const double> x, DeviceSpan<double> y, double alpha = 1.0, double beta = 0.0,
+                CudaStream stream = nullptr);
+
+  int rank() const;
+  int ranks() const;
+  /// This rank's entries of x and of y: [x_begin, x_begin + x_size), [y_begin, y_begin + y_size).
+  index_t x_begin() const;
+  index_t x_size() const;
+  index_t y_begin() const;
+  index_t y_size() const;
+  index_t global_rows() const;
+  index_t global_cols() const;
+  int k() const;
+  bool on_device() const;
+  /// Halo entries this rank receives (A) or sends back (A^T) per product, and the entries it sends.
+  index_t halo_size() const;
+  index_t send_size() const;
+  /// Ranks it exchanges with.
+  int neighbours() const;
+  /// Bytes this rank sends per product (entries * k * 8).
+  std::size_t bytes_sent() const;
+  offset_t local_nnz() const;   ///< nonzeros of the diagonal block
+  offset_t remote_nnz() const;  ///< nonzeros of the off-diagonal block
+  /// The blocks' plans (remote: nullptr where this rank has no halo).
+  const Plan& local_plan() const;
+  const Plan* remote_plan() const;
+  /// Seconds the plan's making took on this rank (split, halo pattern, both blocks' plans).
+  double setup_seconds() const;
+  const DistributedTimings& timings() const;
+  void reset_timings();
+  /// One line: this rank's rows, blocks, halo and the blocks' kernels.
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  explicit DistributedPlan(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace spmv

@@ -1,0 +1,48 @@
+#pragma once
+// Internal: a distributed product's halo on the device (src/distributed/mpi, one GPU per rank):
+// x's entries that other ranks need gathered on the GPU and staged through pinned host memory for
+// MPI (which here has no CUDA support), the halo received copied back; for A^T the reverse, the
+// contributions received added into y neighbour by neighbour (no atomics: the same bits every run).
+#include <spmv/device.hpp>
+#include <spmv/types.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+namespace spmv::cuda {
+
+class HaloStaging {
+ public:
+  /// send: the local indices of x's entries sent, every neighbour's list one after the other
+  /// (segments[q]..segments[q+1] the q-th); halo: entries received; k values per entry.
+  HaloStaging(std::span<const index_t> send, std::span<const std::size_t> segments, std::size_t halo, int k);
+  ~HaloStaging();
+  HaloStaging(const HaloStaging&) = delete;
+  HaloStaging& operator=(const HaloStaging&) = delete;
+
+  double* send_host();
+  double* halo_host();
+  double* halo_device();
+  /// Waits for the product marked last (mark) to be done with the buffers.
+  void wait_previous();
+  /// Marks the end of this product's work on s.
+  void mark(CudaStream s);
+  /// x's entries at `send` into send_host(), on s; returns when they are there.
+  void gather(const double* x, CudaStream s);
+  /// halo_host() to halo_device(), queued on s.
+  void halo_to_device(CudaStream s);
+  /// halo_device() to halo_host(), on s; returns when they are there.
+  void halo_to_host(CudaStream s);
+  /// y[send[i]] += send_host()[i] (k values each), neighbour by neighbour, queued on s.
+  void scatter_add(double* y, CudaStream s);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Makes device (local_rank modulo the GPUs) this thread's current one; returns it (-1: no GPU).
+int select_device(int local_rank);
+
+}  // namespace spmv::cuda

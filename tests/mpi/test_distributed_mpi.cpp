@@ -1,0 +1,185 @@
+// The distributed product over MPI (include/spmv/distributed.hpp), run by ctest under mpiexec on
+// 1-4 ranks: every rank's block of y, gathered, passes the accurate reference's check for A x and
+// A^T x, SpMV and SpMM, alpha and beta, on matrices read by rank 0 and scattered (square,
+// rectangular both ways) and on stencils made in place (also with ranks that own no rows); errors
+// are thrown on every rank. The backend: SPMV_TEST_BACKEND (serial, omp, cuda; default omp).
+#include <gtest/gtest.h>
+#include <spmv/distributed.hpp>
+#include <spmv/formats/transpose.hpp>
+#include <spmv/io.hpp>
+#include <spmv/reference.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace spmv {
+namespace {
+
+int rank_of(MPI_Comm c = MPI_COMM_WORLD) {
+  int r = 0;
+  MPI_Comm_rank(c, &r);
+  return r;
+}
+int ranks_of(MPI_Comm c = MPI_COMM_WORLD) {
+  int n = 0;
+  MPI_Comm_size(c, &n);
+  return n;
+}
+
+Backend test_backend() {
+  const char* b = std::getenv("SPMV_TEST_BACKEND");
+  return parse_backend(b && *b ? b : "omp");
+}
+
+PlanOptions options(int k = 1, Operation op = Operation::NoTranspose) {
+  PlanOptions opt;
+  opt.threads = 1;  // ranks share the test machine's cores
+  opt.k = k;
+  opt.operation = op;
+  opt.products = 4;
+  return opt;
+}
+
+// Every rank's block gathered into the whole vector (k values per entry), on every rank.
+std::vector<double> gather(const std::vector<double>& mine, index_t total, int k) {
+  const int n = ranks_of();
+  std::vector<int> counts(static_cast<std::size_t>(n)), displs(static_cast<std::size_t>(n));
+  const int count = static_cast<int>(mine.size());
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  for (int r = 1; r < n; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  std::vector<double> all(static_cast<std::size_t>(total) * k);
+  MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+  return all;
+}
+
+// The distributed product of `rows` (the whole matrix `a` on every rank, for the reference) checked
+// for y = alpha op(A) x + beta y0.
+void expect_product(const Csr& a, const RankRows& rows, int k, Operation op, double alpha, double beta,
+                    const std::string& what) {
+  SCOPED_TRACE(what + " k=" + std::to_string(k) + (op == Operation::Transpose ? " A^T" : " A"));
+  const auto plan = DistributedPlan::make(MPI_COMM_WORLD, rows, test_backend(), "auto", options(k, op));
+  const Csr at = op == Operation::Transpose ? transpose(a.view()) : Csr{};
+  const CsrView m = op == Operation::Transpose ? at.view() : a.view();
+  ASSERT_EQ(plan->global_rows(), m.rows);
+  ASSERT_EQ(plan->global_cols(), m.cols);
+  const std::vector<double> x = make_vector("random:7", static_cast<std::size_t>(m.cols) * k);
+  const std::vector<double> y0 = make_vector("random:8", static_cast<std::size_t>(m.rows) * k);
+  const std::vector<double> xb(x.begin() + plan->x_begin() * k, x.begin() + (plan->x_begin() + plan->x_size()) * k);
+  std::vector<double> yb(y0.begin() + plan->y_begin() * k, y0.begin() + (plan->y_begin() + plan->y_size()) * k);
+  const Reference ref = reference_product(m, x, k, Layout::RowMajor);
+  {  // A x alone: the reference's own check
+    std::vector<double> y(yb.size());
+    plan->multiply(xb, y);
+    const CheckResult c = check_product(m, ref, gather(y, m.rows, k), k, Layout::RowMajor, Precision::Double);
+    EXPECT_TRUE(c.passed) << c.message;
+  }
+  {  // alpha A x + beta y0, in y0's buffer: within a few roundings of alpha ref + beta y0
+    std::vector<double> y = yb;
+    plan->multiply(xb, y, alpha, beta);
+    const std::vector<double> got = gather(y, m.rows, k);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double want = alpha * ref.y[i] + beta * y0[i];
+      const double tol = 1e-12 * (std::abs(alpha) * ref.bound[i] + std::abs(beta * y0[i])) + 1e-300;
+      ASSERT_LE(std::abs(got[i] - want), tol) << "entry " << i << ": " << got[i] << " want " << want;
+    }
+  }
+  // Where time went, and what went over the wire: one product counted per call.
+  EXPECT_EQ(plan->timings().products, 2);
+  long long sent = static_cast<long long>(plan->bytes_sent()), total_sent = 0;
+  MPI_Allreduce(&sent, &total_sent, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (ranks_of() == 1) EXPECT_EQ(total_sent, 0);
+}
+
+Csr test_matrix(const std::string& name) {
+  return io::load(std::string(SPMV_TEST_DATA) + "/suitesparse/" + name + ".mtx.gz").matrix;
+}
+
+TEST(DistributedMpi, ReadAndScatteredMatricesBothOperationsSpmvAndSpmm) {
+  // cage9: square nonsymmetric; well1033: 1033 x 320; its transpose 320 x 1033.
+  for (const std::string name : {"cage9", "well1033"}) {
+    const Csr a = test_matrix(name);
+    const RankRows rows = read_rows(MPI_COMM_WORLD, std::string(SPMV_TEST_DATA) + "/suitesparse/" + name + ".mtx.gz");
+    EXPECT_EQ(rows.global_rows, a.rows);
+    for (const Operation op : {Operation::NoTranspose, Operation::Transpose})
+      for (const int k : {1, 3}) expect_product(a, rows, k, op, k == 1 ? 1.0 : -0.5, k == 1 ? 0.0 : 2.0, name);
+    const Csr at = transpose(a.view());
+    const RankRows trows = scatter_rows(MPI_COMM_WORLD, rank_of() == 0 ? &at : nullptr);
+    expect_product(at, trows, 1, Operation::NoTranspose, 1.5, 0.25, name + "^T scattered");
+  }
+}
+
+TEST(DistributedMpi, StencilsMadeInPlace) {
+  for (const int points : {7, 27}) {
+    const RankRows rows = stencil_rows(MPI_COMM_WORLD, 9, points);
+    const Csr a = stencil_rows(MPI_COMM_SELF, 9, points).rows;  // the whole matrix, for the reference
+    ASSERT_EQ(a.rows, 729);
+    EXPECT_EQ(a.nnz(), points == 7 ? 9 * 9 * 9 + 6 * 8 * 9 * 9 : 25 * 25 * 25);  // 27 points: (3n - 2)^3
+    expect_product(a, rows, 1, Operation::NoTranspose, 1.0, 0.0, "stencil " + std::to_string(points));
+    expect_product(a, rows, 2, Operation::Transpose, 1.0, 1.0, "stencil^T " + std::to_string(points));
+  }
+  // One row over every rank: the ranks after the first own none, and neither send nor receive.
+  const RankRows one = stencil_rows(MPI_COMM_WORLD, 1, 7);
+  expect_product(stencil_rows(MPI_COMM_SELF, 1, 7).rows, one, 1, Operation::NoTranspose, 2.0, 0.0, "1 row");
+}
+
+TEST(DistributedMpi, TheHaloIsWhatTheOtherRanksOwn) {
+  // A 7-point stencil of n^3 rows in even blocks: a rank's halo is the grid planes beside its
+  // block, at most 2 n^2 entries, and what it sends its neighbours is what they receive.
+  const index_t n = 8;
+  const RankRows rows = stencil_rows(MPI_COMM_WORLD, n, 7);
+  const auto plan = DistributedPlan::make(MPI_COMM_WORLD, rows, test_backend(), "auto", options());
+  EXPECT_LE(plan->halo_size(), 2 * n * n);
+  long long got = plan->halo_size(), sent = plan->send_size(), sums[2] = {0, 0}, mine[2] = {got, sent};
+  MPI_Allreduce(mine, sums, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(sums[0], sums[1]);
+  if (ranks_of() > 1) {
+    EXPECT_GT(plan->halo_size(), 0);
+    EXPECT_GE(plan->neighbours(), 1);
+  }
+  EXPECT_EQ(plan->local_nnz() + plan->remote_nnz(), rows.rows.nnz());
+}
+
+TEST(DistributedMpi, ErrorsReachEveryRank) {
+  // Rows that do not tile the matrix in rank order: refused on every rank, naming the rank.
+  RankRows rows = stencil_rows(MPI_COMM_WORLD, 4, 7);
+  if (ranks_of() > 1 && rank_of() == 1) rows.row_begin += 1;
+  if (ranks_of() > 1) {
+    try {
+      DistributedPlan::make(MPI_COMM_WORLD, rows, test_backend(), "auto", options());
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("contiguous blocks"), std::string::npos) << e.what();
+    }
+  }
+  // A file rank 0 cannot read: every rank gets its message.
+  try {
+    read_rows(MPI_COMM_WORLD, "/nonexistent/m.mtx");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/m.mtx"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+  }
+  // Column-major SpMM is refused.
+  PlanOptions col = options(2);
+  col.layout = Layout::ColMajor;
+  EXPECT_THROW(DistributedPlan::make(MPI_COMM_WORLD, stencil_rows(MPI_COMM_WORLD, 3, 7), test_backend(), "auto", col),
+               Unsupported);
+}
+
+}  // namespace
+}  // namespace spmv
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (spmv::rank_of() != 0) {  // one rank reports; a failure on another still fails the run (its exit status)
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int rc = RUN_ALL_TESTS();
+  int worst = 0;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}
