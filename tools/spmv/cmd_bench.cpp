@@ -25,6 +25,7 @@ struct BenchArgs {
   int repeat = 0;
   double min_sample_ms = 0, time_budget = 480;
   std::string out = "results.csv", suite = "auto", matrices_dir, suite_file, cache_dir = bench::default_cache_dir();
+  bool distributed = false;
   bool quick = false, no_baselines = false, no_progress = false, no_trial = false, seed_suite = false, no_cache = false;
   KernelSettings kernel_settings;
   long long products = 100;
@@ -175,8 +176,33 @@ std::string ceilings_text(const spmv::bench::Ceilings& c, bool gpu) {
       gpu ? ", GPU copy " + ceiling_text(c.gpu_copy, c.gpu_copy_min, c.gpu_copy_max, c.gpu_copy_runs) : "");
 }
 
+// bench --distributed: the distributed product of each file (default: two stencils made in place),
+// per operation and k, on the first backend given (else the default one) and kernel (else auto).
+int distributed_bench(const BenchArgs& a) {
+  if (a.backends.size() > 1 || a.kernel_names.size() > 1 || !a.formats.empty() || a.precisions.size() > 1 ||
+      a.layouts != std::vector<std::string>{"row"})
+    throw UsageError("--distributed: one --backend, at most one --kernel, no --format, one --precision, row layout");
+  DistributedRequest req;
+  req.sources = a.paths.empty() ? std::vector<std::string>{"stencil7:128", "stencil27:100"} : a.paths;
+  req.backend = a.backends.empty() ? default_backend() : parse_backend(a.backends[0]);
+  req.kernel = a.kernel_names.empty() ? "auto" : a.kernel_names[0];
+  req.opt.precision = parse_precision(a.precisions[0]);
+  req.opt.products = a.products;
+  req.opt.trial = !a.no_trial;
+  if (const auto t = a.kernel_settings.given.find("threads"); t != a.kernel_settings.given.end() && !t->second.empty())
+    req.opt.threads = static_cast<int>(t->second[0]);
+  req.operations.clear();
+  for (const std::string& o : a.operations) req.operations.push_back(parse_operation(o));
+  if (!a.ks.empty()) req.ks = a.ks;
+  req.repeat = a.repeat > 0 ? a.repeat : 10;
+  req.min_sample_ms = a.min_sample_ms > 0 ? a.min_sample_ms : 50;
+  req.csv = a.out;
+  return run_distributed(req);
+}
+
 int bench_cmd(BenchArgs& a) {
   using namespace spmv::bench;
+  if (a.distributed) return distributed_bench(a);
   const auto t0 = std::chrono::steady_clock::now();
   const MachineInfo m = machine_info();
   const bool quick = a.quick || a.suite == "quick";
@@ -333,6 +359,10 @@ void add_bench(CLI::App& app, Action& action) {
   add_output(cmd, a->out, "CSV output (a .json beside it)")->capture_default_str();
   cmd->add_option("--out", a->out)->group("");  // the earlier spelling
   add_suite_options(cmd, a.get());
+  cmd->add_flag("--distributed", a->distributed,
+                "The product over the MPI ranks it runs on (mpirun -np N spmv bench --distributed [FILES]; default "
+                "sources stencil7:128 and stencil27:100, made on each rank): per-rank and total times, "
+                "communication share, bytes exchanged, halo; CSV rows per rank and for all to -o");
   cmd->add_flag("--no-baselines", a->no_baselines, "Leave out Eigen/cuSPARSE");
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
   cmd->add_option("--products", a->products, "Kernel auto: products a plan serves")

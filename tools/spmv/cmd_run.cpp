@@ -28,6 +28,7 @@ struct RunArgs {
   std::uint64_t memory_budget = 0;
   bool no_trial = false;
   bool transpose = false;
+  bool distributed = false;
 };
 
 // n x k values from one layout to the other: column-major (Matrix Market arrays) to row-major when
@@ -179,8 +180,39 @@ KeyValues result_lines(const RunArgs& args, const Target& t, const CsrView& a, c
   return out;
 }
 
+PlanOptions plan_options(const RunArgs& args, const Target& target) {
+  PlanOptions opt;
+  opt.k = args.k;
+  opt.kernel.variant = args.variant;
+  args.kernel_settings.apply(opt);
+  opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
+  opt.products = args.products;
+  opt.trial = !args.no_trial;
+  opt.precision = target.precision;
+  opt.operation = args.transpose ? Operation::Transpose : Operation::NoTranspose;
+  return opt;
+}
+
+DistributedRequest distributed_request(const RunArgs& args, const Target& target) {
+  if (args.x != "random:42" || args.json || args.layout != "row" || !args.output.empty())
+    throw UsageError(
+        "--distributed takes neither --x, --json, --layout col nor -o (x is random:42, X row-major; "
+        "spmv bench --distributed -o FILE writes CSV)");
+  DistributedRequest req;
+  req.sources = {args.file};
+  req.backend = target.backend;
+  req.kernel = target.spec->name;
+  req.opt = plan_options(args, target);
+  req.operations = {req.opt.operation};
+  req.ks = {args.k};
+  req.repeat = args.repeat;
+  req.min_sample_ms = args.min_sample_ms;
+  return req;
+}
+
 int run(const RunArgs& args) {
   const Target target = resolve_target(args);  // fails fast, before the file is read
+  if (args.distributed) return run_distributed(distributed_request(args, target));
   // What run holds beside the matrix counts in the memory budget at the file's size line, so that
   // a matrix of mostly empty rows is refused there rather than after the reader.
   const auto [per_row, per_col] = checked_product_memory(args.k);
@@ -205,15 +237,7 @@ int run(const RunArgs& args) {
   const Transposed t = args.transpose ? transpose_as_stored(stored) : Transposed{};
   const CsrView a = args.transpose ? t.view() : stored;
 
-  PlanOptions opt;
-  opt.k = args.k;
-  opt.kernel.variant = args.variant;
-  args.kernel_settings.apply(opt);
-  opt.layout = args.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
-  opt.products = args.products;
-  opt.trial = !args.no_trial;
-  opt.precision = target.precision;
-  opt.operation = args.transpose ? Operation::Transpose : Operation::NoTranspose;
+  const PlanOptions opt = plan_options(args, target);
 
   check_input_memory(fmt::format("--k {}: X ({} x {}) and Y ({} x {}), the reference and the plan's copies", args.k,
                                  a.cols, args.k, a.rows, args.k),
@@ -303,6 +327,11 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_flag("--transpose", args->transpose,
                 "y = A^T x: the plan makes A^T once (counted in convert_s) and runs the kernel on it; x has the "
                 "matrix's rows, y its columns");
+  cmd->add_flag("--distributed", args->distributed,
+                "Over the MPI ranks it runs on (mpirun -np N spmv run FILE --distributed): rows split in blocks "
+                "balanced by nonzeros, each rank's blocks planned for its backend (cuda: a GPU per rank), the halo "
+                "exchanged during the local product; per-rank times, communication share, bytes exchanged, halo. "
+                "FILE may be stencil7:N or stencil27:N (an N^3 grid's stencil made on each rank, no file)");
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(positive_int())->capture_default_str();
   cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")
       ->check(CLI::IsMember({"row", "col"}))

@@ -139,6 +139,23 @@ struct KernelSettings {
   void apply_variant(PlanOptions& o) const;
 };
 
+// run --distributed, bench --distributed (cmd_distributed.cpp): the product over the MPI ranks
+// of the command (mpirun -np N spmv ...) on each source (a matrix file, or stencil7:N /
+// stencil27:N made in place on each rank), for each operation and k; rank 0 prints and appends
+// to `csv` (none where empty). Without MPI built in: UsageError.
+struct DistributedRequest {
+  std::vector<std::string> sources;
+  Backend backend = Backend::Omp;
+  std::string kernel = "auto";
+  PlanOptions opt;
+  std::vector<Operation> operations{Operation::NoTranspose};
+  std::vector<int> ks{1};
+  int repeat = 10;
+  double min_sample_ms = 50;
+  std::string csv;
+};
+int run_distributed(const DistributedRequest& req);
+
 void add_info(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);
 void add_convert(CLI::App& app, Action& action);

@@ -1,0 +1,60 @@
+#pragma once
+// The distributed product measured (spmv run --distributed, spmv bench --distributed): built where
+// MPI is (SPMV_HAVE_MPI). Every rank runs it; rank 0 holds the per-rank table.
+#include <spmv/distributed.hpp>
+#include <spmv/timing.hpp>
+
+#include <string>
+#include <vector>
+
+namespace spmv::bench {
+
+/// A source: a matrix file, or "stencil7:N" / "stencil27:N" (an N^3 grid's stencil, each rank's
+/// rows made in place, no file).
+struct DistributedConfig {
+  Backend backend = Backend::Omp;
+  std::string kernel = "auto";
+  PlanOptions opt;
+  int samples = 10;
+  double sample_seconds = 0.05;
+};
+
+/// One rank's share, per product (seconds averaged over the timed products).
+struct DistributedRank {
+  int rank = 0;
+  index_t rows = 0, halo = 0, sent = 0;
+  offset_t local_nnz = 0, remote_nnz = 0;
+  int neighbours = 0;
+  double bytes_sent = 0;
+  double pack_s = 0, local_s = 0, wait_s = 0, remote_s = 0, total_s = 0;
+  double setup_s = 0;
+  std::string local_kernel, remote_kernel;
+};
+
+struct DistributedResult {
+  std::string matrix, backend, operation;
+  index_t rows = 0, cols = 0;
+  offset_t nnz = 0;
+  int ranks = 1, k = 1;
+  double read_s = 0;   ///< reading (rank 0) and scattering, or making the stencil's rows
+  double setup_s = 0;  ///< the plan's making, slowest rank
+  ProductTiming time;  ///< per product, between barriers (the slowest rank's)
+  double gflops = 0;
+  double bytes_exchanged = 0;  ///< per product, all ranks
+  index_t halo_total = 0, halo_max = 0;
+  /// Of a product's time on the rank where it is largest: gathering and posting the halo plus
+  /// waiting for it after the local product (what the overlap did not hide).
+  double comm_share = 0;
+  bool passed = false;
+  std::string check;                      ///< "passed", or the first failure
+  std::vector<DistributedRank> per_rank;  ///< rank 0 only
+};
+
+/// Collective over comm.
+DistributedResult run_distributed(MPI_Comm comm, const std::string& source, const DistributedConfig& config);
+/// The result as key: value lines and a per-rank table (what spmv run --distributed prints).
+std::string distributed_text(const DistributedResult& r);
+/// One CSV row per rank and one for all ("all"), appended to `path` (a header first where new).
+void append_distributed_csv(const std::string& path, const DistributedResult& r);
+
+}  // namespace spmv::bench
