@@ -43,14 +43,18 @@ struct PinnedArray {
 }  // namespace
 
 struct HaloStaging::Impl {
-  Impl(std::span<const index_t> send, std::span<const std::size_t> seg, std::size_t halo, int k)
+  Impl(std::span<const index_t> send, std::span<const std::size_t> seg, std::size_t halo, int k,
+       std::span<const index_t> kept)
       : k(k),
         nsend(send.size()),
         nhalo(halo),
         segments(seg.begin(), seg.end()),
         idx(std::vector<index_t>(send.begin(), send.end())),
+        rows(std::vector<index_t>(kept.begin(), kept.end())),
+        nrows(kept.size()),
         send_d(nsend * k),
         halo_d(nhalo * k),
+        rows_d(nrows * k),
         send_h(nsend * k),
         halo_h(nhalo * k) {
     SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
@@ -59,20 +63,37 @@ struct HaloStaging::Impl {
   int k;
   std::size_t nsend, nhalo;
   std::vector<std::size_t> segments;
-  DeviceBuffer<index_t> idx;
-  DeviceBuffer<double> send_d, halo_d;
+  DeviceBuffer<index_t> idx, rows;
+  std::size_t nrows;
+  DeviceBuffer<double> send_d, halo_d, rows_d;
   PinnedArray send_h, halo_h;
   cudaEvent_t done{};
   bool pending = false;
 };
 
-HaloStaging::HaloStaging(std::span<const index_t> send, std::span<const std::size_t> segments, std::size_t halo, int k)
-    : impl_(std::make_unique<Impl>(send, segments, halo, k)) {}
+HaloStaging::HaloStaging(std::span<const index_t> send, std::span<const std::size_t> segments, std::size_t halo, int k,
+                         std::span<const index_t> rows)
+    : impl_(std::make_unique<Impl>(send, segments, halo, k, rows)) {}
 HaloStaging::~HaloStaging() = default;
 
 double* HaloStaging::send_host() { return impl_->send_h.p; }
 double* HaloStaging::halo_host() { return impl_->halo_h.p; }
 double* HaloStaging::halo_device() { return impl_->halo_d.data(); }
+double* HaloStaging::rows_device() { return impl_->rows_d.data(); }
+
+void HaloStaging::gather_rows(const double* x, CudaStream s) {
+  Impl& m = *impl_;
+  if (m.nrows == 0) return;
+  gather_kernel<<<grid_for(m.nrows * m.k), 256, 0, s>>>(x, m.rows.data(), m.nrows, m.k, m.rows_d.data());
+  SPMV_CUDA_CHECK_LAUNCH();
+}
+
+void HaloStaging::add_rows(double* y, CudaStream s) {
+  Impl& m = *impl_;
+  if (m.nrows == 0) return;
+  scatter_add_kernel<<<grid_for(m.nrows * m.k), 256, 0, s>>>(m.rows_d.data(), m.rows.data(), m.nrows, m.k, y);
+  SPMV_CUDA_CHECK_LAUNCH();
+}
 
 void HaloStaging::wait_previous() {
   if (impl_->pending) SPMV_CUDA_CHECK(cudaEventSynchronize(impl_->done));

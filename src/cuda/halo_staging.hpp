@@ -15,8 +15,10 @@ namespace spmv::cuda {
 class HaloStaging {
  public:
   /// send: the local indices of x's entries sent, every neighbour's list one after the other
-  /// (segments[q]..segments[q+1] the q-th); halo: entries received; k values per entry.
-  HaloStaging(std::span<const index_t> send, std::span<const std::size_t> segments, std::size_t halo, int k);
+  /// (segments[q]..segments[q+1] the q-th); halo: entries received; k values per entry; rows: the
+  /// rows the off-diagonal block keeps where it is stored compressed (empty: all rows).
+  HaloStaging(std::span<const index_t> send, std::span<const std::size_t> segments, std::size_t halo, int k,
+              std::span<const index_t> rows);
   ~HaloStaging();
   HaloStaging(const HaloStaging&) = delete;
   HaloStaging& operator=(const HaloStaging&) = delete;
@@ -36,6 +38,12 @@ class HaloStaging {
   void halo_to_host(CudaStream s);
   /// y[send[i]] += send_host()[i] (k values each), neighbour by neighbour, queued on s.
   void scatter_add(double* y, CudaStream s);
+  /// The compressed off-diagonal block's vector (k values per kept row), on the device.
+  double* rows_device();
+  /// rows_device()[i] = x[rows[i]] (A^T: x's kept rows), queued on s.
+  void gather_rows(const double* x, CudaStream s);
+  /// y[rows[i]] += rows_device()[i] (A: the block's product into y's kept rows), queued on s.
+  void add_rows(double* y, CudaStream s);
 
  private:
   struct Impl;

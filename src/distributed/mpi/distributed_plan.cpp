@@ -32,6 +32,10 @@ struct DistributedPlan::Impl {
   std::vector<std::size_t> send_seg{0}, recv_seg{0};
   std::vector<index_t> send_idx;
   std::vector<double> send_buf, halo_buf;
+  // The off-diagonal block keeps only its non-empty rows where they are few (most rows of a block
+  // touch no other rank's columns): kept[i] is its row i's, rows_buf its vector (k values a row).
+  std::vector<index_t> kept;
+  std::vector<double> rows_buf;
   std::vector<MPI_Request> requests;
   DistributedTimings timings;
   double setup = 0;
@@ -81,10 +85,20 @@ struct DistributedPlan::Impl {
       lap(timings.local);
       wait();
       lap(timings.wait);
-      if (remote) remote->multiply(std::span<const double>(halo_buf), std::span<double>(y, ny), alpha, 1.0);
+      if (remote && kept.empty()) remote->multiply(std::span<const double>(halo_buf), std::span<double>(y, ny), alpha, 1.0);
+      if (remote && !kept.empty()) {
+        remote->multiply(std::span<const double>(halo_buf), std::span<double>(rows_buf), alpha, 0.0);
+        for (std::size_t i = 0; i < kept.size(); ++i)
+          for (int j = 0; j < k; ++j) y[static_cast<std::size_t>(kept[i]) * k + j] += rows_buf[i * k + j];
+      }
       lap(timings.remote);
     } else {  // the off-diagonal block's contributions go back to their owners, who add them
-      if (remote) remote->multiply(std::span<const double>(x, nx), std::span<double>(halo_buf), alpha, 0.0);
+      if (remote && kept.empty()) remote->multiply(std::span<const double>(x, nx), std::span<double>(halo_buf), alpha, 0.0);
+      if (remote && !kept.empty()) {
+        for (std::size_t i = 0; i < kept.size(); ++i)
+          for (int j = 0; j < k; ++j) rows_buf[i * k + j] = x[static_cast<std::size_t>(kept[i]) * k + j];
+        remote->multiply(std::span<const double>(rows_buf), std::span<double>(halo_buf), alpha, 0.0);
+      }
       post(send_buf.data(), send_to, send_seg, halo_buf.data(), recv_from, recv_seg);
       lap(timings.pack);
       local->multiply(std::span<const double>(x, nx), std::span<double>(y, ny), alpha, beta);
@@ -124,12 +138,24 @@ struct DistributedPlan::Impl {
       lap(timings.wait);
       if (remote) {
         staging->halo_to_device(s);
-        remote->multiply(DeviceSpan<const double>(staging->halo_device(), halo_buf.size()), ys, alpha, 1.0, s);
+        const DeviceSpan<const double> halo(staging->halo_device(), halo_buf.size());
+        if (kept.empty()) {
+          remote->multiply(halo, ys, alpha, 1.0, s);
+        } else {
+          remote->multiply(halo, DeviceSpan<double>(staging->rows_device(), rows_buf.size()), alpha, 0.0, s);
+          staging->add_rows(y, s);
+        }
       }
       lap(timings.remote);
     } else {
       if (remote) {
-        remote->multiply(xs, DeviceSpan<double>(staging->halo_device(), halo_buf.size()), alpha, 0.0, s);
+        const DeviceSpan<double> halo(staging->halo_device(), halo_buf.size());
+        if (kept.empty()) {
+          remote->multiply(xs, halo, alpha, 0.0, s);
+        } else {
+          staging->gather_rows(x, s);
+          remote->multiply(DeviceSpan<const double>(staging->rows_device(), rows_buf.size()), halo, alpha, 0.0, s);
+        }
         staging->halo_to_host(s);
       }
       post(staging->send_host(), send_to, send_seg, staging->halo_host(), recv_from, recv_seg);
@@ -147,6 +173,27 @@ struct DistributedPlan::Impl {
   }
 #endif
 };
+
+namespace {
+
+// The block's non-empty rows alone, where they are under half of its rows: `kept` lists them (else
+// it stays empty and the block keeps every row).
+void compress_rows(Csr& b, std::vector<index_t>& kept) {
+  kept.clear();
+  for (index_t r = 0; r < b.rows; ++r)
+    if (b.row_ptr[r + 1] > b.row_ptr[r]) kept.push_back(r);
+  if (kept.size() * 2 >= static_cast<std::size_t>(b.rows)) {
+    kept.clear();
+    return;
+  }
+  Array<offset_t> ptr(kept.size() + 1);
+  ptr[0] = 0;
+  for (std::size_t i = 0; i < kept.size(); ++i) ptr[i + 1] = b.row_ptr[kept[i] + 1];
+  b.row_ptr = std::move(ptr);
+  b.rows = static_cast<index_t>(kept.size());
+}
+
+}  // namespace
 
 DistributedPlan::DistributedPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 DistributedPlan::~DistributedPlan() = default;
@@ -207,6 +254,8 @@ std::unique_ptr<DistributedPlan> DistributedPlan::make(MPI_Comm comm_in, const R
 
   // The blocks and the halo; the pattern: each rank tells the owners which entries it needs.
   m->part = dist::split_local(mine.view(), col_owner.begin(m->rank), col_owner.end(m->rank), col_owner);
+  compress_rows(m->part.offd, m->kept);
+  m->rows_buf.resize(m->kept.size() * static_cast<std::size_t>(m->k));
   const dist::LocalPart& p = m->part;
   std::vector<long long> need(static_cast<std::size_t>(m->size), 0);
   for (const int o : p.halo_owner) ++need[static_cast<std::size_t>(o)];
@@ -249,7 +298,7 @@ std::unique_ptr<DistributedPlan> DistributedPlan::make(MPI_Comm comm_in, const R
   mpi::throw_if_any(failure, comm, "DistributedPlan");
 #if SPMV_HAVE_CUDA
   if (m->local->on_device())
-    m->staging = std::make_unique<cuda::HaloStaging>(m->send_idx, m->send_seg, p.halo.size(), m->k);
+    m->staging = std::make_unique<cuda::HaloStaging>(m->send_idx, m->send_seg, p.halo.size(), m->k, m->kept);
 #endif
   m->setup = MPI_Wtime() - t0;
   return std::unique_ptr<DistributedPlan>(new DistributedPlan(std::move(m)));
