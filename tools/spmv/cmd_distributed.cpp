@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "commands.hpp"
 
@@ -14,6 +15,18 @@
 namespace spmv::cli {
 
 #if SPMV_HAVE_MPI
+namespace {
+
+// A rank's CPU threads: the cores it is bound to (mpirun --map-by slot:PE=N --bind-to core), or
+// the node's cores shared among its ranks where it is not bound.
+int rank_threads(int ranks_on_node) {
+  const int mine = omp_get_num_procs();  // the cores of this process's affinity mask
+  const int node = static_cast<int>(std::thread::hardware_concurrency());
+  return mine < node ? mine : std::max(1, node / ranks_on_node);
+}
+
+}  // namespace
+
 int run_distributed(const DistributedRequest& req) {
   int ready = 0;
   MPI_Initialized(&ready);
@@ -40,7 +53,7 @@ int run_distributed(const DistributedRequest& req) {
       for (const Operation op : req.operations)
         for (const int k : req.ks) {
           config.opt = req.opt;
-          if (config.opt.threads == 0) config.opt.threads = std::max(1, omp_get_num_procs() / per_node);
+          if (config.opt.threads == 0) config.opt.threads = rank_threads(per_node);
           config.opt.operation = op;
           config.opt.k = k;
           const bench::DistributedResult r = bench::run_distributed(MPI_COMM_WORLD, source, config);

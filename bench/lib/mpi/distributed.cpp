@@ -237,7 +237,7 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   r.bytes_exchanged = sum_over(me.bytes_sent, comm);
   r.halo_total = static_cast<index_t>(sum_over(me.halo, comm));
   r.halo_max = static_cast<index_t>(max_over(me.halo, comm));
-  r.comm_share = max_over(me.total_s > 0 ? (me.pack_s + me.wait_s) / me.total_s : 0, comm);
+  r.comm_share = max_over(me.pack_s + me.wait_s, comm) / r.time.median_s;
   const auto kernel_of = [](const Plan* p) {
     return p ? (p->chosen.empty() ? std::string("-") : p->chosen) : std::string("-");
   };

