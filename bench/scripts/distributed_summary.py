@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Markdown tables from `spmv bench --distributed` CSVs: per source, operation and k, the time per
+product by ranks (the "all" rows), its ratio to the fewest ranks', GFLOPS, the communication share
+and the bytes exchanged per product.
+
+    python3 bench/scripts/distributed_summary.py distributed_cpu_h200_COMMIT.csv [...]
+"""
+import csv
+import sys
+from collections import defaultdict
+
+
+def main(paths):
+    rows = defaultdict(dict)
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                if r["rank"] != "all":
+                    continue
+                rows[(r["matrix"], r["backend"], r["operation"], r["k"])][int(r["ranks"])] = r
+    print("| matrix | backend | op | k | ranks | time/product us | vs fewest ranks | GFLOPS | comm share | "
+          "bytes exchanged | halo (all ranks) | check |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (matrix, backend, op, k), by_ranks in rows.items():
+        first = by_ranks[min(by_ranks)]
+        for n in sorted(by_ranks):
+            r = by_ranks[n]
+            t = float(r["time_median_s"])
+            print(f"| {matrix} | {backend} | {'A^T x' if op == 't' else 'A x'} | {k} | {n} | {t * 1e6:.1f} | "
+                  f"{t / float(first['time_median_s']):.2f} | {float(r['gflops']):.1f} | "
+                  f"{float(r['comm_share']):.2f} | {float(r['bytes_exchanged']):.0f} | {r['halo']} | {r['check']} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
