@@ -1,7 +1,9 @@
 // PETSc's KSP on our distributed product: a MatShell whose MatMult is a spmv::DistributedPlan,
 // solved with CG beside the same solve on PETSc's own MATMPIAIJ of the same rows. Exits 0 when
-// both converge, take the same iterations, and their residual histories and solutions agree
-// within rounding; prints the time per iteration of both.
+// both converge within 1% of the same iterations, their residuals agree to 1e-10 over the first
+// 20 iterations (later, rounding grows through CG's recurrences differently for the two orders of
+// additions) and their solutions within 100 rtol; prints MatMult's time and the time per
+// iteration of both.
 //
 //   mpirun -np 4 petsc_bridge A.mtx.gz|stencil7:N|stencil27:N [--backend omp|cuda] [--rtol 1e-8] [--max-it 20000]
 //
@@ -162,7 +164,7 @@ int main(int argc, char** argv) {
     const bool converged = theirs.reason > 0 && ours.reason > 0;
     const bool same_iterations =
         std::abs(static_cast<long>(theirs.iterations - ours.iterations)) <= std::max<long>(1, theirs.iterations / 100);
-    const bool residuals_agree = early <= 1e-12;
+    const bool residuals_agree = early <= 1e-10;
     const bool solutions_agree = dnorm <= 100 * rtol * xnorm;
     if (rank == 0) {
       std::printf("matrix: %s\nranks: %d\nplan: %s\n", argv[1], plan->ranks(), plan->describe().c_str());
