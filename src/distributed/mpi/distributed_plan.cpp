@@ -85,7 +85,8 @@ struct DistributedPlan::Impl {
       lap(timings.local);
       wait();
       lap(timings.wait);
-      if (remote && kept.empty()) remote->multiply(std::span<const double>(halo_buf), std::span<double>(y, ny), alpha, 1.0);
+      if (remote && kept.empty())
+        remote->multiply(std::span<const double>(halo_buf), std::span<double>(y, ny), alpha, 1.0);
       if (remote && !kept.empty()) {
         remote->multiply(std::span<const double>(halo_buf), std::span<double>(rows_buf), alpha, 0.0);
         for (std::size_t i = 0; i < kept.size(); ++i)
@@ -93,7 +94,8 @@ struct DistributedPlan::Impl {
       }
       lap(timings.remote);
     } else {  // the off-diagonal block's contributions go back to their owners, who add them
-      if (remote && kept.empty()) remote->multiply(std::span<const double>(x, nx), std::span<double>(halo_buf), alpha, 0.0);
+      if (remote && kept.empty())
+        remote->multiply(std::span<const double>(x, nx), std::span<double>(halo_buf), alpha, 0.0);
       if (remote && !kept.empty()) {
         for (std::size_t i = 0; i < kept.size(); ++i)
           for (int j = 0; j < k; ++j) rows_buf[i * k + j] = x[static_cast<std::size_t>(kept[i]) * k + j];
