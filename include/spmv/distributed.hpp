@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <spmv/plan.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -33,13 +34,20 @@ struct RankRows {
 /// `a` (significant on `root` only; other ranks pass nullptr) split into contiguous row blocks
 /// balanced by nonzeros plus rows, each sent to its rank. Collective over comm.
 RankRows scatter_rows(MPI_Comm comm, const Csr* a, int root = 0);
-/// `root` reads the file (Matrix Market, .gz, binary cache: spmv::load) and scatters its rows; a
-/// read error is thrown on every rank (the root's message). Collective.
+/// The rows of a file. A binary cache (spmv convert A.mtx A.spmvbin; not gzipped): `root` reads
+/// its row offsets and splits the rows, every rank reads its own rows from the file in parallel
+/// (each part's structure checked; the file's checksum, which covers all of it, is not). Anything
+/// else (Matrix Market, .gz): `root` reads it (spmv::load) and scatters its rows. A read error is
+/// thrown on every rank (the failing rank's message). Collective.
 RankRows read_rows(MPI_Comm comm, const std::string& path, int root = 0);
 /// Each rank's rows of a matrix made in place, without any file: the negative Laplacian of an
 /// n x n x n grid with a 7-point (points = 7) or 27-point (points = 27) stencil, rows numbered
 /// x fastest, in even row blocks; diagonal points - 1, every neighbour -1. Collective.
 RankRows stencil_rows(MPI_Comm comm, index_t n, int points);
+/// Each rank's rows of an n x n random graph made in place: every row `per_row` distinct columns
+/// drawn uniformly (its own among them), values uniform in [-1, 1); row r's entries depend on
+/// (seed, r) alone, so the matrix is the same on any number of ranks. Even row blocks. Collective.
+RankRows random_rows(MPI_Comm comm, index_t n, int per_row, std::uint64_t seed = 42);
 
 /// Where a distributed product's time went on this rank, summed over the products since the
 /// plan was made or reset_timings() (host seconds, MPI_Wtime).

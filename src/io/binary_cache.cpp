@@ -18,6 +18,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <cerrno>
 #include <cstring>
@@ -385,5 +386,93 @@ BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated
 
 template Csr read_binary(ByteSource&, const ReadOptions&, bool*);
 template CsrF32 read_binary(ByteSource&, const ReadOptions&, bool*);
+
+std::optional<BinaryLayout> binary_layout(const std::string& path) {
+  ByteSource src = ByteSource::open(path);
+  if (src.content_size() < 0 || !has_binary_magic(src.head())) return std::nullopt;  // gzip, a pipe, text
+  ReadOptions opt;
+  opt.memory_budget_bytes = std::numeric_limits<double>::max();  // the ranks read parts of it
+  const CheckedHeader c = read_header<double>(src, opt);
+  if (c.cplx) throw ParseError(path, 0, "a complex matrix (the distributed product is real)");
+  BinaryLayout l;
+  l.rows = c.h.rows;
+  l.cols = c.h.cols;
+  l.nnz = c.h.nnz;
+  l.field = static_cast<Field>(c.h.field);
+  l.symmetry = static_cast<Symmetry>(c.h.symmetry);
+  l.value_bytes = c.stored_bytes;
+  l.row_ptr_at = c.h.header_bytes;
+  l.col_at = l.row_ptr_at + (static_cast<std::uint64_t>(l.rows) + 1) * sizeof(offset_t);
+  l.val_at = l.col_at + static_cast<std::uint64_t>(l.nnz) * sizeof(index_t) + col_pad(l.nnz);
+  return l;
+}
+
+namespace {
+
+// `bytes` at `offset` of the file, read whole (pread in pieces).
+void read_at(int fd, const std::string& path, std::uint64_t offset, void* dst, std::size_t bytes) {
+  auto* p = static_cast<char*>(dst);
+  while (bytes > 0) {
+    const ssize_t n = ::pread(fd, p, std::min<std::size_t>(bytes, std::size_t{1} << 30), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw ParseError(path, 0, n < 0 ? std::string("read failed: ") + std::strerror(errno) : "truncated binary cache");
+    p += n;
+    offset += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+struct Fd {
+  int fd;
+  explicit Fd(const std::string& path) : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd < 0) throw ParseError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  }
+  ~Fd() { ::close(fd); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+}  // namespace
+
+std::vector<offset_t> read_binary_row_ptr(const std::string& path, const BinaryLayout& l) {
+  const Fd f(path);
+  std::vector<offset_t> ptr(static_cast<std::size_t>(l.rows) + 1);
+  read_at(f.fd, path, l.row_ptr_at, ptr.data(), ptr.size() * sizeof(offset_t));
+  return ptr;
+}
+
+Csr read_binary_rows(const std::string& path, const BinaryLayout& l, index_t r0, index_t r1) {
+  if (r0 < 0 || r1 < r0 || r1 > l.rows) throw Error(fmt::format("{}: rows {}..{} of {}", path, r0, r1, l.rows));
+  const Fd f(path);
+  Csr a;
+  a.rows = r1 - r0;
+  a.cols = l.cols;
+  a.field = l.field;
+  a.symmetry = l.symmetry;
+  a.row_ptr.resize(static_cast<std::size_t>(a.rows) + 1);
+  read_at(f.fd, path, l.row_ptr_at + static_cast<std::uint64_t>(r0) * sizeof(offset_t), a.row_ptr.data(),
+          a.row_ptr.size() * sizeof(offset_t));
+  const offset_t base = a.row_ptr[0], end = a.row_ptr.back();
+  if (base < 0 || end < base || end > l.nnz)
+    throw ParseError(
+        path, 0, fmt::format("corrupt binary cache: rows {}..{} span entries {}..{} of {}", r0, r1, base, end, l.nnz));
+  for (offset_t& p : a.row_ptr) p -= base;
+  const auto n = static_cast<std::size_t>(end - base);
+  a.col.resize(n);
+  read_at(f.fd, path, l.col_at + static_cast<std::uint64_t>(base) * sizeof(index_t), a.col.data(), n * sizeof(index_t));
+  a.val.resize(n);
+  if (l.value_bytes == sizeof(double)) {
+    read_at(f.fd, path, l.val_at + static_cast<std::uint64_t>(base) * sizeof(double), a.val.data(), n * sizeof(double));
+  } else {
+    std::vector<float> v(n);
+    read_at(f.fd, path, l.val_at + static_cast<std::uint64_t>(base) * sizeof(float), v.data(), n * sizeof(float));
+    std::copy(v.begin(), v.end(), a.val.begin());
+  }
+  // The file's checksum covers all of it: a part is checked for the structure the kernels trust.
+  if (const std::string e = csr_structure_error(a); !e.empty())
+    throw ParseError(path, 0, fmt::format("corrupt binary cache (rows {}..{}): {}", r0, r1, e));
+  return a;
+}
 
 }  // namespace spmv::io::detail

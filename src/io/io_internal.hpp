@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +77,24 @@ DenseMatrix dense_vector(ByteSource& src, const ReadOptions& opt);
 // returned in V whatever type the cache stores (double read as float: range-checked).
 template <class V = double>
 BasicCsr<V> read_binary(ByteSource& src, const ReadOptions& opt, bool* generated);
+
+// A plain binary cache's sizes and where its sections start, its header checked as read_binary
+// checks it (the memory budget aside: each rank reads a part); nullopt for anything else (gzip, a
+// pipe, Matrix Market). Complex caches refused.
+struct BinaryLayout {
+  index_t rows = 0, cols = 0;
+  offset_t nnz = 0;
+  Field field = Field::Real;
+  Symmetry symmetry = Symmetry::General;
+  std::uint32_t value_bytes = 8;
+  std::uint64_t row_ptr_at = 0, col_at = 0, val_at = 0;
+};
+std::optional<BinaryLayout> binary_layout(const std::string& path);
+// Its row offsets (rows + 1), and rows [r0, r1) alone (offsets from 0, global columns, values in
+// double), read with pread: each rank of a distributed read takes its own. The checksum covers the
+// whole file and is not checked here; each part's structure is.
+std::vector<offset_t> read_binary_row_ptr(const std::string& path, const BinaryLayout& l);
+Csr read_binary_rows(const std::string& path, const BinaryLayout& l, index_t r0, index_t r1);
 
 // 64-bit checksum of a byte range, parallel over fixed-size blocks (deterministic whatever the
 // thread count): a 4-lane multiply/rotate mix per block, block digests combined in order.

@@ -10,6 +10,8 @@
 #include <spmv/reference.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -99,6 +101,14 @@ std::string data_path(const std::string& name) {
 
 Csr test_matrix(const std::string& name) { return io::load(data_path(name)).matrix; }
 
+void expect_same_csr(const Csr& got, const Csr& want) {
+  EXPECT_EQ(got.rows, want.rows);
+  EXPECT_EQ(got.cols, want.cols);
+  EXPECT_TRUE(std::equal(got.row_ptr.begin(), got.row_ptr.end(), want.row_ptr.begin(), want.row_ptr.end()));
+  EXPECT_TRUE(std::equal(got.col.begin(), got.col.end(), want.col.begin(), want.col.end()));
+  EXPECT_TRUE(std::equal(got.val.begin(), got.val.end(), want.val.begin(), want.val.end()));
+}
+
 TEST(DistributedMpi, ReadAndScatteredMatricesBothOperationsSpmvAndSpmm) {
   // cage9: square nonsymmetric; well1033: 1033 x 320; its transpose 320 x 1033.
   for (const std::string name : {"cage9", "well1033"}) {
@@ -110,6 +120,40 @@ TEST(DistributedMpi, ReadAndScatteredMatricesBothOperationsSpmvAndSpmm) {
     const Csr at = transpose(a.view());
     const RankRows trows = scatter_rows(MPI_COMM_WORLD, rank_of() == 0 ? &at : nullptr);
     expect_product(at, trows, 1, Operation::NoTranspose, 1.5, 0.25, name + "^T scattered");
+  }
+}
+
+TEST(DistributedMpi, BinaryCachesAreReadByEveryRankInParallel) {
+  // The same rows as rank 0's reading and scattering, read by each rank from a binary cache;
+  // a corrupt part is an error on every rank naming the file.
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/spmv_mpi_cage9.spmvbin", bad = dir + "/spmv_mpi_bad.spmvbin";
+  const Csr a = test_matrix("cage9");
+  if (rank_of() == 0) {
+    io::write_binary(path, a.view());
+    Csr broken = a;
+    broken.col[static_cast<std::size_t>(broken.nnz() - 1)] = broken.cols + 5;  // the last rank's part
+    io::write_binary(bad, broken.view());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const RankRows scattered = read_rows(MPI_COMM_WORLD, data_path("cage9"));
+  const RankRows own = read_rows(MPI_COMM_WORLD, path);
+  EXPECT_EQ(own.global_rows, a.rows);
+  EXPECT_EQ(own.global_cols, a.cols);
+  EXPECT_EQ(own.row_begin, scattered.row_begin);
+  expect_same_csr(own.rows, scattered.rows);
+  expect_product(a, own, 2, Operation::NoTranspose, 1.0, 0.5, "cage9 binary");
+  try {
+    read_rows(MPI_COMM_WORLD, bad);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("spmv_mpi_bad.spmvbin"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank_of() == 0) {
+    std::remove(path.c_str());
+    std::remove(bad.c_str());
   }
 }
 
@@ -125,6 +169,22 @@ TEST(DistributedMpi, StencilsMadeInPlace) {
   // One row over every rank: the ranks after the first own none, and neither send nor receive.
   const RankRows one = stencil_rows(MPI_COMM_WORLD, 1, 7);
   expect_product(stencil_rows(MPI_COMM_SELF, 1, 7).rows, one, 1, Operation::NoTranspose, 2.0, 0.0, "1 row");
+}
+
+TEST(DistributedMpi, RandomGraphsAreTheSameOnAnyNumberOfRanks) {
+  const RankRows rows = random_rows(MPI_COMM_WORLD, 3000, 9);
+  const Csr a = random_rows(MPI_COMM_SELF, 3000, 9).rows;
+  ASSERT_EQ(a.nnz(), 3000 * 9);
+  EXPECT_EQ(csr_structure_error(a.view()), "");
+  // This rank's rows are the whole matrix's at its offset.
+  for (index_t r = 0; r < rows.rows.rows; ++r)
+    for (offset_t q = 0; q < rows.rows.row_length(r); ++q) {
+      const offset_t mine = rows.rows.row_ptr[r] + q, whole = a.row_ptr[rows.row_begin + r] + q;
+      ASSERT_EQ(rows.rows.col[mine], a.col[whole]);
+      ASSERT_EQ(rows.rows.val[mine], a.val[whole]);
+    }
+  expect_product(a, rows, 1, Operation::NoTranspose, 1.0, 0.0, "random");
+  expect_product(a, rows, 1, Operation::Transpose, 1.0, 0.0, "random^T");
 }
 
 TEST(DistributedMpi, TheHaloIsWhatTheOtherRanksOwn) {

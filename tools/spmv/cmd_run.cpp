@@ -331,7 +331,8 @@ void add_run(CLI::App& app, Action& action) {
                 "Over the MPI ranks it runs on (mpirun -np N spmv run FILE --distributed): rows split in blocks "
                 "balanced by nonzeros, each rank's blocks planned for its backend (cuda: a GPU per rank), the halo "
                 "exchanged during the local product; per-rank times, communication share, bytes exchanged, halo. "
-                "FILE may be stencil7:N or stencil27:N (an N^3 grid's stencil made on each rank, no file)");
+                "FILE may be stencil7:N or stencil27:N (an N^3 grid's stencil) or random:N:D (an N-row random graph, D "
+                "entries a row), made on each rank without a file");
   cmd->add_option("--k", args->k, "Right-hand sides (SpMM when > 1)")->check(positive_int())->capture_default_str();
   cmd->add_option("--layout", args->layout, "Layout of X and Y when k > 1")
       ->check(CLI::IsMember({"row", "col"}))

@@ -27,6 +27,16 @@ int size_of(MPI_Comm c) {
   return n;
 }
 
+// "random:N:D" -> (N, D); (0, 0) otherwise.
+std::pair<index_t, int> random_of(const std::string& source) {
+  if (source.rfind("random:", 0) != 0) return {0, 0};
+  long long n = 0, d = 0;
+  char tail = 0;
+  if (std::sscanf(source.c_str() + 7, "%lld:%lld%c", &n, &d, &tail) != 2 || n < 1 || d < 1 || n > 2147483647LL || d > n)
+    throw Error(fmt::format("{}: random:N:D, N rows with D entries each (1 <= D <= N < 2^31)", source));
+  return {static_cast<index_t>(n), static_cast<int>(d)};
+}
+
 // "stencil7:100" -> (7, 100); (0, 0) for a file.
 std::pair<int, index_t> stencil_of(const std::string& source) {
   for (const int points : {7, 27}) {
@@ -110,10 +120,14 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   MPI_Barrier(comm);
   double t = MPI_Wtime();
   const auto [points, side] = stencil_of(source);
+  const auto [random_n, random_d] = random_of(source);
   RankRows rows;
   io::LoadedMatrix whole;
   if (points) {
     rows = stencil_rows(comm, side, points);
+    r.matrix = source;
+  } else if (random_n) {
+    rows = random_rows(comm, random_n, random_d);
     r.matrix = source;
   } else {
     std::string failure;
@@ -151,7 +165,9 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   v.product(*plan);
   v.fetch_y();
   // The check: each rank its own rows (A x; A^T x of a stencil, which is symmetric); A^T x of a
-  // file on rank 0 against the transpose of the whole matrix.
+  // file or a random graph on rank 0 against the transpose of the whole matrix (a random graph's
+  // made there too).
+  if (transpose && random_n && rank == 0) whole.matrix = random_rows(MPI_COMM_SELF, random_n, random_d).rows;
   std::string failure;
   if (!transpose || points) {
     const Reference ref = reference_product(rows.rows.view(), x, k, Layout::RowMajor);

@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "distributed/mpi/mpi_util.hpp"
 #include "distributed/partition.hpp"
+#include "io/io_internal.hpp"
 
 namespace spmv {
 
@@ -67,10 +69,55 @@ RankRows scatter_rows(MPI_Comm comm, const Csr* a, int root) {
 }
 
 RankRows read_rows(MPI_Comm comm, const std::string& path, int root) {
-  int rank = 0;
+  int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
-  io::LoadedMatrix loaded;
+  MPI_Comm_size(comm, &size);
+  // A plain binary cache: the root reads its row offsets and splits the rows, every rank reads its
+  // own rows (pread). Anything else: the root reads the whole matrix and scatters it.
+  io::detail::BinaryLayout layout;
+  int binary = 0;
   std::string failure;
+  if (rank == root) {
+    try {
+      const auto l = io::detail::binary_layout(path);
+      binary = l.has_value();
+      if (l) layout = *l;
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  mpi::throw_if_any(failure, comm, "read_rows");
+  mpi::check(MPI_Bcast(&binary, 1, MPI_INT, root, comm), "MPI_Bcast");
+  if (binary) {
+    mpi::check(MPI_Bcast(&layout, sizeof layout, MPI_BYTE, root, comm), "MPI_Bcast");
+    std::vector<index_t> bounds(static_cast<std::size_t>(size) + 1);
+    if (rank == root) {
+      try {
+        const std::vector<offset_t> ptr = io::detail::read_binary_row_ptr(path, layout);
+        CsrView offsets;
+        offsets.rows = layout.rows;
+        offsets.cols = layout.cols;
+        offsets.row_ptr = ptr;
+        bounds = dist::partition_rows(offsets, size).bounds;
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    }
+    mpi::throw_if_any(failure, comm, "read_rows");
+    mpi::check(MPI_Bcast(bounds.data(), size + 1, MPI_INT32_T, root, comm), "MPI_Bcast");
+    RankRows out;
+    out.global_rows = layout.rows;
+    out.global_cols = layout.cols;
+    out.row_begin = bounds[static_cast<std::size_t>(rank)];
+    try {
+      out.rows = io::detail::read_binary_rows(path, layout, out.row_begin, bounds[static_cast<std::size_t>(rank) + 1]);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    mpi::throw_if_any(failure, comm, "read_rows");
+    return out;
+  }
+  io::LoadedMatrix loaded;
   if (rank == root) {
     try {
       loaded = io::load(path);
@@ -114,6 +161,54 @@ RankRows stencil_rows(MPI_Comm comm, index_t n, int points) {
           m.val.push_back(dx == 0 && dy == 0 && dz == 0 ? points - 1.0 : -1.0);
         }
     m.row_ptr[static_cast<std::size_t>(r - r0) + 1] = static_cast<offset_t>(m.col.size());
+  }
+  return out;
+}
+
+namespace {
+
+// splitmix64: a row's stream of random numbers from (seed, row) alone.
+std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+RankRows random_rows(MPI_Comm comm, index_t n, int per_row, std::uint64_t seed) {
+  if (n < 1 || per_row < 1 || per_row > n)
+    throw Error(fmt::format("random_rows: n = {} rows with {} entries each: need 1 <= entries <= n", n, per_row));
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const auto r0 = static_cast<index_t>(static_cast<long long>(n) * rank / size);
+  const auto r1 = static_cast<index_t>(static_cast<long long>(n) * (rank + 1) / size);
+  RankRows out;
+  out.global_rows = out.global_cols = n;
+  out.row_begin = r0;
+  Csr& m = out.rows;
+  m.rows = r1 - r0;
+  m.cols = n;
+  m.row_ptr.assign(static_cast<std::size_t>(m.rows) + 1, 0);
+  m.col.resize(static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(per_row));
+  m.val.resize(m.col.size());
+#pragma omp parallel for schedule(static)
+  for (index_t r = r0; r < r1; ++r) {
+    std::uint64_t state = mix64(seed ^ mix64(static_cast<std::uint64_t>(r)));
+    const auto next = [&state] { return state = mix64(state); };
+    const std::size_t at = static_cast<std::size_t>(r - r0) * static_cast<std::size_t>(per_row);
+    index_t* cols = m.col.data() + at;
+    cols[0] = r;
+    for (int k = 1; k < per_row;) {  // distinct columns (rejection: per_row is small against n)
+      const auto c = static_cast<index_t>(next() % static_cast<std::uint64_t>(n));
+      if (std::find(cols, cols + k, c) == cols + k) cols[k++] = c;
+    }
+    std::sort(cols, cols + per_row);
+    for (int k = 0; k < per_row; ++k)
+      m.val[at + static_cast<std::size_t>(k)] = static_cast<double>(next() >> 11) * 0x1.0p-52 - 1.0;
+    m.row_ptr[static_cast<std::size_t>(r - r0) + 1] = static_cast<offset_t>(at) + per_row;
   }
   return out;
 }

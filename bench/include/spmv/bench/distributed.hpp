@@ -9,8 +9,8 @@
 
 namespace spmv::bench {
 
-/// A source: a matrix file, or "stencil7:N" / "stencil27:N" (an N^3 grid's stencil, each rank's
-/// rows made in place, no file).
+/// A source: a matrix file, "stencil7:N" / "stencil27:N" (an N^3 grid's stencil) or "random:N:D"
+/// (an N-row random graph, D entries a row): each rank's rows made in place, no file.
 struct DistributedConfig {
   Backend backend = Backend::Omp;
   std::string kernel = "auto";
