@@ -40,10 +40,13 @@ RankRows scatter_rows(MPI_Comm comm, const Csr* a, int root = 0);
 /// else (Matrix Market, .gz): `root` reads it (spmv::load) and scatters its rows. A read error is
 /// thrown on every rank (the failing rank's message). Collective.
 RankRows read_rows(MPI_Comm comm, const std::string& path, int root = 0);
-/// Each rank's rows of a matrix made in place, without any file: the negative Laplacian of an
-/// n x n x n grid with a 7-point (points = 7) or 27-point (points = 27) stencil, rows numbered
-/// x fastest, in even row blocks; diagonal points - 1, every neighbour -1. Collective.
-RankRows stencil_rows(MPI_Comm comm, index_t n, int points);
+/// Each rank's rows of a matrix made in place (in parallel), without any file: the negative
+/// Laplacian of an n x n x n grid of nodes with a 7-point (points = 7) or 27-point (points = 27)
+/// stencil, nodes numbered x fastest, in even row blocks. With `dofs` > 1 (1..8) each node has
+/// that many rows, each coupled to every dof of the node's neighbours (a FEM-like matrix of
+/// points * dofs entries a row): diagonal points * dofs - 1, every other entry -1 (symmetric,
+/// diagonally dominant). Collective.
+RankRows stencil_rows(MPI_Comm comm, index_t n, int points, int dofs = 1);
 /// Each rank's rows of an n x n random graph made in place: every row `per_row` distinct columns
 /// drawn uniformly (its own among them), values uniform in [-1, 1); row r's entries depend on
 /// (seed, r) alone, so the matrix is the same on any number of ranks. Even row blocks. Collective.

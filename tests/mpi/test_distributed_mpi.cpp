@@ -166,6 +166,16 @@ TEST(DistributedMpi, StencilsMadeInPlace) {
     expect_product(a, rows, 1, Operation::NoTranspose, 1.0, 0.0, "stencil " + std::to_string(points));
     expect_product(a, rows, 2, Operation::Transpose, 1.0, 1.0, "stencil^T " + std::to_string(points));
   }
+  // Three dofs a node (FEM-like): (3n - 2)^3 node pairs, 9 entries each; symmetric.
+  const RankRows fem = stencil_rows(MPI_COMM_WORLD, 5, 27, 3);
+  const Csr whole = stencil_rows(MPI_COMM_SELF, 5, 27, 3).rows;
+  ASSERT_EQ(whole.rows, 375);
+  EXPECT_EQ(whole.nnz(), 13 * 13 * 13 * 9);
+  EXPECT_EQ(csr_structure_error(whole.view()), "");
+  const Csr wt = transpose(whole.view());
+  EXPECT_TRUE(std::equal(wt.col.begin(), wt.col.end(), whole.col.begin(), whole.col.end()));
+  EXPECT_TRUE(std::equal(wt.val.begin(), wt.val.end(), whole.val.begin(), whole.val.end()));
+  expect_product(whole, fem, 3, Operation::NoTranspose, 1.0, 0.0, "fem 3 dofs");
   // One row over every rank: the ranks after the first own none, and neither send nor receive.
   const RankRows one = stencil_rows(MPI_COMM_WORLD, 1, 7);
   expect_product(stencil_rows(MPI_COMM_SELF, 1, 7).rows, one, 1, Operation::NoTranspose, 2.0, 0.0, "1 row");

@@ -30,26 +30,45 @@ int size_of(MPI_Comm c) {
 // "random:N:D" -> (N, D); (0, 0) otherwise.
 std::pair<index_t, int> random_of(const std::string& source) {
   if (source.rfind("random:", 0) != 0) return {0, 0};
+  const std::string rest = source.substr(7);
   long long n = 0, d = 0;
-  char tail = 0;
-  if (std::sscanf(source.c_str() + 7, "%lld:%lld%c", &n, &d, &tail) != 2 || n < 1 || d < 1 || n > 2147483647LL || d > n)
+  if (std::sscanf(rest.c_str(), "%lld:%lld", &n, &d) != 2 || rest != fmt::format("{}:{}", n, d) || n < 1 || d < 1 ||
+      n > 2147483647LL || d > n)
     throw Error(fmt::format("{}: random:N:D, N rows with D entries each (1 <= D <= N < 2^31)", source));
   return {static_cast<index_t>(n), static_cast<int>(d)};
 }
 
-// "stencil7:100" -> (7, 100); (0, 0) for a file.
-std::pair<int, index_t> stencil_of(const std::string& source) {
+// "stencil7:100" -> {7, 100, 1}, "stencil27:60:3" -> {27, 60, 3} (3 dofs a node); {0, 0, 0}
+// for anything else.
+struct Stencil {
+  int points = 0;
+  index_t side = 0;
+  int dofs = 0;
+};
+Stencil stencil_of(const std::string& source) {
   for (const int points : {7, 27}) {
     const std::string prefix = fmt::format("stencil{}:", points);
     if (source.rfind(prefix, 0) == 0) {
-      const std::string n = source.substr(prefix.size());
-      char* end = nullptr;
-      const long v = std::strtol(n.c_str(), &end, 10);
-      if (n.empty() || *end || v < 1) throw Error(fmt::format("{}: the grid side must be a positive integer", source));
-      return {points, static_cast<index_t>(v)};
+      const std::string rest = source.substr(prefix.size());
+      long long n = 0, d = 1;
+      const int got = std::sscanf(rest.c_str(), "%lld:%lld", &n, &d);
+      const bool exact = got == 1 ? rest == std::to_string(n) : rest == fmt::format("{}:{}", n, d);
+      if (got < 1 || !exact || n < 1 || n > 2000 || d < 1 || d > 8)
+        throw Error(fmt::format("{}: stencil{}:N or stencil{}:N:D (an N^3 grid, D = 1..8 dofs a node)", source, points,
+                                points));
+      return {points, static_cast<index_t>(n), static_cast<int>(d)};
     }
   }
-  return {0, 0};
+  return {};
+}
+
+// Uniform in [-1, 1) from the index alone (splitmix64).
+double x_value(std::size_t i) {
+  std::uint64_t z = i + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
 double max_over(double v, MPI_Comm c) {
@@ -119,12 +138,13 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   // The rows: made in place, or read by rank 0 (which keeps the whole matrix for A^T's check).
   MPI_Barrier(comm);
   double t = MPI_Wtime();
-  const auto [points, side] = stencil_of(source);
+  const Stencil stencil = stencil_of(source);
+  const int points = stencil.points;
   const auto [random_n, random_d] = random_of(source);
   RankRows rows;
   io::LoadedMatrix whole;
   if (points) {
-    rows = stencil_rows(comm, side, points);
+    rows = stencil_rows(comm, stencil.side, points, stencil.dofs);
     r.matrix = source;
   } else if (random_n) {
     rows = random_rows(comm, random_n, random_d);
@@ -159,9 +179,25 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   r.setup_s = max_over(plan->setup_seconds(), comm);
   // x: the same global vector on every rank (its block taken), so each rank can check its rows.
   const int k = r.k;
-  const std::vector<double> x = make_vector("random:42", static_cast<std::size_t>(r.cols) * k);
-  Vectors v(*plan, std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(plan->x_begin()) * k,
-                                       x.begin() + static_cast<std::ptrdiff_t>(plan->x_begin() + plan->x_size()) * k));
+  // x: entry i a hash of i, so each rank makes its own block; for the check, the entries its rows
+  // touch (the others' pages never allocated), all of them on rank 0 for A^T of a file.
+  const auto xb = static_cast<std::size_t>(plan->x_begin()) * k, xn = static_cast<std::size_t>(plan->x_size()) * k;
+  std::vector<double> block(xn);
+  for (std::size_t i = 0; i < xn; ++i) block[i] = x_value(xb + i);
+  Array<double> x(static_cast<std::size_t>(r.cols) * k);
+  {
+    std::size_t lo = 0, hi = x.size();
+    if ((!transpose || points) && rows.rows.nnz() > 0) {
+      const auto [mn, mx] = std::minmax_element(rows.rows.col.begin(), rows.rows.col.end());
+      lo = static_cast<std::size_t>(*mn) * k;
+      hi = (static_cast<std::size_t>(*mx) + 1) * k;
+    } else if ((!transpose || points) || rank != 0) {
+      hi = 0;
+    }
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = lo; i < hi; ++i) x[i] = x_value(i);
+  }
+  Vectors v(*plan, std::move(block));
   v.product(*plan);
   v.fetch_y();
   // The check: each rank its own rows (A x; A^T x of a stencil, which is symmetric); A^T x of a

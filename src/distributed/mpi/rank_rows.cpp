@@ -130,14 +130,15 @@ RankRows read_rows(MPI_Comm comm, const std::string& path, int root) {
   return scatter_rows(comm, rank == root ? &loaded.matrix : nullptr, root);
 }
 
-RankRows stencil_rows(MPI_Comm comm, index_t n, int points) {
+RankRows stencil_rows(MPI_Comm comm, index_t n, int points, int dofs) {
   if (points != 7 && points != 27) throw Error(fmt::format("stencil_rows: points must be 7 or 27, got {}", points));
-  if (n < 1 || static_cast<long long>(n) * n * n > 2147483647LL)
-    throw Error(fmt::format("stencil_rows: the grid side n = {} must be 1..1290 (n^3 rows in 32-bit indices)", n));
+  if (dofs < 1 || dofs > 8) throw Error(fmt::format("stencil_rows: dofs must be 1..8, got {}", dofs));
+  if (n < 1 || static_cast<long long>(n) * n * n * dofs > 2147483647LL)
+    throw Error(fmt::format("stencil_rows: an {}^3 grid of {} dofs a node passes 2^31 rows", n, dofs));
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const long long total = static_cast<long long>(n) * n * n;
+  const long long total = static_cast<long long>(n) * n * n * dofs;
   const auto r0 = static_cast<index_t>(total * rank / size), r1 = static_cast<index_t>(total * (rank + 1) / size);
   RankRows out;
   out.global_rows = out.global_cols = static_cast<index_t>(total);
@@ -145,22 +146,43 @@ RankRows stencil_rows(MPI_Comm comm, index_t n, int points) {
   Csr& m = out.rows;
   m.rows = r1 - r0;
   m.cols = static_cast<index_t>(total);
-  m.row_ptr.assign(static_cast<std::size_t>(m.rows) + 1, 0);
-  m.col.reserve(static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(points));
-  m.val.reserve(m.col.capacity());
-  const int reach_diag = points == 27 ? 3 : 1;  // |dx|+|dy|+|dz| at most: 1 (7-point) or 3 (27-point)
-  for (index_t r = r0; r < r1; ++r) {
-    const index_t x = r % n, y = (r / n) % n, z = r / (static_cast<long long>(n) * n);
+  const int reach = points == 27 ? 3 : 1;  // |dx|+|dy|+|dz| at most: 1 (7-point) or 3 (27-point)
+  const long long nn = n;
+  // A node's neighbours (itself included) in increasing order; each brings its dofs' columns.
+  const auto for_each_neighbour = [&](long long node, auto&& f) {
+    const long long x = node % nn, y = (node / nn) % nn, z = node / (nn * nn);
     for (int dz = -1; dz <= 1; ++dz)
       for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {  // columns come out increasing
-          if (std::abs(dx) + std::abs(dy) + std::abs(dz) > reach_diag) continue;
+        for (int dx = -1; dx <= 1; ++dx) {
+          if (std::abs(dx) + std::abs(dy) + std::abs(dz) > reach) continue;
           const long long cx = x + dx, cy = y + dy, cz = z + dz;
-          if (cx < 0 || cy < 0 || cz < 0 || cx >= n || cy >= n || cz >= n) continue;
-          m.col.push_back(static_cast<index_t>(cx + n * (cy + static_cast<long long>(n) * cz)));
-          m.val.push_back(dx == 0 && dy == 0 && dz == 0 ? points - 1.0 : -1.0);
+          if (cx < 0 || cy < 0 || cz < 0 || cx >= nn || cy >= nn || cz >= nn) continue;
+          f(cx + nn * (cy + nn * cz), dx == 0 && dy == 0 && dz == 0);
         }
-    m.row_ptr[static_cast<std::size_t>(r - r0) + 1] = static_cast<offset_t>(m.col.size());
+  };
+  // Row lengths, their offsets, then the rows filled in parallel.
+  m.row_ptr.resize(static_cast<std::size_t>(m.rows) + 1);
+  m.row_ptr[0] = 0;
+#pragma omp parallel for schedule(static)
+  for (index_t r = r0; r < r1; ++r) {
+    offset_t len = 0;
+    for_each_neighbour(static_cast<long long>(r) / dofs, [&](long long, bool) { len += dofs; });
+    m.row_ptr[static_cast<std::size_t>(r - r0) + 1] = len;
+  }
+  for (std::size_t i = 1; i < m.row_ptr.size(); ++i) m.row_ptr[i] += m.row_ptr[i - 1];
+  m.col.resize(static_cast<std::size_t>(m.row_ptr.back()));
+  m.val.resize(m.col.size());
+  const double diagonal = points * dofs - 1.0;
+#pragma omp parallel for schedule(static)
+  for (index_t r = r0; r < r1; ++r) {
+    std::size_t at = static_cast<std::size_t>(m.row_ptr[static_cast<std::size_t>(r - r0)]);
+    const int d = r % dofs;
+    for_each_neighbour(static_cast<long long>(r) / dofs, [&](long long node, bool self) {
+      for (int e = 0; e < dofs; ++e, ++at) {
+        m.col[at] = static_cast<index_t>(node * dofs + e);
+        m.val[at] = self && e == d ? diagonal : -1.0;
+      }
+    });
   }
   return out;
 }
