@@ -12,6 +12,7 @@
 /// with the local product. Who sends which entries to whom is worked out once, when the plan is made.
 #include <mpi.h>
 #include <spmv/plan.hpp>
+#include <spmv/solvers.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -91,6 +92,8 @@ class DistributedPlan {
 
   int rank() const;
   int ranks() const;
+  /// The plan's own communicator (a duplicate of the one it was made on).
+  MPI_Comm communicator() const;
   /// This rank's entries of x and of y: [x_begin, x_begin + x_size), [y_begin, y_begin + y_size).
   index_t x_begin() const;
   index_t x_size() const;
@@ -124,5 +127,15 @@ class DistributedPlan {
   explicit DistributedPlan(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Conjugate gradients on A x = b over the ranks (A square, symmetric positive definite; k = 1):
+/// b and x are this rank's blocks (x_size() values; x holds the initial guess and receives the
+/// solution); every dot product is summed over the ranks (MPI_Allreduce, two an iteration), the
+/// vector updates stay on the rank: OpenMP loops on host vectors, kernels on device vectors (a
+/// CUDA plan; the dot products' sums come to the host for the allreduce). Stops as spmv::cg does
+/// (||r|| <= tolerance ||b||, max_iterations). Collective.
+SolverResult cg(DistributedPlan& a, std::span<const double> b, std::span<double> x, const SolverOptions& opt = {});
+SolverResult cg(DistributedPlan& a, DeviceSpan<const double> b, DeviceSpan<double> x, const SolverOptions& opt = {},
+                CudaStream stream = nullptr);
 
 }  // namespace spmv

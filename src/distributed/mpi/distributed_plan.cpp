@@ -352,6 +352,7 @@ void DistributedPlan::multiply(DeviceSpan<const double> x, DeviceSpan<double> y,
 
 int DistributedPlan::rank() const { return impl_->rank; }
 int DistributedPlan::ranks() const { return impl_->size; }
+MPI_Comm DistributedPlan::communicator() const { return impl_->comm; }
 index_t DistributedPlan::x_begin() const { return impl_->transpose ? impl_->row_begin : impl_->col_begin; }
 index_t DistributedPlan::x_size() const { return impl_->transpose ? impl_->nrows : impl_->ncols; }
 index_t DistributedPlan::y_begin() const { return impl_->transpose ? impl_->col_begin : impl_->row_begin; }
