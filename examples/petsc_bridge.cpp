@@ -33,8 +33,12 @@ PetscErrorCode shell_mult(Mat m, Vec x, Vec y) {
   PetscCall(VecGetLocalSize(y, &ny));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  plan->multiply(std::span<const double>(xa, static_cast<std::size_t>(nx)),
-                 std::span<double>(ya, static_cast<std::size_t>(ny)));
+  try {  // no C++ exception through PETSc's C frames
+    plan->multiply(std::span<const double>(xa, static_cast<std::size_t>(nx)),
+                   std::span<double>(ya, static_cast<std::size_t>(ny)));
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "spmv: %s", e.what());
+  }
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   return 0;

@@ -76,6 +76,7 @@ class DistributedPlan {
   static std::unique_ptr<DistributedPlan> make(MPI_Comm comm, const RankRows& rows, Backend backend,
                                                std::string_view kernel = "auto", const PlanOptions& opt = {},
                                                bool select_device = true);
+  /// Collective (it frees the plan's communicator): every rank destroys its plan, before MPI_Finalize.
   ~DistributedPlan();
   DistributedPlan(const DistributedPlan&) = delete;
   DistributedPlan& operator=(const DistributedPlan&) = delete;
@@ -103,7 +104,8 @@ class DistributedPlan {
   index_t global_cols() const;
   int k() const;
   bool on_device() const;
-  /// Halo entries this rank receives (A) or sends back (A^T) per product, and the entries it sends.
+  /// Halo entries this rank receives per product (A) or sends back to their owners (A^T); and the
+  /// entries of its x block the other ranks need: sent (A), or received back and added (A^T).
   index_t halo_size() const;
   index_t send_size() const;
   /// Ranks it exchanges with.

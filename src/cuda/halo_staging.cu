@@ -74,7 +74,9 @@ struct HaloStaging::Impl {
 HaloStaging::HaloStaging(std::span<const index_t> send, std::span<const std::size_t> segments, std::size_t halo, int k,
                          std::span<const index_t> rows)
     : impl_(std::make_unique<Impl>(send, segments, halo, k, rows)) {}
-HaloStaging::~HaloStaging() = default;
+HaloStaging::~HaloStaging() {
+  if (impl_->pending) cudaEventSynchronize(impl_->done);  // the last product done with the buffers
+}
 
 double* HaloStaging::send_host() { return impl_->send_h.p; }
 double* HaloStaging::halo_host() { return impl_->halo_h.p; }

@@ -354,13 +354,21 @@ std::string distributed_text(const DistributedResult& r) {
 }
 
 void append_distributed_csv(const std::string& path, const DistributedResult& r) {
+  const std::string header =
+      "matrix,rows,cols,nnz,ranks,backend,operation,k,rank,rank_rows,local_nnz,remote_nnz,halo,sent,neighbours,"
+      "bytes_sent,pack_s,local_s,wait_s,remote_s,total_s,setup_s,time_median_s,time_min_s,time_max_s,cv,gflops,"
+      "bytes_exchanged,comm_share,read_s,check,local_kernel,remote_kernel,commit";
   const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+  if (!fresh) {  // appended to only where it is one of these CSVs
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    if (first != header)
+      throw Error(path + ": holds another CSV (not the distributed bench's columns): give -o another file");
+  }
   std::ofstream out(path, std::ios::app);
   if (!out) throw Error(path + ": cannot write");
-  if (fresh)
-    out << "matrix,rows,cols,nnz,ranks,backend,operation,k,rank,rank_rows,local_nnz,remote_nnz,halo,sent,neighbours,"
-           "bytes_sent,pack_s,local_s,wait_s,remote_s,total_s,setup_s,time_median_s,time_min_s,time_max_s,cv,gflops,"
-           "bytes_exchanged,comm_share,read_s,check,local_kernel,remote_kernel,commit\n";
+  if (fresh) out << header << "\n";
   const auto row = [&](const std::string& rank, const DistributedRank& d) {
     out << fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0f},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:"

@@ -24,6 +24,7 @@ struct DistributedPlan::Impl {
   index_t row_begin = 0, nrows = 0, col_begin = 0, ncols = 0;
   bool transpose = false;
   int k = 1;
+  int threads = 1;       // the packing loop's, the blocks' (CPU plans)
   dist::LocalPart part;  // the blocks (CPU plans of CSR kernels borrow them)
   std::unique_ptr<Plan> local, remote;
   // Neighbours: to send_to[q] go x's local entries send_idx[send_seg[q] .. send_seg[q + 1]); from
@@ -76,7 +77,7 @@ struct DistributedPlan::Impl {
     };
     if (!transpose) {
       const std::size_t n = send_idx.size();
-#pragma omp parallel for schedule(static) if (n * k > 65536)
+#pragma omp parallel for schedule(static) num_threads(threads) if (n * k > 65536)
       for (std::size_t i = 0; i < n; ++i)
         for (int j = 0; j < k; ++j) send_buf[i * k + j] = x[static_cast<std::size_t>(send_idx[i]) * k + j];
       post(halo_buf.data(), recv_from, recv_seg, send_buf.data(), send_to, send_seg);
@@ -101,6 +102,7 @@ struct DistributedPlan::Impl {
           for (int j = 0; j < k; ++j) rows_buf[i * k + j] = x[static_cast<std::size_t>(kept[i]) * k + j];
         remote->multiply(std::span<const double>(rows_buf), std::span<double>(halo_buf), alpha, 0.0);
       }
+      lap(timings.remote);
       post(send_buf.data(), send_to, send_seg, halo_buf.data(), recv_from, recv_seg);
       lap(timings.pack);
       local->multiply(std::span<const double>(x, nx), std::span<double>(y, ny), alpha, beta);
@@ -110,7 +112,7 @@ struct DistributedPlan::Impl {
       for (std::size_t q = 0; q + 1 < send_seg.size(); ++q)  // in neighbour order: the same bits every run
         for (std::size_t i = send_seg[q]; i < send_seg[q + 1]; ++i)
           for (int j = 0; j < k; ++j) y[static_cast<std::size_t>(send_idx[i]) * k + j] += send_buf[i * k + j];
-      lap(timings.remote);
+      lap(timings.remote);  // A^T's off-diagonal part: its product above and the contributions added
     }
     timings.total += MPI_Wtime() - t0;
     ++timings.products;
@@ -160,6 +162,7 @@ struct DistributedPlan::Impl {
         }
         staging->halo_to_host(s);
       }
+      lap(timings.remote);
       post(staging->send_host(), send_to, send_seg, staging->halo_host(), recv_from, recv_seg);
       lap(timings.pack);
       local->multiply(xs, ys, alpha, beta, s);
@@ -214,13 +217,20 @@ std::unique_ptr<DistributedPlan> DistributedPlan::make(MPI_Comm comm_in, const R
   if (opt.precision == Precision::Single)
     throw Unsupported("DistributedPlan: precision double or mixed (double vectors); single is not distributed");
   m->k = std::max(1, opt.k);
+  m->threads = plan_threads(opt);
   m->transpose = opt.operation == Operation::Transpose;
 
   // Every rank's block of rows, checked to tile the global rows in rank order.
+  // This rank's rows checked before the first collective step, any rank's failure thrown on all.
   const Csr& mine = rows.rows;
+  std::string failure;
   if (mine.cols != rows.global_cols)
-    throw Error(fmt::format("DistributedPlan: rank {}'s rows have {} columns, the matrix {}", m->rank, mine.cols,
-                            rows.global_cols));
+    failure = fmt::format("rank {}'s rows have {} columns, the matrix {}", m->rank, mine.cols, rows.global_cols);
+  else if (mine.is_complex() || mine.val.size() != mine.col.size())
+    failure = fmt::format("rank {}'s rows: a real matrix with double values", m->rank);
+  else if (const std::string e = csr_structure_error(mine.view()); !e.empty())
+    failure = fmt::format("rank {}'s rows: {}", m->rank, e);
+  mpi::throw_if_any(failure, comm, "DistributedPlan");
   const std::vector<long long> firsts = mpi::allgather<long long>(rows.row_begin, comm);
   const std::vector<long long> counts = mpi::allgather<long long>(mine.rows, comm);
   const std::vector<long long> shapes =
@@ -289,19 +299,18 @@ std::unique_ptr<DistributedPlan> DistributedPlan::make(MPI_Comm comm_in, const R
     cuda::select_device(local_rank);
 #endif
   }
-  // The blocks' plans: made on every rank (a rank's error is thrown on every rank).
-  std::string failure;
+  // The blocks' plans and a GPU rank's staging: made on every rank (a rank's error thrown on all).
   try {
     m->local = make_plan(p.diag.view(), backend, kernel, opt);
     if (!p.halo.empty()) m->remote = make_plan(p.offd.view(), backend, kernel, opt);
+#if SPMV_HAVE_CUDA
+    if (m->local->on_device())
+      m->staging = std::make_unique<cuda::HaloStaging>(m->send_idx, m->send_seg, p.halo.size(), m->k, m->kept);
+#endif
   } catch (const std::exception& e) {
     failure = e.what();
   }
   mpi::throw_if_any(failure, comm, "DistributedPlan");
-#if SPMV_HAVE_CUDA
-  if (m->local->on_device())
-    m->staging = std::make_unique<cuda::HaloStaging>(m->send_idx, m->send_seg, p.halo.size(), m->k, m->kept);
-#endif
   m->setup = MPI_Wtime() - t0;
   return std::unique_ptr<DistributedPlan>(new DistributedPlan(std::move(m)));
 }

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace spmv::mpi {
@@ -22,30 +23,19 @@ inline void check(int rc, const char* what) {
 }
 
 template <class T>
-MPI_Datatype type();
-template <>
-inline MPI_Datatype type<double>() {
-  return MPI_DOUBLE;
-}
-template <>
-inline MPI_Datatype type<float>() {
-  return MPI_FLOAT;
-}
-template <>
-inline MPI_Datatype type<std::int32_t>() {
-  return MPI_INT32_T;
-}
-template <>
-inline MPI_Datatype type<std::int64_t>() {
-  return MPI_INT64_T;
-}
-template <>
-inline MPI_Datatype type<long long>() {
-  return MPI_LONG_LONG;
-}
-template <>
-inline MPI_Datatype type<char>() {
-  return MPI_CHAR;
+MPI_Datatype type() {
+  if constexpr (std::is_same_v<T, double>)
+    return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, float>)
+    return MPI_FLOAT;
+  else if constexpr (std::is_same_v<T, char>)
+    return MPI_CHAR;
+  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) == 4)
+    return MPI_INT32_T;
+  else {
+    static_assert(std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) == 8, "a type MPI is given here");
+    return MPI_INT64_T;
+  }
 }
 
 constexpr std::size_t kPiece = std::size_t{1} << 30;  // values per message piece

@@ -14,7 +14,14 @@
 
 namespace spmv {
 
-RankRows scatter_rows(MPI_Comm comm, const Csr* a, int root) {
+RankRows scatter_rows(MPI_Comm user_comm, const Csr* a, int root) {
+  // Its own communicator: its messages never meet the caller's.
+  MPI_Comm comm;
+  mpi::check(MPI_Comm_dup(user_comm, &comm), "MPI_Comm_dup");
+  struct Free {
+    MPI_Comm& c;
+    ~Free() { MPI_Comm_free(&c); }
+  } free_comm{comm};
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -94,6 +101,9 @@ RankRows read_rows(MPI_Comm comm, const std::string& path, int root) {
     if (rank == root) {
       try {
         const std::vector<offset_t> ptr = io::detail::read_binary_row_ptr(path, layout);
+        // The offsets as a whole (each rank checks its part's structure, not where parts meet).
+        if (ptr.front() != 0 || ptr.back() != layout.nnz || !std::is_sorted(ptr.begin(), ptr.end()))
+          throw ParseError(path, 0, "corrupt binary cache: its row offsets do not run from 0 to nnz in order");
         CsrView offsets;
         offsets.rows = layout.rows;
         offsets.cols = layout.cols;
