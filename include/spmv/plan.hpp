@@ -57,6 +57,14 @@ struct PlanOptions {
   /// counted in convert_seconds and checked against the memory budget) and the plan keeps it. The
   /// planner ("auto") chooses between the two by the products expected and the memory budget.
   Operation operation = Operation::NoTranspose;
+  /// Renumber a square matrix's rows and columns alike (P A P^T) once, when the plan is made, and
+  /// multiply in that numbering: Reorder::Rcm (reverse Cuthill-McKee) brings the columns a row
+  /// reads close together. x and y stay in A's numbering: each product gathers x through the
+  /// permutation and scatters y back (two more passes over the vectors, on the device for device
+  /// vectors). The renumbering's time counts in convert_seconds; its bandwidth before and after
+  /// shows in detail. spmv/formats/reorder.hpp gives the permutation for a user who iterates in the
+  /// new numbering. Rectangular matrices: Unsupported.
+  Reorder reorder = Reorder::None;
   KernelSettings kernel = {};  ///< the kernel's own settings
   /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
   /// max_ratio_to_csr times the CSR size (0 = the default: 20).

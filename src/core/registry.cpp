@@ -15,6 +15,7 @@
 #include "core/float_range.hpp"
 #include "core/forwarding_plan.hpp"
 #include "core/register.hpp"
+#include "core/reordered_plan.hpp"
 #include "core/transposed_plan.hpp"
 
 namespace spmv {
@@ -109,6 +110,9 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view ke
 }
 
 std::unique_ptr<Plan> make_validated_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& opt) {
+  if (opt.reorder != Reorder::None)  // the renumbered matrix, then this same path on it
+    return detail::make_reordered_plan(
+        a, opt, [&spec](const CsrView& m, const PlanOptions& o) { return make_validated_plan(spec, m, o); });
   const auto make = [&spec](const CsrView& m, const PlanOptions& o) {
     auto plan = spec.make(m, o);
     plan->precision = o.precision;

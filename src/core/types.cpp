@@ -50,6 +50,14 @@ Operation parse_operation(std::string_view s) {
   throw Unsupported(fmt::format("unknown operation '{}' (n: A, or t: its transpose)", s));
 }
 
+const char* to_string(Reorder r) { return r == Reorder::Rcm ? "rcm" : "none"; }
+
+Reorder parse_reorder(std::string_view s) {
+  if (s == "none") return Reorder::None;
+  if (s == "rcm") return Reorder::Rcm;
+  throw Unsupported(fmt::format("unknown reordering '{}' (none or rcm)", s));
+}
+
 const char* to_string(Backend b) {
   switch (b) {
     case Backend::Serial: return "serial";

@@ -81,6 +81,57 @@ void xpby(const double* x, double b, double* y, std::size_t n, CudaStream s) {
 
 void x_minus_y(const double* x, double* y, std::size_t n, CudaStream s) { xpby(x, -1.0, y, n, s); }
 
+namespace {
+
+template <class T, bool Scatter>
+__global__ void permute_kernel(const T* __restrict__ in, T* __restrict__ out, const index_t* __restrict__ order,
+                               std::size_t n, int k, bool col_major) {
+  for (std::size_t i = blockIdx.x * std::size_t{kThreads} + threadIdx.x; i < n * k;
+       i += std::size_t{gridDim.x} * kThreads) {
+    const std::size_t e = col_major ? i % n : i / k, j = col_major ? i / n : i % k;
+    const std::size_t o = static_cast<std::size_t>(order[e]);
+    const std::size_t at = col_major ? j * n + e : e * k + j, from = col_major ? j * n + o : o * k + j;
+    if (Scatter)
+      out[from] = in[at];
+    else
+      out[at] = in[from];
+  }
+}
+
+}  // namespace
+
+struct DeviceOrder::Impl {
+  DeviceBuffer<index_t> order;
+  std::size_t n;
+};
+
+DeviceOrder::DeviceOrder(std::span<const index_t> order) : impl_(std::make_unique<Impl>()) {
+  impl_->order.upload(order);
+  impl_->n = order.size();
+}
+DeviceOrder::~DeviceOrder() = default;
+
+template <class T>
+void DeviceOrder::gather(const T* x, T* out, int k, bool col_major, CudaStream s) const {
+  const std::size_t n = impl_->n;
+  if (n == 0) return;
+  permute_kernel<T, false><<<blocks_for(n * k), kThreads, 0, s>>>(x, out, impl_->order.data(), n, k, col_major);
+  SPMV_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void DeviceOrder::scatter(const T* in, T* y, int k, bool col_major, CudaStream s) const {
+  const std::size_t n = impl_->n;
+  if (n == 0) return;
+  permute_kernel<T, true><<<blocks_for(n * k), kThreads, 0, s>>>(in, y, impl_->order.data(), n, k, col_major);
+  SPMV_CUDA_CHECK_LAUNCH();
+}
+
+template void DeviceOrder::gather<float>(const float*, float*, int, bool, CudaStream) const;
+template void DeviceOrder::gather<double>(const double*, double*, int, bool, CudaStream) const;
+template void DeviceOrder::scatter<float>(const float*, float*, int, bool, CudaStream) const;
+template void DeviceOrder::scatter<double>(const double*, double*, int, bool, CudaStream) const;
+
 void copy(const double* x, double* y, std::size_t n, CudaStream s) {
   if (n) SPMV_CUDA_CHECK(cudaMemcpyAsync(y, x, n * sizeof(double), cudaMemcpyDeviceToDevice, s));
 }

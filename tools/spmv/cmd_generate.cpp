@@ -1,8 +1,12 @@
 #include <spmv/bench/generate.hpp>
+#include <spmv/formats/reorder.hpp>
 #include <spmv/io.hpp>
 #include <spmv/stats.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
+#include <random>
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -18,6 +22,7 @@ struct GenArgs {
   offset_t nnz = 0;
   std::uint64_t seed = 1;
   int threads = 0;
+  bool scramble = false;
 };
 
 int generate_cmd(const GenArgs& g) {
@@ -52,7 +57,18 @@ int generate_cmd(const GenArgs& g) {
   }
   gen::check_generate_memory(spec, name);
   const auto t0 = std::chrono::steady_clock::now();
-  const Csr a = gen::generate(spec, g.threads);
+  Csr a = gen::generate(spec, g.threads);
+  if (g.scramble) {  // rows and columns renumbered alike at random: the structure's locality gone
+    if (a.rows != a.cols) throw UsageError("--scramble: a square matrix (rows and columns renumbered alike)");
+    Permutation p;
+    p.order.resize(static_cast<std::size_t>(a.rows));
+    std::iota(p.order.begin(), p.order.end(), 0);
+    std::shuffle(p.order.begin(), p.order.end(), std::mt19937_64(spec.seed));
+    p.position.resize(p.order.size());
+    for (index_t i = 0; i < a.rows; ++i) p.position[static_cast<std::size_t>(p.order[static_cast<std::size_t>(i)])] = i;
+    a = permute(a, p);
+    name += ", scrambled";
+  }
   const double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The file says it is synthetic, so `spmv bench FILE` labels it so (never "real").
   if (binary_name(g.output))
@@ -88,6 +104,9 @@ void add_generate(CLI::App& app, Action& action) {
   cmd->add_option("--std", g->std, "Row-length standard deviation")->check(non_negative_real());
   cmd->add_option("--scale", g->scale, "With --like: shrink rows and nnz by this factor (0..1]")
       ->check(real_in(1e-9, 1.0, "(0, 1]"));
+  cmd->add_flag("--scramble", g->scramble,
+                "Renumber rows and columns alike at random (P A P^T, seeded): a mesh without its locality, as "
+                "a reordering (spmv run --reorder rcm) finds it");
   cmd->add_option("--seed", g->seed, "Random seed (same seed, same bytes)")
       ->check(non_negative_int())
       ->capture_default_str();

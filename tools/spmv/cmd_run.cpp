@@ -29,6 +29,7 @@ struct RunArgs {
   bool no_trial = false;
   bool transpose = false;
   bool distributed = false;
+  std::string reorder = "none";
 };
 
 // n x k values from one layout to the other: column-major (Matrix Market arrays) to row-major when
@@ -190,6 +191,7 @@ PlanOptions plan_options(const RunArgs& args, const Target& target) {
   opt.trial = !args.no_trial;
   opt.precision = target.precision;
   opt.operation = args.transpose ? Operation::Transpose : Operation::NoTranspose;
+  opt.reorder = parse_reorder(args.reorder);
   return opt;
 }
 
@@ -327,6 +329,12 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_flag("--transpose", args->transpose,
                 "y = A^T x: the plan makes A^T once (counted in convert_s) and runs the kernel on it; x has the "
                 "matrix's rows, y its columns");
+  cmd->add_option("--reorder", args->reorder,
+                  "Renumber a square matrix's rows and columns once (rcm: reverse Cuthill-McKee) and multiply in that "
+                  "numbering; x and y stay in the file's (permuted within each product; time_s is the kernel's alone, "
+                  "multiply_*_s include the permutations)")
+      ->check(CLI::IsMember({"none", "rcm"}))
+      ->capture_default_str();
   cmd->add_flag("--distributed", args->distributed,
                 "Over the MPI ranks it runs on (mpirun -np N spmv run FILE --distributed): rows split in blocks "
                 "balanced by nonzeros, each rank's blocks planned for its backend (cuda: a GPU per rank), the halo "

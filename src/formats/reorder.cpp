@@ -1,0 +1,191 @@
+// Symmetric reorderings (include/spmv/formats/reorder.hpp).
+#include <spmv/formats/reorder.hpp>
+#include <spmv/formats/transpose.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+
+namespace spmv {
+namespace {
+
+// The pattern of A + A^T without the diagonal, as adjacency lists.
+struct Graph {
+  std::vector<offset_t> ptr;
+  std::vector<index_t> adj;
+  index_t degree(index_t v) const { return static_cast<index_t>(ptr[v + 1] - ptr[v]); }
+};
+
+Graph symmetric_pattern(const CsrView& a, const ConvertOptions& opt) {
+  const index_t n = a.rows;
+  Graph g;
+  g.ptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  const bool symmetric = a.symmetry != Symmetry::General;  // stored expanded: A's pattern is A^T's
+  Transposed at;
+  if (!symmetric) at = transpose_as_stored(a, opt);
+  const CsrView t = at.view();
+  // Row v's neighbours: A's row v merged with A^T's (both sorted), the diagonal left out.
+  const auto for_neighbours = [&](index_t v, auto&& f) {
+    offset_t p = a.row_ptr[v], pe = a.row_ptr[v + 1];
+    offset_t q = symmetric ? 0 : t.row_ptr[v], qe = symmetric ? 0 : t.row_ptr[v + 1];
+    while (p < pe || q < qe) {
+      index_t c;
+      if (q >= qe || (p < pe && a.col[p] < t.col[q])) {
+        c = a.col[p++];
+      } else if (p >= pe || t.col[q] < a.col[p]) {
+        c = t.col[q++];
+      } else {
+        c = a.col[p++];
+        ++q;
+      }
+      if (c != v) f(c);
+    }
+  };
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (index_t v = 0; v < n; ++v) {
+    offset_t d = 0;
+    for_neighbours(v, [&](index_t) { ++d; });
+    g.ptr[static_cast<std::size_t>(v) + 1] = d;
+  }
+  for (std::size_t i = 1; i < g.ptr.size(); ++i) g.ptr[i] += g.ptr[i - 1];
+  g.adj.resize(static_cast<std::size_t>(g.ptr.back()));
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (index_t v = 0; v < n; ++v) {
+    offset_t at = g.ptr[v];
+    for_neighbours(v, [&](index_t c) { g.adj[static_cast<std::size_t>(at++)] = c; });
+  }
+  return g;
+}
+
+// Breadth first from `start` over unvisited vertices (visited marked with `mark`): the vertices in
+// order, neighbours by increasing degree where `sorted`; level[v] its distance.
+void bfs(const Graph& g, index_t start, std::vector<int>& seen, int mark, std::vector<index_t>& out,
+         std::vector<index_t>& level, bool sorted) {
+  out.clear();
+  out.push_back(start);
+  seen[start] = mark;
+  level[start] = 0;
+  std::vector<index_t> next;
+  for (std::size_t head = 0; head < out.size(); ++head) {
+    const index_t v = out[head];
+    next.clear();
+    for (offset_t q = g.ptr[v]; q < g.ptr[v + 1]; ++q) {
+      const index_t w = g.adj[static_cast<std::size_t>(q)];
+      if (seen[w] != mark) {
+        seen[w] = mark;
+        level[w] = level[v] + 1;
+        next.push_back(w);
+      }
+    }
+    if (sorted)
+      std::sort(next.begin(), next.end(),
+                [&g](index_t x, index_t y) { return g.degree(x) != g.degree(y) ? g.degree(x) < g.degree(y) : x < y; });
+    out.insert(out.end(), next.begin(), next.end());
+  }
+}
+
+}  // namespace
+
+index_t bandwidth(const CsrView& a) {
+  index_t b = 0;
+#pragma omp parallel for reduction(max : b) schedule(static)
+  for (index_t r = 0; r < a.rows; ++r)
+    for (offset_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) b = std::max(b, std::abs(a.col[q] - r));
+  return b;
+}
+
+Permutation rcm(const CsrView& a, const ConvertOptions& opt) {
+  if (a.rows != a.cols)
+    throw Unsupported(
+        fmt::format("reorder rcm: a square matrix (this one is {} x {}); a rectangular one is not "
+                    "reordered",
+                    a.rows, a.cols));
+  const index_t n = a.rows;
+  const Graph g = symmetric_pattern(a, opt);
+  // Components started from their least-degree vertices: the vertices by degree.
+  std::vector<index_t> by_degree(static_cast<std::size_t>(n));
+  std::iota(by_degree.begin(), by_degree.end(), 0);
+  std::stable_sort(by_degree.begin(), by_degree.end(),
+                   [&g](index_t x, index_t y) { return g.degree(x) < g.degree(y); });
+  std::vector<int> seen(static_cast<std::size_t>(n), 0), probe(static_cast<std::size_t>(n), 0);
+  std::vector<index_t> level(static_cast<std::size_t>(n), 0), visit, order;
+  order.reserve(static_cast<std::size_t>(n));
+  int probe_mark = 0;
+  for (const index_t s : by_degree) {
+    if (seen[s]) continue;
+    // A pseudo-peripheral start: from s, the least-degree vertex of the last level, while the
+    // eccentricity grows (at most 8 tries).
+    index_t start = s, depth = -1;
+    for (int tries = 0; tries < 8; ++tries) {
+      ++probe_mark;
+      bfs(g, start, probe, probe_mark, visit, level, false);
+      const index_t d = level[visit.back()];
+      if (d <= depth) break;
+      depth = d;
+      index_t best = visit.back();
+      for (auto it = visit.rbegin(); it != visit.rend() && level[*it] == d; ++it)
+        if (g.degree(*it) < g.degree(best)) best = *it;
+      start = best;
+    }
+    bfs(g, start, seen, 1, visit, level, true);
+    order.insert(order.end(), visit.begin(), visit.end());
+  }
+  std::reverse(order.begin(), order.end());
+  Permutation p;
+  p.order = std::move(order);
+  p.position.resize(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) p.position[static_cast<std::size_t>(p.order[static_cast<std::size_t>(i)])] = i;
+  return p;
+}
+
+Csr permute(const CsrView& a, const Permutation& p, const ConvertOptions& opt) {
+  if (a.rows != a.cols || p.size() != a.rows)
+    throw Error(fmt::format("permute: a {} x {} matrix and a permutation of {}", a.rows, a.cols, p.size()));
+  if (a.is_complex()) throw Unsupported("permute: a real matrix");
+  check_format_memory("permuted CSR", csr_storage_bytes(a), a, opt);
+  const index_t n = a.rows;
+  Csr b;
+  b.rows = b.cols = n;
+  b.field = a.field;
+  b.symmetry = a.symmetry;
+  b.row_ptr.resize(static_cast<std::size_t>(n) + 1);
+  b.row_ptr[0] = 0;
+  for (index_t i = 0; i < n; ++i) b.row_ptr[i + 1] = b.row_ptr[i] + a.row_length(p.order[static_cast<std::size_t>(i)]);
+  b.col.resize(static_cast<std::size_t>(a.nnz()));
+  b.val.resize(b.col.size());
+  const bool f32 = a.values_in_float();
+#pragma omp parallel
+  {
+    std::vector<std::pair<index_t, double>> e;
+#pragma omp for schedule(dynamic, 1024)
+    for (index_t i = 0; i < n; ++i) {
+      const index_t o = p.order[static_cast<std::size_t>(i)];
+      e.clear();
+      for (offset_t q = a.row_ptr[o]; q < a.row_ptr[o + 1]; ++q)
+        e.emplace_back(p.position[static_cast<std::size_t>(a.col[q])], f32 ? a.val_f32[q] : a.val[q]);
+      std::sort(e.begin(), e.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      offset_t at = b.row_ptr[i];
+      for (const auto& [c, v] : e) {
+        b.col[static_cast<std::size_t>(at)] = c;
+        b.val[static_cast<std::size_t>(at++)] = v;
+      }
+    }
+  }
+  return b;
+}
+
+void to_new(const Permutation& p, std::span<const double> x, std::span<double> out) {
+  const auto n = p.order.size();
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (std::size_t i = 0; i < n; ++i) out[i] = x[static_cast<std::size_t>(p.order[i])];
+}
+
+void to_old(const Permutation& p, std::span<const double> in, std::span<double> y) {
+  const auto n = p.order.size();
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (std::size_t i = 0; i < n; ++i) y[static_cast<std::size_t>(p.order[i])] = in[i];
+}
+
+}  // namespace spmv
