@@ -87,7 +87,8 @@ namespace {
 template <class T, bool Scatter>
 __global__ void permute_one(const T* __restrict__ in, T* __restrict__ out, const index_t* __restrict__ order,
                             std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{kThreads} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * kThreads) {
+  for (std::size_t i = blockIdx.x * std::size_t{kThreads} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * kThreads) {
     const std::size_t o = static_cast<std::size_t>(order[i]);
     if (Scatter)
       out[o] = in[i];
