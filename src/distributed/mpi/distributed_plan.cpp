@@ -65,16 +65,32 @@ struct DistributedPlan::Impl {
     requests.clear();
   }
 
-  void host_product(const double* x, double* y, double alpha, double beta) {
-    const std::size_t nx = static_cast<std::size_t>(transpose ? nrows : ncols) * k;
-    const std::size_t ny = static_cast<std::size_t>(transpose ? ncols : nrows) * k;
-    double t = MPI_Wtime();
-    const double t0 = t;
-    const auto lap = [&t](double& into) {
+  std::size_t x_values() const { return static_cast<std::size_t>(transpose ? nrows : ncols) * k; }
+  std::size_t y_values() const { return static_cast<std::size_t>(transpose ? ncols : nrows) * k; }
+
+  void check_sizes(std::size_t nx, std::size_t ny) const {
+    if (nx != x_values())
+      throw Error(
+          fmt::format("DistributedPlan::multiply: x has {} values on rank {}, expected {}", nx, rank, x_values()));
+    if (ny != y_values())
+      throw Error(
+          fmt::format("DistributedPlan::multiply: y has {} values on rank {}, expected {}", ny, rank, y_values()));
+  }
+
+  // Host seconds since the last lap, added to one of the timings.
+  struct Stopwatch {
+    double start = MPI_Wtime(), t = start;
+    void lap(double& into) {
       const double now = MPI_Wtime();
       into += now - t;
       t = now;
-    };
+    }
+  };
+
+  void host_product(const double* x, double* y, double alpha, double beta) {
+    const std::size_t nx = x_values(), ny = y_values();
+    Stopwatch watch;
+    const auto lap = [&watch](double& into) { watch.lap(into); };
     if (!transpose) {
       const std::size_t n = send_idx.size();
 #pragma omp parallel for schedule(static) num_threads(threads) if (n * k > 65536)
@@ -114,24 +130,18 @@ struct DistributedPlan::Impl {
           for (int j = 0; j < k; ++j) y[static_cast<std::size_t>(send_idx[i]) * k + j] += send_buf[i * k + j];
       lap(timings.remote);  // A^T's off-diagonal part: its product above and the contributions added
     }
-    timings.total += MPI_Wtime() - t0;
+    timings.total += MPI_Wtime() - watch.start;
     ++timings.products;
   }
 
 #if SPMV_HAVE_CUDA
   void device_product(const double* x, double* y, double alpha, double beta, CudaStream s) {
-    const std::size_t nx = static_cast<std::size_t>(transpose ? nrows : ncols) * k;
-    const std::size_t ny = static_cast<std::size_t>(transpose ? ncols : nrows) * k;
+    const std::size_t nx = x_values(), ny = y_values();
     const DeviceSpan<const double> xs(x, nx);
     const DeviceSpan<double> ys(y, ny);
     if (!send_idx.empty() || !part.halo.empty()) staging->wait_previous();  // its host buffers free again
-    double t = MPI_Wtime();
-    const double t0 = t;
-    const auto lap = [&t](double& into) {
-      const double now = MPI_Wtime();
-      into += now - t;
-      t = now;
-    };
+    Stopwatch watch;
+    const auto lap = [&watch](double& into) { watch.lap(into); };
     if (!transpose) {
       staging->gather(x, s);
       post(staging->halo_host(), recv_from, recv_seg, staging->send_host(), send_to, send_seg);
@@ -173,7 +183,7 @@ struct DistributedPlan::Impl {
       lap(timings.remote);
     }
     staging->mark(s);
-    timings.total += MPI_Wtime() - t0;
+    timings.total += MPI_Wtime() - watch.start;
     ++timings.products;
   }
 #endif
@@ -317,13 +327,8 @@ std::unique_ptr<DistributedPlan> DistributedPlan::make(MPI_Comm comm_in, const R
 
 void DistributedPlan::multiply(std::span<const double> x, std::span<double> y, double alpha, double beta) {
   Impl& m = *impl_;
-  const std::size_t nx = static_cast<std::size_t>(x_size()) * m.k, ny = static_cast<std::size_t>(y_size()) * m.k;
-  if (x.size() != nx)
-    throw Error(
-        fmt::format("DistributedPlan::multiply: x has {} values on rank {}, expected {}", x.size(), m.rank, nx));
-  if (y.size() != ny)
-    throw Error(
-        fmt::format("DistributedPlan::multiply: y has {} values on rank {}, expected {}", y.size(), m.rank, ny));
+  const std::size_t nx = m.x_values(), ny = m.y_values();
+  m.check_sizes(x.size(), y.size());
 #if SPMV_HAVE_CUDA
   if (m.staging) {  // host vectors on a GPU plan: through device vectors of its own
     if (!m.xd) {
@@ -343,15 +348,9 @@ void DistributedPlan::multiply(std::span<const double> x, std::span<double> y, d
 void DistributedPlan::multiply(DeviceSpan<const double> x, DeviceSpan<double> y, double alpha, double beta,
                                CudaStream stream) {
   Impl& m = *impl_;
-  const std::size_t nx = static_cast<std::size_t>(x_size()) * m.k, ny = static_cast<std::size_t>(y_size()) * m.k;
   if (!on_device())
     throw Error("DistributedPlan::multiply: device vectors given to a plan whose blocks run on the CPU");
-  if (x.size() != nx)
-    throw Error(
-        fmt::format("DistributedPlan::multiply: x has {} values on rank {}, expected {}", x.size(), m.rank, nx));
-  if (y.size() != ny)
-    throw Error(
-        fmt::format("DistributedPlan::multiply: y has {} values on rank {}, expected {}", y.size(), m.rank, ny));
+  m.check_sizes(x.size(), y.size());
 #if SPMV_HAVE_CUDA
   m.device_product(x.data(), y.data(), alpha, beta, stream);
 #else
