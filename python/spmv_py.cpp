@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <spmv/device.hpp>
+#include <spmv/formats/reorder.hpp>
 #include <spmv/formats/transpose.hpp>
 #include <spmv/io.hpp>
 #include <spmv/matrix.hpp>
@@ -127,6 +128,7 @@ class PyPlan {
   }
 
   bool transposes() const { return opt_.operation == spmv::Operation::Transpose; }
+  const spmv::PlanOptions& options() const { return opt_; }
   // The sizes of x and y: A's columns and rows, or the other way round for A^T.
   spmv::index_t x_size() const { return transposes() ? a_->view.rows : a_->view.cols; }
   spmv::index_t y_size() const { return transposes() ? a_->view.cols : a_->view.rows; }
@@ -362,7 +364,7 @@ void bind_plan(py::module_& m) {
   py::class_<PyPlan>(m, "Plan")
       .def(py::init([](MatrixPtr a, std::optional<std::string> backend, const std::string& kernel, int k,
                        long long products, const std::string& precision, bool transpose, const std::string& layout,
-                       const py::dict& settings) {
+                       const std::string& reorder, const py::dict& settings) {
              if (layout != "row" && layout != "col")
                throw py::value_error("layout must be 'row' (C order) or 'col' (Fortran order), got '" + layout + "'");
              spmv::PlanOptions opt;
@@ -371,11 +373,17 @@ void bind_plan(py::module_& m) {
              opt.products = products;
              opt.precision = spmv::parse_precision(precision);
              opt.operation = transpose ? spmv::Operation::Transpose : spmv::Operation::NoTranspose;
+             try {
+               opt.reorder = spmv::parse_reorder(reorder);
+             } catch (const spmv::Unsupported& e) {
+               throw py::value_error(std::string("reorder: ") + e.what());
+             }
              set_settings(opt, settings);
              return std::make_unique<PyPlan>(std::move(a), backend, kernel, opt);
            }),
            "matrix"_a, "backend"_a = py::none(), "kernel"_a = "auto", "k"_a = 1, "products"_a = 100,
-           "precision"_a = "double", "transpose"_a = false, "layout"_a = "row", "settings"_a = py::dict())
+           "precision"_a = "double", "transpose"_a = false, "layout"_a = "row", "reorder"_a = "none",
+           "settings"_a = py::dict())
       // noconvert: a list for y would be converted to a temporary and the result lost.
       .def("multiply", &PyPlan::multiply, "x"_a.noconvert(), "y"_a.noconvert(), "alpha"_a = 1.0, "beta"_a = 0.0,
            "y = alpha*A@x + beta*y in place; x, y float64 (or both float32), (n,) or (n, k): C-contiguous, "
@@ -407,6 +415,9 @@ void bind_plan(py::module_& m) {
           "shape", [](const PyPlan& p) { return py::make_tuple(p.y_size(), p.x_size()); },
           "(rows, cols) of the operation: A's, or A^T's for a transposed plan")
       .def_property_readonly("transposed", &PyPlan::transposes, "Whether the plan multiplies by A^T")
+      .def_property_readonly(
+          "reorder", [](const PyPlan& p) { return std::string(spmv::to_string(p.options().reorder)); },
+          "The renumbering the plan multiplies in: 'none' or 'rcm' (x and y stay in the matrix's numbering)")
       .def_property_readonly("matrix", &PyPlan::matrix)
       .def_property_readonly("convert_seconds", [](const PyPlan& p) { return p.plan().convert_seconds; })
       .def_property_readonly("setup_seconds", [](const PyPlan& p) { return p.plan().setup_seconds; })
@@ -428,6 +439,21 @@ PYBIND11_MODULE(_spmv, m) {
   py::register_local_exception<spmv::Unsupported>(m, "Unsupported",
                                                   py::make_tuple(error, py::handle(PyExc_ValueError)));
 
+  m.def(
+      "rcm",
+      [](const PyMatrix& a) {
+        spmv::Permutation p;
+        {
+          py::gil_scoped_release nogil;
+          p = spmv::rcm(a.view);
+        }
+        return py::make_tuple(
+            py::array_t<spmv::index_t>(static_cast<py::ssize_t>(p.order.size()), p.order.data()),
+            py::array_t<spmv::index_t>(static_cast<py::ssize_t>(p.position.size()), p.position.data()));
+      },
+      "matrix"_a,
+      "Reverse Cuthill-McKee of a square Matrix: (order, position), order[i] the original index of new index i, "
+      "position its inverse");
   m.def("version", &spmv::version, "The library's version");
   m.def("git_commit", &spmv::git_commit, "The git commit the library was built from");
   m.def(

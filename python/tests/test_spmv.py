@@ -524,3 +524,31 @@ def test_readme_python_example(monkeypatch):
     a = scipy_read("bcsstk16.mtx.gz")
     check_product(names["y"], a, np.ones(a.shape[1]))
     assert names["f"].precision == "single" and "hack=16" in names["h"].detail
+
+
+def test_reordered_plans_and_the_permutation():
+    """Plan(reorder="rcm"): the product in A's numbering, as scipy's; spmv.rcm gives a permutation
+    whose renumbered matrix is banded, the same one the plan multiplies in."""
+    rng = np.random.default_rng(5)
+    n = 30
+    grid = scipy.sparse.kron(scipy.sparse.diags([-1.0, 2.5, -1.2], [-1, 0, 1], shape=(n, n)),
+                             scipy.sparse.identity(n)) + scipy.sparse.kron(
+        scipy.sparse.identity(n), scipy.sparse.diags([-0.7, 1.5, -1.0], [-1, 0, 1], shape=(n, n)))
+    p = rng.permutation(n * n)
+    a = scipy.sparse.csr_matrix(grid.tocsr()[p][:, p])
+    order, position = spmv.rcm(a)
+    assert order.dtype == np.int32 and sorted(order) == list(range(n * n))
+    assert np.array_equal(position[order], np.arange(n * n))
+    b = a[order][:, order].tocoo()
+    assert np.abs(b.row - b.col).max() <= 2 * n < np.abs(a.tocoo().row - a.tocoo().col).max()
+    plan = spmv.Plan(a, backend="omp", reorder="rcm")
+    assert plan.reorder == "rcm" and "reordered rcm" in plan.detail
+    x = rng.uniform(-1, 1, n * n)
+    np.testing.assert_allclose(plan @ x, a @ x, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(plan.T @ x, a.T @ x, rtol=1e-12, atol=1e-12)
+    X = rng.uniform(-1, 1, (n * n, 3))
+    np.testing.assert_allclose(spmv.Plan(a, k=3, reorder="rcm") @ X, a @ X, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="reorder"):
+        spmv.Plan(a, reorder="metis")
+    with pytest.raises(spmv.Unsupported, match="square matrix"):
+        spmv.Plan(scipy.sparse.random(20, 10, density=0.3, format="csr", random_state=1), reorder="rcm")

@@ -11,6 +11,10 @@
 namespace spmv {
 namespace {
 
+// Breadth-first searches spent looking for a pseudo-peripheral start (George and Liu: the
+// eccentricity stops growing after two or three on meshes).
+constexpr int kPeripheralTries = 8;
+
 // The pattern of A + A^T without the diagonal, as adjacency lists.
 struct Graph {
   std::vector<offset_t> ptr;
@@ -116,9 +120,9 @@ Permutation rcm(const CsrView& a, const ConvertOptions& opt) {
   for (const index_t s : by_degree) {
     if (seen[s]) continue;
     // A pseudo-peripheral start: from s, the least-degree vertex of the last level, while the
-    // eccentricity grows (at most 8 tries).
+    // eccentricity grows (at most kPeripheralTries searches).
     index_t start = s, depth = -1;
-    for (int tries = 0; tries < 8; ++tries) {
+    for (int tries = 0; tries < kPeripheralTries; ++tries) {
       ++probe_mark;
       bfs(g, start, probe, probe_mark, visit, level, false);
       const index_t d = level[visit.back()];

@@ -19,7 +19,7 @@ from ._spmv import Error, Matrix, ParseError, Unsupported, default_backend, sett
 
 __version__ = _spmv.version()
 __all__ = ["Error", "Matrix", "ParseError", "Plan", "Unsupported", "as_matrix", "aslinearoperator",
-           "default_backend", "read", "settings"]
+           "default_backend", "rcm", "read", "settings"]
 
 
 def read(path, precision="double"):
@@ -36,6 +36,17 @@ def read(path, precision="double"):
     if not os.path.exists(path):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
     return _spmv.read(path, precision)
+
+
+def rcm(a):
+    """Reverse Cuthill-McKee of a square matrix (a Matrix or a scipy.sparse matrix): (order,
+    position), int32 arrays; order[i] is the original index of new index i, position its inverse.
+
+        order, position = spmv.rcm(A)
+        B = A[order][:, order]                  # the renumbered matrix (scipy), banded
+        x_new = x[order]; y = np.empty_like(y_new); y[order] = y_new
+    """
+    return _spmv.rcm(as_matrix(a))
 
 
 def _index_array(a, dtype, name):
@@ -93,7 +104,9 @@ class Plan(_spmv.Plan):
     right-hand sides (X of shape (cols, k), row-major); products: how many products the plan will
     serve (the planner's conversion budget); precision: "double", "single" (float32 values, x, y
     and sums: plan @ x returns float32) or "mixed" (float32 values, float64 x, y and sums);
-    transpose: a plan of A^T (plan.T gives it too). Keywords beyond these are the kernels'
+    transpose: a plan of A^T (plan.T gives it too); reorder: "rcm" renumbers a square matrix once
+    (reverse Cuthill-McKee) and multiplies in that numbering, x and y staying in A's (spmv.rcm(A)
+    gives the permutation, for iterating in the new numbering). Keywords beyond these are the kernels'
     settings, as the command line's: threads=4 (0: every core), block_size=256, hack=32,
     subwarp=8, variant="dynamic:scalar", ...; spmv.settings() lists them with their valid values
     and the kernels that take each (a kernel ignores those it does not take). The plan holds the
@@ -101,11 +114,11 @@ class Plan(_spmv.Plan):
     """
 
     def __init__(self, a, backend=None, kernel="auto", k=1, products=100, precision="double", transpose=False,
-                 layout="row", **settings):
+                 layout="row", reorder="none", **settings):
         a = as_matrix(a)
-        super().__init__(a, backend, kernel, k, products, precision, transpose, layout, settings)
+        super().__init__(a, backend, kernel, k, products, precision, transpose, layout, reorder, settings)
         self._made_with = dict(a=a, backend=self.backend, kernel=kernel, k=k, products=products, precision=precision,
-                               transpose=not transpose, layout=layout, **settings)
+                               transpose=not transpose, layout=layout, reorder=reorder, **settings)
         # What a product on GPU arrays checks, read once (each property is a call into the module).
         rows, cols = self.shape
         single = self.precision == "single"
