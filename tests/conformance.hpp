@@ -64,7 +64,9 @@ inline std::vector<const KernelSpec*> tested_kernels() {
 // hack as long as its longest row), and cuSPARSE's sliced ELL, registered with format "csr"
 // because it converts from CSR but storing 32-row slices padded like HLL. Only these may refuse a
 // matrix for memory.
-inline bool pads(const KernelSpec& k) { return k.format == "ell" || k.format == "hll" || k.name == "cusparse-sell"; }
+// ELL's slots: plain ELL, and ELL whose slots index the matrix's distinct values.
+inline bool ell_slots(const KernelSpec& k) { return k.format == "ell" || k.format == "ell-shared"; }
+inline bool pads(const KernelSpec& k) { return ell_slots(k) || k.format == "hll" || k.name == "cusparse-sell"; }
 
 // Slots of cuSPARSE's sliced ELL: slices of 32 rows, the last one padded to 32 rows too.
 inline offset_t sell32_slots(const Csr& a) {
@@ -81,7 +83,7 @@ inline offset_t sell32_slots(const Csr& a) {
 inline offset_t expected_stored_entries(const KernelSpec& k, const Csr& a, int hack) {
   if (k.format == "hll") return hll_slots(a, hack);
   if (k.name == "cusparse-sell") return sell32_slots(a);
-  if (k.format == "ell") {
+  if (ell_slots(k)) {
     offset_t max_len = 0;
     for (index_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_length(r));
     return static_cast<offset_t>(a.rows) * max_len;
@@ -92,7 +94,7 @@ inline offset_t expected_stored_entries(const KernelSpec& k, const Csr& a, int h
 // Padded slots / nonzeros of the format the kernel uses (ELL counts its row lengths too).
 inline double padding_ratio(const KernelSpec& k, const Csr& a, int hack) {
   const double nnz = std::max<double>(1.0, static_cast<double>(a.nnz()));
-  if (k.format == "ell") return ell_bytes(a) / 12.0 / nnz;
+  if (ell_slots(k)) return ell_bytes(a) / 12.0 / nnz;
   return static_cast<double>(expected_stored_entries(k, a, hack)) / nnz;
 }
 
@@ -230,8 +232,10 @@ inline std::string check_plan(const KernelSpec& spec, const Csr& a, Plan& plan_r
   const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.kernel.hack) : spec;
   if (const offset_t want = expected_stored_entries(stored, a, opt.kernel.hack); plan->stored_entries != want)
     return where + fmt::format(": stored_entries {} != {} ({})", plan->stored_entries, want, stored.name);
+  // A nonzero's column and value (shared values: at least a 1-byte index into their table).
+  const offset_t per_value = stored.format == "ell-shared" ? 1 : value_bytes(opt.precision);
   const offset_t least =
-      (4 + value_bytes(opt.precision)) * a.nnz() + vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;
+      (4 + per_value) * a.nnz() + vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;
   if (plan->bytes_per_product < least) return where + ": bytes_per_product below the data the product must read";
   if (plan->precision != opt.precision) return where + ": the plan says precision " + to_string(plan->precision);
   return "";

@@ -23,6 +23,7 @@ struct GenArgs {
   std::uint64_t seed = 1;
   int threads = 0;
   bool scramble = false;
+  int values = 0;
 };
 
 int generate_cmd(const GenArgs& g) {
@@ -58,6 +59,14 @@ int generate_cmd(const GenArgs& g) {
   gen::check_generate_memory(spec, name);
   const auto t0 = std::chrono::steady_clock::now();
   Csr a = gen::generate(spec, g.threads);
+  if (g.values > 0) {  // few distinct values, as stencils, pattern matrices and repeated element matrices have
+    std::vector<double> level(static_cast<std::size_t>(g.values));
+    std::mt19937_64 rng(spec.seed);
+    for (double& v : level) v = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+    for (std::size_t q = 0; q < a.val.size(); ++q)
+      a.val[q] = level[static_cast<std::size_t>((q * 0x9E3779B97F4A7C15ull) >> 20) % level.size()];
+    name += fmt::format(", {} distinct values", g.values);
+  }
   if (g.scramble) {  // rows and columns renumbered alike at random: the structure's locality gone
     if (a.rows != a.cols) throw UsageError("--scramble: a square matrix (rows and columns renumbered alike)");
     Permutation p;
@@ -104,6 +113,10 @@ void add_generate(CLI::App& app, Action& action) {
   cmd->add_option("--std", g->std, "Row-length standard deviation")->check(non_negative_real());
   cmd->add_option("--scale", g->scale, "With --like: shrink rows and nnz by this factor (0..1]")
       ->check(real_in(1e-9, 1.0, "(0, 1]"));
+  cmd->add_option("--values", g->values,
+                  "Draw the values from this many distinct ones (a stencil has 2, a pattern matrix 1; 0: all "
+                  "different)")
+      ->check(int_in(0, 1 << 30));
   cmd->add_flag("--scramble", g->scramble,
                 "Renumber rows and columns alike at random (P A P^T, seeded): a mesh without its locality, as "
                 "a reordering (spmv run --reorder rcm) finds it");
