@@ -233,7 +233,7 @@ inline std::string check_plan(const KernelSpec& spec, const Csr& a, Plan& plan_r
   if (const offset_t want = expected_stored_entries(stored, a, opt.kernel.hack); plan->stored_entries != want)
     return where + fmt::format(": stored_entries {} != {} ({})", plan->stored_entries, want, stored.name);
   // A nonzero's column and value (shared values: at least a 1-byte index into their table).
-  const offset_t per_value = stored.format == "ell-shared" ? 1 : value_bytes(opt.precision);
+  const offset_t per_value = stored.format.ends_with("-shared") ? 1 : value_bytes(opt.precision);
   const offset_t least =
       (4 + per_value) * a.nnz() + vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;
   if (plan->bytes_per_product < least) return where + ": bytes_per_product below the data the product must read";
