@@ -91,6 +91,30 @@ TEST(Reorder, RectangularMatricesAreRefused) {
             std::string::npos);
 }
 
+TEST(Reorder, SinglePrecisionWrongSizesAndThePermutationsApi) {
+  const Csr a = scrambled_grid(20, 9);
+  PlanOptions opt;
+  opt.reorder = Reorder::Rcm;
+  opt.precision = Precision::Single;
+  const auto plan = make_plan(a, Backend::Omp, "csr", opt);
+  std::vector<double> x = make_vector("random:6", static_cast<std::size_t>(a.cols));
+  const CheckedProduct got = checked_product(*plan, a, x);
+  EXPECT_TRUE(got.check.passed) << got.check.message;
+  std::vector<float> xs(x.begin(), x.end() - 1);  // one value short
+  EXPECT_NE(error_of([&] { plan->set_x(std::span<const float>(xs)); }).find("expected 400"), std::string::npos);
+  const Permutation p = rcm(a);
+  std::vector<double> in(400, 1.0), out(399);
+  EXPECT_NE(error_of([&] { to_new(p, in, out); }).find("to_new: vectors of 400 and 399"), std::string::npos);
+  Permutation half = p;
+  half.position.clear();
+  EXPECT_NE(error_of([&] { permute(a, half); }).find("position 0"), std::string::npos);
+  // to_new then to_old is the identity.
+  std::vector<double> back(400), mid(400);
+  to_new(p, x, mid);
+  to_old(p, mid, back);
+  EXPECT_EQ(back, x);
+}
+
 TEST(Reorder, EveryCpuKernelMultipliesInTheUsersNumbering) {
   const Csr grid = scrambled_grid(30, 5);
   const Csr cage = shared_matrix("cage9");

@@ -60,9 +60,10 @@ struct PlanOptions {
   /// Renumber a square matrix's rows and columns alike (P A P^T) once, when the plan is made, and
   /// multiply in that numbering: Reorder::Rcm (reverse Cuthill-McKee) brings the columns a row
   /// reads close together. x and y stay in A's numbering: each product gathers x through the
-  /// permutation and scatters y back (two more passes over the vectors, on the device for device
-  /// vectors). The renumbering's time counts in convert_seconds; its bandwidth before and after
-  /// shows in detail. spmv/formats/reorder.hpp gives the permutation for a user who iterates in the
+  /// permutation and scatters y back (two more passes over the vectors, three where beta != 0, on
+  /// the device for device vectors). The plan holds its own copy of P A P^T (double values) and
+  /// the permutation, so A may go once it is made. The renumbering's time counts in
+  /// convert_seconds; its bandwidth before and after shows in detail. spmv/formats/reorder.hpp gives the permutation for a user who iterates in the
   /// new numbering. Rectangular matrices: Unsupported.
   Reorder reorder = Reorder::None;
   KernelSettings kernel = {};  ///< the kernel's own settings

@@ -17,10 +17,11 @@ namespace {
 // out = in renumbered (gather: out[i] = in[order[i]]; scatter: out[order[i]] = in[i]), n entries
 // of k values, row- or column-major.
 template <class T>
-void permute_host(const T* in, T* out, const std::vector<index_t>& order, int k, bool col_major, bool scatter) {
+void permute_host(const T* in, T* out, const std::vector<index_t>& order, int k, bool col_major, bool scatter,
+                  int threads) {
   const std::size_t n = order.size(), kk = static_cast<std::size_t>(k);
   if (kk == 1) {
-#pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for schedule(static) num_threads(threads) if (n > 65536)
     for (std::size_t e = 0; e < n; ++e) {
       const auto o = static_cast<std::size_t>(order[e]);
       if (scatter)
@@ -30,7 +31,7 @@ void permute_host(const T* in, T* out, const std::vector<index_t>& order, int k,
     }
     return;
   }
-#pragma omp parallel for schedule(static) if (n * kk > 65536)
+#pragma omp parallel for schedule(static) num_threads(threads) if (n * kk > 65536)
   for (std::size_t e = 0; e < n; ++e) {
     const auto o = static_cast<std::size_t>(order[e]);
     for (std::size_t j = 0; j < kk; ++j) {
@@ -46,7 +47,14 @@ void permute_host(const T* in, T* out, const std::vector<index_t>& order, int k,
 class ReorderedPlan : public Plan {
  public:
   ReorderedPlan(Permutation p, Csr b, const PlanOptions& opt)
-      : p_(std::move(p)), b_(std::move(b)), k_(std::max(1, opt.k)), col_major_(opt.layout == Layout::ColMajor) {}
+      : p_(std::move(p)),
+        b_(std::move(b)),
+        k_(std::max(1, opt.k)),
+        col_major_(opt.layout == Layout::ColMajor),
+        threads_(plan_threads(opt)) {}
+  ~ReorderedPlan() override {
+    if (device_used_) device::synchronize(last_stream_);  // the last product done with the buffers
+  }
 
   void adopt(std::unique_ptr<Plan> inner) { inner_ = std::move(inner); }
   const Csr& matrix() const { return b_; }
@@ -78,31 +86,40 @@ class ReorderedPlan : public Plan {
   }
 
  private:
+  std::size_t values() const { return p_.order.size() * static_cast<std::size_t>(k_); }
   template <class T>
   std::span<const T> to_new(std::span<const T> x, std::vector<T>& buf) {
+    if (x.size() != values()) throw Error(fmt::format("x has {} values, expected {}", x.size(), values()));
     buf.resize(x.size());
-    permute_host(x.data(), buf.data(), p_.order, k_, col_major_, false);
+    permute_host(x.data(), buf.data(), p_.order, k_, col_major_, false, threads_);
     return buf;
   }
   template <class T>
   void get_back(std::span<T> y, std::vector<T>& buf) {
+    if (y.size() != values()) throw Error(fmt::format("y has room for {} values, expected {}", y.size(), values()));
     buf.resize(y.size());
     inner_->get_y(std::span<T>(buf));
-    permute_host(buf.data(), y.data(), p_.order, k_, col_major_, true);
+    permute_host(buf.data(), y.data(), p_.order, k_, col_major_, true, threads_);
   }
   template <class T>
   void host_product(const T* x, T* y, const Operands& o, std::vector<T>& xb, std::vector<T>& yb) {
     xb.resize(o.nx);
     yb.resize(o.ny);
-    permute_host(x, xb.data(), p_.order, k_, col_major_, false);
-    if (o.beta != 0) permute_host(y, yb.data(), p_.order, k_, col_major_, false);
+    permute_host(x, xb.data(), p_.order, k_, col_major_, false, threads_);
+    if (o.beta != 0) permute_host(y, yb.data(), p_.order, k_, col_major_, false, threads_);
     inner_->multiply(std::span<const T>(xb), std::span<T>(yb), static_cast<T>(o.alpha), static_cast<T>(o.beta));
-    permute_host(yb.data(), y, p_.order, k_, col_major_, true);
+    permute_host(yb.data(), y, p_.order, k_, col_major_, true, threads_);
   }
   template <class T>
   void device_product([[maybe_unused]] const T* x, [[maybe_unused]] T* y, [[maybe_unused]] const Operands& o,
                       [[maybe_unused]] DeviceVector<T>& xb, [[maybe_unused]] DeviceVector<T>& yb) {
 #if SPMV_HAVE_CUDA
+    if (!inner_->on_device())
+      throw Error("multiply: device vectors given to a plan whose products run on the CPU; pass host vectors");
+    // The plan's buffers serve one product at a time: a product on another stream waits for the last.
+    if (device_used_ && o.stream != last_stream_) device::synchronize(last_stream_);
+    device_used_ = true;
+    last_stream_ = o.stream;
     if (!order_) order_ = std::make_unique<cuda::DeviceOrder>(p_.order);
     if (xb.size() != o.nx) xb = DeviceVector<T>(o.nx);
     if (yb.size() != o.ny) yb = DeviceVector<T>(o.ny);
@@ -120,6 +137,9 @@ class ReorderedPlan : public Plan {
   Csr b_;  // the renumbered matrix (CPU plans of CSR kernels borrow it)
   int k_;
   bool col_major_;
+  int threads_;  // the permutations' on the host
+  bool device_used_ = false;
+  CudaStream last_stream_ = nullptr;
   std::unique_ptr<Plan> inner_;
   std::vector<double> xd_, yd_;
   std::vector<float> xf_, yf_;

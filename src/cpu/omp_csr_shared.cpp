@@ -70,6 +70,9 @@ class OmpCsrShared final : public CpuPlan {
   OmpCsrShared(const CsrView& a, const PlanOptions& opt)
       : CpuPlan(a.rows, a.cols, opt), threads_(plan_threads(opt)), float_values_(opt.precision != Precision::Double) {
     const auto t0 = std::chrono::steady_clock::now();
+    // The copies, the indices at their widest and a table entry and a hash entry per value at worst.
+    check_format_memory("csr-shared", static_cast<double>(a.nnz()) * (4 + 4 + 2 * 8 + 32) + 8.0 * (a.rows + 1), a,
+                        convert_options(opt));
     rp_.assign(a.row_ptr.begin(), a.row_ptr.end());
     col_.assign(a.col.begin(), a.col.end());
     if (float_values_)

@@ -64,7 +64,7 @@ class EllSharedPlan final : public CudaPlan {
     for (index_t r = 0; r < a.rows; ++r) width_ = std::max<index_t>(width_, static_cast<index_t>(a.row_length(r)));
     const offset_t slots = static_cast<offset_t>(a.rows) * width_;
     check_format_memory("ELL", ell_bytes(a.rows, width_, 2), a, convert_options(opt));
-    with_types(prec_, [&]<class MV, class VV>() { build<MV>(a, slots); });
+    with_types(prec_, [&]<class MV, class VV>() { build<MV>(a, slots, convert_options(opt)); });
     convert_seconds = seconds_since(t0);
     stored_entries = slots;
     const offset_t slot_bytes = index_bytes_ ? index_bytes_ : value_bytes(prec_);
@@ -100,7 +100,7 @@ class EllSharedPlan final : public CudaPlan {
  private:
   // The distinct values (their bits, 0 among them), then the column-major slots.
   template <class MV>
-  void build(const CsrView& a, offset_t slots) {
+  void build(const CsrView& a, offset_t slots, const ConvertOptions& copt) {
     using B = Bits<MV>;
     const offset_t nnz = a.nnz();
     std::unordered_set<B> seen{std::bit_cast<B>(MV(0))};
@@ -117,11 +117,17 @@ class EllSharedPlan final : public CudaPlan {
         if (seen.size() > kMaxShared) over = true;
       }
     }
-    distinct_ = over ? 0 : seen.size();
-    index_bytes_ = over ? 0 : distinct_ <= 256 ? 1 : 2;
+    if (over)  // the values kept in the slots: ELL's own size
+      check_format_memory("ELL", ell_bytes(a.rows, width_, sizeof(MV)), a, copt);
+    index_bytes_ = over ? 0 : seen.size() <= 256 ? 1 : 2;
     std::vector<MV> table;
     std::unordered_map<B, std::uint16_t> index;
     if (!over) {
+      // The matrix's own values (the table also holds 0 for the padding).
+      distinct_ = seen.size();
+      if (nnz > 0 && std::none_of(a.val.begin(), a.val.end(), [](double v) { return v == 0; }) &&
+          std::none_of(a.val_f32.begin(), a.val_f32.end(), [](float v) { return v == 0; }))
+        --distinct_;
       std::vector<B> bits(seen.begin(), seen.end());
       std::sort(bits.begin(), bits.end());
       for (const B b : bits) {

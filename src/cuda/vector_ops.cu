@@ -122,6 +122,7 @@ struct DeviceOrder::Impl {
 DeviceOrder::DeviceOrder(std::span<const index_t> order) : impl_(std::make_unique<Impl>()) {
   impl_->order.upload(order);
   impl_->n = order.size();
+  SPMV_CUDA_CHECK(cudaDeviceSynchronize());  // allocated and filled on the default stream; read on any
 }
 DeviceOrder::~DeviceOrder() = default;
 

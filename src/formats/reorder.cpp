@@ -24,6 +24,7 @@ struct Graph {
 
 Graph symmetric_pattern(const CsrView& a, const ConvertOptions& opt) {
   const index_t n = a.rows;
+  const int threads = conversion_threads(opt);
   Graph g;
   g.ptr.assign(static_cast<std::size_t>(n) + 1, 0);
   const bool symmetric = a.symmetry != Symmetry::General;  // stored expanded: A's pattern is A^T's
@@ -47,7 +48,7 @@ Graph symmetric_pattern(const CsrView& a, const ConvertOptions& opt) {
       if (c != v) f(c);
     }
   };
-#pragma omp parallel for schedule(dynamic, 4096)
+#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
   for (index_t v = 0; v < n; ++v) {
     offset_t d = 0;
     for_neighbours(v, [&](index_t) { ++d; });
@@ -55,7 +56,7 @@ Graph symmetric_pattern(const CsrView& a, const ConvertOptions& opt) {
   }
   for (std::size_t i = 1; i < g.ptr.size(); ++i) g.ptr[i] += g.ptr[i - 1];
   g.adj.resize(static_cast<std::size_t>(g.ptr.back()));
-#pragma omp parallel for schedule(dynamic, 4096)
+#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
   for (index_t v = 0; v < n; ++v) {
     offset_t at = g.ptr[v];
     for_neighbours(v, [&](index_t c) { g.adj[static_cast<std::size_t>(at++)] = c; });
@@ -145,8 +146,9 @@ Permutation rcm(const CsrView& a, const ConvertOptions& opt) {
 }
 
 Csr permute(const CsrView& a, const Permutation& p, const ConvertOptions& opt) {
-  if (a.rows != a.cols || p.size() != a.rows)
-    throw Error(fmt::format("permute: a {} x {} matrix and a permutation of {}", a.rows, a.cols, p.size()));
+  if (a.rows != a.cols || p.size() != a.rows || p.position.size() != p.order.size())
+    throw Error(fmt::format("permute: a {} x {} matrix and a permutation of {} (position {})", a.rows, a.cols, p.size(),
+                            p.position.size()));
   if (a.is_complex()) throw Unsupported("permute: a real matrix");
   check_format_memory("permuted CSR", csr_storage_bytes(a), a, opt);
   const index_t n = a.rows;
@@ -160,7 +162,7 @@ Csr permute(const CsrView& a, const Permutation& p, const ConvertOptions& opt) {
   b.col.resize(static_cast<std::size_t>(a.nnz()));
   b.val.resize(b.col.size());
   const bool f32 = a.values_in_float();
-#pragma omp parallel
+#pragma omp parallel num_threads(conversion_threads(opt))
   {
     std::vector<std::pair<index_t, double>> e;
 #pragma omp for schedule(dynamic, 1024)
@@ -180,13 +182,22 @@ Csr permute(const CsrView& a, const Permutation& p, const ConvertOptions& opt) {
   return b;
 }
 
+namespace {
+void check_vectors(const Permutation& p, std::size_t in, std::size_t out, const char* what) {
+  if (in != p.order.size() || out != p.order.size())
+    throw Error(fmt::format("{}: vectors of {} and {} values for a permutation of {}", what, in, out, p.order.size()));
+}
+}  // namespace
+
 void to_new(const Permutation& p, std::span<const double> x, std::span<double> out) {
+  check_vectors(p, x.size(), out.size(), "to_new");
   const auto n = p.order.size();
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (std::size_t i = 0; i < n; ++i) out[i] = x[static_cast<std::size_t>(p.order[i])];
 }
 
 void to_old(const Permutation& p, std::span<const double> in, std::span<double> y) {
+  check_vectors(p, in.size(), y.size(), "to_old");
   const auto n = p.order.size();
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (std::size_t i = 0; i < n; ++i) y[static_cast<std::size_t>(p.order[i])] = in[i];

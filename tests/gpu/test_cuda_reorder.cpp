@@ -34,11 +34,26 @@ TEST(CudaReorder, HostAndDeviceVectorsInTheUsersNumbering) {
             std::vector<double> x = make_vector("random:3", static_cast<std::size_t>(m.cols) * k);
             const CheckedProduct host = checked_product(*plan, m, x, k, layout);  // host vectors
             EXPECT_TRUE(host.check.passed) << host.check.message;
-            if (prec != Precision::Double) continue;
+            if (prec == Precision::Single) {  // float device vectors: the host path's result, within float's rounding
+              std::vector<float> xf(x.begin(), x.end());
+              DeviceVector<float> xd(xf), yd(host.y.size());
+              plan->multiply(xd.span(), yd.span());
+              const std::vector<float> got = yd.to_host();
+              for (std::size_t i = 0; i < got.size(); ++i)
+                ASSERT_NEAR(got[i], host.y[i], 1e-5 * (std::abs(host.y[i]) + 1)) << i;
+              continue;
+            }
             DeviceVector<double> xd(x), yd(host.y.size());
             plan->multiply(xd.span(), yd.span());
             const CheckResult c = check_product(m, reference_product(m, x, k, layout), yd.to_host(), k, layout);
             EXPECT_TRUE(c.passed) << c.message;
+            // beta != 0 on device vectors (y gathered too): alpha A x + beta y0.
+            const std::vector<double> y0 = make_vector("random:9", host.y.size());
+            DeviceVector<double> yb(y0);
+            plan->multiply(xd.span(), yb.span(), 2.0, -0.5);
+            const std::vector<double> got = yb.to_host();
+            for (std::size_t i = 0; i < got.size(); ++i)
+              ASSERT_NEAR(got[i], 2.0 * host.y[i] - 0.5 * y0[i], 1e-12 * (2 * std::abs(host.y[i]) + 1)) << i;
           }
   }
 }

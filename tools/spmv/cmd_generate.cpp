@@ -75,7 +75,10 @@ int generate_cmd(const GenArgs& g) {
     std::shuffle(p.order.begin(), p.order.end(), std::mt19937_64(spec.seed));
     p.position.resize(p.order.size());
     for (index_t i = 0; i < a.rows; ++i) p.position[static_cast<std::size_t>(p.order[static_cast<std::size_t>(i)])] = i;
-    a = permute(a, p);
+    ConvertOptions copt;
+    copt.threads = g.threads;
+    copt.memory_budget_bytes = std::max(16.0 * (1 << 30), 2.0 * csr_storage_bytes(a));  // what was generated fits
+    a = permute(a, p, copt);
     name += ", scrambled";
   }
   const double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -114,9 +117,9 @@ void add_generate(CLI::App& app, Action& action) {
   cmd->add_option("--scale", g->scale, "With --like: shrink rows and nnz by this factor (0..1]")
       ->check(real_in(1e-9, 1.0, "(0, 1]"));
   cmd->add_option("--values", g->values,
-                  "Draw the values from this many distinct ones (a stencil has 2, a pattern matrix 1; 0: all "
-                  "different)")
-      ->check(int_in(0, 1 << 30));
+                  "Draw the values from this many distinct ones (a stencil has 2, a pattern matrix 1; 0: the "
+                  "generator's own values, all different)")
+      ->check(int_in(0, 1 << 24));
   cmd->add_flag("--scramble", g->scramble,
                 "Renumber rows and columns alike at random (P A P^T, seeded): a mesh without its locality, as "
                 "a reordering (spmv run --reorder rcm) finds it");

@@ -196,6 +196,7 @@ PlanOptions plan_options(const RunArgs& args, const Target& target) {
 }
 
 DistributedRequest distributed_request(const RunArgs& args, const Target& target) {
+  if (args.reorder != "none") throw UsageError("--distributed takes no --reorder (not distributed yet)");
   if (args.x != "random:42" || args.json || args.layout != "row" || !args.output.empty())
     throw UsageError(
         "--distributed takes neither --x, --json, --layout col nor -o (x is random:42, X row-major; "

@@ -26,7 +26,8 @@ index_t bandwidth(const CsrView& a);
 /// P A P^T in CSR: B(i, j) = A(p.order[i], p.order[j]), columns sorted within rows, values in
 /// double (a float matrix's widened). Memory checked against `opt` first.
 Csr permute(const CsrView& a, const Permutation& p, const ConvertOptions& opt = {});
-/// x in the new numbering: out[i] = x[p.order[i]]; and back: y[p.order[i]] = in[i].
+/// One vector (k = 1) in the new numbering: out[i] = x[p.order[i]]; and back: y[p.order[i]] = in[i].
+/// Vectors of another size than the permutation's: Error.
 void to_new(const Permutation& p, std::span<const double> x, std::span<double> out);
 void to_old(const Permutation& p, std::span<const double> in, std::span<double> y);
 
