@@ -30,13 +30,10 @@ Csr scrambled_grid(index_t n, std::uint64_t seed) {
       if (y + 1 < n) c.row.push_back(r), c.col.push_back(r + n), c.val.push_back(-1.0);
     }
   const Csr a = coo_to_csr(c);
-  Permutation p;
-  p.order.resize(static_cast<std::size_t>(a.rows));
-  std::iota(p.order.begin(), p.order.end(), 0);
-  std::shuffle(p.order.begin(), p.order.end(), std::mt19937_64(seed));
-  p.position.resize(p.order.size());
-  for (index_t i = 0; i < a.rows; ++i) p.position[static_cast<std::size_t>(p.order[static_cast<std::size_t>(i)])] = i;
-  return permute(a, p);
+  std::vector<index_t> order(static_cast<std::size_t>(a.rows));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
+  return permute(a, permutation_from_order(std::move(order)));
 }
 
 void expect_permutation(const Permutation& p, index_t n) {

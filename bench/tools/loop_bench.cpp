@@ -8,6 +8,7 @@
 //
 //   loop_bench [--no-generated] [--cg-iterations N] [--threads T] [FILES...]
 #include <spmv/bench/generate.hpp>
+#include <spmv/formats/reorder.hpp>
 #include <spmv/spmv.hpp>
 
 #include <CLI/CLI.hpp>
@@ -33,32 +34,15 @@ Csr spd_stencil(index_t n, int points) {
   return a;
 }
 
-// P A P^T for a random permutation P (rows and columns renumbered alike: still SPD where A is).
+// P A P^T for a random permutation P (rows and columns renumbered alike: still SPD where A is):
+// the shuffle gives each old index its new one.
 Csr permuted(const Csr& a, std::uint64_t seed) {
   std::vector<index_t> to(static_cast<std::size_t>(a.rows));  // old -> new
   std::iota(to.begin(), to.end(), 0);
   std::shuffle(to.begin(), to.end(), std::mt19937_64(seed));
-  std::vector<index_t> from(to.size());
-  for (index_t i = 0; i < a.rows; ++i) from[to[i]] = i;
-  Csr b;
-  b.rows = a.rows;
-  b.cols = a.cols;
-  b.row_ptr.resize(a.row_ptr.size());
-  for (index_t r = 0; r < a.rows; ++r) b.row_ptr[r + 1] = b.row_ptr[r] + a.row_length(from[r]);
-  b.col.resize(a.col.size());
-  b.val.resize(a.val.size());
-#pragma omp parallel for schedule(dynamic, 1024)
-  for (index_t r = 0; r < a.rows; ++r) {
-    const index_t o = from[r];
-    std::vector<std::pair<index_t, double>> e;
-    for (offset_t p = a.row_ptr[o]; p < a.row_ptr[o + 1]; ++p) e.emplace_back(to[a.col[p]], a.val[p]);
-    std::sort(e.begin(), e.end());
-    for (std::size_t j = 0; j < e.size(); ++j) {
-      b.col[b.row_ptr[r] + static_cast<offset_t>(j)] = e[j].first;
-      b.val[b.row_ptr[r] + static_cast<offset_t>(j)] = e[j].second;
-    }
-  }
-  return b;
+  Permutation p = permutation_from_order(std::move(to));
+  std::swap(p.order, p.position);  // order: new -> old
+  return permute(a, p);
 }
 
 struct Named {

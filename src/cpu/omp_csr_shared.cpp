@@ -5,16 +5,14 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/register.hpp"
 #include "cpu/cpu_plan.hpp"
 #include "cpu/row_kernels.hpp"
 #include "cpu/trial.hpp"
+#include "formats/shared_values.hpp"
 
 namespace spmv::cpu {
 
@@ -115,40 +113,22 @@ class OmpCsrShared final : public CpuPlan {
  private:
   template <class V>
   void build(const CsrView& a, std::vector<V>& table) {
-    using B = std::conditional_t<sizeof(V) == 8, std::uint64_t, std::uint32_t>;
     const offset_t nnz = a.nnz();
-    const auto value = [&a](offset_t q) {
-      return static_cast<V>(a.values_in_float() ? static_cast<double>(a.val_f32[q]) : a.val[q]);
-    };
-    std::unordered_set<B> seen;
-#pragma omp parallel num_threads(threads_)
-    {
-      std::unordered_set<B> mine;
-#pragma omp for schedule(static) nowait
-      for (offset_t q = 0; q < nnz; ++q) mine.insert(std::bit_cast<B>(value(q)));
-#pragma omp critical
-      seen.insert(mine.begin(), mine.end());
-    }
-    std::vector<B> bits(seen.begin(), seen.end());
-    std::sort(bits.begin(), bits.end());
-    std::unordered_map<B, std::uint32_t> index;
-    for (const B b : bits) {
-      index.emplace(b, static_cast<std::uint32_t>(table.size()));
-      table.push_back(std::bit_cast<V>(b));
-    }
+    const detail::DistinctValues<V> d = detail::distinct_values<V>(a, SIZE_MAX, threads_);
+    table = d.table;
     distinct_ = table.size();
     index_bytes_ = distinct_ <= 256 ? 1 : distinct_ <= kMaxNarrow ? 2 : 4;
     idx_.resize(static_cast<std::size_t>(nnz) * static_cast<std::size_t>(index_bytes_));
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (offset_t q = 0; q < nnz; ++q) {
-      const std::uint32_t i = index.at(std::bit_cast<B>(value(q)));
-      unsigned char* d = idx_.data() + q * index_bytes_;
+      const std::uint32_t i = d.index_of(detail::entry_value<V>(a, q));
+      unsigned char* dst = idx_.data() + q * index_bytes_;
       if (index_bytes_ == 1)
-        *d = static_cast<unsigned char>(i);
+        *dst = static_cast<unsigned char>(i);
       else if (index_bytes_ == 2)
-        *reinterpret_cast<std::uint16_t*>(d) = static_cast<std::uint16_t>(i);
+        *reinterpret_cast<std::uint16_t*>(dst) = static_cast<std::uint16_t>(i);
       else
-        *reinterpret_cast<std::uint32_t*>(d) = i;
+        *reinterpret_cast<std::uint32_t*>(dst) = i;
     }
     if (table.empty()) table.push_back(V(0));
   }

@@ -6,17 +6,13 @@
 // so). Built on the host (the distinct values by hashing their bits), uploaded once.
 #include <spmv/formats/ell.hpp>
 
-#include <omp.h>
-
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <cstring>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/register.hpp"
+#include "formats/shared_values.hpp"
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 
@@ -46,15 +42,6 @@ __global__ void ell_shared_kernel(index_t rows, index_t width, const index_t* __
   }
   ep.put(y, r, s);
 }
-
-// The value of entry q in the plan's value type.
-template <class MV>
-MV value_at(const CsrView& a, offset_t q) {
-  return static_cast<MV>(a.values_in_float() ? static_cast<double>(a.val_f32[q]) : a.val[q]);
-}
-
-template <class MV>
-using Bits = std::conditional_t<sizeof(MV) == 8, std::uint64_t, std::uint32_t>;
 
 class EllSharedPlan final : public CudaPlan {
  public:
@@ -98,47 +85,22 @@ class EllSharedPlan final : public CudaPlan {
   }
 
  private:
-  // The distinct values (their bits, 0 among them), then the column-major slots.
+  // The distinct values and 0 (detail::distinct_values), then the column-major slots.
   template <class MV>
   void build(const CsrView& a, offset_t slots, const ConvertOptions& copt) {
-    using B = Bits<MV>;
-    const offset_t nnz = a.nnz();
-    std::unordered_set<B> seen{std::bit_cast<B>(MV(0))};
-    bool over = false;
-#pragma omp parallel
-    {
-      std::unordered_set<B> mine;
-#pragma omp for schedule(static) nowait
-      for (offset_t q = 0; q < nnz; ++q)
-        if (mine.size() <= kMaxShared) mine.insert(std::bit_cast<B>(value_at<MV>(a, q)));
-#pragma omp critical
-      {
-        if (!over) seen.insert(mine.begin(), mine.end());
-        if (seen.size() > kMaxShared) over = true;
-      }
-    }
+    // The matrix's distinct values, then 0 for the padding (past kMaxShared together: kept in the slots).
+    detail::DistinctValues<MV> d = detail::distinct_values<MV>(a, kMaxShared, conversion_threads(copt));
+    distinct_ = d.table.size();
+    const std::uint32_t zero = d.over ? 0 : d.add(MV(0));
+    const bool over = d.over || d.table.size() > kMaxShared;
     if (over)  // the values kept in the slots: ELL's own size
       check_format_memory("ELL", ell_bytes(a.rows, width_, sizeof(MV)), a, copt);
-    index_bytes_ = over ? 0 : seen.size() <= 256 ? 1 : 2;
-    std::vector<MV> table;
-    std::unordered_map<B, std::uint16_t> index;
-    if (!over) {
-      // The matrix's own values (the table also holds 0 for the padding).
-      distinct_ = seen.size();
-      if (nnz > 0 && std::none_of(a.val.begin(), a.val.end(), [](double v) { return v == 0; }) &&
-          std::none_of(a.val_f32.begin(), a.val_f32.end(), [](float v) { return v == 0; }))
-        --distinct_;
-      std::vector<B> bits(seen.begin(), seen.end());
-      std::sort(bits.begin(), bits.end());
-      for (const B b : bits) {
-        index.emplace(b, static_cast<std::uint16_t>(table.size()));
-        table.push_back(std::bit_cast<MV>(b));
-      }
-    }
+    index_bytes_ = over ? 0 : d.table.size() <= 256 ? 1 : 2;
+    if (over) distinct_ = 0;
+    const std::vector<MV>& table = d.table;
     const std::size_t sb = index_bytes_ ? index_bytes_ : sizeof(MV);
     std::vector<index_t> col(static_cast<std::size_t>(slots));
     std::vector<unsigned char> slot(static_cast<std::size_t>(slots) * sb);
-    const std::uint16_t zero = over ? 0 : index.at(std::bit_cast<B>(MV(0)));
 #pragma omp parallel for schedule(static)
     for (index_t r = 0; r < a.rows; ++r) {
       const offset_t b = a.row_ptr[r];
@@ -150,10 +112,10 @@ class EllSharedPlan final : public CudaPlan {
         col[p] = j < len ? a.col[b + j] : pad;
         unsigned char* s = slot.data() + p * sb;
         if (over) {
-          const MV v = j < len ? value_at<MV>(a, b + j) : MV(0);
+          const MV v = j < len ? detail::entry_value<MV>(a, b + j) : MV(0);
           std::memcpy(s, &v, sizeof v);
         } else {
-          const std::uint16_t i = j < len ? index.at(std::bit_cast<B>(value_at<MV>(a, b + j))) : zero;
+          const auto i = static_cast<std::uint16_t>(j < len ? d.index_of(detail::entry_value<MV>(a, b + j)) : zero);
           if (index_bytes_ == 1)
             *s = static_cast<unsigned char>(i);
           else
@@ -163,8 +125,7 @@ class EllSharedPlan final : public CudaPlan {
     }
     col_.upload(col);
     slot_.upload(slot);
-    if (table.empty()) table.push_back(MV(0));
-    table_.set(table);
+    table_.set(over ? std::vector<MV>{MV(0)} : table);
   }
 
   // The table in the plan's value type (double or float).

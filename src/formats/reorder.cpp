@@ -138,10 +138,20 @@ Permutation rcm(const CsrView& a, const ConvertOptions& opt) {
     order.insert(order.end(), visit.begin(), visit.end());
   }
   std::reverse(order.begin(), order.end());
+  return permutation_from_order(std::move(order));
+}
+
+Permutation permutation_from_order(std::vector<index_t> order) {
   Permutation p;
   p.order = std::move(order);
-  p.position.resize(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) p.position[static_cast<std::size_t>(p.order[static_cast<std::size_t>(i)])] = i;
+  const auto n = p.order.size();
+  p.position.assign(n, -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const index_t o = p.order[i];
+    if (o < 0 || static_cast<std::size_t>(o) >= n || p.position[static_cast<std::size_t>(o)] != -1)
+      throw Error(fmt::format("permutation: entry {} is {}, not a new index of 0..{}", i, o, n - 1));
+    p.position[static_cast<std::size_t>(o)] = static_cast<index_t>(i);
+  }
   return p;
 }
 

@@ -69,12 +69,10 @@ int generate_cmd(const GenArgs& g) {
   }
   if (g.scramble) {  // rows and columns renumbered alike at random: the structure's locality gone
     if (a.rows != a.cols) throw UsageError("--scramble: a square matrix (rows and columns renumbered alike)");
-    Permutation p;
-    p.order.resize(static_cast<std::size_t>(a.rows));
-    std::iota(p.order.begin(), p.order.end(), 0);
-    std::shuffle(p.order.begin(), p.order.end(), std::mt19937_64(spec.seed));
-    p.position.resize(p.order.size());
-    for (index_t i = 0; i < a.rows; ++i) p.position[static_cast<std::size_t>(p.order[static_cast<std::size_t>(i)])] = i;
+    std::vector<index_t> order(static_cast<std::size_t>(a.rows));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(spec.seed));
+    const Permutation p = permutation_from_order(std::move(order));
     ConvertOptions copt;
     copt.threads = g.threads;
     copt.memory_budget_bytes = std::max(16.0 * (1 << 30), 2.0 * csr_storage_bytes(a));  // what was generated fits

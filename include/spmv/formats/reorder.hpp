@@ -16,6 +16,10 @@ struct Permutation {
   index_t size() const { return static_cast<index_t>(order.size()); }
 };
 
+/// The permutation whose order is `order` (a permutation of 0..n-1; Error otherwise), its position
+/// worked out.
+Permutation permutation_from_order(std::vector<index_t> order);
+
 /// Reverse Cuthill-McKee on the pattern of A + A^T: each connected component from a
 /// pseudo-peripheral vertex of least degree, breadth first with neighbours by increasing degree,
 /// the whole order reversed. O(nnz log d) time, one pass of A^T's pattern where A is not
