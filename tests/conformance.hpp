@@ -64,9 +64,10 @@ inline std::vector<const KernelSpec*> tested_kernels() {
 // hack as long as its longest row), and cuSPARSE's sliced ELL, registered with format "csr"
 // because it converts from CSR but storing 32-row slices padded like HLL. Only these may refuse a
 // matrix for memory.
-// ELL's slots: plain ELL, and ELL whose slots index the matrix's distinct values.
-inline bool ell_slots(const KernelSpec& k) { return k.format == "ell" || k.format == "ell-shared"; }
-inline bool pads(const KernelSpec& k) { return ell_slots(k) || k.format == "hll" || k.name == "cusparse-sell"; }
+// ELL's slots; sliced: HLL's, and the compact sliced ELL's (slices of 32 rows).
+inline bool ell_slots(const KernelSpec& k) { return k.format == "ell"; }
+inline bool sliced(const KernelSpec& k) { return k.format == "hll" || k.format == "hll-compact"; }
+inline bool pads(const KernelSpec& k) { return ell_slots(k) || sliced(k) || k.name == "cusparse-sell"; }
 
 // Slots of cuSPARSE's sliced ELL: slices of 32 rows, the last one padded to 32 rows too.
 inline offset_t sell32_slots(const Csr& a) {
@@ -82,6 +83,7 @@ inline offset_t sell32_slots(const Csr& a) {
 // The slots a plan of this kernel must store (its stored_entries), padding included.
 inline offset_t expected_stored_entries(const KernelSpec& k, const Csr& a, int hack) {
   if (k.format == "hll") return hll_slots(a, hack);
+  if (k.format == "hll-compact") return hll_slots(a, 32);
   if (k.name == "cusparse-sell") return sell32_slots(a);
   if (ell_slots(k)) {
     offset_t max_len = 0;
@@ -232,10 +234,11 @@ inline std::string check_plan(const KernelSpec& spec, const Csr& a, Plan& plan_r
   const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.kernel.hack) : spec;
   if (const offset_t want = expected_stored_entries(stored, a, opt.kernel.hack); plan->stored_entries != want)
     return where + fmt::format(": stored_entries {} != {} ({})", plan->stored_entries, want, stored.name);
-  // A nonzero's column and value (shared values: at least a 1-byte index into their table).
-  const offset_t per_value = stored.format.ends_with("-shared") ? 1 : value_bytes(opt.precision);
-  const offset_t least =
-      (4 + per_value) * a.nnz() + vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;
+  // A nonzero's column and value (compact formats: at least a 2-byte column offset and a 1-byte
+  // index into the distinct values).
+  const bool compact = stored.format.ends_with("-compact");
+  const offset_t per_entry = compact ? 3 : 4 + value_bytes(opt.precision);
+  const offset_t least = per_entry * a.nnz() + vector_bytes(opt.precision) * static_cast<offset_t>(a.rows) * opt.k;
   if (plan->bytes_per_product < least) return where + ": bytes_per_product below the data the product must read";
   if (plan->precision != opt.precision) return where + ": the plan says precision " + to_string(plan->precision);
   return "";

@@ -8,7 +8,7 @@ void register_serial_ell();
 void register_serial_hll();
 void register_omp_csr();
 void register_omp_ell();
-void register_omp_csr_shared();  // src/cpu/omp_csr_shared.cpp
+void register_omp_csr_compact();  // src/cpu/omp_csr_compact.cpp
 void register_omp_hll();
 void register_eigen_baseline();
 void register_csr5();         // serial + omp, src/cpu/omp_csr5.cpp
@@ -26,7 +26,7 @@ void register_serial_kernels() {
 void register_omp_kernels() {
   cpu::register_omp_csr();
   cpu::register_omp_ell();
-  cpu::register_omp_csr_shared();
+  cpu::register_omp_csr_compact();
   cpu::register_omp_hll();
   cpu::register_eigen_baseline();
   cpu::register_csr5();

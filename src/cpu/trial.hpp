@@ -63,13 +63,16 @@ struct RowVariant {
   int inner = -1;  // -1: trial, 0: scalar, 1: simd
   int via = -1;    // column-major SpMM: -1: trial, 0: native, 1: transpose
 };
-inline RowVariant row_variant(const std::string& text, bool schedule, const std::string& kernel) {
-  const VariantChoice c = parse_variant(kernel, row_variants(schedule), text);
+// The row kernels' words of a variant read against a kernel's groups (which may hold more).
+inline RowVariant row_variant(const VariantChoice& c) {
   RowVariant v;
   if (c.given("schedule")) v.schedule = std::string(c["schedule"]);
   if (c.given("inner")) v.inner = c["inner"] == "simd";
   if (c.given("column-major")) v.via = c["column-major"] == "transpose";
   return v;
+}
+inline RowVariant row_variant(const std::string& text, bool schedule, const std::string& kernel) {
+  return row_variant(parse_variant(kernel, row_variants(schedule), text));
 }
 
 // Chooses the SpMV inner loop: forced by the variant, else the faster of the two in a trial.

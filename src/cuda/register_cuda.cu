@@ -8,7 +8,7 @@ void register_csr_vector();
 void register_csr_adaptive();
 void register_csr_merge();
 void register_ell();
-void register_ell_shared();  // src/cuda/ell_shared.cu
+void register_hll_compact();  // src/cuda/hll_compact.cu
 void register_hll();
 void register_cusparse();       // CSR and COO algorithms
 void register_cusparse_sell();  // src/cuda/cusparse_sell.cu
@@ -26,7 +26,7 @@ void register_cuda_kernels() {
   cuda::register_csr_adaptive();
   cuda::register_csr_merge();
   cuda::register_ell();
-  cuda::register_ell_shared();
+  cuda::register_hll_compact();
   cuda::register_hll();
   cuda::register_cusparse();
   cuda::register_cusparse_sell();

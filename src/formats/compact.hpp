@@ -1,7 +1,8 @@
 #pragma once
-// Internal: a matrix's distinct values, for the formats that store each value once and an index
-// per entry (cuda/ell_shared.cu, cpu/omp_csr_shared.cpp).
+// Internal: what the compact formats (cpu/omp_csr_compact.cpp, cuda/hll_compact.cu) share: their
+// variant words and a matrix's distinct values.
 #include <spmv/matrix.hpp>
+#include <spmv/params.hpp>
 
 #include <omp.h>
 
@@ -14,6 +15,30 @@
 #include <vector>
 
 namespace spmv::detail {
+
+/// Past this many distinct values they stay in place: a 2-byte index holds no more.
+constexpr std::size_t kMaxSharedValues = 65536;
+/// A row's (CPU) or a slice's (GPU) columns within this span of their smallest are kept as 2-byte
+/// offsets from it.
+constexpr index_t kNarrowSpan = 65536;
+
+/// The compact formats' variant groups: column indices narrow (2-byte offsets where they fit, 4
+/// bytes elsewhere) or wide (4 bytes), values shared (a 1- or 2-byte index into the matrix's
+/// distinct values, where there are at most 65536) or plain. Not given: the matrix decides.
+inline std::vector<VariantGroup> compact_variants() {
+  return {{"index", {"narrow", "wide"}, "column indices: 2-byte offsets where they fit, or 4 bytes"},
+          {"values", {"shared", "plain"}, "values: an index into the distinct values, or in place"}};
+}
+/// -1: the matrix decides; else the word given (1: narrow / shared).
+struct CompactChoice {
+  int narrow = -1, shared = -1;
+};
+inline CompactChoice compact_choice(const VariantChoice& c) {
+  CompactChoice k;
+  if (c.given("index")) k.narrow = c["index"] == "narrow";
+  if (c.given("values")) k.shared = c["values"] == "shared";
+  return k;
+}
 
 /// Entry q's value in V (the plan's value type), from a double or a float matrix.
 template <class V>

@@ -1,0 +1,269 @@
+// Compact sliced ELL on the GPU: fewer bytes a nonzero than ELL's 12 (8 in single precision) where
+// the matrix allows. Slices of 32 rows (a warp), each column-major and padded to its longest row
+// (padding points at a column its row reads, with value 0). Columns: a slice whose columns span
+// less than 65536 keeps 2-byte offsets from its smallest column, other slices 4-byte columns.
+// Values: where the matrix has at most 65536 distinct values, a 1- or 2-byte index into their
+// table (read through the cache: a stencil has two, FEM matrices of repeated element matrices a few
+// hundred). A stencil's nonzero then moves 3 bytes. Each is a variant word (index narrow|wide,
+// values shared|plain), chosen from the matrix where not given. One thread per row. Built on the
+// host (the distinct values by hashing their bits), uploaded once.
+#include <spmv/params.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/register.hpp"
+#include "cuda/csr_device.cuh"
+#include "cuda/cuda_kernels.hpp"
+#include "formats/compact.hpp"
+
+namespace spmv::cuda {
+
+namespace {
+
+constexpr index_t kSlice = 32;
+
+// A slice: its first slot (values, and columns of a wide slice), its columns' first slot in the
+// narrow or the wide array, its smallest column (narrow) or -1 (wide), its width.
+struct Slice {
+  long long slot;
+  long long col;
+  index_t base;
+  index_t width;
+};
+
+// Entry p's value: in place (IT = MV) or through the table.
+template <class IT, class MV>
+__device__ __forceinline__ MV compact_value(const IT* __restrict__ v, const MV* __restrict__ table, long long p) {
+  if constexpr (std::is_same_v<IT, MV>)
+    return __ldlu(v + p);
+  else
+    return __ldg(table + __ldlu(v + p));
+}
+
+template <class IT, class MV, class VV, class CT>
+__device__ __forceinline__ VV compact_row(const Slice& s, index_t lr, index_t stride, const CT* __restrict__ col,
+                                          const IT* __restrict__ v, const MV* __restrict__ table,
+                                          const VV* __restrict__ x) {
+  VV sum = 0;
+  const long long v0 = s.slot + lr, c0 = s.col + lr;
+#pragma unroll 4
+  for (index_t j = 0; j < s.width; ++j) {
+    const long long o = static_cast<long long>(j) * stride;
+    sum += static_cast<VV>(compact_value(v, table, v0 + o)) * __ldg(x + __ldlu(col + c0 + o));
+  }
+  return sum;
+}
+
+// A thread per row; a warp's rows are one slice, so the narrow/wide branch is the warp's.
+template <class IT, class MV, class VV>
+__global__ void hll_compact_kernel(index_t rows, const Slice* __restrict__ slices, const std::uint16_t* __restrict__ c16,
+                                   const index_t* __restrict__ c32, const IT* __restrict__ v,
+                                   const MV* __restrict__ table, const VV* __restrict__ x, VV* __restrict__ y,
+                                   Epilogue<VV> ep) {
+  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const index_t si = r / kSlice, lr = r - si * kSlice, stride = min(kSlice, rows - si * kSlice);
+  const Slice s = slices[si];
+  ep.put(y, r,
+         s.base >= 0 ? compact_row(s, lr, stride, c16, v, table, x + s.base)
+                     : compact_row(s, lr, stride, c32, v, table, x));
+}
+
+std::vector<VariantGroup> hll_compact_variants() { return detail::compact_variants(); }
+
+class HllCompactPlan final : public CudaPlan {
+ public:
+  HllCompactPlan(const CsrView& a, const PlanOptions& opt)
+      : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const detail::CompactChoice want =
+        detail::compact_choice(parse_variant("hll-compact", hll_compact_variants(), opt.kernel.variant));
+    const ConvertOptions copt = convert_options(opt);
+    layout(a, want.narrow != 0);
+    // At most: 4-byte columns and values in place in every slot, and the slices.
+    check_format_memory("HLL-compact", (4.0 + value_bytes(prec_)) * static_cast<double>(slots_) + 24.0 * slices_.size(),
+                        a, copt);
+    with_types(prec_, [&]<class MV, class VV>() { fill<MV>(a, want.shared, copt); });
+    convert_seconds = seconds_since(t0);
+    stored_entries = slots_;
+    bytes_per_product = 2 * narrow_slots_ + 4 * (slots_ - narrow_slots_) + value_bytes_ * slots_ +
+                        24 * static_cast<offset_t>(slices_.size()) +
+                        vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows);
+    detail = std::string("index=") + (want.narrow != 0 ? "narrow" : "wide") + " (" + std::to_string(narrow_slices_) +
+             " of " + std::to_string(slices_.size()) + " slices in 2-byte offsets) values=" +
+             (index_values_ ? "shared (" + std::to_string(distinct_) + " distinct, " + std::to_string(value_bytes_) +
+                                  "-byte indices)"
+                            : "plain (" + values_why_ + ")");
+  }
+
+ protected:
+  void launch(const Launch& l) override {
+    if (rows_ == 0) return;
+    if (slots_ == 0) return zero_y(l);
+    with_types(prec_, [&]<class MV, class VV>() {
+      const MV* table = table_.get<MV>();
+      const auto go = [&]<class IT>(const IT* v) {
+        hll_compact_kernel<IT, MV, VV><<<grid_for(rows_, block_), block_, 0, l.stream>>>(
+            rows_, dslices_.data(), c16_.data(), c32_.data(), v, table, l.xv<VV>(), l.yv<VV>(), l.ep<VV>());
+      };
+      if (!index_values_)
+        go(reinterpret_cast<const MV*>(v_.data()));
+      else if (value_bytes_ == 1)
+        go(reinterpret_cast<const std::uint8_t*>(v_.data()));
+      else
+        go(reinterpret_cast<const std::uint16_t*>(v_.data()));
+    });
+    SPMV_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  index_t stride(std::size_t s) const {
+    return std::min<index_t>(kSlice, rows_ - static_cast<index_t>(s) * kSlice);
+  }
+  index_t first(std::size_t s) const { return static_cast<index_t>(s) * kSlice; }
+
+  // Each slice's width, smallest column and whether its columns fit 2 bytes (where narrow may be
+  // used), then the slots' and columns' offsets.
+  void layout(const CsrView& a, bool narrow) {
+    slices_.resize((static_cast<std::size_t>(a.rows) + kSlice - 1) / kSlice);
+#pragma omp parallel for schedule(static)
+    for (std::size_t s = 0; s < slices_.size(); ++s) {
+      index_t w = 0, lo = a.cols, hi = -1;
+      for (index_t r = first(s); r < first(s) + stride(s); ++r) {
+        w = std::max<index_t>(w, static_cast<index_t>(a.row_length(r)));
+        for (offset_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) lo = std::min(lo, a.col[q]), hi = std::max(hi, a.col[q]);
+      }
+      const bool fits = hi < 0 || hi - lo < detail::kNarrowSpan;
+      slices_[s] = {0, 0, narrow && fits ? (hi < 0 ? 0 : lo) : -1, w};
+    }
+    offset_t slot = 0, n16 = 0, n32 = 0;
+    for (std::size_t s = 0; s < slices_.size(); ++s) {
+      Slice& c = slices_[s];
+      const offset_t n = static_cast<offset_t>(c.width) * stride(s);
+      c.slot = slot;
+      slot += n;
+      if (c.base >= 0) {
+        c.col = n16, n16 += n, ++narrow_slices_;
+      } else {
+        c.col = n32, n32 += n;
+      }
+    }
+    slots_ = slot;
+    narrow_slots_ = n16;
+  }
+
+  // The slots: columns (2-byte offsets or 4-byte), values in place or indices into the distinct
+  // values (shared -1: where there are at most kMaxSharedValues, 0 the padding's among them).
+  template <class MV>
+  void fill(const CsrView& a, int shared, const ConvertOptions& copt) {
+    detail::DistinctValues<MV> d;
+    if (shared != 0) {
+      d = detail::distinct_values<MV>(a, detail::kMaxSharedValues, conversion_threads(copt));
+      distinct_ = d.table.size();  // the matrix's own; the padding's 0 may add one
+      if (!d.over) d.add(MV(0));
+      if (d.over || d.table.size() > detail::kMaxSharedValues)
+        values_why_ = "over " + std::to_string(detail::kMaxSharedValues) + " distinct values";
+      else
+        index_values_ = true;
+    } else {
+      values_why_ = "as asked";
+    }
+    value_bytes_ = index_values_ ? (d.table.size() <= 256 ? 1 : 2) : static_cast<int>(sizeof(MV));
+    const std::uint32_t zero = index_values_ ? d.index_of(MV(0)) : 0;
+    std::vector<std::uint16_t> c16(static_cast<std::size_t>(narrow_slots_));
+    std::vector<index_t> c32(static_cast<std::size_t>(slots_ - narrow_slots_));
+    std::vector<unsigned char> v(static_cast<std::size_t>(slots_) * static_cast<std::size_t>(value_bytes_));
+#pragma omp parallel for schedule(static)
+    for (std::size_t s = 0; s < slices_.size(); ++s) {
+      const Slice& c = slices_[s];
+      const index_t n = stride(s);
+      for (index_t lr = 0; lr < n; ++lr) {
+        const index_t r = first(s) + lr;
+        const offset_t b = a.row_ptr[r];
+        const index_t len = static_cast<index_t>(a.row_ptr[r + 1] - b);
+        const index_t pad = len > 0 ? a.col[b + len - 1] : std::max<index_t>(c.base, 0);
+        for (index_t j = 0; j < c.width; ++j) {
+          const std::size_t o = static_cast<std::size_t>(j) * static_cast<std::size_t>(n) + lr;
+          const index_t col = j < len ? a.col[b + j] : pad;
+          if (c.base >= 0)
+            c16[static_cast<std::size_t>(c.col) + o] = static_cast<std::uint16_t>(col - c.base);
+          else
+            c32[static_cast<std::size_t>(c.col) + o] = col;
+          unsigned char* dst = v.data() + (static_cast<std::size_t>(c.slot) + o) * value_bytes_;
+          const MV value = j < len ? detail::entry_value<MV>(a, b + j) : MV(0);
+          if (!index_values_) {
+            std::memcpy(dst, &value, sizeof value);
+          } else {
+            const auto i = static_cast<std::uint16_t>(j < len ? d.index_of(value) : zero);
+            if (value_bytes_ == 1)
+              *dst = static_cast<unsigned char>(i);
+            else
+              std::memcpy(dst, &i, 2);
+          }
+        }
+      }
+    }
+    dslices_.upload(slices_.data(), slices_.size());
+    c16_.upload(c16.data(), c16.size());
+    c32_.upload(c32.data(), c32.size());
+    v_.upload(v.data(), v.size());
+    table_.set(index_values_ ? d.table : std::vector<MV>{MV(0)});
+  }
+
+  // The table in the plan's value type (double or float).
+  struct Table {
+    DeviceBuffer<double> d;
+    DeviceBuffer<float> f;
+    template <class MV>
+    void set(const std::vector<MV>& t) {
+      if constexpr (std::is_same_v<MV, double>)
+        d.upload(t);
+      else
+        f.upload(t);
+    }
+    template <class MV>
+    const MV* get() const {
+      if constexpr (std::is_same_v<MV, double>)
+        return d.data();
+      else
+        return f.data();
+    }
+  };
+
+  int block_;
+  std::vector<Slice> slices_;
+  offset_t slots_ = 0, narrow_slots_ = 0;
+  std::size_t narrow_slices_ = 0;
+  bool index_values_ = false;
+  int value_bytes_ = 8;  // 1 or 2 (an index), else the value's own
+  std::size_t distinct_ = 0;
+  std::string values_why_;
+  DeviceBuffer<Slice> dslices_;
+  DeviceBuffer<std::uint16_t> c16_;
+  DeviceBuffer<index_t> c32_;
+  DeviceBuffer<unsigned char> v_;
+  Table table_;
+};
+
+}  // namespace
+
+void register_hll_compact() {
+  add_kernel({.name = "hll-compact",
+              .backend = Backend::Cuda,
+              .format = "hll-compact",
+              .description = "compact sliced ELL (slices of 32 rows): 2-byte column offsets in slices spanning "
+                             "under 65536 columns, values as a 1- or 2-byte index into the matrix's distinct "
+                             "values where there are at most 65536; one thread per row",
+              .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
+              .params = {"block_size"},
+              .variants = hll_compact_variants(),
+              .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
+                return std::make_unique<HllCompactPlan>(a, o);
+              }});
+}
+
+}  // namespace spmv::cuda
