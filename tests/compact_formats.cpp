@@ -69,8 +69,7 @@ TEST(CompactFormat, EveryModeOnRowsThatFitAndRowsThatDoNot) {
       for (const Precision p : {Precision::Double, Precision::Single}) {
         SCOPED_TRACE(std::string(index) + ":" + values + " " + to_string(p));
         const auto plan = compact_plan(a, std::string(index) + ":" + values, p);
-        const std::string narrow_units =
-            index[0] == 'n' ? std::to_string(units - wide_units) : std::string("0");
+        const std::string narrow_units = index[0] == 'n' ? std::to_string(units - wide_units) : std::string("0");
         EXPECT_NE(plan->detail.find(fmt::format("index={} ({} of {} {}", index, narrow_units, units, kUnits)),
                   std::string::npos)
             << plan->detail;
@@ -112,7 +111,8 @@ TEST(CompactFormat, MoreDistinctValuesThanAnIndexHoldsStayInPlace) {
   std::mt19937_64 g(1);
   for (index_t r = 0; r < rows; ++r)
     for (index_t j = 0; j < 5; ++j)
-      c.row.push_back(r), c.col.push_back((r + j * 13) % rows), c.val.push_back(1.0 + 1e-9 * static_cast<double>(c.val.size()));
+      c.row.push_back(r), c.col.push_back((r + j * 13) % rows),
+          c.val.push_back(1.0 + 1e-9 * static_cast<double>(c.val.size()));
   const Csr a = coo_to_csr(c);
   for (const char* v : {"shared", "auto"}) {
     const auto p = compact_plan(a, v);

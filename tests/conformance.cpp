@@ -76,8 +76,7 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
   if (has_group(k, "values"))  // the compact formats' modes (compact_formats.cpp: the cases each is for)
     for (const char* index : {"narrow", "wide"})
       for (const char* values : {"shared", "plain"})
-        v.push_back({.s = {.opt = {.threads = threads.back(),
-                                   .kernel = {.variant = std::string(index) + ":" + values}},
+        v.push_back({.s = {.opt = {.threads = threads.back(), .kernel = {.variant = std::string(index) + ":" + values}},
                            .detail_has = std::string("index=") + index}});
   const auto with = [](const char* param, long long value, PlanOptions o = {}) {
     find_param(param)->set(o, value);

@@ -505,3 +505,37 @@ TEST(Planner, CandidatesThatAllFailInTheRoundsAreAClearError) {
     EXPECT_NE(std::string(e.what()).find("launch failed in a round"), std::string::npos) << e.what();
   }
 }
+
+TEST(Planner, CompactFormatsAreCandidatesWhereValuesAreFewAndPayOnlyOverManyProducts) {
+  // 1.2M nonzeros (large enough to sample values) of three values, and the same of many.
+  Csr few = test::csr_from_lengths(std::vector<offset_t>(200000, 6), 200000, 3);
+  for (std::size_t q = 0; q < few.val.size(); ++q) few.val[q] = 1.0 + static_cast<double>(q % 3);
+  const MatrixFeatures f = analyze(few.view());
+  EXPECT_EQ(f.values_sampled, tuning::value_samples);
+  EXPECT_EQ(f.sampled_distinct, 3);
+  Csr many = few;
+  for (std::size_t q = 0; q < many.val.size(); ++q) many.val[q] = 1.0 + 1e-7 * static_cast<double>(q);
+  const MatrixFeatures g = analyze(many.view());
+  EXPECT_EQ(g.sampled_distinct, tuning::value_samples);
+  const auto has = [](const std::vector<Candidate>& v, const char* kernel) {
+    return std::any_of(v.begin(), v.end(), [&](const Candidate& c) { return c.kernel == kernel; });
+  };
+  PlanOptions o;
+  o.products = 1'000'000'000;
+  // The GPU's: ranked first over a billion products (3 bytes a nonzero against ELL's 12), behind
+  // over a hundred (its conversion on the host); never for many values.
+  const auto gpu = rank_candidates(f, Backend::Cuda, o);
+  ASSERT_FALSE(gpu.empty());
+  EXPECT_EQ(gpu.front().kernel, "hll-compact") << gpu.front().label;
+  EXPECT_FALSE(has(rank_candidates(g, Backend::Cuda, o), "hll-compact"));
+  o.products = 100;
+  EXPECT_NE(rank_candidates(f, Backend::Cuda, o).front().kernel, "hll-compact");
+  // The CPU's: in double precision only, and not on the serial backend.
+  EXPECT_TRUE(has(rank_candidates(f, Backend::Omp, o), "csr-compact"));
+  EXPECT_FALSE(has(rank_candidates(g, Backend::Omp, o), "csr-compact"));
+  EXPECT_FALSE(has(rank_candidates(f, Backend::Serial, o), "csr-compact"));
+  o.precision = Precision::Single;
+  EXPECT_FALSE(has(rank_candidates(f, Backend::Omp, o), "csr-compact"));
+  // A small matrix is not sampled.
+  EXPECT_EQ(analyze(test::csr_from_lengths(std::vector<offset_t>(1000, 6), 1000, 3).view()).values_sampled, 0);
+}

@@ -22,6 +22,9 @@ struct MatrixFeatures {
   double ell_padding = 1;             ///< ELL slots / nnz (rows * max_row / nnz)
   double hll_padding[3] = {1, 1, 1};  ///< HLL slots / nnz for hacks 16, 32, 64
   double csr_bytes = 0;               ///< one CSR product: 12 nnz + 4 (rows + 1) + 8 cols + 8 rows
+  /// Values sampled (evenly spaced entries, matrices above a million nonzeros only) and how many
+  /// distinct among them: few suggest the compact formats' shared values.
+  int values_sampled = 0, sampled_distinct = 0;
 
   double cv() const { return mean > 0 ? std / mean : 0; }  ///< row-length coefficient of variation
 };

@@ -20,12 +20,11 @@
 
 namespace spmv::cpu {
 
-// A compact row (found by the row kernels by ADL): 2-byte column offsets from `base` (c16), or
-// 4-byte columns (c16 null); values in place (IT = V) or an index into `table`.
-template <class IT, class V>
+// A compact row (found by the row kernels by ADL): columns CT (2-byte offsets from `base`, or
+// 4-byte columns with base 0), values in place (IT = V) or an index into `table`.
+template <class IT, class V, class CT>
 struct CompactRowRef {
-  const std::uint16_t* c16;
-  const index_t* c32;
+  const CT* col;
   index_t base;
   const IT* val;
   const V* table;
@@ -37,37 +36,78 @@ struct CompactRowRef {
       return table[val[p]];
   }
 };
-template <bool Simd, class IT, class V, class VV, class C>
-inline VV compact_dot(const CompactRowRef<IT, V>& row, const VV* x, const C* c) {
+template <class IT, class V, class CT, class VV>
+inline VV row_dot(const CompactRowRef<IT, V, CT>& row, const VV* x) {
+  const VV* xb = x + row.base;
   VV s = 0;
-  if constexpr (Simd) {
 #pragma omp simd reduction(+ : s)
-    for (offset_t p = 0; p < row.len; ++p) s += static_cast<VV>(row.value(p)) * x[c[p]];
-  } else {
-    for (offset_t p = 0; p < row.len; ++p) s += static_cast<VV>(row.value(p)) * x[c[p]];
-  }
+  for (offset_t p = 0; p < row.len; ++p) s += static_cast<VV>(row.value(p)) * xb[row.col[p]];
   return s;
 }
-template <class IT, class V, class VV>
-inline VV row_dot(const CompactRowRef<IT, V>& row, const VV* x) {
-  return row.c16 ? compact_dot<true>(row, x + row.base, row.c16) : compact_dot<true>(row, x, row.c32);
+// Four sums: one would make each entry wait for the last one's add.
+template <class IT, class V, class CT, class VV>
+inline VV row_dot_scalar(const CompactRowRef<IT, V, CT>& row, const VV* x) {
+  const VV* xb = x + row.base;
+  VV s[4] = {0, 0, 0, 0};
+  offset_t p = 0;
+  for (; p + 4 <= row.len; p += 4)
+    for (int u = 0; u < 4; ++u) s[u] += static_cast<VV>(row.value(p + u)) * xb[row.col[p + u]];
+  for (; p < row.len; ++p) s[0] += static_cast<VV>(row.value(p)) * xb[row.col[p]];
+  return (s[0] + s[1]) + (s[2] + s[3]);
 }
-template <class IT, class V, class VV>
-inline VV row_dot_scalar(const CompactRowRef<IT, V>& row, const VV* x) {
-  return row.c16 ? compact_dot<false>(row, x + row.base, row.c16) : compact_dot<false>(row, x, row.c32);
+template <class IT, class V, class CT>
+inline std::size_t entry_col(const CompactRowRef<IT, V, CT>& r, offset_t p) {
+  return static_cast<std::size_t>(r.base) + r.col[p];
 }
-template <class IT, class V>
-inline std::size_t entry_col(const CompactRowRef<IT, V>& r, offset_t p) {
-  return r.c16 ? static_cast<std::size_t>(r.base) + r.c16[p] : static_cast<std::size_t>(r.c32[p]);
-}
-template <class IT, class V>
-inline V entry_val(const CompactRowRef<IT, V>& r, offset_t p) {
+template <class IT, class V, class CT>
+inline V entry_val(const CompactRowRef<IT, V, CT>& r, offset_t p) {
   return r.value(p);
 }
 
-// base[r] < 0 (or no base): row r's columns are the 4-byte ones.
-template <class IT, class V>
+// Every row narrow (CT = uint16_t, base given) or every row wide (CT = index_t, no base).
+template <class IT, class V, class CT>
 struct CompactCsrRows {
+  using value_type = V;
+  const offset_t* rp;
+  const index_t* base;
+  const CT* col;
+  const IT* val;
+  const V* table;
+  CompactRowRef<IT, V, CT> operator()(index_t r) const {
+    const offset_t b = rp[r];
+    return {col + b, base ? base[r] : 0, val + b, table, rp[r + 1] - b};
+  }
+};
+
+// Some rows narrow (base[r] >= 0), some wide: a row of either kind, the branch once a row.
+template <class IT, class V>
+struct MixedRowRef {
+  CompactRowRef<IT, V, std::uint16_t> narrow;
+  const index_t* wide;  // null: a narrow row
+  offset_t len;
+};
+template <class IT, class V>
+CompactRowRef<IT, V, index_t> as_wide(const MixedRowRef<IT, V>& r) {
+  return {r.wide, 0, r.narrow.val, r.narrow.table, r.narrow.len};
+}
+template <class IT, class V, class VV>
+inline VV row_dot(const MixedRowRef<IT, V>& row, const VV* x) {
+  return row.wide ? row_dot(as_wide(row), x) : row_dot(row.narrow, x);
+}
+template <class IT, class V, class VV>
+inline VV row_dot_scalar(const MixedRowRef<IT, V>& row, const VV* x) {
+  return row.wide ? row_dot_scalar(as_wide(row), x) : row_dot_scalar(row.narrow, x);
+}
+template <class IT, class V>
+inline std::size_t entry_col(const MixedRowRef<IT, V>& r, offset_t p) {
+  return r.wide ? static_cast<std::size_t>(r.wide[p]) : entry_col(r.narrow, p);
+}
+template <class IT, class V>
+inline V entry_val(const MixedRowRef<IT, V>& r, offset_t p) {
+  return r.narrow.value(p);
+}
+template <class IT, class V>
+struct MixedCsrRows {
   using value_type = V;
   const offset_t* rp;
   const index_t* base;
@@ -75,10 +115,11 @@ struct CompactCsrRows {
   const index_t* c32;
   const IT* val;
   const V* table;
-  CompactRowRef<IT, V> operator()(index_t r) const {
+  MixedRowRef<IT, V> operator()(index_t r) const {
     const offset_t b = rp[r];
-    const bool narrow = base && base[r] >= 0;
-    return {narrow ? c16 + b : nullptr, c32 ? c32 + b : nullptr, narrow ? base[r] : 0, val + b, table, rp[r + 1] - b};
+    const bool narrow = base[r] >= 0;
+    const offset_t len = rp[r + 1] - b;
+    return {{c16 + b, narrow ? base[r] : 0, val + b, table, len}, narrow ? nullptr : c32 + b, len};
   }
 };
 
@@ -123,7 +164,8 @@ class OmpCsrCompact final : public CpuPlan {
                         vector_bytes(opt.precision) * (static_cast<offset_t>(a.cols) + a.rows) * opt.k;
     const auto t1 = std::chrono::steady_clock::now();
     if (k_ == 1) {
-      choose_inner(row_variant(words).inner, [this](bool s) { simd_ = s; }, [this] { product(); });
+      choose_inner(
+          row_variant(words).inner, [this](bool s) { simd_ = s; }, [this] { product(); });
       detail = fmt::format("inner={} ", simd_ ? "simd" : "scalar");
     }
     detail += fmt::format("index={} ({} of {} rows in 2-byte offsets) values={}", narrow_ ? "narrow" : "wide",
@@ -219,10 +261,13 @@ class OmpCsrCompact final : public CpuPlan {
 
   template <class V>
   void with_values(const std::vector<V>& table, const std::vector<V>& in_place) {
-    const index_t* base = base_.empty() ? nullptr : base_.data();
-    const index_t* c32 = col_.empty() ? nullptr : col_.data();
     const auto go = [&]<class IT>(const IT* v) {
-      run(CompactCsrRows<IT, V>{rp_.data(), base, c16_.data(), c32, v, table.data()});
+      if (!narrow_)
+        run(CompactCsrRows<IT, V, index_t>{rp_.data(), nullptr, col_.data(), v, table.data()});
+      else if (col_.empty())
+        run(CompactCsrRows<IT, V, std::uint16_t>{rp_.data(), base_.data(), c16_.data(), v, table.data()});
+      else
+        run(MixedCsrRows<IT, V>{rp_.data(), base_.data(), c16_.data(), col_.data(), v, table.data()});
     };
     if (!shared_)
       go(in_place.data());

@@ -1,12 +1,13 @@
 // Compact sliced ELL on the GPU: fewer bytes a nonzero than ELL's 12 (8 in single precision) where
 // the matrix allows. Slices of 32 rows (a warp), each column-major and padded to its longest row
-// (padding points at a column its row reads, with value 0). Columns: a slice whose columns span
-// less than 65536 keeps 2-byte offsets from its smallest column, other slices 4-byte columns.
-// Values: where the matrix has at most 65536 distinct values, a 1- or 2-byte index into their
-// table (read through the cache: a stencil has two, FEM matrices of repeated element matrices a few
-// hundred). A stencil's nonzero then moves 3 bytes. Each is a variant word (index narrow|wide,
-// values shared|plain), chosen from the matrix where not given. One thread per row. Built on the
-// host (the distinct values by hashing their bits), uploaded once.
+// (padding points at a column its row reads, with value 0); where that pads much, each row keeps
+// its length and stops there. Columns: a slice whose columns span less than 65536 keeps 2-byte
+// offsets from its smallest column, other slices 4-byte columns. Values: where the matrix has at
+// most 65536 distinct values, a 1- or 2-byte index into their table (read through the cache: a
+// stencil has two, FEM matrices of repeated element matrices a few hundred). A stencil's nonzero
+// then moves 3 bytes. Each is a variant word (index narrow|wide, values shared|plain), chosen from
+// the matrix where not given. One thread per row. Built on the host (the distinct values by
+// hashing their bits), uploaded once.
 #include <spmv/params.hpp>
 
 #include <algorithm>
@@ -25,6 +26,9 @@ namespace spmv::cuda {
 namespace {
 
 constexpr index_t kSlice = 32;
+// Past this many slots a nonzero, rows keep their lengths and stop there (a 4-byte read a row
+// against the padding's slots).
+constexpr double kKeepLengths = 1.1;
 
 // A slice: its first slot (values, and columns of a wide slice), its columns' first slot in the
 // narrow or the wide array, its smallest column (narrow) or -1 (wide), its width.
@@ -35,42 +39,59 @@ struct Slice {
   index_t width;
 };
 
-// Entry p's value: in place (IT = MV) or through the table.
+// An entry's value from what its slot holds: itself (IT = MV) or its index into the table.
 template <class IT, class MV>
-__device__ __forceinline__ MV compact_value(const IT* __restrict__ v, const MV* __restrict__ table, long long p) {
+__device__ __forceinline__ MV compact_value(IT held, const MV* __restrict__ table) {
   if constexpr (std::is_same_v<IT, MV>)
-    return __ldlu(v + p);
+    return held;
   else
-    return __ldg(table + __ldlu(v + p));
+    return __ldg(table + held);
 }
 
+// A row's sum over its first n slots, U at a time: the U columns and held values loaded together
+// (clamped to the row's last slot, so no branch), then the table's and x's loads: an entry at a
+// time would leave chains of dependent loads, bound by latency. The fewer bytes an entry, the more
+// entries in flight it takes to keep DRAM busy: U from the entry's bytes. CT: the columns' type
+// (2-byte offsets from x's start given, or 4-byte columns).
 template <class IT, class MV, class VV, class CT>
-__device__ __forceinline__ VV compact_row(const Slice& s, index_t lr, index_t stride, const CT* __restrict__ col,
-                                          const IT* __restrict__ v, const MV* __restrict__ table,
-                                          const VV* __restrict__ x) {
+__device__ __forceinline__ VV compact_row(long long v0, long long c0, index_t stride, index_t n,
+                                          const CT* __restrict__ col, const IT* __restrict__ v,
+                                          const MV* __restrict__ table, const VV* __restrict__ x) {
+  constexpr int U = sizeof(CT) + sizeof(IT) <= 6 ? 8 : 4;
   VV sum = 0;
-  const long long v0 = s.slot + lr, c0 = s.col + lr;
-#pragma unroll 4
-  for (index_t j = 0; j < s.width; ++j) {
-    const long long o = static_cast<long long>(j) * stride;
-    sum += static_cast<VV>(compact_value(v, table, v0 + o)) * __ldg(x + __ldlu(col + c0 + o));
+  for (index_t j0 = 0; j0 < n; j0 += U) {
+    CT c[U];
+    IT held[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const long long o = static_cast<long long>(min(j0 + u, n - 1)) * stride;
+      c[u] = __ldlu(col + c0 + o);
+      held[u] = __ldlu(v + v0 + o);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const MV m = compact_value(held[u], table);
+      sum += static_cast<VV>(j0 + u < n ? m : MV(0)) * __ldg(x + c[u]);
+    }
   }
   return sum;
 }
 
-// A thread per row; a warp's rows are one slice, so the narrow/wide branch is the warp's.
+// A thread per row; a warp's rows are one slice, so the narrow/wide branch is the warp's. A row
+// stops at its own length where lengths are kept (slices padded much), else at the slice's width.
 template <class IT, class MV, class VV>
-__global__ void hll_compact_kernel(index_t rows, const Slice* __restrict__ slices, const std::uint16_t* __restrict__ c16,
-                                   const index_t* __restrict__ c32, const IT* __restrict__ v,
-                                   const MV* __restrict__ table, const VV* __restrict__ x, VV* __restrict__ y,
-                                   Epilogue<VV> ep) {
+__global__ void hll_compact_kernel(index_t rows, const Slice* __restrict__ slices, const index_t* __restrict__ len,
+                                   const std::uint16_t* __restrict__ c16, const index_t* __restrict__ c32,
+                                   const IT* __restrict__ v, const MV* __restrict__ table, const VV* __restrict__ x,
+                                   VV* __restrict__ y, Epilogue<VV> ep) {
   const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const index_t si = r / kSlice, lr = r - si * kSlice, stride = min(kSlice, rows - si * kSlice);
   const Slice s = slices[si];
+  const index_t n = len ? __ldlu(len + r) : s.width;
   ep.put(y, r,
-         s.base >= 0 ? compact_row(s, lr, stride, c16, v, table, x + s.base)
-                     : compact_row(s, lr, stride, c32, v, table, x));
+         s.base >= 0 ? compact_row(s.slot + lr, s.col + lr, stride, n, c16, v, table, x + s.base)
+                     : compact_row(s.slot + lr, s.col + lr, stride, n, c32, v, table, x));
 }
 
 std::vector<VariantGroup> hll_compact_variants() { return detail::compact_variants(); }
@@ -85,19 +106,21 @@ class HllCompactPlan final : public CudaPlan {
     const ConvertOptions copt = convert_options(opt);
     layout(a, want.narrow != 0);
     // At most: 4-byte columns and values in place in every slot, and the slices.
-    check_format_memory("HLL-compact", (4.0 + value_bytes(prec_)) * static_cast<double>(slots_) + 24.0 * slices_.size(),
+    check_format_memory("HLL-compact",
+                        (4.0 + value_bytes(prec_)) * static_cast<double>(slots_) + 24.0 * slices_.size() + 4.0 * rows_,
                         a, copt);
     with_types(prec_, [&]<class MV, class VV>() { fill<MV>(a, want.shared, copt); });
     convert_seconds = seconds_since(t0);
     stored_entries = slots_;
     bytes_per_product = 2 * narrow_slots_ + 4 * (slots_ - narrow_slots_) + value_bytes_ * slots_ +
-                        24 * static_cast<offset_t>(slices_.size()) +
+                        24 * static_cast<offset_t>(slices_.size()) + (keep_lengths_ ? 4 * offset_t{rows_} : 0) +
                         vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows);
     detail = std::string("index=") + (want.narrow != 0 ? "narrow" : "wide") + " (" + std::to_string(narrow_slices_) +
              " of " + std::to_string(slices_.size()) + " slices in 2-byte offsets) values=" +
              (index_values_ ? "shared (" + std::to_string(distinct_) + " distinct, " + std::to_string(value_bytes_) +
                                   "-byte indices)"
-                            : "plain (" + values_why_ + ")");
+                            : "plain (" + values_why_ + ")") +
+             (keep_lengths_ ? ", row lengths kept" : "");
   }
 
  protected:
@@ -108,7 +131,8 @@ class HllCompactPlan final : public CudaPlan {
       const MV* table = table_.get<MV>();
       const auto go = [&]<class IT>(const IT* v) {
         hll_compact_kernel<IT, MV, VV><<<grid_for(rows_, block_), block_, 0, l.stream>>>(
-            rows_, dslices_.data(), c16_.data(), c32_.data(), v, table, l.xv<VV>(), l.yv<VV>(), l.ep<VV>());
+            rows_, dslices_.data(), len_.data(), c16_.data(), c32_.data(), v, table, l.xv<VV>(), l.yv<VV>(),
+            l.ep<VV>());
       };
       if (!index_values_)
         go(reinterpret_cast<const MV*>(v_.data()));
@@ -121,9 +145,7 @@ class HllCompactPlan final : public CudaPlan {
   }
 
  private:
-  index_t stride(std::size_t s) const {
-    return std::min<index_t>(kSlice, rows_ - static_cast<index_t>(s) * kSlice);
-  }
+  index_t stride(std::size_t s) const { return std::min<index_t>(kSlice, rows_ - static_cast<index_t>(s) * kSlice); }
   index_t first(std::size_t s) const { return static_cast<index_t>(s) * kSlice; }
 
   // Each slice's width, smallest column and whether its columns fit 2 bytes (where narrow may be
@@ -135,7 +157,8 @@ class HllCompactPlan final : public CudaPlan {
       index_t w = 0, lo = a.cols, hi = -1;
       for (index_t r = first(s); r < first(s) + stride(s); ++r) {
         w = std::max<index_t>(w, static_cast<index_t>(a.row_length(r)));
-        for (offset_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) lo = std::min(lo, a.col[q]), hi = std::max(hi, a.col[q]);
+        for (offset_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q)
+          lo = std::min(lo, a.col[q]), hi = std::max(hi, a.col[q]);
       }
       const bool fits = hi < 0 || hi - lo < detail::kNarrowSpan;
       slices_[s] = {0, 0, narrow && fits ? (hi < 0 ? 0 : lo) : -1, w};
@@ -154,6 +177,7 @@ class HllCompactPlan final : public CudaPlan {
     }
     slots_ = slot;
     narrow_slots_ = n16;
+    keep_lengths_ = static_cast<double>(slots_) > kKeepLengths * static_cast<double>(a.nnz());
   }
 
   // The slots: columns (2-byte offsets or 4-byte), values in place or indices into the distinct
@@ -208,6 +232,11 @@ class HllCompactPlan final : public CudaPlan {
       }
     }
     dslices_.upload(slices_.data(), slices_.size());
+    if (keep_lengths_) {
+      std::vector<index_t> len(static_cast<std::size_t>(rows_));
+      for (index_t r = 0; r < rows_; ++r) len[static_cast<std::size_t>(r)] = static_cast<index_t>(a.row_length(r));
+      len_.upload(len.data(), len.size());
+    }
     c16_.upload(c16.data(), c16.size());
     c32_.upload(c32.data(), c32.size());
     v_.upload(v.data(), v.size());
@@ -238,11 +267,12 @@ class HllCompactPlan final : public CudaPlan {
   std::vector<Slice> slices_;
   offset_t slots_ = 0, narrow_slots_ = 0;
   std::size_t narrow_slices_ = 0;
-  bool index_values_ = false;
+  bool index_values_ = false, keep_lengths_ = false;
   int value_bytes_ = 8;  // 1 or 2 (an index), else the value's own
   std::size_t distinct_ = 0;
   std::string values_why_;
   DeviceBuffer<Slice> dslices_;
+  DeviceBuffer<index_t> len_;  // kept where the slices pad much (keep_lengths_)
   DeviceBuffer<std::uint16_t> c16_;
   DeviceBuffer<index_t> c32_;
   DeviceBuffer<unsigned char> v_;

@@ -1,12 +1,16 @@
 // The planner's structure features: one parallel pass over the row pointer (row lengths, and the
 // padded slots of ELL and HLL with hacks 16/32/64 from the same 64-row groups); O(rows), never
-// O(nnz).
+// O(nnz); and, on large matrices, a sample of the values.
 #include "plan/features.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
+
+#include "plan/model_tuning.hpp"
 
 namespace spmv {
 
@@ -32,6 +36,20 @@ MatrixFeatures features_from(index_t rows, index_t cols, offset_t nnz, const Row
   f.ell_padding = static_cast<double>(rows) * static_cast<double>(s.max_row) / n;
   for (int h = 0; h < 3; ++h) f.hll_padding[h] = static_cast<double>(s.slots[h]) / n;
   return f;
+}
+
+void sample_values(const CsrView& a, MatrixFeatures& f) {
+  const offset_t nnz = a.nnz();
+  if (nnz <= tuning::large_nnz) return;
+  const int n = tuning::value_samples;
+  std::unordered_set<std::uint64_t> seen;
+  for (int i = 0; i < n; ++i) {
+    const offset_t q = nnz / n * i + (nnz % n) * i / n;
+    const double v = a.values_in_float() ? static_cast<double>(a.val_f32[q]) : a.val[q];
+    seen.insert(std::bit_cast<std::uint64_t>(v));
+  }
+  f.values_sampled = n;
+  f.sampled_distinct = static_cast<int>(seen.size());
 }
 
 }  // namespace detail
@@ -80,7 +98,10 @@ MatrixFeatures analyze(const CsrView& a) {
     for (offset_t q = 0; q < 2; ++q) slots32 += w32[q] * std::clamp<offset_t>(last - first - 32 * q, 0, 32);
     slots64 += w64 * (last - first);
   }
-  return detail::features_from(a.rows, a.cols, a.nnz(), {sum2, max_row, empty, {slots16, slots32, slots64}});
+  MatrixFeatures f =
+      detail::features_from(a.rows, a.cols, a.nnz(), {sum2, max_row, empty, {slots16, slots32, slots64}});
+  detail::sample_values(a, f);
+  return f;
 }
 
 }  // namespace spmv

@@ -16,6 +16,8 @@ struct RowLengthSums {
 };
 
 MatrixFeatures features_from(index_t rows, index_t cols, offset_t nnz, const RowLengthSums& s);
+/// f.values_sampled and f.sampled_distinct from a's host values (matrices above large_nnz).
+void sample_values(const CsrView& a, MatrixFeatures& f);
 
 }  // namespace spmv::detail
 

@@ -103,7 +103,10 @@ MatrixFeatures analyze_on_device(const CsrView& a, SharedDeviceCsr& dev, double*
     SPMV_CUDA_CHECK(cudaMemcpy(h, acc, sizeof(h), cudaMemcpyDeviceToHost));
   }
   const auto o = [](u64 v) { return static_cast<offset_t>(v); };
-  return detail::features_from(m.rows, m.cols, m.nnz, {h[0], o(h[1]), o(h[2]), {o(h[3]), o(h[4]), o(h[5])}});
+  MatrixFeatures f =
+      detail::features_from(m.rows, m.cols, m.nnz, {h[0], o(h[1]), o(h[2]), {o(h[3]), o(h[4]), o(h[5])}});
+  detail::sample_values(a, f);
+  return f;
 }
 
 }  // namespace spmv::cuda

@@ -32,7 +32,8 @@ struct Ranked {
     c.label = std::move(label);
     c.predicted_s = t_us * 1e-6;
     c.predicted_convert_s = convert;
-    c.converts = c.kernel == "ell" || c.kernel == "ell-rowlen" || c.kernel == "hll" || c.kernel == "csr5";
+    c.converts = c.kernel == "ell" || c.kernel == "ell-rowlen" || c.kernel == "hll" || c.kernel == "csr5" ||
+                 c.kernel.ends_with("-compact");
     list.push_back(std::move(c));
     convert_fixed_s.push_back(fixed_us * 1e-6);
   }
@@ -57,6 +58,13 @@ Bytes bytes_of(const MatrixFeatures& f, int k, Precision p) {
   b.hll_gpu = slot * nnz * (1 + 0.5 * (f.hll_padding[1] - 1)) + 4 * rows + vec;
   return b;
 }
+
+// Whether the sampled values are few enough for the compact formats' shared values, and the bytes
+// of their index (1 where the sample's distinct values would fit a byte's 256, else 2).
+bool shares_values(const MatrixFeatures& f) {
+  return f.values_sampled > 0 && f.sampled_distinct <= tuning::CompactModel{}.max_sampled_distinct;
+}
+double shared_index_bytes(const MatrixFeatures& f) { return f.sampled_distinct < 128 ? 1 : 2; }
 
 // 16 << h: the HLL hacks compared; a hack other than 32 only where it pads clearly less.
 bool hack_worth_trying(const MatrixFeatures& f, int h) { return h == 1 || f.hll_padding[h] < 0.95 * f.hll_padding[1]; }
@@ -123,6 +131,13 @@ void cpu_candidates(const MatrixFeatures& f, Backend b, Ranked& r) {
       r.add("hll", fmt::format("hll hack={}{}", 16 << h, th),
             padded * (predict(m.hll, by.hll[h], threads) + 0.9e-3 * (16 << h) * longest), conv_hll * f.hll_padding[h],
             with(inner, 16 << h));
+  if (k == 1 && shares_values(f) && r.base.precision == Precision::Double && b == Backend::Omp) {
+    const tuning::CompactModel cm;
+    const double bytes = (2 + shared_index_bytes(f)) * static_cast<double>(f.nnz) + 12.0 * f.rows +
+                         vector_bytes(r.base.precision) * (f.rows + f.cols);
+    r.add("csr-compact", "csr-compact" + th, predict(cm.cpu, bytes, threads), 0, with("auto"),
+          cm.cpu_convert_ns_per_nnz * 1e-3 * static_cast<double>(f.nnz) * m.fitted_threads / threads);
+  }
   if (k == 1) {
     double t = predict(m.csr5, by.csr, threads);
     if (small)  // its own trial may run it on fewer threads, where its tiles beat CSR's short rows
@@ -180,6 +195,14 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
       "hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
       [](PlanOptions& o) { o.kernel.hack = 32; }, m.convert_hll_fixed_us);
   r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5, {}, m.convert_csr5_fixed_us);
+  if (shares_values(f)) {
+    const tuning::CompactModel cm;
+    const double slots = f.hll_padding[1] * static_cast<double>(f.nnz);
+    const double bytes = (2 + shared_index_bytes(f)) * slots + (f.hll_padding[1] > 1.1 ? 4.0 : 0.0) * f.rows +
+                         0.75 * f.rows + vector_bytes(r.base.precision) * (f.rows + f.cols);
+    r.add("hll-compact", "hll-compact" + bs, predict(cm.gpu, bytes, longest), 0, {},
+          cm.gpu_convert_ns_per_nnz * 1e-3 * static_cast<double>(f.nnz));
+  }
 }
 
 }  // namespace

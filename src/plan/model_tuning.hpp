@@ -9,6 +9,9 @@ namespace spmv::tuning {
 // trial (its budget in products, its candidates timed alone on the CPU).
 inline constexpr long long large_nnz = 1'000'000;
 
+// Values a large matrix's features sample (MatrixFeatures::values_sampled).
+inline constexpr int value_samples = 1024;
+
 struct KernelFit {
   double fixed_us;        // launch or fork/join: the floor of a product
   double gbs;             // bytes streamed per microsecond x 1e-3 (GB/s)
@@ -66,6 +69,21 @@ struct CudaModel {
   // about constant in the rows.
   double adaptive_blocks_us = 55;
   // csr-merge is not a candidate: it never comes near the best of ours.
+};
+
+// The compact formats (csr-compact, hll-compact: 2-byte column offsets and values shared through
+// a 1- or 2-byte index): candidates for k = 1 where the sampled values are few; their conversion
+// runs on the host (hashing every value, then the slots). Measured on the H200 machine (stencil of
+// 3 values, FEM-like of 300; bench/results/README.md, issue 51): hll-compact 1730-2000 GB/s of its
+// own bytes, made in 5-9 ns a nonzero; csr-compact 45-49 GB/s of its own bytes at 16 threads (bound
+// by its table lookups, not by memory), made in 3.4-4.3 ns a nonzero at 16 threads. On the CPU only
+// in double precision: in single it lost to plain CSR on both.
+struct CompactModel {
+  int max_sampled_distinct = 256;  // of value_samples: few enough to share
+  KernelFit gpu{3.0, 1900, 0, 0.19};
+  double gpu_convert_ns_per_nnz = 8;
+  KernelFit cpu{5.0, 48, 0, 0};
+  double cpu_convert_ns_per_nnz = 4.5;  // at 16 threads; scaled by 16 / threads below
 };
 
 // A transposed plan of "auto" (src/plan/transposed_route.cpp): A^T made once on the host, or the
