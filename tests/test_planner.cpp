@@ -530,12 +530,13 @@ TEST(Planner, CompactFormatsAreCandidatesWhereValuesAreFewAndPayOnlyOverManyProd
   EXPECT_FALSE(has(rank_candidates(g, Backend::Cuda, o), "hll-compact"));
   o.products = 100;
   EXPECT_NE(rank_candidates(f, Backend::Cuda, o).front().kernel, "hll-compact");
-  // The CPU's: in double precision only, and not on the serial backend.
+  // The CPU's: not on the serial backend; in double precision only, on both.
   EXPECT_TRUE(has(rank_candidates(f, Backend::Omp, o), "csr-compact"));
   EXPECT_FALSE(has(rank_candidates(g, Backend::Omp, o), "csr-compact"));
   EXPECT_FALSE(has(rank_candidates(f, Backend::Serial, o), "csr-compact"));
   o.precision = Precision::Single;
   EXPECT_FALSE(has(rank_candidates(f, Backend::Omp, o), "csr-compact"));
+  EXPECT_FALSE(has(rank_candidates(f, Backend::Cuda, o), "hll-compact"));
   // A small matrix is not sampled.
   EXPECT_EQ(analyze(test::csr_from_lengths(std::vector<offset_t>(1000, 6), 1000, 3).view()).values_sampled, 0);
 }

@@ -195,7 +195,7 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
       "hll", "hll hack=32" + bs, predict(m.hll, by.hll_gpu, longest), m.convert_hll,
       [](PlanOptions& o) { o.kernel.hack = 32; }, m.convert_hll_fixed_us);
   r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5, {}, m.convert_csr5_fixed_us);
-  if (shares_values(f)) {
+  if (shares_values(f) && r.base.precision == Precision::Double) {
     const tuning::CompactModel cm;
     const double slots = f.hll_padding[1] * static_cast<double>(f.nnz);
     const double bytes = (2 + shared_index_bytes(f)) * slots + (f.hll_padding[1] > 1.1 ? 4.0 : 0.0) * f.rows +

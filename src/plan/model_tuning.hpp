@@ -76,10 +76,13 @@ struct CudaModel {
 // runs on the host (hashing every value, then the slots). Measured on the H200 machine (stencil of
 // 3 values, FEM-like of 300; bench/results/README.md, issue 51): hll-compact 1730-2000 GB/s of its
 // own bytes, made in 5-9 ns a nonzero; csr-compact 45-49 GB/s of its own bytes at 16 threads (bound
-// by its table lookups, not by memory), made in 3.4-4.3 ns a nonzero at 16 threads. On the CPU only
-// in double precision: in single it lost to plain CSR on both.
+// by its table lookups, not by memory), made in 3.4-4.3 ns a nonzero at 16 threads. In double
+// precision only: in single (a value of 4 bytes against an index of 1-2) they lost to our plain
+// kernels or tied on both backends.
 struct CompactModel {
-  int max_sampled_distinct = 256;  // of value_samples: few enough to share
+  // Of value_samples: few enough to share (a matrix of 300 values shows about 290, one of tens of
+  // thousands nearly all of them).
+  int max_sampled_distinct = 512;
   KernelFit gpu{3.0, 1900, 0, 0.19};
   double gpu_convert_ns_per_nnz = 8;
   KernelFit cpu{5.0, 48, 0, 0};

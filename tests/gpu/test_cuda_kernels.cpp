@@ -169,7 +169,7 @@ TEST(CudaKernels, DeviceFeaturesEqualHostFeatures) {
     // Every feature, bit for bit (the sums in the same order).
     const auto fields = [](const MatrixFeatures& f) {
       return std::tie(f.rows, f.cols, f.nnz, f.max_row, f.empty_rows, f.mean, f.std, f.ell_padding, f.hll_padding[0],
-                      f.hll_padding[1], f.hll_padding[2], f.csr_bytes);
+                      f.hll_padding[1], f.hll_padding[2], f.csr_bytes, f.values_sampled, f.sampled_distinct);
     };
     EXPECT_EQ(fields(d), fields(h)) << name;
   }
