@@ -4,6 +4,7 @@
 // (SpMV, SpMM in both layouts, alpha and beta, A^T, host vectors and the resident set_x/run/get_y);
 // rectangular matrices are refused by name.
 #include <gtest/gtest.h>
+#include <spmv/bench/generate.hpp>
 #include <spmv/formats/reorder.hpp>
 #include <spmv/spmv.hpp>
 
@@ -63,6 +64,21 @@ TEST(Reorder, RcmNarrowsAScrambledGridsBand) {
   back.position = p.order;
   const Csr again = permute(b, back);
   expect_same_csr(again, a);
+}
+
+// RCM's wide levels run on several threads and must give the one-thread order exactly: random
+// rows (levels grow past the parallel threshold of 4096 vertices within a few steps), a grid, the
+// shared matrices.
+TEST(Reorder, RcmOnThreadsGivesTheOneThreadOrder) {
+  std::vector<std::pair<std::string, Csr>> cases;
+  cases.emplace_back("random 100000 x 8", gen::generate({.kind = gen::Kind::Random, .rows = 100000, .mean = 8}));
+  cases.emplace_back("scrambled 300x300 grid", scrambled_grid(300, 5));
+  for (const char* name : {"cage9", "bcsstk16", "pde2961"}) cases.emplace_back(name, shared_matrix(name));
+  for (const auto& [name, a] : cases) {
+    const Permutation one = rcm(a, {.threads = 1});
+    expect_permutation(one, a.rows);
+    for (const int t : {2, 3, 8}) EXPECT_EQ(rcm(a, {.threads = t}).order, one.order) << name << " threads " << t;
+  }
 }
 
 TEST(Reorder, ComponentsEmptyRowsAndADenseRow) {

@@ -5,8 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <limits>
+#include <cstdint>
 #include <cstdlib>
 #include <numeric>
+
+#include <omp.h>
 
 namespace spmv {
 namespace {
@@ -64,30 +69,92 @@ Graph symmetric_pattern(const CsrView& a, const ConvertOptions& opt) {
   return g;
 }
 
-// Breadth first from `start` over unvisited vertices (visited marked with `mark`): the vertices in
-// order, neighbours by increasing degree where `sorted`; level[v] its distance.
-void bfs(const Graph& g, index_t start, std::vector<int>& seen, int mark, std::vector<index_t>& out,
-         std::vector<index_t>& level, bool sorted) {
-  out.clear();
+constexpr index_t kUnclaimed = std::numeric_limits<index_t>::max();
+// Levels of at least this many vertices are expanded on several threads.
+constexpr std::size_t kParallelLevel = 4096;
+
+// Sorts out[first, last) by increasing (degree, index).
+void sort_by_degree(const Graph& g, std::vector<index_t>& out, std::size_t first, std::size_t last,
+                    std::vector<std::uint64_t>& key) {
+  if (last - first < 2) return;
+  key.clear();
+  for (std::size_t k = first; k < last; ++k)
+    key.push_back(static_cast<std::uint64_t>(g.degree(out[k])) << 32 | static_cast<std::uint32_t>(out[k]));
+  std::sort(key.begin(), key.end());
+  for (std::size_t k = first; k < last; ++k) out[k] = static_cast<index_t>(key[k - first]);
+}
+
+// Breadth-first search from `start` over vertices with level < 0, in the order of the sequential
+// Cuthill-McKee search: a vertex reached from several vertices of a level is the child of the
+// first of them in order, and each vertex's children follow it by increasing (degree, index) where
+// `sorted` (the probes for a start need only the levels). The component's vertices are appended to
+// `out` (reserved for every vertex) and their levels set. Wide levels on several threads: each
+// unplaced neighbour claimed by the least position reaching it (owner[], kUnclaimed before and
+// after), then each thread's vertices' children gathered, in order, and placed after the level.
+// Returns the position in `out` where the last level starts.
+std::size_t bfs(const Graph& g, index_t start, std::vector<index_t>& level, std::vector<index_t>& owner,
+                std::vector<index_t>& out, bool sorted, int threads) {
+  std::size_t b = out.size();
   out.push_back(start);
-  seen[start] = mark;
   level[start] = 0;
-  std::vector<index_t> next;
-  for (std::size_t head = 0; head < out.size(); ++head) {
-    const index_t v = out[head];
-    next.clear();
-    for (offset_t q = g.ptr[v]; q < g.ptr[v + 1]; ++q) {
-      const index_t w = g.adj[static_cast<std::size_t>(q)];
-      if (seen[w] != mark) {
-        seen[w] = mark;
-        level[w] = level[v] + 1;
-        next.push_back(w);
+  std::vector<std::uint64_t> key;
+  std::vector<std::vector<index_t>> part(static_cast<std::size_t>(threads));
+  for (index_t depth = 0;; ++depth) {
+    const std::size_t e = out.size();
+    if (e - b < kParallelLevel || threads < 2) {
+      for (std::size_t i = b; i < e; ++i) {
+        const index_t v = out[i];
+        const std::size_t first = out.size();
+        for (offset_t q = g.ptr[v]; q < g.ptr[v + 1]; ++q)
+          if (const index_t w = g.adj[static_cast<std::size_t>(q)]; level[w] < 0) {
+            level[w] = depth + 1;
+            out.push_back(w);
+          }
+        if (sorted) sort_by_degree(g, out, first, out.size(), key);
       }
+    } else {
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (std::size_t i = b; i < e; ++i) {
+        const index_t v = out[i];
+        for (offset_t q = g.ptr[v]; q < g.ptr[v + 1]; ++q) {
+          const index_t w = g.adj[static_cast<std::size_t>(q)];
+          if (level[w] >= 0) continue;
+          std::atomic_ref<index_t> o(owner[static_cast<std::size_t>(w)]);
+          index_t cur = o.load(std::memory_order_relaxed);
+          while (static_cast<index_t>(i) < cur && !o.compare_exchange_weak(cur, static_cast<index_t>(i))) {}
+        }
+      }
+#pragma omp parallel num_threads(threads)
+      {
+        std::vector<index_t>& mine = part[static_cast<std::size_t>(omp_get_thread_num())];
+        std::vector<std::uint64_t> k;
+        mine.clear();
+#pragma omp for schedule(static) nowait
+        for (std::size_t i = b; i < e; ++i) {
+          const index_t v = out[i];
+          const std::size_t first = mine.size();
+          for (offset_t q = g.ptr[v]; q < g.ptr[v + 1]; ++q) {
+            const index_t w = g.adj[static_cast<std::size_t>(q)];
+            if (level[w] < 0 && owner[static_cast<std::size_t>(w)] == static_cast<index_t>(i)) mine.push_back(w);
+          }
+          if (sorted) sort_by_degree(g, mine, first, mine.size(), k);
+        }
+      }
+      // The threads' lists in thread order are the level's order (static chunks ascend).
+      std::vector<std::size_t> at(part.size() + 1, e);
+      for (std::size_t t = 0; t < part.size(); ++t) at[t + 1] = at[t] + part[t].size();
+      out.resize(at.back());
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+      for (std::size_t t = 0; t < part.size(); ++t)
+        for (std::size_t k = 0; k < part[t].size(); ++k) {
+          const index_t w = part[t][k];
+          level[w] = depth + 1;
+          owner[static_cast<std::size_t>(w)] = kUnclaimed;
+          out[at[t] + k] = w;
+        }
     }
-    if (sorted)
-      std::sort(next.begin(), next.end(),
-                [&g](index_t x, index_t y) { return g.degree(x) != g.degree(y) ? g.degree(x) < g.degree(y) : x < y; });
-    out.insert(out.end(), next.begin(), next.end());
+    if (out.size() == e) return b;
+    b = e;
   }
 }
 
@@ -114,28 +181,31 @@ Permutation rcm(const CsrView& a, const ConvertOptions& opt) {
   std::iota(by_degree.begin(), by_degree.end(), 0);
   std::stable_sort(by_degree.begin(), by_degree.end(),
                    [&g](index_t x, index_t y) { return g.degree(x) < g.degree(y); });
-  std::vector<int> seen(static_cast<std::size_t>(n), 0), probe(static_cast<std::size_t>(n), 0);
-  std::vector<index_t> level(static_cast<std::size_t>(n), 0), visit, order;
+  // level/owner: the final search's (level >= 0: placed); probe_level/probe_owner: the searches
+  // for a start, reset over the component after each.
+  const int threads = conversion_threads(opt);
+  std::vector<index_t> level(static_cast<std::size_t>(n), -1), owner(static_cast<std::size_t>(n), kUnclaimed);
+  std::vector<index_t> probe_level = level, probe_owner = owner, visit, order;
   order.reserve(static_cast<std::size_t>(n));
-  int probe_mark = 0;
+  visit.reserve(static_cast<std::size_t>(n));
   for (const index_t s : by_degree) {
-    if (seen[s]) continue;
+    if (level[s] >= 0) continue;
     // A pseudo-peripheral start: from s, the least-degree vertex of the last level, while the
     // eccentricity grows (at most kPeripheralTries searches).
     index_t start = s, depth = -1;
     for (int tries = 0; tries < kPeripheralTries; ++tries) {
-      ++probe_mark;
-      bfs(g, start, probe, probe_mark, visit, level, false);
-      const index_t d = level[visit.back()];
+      visit.clear();
+      const std::size_t last = bfs(g, start, probe_level, probe_owner, visit, false, threads);
+      const index_t d = probe_level[visit.back()];
+      index_t best = visit[last];
+      for (std::size_t i = last; i < visit.size(); ++i)
+        if (g.degree(visit[i]) < g.degree(best)) best = visit[i];
+      for (const index_t v : visit) probe_level[v] = -1, probe_owner[v] = kUnclaimed;
       if (d <= depth) break;
       depth = d;
-      index_t best = visit.back();
-      for (auto it = visit.rbegin(); it != visit.rend() && level[*it] == d; ++it)
-        if (g.degree(*it) < g.degree(best)) best = *it;
       start = best;
     }
-    bfs(g, start, seen, 1, visit, level, true);
-    order.insert(order.end(), visit.begin(), visit.end());
+    bfs(g, start, level, owner, order, true, threads);
   }
   std::reverse(order.begin(), order.end());
   return permutation_from_order(std::move(order));
