@@ -382,7 +382,7 @@ void bind_plan(py::module_& m) {
              return std::make_unique<PyPlan>(std::move(a), backend, kernel, opt);
            }),
            "matrix"_a, "backend"_a = py::none(), "kernel"_a = "auto", "k"_a = 1, "products"_a = 100,
-           "precision"_a = "double", "transpose"_a = false, "layout"_a = "row", "reorder"_a = "none",
+           "precision"_a = "double", "transpose"_a = false, "layout"_a = "row", "reorder"_a = "auto",
            "settings"_a = py::dict())
       // noconvert: a list for y would be converted to a temporary and the result lost.
       .def("multiply", &PyPlan::multiply, "x"_a.noconvert(), "y"_a.noconvert(), "alpha"_a = 1.0, "beta"_a = 0.0,

@@ -81,6 +81,40 @@ TEST(Reorder, RcmOnThreadsGivesTheOneThreadOrder) {
   }
 }
 
+// Reorder::Auto (the default): the planner renumbers a large scrambled mesh only where the products
+// expected repay it, keeps a mesh in its own numbering and a power-law graph as it is, and a named
+// kernel is never renumbered under it; each decision said in the plan's detail.
+TEST(Reorder, AutoRenumbersAScrambledMeshOnlyWhereTheProductsRepayIt) {
+  const Csr mesh = gen::grid_stencil(3, 50, 27);  // 125000 rows, 3.3M nonzeros
+  std::vector<index_t> order(static_cast<std::size_t>(mesh.rows));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(11));
+  const Csr scrambled = permute(mesh, permutation_from_order(std::move(order)));
+  PlanOptions opt;
+  ASSERT_EQ(opt.reorder, Reorder::Auto);
+  opt.products = 1'000'000'000;
+  const auto many = make_plan(scrambled, Backend::Omp, "auto", opt);
+  EXPECT_NE(many->detail.find("reordered rcm"), std::string::npos) << many->detail;
+  EXPECT_NE(many->detail.find("reorder auto: rcm (scattered columns"), std::string::npos) << many->detail;
+  std::vector<double> x = make_vector("random:2", static_cast<std::size_t>(scrambled.cols));
+  const CheckedProduct got = checked_product(*many, scrambled.view(), x);
+  EXPECT_TRUE(got.check.passed) << got.check.message;
+  opt.products = 10;
+  const auto few = make_plan(scrambled, Backend::Omp, "auto", opt);
+  EXPECT_EQ(few->detail.find("reordered rcm"), std::string::npos) << few->detail;
+  EXPECT_NE(few->detail.find("reorder auto: none (scattered columns"), std::string::npos) << few->detail;
+  opt.products = 1'000'000'000;
+  EXPECT_NE(make_plan(mesh, Backend::Omp, "auto", opt)->detail.find("reorder auto: none (columns near their rows"),
+            std::string::npos);
+  const Csr graph = gen::generate({.kind = gen::Kind::Powerlaw, .rows = 300000, .mean = 8});
+  const auto g = make_plan(graph, Backend::Omp, "auto", opt);
+  EXPECT_EQ(g->detail.find("reordered rcm"), std::string::npos) << g->detail;
+  const auto named = make_plan(scrambled, Backend::Omp, "csr", opt);
+  EXPECT_EQ(named->detail.find("reorder"), std::string::npos) << named->detail;
+  opt.reorder = Reorder::None;
+  EXPECT_EQ(make_plan(scrambled, Backend::Omp, "auto", opt)->detail.find("reorder"), std::string::npos);
+}
+
 TEST(Reorder, ComponentsEmptyRowsAndADenseRow) {
   // Two components, isolated vertices (empty rows) and a row touching every column.
   Coo c;

@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     const ProductTiming base = time_products(*plans[0], 0.02, 7);
     const std::vector<double> ratio = interleaved_ratios(ptrs, 0.02, 9);
     for (std::size_t i = 0; i < orders.size(); ++i)
-      fmt::print("{},{},{:.3f},{},{},{:.1f},{:.3f}\n", f, orders[i].name, orders[i].made_s, bandwidth(orders[i].m.view()),
-                 plans[i]->chosen, base.median_s * ratio[i] * 1e6, 1.0 / ratio[i]);
+      fmt::print("{},{},{:.3f},{},{},{:.1f},{:.3f}\n", f, orders[i].name, orders[i].made_s,
+                 bandwidth(orders[i].m.view()), plans[i]->chosen, base.median_s * ratio[i] * 1e6, 1.0 / ratio[i]);
   }
 }

@@ -63,9 +63,14 @@ struct PlanOptions {
   /// permutation and scatters y back (two more passes over the vectors, three where beta != 0, on
   /// the device for device vectors). The plan holds its own copy of P A P^T (double values) and
   /// the permutation, so A may go once it is made. The renumbering's time counts in
-  /// convert_seconds; its bandwidth before and after shows in detail. spmv/formats/reorder.hpp gives the permutation for a user who iterates in the
-  /// new numbering. Rectangular matrices: Unsupported.
-  Reorder reorder = Reorder::None;
+  /// convert_seconds; its bandwidth before and after shows in detail. spmv/formats/reorder.hpp
+  /// gives the permutation for a user who iterates in the new numbering. Rectangular matrices:
+  /// Unsupported. Reorder::Auto (the default): the planner (kernel "auto") renumbers by RCM where
+  /// its model predicts that the products expected (`products`) repay the renumbering and each
+  /// product's two permutations (large square matrices whose columns lie far from their rows, with
+  /// rows of a mesh's even lengths); detail says what it decided and why. A named kernel is not
+  /// renumbered under Auto.
+  Reorder reorder = Reorder::Auto;
   KernelSettings kernel = {};  ///< the kernel's own settings
   /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
   /// max_ratio_to_csr times the CSR size (0 = the default: 20).

@@ -24,7 +24,7 @@ enum class Operation { NoTranspose, Transpose };
 /// A symmetric renumbering of a square matrix's rows and columns that a plan makes once and
 /// multiplies in (PlanOptions::reorder): none, or reverse Cuthill-McKee (a band around the
 /// diagonal: x's entries a row reads lie close together).
-enum class Reorder { None, Rcm };
+enum class Reorder { None, Rcm, Auto };
 
 /// The arithmetic of a product: double (values, x, y and sums in double), single (all in float:
 /// 8 bytes a nonzero instead of 12) or mixed (float matrix values; x, y and the sums in double, for
@@ -57,7 +57,7 @@ const char* to_string(Precision p);
 const char* to_string(Operation op);  ///< "n", "t"
 /// "n" (or "none"), "t" (or "transpose"); throws Unsupported on anything else.
 Operation parse_operation(std::string_view s);
-const char* to_string(Reorder r);           ///< "none", "rcm"
+const char* to_string(Reorder r);           ///< "none", "rcm", "auto"
 Reorder parse_reorder(std::string_view s);  ///< throws Unsupported on an unknown name
 /// "double", "single" (or "float"), "mixed"; throws Unsupported on anything else.
 Precision parse_precision(std::string_view s);

@@ -541,6 +541,7 @@ def test_reordered_plans_and_the_permutation():
     assert np.array_equal(position[order], np.arange(n * n))
     b = a[order][:, order].tocoo()
     assert np.abs(b.row - b.col).max() <= 2 * n < np.abs(a.tocoo().row - a.tocoo().col).max()
+    assert spmv.Plan(a, backend="omp").reorder == "auto"  # the default: the planner decides
     plan = spmv.Plan(a, backend="omp", reorder="rcm")
     assert plan.reorder == "rcm" and "reordered rcm" in plan.detail
     x = rng.uniform(-1, 1, n * n)

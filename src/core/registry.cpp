@@ -16,6 +16,7 @@
 #include "core/forwarding_plan.hpp"
 #include "core/register.hpp"
 #include "core/reordered_plan.hpp"
+#include "plan/reorder_route.hpp"
 #include "core/transposed_plan.hpp"
 
 namespace spmv {
@@ -110,7 +111,16 @@ std::unique_ptr<Plan> make_plan(const CsrView& a, Backend b, std::string_view ke
 }
 
 std::unique_ptr<Plan> make_validated_plan(const KernelSpec& spec, const CsrView& a, const PlanOptions& opt) {
-  if (opt.reorder != Reorder::None)  // the renumbered matrix, then this same path on it
+  if (opt.reorder == Reorder::Auto) {  // the planner's choice (kernel auto), else none
+    PlanOptions o = opt;
+    const detail::ReorderChoice c =
+        spec.name == "auto" ? detail::choose_reorder(a, spec.backend, opt) : detail::ReorderChoice{};
+    o.reorder = c.rcm ? Reorder::Rcm : Reorder::None;
+    std::unique_ptr<Plan> plan = make_validated_plan(spec, a, o);
+    if (!c.why.empty()) plan->detail += (plan->detail.empty() ? "" : "; ") + ("reorder auto: " + c.why);
+    return plan;
+  }
+  if (opt.reorder == Reorder::Rcm)  // the renumbered matrix, then this same path on it
     return detail::make_reordered_plan(
         a, opt, [&spec](const CsrView& m, const PlanOptions& o) { return make_validated_plan(spec, m, o); });
   const auto make = [&spec](const CsrView& m, const PlanOptions& o) {

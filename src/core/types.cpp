@@ -50,12 +50,13 @@ Operation parse_operation(std::string_view s) {
   throw Unsupported(fmt::format("unknown operation '{}' (n: A, or t: its transpose)", s));
 }
 
-const char* to_string(Reorder r) { return r == Reorder::Rcm ? "rcm" : "none"; }
+const char* to_string(Reorder r) { return r == Reorder::Rcm ? "rcm" : r == Reorder::Auto ? "auto" : "none"; }
 
 Reorder parse_reorder(std::string_view s) {
   if (s == "none") return Reorder::None;
   if (s == "rcm") return Reorder::Rcm;
-  throw Unsupported(fmt::format("unknown reordering '{}' (none or rcm)", s));
+  if (s == "auto") return Reorder::Auto;
+  throw Unsupported(fmt::format("unknown reordering '{}' (none, rcm or auto)", s));
 }
 
 const char* to_string(Backend b) {

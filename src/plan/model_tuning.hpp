@@ -89,6 +89,23 @@ struct CompactModel {
   double cpu_convert_ns_per_nnz = 4.5;  // at 16 threads; scaled by 16 / threads below
 };
 
+// Reorder::Auto (src/plan/reorder_route.cpp), from issue 51's runs on the H200 machine: scrambled
+// meshes (a 27-point stencil, a FEM-like matrix of 29 +- 6 entries a row) ran 2.2-2.7x slower than
+// renumbered by RCM on both backends; a road graph (3 a row) and a power-law graph gained little or
+// lost. The permutations of a product in the user's numbering (x gathered, y scattered): 31 us a
+// million rows on the GPU, 1.8 ms on 16 cores.
+struct ReorderModel {
+  long long min_nnz = large_nnz;
+  double min_scatter = 0.02;          // mean |column - row| / rows of sampled rows: far from a band
+  double max_cv = 0.5, min_mean = 8;  // rows of a mesh, and columns of one (in-degrees alike)
+  double lag = 2.2;                   // the scattered product against the renumbered one
+  int fitted_threads = 16;
+  double gpu_permute_ns_per_entry = 0.0155, cpu_permute_ns_per_entry = 0.9;  // a vector entry, at 16 threads
+  // RCM and P A P^T at 16 threads (the breadth-first searches bound by random reads; more threads
+  // help up to about 4x fewer).
+  double make_ns_per_nnz = 60, make_max_share = 4;
+};
+
 // A transposed plan of "auto" (src/plan/transposed_route.cpp): A^T made once on the host, or the
 // scatter kernel on A as stored. Predicted: the transpose's making, one product of each (bytes at
 // the backend's bandwidth, the scatter's slower by its lag: random adds, on the GPU atomics).

@@ -29,7 +29,7 @@ struct RunArgs {
   bool no_trial = false;
   bool transpose = false;
   bool distributed = false;
-  std::string reorder = "none";
+  std::string reorder = "auto";
 };
 
 // n x k values from one layout to the other: column-major (Matrix Market arrays) to row-major when
@@ -196,7 +196,7 @@ PlanOptions plan_options(const RunArgs& args, const Target& target) {
 }
 
 DistributedRequest distributed_request(const RunArgs& args, const Target& target) {
-  if (args.reorder != "none") throw UsageError("--distributed takes no --reorder (not distributed yet)");
+  if (args.reorder == "rcm") throw UsageError("--distributed takes no --reorder (not distributed yet)");
   if (args.x != "random:42" || args.json || args.layout != "row" || !args.output.empty())
     throw UsageError(
         "--distributed takes neither --x, --json, --layout col nor -o (x is random:42, X row-major; "
@@ -333,8 +333,9 @@ void add_run(CLI::App& app, Action& action) {
   cmd->add_option("--reorder", args->reorder,
                   "Renumber a square matrix's rows and columns once (rcm: reverse Cuthill-McKee) and multiply in that "
                   "numbering; x and y stay in the file's (permuted within each product; time_s is the kernel's alone, "
-                  "multiply_*_s include the permutations)")
-      ->check(CLI::IsMember({"none", "rcm"}))
+                  "multiply_*_s include the permutations). auto: the planner (--kernel auto) renumbers where the "
+                  "--products expected repay it; none: never")
+      ->check(CLI::IsMember({"none", "rcm", "auto"}))
       ->capture_default_str();
   cmd->add_flag("--distributed", args->distributed,
                 "Over the MPI ranks it runs on (mpirun -np N spmv run FILE --distributed): rows split in blocks "

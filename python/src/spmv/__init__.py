@@ -106,7 +106,8 @@ class Plan(_spmv.Plan):
     and sums: plan @ x returns float32) or "mixed" (float32 values, float64 x, y and sums);
     transpose: a plan of A^T (plan.T gives it too); reorder: "rcm" renumbers a square matrix once
     (reverse Cuthill-McKee) and multiplies in that numbering, x and y staying in A's (spmv.rcm(A)
-    gives the permutation, for iterating in the new numbering). Keywords beyond these are the kernels'
+    gives the permutation, for iterating in the new numbering); "auto" (the default) lets the
+    planner (kernel "auto") do so where the products expected repay it; "none" never. Keywords beyond these are the kernels'
     settings, as the command line's: threads=4 (0: every core), block_size=256, hack=32,
     subwarp=8, variant="dynamic:scalar", ...; spmv.settings() lists them with their valid values
     and the kernels that take each (a kernel ignores those it does not take). The plan holds the
@@ -114,7 +115,7 @@ class Plan(_spmv.Plan):
     """
 
     def __init__(self, a, backend=None, kernel="auto", k=1, products=100, precision="double", transpose=False,
-                 layout="row", reorder="none", **settings):
+                 layout="row", reorder="auto", **settings):
         a = as_matrix(a)
         super().__init__(a, backend, kernel, k, products, precision, transpose, layout, reorder, settings)
         self._made_with = dict(a=a, backend=self.backend, kernel=kernel, k=k, products=products, precision=precision,

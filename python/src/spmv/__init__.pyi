@@ -46,7 +46,7 @@ class Plan:
     def __init__(self, a: Union[Matrix, scipy.sparse.spmatrix, scipy.sparse.sparray], backend: Optional[Backend] = None,
                  kernel: str = "auto", k: int = 1, products: int = 100, precision: PrecisionName = "double",
                  transpose: bool = False, layout: Literal["row", "col"] = "row",
-                 reorder: Literal["none", "rcm"] = "none", **settings: Union[int, bool, str]) -> None: ...
+                 reorder: Literal["none", "rcm", "auto"] = "auto", **settings: Union[int, bool, str]) -> None: ...
     def multiply(self, x: Any, y: Any, alpha: float = 1.0, beta: float = 0.0, stream: Any = None) -> None:
         """NumPy arrays, or GPU arrays (CuPy, PyTorch CUDA tensors, __cuda_array_interface__, DLPack) in place."""
     def __matmul__(self, x: Any) -> Any:

@@ -224,7 +224,7 @@ std::unique_ptr<DistributedPlan> DistributedPlan::make(MPI_Comm comm_in, const R
   MPI_Comm_size(comm, &m->size);
   if (opt.k > 1 && opt.layout != Layout::RowMajor)
     throw Unsupported("DistributedPlan: k > 1 takes row-major X and Y (Layout::RowMajor)");
-  if (opt.reorder != Reorder::None)
+  if (opt.reorder == Reorder::Rcm)
     throw Unsupported("DistributedPlan: reorder is not distributed (a rank's off-diagonal block is rectangular)");
   if (opt.precision == Precision::Single)
     throw Unsupported("DistributedPlan: precision double or mixed (double vectors); single is not distributed");
