@@ -2,10 +2,13 @@
 // A x = b for b = A * ones (so the answer is known) with the solver given, on device vectors where
 // the plan runs on the GPU (nothing crosses the bus inside the iterations) and host vectors on the
 // CPU, then report iterations, residuals, the error and the time per iteration with the products'
-// share of it.
+// share of it. "rcm": iterate in the matrix's RCM numbering (P A P^T, made once; b and x there
+// too), as a user does who keeps their vectors in it: no permutation in any product. The answer is
+// still all ones.
 //
-//   NAME MATRIX.mtx[.gz] [omp|cuda|serial] [TOLERANCE=1e-8] [MAX_ITERATIONS=20000] [mixed]
+//   NAME MATRIX.mtx[.gz] [omp|cuda|serial] [TOLERANCE=1e-8] [MAX_ITERATIONS=20000] [mixed] [rcm]
 #pragma once
+#include <spmv/formats/reorder.hpp>
 #include <spmv/spmv.hpp>
 
 #include <algorithm>
@@ -19,8 +22,8 @@
 template <class Host, class Device>
 int solve_example(int argc, char** argv, const char* name, Host host_solver, Device device_solver) try {
   if (argc < 2)
-    return std::fprintf(stderr, "usage: %s MATRIX.mtx[.gz] [omp|cuda|serial] [TOL] [MAXIT] [mixed]\n", name), 2;
-  const spmv::Csr a = spmv::io::load_csr(argv[1]);
+    return std::fprintf(stderr, "usage: %s MATRIX.mtx[.gz] [omp|cuda|serial] [TOL] [MAXIT] [mixed] [rcm]\n", name), 2;
+  spmv::Csr a = spmv::io::load_csr(argv[1]);
   const spmv::Backend backend = argc > 2 ? spmv::parse_backend(argv[2]) : spmv::default_backend();
   spmv::SolverOptions opt;
   opt.tolerance = argc > 3 ? std::atof(argv[3]) : 1e-8;
@@ -29,7 +32,17 @@ int solve_example(int argc, char** argv, const char* name, Host host_solver, Dev
 
   spmv::PlanOptions po;
   po.products = opt.max_iterations;  // the planner may convert when that many products repay it
-  if (argc > 5 && std::strcmp(argv[5], "mixed") == 0) po.precision = spmv::Precision::Mixed;
+  for (int i = 5; i < argc; ++i)
+    if (std::strcmp(argv[i], "mixed") == 0) {
+      po.precision = spmv::Precision::Mixed;
+    } else if (std::strcmp(argv[i], "rcm") == 0) {  // A renumbered once; the solve stays there
+      const spmv::index_t before = spmv::bandwidth(a);
+      a = spmv::permute(a, spmv::rcm(a));
+      po.reorder = spmv::Reorder::None;
+      std::printf("in the RCM numbering: bandwidth %d -> %d\n", before, spmv::bandwidth(a));
+    } else {
+      throw spmv::Error(std::string("unknown argument '") + argv[i] + "' (mixed or rcm)");
+    }
   const auto plan = spmv::make_plan(a, backend, "auto", po);
   const std::size_t n = static_cast<std::size_t>(a.rows);
   const std::vector<double> inv_diag = spmv::inverse_diagonal(a);  // Jacobi

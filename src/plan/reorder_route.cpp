@@ -43,7 +43,8 @@ double in_degree_cv(const CsrView& a, int threads) {
   const double mean = static_cast<double>(nnz) / a.cols;
   double s2 = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : s2)
-  for (index_t c = 0; c < a.cols; ++c) s2 += std::pow(static_cast<double>(count[static_cast<std::size_t>(c)]) - mean, 2);
+  for (index_t c = 0; c < a.cols; ++c)
+    s2 += std::pow(static_cast<double>(count[static_cast<std::size_t>(c)]) - mean, 2);
   return mean > 0 ? std::sqrt(s2 / a.cols) / mean : 0;
 }
 
@@ -69,8 +70,7 @@ ReorderChoice choose_reorder(const CsrView& a, Backend b, const PlanOptions& opt
   const double k = std::max(1, opt.k);
   const double saved = ranked.front().predicted_s * (m.lag - 1) - per_entry_ns * 1e-9 * (a.rows + a.cols) * k;
   const double make = m.make_ns_per_nnz * 1e-9 * static_cast<double>(a.nnz()) * std::min(share, m.make_max_share);
-  if (saved <= 0)
-    return {false, fmt::format("none (the permutations cost more than the renumbering saves a product)")};
+  if (saved <= 0) return {false, fmt::format("none (the permutations cost more than the renumbering saves a product)")};
   const double repaid = make / saved;
   const bool rcm = static_cast<double>(std::max(1LL, opt.products)) > repaid;
   return {rcm, fmt::format("{} (scattered columns: predicted {:.1f} us saved a product, the renumbering {:.2f} s, "
