@@ -196,6 +196,19 @@ TEST_F(Cli, CudaWithoutGpuSaysSoCleanly) {
   }
 }
 
+// A plan's bytes per nonzero (matrix, x and y a product): plain CSR in double at least its 12, the
+// compact format on a generated stencil of 3 values (2-byte column offsets, 1-byte indices) under 5.
+TEST_F(Cli, RunPrintsBytesPerNonzero) {
+  const std::string m = tmp("stencil_v3.spmvbin");
+  ASSERT_EQ(run("generate --kind stencil3d --rows 8000 --nnz-per-row 27 --values 3 -o " + m).status, 0);
+  const Result csr = run("run " + m + " --backend omp --kernel csr --repeat 3");
+  ASSERT_EQ(csr.status, 0) << csr.err;
+  EXPECT_GE(std::stod(keys(csr.out)["bytes_per_nonzero"]), 12.0) << csr.out;
+  const Result compact = run("run " + m + " --backend omp --kernel csr-compact --repeat 3");
+  ASSERT_EQ(compact.status, 0) << compact.err;
+  EXPECT_LT(std::stod(keys(compact.out)["bytes_per_nonzero"]), 5.0) << compact.out;
+}
+
 // The check's own measure is printed beside the verdict; x is random by default, seeded and
 // printed, so the same command gives the same y and another seed another y.
 TEST_F(Cli, RunPrintsCheckErrorAndSeededX) {

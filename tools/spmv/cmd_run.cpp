@@ -164,6 +164,10 @@ KeyValues result_lines(const RunArgs& args, const Target& t, const CsrView& a, c
   out.add("time_drift", m.product.drift, 3);  // first half of the samples against the last half
   out.add("gflops", med > 0 ? flops / med * 1e-9 : 0.0, 5);
   out.add("bandwidth_gbs", med > 0 ? plan.bytes_per_product / med * 1e-9 : 0.0, 5);
+  // What the plan's format reads and writes a product (matrix, x, y), per nonzero: 12 and more for
+  // plain CSR in double, fewer for the compact formats.
+  out.add("bytes_per_nonzero",
+          a.nnz() > 0 ? static_cast<double>(plan.bytes_per_product) / static_cast<double>(a.nnz()) / opt.k : 0.0, 4);
   // What decides pass/fail: the largest error of a component over its own bound, which is the
   // rounding any summation order may make in that row (<= 1 passes).
   out.add("check_error", chk.max_scaled_error, 3);
