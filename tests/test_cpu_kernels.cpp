@@ -130,8 +130,9 @@ TEST(CpuKernels, ThreadsUsedAndWhyAKernelFallsBack) {
   EXPECT_LE(p->threads_used(), 2);
 }
 
-// The dynamic schedule's chunk as the course reports set it: in nonzeros (000), in rows, rounded up
-// to a multiple of rows (004's 16); the product stays right.
+// The chunk as the course reports set it: in nonzeros (000) or rows under the dynamic schedule, or
+// 004's: rows / threads (or the rows given) rounded down to a multiple of 16, under a static
+// schedule; the product stays right.
 TEST(CpuKernels, DynamicChunkInRowsAndRounded) {
   Csr a = test::csr_from_lengths(std::vector<offset_t>(1000, 10), 1000, 10);  // 10 per row
   std::fill(a.val.begin(), a.val.end(), 1.0);  // y = 10 exactly, whatever the order of the sums
@@ -147,13 +148,16 @@ TEST(CpuKernels, DynamicChunkInRowsAndRounded) {
     plan->multiply(x, y);
     EXPECT_EQ(y, std::vector<double>(1000, 10.0));
     std::smatch m;
+    const bool static_schedule = plan->detail.rfind("variant=static ", 0) == 0;
+    EXPECT_EQ(static_schedule, multiple > 1) << plan->detail;
     return std::regex_search(plan->detail, m, std::regex("chunk_rows=([0-9]+)")) ? std::stoi(m[1]) : -1;
   };
-  EXPECT_EQ(chunk(1000, 0, 0), 100);  // 1000 nonzeros of rows of 10
-  EXPECT_EQ(chunk(1000, 0, 16), 112);
+  EXPECT_EQ(chunk(1000, 0, 0), 100);   // 1000 nonzeros of rows of 10
+  EXPECT_EQ(chunk(1000, 0, 16), 320);  // 004: 1000 rows / 3 threads = 333, down to a multiple of 16
   EXPECT_EQ(chunk(1000, 37, 0), 37);
-  EXPECT_EQ(chunk(0, 37, 16), 48);
+  EXPECT_EQ(chunk(0, 37, 16), 32);
   EXPECT_EQ(chunk(0, 32, 16), 32);
+  EXPECT_EQ(chunk(0, 7, 16), 16);  // at least one multiple
 }
 
 // Rows nearly all empty: the chunk follows the rows, at most 1024 chunks a thread (a chunk a row

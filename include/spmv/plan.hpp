@@ -34,7 +34,8 @@ struct KernelSettings {
   int subwarp = 0;               ///< CSR-vector threads per row; 0 = chosen from the matrix
   offset_t nz_per_chunk = 0;     ///< OpenMP dynamic chunk size in nonzeros; 0 = default
   index_t chunk_rows = 0;        ///< OpenMP dynamic chunk size in rows (over nz_per_chunk); 0 = from nonzeros
-  index_t chunk_multiple = 0;    ///< OpenMP dynamic chunk rounded up to a multiple of this many rows (0, 1: none)
+  index_t chunk_multiple = 0;    ///< 004's chunk: rows / threads (or chunk_rows) rounded down to a multiple of
+                                 ///< this many rows, at least one, under a static schedule (0, 1: none)
   offset_t nz_per_block = 0;     ///< CSR-adaptive row-block size in nonzeros; 0 = default
   int csr5_omega = 0;            ///< CSR5 tile width; 0 = the backend's SIMD/warp width
   int csr5_sigma = 0;            ///< CSR5 tile height; 0 = chosen from nonzeros per row

@@ -66,7 +66,8 @@ std::vector<ParamSpec> make_params() {
        .zero_means = "from the nonzeros",
        SPMV_PARAM_ACCESS(kernel.chunk_rows)});
   add({.name = "chunk_multiple",
-       .help = "OpenMP csr-dynamic: the chunk rounded up to a multiple of this many rows (the SpMM report's 16)",
+       .help = "OpenMP csr-dynamic: the SpMM report's chunk (004): rows / threads (or chunk_rows) rounded down to "
+               "a multiple of this many rows (its 16), at least one, under a static schedule",
        .max = 1LL << 31,
        .zero_means = "none",
        SPMV_PARAM_ACCESS(kernel.chunk_multiple)});

@@ -63,9 +63,13 @@ class OmpCsr final : public CpuPlan {
         static_cast<index_t>(std::clamp(std::max(static_cast<double>(nz_chunk) / std::max(mean_row, 1.0), fewest_rows),
                                         1.0, static_cast<double>(std::max<index_t>(a.rows, 1))));
     if (opt.kernel.chunk_rows > 0) chunk_rows_ = opt.kernel.chunk_rows;
-    if (opt.kernel.chunk_multiple > 1)  // the SpMM report (004) rounds its chunk up to 16 rows
-      chunk_rows_ = static_cast<index_t>((static_cast<offset_t>(chunk_rows_) + opt.kernel.chunk_multiple - 1) /
-                                         opt.kernel.chunk_multiple * opt.kernel.chunk_multiple);
+    if (opt.kernel.chunk_multiple > 1) {  // the SpMM report (004): rows / threads (or chunk_rows where given)
+      // rounded down to a multiple of 16 rows (at least one), dealt out under a static schedule
+      const index_t m = opt.kernel.chunk_multiple;
+      const index_t base = opt.kernel.chunk_rows > 0 ? opt.kernel.chunk_rows : a.rows / std::max(threads_, 1);
+      chunk_rows_ = std::max(m, base / m * m);
+      static_chunks_ = true;
+    }
 
     // Candidates: schedules allowed by the variant x the two SpMV inner loops (SpMM has one) x,
     // column-major SpMM, the native kernel and the path through row-major copies.
@@ -149,10 +153,16 @@ class OmpCsr final : public CpuPlan {
     } else {
       const index_t cr = chunk_rows_;
       const index_t n_chunks = rows_ == 0 ? 0 : (rows_ - 1) / cr + 1;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
-      for (index_t ch = 0; ch < n_chunks; ++ch) {
+      const auto chunk = [&](index_t ch) {
         const index_t r0 = ch * cr;
         rows_part<Simd>(rows, r0, std::min<index_t>(r0 + cr, rows_), omp_get_thread_num());
+      };
+      if (static_chunks_) {
+#pragma omp parallel for schedule(static, 1) num_threads(threads_)
+        for (index_t ch = 0; ch < n_chunks; ++ch) chunk(ch);
+      } else {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+        for (index_t ch = 0; ch < n_chunks; ++ch) chunk(ch);
       }
     }
   }
@@ -190,7 +200,7 @@ class OmpCsr final : public CpuPlan {
                                       [](const Candidate& l, const Candidate& r) { return l.seconds < r.seconds; });
     apply(*win);
     release_unused_transpose_scratch();
-    detail = fmt::format("variant={}{} inner={}", win->name,
+    detail = fmt::format("variant={}{} inner={}", static_chunks_ && win->mode == Mode::Dynamic ? "static" : win->name,
                          win->mode == Mode::Dynamic ? fmt::format(" chunk_rows={}", chunk_rows_) : "",
                          win->simd ? "simd" : "scalar");
     if (transpose_possible()) detail += fmt::format(" {}", via_detail());
@@ -222,6 +232,7 @@ class OmpCsr final : public CpuPlan {
   HostArray<std::int32_t> rp32_;
   std::vector<index_t> bounds_;
   index_t chunk_rows_ = 1;
+  bool static_chunks_ = false;  // chunk_multiple: 004's chunks under a static schedule
   Mode mode_ = Mode::Balanced;
   bool simd_ = true;
 };
