@@ -179,8 +179,9 @@ def main():
         lines_vs(cpu_rows, "threads", "speedup", g, f"Speedup over serial {fmt_name} against threads: {v}",
                  f"speedup (T serial {fmt_name} / T)", out, f"speedup_vs_threads_{safe(v)}.png", written,
                  ideal=lambda t: t, value=speed)
-        lines_vs(cpu_rows, "threads", "efficiency", g, f"Efficiency (speedup / threads): {v}",
-                 "efficiency", out, f"efficiency_vs_threads_{safe(v)}.png", written, ideal=lambda t: 1,
+        lines_vs(cpu_rows, "threads", "efficiency", g,
+                 f"Efficiency (speedup over serial {fmt_name} / threads, 000's): {v}",
+                 f"efficiency (T serial {fmt_name} / T / threads)", out, f"efficiency_vs_threads_{safe(v)}.png", written, ideal=lambda t: 1,
                  value=lambda r: speed(r) / r["threads"] if r["threads"] and speed(r) else None)
 
     # --- block-size scans (GPU kernels; 001 Figs. 18-23, 002 Figs. 5-6) ---
