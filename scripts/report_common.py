@@ -275,7 +275,9 @@ def grouped_bars(matrices, series, value, title, ylabel, out, name, written, log
     """Bars of value(matrix, series) grouped per matrix, in pages of `page` matrices (files
     name_1.png, name_2.png, ... when more than one page); at most ten series, each with its own
     colour and hatch. names: matrix -> label (synthetic ones marked); line: a horizontal
-    reference (value, label)."""
+    reference (value, label). A bar without a value (not run, failed, or too noisy to use) is
+    marked x on the axis, not left out silently; a log axis labels its ticks at 1, 2 and 5 of
+    each decade (of each decade alone past three)."""
     if not matrices or not series:
         return
     series = series[:10]
@@ -283,16 +285,26 @@ def grouped_bars(matrices, series, value, title, ylabel, out, name, written, log
     for n, ms in enumerate(pages, 1):
         fig, ax = plt.subplots(figsize=(min(13, max(6.5, 0.16 * len(ms) * len(series) + 3)), 4.6))
         w = 0.8 / len(series)
+        missing, shown = [], []
         for i, k in enumerate(series):
-            vals = [value(m, k) or 0 for m in ms]
-            ax.bar([j + i * w for j in range(len(ms))], vals, w, label=k, color=COLORS[i % 10],
-                   hatch=HATCHES[i % 10], edgecolor="white", linewidth=0.3)
+            vals = [value(m, k) for m in ms]
+            missing += [j + i * w for j, v in enumerate(vals) if not v or v <= 0]
+            shown += [v for v in vals if v and v > 0]
+            ax.bar([j + i * w for j in range(len(ms))], [v if v and v > 0 else 0 for v in vals], w, label=k,
+                   color=COLORS[i % 10], hatch=HATCHES[i % 10], edgecolor="white", linewidth=0.3)
+        if missing:
+            ax.plot(missing, [0.02] * len(missing), "x", color="dimgray", ms=5, transform=ax.get_xaxis_transform(),
+                    label="no usable time (not run, failed or noisy)")
         ax.set_xticks([j + 0.4 - w / 2 for j in range(len(ms))])
         ax.set_xticklabels([names(m) if names else m for m in ms], rotation=45, ha="right", fontsize=8)
         if line:
             ax.axhline(line[0], color="black", lw=1, ls="--", label=line[1])
-        if log:
+        if log and shown:
             ax.set_yscale("log")
+            decades = math.log10(max(shown) / min(shown)) if min(shown) > 0 else 0
+            ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0,) if decades > 3 else (1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_ylabel(ylabel)
         ax.set_title(title + (f" ({n}/{len(pages)})" if len(pages) > 1 else ""))
         ax.grid(axis="y", alpha=0.3)
