@@ -34,10 +34,16 @@ def _x(v, digits=3):
     return "-" if v is None else f"{v:.{digits}g}"
 
 
-def _ms(seconds):
-    """Milliseconds with four significant digits, never in exponent form (0.00003634, 12.35)."""
-    ms = 1e3 * seconds
-    return f"{ms:.{max(0, 3 - math.floor(math.log10(ms)))}f}" if ms > 0 else "-"
+def _unit(seconds):
+    """The unit of a time column from its largest value: ms from a millisecond up, else us."""
+    top = max((s for s in seconds if s and s > 0), default=0)
+    return ("ms", 1e3) if top >= 1e-3 else ("us", 1e6)
+
+
+def _in(seconds, unit):
+    """A time in the column's unit with four significant digits, never in exponent form."""
+    v = unit[1] * seconds if seconds else 0
+    return f"{v:.{max(0, 3 - math.floor(math.log10(v)))}f}" if v > 0 else "-"
 
 
 def _kernel(r):
@@ -84,16 +90,17 @@ def section(rows, matrices, out, written):
                         lambda r: (r["matrix"], r["format"]))
         for f in FORMATS:
             lines = []
+            unit = _unit([r["time_median_s"] for (m, g), r in at_t.items() if g == f])
             for m in matrices:
                 r = at_t.get((m, f))
                 if r:
                     extra = [] if f == "csr" else [_x(over_csr(r))]
-                    lines.append([name(m), _ms(r["time_median_s"]), _ms(r.get("time_mean_s") or 0),
+                    lines.append([name(m), _in(r["time_median_s"], unit), _in(r.get("time_mean_s") or 0, unit),
                                   f'{r["gflops"]:.3g}', _x(over_same(r))] + extra + [_kernel(r)])
             if lines:
                 md.append(f"\n### CPU, {f.upper()} format, {t} threads (000 Tables 1-2)\n\n"
                           f"Our fastest OpenMP kernel of the format at {t} threads.\n\n"
-                          + md_table(["matrix", "median time (ms)", "mean time (ms)", "GFLOPS (median)",
+                          + md_table(["matrix", f"median time ({unit[0]})", f"mean time ({unit[0]})", "GFLOPS (median)",
                             f"speedup over serial {f.upper()}"]
                                      + ([] if f == "csr" else ["speedup over serial CSR"]) + ["kernel"], lines))
 

@@ -172,6 +172,7 @@ std::string label(const Row& r) {
 }
 
 std::string duration(double s) {
+  if (s < 1e-7) return fmt::format("{:.0f}ns", s * 1e9);  // not "0.0us"
   if (s < 1e-3) return fmt::format("{:.1f}us", s * 1e6);
   if (s < 1) return fmt::format("{:.2f}ms", s * 1e3);
   return fmt::format("{:.2f}s", s);
