@@ -305,27 +305,31 @@ def main():
     autos = auto_comparisons([r for r in every_row if r["k"] <= 1], matrices)
     plotted = [m for m in matrices if any(c["matrix"] == m and (c["vs_oracle"] or not c["ok"])
                                           for v in autos.values() for c in v)]
-    if plotted:
-        fig, ax = plt.subplots(figsize=(max(8, 0.16 * len(plotted) + 2), 5))
+    # Pages of 30 matrices (auto_vs_oracle_1.png, ... where more than one), so the names stay readable.
+    pages = [plotted[p:p + 30] for p in range(0, len(plotted), 30)]
+    top = max([1.2] + [(c["vs_oracle"] or 0) * 1.05 for v in autos.values() for c in v])
+    for n, page in enumerate(pages, 1):
+        fig, ax = plt.subplots(figsize=(max(8, 0.22 * len(page) + 3), 5))
         for (name, cmp), marker in zip(autos.items(), "os^Dv<>p"):
-            pts = [(plotted.index(c["matrix"]), c["vs_oracle"]) for c in cmp if c["vs_oracle"]]
+            pts = [(page.index(c["matrix"]), c["vs_oracle"]) for c in cmp if c["vs_oracle"] and c["matrix"] in page]
             dots = ax.scatter([x for x, _ in pts], [y for _, y in pts], s=22, marker=marker, alpha=0.8,
                               label=f"auto {name}")
-            bad = [plotted.index(c["matrix"]) for c in cmp if not c["ok"]]
+            bad = [page.index(c["matrix"]) for c in cmp if not c["ok"] and c["matrix"] in page]
             if bad:  # a failed or erroring auto is shown, not left out
                 ax.scatter(bad, [0.03] * len(bad), s=40, marker="x", color=dots.get_facecolor()[0],
                            label=f"auto {name}: not usable")
         ax.axhline(1.0, color="k", lw=1, label="= oracle")
         ax.axhline(0.85, color="tab:red", lw=1, ls="--", label="0.85 of the oracle")
-        ax.set_xticks(range(len(plotted)))
-        ax.set_xticklabels([shown(m) for m in plotted], rotation=75, ha="right", fontsize=6 if len(plotted) > 40 else 8)
-        ax.set_xlim(-1, len(plotted))
-        ax.set_ylim(0, max(1.2, max(c["vs_oracle"] or 0 for v in autos.values() for c in v) * 1.05))
+        ax.set_xticks(range(len(page)))
+        ax.set_xticklabels([shown(m) for m in page], rotation=60, ha="right", fontsize=8)
+        ax.set_xlim(-1, len(page))
+        ax.set_ylim(0, top)
         ax.set_ylabel("auto / oracle (oracle time / auto time,\ntimed interleaved where the run did)")
-        ax.set_title("Automatic planner against the best of our kernels (any setting), per matrix")
+        ax.set_title("Automatic planner against the best of our kernels (any setting), per matrix"
+                     + (f" ({n}/{len(pages)})" if len(pages) > 1 else ""))
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        save(fig, out, "auto_vs_oracle.png", written)
+        save(fig, out, f"auto_vs_oracle_{n}.png" if len(pages) > 1 else "auto_vs_oracle.png", written)
 
     # --- report.md ---
     md = ["# SpMV benchmark report\n"]
@@ -464,9 +468,13 @@ def main():
     md.append(timing_section(every_row))
     md.append(noisy_section(every_row, prec))
     bad = failed + errors + skipped
-    if bad:
-        lines = [[shown(r["matrix"]), (label(r) + prec(r)) if r["kernel"] else "-", r["status"][:120]] for r in bad[:60]]
-        md.append("\n## Not measured\n\n" + md_table(["matrix", "kernel", "status"], lines))
+    if bad:  # one line per matrix, kernel and status, with how many of the sweep's settings it covers
+        seen = {}
+        for r in bad:
+            key = (shown(r["matrix"]), (label(r) + prec(r)) if r["kernel"] else "-", r["status"][:120])
+            seen[key] = seen.get(key, 0) + 1
+        lines = [list(k) + [str(n)] for k, n in list(seen.items())[:60]]
+        md.append("\n## Not measured\n\n" + md_table(["matrix", "kernel", "status", "settings"], lines))
     md.append("\n## Plots\n\n" + "".join(f"![{w}]({w})\n" for w in written))
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(md))
