@@ -189,6 +189,9 @@ def main():
         g = (lambda v: lambda r: variant(r) == v)(v)
         lines_vs(gpu_rows, "block_size", "gflops", g, f"GFLOPS against block size: {v}", "GFLOPS", out,
                  f"gflops_vs_block_size_{safe(v)}.png", written, log_y=True)
+        # 001 Figs. 19, 21, 23: the CUDA kernels' speedup over serial CSR per block size.
+        lines_vs(gpu_rows, "block_size", "speedup", g, f"Speedup over serial CSR against block size: {v}",
+                 "speedup (T serial CSR / T)", out, f"speedup_vs_block_size_{safe(v)}.png", written, log_y=True)
 
     # --- kernels side by side per matrix, ten matrices a page (000 Figs. 4-6): our kernels, and
     # the baseline library's best algorithm as one series ---
