@@ -286,6 +286,9 @@ TEST(Bench, ReportReproducesTheSeedTables) {
     add(m, "omp", "hll", "hll", 4, 0.5e-3);  // beyond the cores: not in the fixed-thread tables
     add(m, "cuda", "csr-scalar", "csr", 0, 5e-4);
     add(m, "cuda", "hll", "hll", 0, 2.5e-4);
+    add(m, "cuda", "csr-vector", "csr", 0, 2e-3);  // ours: the sub-warp from the rows
+    add(m, "cuda", "csr-vector", "csr", 0, 1e-3);  // 000's CSR-Vector, a warp per row: its own column
+    rows.back().settings = "subwarp=32";
     add(m, "cuda", "cusparse", "csr", 0, 1e-4, true);  // a baseline: never marked best or worst
     add(m, "serial", "csr", "csr", 1, 2e-3);           // another run's serial CSR (CSVs joined): the column rules
   }
@@ -310,10 +313,16 @@ TEST(Bench, ReportReproducesTheSeedTables) {
             "| real1 | 1.000 | 1.250 | 2 | 4 | csr |");
   EXPECT_EQ(line("### CPU, HLL format, 2 threads (000 Tables 1-2)", "alike * |"),
             "| alike * | 2.000 | 2.500 | 1 | 4 | 2 | hll |");
-  // 000 Table 3: GFLOPS 8 (hll) the best of ours, 4 (csr-scalar) the worst; cuSPARSE's 20 unmarked.
-  EXPECT_EQ(line("## GPU: GFLOPS per kernel", "real1 |"), "| real1 | 1000 | 1000000 | 1000 | 10 | _4_ | 20 | **8** |");
-  // 000 Table 4: csr-scalar over serial CSR 4/0.5, hll over serial HLL 8/0.25.
-  EXPECT_EQ(line("(000 Table 4)", "real1 |"), "| real1 | 8 | 32 |");
+  // 000 Table 3: GFLOPS 8 (hll) the best of ours, 2 (csr-vector's best setting) the worst; cuSPARSE's
+  // 20 unmarked.
+  EXPECT_EQ(line("## GPU: GFLOPS per kernel", "real1 |"),
+            "| real1 | 1000 | 1000000 | 1000 | 10 | 4 | _2_ | 20 | **8** |");
+  // 000 Table 4: csr-scalar over serial CSR 4/0.5, our csr-vector 4/2, 000's CSR-Vector (a warp per
+  // row) 4/1 in a column of its own, hll over serial HLL 8/0.25.
+  EXPECT_EQ(line("(000 Table 4)", "real1 |"), "| real1 | 8 | 2 | 4 | 32 |");
+  EXPECT_NE(s.find("| matrix | cuda/csr-scalar | cuda/csr-vector | cuda/csr-vector subwarp=32 | cuda/hll |"),
+            std::string::npos)
+      << s;
   // 002: speedups over serial CSR, best setting per format (HLL's best CPU setting: 4 threads).
   EXPECT_EQ(line("(002 Tables 1-2)", "real1 |"), "| real1 | 4 | 8 | 8 | 16 |");
   // 002 Figs. 11-12: best CPU time over best GPU time, per format.
