@@ -200,7 +200,7 @@ def pct(x):
 def timing_section(rows):
     """How the samples of every timed configuration spread, per backend: the coefficient of
     variation (median, 90th percentile, max), how long a sample lasted, how many configurations were
-    measured again and how many stayed noisy."""
+    measured twice and how many stayed noisy."""
     timed = [r for r in rows if r["kernel"] and r["status"] in ("ok", "noisy") and r["time_median_s"] > 0]
     if not timed:
         return ""
@@ -220,13 +220,12 @@ def timing_section(rows):
     return ("\n## Timing statistics\n\n"
             "Each configuration's samples (batches of back-to-back products) per backend: the coefficient of variation "
             "(standard deviation / mean) and the drift (the first half of the samples against the last half). A "
-            + (f"configuration above {pct(threshold)} in either was measured again (a third time, with twice the "
-               "samples each four times as long, where the second was above it too), and left out of every best as "
-               "`noisy` where every measurement was above it. " if threshold > 0 else
+            + (f"configuration above {pct(threshold)} in either was measured again, and left out of every best as "
+               "`noisy` where the second measurement was above it too. " if threshold > 0 else
                "threshold of 0: no configuration was measured again or flagged. ")
             + "Sample length: products per sample x median time.\n\n"
             + md_table(["backend", "configurations", "median cv", "90th pct cv", "max cv", "max drift",
-                        "shortest sample (ms)", "median sample (ms)", "measured again", "noisy"], lines))
+                        "shortest sample (ms)", "median sample (ms)", "measured twice", "noisy"], lines))
 
 
 def noisy_section(rows, prec):

@@ -206,41 +206,25 @@ std::string spread_text(const SampleStats& s) {
   return fmt::format("cv {:.1f}% drift {:.1f}%", 100 * s.cv, 100 * s.drift);
 }
 
-// The larger of a measurement's two spreads (coefficient of variation, drift).
-double spread(const SampleStats& s) { return std::max(s.cv, s.drift); }
-
 // Times the plan into the row. A measurement whose samples spread more than cfg.noise_threshold
-// (coefficient of variation or drift) is taken again; still noisy, a third time with twice the
-// samples, each four times as long (a small or loaded machine: a stall then weighs less in a
-// sample, and the median has more samples), within twice the configuration's time cap. The first
-// steady measurement counts, else the steadiest, with status "noisy"; the detail gives each
-// measurement's spread.
+// (coefficient of variation or drift) is taken again; the second counts. Noisy again: status
+// "noisy", and the detail gives both measurements' spread.
 void measure(Plan& plan, const SweepConfig& cfg, Row& r) {
   const ProductTiming first = time_products(plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);
   r.measurements = 1;
   take_timing(r, first);
   if (!first.noisy(cfg.noise_threshold)) return;
-  std::vector<ProductTiming> tries = {first};
-  tries.push_back(time_products(plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds));
-  if (tries.back().noisy(cfg.noise_threshold))
-    tries.push_back(time_products(plan, 4 * cfg.min_sample_seconds, 2 * cfg.repeat,
-                                  cfg.max_config_seconds > 0 ? 2 * cfg.max_config_seconds : 0));
-  r.measurements = static_cast<int>(tries.size());
-  const ProductTiming& last = tries.back();
-  const bool steady = !last.noisy(cfg.noise_threshold);
-  const ProductTiming& kept =
-      steady ? last : *std::min_element(tries.begin(), tries.end(), [](const ProductTiming& a, const ProductTiming& b) {
-        return spread(a) < spread(b);
-      });
-  take_timing(r, kept);
-  std::string spreads;
-  for (const ProductTiming& t : tries) spreads += (spreads.empty() ? "" : ", then ") + spread_text(t);
-  const std::string note = steady ? fmt::format("measured {} times: {} (median {:.4g} s first, {:.4g} s kept)",
-                                                tries.size(), spreads, first.median_s, kept.median_s)
-                                  : fmt::format("noisy: measured {} times, {} (threshold {:.1f}%; the steadiest kept)",
-                                                tries.size(), spreads, 100 * cfg.noise_threshold);
+  const ProductTiming again = time_products(plan, cfg.min_sample_seconds, cfg.repeat, cfg.max_config_seconds);
+  r.measurements = 2;
+  take_timing(r, again);
+  const std::string note =
+      again.noisy(cfg.noise_threshold)
+          ? fmt::format("noisy: {} measured again after {} (threshold {:.1f}%)", spread_text(again), spread_text(first),
+                        100 * cfg.noise_threshold)
+          : fmt::format("measured again: the first measurement had {} (median {:.4g} s, now {:.4g} s)",
+                        spread_text(first), first.median_s, again.median_s);
   r.detail += (r.detail.empty() ? "" : "; ") + note;
-  if (!steady) r.status = "noisy";
+  if (again.noisy(cfg.noise_threshold)) r.status = "noisy";
 }
 
 void fill_matrix(Row& r, const MatrixSource& src) {
