@@ -83,7 +83,9 @@ class OmpCsr final : public CpuPlan {
         if (v.inner != 1 && k_ == 1) cands.push_back({m, parts, false, via, name});  // SpMM has one loop
       }
     };
-    if (v.schedule == "dynamic") {
+    if (static_chunks_) {  // 004's chunks, the schedule it names
+      add(Mode::Dynamic, threads_, "static");
+    } else if (v.schedule == "dynamic") {
       add(Mode::Dynamic, threads_, "dynamic");
     } else if (v.schedule == "balanced") {
       add(Mode::Balanced, threads_, "balanced");
@@ -200,7 +202,7 @@ class OmpCsr final : public CpuPlan {
                                       [](const Candidate& l, const Candidate& r) { return l.seconds < r.seconds; });
     apply(*win);
     release_unused_transpose_scratch();
-    detail = fmt::format("variant={}{} inner={}", static_chunks_ && win->mode == Mode::Dynamic ? "static" : win->name,
+    detail = fmt::format("variant={}{} inner={}", win->name,
                          win->mode == Mode::Dynamic ? fmt::format(" chunk_rows={}", chunk_rows_) : "",
                          win->simd ? "simd" : "scalar");
     if (transpose_possible()) detail += fmt::format(" {}", via_detail());

@@ -138,10 +138,12 @@ class OmpCsrCompact final : public CpuPlan {
     const auto t0 = std::chrono::steady_clock::now();
     const VariantChoice words = parse_variant("csr-compact", csr_compact_variants(), opt.kernel.variant);
     const detail::CompactChoice want = detail::compact_choice(words);
-    // At most: the row pointers and bases, both column copies, values in place, and a hash entry
-    // and a table entry per value while the distinct values are counted.
+    // At most: the row pointers and bases, both column copies, values in place, and while the
+    // distinct values are counted each thread's set of at most kMaxSharedValues (about 48 bytes an
+    // entry) and the table with its index.
     const double vb = value_bytes(opt.precision);
-    check_format_memory("csr-compact", static_cast<double>(a.nnz()) * (2 + 4 + vb + 48) + 12.0 * (a.rows + 1), a,
+    const double hashing = 48.0 * static_cast<double>(detail::kMaxSharedValues) * (threads_ + 2);
+    check_format_memory("csr-compact", static_cast<double>(a.nnz()) * (2 + 4 + vb) + 12.0 * (a.rows + 1) + hashing, a,
                         convert_options(opt));
     rp_.assign(a.row_ptr.begin(), a.row_ptr.end());
     columns(a, want.narrow);

@@ -1,6 +1,7 @@
 // Compact sliced ELL on the GPU: fewer bytes a nonzero than ELL's 12 (8 in single precision) where
 // the matrix allows. Slices of 32 rows (a warp), each column-major and padded to its longest row
-// (padding points at a column its row reads, with value 0); where that pads much, each row keeps
+// (padding points at a column its row reads, or the slice's first for an empty row, with value 0:
+// an Inf or NaN of x there reaches the row as NaN, as in ELL); where that pads much, each row keeps
 // its length and stops there. Columns: a slice whose columns span less than 65536 keeps 2-byte
 // offsets from its smallest column, other slices 4-byte columns. Values: where the matrix has at
 // most 65536 distinct values, a 1- or 2-byte index into their table (read through the cache: a
@@ -70,9 +71,9 @@ __device__ __forceinline__ VV compact_row(long long v0, long long c0, index_t st
       held[u] = __ldlu(v + v0 + o);
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const MV m = compact_value(held[u], table);
-      sum += static_cast<VV>(j0 + u < n ? m : MV(0)) * __ldg(x + c[u]);
+    for (int u = 0; u < U; ++u) {  // a lane past the row's end adds nothing (not 0 x an Inf of x)
+      const VV p = static_cast<VV>(compact_value(held[u], table)) * __ldg(x + c[u]);
+      sum += j0 + u < n ? p : VV(0);
     }
   }
   return sum;
@@ -105,7 +106,7 @@ class HllCompactPlan final : public CudaPlan {
     const detail::CompactChoice want =
         detail::compact_choice(parse_variant("hll-compact", hll_compact_variants(), opt.kernel.variant));
     const ConvertOptions copt = convert_options(opt);
-    layout(a, want.narrow != 0);
+    layout(a, want.narrow != 0, conversion_threads(copt));
     // At most: 4-byte columns and values in place in every slot, and the slices.
     check_format_memory("HLL-compact",
                         (4.0 + value_bytes(prec_)) * static_cast<double>(slots_) + 24.0 * slices_.size() + 4.0 * rows_,
@@ -113,7 +114,10 @@ class HllCompactPlan final : public CudaPlan {
     with_types(prec_, [&]<class MV, class VV>() { fill<MV>(a, want.shared, copt); });
     convert_seconds = seconds_since(t0);
     stored_entries = slots_;
-    bytes_per_product = 2 * narrow_slots_ + 4 * (slots_ - narrow_slots_) + value_bytes_ * slots_ +
+    // The slots read: every one, or with row lengths kept each row's own entries.
+    const offset_t read = keep_lengths_ ? a.nnz() : slots_,
+                   read_narrow = keep_lengths_ ? narrow_entries_ : narrow_slots_;
+    bytes_per_product = 2 * read_narrow + 4 * (read - read_narrow) + value_bytes_ * read +
                         24 * static_cast<offset_t>(slices_.size()) + (keep_lengths_ ? 4 * offset_t{rows_} : 0) +
                         vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows);
     detail = std::string("index=") + (want.narrow != 0 ? "narrow" : "wide") + " (" + std::to_string(narrow_slices_) +
@@ -151,9 +155,10 @@ class HllCompactPlan final : public CudaPlan {
 
   // Each slice's width, smallest column and whether its columns fit 2 bytes (where narrow may be
   // used), then the slots' and columns' offsets.
-  void layout(const CsrView& a, bool narrow) {
+  void layout(const CsrView& a, bool narrow, int threads) {
     slices_.resize((static_cast<std::size_t>(a.rows) + kSlice - 1) / kSlice);
-#pragma omp parallel for schedule(static)
+    std::vector<offset_t> narrow_nnz(slices_.size(), 0);
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (std::size_t s = 0; s < slices_.size(); ++s) {
       index_t w = 0, lo = a.cols, hi = -1;
       for (index_t r = first(s); r < first(s) + stride(s); ++r) {
@@ -163,7 +168,9 @@ class HllCompactPlan final : public CudaPlan {
       }
       const bool fits = hi < 0 || hi - lo < detail::kNarrowSpan;
       slices_[s] = {0, 0, narrow && fits ? (hi < 0 ? 0 : lo) : -1, w};
+      if (slices_[s].base >= 0) narrow_nnz[s] = a.row_ptr[first(s) + stride(s)] - a.row_ptr[first(s)];
     }
+    for (const offset_t e : narrow_nnz) narrow_entries_ += e;
     offset_t slot = 0, n16 = 0, n32 = 0;
     for (std::size_t s = 0; s < slices_.size(); ++s) {
       Slice& c = slices_[s];
@@ -202,7 +209,7 @@ class HllCompactPlan final : public CudaPlan {
     std::vector<std::uint16_t> c16(static_cast<std::size_t>(narrow_slots_));
     std::vector<index_t> c32(static_cast<std::size_t>(slots_ - narrow_slots_));
     std::vector<unsigned char> v(static_cast<std::size_t>(slots_) * static_cast<std::size_t>(value_bytes_));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(conversion_threads(copt))
     for (std::size_t s = 0; s < slices_.size(); ++s) {
       const Slice& c = slices_[s];
       const index_t n = stride(s);
@@ -266,7 +273,7 @@ class HllCompactPlan final : public CudaPlan {
 
   int block_;
   std::vector<Slice> slices_;
-  offset_t slots_ = 0, narrow_slots_ = 0;
+  offset_t slots_ = 0, narrow_slots_ = 0, narrow_entries_ = 0;
   std::size_t narrow_slices_ = 0;
   bool index_values_ = false, keep_lengths_ = false;
   int value_bytes_ = 8;  // 1 or 2 (an index), else the value's own

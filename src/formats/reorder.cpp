@@ -124,11 +124,11 @@ std::size_t bfs(const Graph& g, index_t start, std::vector<index_t>& level, std:
           while (static_cast<index_t>(i) < cur && !o.compare_exchange_weak(cur, static_cast<index_t>(i))) {}
         }
       }
+      for (auto& mine : part) mine.clear();  // a smaller team leaves some untouched
 #pragma omp parallel num_threads(threads)
       {
         std::vector<index_t>& mine = part[static_cast<std::size_t>(omp_get_thread_num())];
         std::vector<std::uint64_t> k;
-        mine.clear();
 #pragma omp for schedule(static) nowait
         for (std::size_t i = b; i < e; ++i) {
           const index_t v = out[i];

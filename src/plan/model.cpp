@@ -60,7 +60,9 @@ Bytes bytes_of(const MatrixFeatures& f, int k, Precision p) {
 }
 
 // Whether the sampled values are few enough for the compact formats' shared values, and the bytes
-// of their index (1 where the sample's distinct values would fit a byte's 256, else 2).
+// of their index (1 where the sample holds under 128 distinct: the matrix's then likely fit a
+// byte's 256; else 2). Their columns are priced at 2 bytes: a matrix whose rows reach far (wide
+// columns, 4 bytes) is priced low, and the trial measures it.
 bool shares_values(const MatrixFeatures& f) {
   return f.values_sampled > 0 && f.sampled_distinct <= tuning::CompactModel{}.max_sampled_distinct;
 }
@@ -197,9 +199,11 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   r.add("csr5", "csr5" + bs, predict(m.csr5, by.csr, 0), m.convert_csr5, {}, m.convert_csr5_fixed_us);
   if (shares_values(f) && r.base.precision == Precision::Double) {
     const tuning::CompactModel cm;
-    const double slots = f.hll_padding[1] * static_cast<double>(f.nnz);
-    const double bytes = (2 + shared_index_bytes(f)) * slots + (f.hll_padding[1] > 1.1 ? 4.0 : 0.0) * f.rows +
-                         0.75 * f.rows + vector_bytes(r.base.precision) * (f.rows + f.cols);
+    // Slices padded past 1.1 keep their rows' lengths and read only their entries.
+    const bool lengths = f.hll_padding[1] > 1.1;
+    const double slots = (lengths ? 1.0 : f.hll_padding[1]) * static_cast<double>(f.nnz);
+    const double bytes = (2 + shared_index_bytes(f)) * slots + (lengths ? 4.0 : 0.0) * f.rows + 0.75 * f.rows +
+                         vector_bytes(r.base.precision) * (f.rows + f.cols);
     r.add("hll-compact", "hll-compact" + bs, predict(cm.gpu, bytes, longest), 0, {},
           cm.gpu_convert_ns_per_nnz * 1e-3 * static_cast<double>(f.nnz));
   }
