@@ -153,11 +153,7 @@ class OmpCsrCompact final : public CpuPlan {
       values<double>(a, want.shared, table_, val_);
     // Parts of equal nonzeros, one a thread.
     const int parts = static_cast<int>(std::clamp<offset_t>(rows_, 1, threads_));
-    bounds_.assign(static_cast<std::size_t>(parts) + 1, rows_);
-    bounds_[0] = 0;
-    for (int p = 1; p < parts; ++p)
-      bounds_[static_cast<std::size_t>(p)] =
-          static_cast<index_t>(std::lower_bound(rp_.begin(), rp_.end(), a.nnz() * p / parts) - rp_.begin());
+    bounds_ = balanced_bounds(rows_, parts, [this](index_t i) { return rp_[static_cast<std::size_t>(i)]; });
     convert_seconds = seconds_since(t0);
     stored_entries = a.nnz();
     const offset_t wide_entries = a.nnz() - narrow_entries_;

@@ -96,15 +96,13 @@ __global__ void hll_compact_kernel(index_t rows, const Slice* __restrict__ slice
                      : compact_row(s.slot + lr, s.col + lr, stride, n, c32, v, table, x));
 }
 
-std::vector<VariantGroup> hll_compact_variants() { return detail::compact_variants(); }
-
 class HllCompactPlan final : public CudaPlan {
  public:
   HllCompactPlan(const CsrView& a, const PlanOptions& opt)
       : CudaPlan(a.rows, a.cols, opt), block_(checked_block_size(opt)) {
     const auto t0 = std::chrono::steady_clock::now();
     const detail::CompactChoice want =
-        detail::compact_choice(parse_variant("hll-compact", hll_compact_variants(), opt.kernel.variant));
+        detail::compact_choice(parse_variant("hll-compact", detail::compact_variants(), opt.kernel.variant));
     const ConvertOptions copt = convert_options(opt);
     layout(a, want.narrow != 0, conversion_threads(copt));
     // At most: 4-byte columns and values in place in every slot, and the slices.
@@ -133,7 +131,7 @@ class HllCompactPlan final : public CudaPlan {
     if (rows_ == 0) return;
     if (slots_ == 0) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
-      const MV* table = table_.get<MV>();
+      const MV* table = table_.data<MV>();
       const auto go = [&]<class IT>(const IT* v) {
         hll_compact_kernel<IT, MV, VV><<<grid_for(rows_, block_), block_, 0, l.stream>>>(
             rows_, dslices_.data(), len_.data(), c16_.data(), c32_.data(), v, table, l.xv<VV>(), l.yv<VV>(),
@@ -248,28 +246,9 @@ class HllCompactPlan final : public CudaPlan {
     c16_.upload(c16.data(), c16.size());
     c32_.upload(c32.data(), c32.size());
     v_.upload(v.data(), v.size());
-    table_.set(index_values_ ? d.table : std::vector<MV>{MV(0)});
+    const std::vector<MV> table = index_values_ ? d.table : std::vector<MV>{MV(0)};
+    table_.get<MV>().upload(table.data(), table.size());
   }
-
-  // The table in the plan's value type (double or float).
-  struct Table {
-    DeviceBuffer<double> d;
-    DeviceBuffer<float> f;
-    template <class MV>
-    void set(const std::vector<MV>& t) {
-      if constexpr (std::is_same_v<MV, double>)
-        d.upload(t);
-      else
-        f.upload(t);
-    }
-    template <class MV>
-    const MV* get() const {
-      if constexpr (std::is_same_v<MV, double>)
-        return d.data();
-      else
-        return f.data();
-    }
-  };
 
   int block_;
   std::vector<Slice> slices_;
@@ -284,7 +263,7 @@ class HllCompactPlan final : public CudaPlan {
   DeviceBuffer<std::uint16_t> c16_;
   DeviceBuffer<index_t> c32_;
   DeviceBuffer<unsigned char> v_;
-  Table table_;
+  DeviceValues table_;  // the distinct values, in the plan's value type
 };
 
 }  // namespace
@@ -298,7 +277,7 @@ void register_hll_compact() {
                              "values where there are at most 65536; one thread per row",
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size"},
-              .variants = hll_compact_variants(),
+              .variants = detail::compact_variants(),
               .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                 return std::make_unique<HllCompactPlan>(a, o);
               }});
