@@ -20,17 +20,6 @@ template <class T>
 void permute_host(const T* in, T* out, const std::vector<index_t>& order, int k, bool col_major, bool scatter,
                   int threads) {
   const std::size_t n = order.size(), kk = static_cast<std::size_t>(k);
-  if (kk == 1) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (n > 65536)
-    for (std::size_t e = 0; e < n; ++e) {
-      const auto o = static_cast<std::size_t>(order[e]);
-      if (scatter)
-        out[o] = in[e];
-      else
-        out[e] = in[o];
-    }
-    return;
-  }
 #pragma omp parallel for schedule(static) num_threads(threads) if (n * kk > 65536)
   for (std::size_t e = 0; e < n; ++e) {
     const auto o = static_cast<std::size_t>(order[e]);

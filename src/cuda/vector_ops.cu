@@ -83,20 +83,6 @@ void x_minus_y(const double* x, double* y, std::size_t n, CudaStream s) { xpby(x
 
 namespace {
 
-// k = 1: one value an entry, no index arithmetic beyond the permutation's.
-template <class T, bool Scatter>
-__global__ void permute_one(const T* __restrict__ in, T* __restrict__ out, const index_t* __restrict__ order,
-                            std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{kThreads} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * kThreads) {
-    const std::size_t o = static_cast<std::size_t>(order[i]);
-    if (Scatter)
-      out[o] = in[i];
-    else
-      out[i] = in[o];
-  }
-}
-
 template <class T, bool Scatter>
 __global__ void permute_kernel(const T* __restrict__ in, T* __restrict__ out, const index_t* __restrict__ order,
                                std::size_t n, int k, bool col_major) {
@@ -130,10 +116,7 @@ template <class T>
 void DeviceOrder::gather(const T* x, T* out, int k, bool col_major, CudaStream s) const {
   const std::size_t n = impl_->n;
   if (n == 0) return;
-  if (k == 1)
-    permute_one<T, false><<<blocks_for(n), kThreads, 0, s>>>(x, out, impl_->order.data(), n);
-  else
-    permute_kernel<T, false><<<blocks_for(n * k), kThreads, 0, s>>>(x, out, impl_->order.data(), n, k, col_major);
+  permute_kernel<T, false><<<blocks_for(n * k), kThreads, 0, s>>>(x, out, impl_->order.data(), n, k, col_major);
   SPMV_CUDA_CHECK_LAUNCH();
 }
 
@@ -141,10 +124,7 @@ template <class T>
 void DeviceOrder::scatter(const T* in, T* y, int k, bool col_major, CudaStream s) const {
   const std::size_t n = impl_->n;
   if (n == 0) return;
-  if (k == 1)
-    permute_one<T, true><<<blocks_for(n), kThreads, 0, s>>>(in, y, impl_->order.data(), n);
-  else
-    permute_kernel<T, true><<<blocks_for(n * k), kThreads, 0, s>>>(in, y, impl_->order.data(), n, k, col_major);
+  permute_kernel<T, true><<<blocks_for(n * k), kThreads, 0, s>>>(in, y, impl_->order.data(), n, k, col_major);
   SPMV_CUDA_CHECK_LAUNCH();
 }
 
