@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown tables from `spmv bench --distributed` CSVs: per source, operation and k, the time per
-product by ranks (the "all" rows), its ratio to the fewest ranks', GFLOPS, the communication share
-and the bytes exchanged per product.
+product by ranks (the "all" rows), its ratio to the fewest ranks', GFLOPS, the communication share,
+the bytes exchanged per product, the exchange alone and the share of it the local product hides, and CG per iteration.
 
     python3 bench/scripts/distributed_summary.py distributed_cpu_h200_COMMIT.csv [...]
 """
@@ -19,16 +19,26 @@ def main(paths):
                     continue
                 rows[(r["matrix"], r["backend"], r["operation"], r["k"])][int(r["ranks"])] = r
     print("| matrix | backend | op | k | ranks | time/product us | vs fewest ranks | GFLOPS | comm share | "
-          "bytes exchanged | halo (all ranks) | check |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "bytes exchanged | exchange alone us | hidden | CG us/iteration (product share) | check |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (matrix, backend, op, k), by_ranks in rows.items():
         first = by_ranks[min(by_ranks)]
         for n in sorted(by_ranks):
             r = by_ranks[n]
             t = float(r["time_median_s"])
+            cg = "-"
+            if int(r.get("cg_iterations") or 0) > 0:
+                cg = f"{float(r['cg_iteration_s']) * 1e6:.1f} ({float(r['cg_product_share']):.2f})"
+            hidden = r.get("hidden")
+            exchange = r.get("exchange_s")
             print(f"| {matrix} | {backend} | {'A^T x' if op == 't' else 'A x'} | {k} | {n} | {t * 1e6:.1f} | "
                   f"{t / float(first['time_median_s']):.2f} | {float(r['gflops']):.1f} | "
-                  f"{float(r['comm_share']):.2f} | {float(r['bytes_exchanged']):.0f} | {r['halo']} | {r['check']} |")
+                  f"{float(r['comm_share']):.2f} | {float(r['bytes_exchanged']):.0f} | "
+                  f"{float(exchange) * 1e6:.1f} | {float(hidden):.2f} | {cg} | {r['check']} |"
+                  if hidden is not None else
+                  f"| {matrix} | {backend} | {'A^T x' if op == 't' else 'A x'} | {k} | {n} | {t * 1e6:.1f} | "
+                  f"{t / float(first['time_median_s']):.2f} | {float(r['gflops']):.1f} | "
+                  f"{float(r['comm_share']):.2f} | {float(r['bytes_exchanged']):.0f} | - | - | - | {r['check']} |")
 
 
 if __name__ == "__main__":

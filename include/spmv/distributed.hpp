@@ -91,6 +91,12 @@ class DistributedPlan {
   void multiply(DeviceSpan<const double> x, DeviceSpan<double> y, double alpha = 1.0, double beta = 0.0,
                 CudaStream stream = nullptr);
 
+  /// The halo's exchange alone, as multiply() makes it (the entries gathered and sent, the
+  /// messages completed, on the GPU the staging copies both ways, waited for) without either
+  /// block's product: timed beside the products, it says how much of the exchange the local
+  /// product hides. x as for multiply(); y is not touched. Collective.
+  void exchange(std::span<const double> x);
+  void exchange(DeviceSpan<const double> x, CudaStream stream = nullptr);
   int rank() const;
   int ranks() const;
   /// The plan's own communicator (a duplicate of the one it was made on).
@@ -117,6 +123,8 @@ class DistributedPlan {
   /// The blocks' plans (remote: nullptr where this rank has no halo).
   const Plan& local_plan() const;
   const Plan* remote_plan() const;
+  Plan& local_plan();
+  Plan* remote_plan();
   /// Seconds the plan's making took on this rank (split, halo pattern, both blocks' plans).
   double setup_seconds() const;
   const DistributedTimings& timings() const;

@@ -277,6 +277,34 @@ TEST(DistributedMpi, ConjugateGradientsOverTheRanks) {
   EXPECT_THROW(cg(*plan, short_b, x, opt), Error);
 }
 
+TEST(DistributedMpi, TheExchangeAloneLeavesTheProductsAsTheyWere) {
+  // exchange() runs a product's messages without its blocks (the bench times it to tell how much
+  // of it the local product hides): between two products, on host vectors and on device vectors
+  // of a CUDA plan, for A and A^T, it changes neither product; a wrong-sized x is refused.
+  const RankRows rows = stencil_rows(MPI_COMM_WORLD, 8, 27);
+  for (const Operation op : {Operation::NoTranspose, Operation::Transpose}) {
+    const auto plan = DistributedPlan::make(MPI_COMM_WORLD, rows, test_backend(), "auto", options(1, op));
+    const std::vector<double> x = make_vector("random:3", static_cast<std::size_t>(plan->x_size()));
+    std::vector<double> before(static_cast<std::size_t>(plan->y_size())), after(before.size());
+    plan->multiply(x, before);
+    plan->exchange(x);
+    plan->exchange(x);
+    plan->multiply(x, after);
+    EXPECT_EQ(after, before);
+    if (plan->on_device()) {
+      DeviceVector<double> xd(x.size()), yd(before.size());
+      xd.upload(x);
+      plan->exchange(xd.span());
+      plan->multiply(xd.span(), yd.span());
+      plan->exchange(xd.span());
+      yd.download(after);
+      EXPECT_EQ(after, before);
+    }
+    const std::vector<double> wrong(x.size() + 1);
+    EXPECT_THROW(plan->exchange(wrong), Error);
+  }
+}
+
 TEST(DistributedMpi, ErrorsReachEveryRank) {
   // Rows that do not tile the matrix in rank order: refused on every rank, naming the rank.
   RankRows rows = stencil_rows(MPI_COMM_WORLD, 4, 7);

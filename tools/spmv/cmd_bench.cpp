@@ -26,6 +26,7 @@ struct BenchArgs {
   double min_sample_ms = 0, time_budget = 480;
   std::string out = "results.csv", suite = "auto", matrices_dir, suite_file, cache_dir = bench::default_cache_dir();
   bool distributed = false;
+  int cg_iterations = 0;
   bool quick = false, no_baselines = false, no_progress = false, no_trial = false, seed_suite = false, no_cache = false;
   KernelSettings kernel_settings;
   long long products = 100;
@@ -200,12 +201,14 @@ int distributed_bench(const BenchArgs& a) {
   req.repeat = a.repeat > 0 ? a.repeat : 10;
   req.min_sample_ms = a.min_sample_ms > 0 ? a.min_sample_ms : 50;
   req.csv = a.out;
+  req.cg_iterations = a.cg_iterations;
   return run_distributed(req);
 }
 
 int bench_cmd(BenchArgs& a) {
   using namespace spmv::bench;
   if (a.distributed) return distributed_bench(a);
+  if (a.cg_iterations > 0) throw UsageError("--cg: with --distributed only");
   const auto t0 = std::chrono::steady_clock::now();
   const MachineInfo m = machine_info();
   const bool quick = a.quick || a.suite == "quick";
@@ -365,7 +368,13 @@ void add_bench(CLI::App& app, Action& action) {
   cmd->add_flag("--distributed", a->distributed,
                 "The product over the MPI ranks it runs on (mpirun -np N spmv bench --distributed [FILES]; default "
                 "sources stencil7:128 and stencil27:100, made on each rank): per-rank and total times, "
-                "communication share, bytes exchanged, halo; CSV rows per rank and for all to -o");
+                "communication share, bytes exchanged, halo, how much of the exchange the local product hides; "
+                "CSV rows per rank and for all to -o");
+  cmd->add_option("--cg", a->cg_iterations,
+                  "With --distributed: also N iterations of conjugate gradients over the ranks (spmv::cg, b = A x, "
+                  "from x = 0) on each square matrix (A x, k = 1), timed per iteration with the dot products' "
+                  "allreduce")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-baselines", a->no_baselines, "Leave out Eigen/cuSPARSE");
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
   cmd->add_option("--products", a->products, "Kernel auto: products a plan serves")

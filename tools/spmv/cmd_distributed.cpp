@@ -49,6 +49,7 @@ int run_distributed(const DistributedRequest& req) {
     config.kernel = req.kernel;
     config.samples = req.repeat;
     config.sample_seconds = req.min_sample_ms * 1e-3;
+    config.cg_iterations = req.cg_iterations;
     for (const std::string& source : req.sources)
       for (const Operation op : req.operations)
         for (const int k : req.ks) {

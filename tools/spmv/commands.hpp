@@ -153,6 +153,7 @@ struct DistributedRequest {
   int repeat = 10;
   double min_sample_ms = 50;
   std::string csv;
+  int cg_iterations = 0;
 };
 int run_distributed(const DistributedRequest& req);
 

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 namespace spmv::bench {
 namespace {
@@ -123,7 +124,56 @@ struct Vectors {
   void fetch_y() {
     if (yd) yd->download(y);
   }
+  void exchange(DistributedPlan& p) {
+    if (xd) {
+      p.exchange(xd->span());
+      device::synchronize();
+    } else {
+      p.exchange(x);
+    }
+  }
+  // Conjugate gradients on A u = b, b the y of the last product, u from zero.
+  SolverResult cg(DistributedPlan& p, const SolverOptions& so) {
+    if (xd) {
+      DeviceVector<double> u(y.size());
+      u.fill(0.0);
+      const SolverResult out = spmv::cg(p, DeviceSpan<const double>(yd->span()), u.span(), so);
+      device::synchronize();
+      return out;
+    }
+    std::vector<double> u(y.size(), 0.0);
+    return spmv::cg(p, y, u, so);
+  }
 };
+
+// Seconds a call of the collective f, in config.samples batches between barriers; batch (from 1)
+// grown until one batch lasts sample_seconds (rank 0's times decide, so every rank runs as many).
+std::vector<double> timed_batches(MPI_Comm comm, const DistributedConfig& config, const std::function<void()>& f,
+                                  long long& batch) {
+  for (;;) {
+    MPI_Barrier(comm);
+    double t = MPI_Wtime();
+    for (long long i = 0; i < batch; ++i) f();
+    MPI_Barrier(comm);
+    double dt = MPI_Wtime() - t;
+    MPI_Bcast(&dt, 1, MPI_DOUBLE, 0, comm);
+    if (dt >= config.sample_seconds || batch >= (1LL << 24)) break;
+    batch = std::max(batch * 2, static_cast<long long>(batch * config.sample_seconds / std::max(dt, 1e-9) * 1.2));
+  }
+  std::vector<double> samples;
+  for (int s = 0; s < std::max(1, config.samples); ++s) {
+    MPI_Barrier(comm);
+    const double t = MPI_Wtime();
+    for (long long i = 0; i < batch; ++i) f();
+    MPI_Barrier(comm);
+    double dt = (MPI_Wtime() - t) / static_cast<double>(batch);
+    MPI_Bcast(&dt, 1, MPI_DOUBLE, 0, comm);
+    samples.push_back(dt);
+  }
+  return samples;
+}
+
+double median_of(std::vector<double> v) { return sample_stats(v).median_s; }
 
 }  // namespace
 
@@ -241,35 +291,48 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
 
   // Timing: batches between barriers, grown until one lasts sample_seconds (rank 0 decides).
   long long batch = 1;
-  for (;;) {
-    MPI_Barrier(comm);
-    t = MPI_Wtime();
-    for (long long i = 0; i < batch; ++i) v.product(*plan);
-    MPI_Barrier(comm);
-    double dt = MPI_Wtime() - t;
-    MPI_Bcast(&dt, 1, MPI_DOUBLE, 0, comm);
-    if (dt >= config.sample_seconds || batch >= (1LL << 24)) break;
-    batch = std::max(batch * 2, static_cast<long long>(batch * config.sample_seconds / std::max(dt, 1e-9) * 1.2));
-  }
-  plan->reset_timings();
-  std::vector<double> samples;
-  for (int s = 0; s < std::max(1, config.samples); ++s) {
-    MPI_Barrier(comm);
-    t = MPI_Wtime();
-    for (long long i = 0; i < batch; ++i) v.product(*plan);
-    MPI_Barrier(comm);
-    double dt = (MPI_Wtime() - t) / static_cast<double>(batch);
-    MPI_Bcast(&dt, 1, MPI_DOUBLE, 0, comm);
-    samples.push_back(dt);
-  }
+  const std::vector<double> samples = timed_batches(
+      comm, config, [&] { v.product(*plan); }, batch);
   static_cast<SampleStats&>(r.time) = sample_stats(samples);
   r.time.products_per_sample = static_cast<int>(std::min<long long>(batch, 1 << 30));
   r.time.samples = static_cast<int>(samples.size());
   r.time.sample_times_s = samples;
   r.gflops = 2.0 * static_cast<double>(r.nnz) * k / r.time.median_s * 1e-9;
+  const DistributedTimings tm = plan->timings();
+
+  // The overlap: the exchange alone (timed like the products) and both blocks' kernels alone
+  // (Plan::time_runs) against the product; each rank's hidden share, the smallest reported.
+  long long exchange_batch = 1;
+  const double exchange_s = median_of(timed_batches(
+      comm, config, [&] { v.exchange(*plan); }, exchange_batch));
+  const auto kernel_seconds = [&](Plan* p) {
+    if (!p) return 0.0;
+    const int n = static_cast<int>(std::clamp<long long>(batch, 1, 1000));
+    p->time_runs(1);
+    std::vector<double> t;
+    for (int i = 0; i < 3; ++i) t.push_back(p->time_runs(n) / n);
+    return median_of(t);
+  };
+  const double compute_s = kernel_seconds(&plan->local_plan()) + kernel_seconds(plan->remote_plan());
+  const double hidden =
+      exchange_s > 0 ? std::clamp((exchange_s + compute_s - r.time.median_s) / exchange_s, 0.0, 1.0) : 1.0;
+  r.exchange_s = max_over(exchange_s, comm);
+  r.compute_s = max_over(compute_s, comm);
+  r.hidden = -max_over(-hidden, comm);
+
+  if (config.cg_iterations > 0 && !transpose && k == 1 && r.rows == r.cols) {
+    // b = A x of the vector above, x from 0, a fixed number of iterations (tolerance 0).
+    SolverOptions so;
+    so.tolerance = 0;
+    so.max_iterations = config.cg_iterations;
+    const SolverResult cg_result = v.cg(*plan, so);
+    r.cg_iterations = cg_result.iterations;
+    r.cg_iteration_s = max_over(cg_result.seconds, comm) / std::max(1, cg_result.iterations);
+    r.cg_product_share = max_over(cg_result.product_seconds, comm) / max_over(cg_result.seconds, comm);
+    r.cg_residual = cg_result.residual;
+  }
 
   // Each rank's share.
-  const DistributedTimings& tm = plan->timings();
   const double n = static_cast<double>(std::max<long long>(1, tm.products));
   DistributedRank me;
   me.rank = rank;
@@ -286,6 +349,8 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   me.remote_s = tm.remote / n;
   me.total_s = tm.total / n;
   me.setup_s = plan->setup_seconds();
+  me.exchange_s = exchange_s;
+  me.compute_s = compute_s;
   r.bytes_exchanged = sum_over(me.bytes_sent, comm);
   r.halo_total = static_cast<index_t>(sum_over(me.halo, comm));
   r.halo_max = static_cast<index_t>(max_over(me.halo, comm));
@@ -307,7 +372,9 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
                            me.wait_s,
                            me.remote_s,
                            me.total_s,
-                           me.setup_s};
+                           me.setup_s,
+                           me.exchange_s,
+                           me.compute_s};
   std::vector<double> all(rank == 0 ? mine.size() * static_cast<std::size_t>(size) : 0);
   MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
              MPI_DOUBLE, 0, comm);
@@ -324,6 +391,7 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
       d.neighbours = static_cast<int>(a[5]);
       d.bytes_sent = a[6];
       d.pack_s = a[7], d.local_s = a[8], d.wait_s = a[9], d.remote_s = a[10], d.total_s = a[11], d.setup_s = a[12];
+      d.exchange_s = a[13], d.compute_s = a[14];
       d.local_kernel = locals[static_cast<std::size_t>(q)];
       d.remote_kernel = remotes[static_cast<std::size_t>(q)];
       r.per_rank.push_back(d);
@@ -343,6 +411,11 @@ std::string distributed_text(const DistributedResult& r) {
   s += fmt::format(
       "gflops: {:.2f}\nbytes_exchanged_per_product: {:.0f}\nhalo_total: {}\nhalo_max: {}\ncomm_share: {:.3f}\n",
       r.gflops, r.bytes_exchanged, r.halo_total, r.halo_max, r.comm_share);
+  s += fmt::format("exchange_alone_us: {:.2f}\nkernels_alone_us: {:.2f}\nexchange_hidden: {:.3f}\n", r.exchange_s * 1e6,
+                   r.compute_s * 1e6, r.hidden);
+  if (r.cg_iterations > 0)
+    s += fmt::format("cg_iterations: {}\ncg_iteration_us: {:.2f}\ncg_product_share: {:.3f}\ncg_residual: {:.3e}\n",
+                     r.cg_iterations, r.cg_iteration_s * 1e6, r.cg_product_share, r.cg_residual);
   s += "per rank (us per product): rank rows local_nnz remote_nnz halo sent neighbours pack local wait remote total | "
        "local kernel | remote kernel\n";
   for (const DistributedRank& d : r.per_rank)
@@ -357,7 +430,8 @@ void append_distributed_csv(const std::string& path, const DistributedResult& r)
   const std::string header =
       "matrix,rows,cols,nnz,ranks,backend,operation,k,rank,rank_rows,local_nnz,remote_nnz,halo,sent,neighbours,"
       "bytes_sent,pack_s,local_s,wait_s,remote_s,total_s,setup_s,time_median_s,time_min_s,time_max_s,cv,gflops,"
-      "bytes_exchanged,comm_share,read_s,check,local_kernel,remote_kernel,commit";
+      "bytes_exchanged,comm_share,read_s,exchange_s,compute_s,hidden,cg_iterations,cg_iteration_s,cg_product_share,"
+      "check,local_kernel,remote_kernel,commit";
   const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
   if (!fresh) {  // appended to only where it is one of these CSVs
     std::ifstream in(path);
@@ -373,10 +447,11 @@ void append_distributed_csv(const std::string& path, const DistributedResult& r)
     out << fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0f},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:"
         ".9g},"
-        "{:.4f},{:.4f},{:.0f},{:.4f},{:.6f},{},\"{}\",\"{}\",{}\n",
+        "{:.4f},{:.4f},{:.0f},{:.4f},{:.6f},{:.9g},{:.9g},{:.4f},{},{:.9g},{:.4f},{},\"{}\",\"{}\",{}\n",
         r.matrix, r.rows, r.cols, r.nnz, r.ranks, r.backend, r.operation, r.k, rank, d.rows, d.local_nnz, d.remote_nnz,
         d.halo, d.sent, d.neighbours, d.bytes_sent, d.pack_s, d.local_s, d.wait_s, d.remote_s, d.total_s, d.setup_s,
         r.time.median_s, r.time.min_s, r.time.max_s, r.time.cv, r.gflops, r.bytes_exchanged, r.comm_share, r.read_s,
+        d.exchange_s, d.compute_s, r.hidden, r.cg_iterations, r.cg_iteration_s, r.cg_product_share,
         r.passed ? "passed" : "failed", d.local_kernel, d.remote_kernel, git_commit());
   };
   DistributedRank all;
@@ -394,6 +469,8 @@ void append_distributed_csv(const std::string& path, const DistributedResult& r)
     all.remote_s = std::max(all.remote_s, d.remote_s);
     all.total_s = std::max(all.total_s, d.total_s);
     all.setup_s = std::max(all.setup_s, d.setup_s);
+    all.exchange_s = std::max(all.exchange_s, d.exchange_s);
+    all.compute_s = std::max(all.compute_s, d.compute_s);
   }
   all.local_kernel = all.remote_kernel = "";
   row("all", all);

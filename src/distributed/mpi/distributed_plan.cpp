@@ -87,15 +87,20 @@ struct DistributedPlan::Impl {
     }
   };
 
+  // x's entries the other ranks need into send_buf (A).
+  void gather_send(const double* x) {
+    const std::size_t n = send_idx.size();
+#pragma omp parallel for schedule(static) num_threads(threads) if (n * k > 65536)
+    for (std::size_t i = 0; i < n; ++i)
+      for (int j = 0; j < k; ++j) send_buf[i * k + j] = x[static_cast<std::size_t>(send_idx[i]) * k + j];
+  }
+
   void host_product(const double* x, double* y, double alpha, double beta) {
     const std::size_t nx = x_values(), ny = y_values();
     Stopwatch watch;
     const auto lap = [&watch](double& into) { watch.lap(into); };
     if (!transpose) {
-      const std::size_t n = send_idx.size();
-#pragma omp parallel for schedule(static) num_threads(threads) if (n * k > 65536)
-      for (std::size_t i = 0; i < n; ++i)
-        for (int j = 0; j < k; ++j) send_buf[i * k + j] = x[static_cast<std::size_t>(send_idx[i]) * k + j];
+      gather_send(x);
       post(halo_buf.data(), recv_from, recv_seg, send_buf.data(), send_to, send_seg);
       lap(timings.pack);
       local->multiply(std::span<const double>(x, nx), std::span<double>(y, ny), alpha, beta);
@@ -132,6 +137,18 @@ struct DistributedPlan::Impl {
     }
     timings.total += MPI_Wtime() - watch.start;
     ++timings.products;
+  }
+
+  // The halo's exchange alone, as a product makes it (the entries gathered, the messages, on the
+  // GPU the staging copies), without either block's product: what the overlap has to hide.
+  void host_exchange(const double* x) {
+    if (!transpose) {
+      gather_send(x);
+      post(halo_buf.data(), recv_from, recv_seg, send_buf.data(), send_to, send_seg);
+    } else {
+      post(send_buf.data(), send_to, send_seg, halo_buf.data(), recv_from, recv_seg);
+    }
+    wait();
   }
 
 #if SPMV_HAVE_CUDA
@@ -185,6 +202,21 @@ struct DistributedPlan::Impl {
     staging->mark(s);
     timings.total += MPI_Wtime() - watch.start;
     ++timings.products;
+  }
+
+  void device_exchange(const double* x, CudaStream s) {
+    if (!send_idx.empty() || !part.halo.empty()) staging->wait_previous();
+    if (!transpose) {
+      staging->gather(x, s);
+      post(staging->halo_host(), recv_from, recv_seg, staging->send_host(), send_to, send_seg);
+      wait();
+      if (remote) staging->halo_to_device(s);
+    } else {
+      if (remote) staging->halo_to_host(s);
+      post(staging->send_host(), send_to, send_seg, staging->halo_host(), recv_from, recv_seg);
+      wait();
+    }
+    staging->mark(s);
   }
 #endif
 };
@@ -360,6 +392,35 @@ void DistributedPlan::multiply(DeviceSpan<const double> x, DeviceSpan<double> y,
 #endif
 }
 
+void DistributedPlan::exchange(std::span<const double> x) {
+  Impl& m = *impl_;
+  m.check_sizes(x.size(), m.y_values());
+#if SPMV_HAVE_CUDA
+  if (m.staging) {
+    if (!m.xd) {
+      m.xd = std::make_unique<DeviceVector<double>>(m.x_values());
+      m.yd = std::make_unique<DeviceVector<double>>(m.y_values());
+    }
+    m.xd->upload(x);
+    m.device_exchange(m.xd->data(), nullptr);
+    return;
+  }
+#endif
+  m.host_exchange(x.data());
+}
+
+void DistributedPlan::exchange(DeviceSpan<const double> x, CudaStream stream) {
+  Impl& m = *impl_;
+  if (!on_device())
+    throw Error("DistributedPlan::exchange: device vectors given to a plan whose blocks run on the CPU");
+  m.check_sizes(x.size(), m.y_values());
+#if SPMV_HAVE_CUDA
+  m.device_exchange(x.data(), stream);
+#else
+  (void)stream;
+#endif
+}
+
 int DistributedPlan::rank() const { return impl_->rank; }
 int DistributedPlan::ranks() const { return impl_->size; }
 MPI_Comm DistributedPlan::communicator() const { return impl_->comm; }
@@ -387,6 +448,8 @@ offset_t DistributedPlan::local_nnz() const { return impl_->part.diag.nnz(); }
 offset_t DistributedPlan::remote_nnz() const { return impl_->part.offd.nnz(); }
 const Plan& DistributedPlan::local_plan() const { return *impl_->local; }
 const Plan* DistributedPlan::remote_plan() const { return impl_->remote.get(); }
+Plan& DistributedPlan::local_plan() { return *impl_->local; }
+Plan* DistributedPlan::remote_plan() { return impl_->remote.get(); }
 double DistributedPlan::setup_seconds() const { return impl_->setup; }
 const DistributedTimings& DistributedPlan::timings() const { return impl_->timings; }
 void DistributedPlan::reset_timings() { impl_->timings = {}; }

@@ -17,6 +17,9 @@ struct DistributedConfig {
   PlanOptions opt;
   int samples = 10;
   double sample_seconds = 0.05;
+  /// Iterations of conjugate gradients (spmv::cg over the ranks) timed after the products, on a
+  /// square matrix's A x with k = 1 (0: none).
+  int cg_iterations = 0;
 };
 
 /// One rank's share, per product (seconds averaged over the timed products).
@@ -28,6 +31,8 @@ struct DistributedRank {
   double bytes_sent = 0;
   double pack_s = 0, local_s = 0, wait_s = 0, remote_s = 0, total_s = 0;
   double setup_s = 0;
+  double exchange_s = 0;  ///< the halo's exchange alone (DistributedPlan::exchange)
+  double compute_s = 0;   ///< both blocks' kernels alone (Plan::time_runs)
   std::string local_kernel, remote_kernel;
 };
 
@@ -45,6 +50,14 @@ struct DistributedResult {
   /// Gathering and posting the halo plus waiting for it after the local product (what the overlap
   /// did not hide), on the rank where it is largest, over the product's time.
   double comm_share = 0;
+  /// The overlap: the exchange alone and both blocks' kernels alone (slowest rank's), and the share
+  /// of the exchange the product hides, (exchange + kernels - product) / exchange clipped to
+  /// [0, 1], the smallest over the ranks.
+  double exchange_s = 0, compute_s = 0, hidden = 0;
+  /// Conjugate gradients (cg_iterations > 0): iterations run, seconds an iteration (the dot
+  /// products' allreduce included), the products' share of it, ||r|| / ||b|| at the end.
+  int cg_iterations = 0;
+  double cg_iteration_s = 0, cg_product_share = 0, cg_residual = 0;
   bool passed = false;
   std::string check;                      ///< "passed", or the first failure
   std::vector<DistributedRank> per_rank;  ///< rank 0 only
