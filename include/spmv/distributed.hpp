@@ -57,7 +57,7 @@ RankRows random_rows(MPI_Comm comm, index_t n, int per_row, std::uint64_t seed =
 /// plan was made or reset_timings() (host seconds, MPI_Wtime).
 struct DistributedTimings {
   long long products = 0;
-  double pack = 0;    ///< the entries to send gathered (and, on the GPU, copied to the host)
+  double pack = 0;    ///< the entries to send gathered and posted (on the GPU: the wait for their copy to the host)
   double local = 0;   ///< the diagonal block's product called (on the GPU: queued)
   double wait = 0;    ///< waiting for the exchange to complete after the local product
   double remote = 0;  ///< the off-diagonal block (and, on the GPU, the halo copied to the device)

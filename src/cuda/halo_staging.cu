@@ -58,8 +58,23 @@ struct HaloStaging::Impl {
         send_h(nsend * k),
         halo_h(nhalo * k) {
     SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&staged, cudaEventDisableTiming));
+    int least = 0, greatest = 0;
+    SPMV_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    SPMV_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
   }
-  ~Impl() { cudaEventDestroy(done); }
+  ~Impl() {
+    cudaStreamDestroy(stream);
+    cudaEventDestroy(staged);
+    cudaEventDestroy(ready);
+    cudaEventDestroy(done);
+  }
+  // The staging stream's copies done; s waits for them.
+  void join(CudaStream s) {
+    SPMV_CUDA_CHECK(cudaEventRecord(staged, stream));
+    SPMV_CUDA_CHECK(cudaStreamWaitEvent(s, staged, 0));
+  }
   int k;
   std::size_t nsend, nhalo;
   std::vector<std::size_t> segments;
@@ -67,7 +82,8 @@ struct HaloStaging::Impl {
   std::size_t nrows;
   DeviceBuffer<double> send_d, halo_d, rows_d;
   PinnedArray send_h, halo_h;
-  cudaEvent_t done{};
+  cudaEvent_t done{}, ready{}, staged{};
+  cudaStream_t stream{};
   bool pending = false;
 };
 
@@ -102,21 +118,30 @@ void HaloStaging::wait_previous() {
   impl_->pending = false;
 }
 
-void HaloStaging::gather(const double* x, CudaStream s) {
+void HaloStaging::begin(CudaStream s) {
+  SPMV_CUDA_CHECK(cudaEventRecord(impl_->ready, s));
+  SPMV_CUDA_CHECK(cudaStreamWaitEvent(impl_->stream, impl_->ready, 0));
+}
+
+CudaStream HaloStaging::side() { return impl_->stream; }
+
+void HaloStaging::gather(const double* x) {
   Impl& m = *impl_;
   const std::size_t n = m.nsend * m.k;
   if (n == 0) return;
-  gather_kernel<<<grid_for(n), 256, 0, s>>>(x, m.idx.data(), m.nsend, m.k, m.send_d.data());
+  gather_kernel<<<grid_for(n), 256, 0, m.stream>>>(x, m.idx.data(), m.nsend, m.k, m.send_d.data());
   SPMV_CUDA_CHECK_LAUNCH();
-  SPMV_CUDA_CHECK(cudaMemcpyAsync(m.send_h.p, m.send_d.data(), n * sizeof(double), cudaMemcpyDeviceToHost, s));
-  SPMV_CUDA_CHECK(cudaStreamSynchronize(s));
+  SPMV_CUDA_CHECK(cudaMemcpyAsync(m.send_h.p, m.send_d.data(), n * sizeof(double), cudaMemcpyDeviceToHost, m.stream));
 }
+
+void HaloStaging::finish_host() { SPMV_CUDA_CHECK(cudaStreamSynchronize(impl_->stream)); }
 
 void HaloStaging::halo_to_device(CudaStream s) {
   Impl& m = *impl_;
   if (m.nhalo == 0) return;
   SPMV_CUDA_CHECK(
-      cudaMemcpyAsync(m.halo_d.data(), m.halo_h.p, m.nhalo * m.k * sizeof(double), cudaMemcpyHostToDevice, s));
+      cudaMemcpyAsync(m.halo_d.data(), m.halo_h.p, m.nhalo * m.k * sizeof(double), cudaMemcpyHostToDevice, m.stream));
+  m.join(s);
 }
 
 void HaloStaging::mark(CudaStream s) {
@@ -135,19 +160,19 @@ int select_device(int local_rank) {
   return d;
 }
 
-void HaloStaging::halo_to_host(CudaStream s) {
+void HaloStaging::halo_to_host() {
   Impl& m = *impl_;
   if (m.nhalo == 0) return;
   SPMV_CUDA_CHECK(
-      cudaMemcpyAsync(m.halo_h.p, m.halo_d.data(), m.nhalo * m.k * sizeof(double), cudaMemcpyDeviceToHost, s));
-  SPMV_CUDA_CHECK(cudaStreamSynchronize(s));
+      cudaMemcpyAsync(m.halo_h.p, m.halo_d.data(), m.nhalo * m.k * sizeof(double), cudaMemcpyDeviceToHost, m.stream));
 }
 
 void HaloStaging::scatter_add(double* y, CudaStream s) {
   Impl& m = *impl_;
   if (m.nsend == 0) return;
   SPMV_CUDA_CHECK(
-      cudaMemcpyAsync(m.send_d.data(), m.send_h.p, m.nsend * m.k * sizeof(double), cudaMemcpyHostToDevice, s));
+      cudaMemcpyAsync(m.send_d.data(), m.send_h.p, m.nsend * m.k * sizeof(double), cudaMemcpyHostToDevice, m.stream));
+  m.join(s);
   for (std::size_t q = 0; q + 1 < m.segments.size(); ++q) {
     const std::size_t b = m.segments[q], n = m.segments[q + 1] - b;
     if (n == 0) continue;

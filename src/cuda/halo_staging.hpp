@@ -30,13 +30,23 @@ class HaloStaging {
   void wait_previous();
   /// Marks the end of this product's work on s.
   void mark(CudaStream s);
-  /// x's entries at `send` into send_host(), on s; returns when they are there.
-  void gather(const double* x, CudaStream s);
-  /// halo_host() to halo_device(), queued on s.
+
+  // A product's staging runs on a stream of its own, of the highest priority, so that it overlaps
+  // the diagonal block's product queued on the caller's stream: begin(s) makes it wait for the
+  // work queued on s so far (x ready), finish_host() waits for what it has queued to reach the host.
+  void begin(CudaStream s);
+  /// The staging stream (for A^T's off-diagonal product).
+  CudaStream side();
+  /// x's entries at `send` into send_host(), queued on the staging stream.
+  void gather(const double* x);
+  /// halo_device() to halo_host(), queued on the staging stream.
+  void halo_to_host();
+  /// Returns when the staging stream's work is done (send_host() or halo_host() filled).
+  void finish_host();
+  /// halo_host() to halo_device() on the staging stream; s waits for it.
   void halo_to_device(CudaStream s);
-  /// halo_device() to halo_host(), on s; returns when they are there.
-  void halo_to_host(CudaStream s);
-  /// y[send[i]] += send_host()[i] (k values each), neighbour by neighbour, queued on s.
+  /// y[send[i]] += send_host()[i] (k values each), neighbour by neighbour: the copy to the device
+  /// on the staging stream, the adds queued on s after it.
   void scatter_add(double* y, CudaStream s);
   /// The compressed off-diagonal block's vector (k values per kept row), on the device.
   double* rows_device();

@@ -152,6 +152,9 @@ struct DistributedPlan::Impl {
   }
 
 #if SPMV_HAVE_CUDA
+  // The halo's staging runs on a stream of its own beside the diagonal block's product on s: the
+  // entries to send are gathered and copied to the host while that product runs, the messages
+  // complete under it, the received halo is copied back before the off-diagonal block runs.
   void device_product(const double* x, double* y, double alpha, double beta, CudaStream s) {
     const std::size_t nx = x_values(), ny = y_values();
     const DeviceSpan<const double> xs(x, nx);
@@ -159,12 +162,14 @@ struct DistributedPlan::Impl {
     if (!send_idx.empty() || !part.halo.empty()) staging->wait_previous();  // its host buffers free again
     Stopwatch watch;
     const auto lap = [&watch](double& into) { watch.lap(into); };
+    staging->begin(s);
     if (!transpose) {
-      staging->gather(x, s);
-      post(staging->halo_host(), recv_from, recv_seg, staging->send_host(), send_to, send_seg);
-      lap(timings.pack);
+      staging->gather(x);
       local->multiply(xs, ys, alpha, beta, s);
       lap(timings.local);
+      staging->finish_host();
+      post(staging->halo_host(), recv_from, recv_seg, staging->send_host(), send_to, send_seg);
+      lap(timings.pack);
       wait();
       lap(timings.wait);
       if (remote) {
@@ -179,21 +184,23 @@ struct DistributedPlan::Impl {
       }
       lap(timings.remote);
     } else {
-      if (remote) {
+      if (remote) {  // the off-diagonal block's contributions, on the staging stream
+        const CudaStream side = staging->side();
         const DeviceSpan<double> halo(staging->halo_device(), halo_buf.size());
         if (kept.empty()) {
-          remote->multiply(xs, halo, alpha, 0.0, s);
+          remote->multiply(xs, halo, alpha, 0.0, side);
         } else {
-          staging->gather_rows(x, s);
-          remote->multiply(DeviceSpan<const double>(staging->rows_device(), rows_buf.size()), halo, alpha, 0.0, s);
+          staging->gather_rows(x, side);
+          remote->multiply(DeviceSpan<const double>(staging->rows_device(), rows_buf.size()), halo, alpha, 0.0, side);
         }
-        staging->halo_to_host(s);
+        staging->halo_to_host();
       }
       lap(timings.remote);
-      post(staging->send_host(), send_to, send_seg, staging->halo_host(), recv_from, recv_seg);
-      lap(timings.pack);
       local->multiply(xs, ys, alpha, beta, s);
       lap(timings.local);
+      staging->finish_host();
+      post(staging->send_host(), send_to, send_seg, staging->halo_host(), recv_from, recv_seg);
+      lap(timings.pack);
       wait();
       lap(timings.wait);
       staging->scatter_add(y, s);
@@ -206,13 +213,16 @@ struct DistributedPlan::Impl {
 
   void device_exchange(const double* x, CudaStream s) {
     if (!send_idx.empty() || !part.halo.empty()) staging->wait_previous();
+    staging->begin(s);
     if (!transpose) {
-      staging->gather(x, s);
+      staging->gather(x);
+      staging->finish_host();
       post(staging->halo_host(), recv_from, recv_seg, staging->send_host(), send_to, send_seg);
       wait();
       if (remote) staging->halo_to_device(s);
     } else {
-      if (remote) staging->halo_to_host(s);
+      if (remote) staging->halo_to_host();
+      staging->finish_host();
       post(staging->send_host(), send_to, send_seg, staging->halo_host(), recv_from, recv_seg);
       wait();
     }
