@@ -73,8 +73,8 @@ struct PlanOptions {
   /// renumbered under Auto.
   Reorder reorder = Reorder::Auto;
   KernelSettings kernel = {};  ///< the kernel's own settings
-  /// Refuse formats needing more than this many bytes (0 = the default: 16 GiB) or more than
-  /// max_ratio_to_csr times the CSR size (0 = the default: 20).
+  /// Refuse formats needing more than this many bytes (0 = the default: half of physical memory, at
+  /// least 16 GiB) or more than max_ratio_to_csr times the CSR size (0 = the default: 20).
   double memory_budget_bytes = 0;
   double max_ratio_to_csr = 0;
   /// The planner (kernel "auto"): how many products the plan will serve, so that a format is

@@ -15,7 +15,8 @@ double csr_storage_bytes(const CsrView& a) {
 }
 
 double format_memory_budget(const ConvertOptions& opt) {
-  return opt.memory_budget_bytes > 0 ? opt.memory_budget_bytes : 16.0 * 1024 * 1024 * 1024;
+  return opt.memory_budget_bytes > 0 ? opt.memory_budget_bytes
+                                     : std::max(16.0 * 1024 * 1024 * 1024, input_memory_budget(0));
 }
 
 void check_format_memory(const std::string& format, double bytes_needed, const CsrView& a, const ConvertOptions& opt) {

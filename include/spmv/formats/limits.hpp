@@ -9,7 +9,7 @@ namespace spmv {
 
 struct ConvertOptions {
   int threads = 0;                 ///< 0: OpenMP's default (all cores)
-  double memory_budget_bytes = 0;  ///< the most one format may take; 0: 16 GiB
+  double memory_budget_bytes = 0;  ///< the most one format may take; 0: half of physical memory, at least 16 GiB
   double max_ratio_to_csr = 0;     ///< the most it may take against CSR (above 64 MiB); 0: 20
 };
 
@@ -17,7 +17,8 @@ struct ConvertOptions {
 /// "<FORMAT> would need X GiB, N times CSR; limit is Y GiB (and M times CSR)" when over budget.
 void check_format_memory(const std::string& format, double bytes_needed, const CsrView& a, const ConvertOptions& opt);
 double csr_storage_bytes(const CsrView& a);
-/// The bytes one format may take: opt.memory_budget_bytes, or 16 GiB when it is 0.
+/// The bytes one format may take: opt.memory_budget_bytes, or when it is 0 half of physical memory
+/// (at least 16 GiB).
 double format_memory_budget(const ConvertOptions& opt);
 /// Threads a conversion runs on: opt.threads, or all.
 int conversion_threads(const ConvertOptions& opt);

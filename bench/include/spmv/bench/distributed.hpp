@@ -50,9 +50,9 @@ struct DistributedResult {
   /// Gathering and posting the halo plus waiting for it after the local product (what the overlap
   /// did not hide), on the rank where it is largest, over the product's time.
   double comm_share = 0;
-  /// The overlap: the exchange alone and both blocks' kernels alone (slowest rank's), and the share
-  /// of the exchange the product hides, (exchange + kernels - product) / exchange clipped to
-  /// [0, 1], the smallest over the ranks.
+  /// The overlap: the exchange alone and both blocks' kernels alone (the slowest rank's), and the
+  /// share of the exchange the product hides, (exchange + kernels - product) / exchange clipped to
+  /// [0, 1] (the product's time beyond the slowest rank's kernels counted as the exchange's).
   double exchange_s = 0, compute_s = 0, hidden = 0;
   /// Conjugate gradients (cg_iterations > 0): iterations run, seconds an iteration (the dot
   /// products' allreduce included), the products' share of it, ||r|| / ||b|| at the end.
