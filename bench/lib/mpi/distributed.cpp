@@ -328,7 +328,7 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
     const SolverResult cg_result = v.cg(*plan, so);
     r.cg_iterations = cg_result.iterations;
     r.cg_iteration_s = max_over(cg_result.seconds, comm) / std::max(1, cg_result.iterations);
-    r.cg_product_share = max_over(cg_result.product_seconds, comm) / max_over(cg_result.seconds, comm);
+    r.cg_product_share = r.time.median_s / r.cg_iteration_s;  // the product's timed median over an iteration
     r.cg_residual = cg_result.residual;
   }
 
@@ -354,7 +354,6 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   r.bytes_exchanged = sum_over(me.bytes_sent, comm);
   r.halo_total = static_cast<index_t>(sum_over(me.halo, comm));
   r.halo_max = static_cast<index_t>(max_over(me.halo, comm));
-  r.comm_share = max_over(me.pack_s + me.wait_s, comm) / r.time.median_s;
   const auto kernel_of = [](const Plan* p) {
     return p ? (p->chosen.empty() ? std::string("-") : p->chosen) : std::string("-");
   };

@@ -16,7 +16,8 @@ namespace spmv {
 namespace {
 
 // The recurrence, whatever holds the vectors: V supplies dot (this rank's part), axpy, xpby
-// (y = x + b y), residual (r = b - r, r holding A x), copy, and `product` (y = A x).
+// (y = x + b y), residual (r = b - r, r holding A x), copy, `product` (y = A x) and `finish`
+// (returns when the work queued is done).
 template <class V>
 SolverResult cg_over_ranks(DistributedPlan& a, V& v, MPI_Comm comm, const SolverOptions& opt) {
   const auto sum = [comm](double local) {
@@ -31,7 +32,10 @@ SolverResult cg_over_ranks(DistributedPlan& a, V& v, MPI_Comm comm, const Solver
     const double t = opt.time_products ? MPI_Wtime() : 0;
     v.product(a, in, out);
     ++res.products;
-    if (opt.time_products) res.product_seconds += MPI_Wtime() - t;
+    if (opt.time_products) {
+      v.finish();  // on the device: the product done (the dot product after it waits for it anyway)
+      res.product_seconds += MPI_Wtime() - t;
+    }
   };
   timed_product(v.x, v.r);  // r = A x
   v.residual();             // r = b - A x
@@ -103,6 +107,7 @@ struct HostVectors {
     a.multiply(std::span<const double>(in, n()), std::span<double>(out, n()));
   }
   void product(DistributedPlan& a, std::span<double> in, double* out) const { product(a, in.data(), out); }
+  void finish() const {}
 };
 
 #if SPMV_HAVE_CUDA
@@ -126,6 +131,7 @@ struct DeviceVectors {
     a.multiply(DeviceSpan<const double>(in, n()), DeviceSpan<double>(out, n()), 1.0, 0.0, s);
   }
   void product(DistributedPlan& a, DeviceSpan<double> in, double* out) const { product(a, in.data(), out); }
+  void finish() const { device::synchronize(s); }
 };
 #endif
 

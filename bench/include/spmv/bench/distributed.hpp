@@ -47,15 +47,16 @@ struct DistributedResult {
   double gflops = 0;
   double bytes_exchanged = 0;  ///< per product, all ranks
   index_t halo_total = 0, halo_max = 0;
-  /// Gathering and posting the halo plus waiting for it after the local product (what the overlap
-  /// did not hide), on the rank where it is largest, over the product's time.
+  /// The product's time beyond the slowest rank's kernels alone (compute_s: the exchange's exposed
+  /// part, packing and imbalance), over the product's time.
   double comm_share = 0;
   /// The overlap: the exchange alone and both blocks' kernels alone (the slowest rank's), and the
   /// share of the exchange the product hides, (exchange + kernels - product) / exchange clipped to
   /// [0, 1] (the product's time beyond the slowest rank's kernels counted as the exchange's).
   double exchange_s = 0, compute_s = 0, hidden = 0;
   /// Conjugate gradients (cg_iterations > 0): iterations run, seconds an iteration (the dot
-  /// products' allreduce included), the products' share of it, ||r|| / ||b|| at the end.
+  /// products' allreduce included), the product's share of it (its timed median over an
+  /// iteration), ||r|| / ||b|| at the end.
   int cg_iterations = 0;
   double cg_iteration_s = 0, cg_product_share = 0, cg_residual = 0;
   bool passed = false;
