@@ -50,7 +50,8 @@ std::vector<Setting> main_settings(const KernelSpec& k) {
 // test: the SpMV inner loops and OpenMP schedules (forced, so both are correct whatever this
 // machine's trial prefers; CSR5's own are tested in test_csr5), hack sizes (crossed with the threads
 // per row where the kernel takes both: CUDA HLL), threads per row, CSR-adaptive row blocks,
-// OpenMP CSR-dynamic chunks (under the dynamic schedule). k: the right-hand-side counts each runs at.
+// OpenMP CSR-dynamic chunks (under the dynamic schedule), rows a chunk (CSR-dynamic, ELL's dynamic
+// schedule). k: the right-hand-side counts each runs at.
 struct Sweep {
   Setting s;
   std::vector<int> ks = {1};
@@ -99,6 +100,13 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
           {.s = {.opt = with("nz_per_chunk", nc,
                              {.threads = threads.back(),
                               .kernel = {.variant = has_group(k, "schedule") ? "dynamic:scalar" : "scalar"}})}});
+  if (takes(k, "chunk_rows"))  // 1: a chunk per row; 3: 002's ELL chunk; 1000: fewer chunks than threads
+    for (const long long cr : tried("chunk_rows"))
+      v.push_back({.s = {.opt = with("chunk_rows", cr,
+                                     {.threads = threads.back(),
+                                      .kernel = {.variant = has_group(k, "schedule") ? "dynamic:scalar" : "scalar"}}),
+                         .detail_has = "chunk_rows=" + std::to_string(cr)},
+                   .ks = {1, 5}});
   return v;
 }
 

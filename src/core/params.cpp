@@ -61,9 +61,11 @@ std::vector<ParamSpec> make_params() {
        .test_values = {1, 7, 64, 1000},
        SPMV_PARAM_ACCESS(kernel.nz_per_chunk)});
   add({.name = "chunk_rows",
-       .help = "OpenMP csr-dynamic: rows per scheduled chunk, over nz_per_chunk",
+       .help = "OpenMP csr-dynamic: rows per scheduled chunk, over nz_per_chunk; OpenMP ell and ell-rowlen: a "
+               "dynamic schedule of chunks of this many rows (002's 3) instead of equal blocks",
        .max = 1LL << 31,
-       .zero_means = "from the nonzeros",
+       .zero_means = "from the nonzeros; ell: equal blocks",
+       .test_values = {1, 3, 1000},
        SPMV_PARAM_ACCESS(kernel.chunk_rows)});
   add({.name = "chunk_multiple",
        .help = "OpenMP csr-dynamic: the SpMM report's chunk (004): rows / threads (or chunk_rows) rounded down to "

@@ -79,8 +79,12 @@ class OmpCsr final : public CpuPlan {
       for (const bool via : {false, true}) {
         if (via && (!transpose_possible() || v.via == 0)) continue;
         if (!via && transpose_possible() && v.via == 1) continue;
+        if (k_ > 1) {  // SpMM has one loop, whatever inner word was given
+          cands.push_back({m, parts, true, via, name});
+          continue;
+        }
         if (v.inner != 0) cands.push_back({m, parts, true, via, name});
-        if (v.inner != 1 && k_ == 1) cands.push_back({m, parts, false, via, name});  // SpMM has one loop
+        if (v.inner != 1) cands.push_back({m, parts, false, via, name});
       }
     };
     if (static_chunks_) {  // 004's chunks, the schedule it names

@@ -1,5 +1,6 @@
 // OpenMP ELLPACK (row-major): every row has the same padded width, so a static split into equal
-// row ranges balances "ell"; "ell-rowlen" uses the same split and skips each row's padding.
+// row ranges balances "ell"; "ell-rowlen" uses the same split and skips each row's padding. With
+// chunk_rows, a dynamic schedule of that many rows a chunk instead (002's: 3).
 #include <spmv/formats/ell.hpp>
 
 #include <omp.h>
@@ -18,6 +19,7 @@ class OmpEll final : public CpuPlan {
       : CpuPlan(a.rows, a.cols, opt),
         skip_padding_(skip_padding),
         threads_(plan_threads(opt)),
+        chunk_rows_(opt.kernel.chunk_rows),
         float_values_(opt.precision != Precision::Double) {
     const auto t0 = std::chrono::steady_clock::now();
     if (float_values_)
@@ -42,6 +44,8 @@ class OmpEll final : public CpuPlan {
       release_unused_transpose_scratch();
       detail = via_detail() + trial;
     }
+    if (chunk_rows_ > 0)
+      detail += fmt::format("{}schedule=dynamic chunk_rows={}", detail.empty() ? "" : " ", chunk_rows_);
     setup_seconds = seconds_since(t1);
     note_fewer_threads(detail, planned_threads(), threads_, fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s"));
   }
@@ -77,6 +81,18 @@ class OmpEll final : public CpuPlan {
       rows_part<Simd>(rows, 0, rows_, 0);
       return;
     }
+    if (chunk_rows_ > 0) {
+      const offset_t c = chunk_rows_, chunks = (offset_t{rows_} + c - 1) / c;
+#pragma omp parallel num_threads(threads_)
+      {
+        const int me = omp_get_thread_num();
+#pragma omp for schedule(dynamic)
+        for (offset_t i = 0; i < chunks; ++i)
+          rows_part<Simd>(rows, static_cast<index_t>(i * c), static_cast<index_t>(std::min<offset_t>(i * c + c, rows_)),
+                          me);
+      }
+      return;
+    }
     const int parts = threads_;
     const offset_t n = rows_;
 #pragma omp parallel num_threads(parts)
@@ -87,13 +103,17 @@ class OmpEll final : public CpuPlan {
     }
   }
 
-  // Threads with rows: each takes an equal block of rows.
-  int planned_threads() const { return static_cast<int>(std::clamp<offset_t>(rows_, 1, threads_)); }
+  // Threads with rows: each takes an equal block of rows (or chunks).
+  int planned_threads() const {
+    const offset_t work = chunk_rows_ > 0 ? (offset_t{rows_} + chunk_rows_ - 1) / chunk_rows_ : rows_;
+    return static_cast<int>(std::clamp<offset_t>(work, 1, threads_));
+  }
 
   Ell e_;
   EllFloat ef_;  // single and mixed precision
   bool skip_padding_;
   int threads_;
+  index_t chunk_rows_;  // > 0: a dynamic schedule of chunks of this many rows
   bool float_values_;
   bool simd_ = true;
 };
@@ -120,13 +140,15 @@ void register_omp_ell() {
     add_kernel({.name = skip ? "ell-rowlen" : "ell",
                 .backend = Backend::Omp,
                 .format = "ell",
-                .description = skip ? "OpenMP row-major ELLPACK, static rows, each row stops at its true length; "
-                                      "column-major SpMM native or via row-major copies by a timed trial"
-                                    : "OpenMP row-major ELLPACK, static rows, padded slots multiplied; column-major "
-                                      "SpMM native or via row-major copies by a timed trial",
+                .description = skip ? "OpenMP row-major ELLPACK, static rows (or dynamic chunks of chunk_rows), "
+                                      "each row stops at its true length; column-major SpMM native or via "
+                                      "row-major copies by a timed trial"
+                                    : "OpenMP row-major ELLPACK, static rows (or dynamic chunks of chunk_rows), "
+                                      "padded slots multiplied; column-major SpMM native or via row-major copies "
+                                      "by a timed trial",
                 .spmm = true,
                 .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
-                .params = {"threads"},
+                .params = {"threads", "chunk_rows"},
                 .variants = row_variants(false),
                 .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   return make_ell_plan(a, o, skip);
