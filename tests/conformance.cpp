@@ -74,6 +74,12 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
         v.push_back({.s = {.opt = {.threads = t, .kernel = {.variant = variant}},
                            .detail_has = "inner=" + variant.substr(variant.find(':') + 1)}});
   }
+  if (has_group(k, "split"))  // OpenMP HLL: 001's equal hacks a thread and its loop skipping zeros
+    for (const char* words : {"hacks", "skip", "hacks:skip"})
+      for (const int t : threads)
+        v.push_back({.s = {.opt = {.threads = t, .kernel = {.variant = words}},
+                           .detail_has = std::string(words) == "skip" ? "padding=skip" : "split=hacks"},
+                     .ks = {1, 5}});
   if (has_group(k, "values"))  // the compact formats' modes (compact_formats.cpp: the cases each is for)
     for (const char* index : {"narrow", "wide"})
       for (const char* values : {"shared", "plain"})

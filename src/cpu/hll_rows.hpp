@@ -53,9 +53,19 @@ struct HllRows {
   }
 };
 
+// acc[i] += v[i] * x[c[i]] where v[i] is not zero: padding (and stored zeros) skipped by a test, as
+// the course report 001's HLL loop does.
+template <class V, class VV>
+inline void hll_column_skipping_zeros(VV* acc, const V* v, const index_t* c, const VV* x, index_t n) {
+  for (index_t i = 0; i < n; ++i)
+    if (v[i] != V{0}) acc[i] += static_cast<VV>(v[i]) * x[c[i]];
+}
+
 // SpMV over hacks [h0, h1): acc (hack doubles) holds the hack's rows while its slots are added.
+// skip_zeros: the scalar loop that tests each value (Simd ignored).
 template <bool Simd = true, class V, class VV>
-void hll_spmv(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y, VV* acc, const Scale<VV>& sc) {
+void hll_spmv(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y, VV* acc, const Scale<VV>& sc,
+              bool skip_zeros = false) {
   for (index_t h = h0; h < h1; ++h) {
     const index_t hr = m.hack_rows(h), w = m.hack_width[h];
     const std::size_t first = static_cast<std::size_t>(h) * m.hack;
@@ -64,7 +74,9 @@ void hll_spmv(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y, V
       const offset_t s = m.hack_offset[h] + static_cast<offset_t>(j) * hr;
       const index_t* c = m.col + s;
       const V* v = m.val + s;
-      if constexpr (Simd) {
+      if (skip_zeros) {
+        hll_column_skipping_zeros(acc, v, c, x, hr);
+      } else if constexpr (Simd) {
 #pragma omp simd
         for (index_t lr = 0; lr < hr; ++lr) acc[lr] += static_cast<VV>(v[lr]) * x[c[lr]];
       } else {
@@ -82,12 +94,13 @@ inline index_t hll_first_row(const HllView<V>& m, index_t h) {
 }
 
 // Hacks [h0, h1) for k right-hand sides. `scratch` holds hack doubles (one per thread; SpMV only).
-// Simd picks the SpMV inner loop (gathers across the hack's rows, or scalar).
+// Simd picks the SpMV inner loop (gathers across the hack's rows, or scalar); skip_zeros the SpMV
+// loop that tests each value.
 template <bool Simd = true, class V, class VV>
 void hll_product(const HllView<V>& m, index_t h0, index_t h1, const VV* x, VV* y, index_t n_cols, int k, Layout layout,
-                 VV* scratch, const Scale<VV>& sc) {
+                 VV* scratch, const Scale<VV>& sc, bool skip_zeros = false) {
   if (k == 1) {
-    hll_spmv<Simd>(m, h0, h1, x, y, scratch, sc);
+    hll_spmv<Simd>(m, h0, h1, x, y, scratch, sc, skip_zeros);
     return;
   }
   const index_t r0 = hll_first_row(m, h0), r1 = hll_first_row(m, h1);

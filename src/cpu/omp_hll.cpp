@@ -1,5 +1,7 @@
 // OpenMP hacked ELLPACK: hacks are split into one contiguous range per thread holding about the
-// same number of stored (padded) slots; the split is computed once when the plan is made.
+// same number of stored (padded) slots (or, split=hacks, the same number of hacks: 001's static
+// partition); the split is computed once when the plan is made. padding=skip tests each value and
+// skips zeros in the SpMV loop (001's), instead of multiplying the padding.
 #include <spmv/formats/hll.hpp>
 
 #include <omp.h>
@@ -10,6 +12,9 @@
 
 namespace spmv::cpu {
 
+// The row kernels' words and HLL's own: split slots|hacks, padding multiply|skip.
+std::vector<VariantGroup> hll_variants();
+
 namespace {
 
 class OmpHll final : public CpuPlan {
@@ -17,6 +22,9 @@ class OmpHll final : public CpuPlan {
   OmpHll(const CsrView& a, const PlanOptions& opt)
       : CpuPlan(a.rows, a.cols, opt), float_values_(opt.precision != Precision::Double) {
     const int threads = plan_threads(opt);
+    const VariantChoice choice = parse_variant("hll", hll_variants(), opt.kernel.variant);
+    split_hacks_ = choice.given("split") && choice["split"] == "hacks";
+    skip_zeros_ = choice.given("padding") && choice["padding"] == "skip";
     const auto t0 = std::chrono::steady_clock::now();
     if (float_values_)
       hf_ = csr_to_hll<float>(a, opt.kernel.hack, convert_options(opt));
@@ -34,7 +42,10 @@ class OmpHll final : public CpuPlan {
       n_hacks_ = h.n_hacks();
       // No more parts than hacks: each part's thread keeps a scratch of a hack's rows.
       const int parts = std::max(1, std::min<int>(threads, h.n_hacks()));
-      bounds_ = balanced_bounds(h.n_hacks(), parts, [off, hack](index_t i) { return off[i] + hack * i; });
+      if (split_hacks_)
+        bounds_ = balanced_bounds(h.n_hacks(), parts, [](index_t i) { return offset_t{i}; });
+      else
+        bounds_ = balanced_bounds(h.n_hacks(), parts, [off, hack](index_t i) { return off[i] + hack * i; });
       // A hack's rows, at most the matrix's (a hack size past them pads nothing); +8: no false sharing.
       scratch_stride_ = static_cast<std::size_t>(std::min<offset_t>(h.hack, std::max<offset_t>(h.rows, 1))) + 8;
       detail =
@@ -48,8 +59,12 @@ class OmpHll final : public CpuPlan {
       scratchf_.resize(scratch_stride_ * (bounds_.size() - 1));
     else
       scratch_.resize(scratch_stride_ * (bounds_.size() - 1));
-    const RowVariant v = row_variant(opt.kernel.variant, false, "hll");
-    if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
+    const RowVariant v = row_variant(choice);
+    if (split_hacks_) detail += " split=hacks";
+    if (k_ == 1 && skip_zeros_) {  // the loop that tests each value
+      simd_ = false;
+      detail += " inner=scalar padding=skip";
+    } else if (k_ == 1) {  // SpMV: keep the faster of the simd (gather) and scalar hack loops
       choose_inner(
           v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
       detail += fmt::format(" inner={}", simd_ ? "simd" : "scalar");
@@ -103,7 +118,7 @@ class OmpHll final : public CpuPlan {
       if (via_transpose_)
         transposed_part(HllRows<V>{m}, hll_first_row(m, h0), hll_first_row(m, h1), me);
       else
-        hll_product<Simd>(m, h0, h1, x, y, cols_, k_, layout_, scratch + scratch_stride_ * me, sc);
+        hll_product<Simd>(m, h0, h1, x, y, cols_, k_, layout_, scratch + scratch_stride_ * me, sc, skip_zeros_);
     };
     if (via_transpose_) transpose_x(parts);
     if (parts == 1) {
@@ -121,6 +136,7 @@ class OmpHll final : public CpuPlan {
   Hll h_;
   HllFloat hf_;
   bool simd_ = true;
+  bool split_hacks_ = false, skip_zeros_ = false;
   std::vector<index_t> bounds_;
   index_t n_hacks_ = 0;
   std::vector<double> scratch_;
@@ -129,6 +145,16 @@ class OmpHll final : public CpuPlan {
 };
 
 }  // namespace
+
+std::vector<VariantGroup> hll_variants() {
+  std::vector<VariantGroup> g = row_variants(false);
+  g.push_back({"split", {"slots", "hacks"}, "threads' ranges of hacks: equal stored slots, or equal hacks (001's)"});
+  g.push_back({"padding",
+               {"multiply", "skip"},
+               "SpMV: padding multiplied by its zero, or values tested and zeros "
+               "skipped (001's; the scalar loop)"});
+  return g;
+}
 
 template <class V>
 offset_t hll_product_bytes(const BasicHll<V>& h, int k, Precision p) {
@@ -148,12 +174,12 @@ void register_omp_hll() {
       {.name = "hll",
        .backend = Backend::Omp,
        .format = "hll",
-       .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots; column-major SpMM native or via "
-                      "row-major copies by a timed trial",
+       .description = "OpenMP hacked ELLPACK, hacks split evenly by stored slots (or by count); column-major SpMM "
+                      "native or via row-major copies by a timed trial",
        .spmm = true,
        .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
        .params = {"threads", "hack"},
-       .variants = row_variants(false),
+       .variants = hll_variants(),
        .make = [](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> { return make_hll_plan(a, o); }});
 }
 
