@@ -74,6 +74,10 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
         v.push_back({.s = {.opt = {.threads = t, .kernel = {.variant = variant}},
                            .detail_has = "inner=" + variant.substr(variant.find(':') + 1)}});
   }
+  if (has_group(k, "spmm"))  // OpenMP ELL: 004's SpMM by elements (both layouts: the cases' own)
+    for (const int t : threads)
+      for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
+        v.push_back({.s = {.opt = {.threads = t, .layout = layout, .kernel = {.variant = "elements"}}}, .ks = {2, 5}});
   if (has_group(k, "split"))  // OpenMP HLL: 001's equal hacks a thread and its loop skipping zeros
     for (const char* words : {"hacks", "skip", "hacks:skip"})
       for (const int t : threads)

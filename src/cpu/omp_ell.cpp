@@ -1,6 +1,7 @@
 // OpenMP ELLPACK (row-major): every row has the same padded width, so a static split into equal
 // row ranges balances "ell"; "ell-rowlen" uses the same split and skips each row's padding. With
-// chunk_rows, a dynamic schedule of that many rows a chunk instead (002's: 3).
+// chunk_rows, a dynamic schedule of that many rows a chunk instead (002's: 3). SpMM by elements
+// (004's): every result Y(i, j) its own dot product, rows x K collapsed under a static schedule.
 #include <spmv/formats/ell.hpp>
 
 #include <omp.h>
@@ -10,6 +11,9 @@
 #include "core/register.hpp"
 
 namespace spmv::cpu {
+
+// The row kernels' words and ELL's own: spmm rows|elements.
+std::vector<VariantGroup> ell_variants();
 
 namespace {
 
@@ -31,8 +35,12 @@ class OmpEll final : public CpuPlan {
     bytes_per_product = float_values_ ? ell_product_bytes(ef_, skip_padding, opt.k, opt.precision)
                                       : ell_product_bytes(e_, skip_padding, opt.k, opt.precision);
     const auto t1 = std::chrono::steady_clock::now();
-    const RowVariant v = row_variant(opt.kernel.variant, false, skip_padding ? "ell-rowlen" : "ell");
-    if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
+    const VariantChoice choice = parse_variant(skip_padding ? "ell-rowlen" : "ell", ell_variants(), opt.kernel.variant);
+    const RowVariant v = row_variant(choice);
+    by_elements_ = k_ > 1 && choice.given("spmm") && choice["spmm"] == "elements";
+    if (by_elements_) {
+      detail = fmt::format("spmm=elements layout={}", layout_ == Layout::ColMajor ? "col" : "row");
+    } else if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
       choose_inner(
           v.inner, [this](bool s) { simd_ = s; }, [this] { product(); });
       detail = fmt::format("inner={}", simd_ ? "simd" : "scalar");
@@ -76,6 +84,11 @@ class OmpEll final : public CpuPlan {
 
   template <bool Simd, class Rows>
   void product_with(const Rows& rows) {
+    if (by_elements_) {
+      for_vectors<typename Rows::value_type>(
+          [&]<class VV>() { elements(rows, vec_x<VV>(), vec_y<VV>(), scale<VV>()); });
+      return;
+    }
     if (via_transpose_) transpose_x(threads_);
     if (threads_ == 1) {
       rows_part<Simd>(rows, 0, rows_, 0);
@@ -103,6 +116,28 @@ class OmpEll final : public CpuPlan {
     }
   }
 
+  // 004's SpMM: Y(i, j) = sum over row i's slots of A(i, s) X(col, j), each (i, j) on its own, the
+  // rows x K space collapsed and dealt in equal blocks; X and Y in the plan's layout (column-major:
+  // 004's X transposed, each column contiguous).
+  template <class Rows, class VV>
+  void elements(const Rows& rows, const VV* x, VV* y, const Scale<VV>& sc) {
+    const bool col = layout_ == Layout::ColMajor;
+    const std::size_t nr = static_cast<std::size_t>(rows_), nc = static_cast<std::size_t>(cols_), k = k_;
+    const index_t n = rows_;
+    const int kk = k_;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads_)
+    for (index_t i = 0; i < n; ++i)
+      for (int j = 0; j < kk; ++j) {
+        const auto row = rows(i);
+        VV acc = 0;
+        for (offset_t s = 0; s < row.len; ++s) {
+          const std::size_t c = static_cast<std::size_t>(row.col[s]);
+          acc += static_cast<VV>(row.val[s]) * (col ? x[j * nc + c] : x[c * k + j]);
+        }
+        sc.put(col ? y[j * nr + static_cast<std::size_t>(i)] : y[static_cast<std::size_t>(i) * k + j], acc);
+      }
+  }
+
   // Threads with rows: each takes an equal block of rows (or chunks).
   int planned_threads() const {
     const offset_t work = chunk_rows_ > 0 ? (offset_t{rows_} + chunk_rows_ - 1) / chunk_rows_ : rows_;
@@ -114,11 +149,21 @@ class OmpEll final : public CpuPlan {
   bool skip_padding_;
   int threads_;
   index_t chunk_rows_;  // > 0: a dynamic schedule of chunks of this many rows
+  bool by_elements_ = false;
   bool float_values_;
   bool simd_ = true;
 };
 
 }  // namespace
+
+std::vector<VariantGroup> ell_variants() {
+  std::vector<VariantGroup> g = row_variants(false);
+  g.push_back({"spmm",
+               {"rows", "elements"},
+               "SpMM: a row's K results together, or each result its own dot product over rows x K collapsed "
+               "(004's)"});
+  return g;
+}
 
 template <class V>
 offset_t ell_product_bytes(const BasicEll<V>& e, bool skip_padding, int k, Precision p) {
@@ -149,7 +194,7 @@ void register_omp_ell() {
                 .spmm = true,
                 .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
                 .params = {"threads", "chunk_rows"},
-                .variants = row_variants(false),
+                .variants = ell_variants(),
                 .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   return make_ell_plan(a, o, skip);
                 }});
