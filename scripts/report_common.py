@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "baseline", "threads",
+NUM = {"scale", "rows", "cols", "nnz", "nnz_row_mean", "nnz_row_std", "nnz_row_min", "nnz_row_max", "baseline", "threads",
        "block_size", "hack", "nz_per_block", "k", "max_rel_error", "mean_rel_error", "convert_s",
        "setup_s", "time_median_s", "time_min_s", "products_per_sample", "samples", "gflops",
        "speedup", "efficiency", "bandwidth_gbs", "ceiling_gbs", "bandwidth_share",
@@ -194,11 +194,24 @@ def shown(m):
     return NAMES.get(m, m)
 
 
+REGULAR_RULE = ("irregular where the longest row holds over 100 x the mean or over 4096 entries (003 groups its "
+                "24 matrices, 14 regular and 10 irregular, by their rows' shortest, mean and longest lengths "
+                "without naming thresholds; dc2, its example of an irregular matrix, has one row of 114K "
+                "entries in 117K rows)")
+REGULAR_RULE_STD = "irregular where the row lengths' std exceeds their mean (this CSV has no longest row)"
+
+
 def is_regular(r):
-    """Regular rows: row-length std at most the mean (CSR5's notes separate matrices by how row
-    lengths spread; the seed suite's irregular ones, dc1, webbase-1M and adder_dcop_32, are the
-    three with std > mean)."""
+    """003's grouping of matrices by their rows' lengths (REGULAR_RULE); CSVs without the longest
+    row (nnz_row_max, newer than them) by the spread alone (REGULAR_RULE_STD)."""
+    if r.get("nnz_row_max"):
+        return r["nnz_row_max"] <= 4096 and r["nnz_row_max"] <= 100 * r["nnz_row_mean"]
     return r["nnz_row_std"] <= r["nnz_row_mean"]
+
+
+def regular_rule(rows):
+    """The rule is_regular applies to these rows."""
+    return REGULAR_RULE if any(r.get("nnz_row_max") for r in rows) else REGULAR_RULE_STD
 
 
 # Series colours and markers: tab10's colours, each with its own marker, so that no two series of

@@ -9,7 +9,7 @@ import math
 import statistics
 from collections import defaultdict
 
-from report_common import (usable, is_gpu, is_auto, is_regular, display_name, serial_times, md_table,
+from report_common import (usable, is_gpu, is_auto, is_regular, regular_rule, display_name, serial_times, md_table,
                            grouped_bars)
 
 FORMATS = ("csr", "ell", "hll", "csr5")
@@ -196,8 +196,9 @@ def section(rows, matrices, out, written):
                 line.append(f"{statistics.median(v):.3g}" if v else "-")
             lines.append(line)
         irr = ", ".join(name(m) for m in groups.get("irregular", [])) or "none"
-        md.append("\n### Regular and irregular rows: median GFLOPS per format\n\n"
-                  "Irregular: row-length std above the mean (CSR5's notes group matrices by how their row lengths "
-                  f"spread). Irregular here: {irr}.\n\n"
+        rule = regular_rule([info[m] for ms in groups.values() for m in ms])
+        md.append("\n### Regular and irregular rows: median GFLOPS per format (003's grouping)\n\n"
+                  f"Matrices grouped by their rows, {rule}. Irregular here ({len(groups.get('irregular', []))} of "
+                  f"{sum(map(len, groups.values()))}): {irr}.\n\n"
                   + md_table(["rows", "matrices"] + [f"{s} {f.upper()}" for s, f in cols], lines))
     return "".join(md)

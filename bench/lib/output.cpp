@@ -63,6 +63,8 @@ const std::vector<Column>& columns() {
         {"nnz", false, [](const Row& r, auto&, auto&) { return std::to_string(r.nnz); }},
         {"nnz_row_mean", false, [](const Row& r, auto&, auto&) { return num(r.nnz_row_mean); }},
         {"nnz_row_std", false, [](const Row& r, auto&, auto&) { return num(r.nnz_row_std); }},
+        {"nnz_row_min", false, [](const Row& r, auto&, auto&) { return std::to_string(r.nnz_row_min); }},
+        {"nnz_row_max", false, [](const Row& r, auto&, auto&) { return std::to_string(r.nnz_row_max); }},
         {"backend", true, [](const Row& r, auto&, auto&) { return r.backend; }},
         {"kernel", true, [](const Row& r, auto&, auto&) { return r.kernel; }},
         {"format", true, [](const Row& r, auto&, auto&) { return r.format; }},

@@ -266,6 +266,8 @@ Row configuration_row(const Job& job, const MatrixSource& src, const CsrView& a,
   r.nnz = a.nnz();
   r.nnz_row_mean = st.row_nnz_mean;
   r.nnz_row_std = st.row_nnz_std;
+  r.nnz_row_min = st.row_nnz_min;
+  r.nnz_row_max = st.row_nnz_max;
   r.backend = to_string(k.backend);
   r.kernel = k.name;
   r.format = k.format;

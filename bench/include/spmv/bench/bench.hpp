@@ -144,6 +144,7 @@ struct Row {
   index_t rows = 0, cols = 0;
   offset_t nnz = 0;
   double nnz_row_mean = 0, nnz_row_std = 0;
+  offset_t nnz_row_min = 0, nnz_row_max = 0;  ///< shortest and longest row (0 where not read)
   std::string backend, kernel, format;
   bool baseline = false;
   // threads: those the product ran on (Plan::threads_used: fewer than asked where the kernel fell
