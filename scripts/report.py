@@ -26,6 +26,7 @@ from collections import defaultdict, OrderedDict
 try:
     from report_common import (plt, load, usable, is_noisy, label, variant, is_gpu, is_auto, full_label, fastest,
                                matrix_order, best_by, save, finish, safe, harmonic_mean, fmt, md_table, lines_vs,
+                               lines_per_matrix,
                                grouped_bars, display_name, serial_times,
                                same_format_speedup, COLORS, MARKERS, NAMES, shown, ReportError, PRECISIONS)
     import seed_tables
@@ -184,6 +185,28 @@ def main():
                  f"efficiency (T serial {fmt_name} / T / threads)", out, f"efficiency_vs_threads_{safe(v)}.png", written, ideal=lambda t: 1,
                  value=lambda r: speed(r) / r["threads"] if r["threads"] and speed(r) else None)
 
+    # --- the same per matrix, ten a page, at every thread count measured (000 Figs. 1-2, 001 Figs.
+    # 3-8 and 12-17): the course reports' formats (CSR, ELL, HLL) ---
+    per_matrix = []
+    for v in cpu_variants:
+        g = (lambda v: lambda r: variant(r) == v)(v)
+        fmt_row = next(r for r in cpu_rows if variant(r) == v)
+        if fmt_row["format"] not in ("csr", "ell", "hll") or fmt_row["baseline"]:
+            continue
+        before = len(written)
+        lines_per_matrix(cpu_rows, "threads", "gflops", g, f"GFLOPS against threads, per matrix: {v}", "GFLOPS",
+                         out, f"per_matrix/gflops_vs_threads_{safe(v)}.png", written)
+        lines_per_matrix(cpu_rows, "threads", "speedup", g,
+                         f"Speedup over serial CSR (001's) against threads, per matrix: {v}",
+                         "speedup (T serial CSR / T)", out, f"per_matrix/speedup_vs_threads_{safe(v)}.png",
+                         written, ideal=lambda t: t)
+        lines_per_matrix(cpu_rows, "threads", "efficiency", g,
+                         f"Efficiency (speedup over serial CSR / threads, 001's eq. 3) per matrix: {v}",
+                         "efficiency (T serial CSR / T / threads)", out,
+                         f"per_matrix/efficiency_vs_threads_{safe(v)}.png", written, ideal=lambda t: 1)
+        if len(written) > before:
+            per_matrix.append(v)
+
     # --- block-size scans (GPU kernels; 001 Figs. 18-23, 002 Figs. 5-6) ---
     for v in sorted({variant(r) for r in gpu_rows if r["block_size"] > 0}):
         g = (lambda v: lambda r: variant(r) == v)(v)
@@ -192,6 +215,31 @@ def main():
         # 001 Figs. 19, 21, 23: the CUDA kernels' speedup over serial CSR per block size.
         lines_vs(gpu_rows, "block_size", "speedup", g, f"Speedup over serial CSR against block size: {v}",
                  "speedup (T serial CSR / T)", out, f"speedup_vs_block_size_{safe(v)}.png", written, log_y=True)
+
+    # --- 002 Figs. 7-10: speedup over serial CSR per matrix at 4, 8, 16 and 32 threads (CSR, ELL) and
+    # at 128, 256, 512 and 1024 threads a block (GPU), the best kernel of the format at each ---
+    def setting_bars(side_rows, form, key, values, unit, title, fname):
+        best = {}
+        for r in side_rows:
+            if (r["format"] == form and r["k"] == 1 and usable(r) and not is_auto(r) and not r["baseline"]
+                    and r[key] in values and r.get("speedup")):
+                k = (r["matrix"], int(r[key]))
+                best[k] = max(best.get(k, 0), r["speedup"])
+        present = [v for v in values if any(k[1] == v for k in best)]
+        if len(present) < 2:
+            return
+        ms = [m for m in matrices if any((m, v) in best for v in present)]
+        grouped_bars(ms, [f"{v} {unit}" for v in present], lambda m, s: best.get((m, int(s.split()[0]))), title,
+                     "speedup (T serial CSR / T)", out, fname, written, names=name)
+
+    for form, fig in (("csr", 7), ("ell", 8)):
+        setting_bars([r for r in cpu_rows if r["backend"] == "omp"], form, "threads", (4, 8, 16, 32), "threads",
+                     f"Speedup over serial CSR per thread count, {form.upper()} (002 Fig. {fig})",
+                     f"speedup_bars_threads_{form}")
+    for form, fig in (("csr", 9), ("ell", 10)):
+        setting_bars(gpu_rows, form, "block_size", (128, 256, 512, 1024), "a block",
+                     f"Speedup over serial CSR per block size, {form.upper()} (002 Fig. {fig})",
+                     f"speedup_bars_block_size_{form}")
 
     # --- kernels side by side per matrix, ten matrices a page (000 Figs. 4-6): our kernels, and
     # the baseline library's best algorithm as one series ---
@@ -478,7 +526,14 @@ def main():
             seen[key] = seen.get(key, 0) + 1
         lines = [list(k) + [str(n)] for k, n in list(seen.items())[:60]]
         md.append("\n## Not measured\n\n" + md_table(["matrix", "kernel", "status", "settings"], lines))
-    md.append("\n## Plots\n\n" + "".join(f"![{w}]({w})\n" for w in written))
+    pages = [w for w in written if w.startswith("per_matrix/")]
+    if pages:
+        md.append("\n## Per-matrix curves against threads (000 Figs. 1-2, 001 Figs. 3-8 and 12-17)\n\n"
+                  f"A line per matrix at every thread count measured, ten matrices a page, for {', '.join(per_matrix)}: "
+                  f"{len(pages)} plots in `per_matrix/` (GFLOPS; speedup over serial CSR and efficiency, that speedup "
+                  "over the threads: 001's eq. 3).\n\n"
+                  + "".join(f"- [{w}]({w})\n" for w in pages))
+    md.append("\n## Plots\n\n" + "".join(f"![{w}]({w})\n" for w in written if not w.startswith("per_matrix/")))
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(md))
     print(f"wrote {os.path.join(out, 'report.md')} and {len(written)} plots in {out}")

@@ -141,6 +141,7 @@ def best_by(rows, key):
 
 def save(fig, out, name, written):
     path = os.path.join(out, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     written.append(name)
@@ -281,6 +282,41 @@ def lines_vs(rows, x, y, group, title, ylabel, out, name, written, ideal=None, n
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     save(fig, out, name, written)
+
+
+def lines_per_matrix(rows, x, y, group, title, ylabel, out, name, written, page=10, ideal=None, value=None):
+    """y against x for one kernel variant, a line per matrix, ten matrices a page (files name_1.png,
+    name_2.png, ...; name.png where one page holds them): the course reports' per-matrix curves at
+    every setting measured. value(r), when given, replaces r[y]."""
+    series, info = defaultdict(dict), {}
+    for r in rows:
+        if usable(r) and r["k"] == 1 and group(r):
+            v = value(r) if value else r[y]
+            if not v:  # not measured, or a ratio the CSV could not form (0)
+                continue
+            m, xv = r["matrix"], r[x]
+            info[m] = r
+            if xv not in series[m] or v > series[m][xv]:
+                series[m][xv] = v
+    ms = [m for m in series if len(series[m]) >= 2]
+    if not ms:
+        return
+    xs = sorted({v for m in ms for v in series[m]})
+    pages = [ms[p:p + page] for p in range(0, len(ms), page)]
+    for n, part in enumerate(pages, 1):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for i, m in enumerate(part):
+            pts = sorted(series[m])
+            ax.plot(pts, [series[m][v] for v in pts], lw=1.2, ms=4, label=display_name(info[m]), **style(i))
+        if ideal:
+            ax.plot(xs, [ideal(v) for v in xs], "k--", lw=1, label="ideal")
+        value_ticks(ax, xs, log2=x in ("threads", "block_size"))
+        ax.set_xlabel(x.replace("_", " "))
+        ax.set_ylabel(ylabel)
+        ax.set_title(title + (f" ({n}/{len(pages)})" if len(pages) > 1 else ""))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        save(fig, out, name.replace(".png", f"_{n}.png") if len(pages) > 1 else name, written)
 
 
 def grouped_bars(matrices, series, value, title, ylabel, out, name, written, log=True, page=10, names=None,
