@@ -279,6 +279,7 @@ TEST(Bench, ReportReproducesTheSeedTables) {
     r.time_mean_s = 1.25 * seconds;  // the seeds' measure, shown beside the median
     r.gflops = 2e-9 * static_cast<double>(r.nnz) / seconds;
     r.speedup = 4e-3 / seconds;  // as the bench writes it: over its own run's serial CSR
+    r.efficiency = threads > 0 ? r.speedup / threads : 0;
     rows.push_back(r);
   };
   for (const std::string m : {"real1", "alike"}) {
@@ -339,8 +340,13 @@ TEST(Bench, ReportReproducesTheSeedTables) {
       << s;
   for (const char* png :
        {"seed_cpu_over_gpu.png", "seed_csr_vs_hll_openmp_gflops.png", "seed_csr_vs_hll_openmp_efficiency.png",
-        "seed_csr_vs_hll_cuda_speedup.png", "gpu_kernels.png", "roofline.png"})
+        "seed_csr_vs_hll_cuda_speedup.png", "gpu_kernels.png", "roofline.png",
+        // the per-matrix curves of kernels run at two thread counts or more (000 Figs. 1-2, 001 Figs. 3-8)
+        "per_matrix/gflops_vs_threads_omp_csr.png", "per_matrix/efficiency_vs_threads_omp_hll.png"})
     EXPECT_TRUE(fs::exists(dir + "/seed/" + png)) << png;
+  EXPECT_NE(s.find("- [per_matrix/speedup_vs_threads_omp_csr.png](per_matrix/speedup_vs_threads_omp_csr.png)"),
+            std::string::npos)
+      << s;
 }
 
 }  // namespace
