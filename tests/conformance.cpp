@@ -78,6 +78,10 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
     for (const int t : threads)
       for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
         v.push_back({.s = {.opt = {.threads = t, .layout = layout, .kernel = {.variant = "elements"}}}, .ks = {2, 5}});
+  if (has_group(k, "rows"))  // CUDA ELL reading each row's length (002's MAXNZ(1:M))
+    v.push_back({.s = {.opt = {.kernel = {.variant = "lengths"}}, .detail_has = "rows=lengths"}, .ks = {1, 5}});
+  if (has_group(k, "sigma"))  // CUDA CSR5: the paper's sigma rule (the matrices' own sigma, 4 to 32)
+    v.push_back({.s = {.opt = {.kernel = {.variant = "paper"}}, .detail_has = "sigma_rule=paper"}, .ks = {1, 5}});
   if (has_group(k, "split"))  // OpenMP HLL: 001's equal hacks a thread and its loop skipping zeros
     for (const char* words : {"hacks", "skip", "hacks:skip"})
       for (const int t : threads)

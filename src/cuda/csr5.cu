@@ -181,15 +181,22 @@ __global__ void csr5_fixup(DevCsr5<MV> m, const VV* __restrict__ first, VV* __re
 const std::vector<VariantGroup>& variants() {
   static const std::vector<VariantGroup> v = {
       {"combine", {"single", "two-pass", "atomic"}, "rows across tiles: one pass, a fix-up kernel, or atomics"},
-      {"batch", {"b4", "b8", "b16"}, "a lane's loads in flight (SpMV)"}};
+      {"batch", {"b4", "b8", "b16"}, "a lane's loads in flight (SpMV)"},
+      {"sigma",
+       {"ours", "paper"},
+       "sigma where csr5_sigma is 0: our rule, or the CSR5 paper's GPU rule from nonzeros per row (<4, 32, 256, 4>)"}};
   return v;
 }
 
 int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
   const int omega = opt.kernel.csr5_omega > 0 ? opt.kernel.csr5_omega : tuning::csr5_omega;
   if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
-  // Not the paper's rule (4-7 for short rows, 26 for stencil27): see tuning::csr5_sigma.
-  return opt.kernel.csr5_sigma > 0 ? opt.kernel.csr5_sigma : tuning::csr5_sigma(a);
+  if (opt.kernel.csr5_sigma > 0) return opt.kernel.csr5_sigma;
+  // Ours by default, not the paper's (4-7 for short rows, 26 for stencil27): see tuning::csr5_sigma.
+  const VariantChoice v = parse_variant("csr5", variants(), opt.kernel.variant);
+  if (v.given("sigma") && v["sigma"] == "paper")
+    return tuning::csr5_sigma_paper(a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0);
+  return tuning::csr5_sigma(a);
 }
 
 class Csr5Plan final : public CudaPlan {
@@ -257,6 +264,8 @@ class Csr5Plan final : public CudaPlan {
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) +
              " block=" + std::to_string(block_) + " batch=" + std::to_string(v_.batch) + " " +
              kModeName[static_cast<int>(v_.mode)] + fallback_ + " device-conversion";
+    if (opt.kernel.csr5_sigma == 0 && parse_variant("csr5", variants(), opt.kernel.variant)["sigma"] == "paper")
+      detail += " sigma_rule=paper";
   }
 
  protected:
@@ -343,8 +352,8 @@ std::unique_ptr<Plan> make_csr5(const CsrView& a, const PlanOptions& opt, Shared
   if (opt.k == 1) return std::make_unique<csr5::Csr5Plan>(a, opt, dev);
   const VariantChoice v = parse_variant("csr5", csr5::variants(), opt.kernel.variant);
   if (v.given("batch") || (v.given("combine") && v["combine"] != "two-pass"))
-    throw Unsupported("csr5 on CUDA with k > 1: variant must be auto or two-pass (got " + opt.kernel.variant +
-                      "; single-pass, atomic and the load batches are SpMV's)");
+    throw Unsupported("csr5 on CUDA with k > 1: variant must be auto, two-pass or a sigma word (got " +
+                      opt.kernel.variant + "; single-pass, atomic and the load batches are SpMV's)");
   return csr5::make_csr5_spmm(a, opt, dev, csr5::chosen_sigma(a, opt));
 }
 

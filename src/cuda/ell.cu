@@ -1,6 +1,8 @@
 // ELLPACK on the GPU: column-major slots (slot (r, j) at j*rows + r), one thread per row, so a warp
 // reads 32 consecutive values and columns per step. Padding holds value 0 and a column the row
 // already touched, so no branch is needed. Width and slots made on the device from a device CSR.
+// Variant lengths (002's MAXNZ(1:M)): the rows' lengths kept too, each thread stopping at its row's
+// (SpMV; SpMM reads the padded width).
 // SpMM: padded_spmm.cuh (lanes of a row along K, X and Y row-major on the device).
 #include <spmv/formats/ell.hpp>
 
@@ -23,6 +25,35 @@ __global__ void ell_kernel(index_t rows, index_t width, const index_t* __restric
   ep.put(y, r,
          padded_row_sum(
              0, width, 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x));
+}
+
+// The same stopping at each row's length (len[r]): the padding is never read.
+template <class MV, class VV>
+__global__ void ell_lengths_kernel(index_t rows, const index_t* __restrict__ len, const index_t* __restrict__ col,
+                                   const MV* __restrict__ val, const VV* __restrict__ x, VV* __restrict__ y,
+                                   Epilogue<VV> ep) {
+  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  ep.put(y, r,
+         padded_row_sum(
+             0, len[r], 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x));
+}
+
+template <typename OffT>
+__global__ void row_lengths_kernel(index_t rows, const OffT* __restrict__ rp, index_t* __restrict__ len) {
+  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < rows) len[r] = static_cast<index_t>(rp[r + 1] - rp[r]);
+}
+
+const std::vector<VariantGroup>& ell_variants() {
+  static const std::vector<VariantGroup> v = [] {
+    std::vector<VariantGroup> g = padded_variants();
+    g.push_back({"rows",
+                 {"padded", "lengths"},
+                 "SpMV: every row read to the width, or each to its length (002's MAXNZ(1:M), kept on the device)"});
+    return g;
+  }();
+  return v;
 }
 
 // Rows for padded_spmm_kernel: every row has width slots, column-major.
@@ -63,7 +94,8 @@ class EllPlan final : public PaddedSpmmPlan {
  public:
   EllPlan(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev)
       : PaddedSpmmPlan(a.rows, a.cols, opt, vectors_of(checked_for(dev, opt.precision), opt)),
-        block_(checked_block_size(opt)) {
+        block_(checked_block_size(opt)),
+        lengths_(k_ == 1 && parse_variant("ell", ell_variants(), opt.kernel.variant)["rows"] == "lengths") {
     const auto t0 = std::chrono::steady_clock::now();
     if (!dev) dev = upload_csr(a, opt.precision, &setup_seconds);  // the CSR it converts from; freed after
     if (a.rows > 0) {  // on the device: a host pass over the rows cost more than the conversion
@@ -95,13 +127,24 @@ class EllPlan final : public PaddedSpmmPlan {
                                                            col_.data(), eval);
         SPMV_CUDA_CHECK_LAUNCH();
       });
+    if (lengths_ && a.rows > 0) {
+      len_.resize(static_cast<std::size_t>(a.rows));
+      const unsigned grid = grid_for(a.rows, tuning::setup_block);
+      if (dev->wide)
+        row_lengths_kernel<<<grid, tuning::setup_block>>>(a.rows, dev->rp64.data(), len_.data());
+      else
+        row_lengths_kernel<<<grid, tuning::setup_block>>>(a.rows, dev->rp32.data(), len_.data());
+      SPMV_CUDA_CHECK_LAUNCH();
+    }
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     convert_seconds = seconds_since(t0) - setup_seconds;
     stored_entries = slots;
+    // lengths: the entries and each row's length are read, not the padding
     bytes_per_product =
-        (4 + value_bytes(prec_)) * slots + vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows) * k_;
-    detail = "width=" + std::to_string(width_) + " device-conversion";
-    choose_column_major(opt);
+        (lengths_ ? (4 + value_bytes(prec_)) * a.nnz() + 4 * offset_t{a.rows} : (4 + value_bytes(prec_)) * slots) +
+        vector_bytes(prec_) * (static_cast<offset_t>(a.cols) + a.rows) * k_;
+    detail = "width=" + std::to_string(width_) + (lengths_ ? " rows=lengths" : "") + " device-conversion";
+    choose_column_major(opt, ell_variants());
   }
 
  protected:
@@ -112,6 +155,9 @@ class EllPlan final : public PaddedSpmmPlan {
       const MV* val = val_.data<MV>();
       if (k_ > 1)
         launch_padded_spmm<VV>(EllRows{rows_, width_}, k_, block_, col_.data(), val, l, x_rows());
+      else if (lengths_)
+        ell_lengths_kernel<<<grid_for(rows_, block_), block_, 0, l.stream>>>(rows_, len_.data(), col_.data(), val,
+                                                                             l.xv<VV>(), l.yv<VV>(), l.ep<VV>());
       else
         ell_kernel<<<grid_for(rows_, block_), block_, 0, l.stream>>>(rows_, width_, col_.data(), val, l.xv<VV>(),
                                                                      l.yv<VV>(), l.ep<VV>());
@@ -119,8 +165,9 @@ class EllPlan final : public PaddedSpmmPlan {
     SPMV_CUDA_CHECK_LAUNCH();
   }
   int block_;
+  bool lengths_;  // SpMV stops at each row's length (len_)
   index_t width_ = 0;
-  DeviceBuffer<index_t> col_;
+  DeviceBuffer<index_t> col_, len_;
   DeviceValues val_;
 };
 
@@ -134,12 +181,13 @@ void register_ell() {
   add_kernel({.name = "ell",
               .backend = Backend::Cuda,
               .format = "ell",
-              .description = "ELLPACK, column-major, one thread per row (coalesced); converted on the device; SpMM "
-                             "(lanes along K; column-major X and Y in place or transposed, by a trial)",
+              .description = "ELLPACK, column-major, one thread per row (coalesced), to the width or (rows=lengths) "
+                             "each row's length; converted on the device; SpMM (lanes along K; column-major X and "
+                             "Y in place or transposed, by a trial)",
               .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size"},
-              .variants = padded_variants(),
+              .variants = ell_variants(),
               .make = [](const CsrView& a, const PlanOptions& o) { return make_ell(a, o, nullptr); }});
 }
 

@@ -191,9 +191,10 @@ class PaddedSpmmPlan : public CudaPlan {
 
  protected:
   // Once the format is built.
-  void choose_column_major(const PlanOptions& opt) {
+  // groups: the kernel's variant words (padded_variants() and any of its own).
+  void choose_column_major(const PlanOptions& opt, const std::vector<VariantGroup>& groups = padded_variants()) {
     if (k_ == 1 || layout_ != Layout::ColMajor || rows_ == 0) return;
-    const std::string_view v = parse_variant("ell and hll", padded_variants(), opt.kernel.variant)["column-major"];
+    const std::string_view v = parse_variant("ell and hll", groups, opt.kernel.variant)["column-major"];
     if (!v.empty()) {
       use(v == "native");
       detail += v == "native" ? " column-major native" : " column-major transposed";
