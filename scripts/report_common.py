@@ -40,9 +40,19 @@ REQUIRED = ("matrix", "backend", "kernel", "status", "check", "gflops", "k")
 
 def load(path):
     try:
-        return load_rows(path)
+        rows = load_rows(path)
     except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:  # NUL bytes, a binary file, a broken .gz
         raise ReportError(f"{path}: not a CSV: {e}") from None
+    # CSVs joined from runs before and after the shortest and longest row's columns: a matrix's rows
+    # all take them from any that has them, so one rule groups it (is_regular).
+    lengths = {}
+    for r in rows:
+        if r.get("nnz_row_max"):
+            lengths[(r["matrix"], r.get("scale"))] = (r["nnz_row_min"], r["nnz_row_max"])
+    for r in rows:
+        if not r.get("nnz_row_max") and (r["matrix"], r.get("scale")) in lengths:
+            r["nnz_row_min"], r["nnz_row_max"] = lengths[(r["matrix"], r.get("scale"))]
+    return rows
 
 
 def load_rows(path):
