@@ -386,7 +386,9 @@ def main():
     md = ["# SpMV benchmark report\n"]
     md.append(f'Machine: {first.get("hostname", "")}, {first.get("cpu_model", "")}, '
               f'{int(first.get("cores", 0) or 0)} cores; device: {first.get("device") or "no CUDA device: CPU only"}; '
-              f'compiler: {first.get("compiler", "")}; commit {first.get("git_commit", "")}'
+              f'compiler: {first.get("compiler", "")}'
+              + (f'; SIMD: {first["simd"]}' if first.get("simd") else "")
+              + f'; commit {first.get("git_commit", "")}'
               + (f"; {pinning(first)}" if pinning(first) else "") + ".  \n"
               f'Ceilings measured in the same run: STREAM triad {triad:.1f} GB/s{spread("cpu_triad")}'
               + (f", GPU device copy {copy:.0f} GB/s{spread('gpu_copy')}" if copy else "") + "."

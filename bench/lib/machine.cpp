@@ -5,10 +5,14 @@
 #include <spmv/timing.hpp>
 #include <spmv/version.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <omp.h>
 #include <unistd.h>
 
@@ -20,15 +24,56 @@ MachineInfo machine_info() {
   MachineInfo m;
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) m.hostname = host;
+  std::string cpu_simd;
   {
     std::ifstream f("/proc/cpuinfo");
-    for (std::string line; std::getline(f, line);)
-      if (line.rfind("model name", 0) == 0) {
-        const auto p = line.find(':');
-        if (p != std::string::npos) m.cpu_model = line.substr(line.find_first_not_of(" \t", p + 1));
-        break;
+    bool model = false, flags = false;
+    for (std::string line; (!model || !flags) && std::getline(f, line);) {
+      const auto p = line.find(':');
+      if (p == std::string::npos) continue;
+      if (!model && line.rfind("model name", 0) == 0) {
+        m.cpu_model = line.substr(line.find_first_not_of(" \t", p + 1));
+        model = true;
+      } else if (!flags && (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0)) {
+        std::istringstream words(line.substr(p + 1));
+        std::set<std::string> have;
+        for (std::string w; words >> w;) have.insert(w);
+        for (const char* ext : {"avx512f", "avx2", "avx", "fma", "sse4_2", "sve", "asimd"})
+          if (have.count(ext)) cpu_simd += (cpu_simd.empty() ? "" : " ") + std::string(ext);
+        flags = true;
       }
+    }
   }
+  std::string build_simd;
+  for (const auto& [on, name] : std::initializer_list<std::pair<bool, const char*>> {
+#if defined(__AVX512F__)
+         {true, "avx512f"},
+#endif
+#if defined(__AVX2__)
+             {true, "avx2"},
+#endif
+#if defined(__AVX__)
+             {true, "avx"},
+#endif
+#if defined(__FMA__)
+             {true, "fma"},
+#endif
+#if defined(__SSE4_2__)
+             {true, "sse4_2"},
+#endif
+#if defined(__ARM_FEATURE_SVE)
+             {true, "sve"},
+#endif
+#if defined(__ARM_NEON)
+             {true, "asimd"},
+#endif
+         {
+           false, ""
+         }
+       })
+    if (on) build_simd += (build_simd.empty() ? "" : " ") + std::string(name);
+  m.simd = fmt::format("cpu {}, build {}", cpu_simd.empty() ? "(none listed)" : cpu_simd,
+                       build_simd.empty() ? "(baseline)" : build_simd);
   m.cores = std::max(1, omp_get_num_procs());
   m.memory_bytes = meminfo_bytes("MemTotal:");
 #if defined(__clang__)

@@ -33,6 +33,7 @@ std::vector<Column> machine_columns() {
       {"cores", false, [](const Row&, const MachineInfo& m, auto&) { return std::to_string(m.cores); }},
       {"device", true, [](const Row&, const MachineInfo& m, auto&) { return m.device; }},
       {"compiler", true, [](const Row&, const MachineInfo& m, auto&) { return m.compiler; }},
+      {"simd", true, [](const Row&, const MachineInfo& m, auto&) { return m.simd; }},
       {"git_commit", true, [](const Row&, const MachineInfo& m, auto&) { return m.git_commit; }},
       {"omp_proc_bind", true, [](const Row&, const MachineInfo& m, auto&) { return m.omp_proc_bind; }},
       {"omp_places", true, [](const Row&, const MachineInfo& m, auto&) { return m.omp_places; }},

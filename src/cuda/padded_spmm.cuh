@@ -154,13 +154,14 @@ __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __re
   }
 }
 
-// C: 4, 2 or 1 (the widest dividing k); KL: enough lanes for k / C columns, at most 32. x_rows: 0
+// C: 4, 2 or 1 (the widest dividing k), or 1 where per_element; KL: enough lanes for k / C columns, at most 32. x_rows: 0
 // for row-major X and Y, else the rows of column-major X (read in place, Y written column-major).
 // VV: the vectors' type (l's).
+// per_element: C = 1, a thread per element of Y (K <= 32; past 32 a lane takes every 32nd column).
 template <class VV, class MV, typename Rows>
 void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, const MV* val, const Launch& l,
-                        long long x_rows = 0) {
-  const int c = k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1;
+                        long long x_rows = 0, bool per_element = false) {
+  const int c = per_element ? 1 : k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1;
   int kl = 1;
   while (kl < 32 && kl * c < k) kl *= 2;
   const unsigned grid = grid_for(static_cast<offset_t>(rows.rows) * kl, block);
@@ -177,7 +178,11 @@ inline const std::vector<VariantGroup>& padded_variants() {
   static const std::vector<VariantGroup> v = {
       {"column-major",
        {"native", "transpose"},
-       "SpMM: X and Y read in place, or transposed around the row-major kernel"}};
+       "SpMM: X and Y read in place, or transposed around the row-major kernel"},
+      {"spmm",
+       {"lanes", "elements"},
+       "SpMM: a lane keeps 4, 2 or 1 columns of its Y row (the widest dividing K), or a thread per element "
+       "of Y (004's ELLPACK_kernel; K <= 32)"}};
   return v;
 }
 
@@ -192,9 +197,13 @@ class PaddedSpmmPlan : public CudaPlan {
  protected:
   // Once the format is built.
   // groups: the kernel's variant words (padded_variants() and any of its own).
+  // Also reads the spmm word (per_element()).
   void choose_column_major(const PlanOptions& opt, const std::vector<VariantGroup>& groups = padded_variants()) {
+    const VariantChoice words = parse_variant("ell and hll", groups, opt.kernel.variant);
+    per_element_ = k_ > 1 && words["spmm"] == "elements";
+    if (per_element_) detail += " spmm=elements";
     if (k_ == 1 || layout_ != Layout::ColMajor || rows_ == 0) return;
-    const std::string_view v = parse_variant("ell and hll", groups, opt.kernel.variant)["column-major"];
+    const std::string_view v = words["column-major"];
     if (!v.empty()) {
       use(v == "native");
       detail += v == "native" ? " column-major native" : " column-major transposed";
@@ -214,8 +223,9 @@ class PaddedSpmmPlan : public CudaPlan {
                   native_ ? "native" : "transposed", t[0] * 1e6, t[1] * 1e6);
     detail += buf;
   }
-  // launch_padded_spmm's x_rows.
+  // launch_padded_spmm's x_rows and per_element.
   long long x_rows() const { return native_ ? cols_ : 0; }
+  bool per_element() const { return per_element_; }
 
  private:
   void use(bool native) {
@@ -223,6 +233,7 @@ class PaddedSpmmPlan : public CudaPlan {
     device_transpose_ = !native;
   }
   bool native_ = false;
+  bool per_element_ = false;
 };
 
 }  // namespace spmv::cuda

@@ -254,8 +254,8 @@ int bench_cmd(BenchArgs& a) {
   const bool any_failed = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "failed"; });
   if (verbosity == 0) return any_failed ? 1 : 0;
   fmt::print("{}", summary_table(rows));
-  fmt::print("machine: {} | {} | {} cores | {} | {}\n", m.hostname, m.cpu_model, m.cores,
-             m.gpus ? m.device : "no CUDA device: CPU only", pinning_text(m));
+  fmt::print("machine: {} | {} | {} cores | {} | {} | SIMD {}\n", m.hostname, m.cpu_model, m.cores,
+             m.gpus ? m.device : "no CUDA device: CPU only", pinning_text(m), m.simd);
   fmt::print("ceilings: {}\n", ceilings_text(ceil, ceil.gpu_copy > 0));
   fmt::print("wrote {} and {} ({} rows) in {}", a.out, json.string(), rows.size(), fmt_seconds(seconds_since(t0)));
   if (budget.adapts())

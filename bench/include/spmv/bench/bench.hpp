@@ -19,6 +19,9 @@ namespace spmv::bench {
 
 struct MachineInfo {
   std::string hostname, cpu_model, compiler, git_commit;
+  /// The vector extensions the CPU has and those the build uses (000's `grep avx /proc/cpuinfo`),
+  /// e.g. "cpu avx512f avx2 fma, build avx2 fma".
+  std::string simd;
   int cores = 1;            // hardware threads the process may use
   double memory_bytes = 0;  // MemTotal
   int gpus = 0;             // usable CUDA devices (0: CPU only)
