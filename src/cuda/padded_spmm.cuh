@@ -189,44 +189,21 @@ inline const std::vector<VariantGroup>& padded_variants() {
 // A padded format's plan. Column-major X and Y (k > 1) are read in place ("native") or transposed
 // on the device around the row-major kernel ("transpose": X's row of k in one sector, against k
 // sectors an entry where the columns scatter); variant "auto" (or empty) times both (a warm-up,
-// then three products each) and keeps the faster. SpMM's mapping, lanes keeping 4, 2 or 1 columns
-// or a thread per element of Y, is chosen the same way (on the H200 at k = 8 a thread per element
-// was 1.6-1.75x the lanes on bcsstk28 and rajat14).
+// then three products each) and keeps the faster.
 class PaddedSpmmPlan : public CudaPlan {
  public:
   using CudaPlan::CudaPlan;
 
  protected:
-  // Once the format is built (groups: the kernel's variant words, padded_variants() and any of its
-  // own). Column-major X and Y: read in place or transposed (the word, else a trial); then SpMM's
-  // mapping: lanes keeping several columns or a thread per element (the spmm word, else a trial on
-  // the path chosen).
+  // Once the format is built.
+  // groups: the kernel's variant words (padded_variants() and any of its own).
+  // Also reads the spmm word (per_element()).
   void choose_column_major(const PlanOptions& opt, const std::vector<VariantGroup>& groups = padded_variants()) {
     const VariantChoice words = parse_variant("ell and hll", groups, opt.kernel.variant);
-    if (k_ == 1 || rows_ == 0) return;
-    if (layout_ == Layout::ColMajor) choose_path(words["column-major"]);
-    const std::string_view mapping = words["spmm"];
-    if (!mapping.empty()) {
-      per_element_ = mapping == "elements";
-      if (per_element_) detail += " spmm=elements";
-      return;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    double t[2];
-    for (const bool element : {false, true}) {
-      per_element_ = element;
-      t[element ? 1 : 0] = trial_product_seconds();
-    }
-    per_element_ = t[1] < t[0];
-    setup_seconds += seconds_since(t0);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " spmm=%s (trial us: lanes %.1f, elements %.1f)",
-                  per_element_ ? "elements" : "lanes", t[0] * 1e6, t[1] * 1e6);
-    detail += buf;
-  }
-
- private:
-  void choose_path(std::string_view v) {
+    per_element_ = k_ > 1 && words["spmm"] == "elements";
+    if (per_element_) detail += " spmm=elements";
+    if (k_ == 1 || layout_ != Layout::ColMajor || rows_ == 0) return;
+    const std::string_view v = words["column-major"];
     if (!v.empty()) {
       use(v == "native");
       detail += v == "native" ? " column-major native" : " column-major transposed";
@@ -246,8 +223,6 @@ class PaddedSpmmPlan : public CudaPlan {
                   native_ ? "native" : "transposed", t[0] * 1e6, t[1] * 1e6);
     detail += buf;
   }
-
- protected:
   // launch_padded_spmm's x_rows and per_element.
   long long x_rows() const { return native_ ? cols_ : 0; }
   bool per_element() const { return per_element_; }
