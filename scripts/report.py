@@ -30,7 +30,8 @@ try:
                                grouped_bars, display_name, serial_times,
                                same_format_speedup, COLORS, MARKERS, NAMES, shown, ReportError, PRECISIONS)
     import seed_tables
-    from report_sections import precision_section, spmm_section, loop_section, timing_section, noisy_section
+    from report_sections import (precision_section, spmm_section, loop_section, timing_section, noisy_section,
+                                 csr5_sigma_section)
 except ImportError as e:  # exit 3: the caller names what to install
     print(f"report.py: {e}", file=sys.stderr)
     sys.exit(3)
@@ -498,6 +499,7 @@ def main():
     md.append(loop_section(rows, matrices, out, written))
     md.append(spmm_section(all_rows, matrices, out, written))
     md.append(precision_section([r for r in every_row if r["k"] <= 1], matrices, out, written))
+    md.append(csr5_sigma_section(rows, matrices))
 
     # The iterative scenario: conversion + N products, best setting per format.
     it = {}

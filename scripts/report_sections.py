@@ -1,6 +1,7 @@
 """Sections of the report (report.py) beside its main tables: precisions, SpMM, what a loop of
 multiply() pays on the GPU, the timing statistics and the noisy configurations."""
 import math
+import re
 import statistics
 from collections import defaultdict
 
@@ -251,3 +252,42 @@ def noisy_section(rows, prec):
                "those matrices rest on it." if serial else "")
             + ("" if len(noisy) <= 60 else " The first 60:") + "\n\n"
             + md_table(["matrix", "kernel", "setting", "median time (s)", "min (s)", "max (s)", "cv", "drift"], lines))
+
+
+def csr5_sigma_section(rows, matrices):
+    """003's Fig. 17: CSR5 with its sigma chosen automatically (no csr5_sigma setting) against the
+    best sigma swept (`--csr5-sigma 0,4,8,...`), per matrix and backend, each at its best thread
+    count or block size. Empty where no sigma was swept."""
+    sigma_of = lambda r: re.search(r"(?:^| )csr5_sigma=(\d+)", r.get("settings") or "")
+    sel = [r for r in rows if r["kernel"] == "csr5" and r["k"] == 1 and usable(r)]
+    if not any(sigma_of(r) for r in sel):
+        return ""
+    auto, swept = {}, defaultdict(dict)
+    for r in sel:
+        key = (r["matrix"], r["backend"])
+        m = sigma_of(r)
+        if m:
+            s = int(m.group(1))
+            if s not in swept[key] or r["gflops"] > swept[key][s]["gflops"]:
+                swept[key][s] = r
+        elif key not in auto or r["gflops"] > auto[key]["gflops"]:
+            auto[key] = r
+    lines, ratios = [], []
+    for m in matrices:
+        for key in sorted(k for k in auto if k[0] == m and swept.get(k)):
+            a = auto[key]
+            best_sigma, best = max(swept[key].items(), key=lambda kv: kv[1]["gflops"])
+            chosen = re.search(r"sigma=(\d+)", a.get("detail") or "")
+            ratio = a["gflops"] / max(a["gflops"], best["gflops"])
+            ratios.append(ratio)
+            lines.append([shown(m), key[1], chosen.group(1) if chosen else "?", f'{a["gflops"]:.4g}', str(best_sigma),
+                          f'{best["gflops"]:.4g}', f"{ratio:.2f}"])
+    if not lines:
+        return ""
+    gm = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    return ("\n## CSR5: the automatic sigma against the best sigma (003 Fig. 17)\n\n"
+            "Each at its best thread count or block size; the best of the automatic sigma and the swept ones "
+            f"counts as the best. Automatic / best: geometric mean {gm:.2f}, lowest {min(ratios):.2f} "
+            f"({len(ratios)} matrix-backend pair{'' if len(ratios) == 1 else 's'}).\n\n"
+            + md_table(["matrix", "backend", "automatic sigma", "GFLOPS", "best swept sigma", "GFLOPS", "automatic / best"],
+                       lines))

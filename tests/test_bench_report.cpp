@@ -250,6 +250,42 @@ TEST(Bench, CliQuickRunEndToEnd) {
   EXPECT_TRUE(fs::exists(dir + "/results.json"));
 }
 
+// 003 Fig. 17: CSR5's automatic sigma against the best swept one, each at its best thread count:
+// auto (sigma 16 in its detail) at 2 GFLOPS, sigma 8 at 4 (its best over threads), sigma 32 at 1.
+TEST(Bench, ReportSetsCsr5sAutomaticSigmaBesideTheBest) {
+  std::vector<Row> rows;
+  const auto add = [&](const std::string& settings, const std::string& detail, int threads, double gflops) {
+    Row r;
+    r.matrix = "m";
+    r.origin = "real";
+    r.rows = r.cols = 1000;
+    r.nnz = 1'000'000;
+    r.nnz_row_mean = 1000;
+    r.backend = "omp";
+    r.kernel = "csr5";
+    r.format = "csr5";
+    r.threads = r.threads_requested = threads;
+    r.settings = settings;
+    r.detail = detail;
+    r.check = "passed";
+    r.gflops = gflops;
+    r.time_median_s = r.time_min_s = r.time_mean_s = 2e-3 / gflops;
+    rows.push_back(r);
+  };
+  add("", "omega=4 sigma=16 tiles=100", 1, 1.0);
+  add("", "omega=4 sigma=16 tiles=100", 2, 2.0);
+  add("csr5_sigma=8", "omega=4 sigma=8 tiles=200", 1, 1.5);
+  add("csr5_sigma=8", "omega=4 sigma=8 tiles=200", 2, 4.0);
+  add("csr5_sigma=32", "omega=4 sigma=32 tiles=50", 2, 1.0);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  write_csv(dir + "/sigma.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
+  const std::string s = run_report(dir, dir + "/sigma.csv", "sigma");
+  EXPECT_NE(s.find("| m | omp | 16 | 2 | 8 | 4 | 0.50 |"), std::string::npos) << s;
+  EXPECT_NE(s.find("Automatic / best: geometric mean 0.50, lowest 0.50 (1 matrix-backend pair)."), std::string::npos)
+      << s;
+}
+
 // The course reports' tables from rows of known times: each figure follows from its definition
 // (speedup = T_serial of the same format / T; over serial CSR beside it; T_cpu / T_gpu per
 // format; 000 Table 3's best and worst; the theoretical peak at arithmetic intensity 1/6).
