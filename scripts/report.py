@@ -94,7 +94,16 @@ def gflops_table(rows, matrices, side_gpu):
     setting each); among our kernels the best in bold, the worst in italics (000 marks them yellow
     and green); baseline columns unmarked."""
     best = best_by([r for r in rows if is_gpu(r) == side_gpu and not is_auto(r)], lambda r: (r["matrix"], label(r)))
-    kernels = sorted({k for (_, k) in best})
+    # Where a kernel has no steady row on a matrix, its fastest noisy one (checked) shows as ~value:
+    # indicative, in no best or mark.
+    indicative = {}
+    for r in rows:
+        if (is_noisy(r) and r["check"] == "passed" and r["gflops"] > 0 and r["k"] == 1 and is_gpu(r) == side_gpu
+                and not is_auto(r)):
+            k = (r["matrix"], label(r))
+            if k not in best and (k not in indicative or r["gflops"] > indicative[k]):
+                indicative[k] = r["gflops"]
+    kernels = sorted({k for (_, k) in best} | {k for (_, k) in indicative})
     if not kernels:
         return "", kernels
     baseline = {label(r) for r in best.values() if r["baseline"]}
@@ -114,10 +123,14 @@ def gflops_table(rows, matrices, side_gpu):
         for k in kernels:
             v = vals.get(k)
             own = k not in baseline
-            cells.append("-" if v is None else (f"**{v:.3g}**" if own and v == top else
-                                                (f"_{v:.3g}_" if own and v == low else f"{v:.3g}")))
+            if v is None:
+                cells.append(f"~{indicative[(m, k)]:.3g}" if (m, k) in indicative else "-")
+                continue
+            cells.append(f"**{v:.3g}**" if own and v == top else (f"_{v:.3g}_" if own and v == low else f"{v:.3g}"))
         lines.append(cells)
-    return md_table(["matrix", "rows", "nnz", "nnz/row mean", "nnz/row std"] + kernels, lines), kernels
+    note = ("\n~: indicative, the fastest of this kernel's configurations whose samples spread above the threshold "
+            "twice (noisy): in no best, mark or mean.\n" if any(k[0] in matrices for k in indicative) else "")
+    return md_table(["matrix", "rows", "nnz", "nnz/row mean", "nnz/row std"] + kernels, lines) + note, kernels
 
 
 
@@ -423,6 +436,16 @@ def main():
               + (f", {len(noisy)} noisy (timing spread above the threshold twice; listed below)" if noisy else "")
               + " (excluded from every best and mean). "
               "Names marked * are synthetic structure-alikes, ** scaled-down alikes.\n")
+    if noisy and len(noisy) >= 0.1 * max(1, len(spmv_rows)):
+        cores = int(first.get("cores", 0) or 0)
+        md.append(f"\n**Verdict: a noisy run.** {len(noisy)} of {len(spmv_rows)} configurations "
+                  f"({100 * len(noisy) / len(spmv_rows):.0f}%) kept a spread above the threshold after a second "
+                  f"measurement{f' on this {cores}-core machine' if cores else ''}: other work shared its cores, or "
+                  "threads beyond them waited for one. Their medians stay in the CSV and show as ~value "
+                  "(indicative) in the GFLOPS tables; bests, ratios and plots leave them out. For firm figures run "
+                  "on an idle machine, with longer samples (`--min-sample-ms 50`), threads unpinned "
+                  "(`OMP_PROC_BIND=false`) where the machine is shared, or threads up to the cores only "
+                  "(`--threads 1,2`).\n")
     for side, best in (("CPU", bcpu), ("GPU", bgpu)):
         if not best:
             if side == "GPU":

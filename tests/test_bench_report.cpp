@@ -286,6 +286,39 @@ TEST(Bench, ReportSetsCsr5sAutomaticSigmaBesideTheBest) {
       << s;
 }
 
+// A noisy run: a kernel whose every configuration stayed noisy shows its fastest median as ~value
+// (indicative) instead of a dash, and the summary gives a verdict with what to do about it.
+TEST(Bench, ReportMarksNoisyFiguresAndGivesAVerdict) {
+  std::vector<Row> rows;
+  const auto add = [&](const std::string& kernel, int threads, double gflops, const std::string& status) {
+    Row r;
+    r.matrix = "m";
+    r.origin = "real";
+    r.rows = r.cols = 1000;
+    r.nnz = 1'000'000;
+    r.nnz_row_mean = 1000;
+    r.backend = "omp";
+    r.kernel = kernel;
+    r.format = "csr";
+    r.threads = r.threads_requested = threads;
+    r.check = "passed";
+    r.status = status;
+    r.gflops = gflops;
+    r.time_median_s = r.time_min_s = r.time_mean_s = 2e-3 / gflops;
+    rows.push_back(r);
+  };
+  add("csr-balanced", 1, 1.0, "ok");
+  add("csr-balanced", 2, 2.0, "ok");
+  add("csr-dynamic", 1, 1.5, "noisy");
+  add("csr-dynamic", 2, 3.0, "noisy");
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  write_csv(dir + "/noisy.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
+  const std::string s = run_report(dir, dir + "/noisy.csv", "noisy");
+  EXPECT_NE(s.find("| m | 1000 | 1000000 | 1000 | 0 | 2 | ~3 |"), std::string::npos) << s;
+  EXPECT_NE(s.find("**Verdict: a noisy run.** 2 of 4 configurations (50%)"), std::string::npos) << s;
+}
+
 // The course reports' tables from rows of known times: each figure follows from its definition
 // (speedup = T_serial of the same format / T; over serial CSR beside it; T_cpu / T_gpu per
 // format; 000 Table 3's best and worst; the theoretical peak at arithmetic intensity 1/6).
