@@ -250,27 +250,32 @@ TEST(Bench, CliQuickRunEndToEnd) {
   EXPECT_TRUE(fs::exists(dir + "/results.json"));
 }
 
+// An OpenMP row of matrix "m" (1000 x 1000, a million nonzeros), checked, at `gflops`.
+Row omp_row(const std::string& kernel, const std::string& format, int threads, double gflops) {
+  Row r;
+  r.matrix = "m";
+  r.origin = "real";
+  r.rows = r.cols = 1000;
+  r.nnz = 1'000'000;
+  r.nnz_row_mean = 1000;
+  r.backend = "omp";
+  r.kernel = kernel;
+  r.format = format;
+  r.threads = r.threads_requested = threads;
+  r.check = "passed";
+  r.gflops = gflops;
+  r.time_median_s = r.time_min_s = r.time_mean_s = 2e-3 / gflops;
+  return r;
+}
+
 // 003 Fig. 17: CSR5's automatic sigma against the best swept one, each at its best thread count:
 // auto (sigma 16 in its detail) at 2 GFLOPS, sigma 8 at 4 (its best over threads), sigma 32 at 1.
 TEST(Bench, ReportSetsCsr5sAutomaticSigmaBesideTheBest) {
   std::vector<Row> rows;
   const auto add = [&](const std::string& settings, const std::string& detail, int threads, double gflops) {
-    Row r;
-    r.matrix = "m";
-    r.origin = "real";
-    r.rows = r.cols = 1000;
-    r.nnz = 1'000'000;
-    r.nnz_row_mean = 1000;
-    r.backend = "omp";
-    r.kernel = "csr5";
-    r.format = "csr5";
-    r.threads = r.threads_requested = threads;
-    r.settings = settings;
-    r.detail = detail;
-    r.check = "passed";
-    r.gflops = gflops;
-    r.time_median_s = r.time_min_s = r.time_mean_s = 2e-3 / gflops;
-    rows.push_back(r);
+    rows.push_back(omp_row("csr5", "csr5", threads, gflops));
+    rows.back().settings = settings;
+    rows.back().detail = detail;
   };
   add("", "omega=4 sigma=16 tiles=100", 1, 1.0);
   add("", "omega=4 sigma=16 tiles=100", 2, 2.0);
@@ -291,21 +296,8 @@ TEST(Bench, ReportSetsCsr5sAutomaticSigmaBesideTheBest) {
 TEST(Bench, ReportMarksNoisyFiguresAndGivesAVerdict) {
   std::vector<Row> rows;
   const auto add = [&](const std::string& kernel, int threads, double gflops, const std::string& status) {
-    Row r;
-    r.matrix = "m";
-    r.origin = "real";
-    r.rows = r.cols = 1000;
-    r.nnz = 1'000'000;
-    r.nnz_row_mean = 1000;
-    r.backend = "omp";
-    r.kernel = kernel;
-    r.format = "csr";
-    r.threads = r.threads_requested = threads;
-    r.check = "passed";
-    r.status = status;
-    r.gflops = gflops;
-    r.time_median_s = r.time_min_s = r.time_mean_s = 2e-3 / gflops;
-    rows.push_back(r);
+    rows.push_back(omp_row(kernel, "csr", threads, gflops));
+    rows.back().status = status;
   };
   add("csr-balanced", 1, 1.0, "ok");
   add("csr-balanced", 2, 2.0, "ok");
