@@ -40,7 +40,8 @@ def auto_comparisons(rows, matrices):
     """Per "backend k=K" (plus the precision where the rows have several) with auto rows: per
     matrix, the auto row (the most threads asked for when several), the oracle (fastest usable non-baseline,
     non-auto row of that backend, k, precision and operation, any setting), the best baseline of the
-    same side (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel), k, precision and operation, and
+    same side (CPU: Eigen, on one thread for a serial auto; GPU: every cuSPARSE kernel), k, precision
+    and operation, and
     the ratios other time / auto time (1 = auto as fast; None where one side is missing): those of
     the interleaved timing after the sweep (duel_* columns) where the run made one, else the
     sweep's medians (also kept as sweep_oracle)."""
@@ -59,7 +60,8 @@ def auto_comparisons(rows, matrices):
             same = lambda r: r["k"] == k and r["precision"] == p and r.get("operation", "n") == op
             oracle = fastest(by[m], lambda r: not r["baseline"] and not is_auto(r) and r["backend"] == backend
                              and same(r))
-            base = fastest(by[m], lambda r: r["baseline"] and is_gpu(r) == is_gpu(a) and same(r))
+            base = fastest(by[m], lambda r: r["baseline"] and is_gpu(r) == is_gpu(a) and same(r)
+                           and (backend != "serial" or r["threads"] == 1))
             ok = usable(a) and a["time_median_s"] > 0
             ratio = lambda o: o["time_median_s"] / a["time_median_s"] if ok and o else None
             duel = lambda col, o: a.get(col) if ok and o and a.get(col, 0) > 0 else ratio(o)

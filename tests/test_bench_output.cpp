@@ -132,6 +132,20 @@ TEST(Bench, SummaryComparesAutoWithTheOracleAndTheBaseline) {
   EXPECT_EQ(summary_table(plain).find("auto"), std::string::npos);
 }
 
+// A serial auto is compared with the baseline on one thread (Eigen at 1 thread: 5 us), not with its
+// fastest multithreaded row (Eigen at 2 threads: 1 us): like with like.
+TEST(Bench, SummaryComparesSerialAutoWithTheOneThreadBaseline) {
+  const std::vector<Row> rows = {
+      timed("ma", "serial", "csr", 4e-6, 1),
+      auto_row("ma", "serial", 4e-6, "serial/csr", 0, 0),
+      timed("ma", "omp", "eigen", 5e-6, 1, true),
+      timed("ma", "omp", "eigen", 1e-6, 2, true),
+  };
+  const std::string s = summary_table(rows);
+  EXPECT_NE(block(s, "ma ").find(fmt::format("auto/base {0:.3f} (sweep {0:.3f})", 5e-6 / 4e-6)), std::string::npos)
+      << s;
+}
+
 // With several precisions each matrix has a line per precision, auto is compared with the oracle
 // of its own precision (a float row is never a double auto's oracle, nor the reverse) and its
 // totals are per precision; a line gives our best GFLOPS of single and mixed over double's.

@@ -2,8 +2,8 @@
 // What kernel "auto" is compared with, one rule for the summary (output.cpp) and the interleaved
 // timing after the sweep (runner.cpp): the oracle is the fastest usable non-baseline, non-auto row
 // of auto's backend, k, layout and precision (any setting); the baseline the fastest usable baseline
-// row of its side (CPU: Eigen on serial/omp; GPU: every cuSPARSE kernel), k, layout and precision.
-// nullptr where there is none.
+// row of its side (CPU: Eigen; GPU: every cuSPARSE kernel), k, layout and precision, on one thread
+// for a serial auto (like with like). nullptr where there is none.
 #include <spmv/bench/bench.hpp>
 
 #include <span>

@@ -277,7 +277,7 @@ const Row* auto_oracle(const Row& a, std::span<const Row* const> rows) {
 const Row* auto_baseline(const Row& a, std::span<const Row* const> rows) {
   return fastest(rows, [&](const Row& o) {
     return o.baseline && gpu(o) == gpu(a) && o.k == a.k && o.layout == a.layout && o.precision == a.precision &&
-           o.operation == a.operation;
+           o.operation == a.operation && (a.backend != "serial" || o.threads == 1);
   });
 }
 
