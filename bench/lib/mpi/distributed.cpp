@@ -146,20 +146,24 @@ struct Vectors {
   }
 };
 
-// Seconds a call of the collective f, in config.samples batches between barriers; batch (from 1)
-// grown until one batch lasts sample_seconds (rank 0's times decide, so every rank runs as many).
-std::vector<double> timed_batches(MPI_Comm comm, const DistributedConfig& config, const std::function<void()>& f,
-                                  long long& batch) {
-  for (;;) {
+// Calls of the collective f a batch: from 1, grown until one batch between barriers lasts
+// sample_seconds (rank 0's times decide, so every rank runs as many).
+long long batch_size(MPI_Comm comm, const DistributedConfig& config, const std::function<void()>& f) {
+  for (long long batch = 1;;) {
     MPI_Barrier(comm);
-    double t = MPI_Wtime();
+    const double t = MPI_Wtime();
     for (long long i = 0; i < batch; ++i) f();
     MPI_Barrier(comm);
     double dt = MPI_Wtime() - t;
     MPI_Bcast(&dt, 1, MPI_DOUBLE, 0, comm);
-    if (dt >= config.sample_seconds || batch >= (1LL << 24)) break;
+    if (dt >= config.sample_seconds || batch >= (1LL << 24)) return batch;
     batch = std::max(batch * 2, static_cast<long long>(batch * config.sample_seconds / std::max(dt, 1e-9) * 1.2));
   }
+}
+
+// Seconds a call of f, in config.samples batches of `batch` calls between barriers (rank 0's).
+std::vector<double> timed_batches(MPI_Comm comm, const DistributedConfig& config, const std::function<void()>& f,
+                                  long long batch) {
   std::vector<double> samples;
   for (int s = 0; s < std::max(1, config.samples); ++s) {
     MPI_Barrier(comm);
@@ -289,10 +293,12 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   MPI_Bcast(&passed, 1, MPI_INT, 0, comm);
   r.passed = passed != 0;
 
-  // Timing: batches between barriers, grown until one lasts sample_seconds (rank 0 decides).
-  long long batch = 1;
-  const std::vector<double> samples = timed_batches(
-      comm, config, [&] { v.product(*plan); }, batch);
+  // Timing: batches between barriers, grown until one lasts sample_seconds (rank 0 decides); the
+  // per-rank timings count the sampled products alone.
+  const auto product = [&] { v.product(*plan); };
+  const long long batch = batch_size(comm, config, product);
+  plan->reset_timings();
+  const std::vector<double> samples = timed_batches(comm, config, product, batch);
   static_cast<SampleStats&>(r.time) = sample_stats(samples);
   r.time.products_per_sample = static_cast<int>(std::min<long long>(batch, 1 << 30));
   r.time.samples = static_cast<int>(samples.size());
@@ -303,9 +309,8 @@ DistributedResult run_distributed(MPI_Comm comm, const std::string& source, cons
   // The overlap: the exchange alone (timed like the products) and both blocks' kernels alone
   // (Plan::time_runs) on the slowest rank against the product: what the product takes beyond the
   // slowest rank's kernels is the exchange's exposed part.
-  long long exchange_batch = 1;
-  const double exchange_s = median_of(timed_batches(
-      comm, config, [&] { v.exchange(*plan); }, exchange_batch));
+  const auto exchange = [&] { v.exchange(*plan); };
+  const double exchange_s = median_of(timed_batches(comm, config, exchange, batch_size(comm, config, exchange)));
   const auto kernel_seconds = [&](Plan* p) {
     if (!p) return 0.0;
     const int n = static_cast<int>(std::clamp<long long>(batch, 1, 1000));
