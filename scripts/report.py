@@ -26,7 +26,7 @@ from collections import defaultdict, OrderedDict
 try:
     from report_common import (plt, load, usable, is_noisy, label, variant, is_gpu, is_auto, full_label, fastest,
                                matrix_order, best_by, save, finish, safe, harmonic_mean, fmt, md_table, lines_vs,
-                               lines_per_matrix,
+                               lines_per_matrix, pages_of, page_file,
                                grouped_bars, display_name, serial_times,
                                same_format_speedup, COLORS, MARKERS, NAMES, shown, ReportError, PRECISIONS)
     import seed_tables
@@ -373,7 +373,7 @@ def main():
     plotted = [m for m in matrices if any(c["matrix"] == m and (c["vs_oracle"] or not c["ok"])
                                           for v in autos.values() for c in v)]
     # Pages of 30 matrices (auto_vs_oracle_1.png, ... where more than one), so the names stay readable.
-    pages = [plotted[p:p + 30] for p in range(0, len(plotted), 30)]
+    pages = pages_of(plotted, 30)
     top = max([1.2] + [(c["vs_oracle"] or 0) * 1.05 for v in autos.values() for c in v])
     for n, page in enumerate(pages, 1):
         fig, ax = plt.subplots(figsize=(max(8, 0.22 * len(page) + 3), 5))
@@ -396,7 +396,7 @@ def main():
                      + (f" ({n}/{len(pages)})" if len(pages) > 1 else ""))
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        save(fig, out, f"auto_vs_oracle_{n}.png" if len(pages) > 1 else "auto_vs_oracle.png", written)
+        save(fig, out, page_file("auto_vs_oracle.png", n, len(pages)), written)
 
     # --- report.md ---
     md = ["# SpMV benchmark report\n"]

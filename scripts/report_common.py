@@ -251,17 +251,7 @@ def lines_vs(rows, x, y, group, title, ylabel, out, name, written, ideal=None, n
     """y against x for one kernel variant over the suite: the median over the matrices with the
     quartiles shaded, and the `named` largest matrices (by nnz) as lines of their own. value(r), when
     given, replaces r[y] (a quantity the CSV does not hold)."""
-    series, info = defaultdict(dict), {}
-    for r in rows:
-        if usable(r) and r["k"] == 1 and group(r):
-            v = value(r) if value else r[y]
-            if v is None:
-                continue
-            m, xv = r["matrix"], r[x]
-            info[m] = r
-            if xv not in series[m] or v > series[m][xv]:
-                series[m][xv] = v
-    series = {m: s for m, s in series.items() if len(s) >= 2}
+    series, info = series_per_matrix(rows, x, group, value or (lambda r: r[y]))
     if not series:
         return
     xs = sorted({v for s in series.values() for v in s})
@@ -294,25 +284,42 @@ def lines_vs(rows, x, y, group, title, ylabel, out, name, written, ideal=None, n
     save(fig, out, name, written)
 
 
-def lines_per_matrix(rows, x, y, group, title, ylabel, out, name, written, page=10, ideal=None, value=None):
-    """y against x for one kernel variant, a line per matrix, ten matrices a page (files name_1.png,
-    name_2.png, ...; name.png where one page holds them): the course reports' per-matrix curves at
-    every setting measured. value(r), when given, replaces r[y]."""
+def series_per_matrix(rows, x, group, value):
+    """Per matrix, value(r) against r[x] over the usable SpMV rows where group(r) holds, the best at
+    each x (value None: left out), for the matrices with two points or more; and a row of each."""
     series, info = defaultdict(dict), {}
     for r in rows:
         if usable(r) and r["k"] == 1 and group(r):
-            v = value(r) if value else r[y]
-            if not v:  # not measured, or a ratio the CSV could not form (0)
+            v = value(r)
+            if v is None:
                 continue
             m, xv = r["matrix"], r[x]
             info[m] = r
             if xv not in series[m] or v > series[m][xv]:
                 series[m][xv] = v
-    ms = [m for m in series if len(series[m]) >= 2]
+    return {m: s for m, s in series.items() if len(s) >= 2}, info
+
+
+def pages_of(items, size):
+    """items in pages of `size`."""
+    return [items[p:p + size] for p in range(0, len(items), size)]
+
+
+def page_file(name, n, pages):
+    """name.png, or name_N.png where there are several pages."""
+    return name.replace(".png", f"_{n}.png") if pages > 1 else name
+
+
+def lines_per_matrix(rows, x, y, group, title, ylabel, out, name, written, page=10, ideal=None):
+    """y against x for one kernel variant, a line per matrix, ten matrices a page (files name_1.png,
+    name_2.png, ...; name.png where one page holds them): the course reports' per-matrix curves at
+    every setting measured. A value of 0 (a ratio the CSV could not form) is left out."""
+    series, info = series_per_matrix(rows, x, group, lambda r: r[y] or None)
+    ms = list(series)
     if not ms:
         return
     xs = sorted({v for m in ms for v in series[m]})
-    pages = [ms[p:p + page] for p in range(0, len(ms), page)]
+    pages = pages_of(ms, page)
     for n, part in enumerate(pages, 1):
         fig, ax = plt.subplots(figsize=(8, 5))
         for i, m in enumerate(part):
@@ -326,7 +333,7 @@ def lines_per_matrix(rows, x, y, group, title, ylabel, out, name, written, page=
         ax.set_title(title + (f" ({n}/{len(pages)})" if len(pages) > 1 else ""))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        save(fig, out, name.replace(".png", f"_{n}.png") if len(pages) > 1 else name, written)
+        save(fig, out, page_file(name, n, len(pages)), written)
 
 
 def grouped_bars(matrices, series, value, title, ylabel, out, name, written, log=True, page=10, names=None,
@@ -340,7 +347,7 @@ def grouped_bars(matrices, series, value, title, ylabel, out, name, written, log
     if not matrices or not series:
         return
     series = series[:10]
-    pages = [matrices[p:p + page] for p in range(0, len(matrices), page)]
+    pages = pages_of(matrices, page)
     for n, ms in enumerate(pages, 1):
         fig, ax = plt.subplots(figsize=(min(13, max(6.5, 0.16 * len(ms) * len(series) + 3)), 4.6))
         w = 0.8 / len(series)
@@ -368,7 +375,7 @@ def grouped_bars(matrices, series, value, title, ylabel, out, name, written, log
         ax.set_title(title + (f" ({n}/{len(pages)})" if len(pages) > 1 else ""))
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        save(fig, out, f"{name}_{n}.png" if len(pages) > 1 else f"{name}.png", written)
+        save(fig, out, page_file(f"{name}.png", n, len(pages)), written)
 
 
 def serial_times(rows):

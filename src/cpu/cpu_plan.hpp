@@ -267,6 +267,23 @@ class CpuPlan : public Plan {
         rows_product<Simd>(rows, r0, r1, vec_x<VV>(), vec_y<VV>(), rows_, cols_, k_, layout_, scale<VV>());
       });
   }
+  // Every row in chunks of `chunk` rows over `threads` threads: handed out as threads free up
+  // (dynamic), or round-robin under a static schedule.
+  template <bool Simd, class Rows>
+  void chunked_rows(const Rows& rows, index_t chunk, int threads, bool dynamic) {
+    const offset_t c = chunk, n = (offset_t{rows_} + c - 1) / c;
+    const auto one = [&](offset_t i) {
+      rows_part<Simd>(rows, static_cast<index_t>(i * c), static_cast<index_t>(std::min<offset_t>(i * c + c, rows_)),
+                      omp_get_thread_num());
+    };
+    if (dynamic) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+      for (offset_t i = 0; i < n; ++i) one(i);
+    } else {
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+      for (offset_t i = 0; i < n; ++i) one(i);
+    }
+  }
   // "layout=col via=native|transpose" for column-major SpMM, else "".
   std::string via_detail() const {
     return transpose_possible() ? fmt::format("layout=col via={}", via_transpose_ ? "transpose" : "native") : "";

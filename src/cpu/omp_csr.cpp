@@ -157,19 +157,7 @@ class OmpCsr final : public CpuPlan {
         for (int p = me; p < nparts; p += nt) rows_part<Simd>(rows, bounds_[p], bounds_[p + 1], me);
       }
     } else {
-      const index_t cr = chunk_rows_;
-      const index_t n_chunks = rows_ == 0 ? 0 : (rows_ - 1) / cr + 1;
-      const auto chunk = [&](index_t ch) {
-        const index_t r0 = ch * cr;
-        rows_part<Simd>(rows, r0, std::min<index_t>(r0 + cr, rows_), omp_get_thread_num());
-      };
-      if (static_chunks_) {
-#pragma omp parallel for schedule(static, 1) num_threads(threads_)
-        for (index_t ch = 0; ch < n_chunks; ++ch) chunk(ch);
-      } else {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
-        for (index_t ch = 0; ch < n_chunks; ++ch) chunk(ch);
-      }
+      chunked_rows<Simd>(rows, chunk_rows_, threads_, !static_chunks_);
     }
   }
 

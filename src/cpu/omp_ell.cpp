@@ -37,7 +37,7 @@ class OmpEll final : public CpuPlan {
     const auto t1 = std::chrono::steady_clock::now();
     const VariantChoice choice = parse_variant(skip_padding ? "ell-rowlen" : "ell", ell_variants(), opt.kernel.variant);
     const RowVariant v = row_variant(choice);
-    by_elements_ = k_ > 1 && choice.given("spmm") && choice["spmm"] == "elements";
+    by_elements_ = k_ > 1 && choice["spmm"] == "elements";
     if (by_elements_) {
       detail = fmt::format("spmm=elements layout={}", layout_ == Layout::ColMajor ? "col" : "row");
     } else if (k_ == 1) {  // SpMV: keep the faster of the simd and scalar row loops
@@ -95,15 +95,7 @@ class OmpEll final : public CpuPlan {
       return;
     }
     if (chunk_rows_ > 0) {
-      const offset_t c = chunk_rows_, chunks = (offset_t{rows_} + c - 1) / c;
-#pragma omp parallel num_threads(threads_)
-      {
-        const int me = omp_get_thread_num();
-#pragma omp for schedule(dynamic)
-        for (offset_t i = 0; i < chunks; ++i)
-          rows_part<Simd>(rows, static_cast<index_t>(i * c), static_cast<index_t>(std::min<offset_t>(i * c + c, rows_)),
-                          me);
-      }
+      chunked_rows<Simd>(rows, chunk_rows_, threads_, true);
       return;
     }
     const int parts = threads_;

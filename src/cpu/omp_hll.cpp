@@ -23,8 +23,8 @@ class OmpHll final : public CpuPlan {
       : CpuPlan(a.rows, a.cols, opt), float_values_(opt.precision != Precision::Double) {
     const int threads = plan_threads(opt);
     const VariantChoice choice = parse_variant("hll", hll_variants(), opt.kernel.variant);
-    split_hacks_ = choice.given("split") && choice["split"] == "hacks";
-    skip_zeros_ = choice.given("padding") && choice["padding"] == "skip";
+    split_hacks_ = choice["split"] == "hacks";
+    skip_zeros_ = choice["padding"] == "skip";
     const auto t0 = std::chrono::steady_clock::now();
     if (float_values_)
       hf_ = csr_to_hll<float>(a, opt.kernel.hack, convert_options(opt));
