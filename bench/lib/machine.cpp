@@ -24,6 +24,8 @@ MachineInfo machine_info() {
   MachineInfo m;
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) m.hostname = host;
+  // The vector extensions, named as /proc/cpuinfo's flags name them.
+  const auto append = [](std::string& list, const std::string& word) { list += (list.empty() ? "" : " ") + word; };
   std::string cpu_simd;
   {
     std::ifstream f("/proc/cpuinfo");
@@ -39,39 +41,33 @@ MachineInfo machine_info() {
         std::set<std::string> have;
         for (std::string w; words >> w;) have.insert(w);
         for (const char* ext : {"avx512f", "avx2", "avx", "fma", "sse4_2", "sve", "asimd"})
-          if (have.count(ext)) cpu_simd += (cpu_simd.empty() ? "" : " ") + std::string(ext);
+          if (have.count(ext)) append(cpu_simd, ext);
         flags = true;
       }
     }
   }
   std::string build_simd;
-  for (const auto& [on, name] : std::initializer_list<std::pair<bool, const char*>> {
 #if defined(__AVX512F__)
-         {true, "avx512f"},
+  append(build_simd, "avx512f");
 #endif
 #if defined(__AVX2__)
-             {true, "avx2"},
+  append(build_simd, "avx2");
 #endif
 #if defined(__AVX__)
-             {true, "avx"},
+  append(build_simd, "avx");
 #endif
 #if defined(__FMA__)
-             {true, "fma"},
+  append(build_simd, "fma");
 #endif
 #if defined(__SSE4_2__)
-             {true, "sse4_2"},
+  append(build_simd, "sse4_2");
 #endif
 #if defined(__ARM_FEATURE_SVE)
-             {true, "sve"},
+  append(build_simd, "sve");
 #endif
 #if defined(__ARM_NEON)
-             {true, "asimd"},
+  append(build_simd, "asimd");
 #endif
-         {
-           false, ""
-         }
-       })
-    if (on) build_simd += (build_simd.empty() ? "" : " ") + std::string(name);
   m.simd = fmt::format("cpu {}, build {}", cpu_simd.empty() ? "(none listed)" : cpu_simd,
                        build_simd.empty() ? "(baseline)" : build_simd);
   m.cores = std::max(1, omp_get_num_procs());
