@@ -100,12 +100,16 @@ def spmm_section(rows, matrices, out, written):
                                                    "max rel. error", "mean rel. error"], lines))
         if ratios:
             md.append("\n" + "; ".join(
-                f"k={k} {l}: geometric mean {math.exp(sum(map(math.log, v)) / len(v)):.2f}x, lowest {min(v):.2f}x ({len(v)} matrices)"
+                f"k={k} {l}: geometric mean {statistics.geometric_mean(v):.2f}x, lowest {min(v):.2f}x ({len(v)} matrices)"
                 for (k, l), v in sorted(ratios.items())) + "\n")
-        # GFLOPS against k, small multiples by matrix class; at most 4 lines a panel.
+        # GFLOPS against k, small multiples by matrix class; at most 4 lines a panel: auto's and the
+        # best baseline's (a class, or the plot, only where either was measured).
         regular = is_regular
         classes = [(c, keep) for c, keep in (("regular rows", True), ("irregular rows", False))
-                   if any(regular(r) == keep for d in best.values() for r in d.values())]
+                   if any(regular(d[role]) == keep for d in best.values() for role in ("auto", "baseline")
+                          if role in d)]
+        if not classes:
+            continue
         fig, axes = plt.subplots(1, len(classes), figsize=(5.5 * len(classes) + 0.5, 4.2), sharey=True, squeeze=False)
         axes = axes[0]
         for ax, (cls, keep) in zip(axes, classes):
@@ -284,7 +288,7 @@ def csr5_sigma_section(rows, matrices):
                           f'{best["gflops"]:.4g}', f"{ratio:.2f}"])
     if not lines:
         return ""
-    gm = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    gm = statistics.geometric_mean(ratios)
     return ("\n## CSR5: the automatic sigma against the best sigma (003 Fig. 17)\n\n"
             "Each at its best thread count or block size; the best of the automatic sigma and the swept ones "
             f"counts as the best. Automatic / best: geometric mean {gm:.2f}, lowest {min(ratios):.2f} "
