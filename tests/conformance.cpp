@@ -57,10 +57,12 @@ struct Sweep {
   std::vector<int> ks = {1};
 };
 
-// Whether the kernel's variant has that group of words ("inner": the CPU row kernels').
-bool has_group(const KernelSpec& k, std::string_view group) {
-  return std::any_of(k.variants.begin(), k.variants.end(), [&](const VariantGroup& g) { return g.name == group; });
+// The kernel's variant group of that name ("inner": the CPU row kernels'), or null.
+const VariantGroup* group(const KernelSpec& k, std::string_view name) {
+  const auto g = std::find_if(k.variants.begin(), k.variants.end(), [&](const VariantGroup& g) { return g.name == name; });
+  return g == k.variants.end() ? nullptr : &*g;
 }
+bool has_group(const KernelSpec& k, std::string_view name) { return group(k, name) != nullptr; }
 
 std::vector<Sweep> param_sweeps(const KernelSpec& k) {
   std::vector<Sweep> v;
@@ -74,10 +76,29 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
         v.push_back({.s = {.opt = {.threads = t, .kernel = {.variant = variant}},
                            .detail_has = "inner=" + variant.substr(variant.find(':') + 1)}});
   }
-  if (has_group(k, "spmm"))  // OpenMP ELL: 004's SpMM by elements (both layouts: the cases' own)
+  // 004's SpMM mappings, each forced in both layouts: OpenMP ELL's rows or elements; CUDA ELL's and
+  // HLL's lanes, a thread or two a element (K past 32: lanes take several columns).
+  if (const VariantGroup* g = group(k, "spmm"))
+    for (const std::string& word : g->words)
+      for (const int t : threads)
+        for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
+          v.push_back({.s = {.opt = {.threads = t, .layout = layout, .kernel = {.variant = word}},
+                             .detail_has = k.backend == Backend::Cuda ? "spmm=" + word : ""},
+                       .ks = {2, 5, 40}});
+  if (has_group(k, "storage") && k.name == "ell-rowlen")  // OpenMP: 004's ELL without padding in storage
     for (const int t : threads)
-      for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
-        v.push_back({.s = {.opt = {.threads = t, .layout = layout, .kernel = {.variant = "elements"}}}, .ks = {2, 5}});
+      for (const auto& [words, chunk] : {std::pair{"unpadded", 0}, {"unpadded:elements", 0}, {"unpadded:scalar", 3}})
+        v.push_back({.s = {.opt = {.threads = t, .kernel = {.chunk_rows = chunk, .variant = words}},
+                           .detail_has = "storage=unpadded"},
+                     .ks = {1, 5}});
+  if (has_group(k, "k-lanes"))  // CUDA CSR SpMM: lanes along K named (004's Vector_by_row is c1:w32:k8)
+    for (const auto& [shape, kl] : {std::pair{"c1:w32:k8", "8"}, {"c1:w8:k2", "2"}, {"c2:w16:k4", "4"}})
+      v.push_back({.s = {.opt = {.kernel = {.variant = shape}}, .detail_has = std::string("lanes_along_k=") + kl},
+                   .ks = {4, 8, 20}});
+  if (has_group(k, "rows"))  // CUDA CSR SpMM: every row a block (004's CSR_Adaptive_sub_blocks)
+    for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
+      v.push_back({.s = {.opt = {.layout = layout, .kernel = {.variant = "blocks"}}, .detail_has = "rows=blocks"},
+                   .ks = {2, 5, 40}});
   if (has_group(k, "rows"))  // CUDA ELL reading each row's length (002's MAXNZ(1:M))
     v.push_back({.s = {.opt = {.kernel = {.variant = "lengths"}}, .detail_has = "rows=lengths"}, .ks = {1, 5}});
   if (has_group(k, "sigma"))  // CUDA CSR5: the paper's sigma rule (the matrices' own sigma, 4 to 32)
@@ -107,7 +128,7 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
     for (const long long sw : tried("subwarp")) v.push_back({.s = {.opt = with("subwarp", sw)}});
   if (takes(k, "nz_per_block"))  // 1: every non-empty row is "long"; 7: few rows per block
     for (const long long nb : tried("nz_per_block"))
-      v.push_back({.s = {.opt = with("nz_per_block", nb, {.kernel = {.block_size = 128}})}});
+      v.push_back({.s = {.opt = with("nz_per_block", nb, {.kernel = {.block_size = 128}})}, .ks = {1, 5}});
   if (takes(k, "nz_per_chunk"))  // 1: a chunk per row; 7: rows split across chunks' edges
     for (const long long nc : tried("nz_per_chunk"))
       v.push_back(
@@ -139,7 +160,7 @@ TEST(CONFORMANCE, RegistryHasTheKernels) {
       {Backend::Cuda,
        {"auto", "csr", "csr-scalar", "csr-vector", "csr-adaptive", "csr-merge", "csr5", "ell", "hll", "csr-scatter",
         "cusparse", "cusparse-alg1", "cusparse-alg2", "cusparse-coo-alg1", "cusparse-coo-alg2", "cusparse-sell"},
-       {"auto", "csr", "csr5", "ell", "hll", "csr-scatter", "cusparse"},
+       {"auto", "csr", "csr-adaptive", "csr5", "ell", "hll", "csr-scatter", "cusparse"},
        {"cusparse", "cusparse-alg1", "cusparse-alg2", "cusparse-coo-alg1", "cusparse-coo-alg2", "cusparse-sell"}}};
 #else
   // Every kernel must do SpMM.
@@ -347,8 +368,9 @@ TEST(CONFORMANCE, ParameterSweeps) {
           if (k > 1 && !spec->spmm) continue;
           PlanOptions opt = sw.s.opt;
           opt.k = k;
-          // The inner loop shows in the detail of SpMV plans only.
-          const std::string detail_has = k == 1 ? sw.s.detail_has : "";
+          // A sweep with k = 1 names what SpMV plans show (the inner loop, ...); an SpMM-only sweep
+          // what every plan of it shows.
+          const std::string detail_has = k == 1 || sw.ks.front() > 1 ? sw.s.detail_has : "";
           bool refused = false;
           EXPECT_EQ(run_one(*spec, a, opt, name, &refused, detail_has), "");
           if (spec->format == "hll" && opt.kernel.hack == 4096 && name == "one_dominant_row")

@@ -81,11 +81,12 @@ inline offset_t sell32_slots(const Csr& a) {
 }
 
 // The slots a plan of this kernel must store (its stored_entries), padding included.
-inline offset_t expected_stored_entries(const KernelSpec& k, const Csr& a, int hack) {
+// variant: the plan's words ("unpadded": ELL stored without padding, its nonzeros only).
+inline offset_t expected_stored_entries(const KernelSpec& k, const Csr& a, int hack, const std::string& variant = "") {
   if (k.format == "hll") return hll_slots(a, hack);
   if (k.format == "hll-compact") return hll_slots(a, 32);
   if (k.name == "cusparse-sell") return sell32_slots(a);
-  if (ell_slots(k)) {
+  if (ell_slots(k) && variant.find("unpadded") == std::string::npos) {
     offset_t max_len = 0;
     for (index_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_length(r));
     return static_cast<offset_t>(a.rows) * max_len;
@@ -232,7 +233,8 @@ inline std::string check_plan(const KernelSpec& spec, const Csr& a, Plan& plan_r
     return where + ": detail '" + plan->detail + "' lacks '" + detail_has + "'";
   // The planner stores what its choice stores ("omp/hll hack=16 threads=2": HLL with hack 16).
   const KernelSpec& stored = spec.name == "auto" ? chosen_spec(spec.backend, plan->chosen, opt.kernel.hack) : spec;
-  if (const offset_t want = expected_stored_entries(stored, a, opt.kernel.hack); plan->stored_entries != want)
+  if (const offset_t want = expected_stored_entries(stored, a, opt.kernel.hack, opt.kernel.variant);
+      plan->stored_entries != want)
     return where + fmt::format(": stored_entries {} != {} ({})", plan->stored_entries, want, stored.name);
   // A nonzero's column and value (compact formats: at least a 2-byte column offset and a 1-byte
   // index into the distinct values).

@@ -2,6 +2,9 @@
 // row ranges balances "ell"; "ell-rowlen" uses the same split and skips each row's padding. With
 // chunk_rows, a dynamic schedule of that many rows a chunk instead (002's: 3). SpMM by elements
 // (004's): every result Y(i, j) its own dot product, rows x K collapsed under a static schedule.
+// "ell-rowlen --variant unpadded": 004's ELL without padding in storage, the rows' entries back to
+// back, each row at the running sum of the lengths before it (nnz slots, not rows x width; the
+// layout is CSR's, with the row loop and schedules of ELL).
 #include <spmv/formats/ell.hpp>
 
 #include <omp.h>
@@ -25,17 +28,31 @@ class OmpEll final : public CpuPlan {
         threads_(plan_threads(opt)),
         chunk_rows_(opt.kernel.chunk_rows),
         float_values_(opt.precision != Precision::Double) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (float_values_)
-      ef_ = csr_to_ell<float>(a, Layout::RowMajor, convert_options(opt));
-    else
-      e_ = csr_to_ell(a, Layout::RowMajor, convert_options(opt));
-    convert_seconds = seconds_since(t0);
-    stored_entries = float_values_ ? ef_.slots() : e_.slots();
-    bytes_per_product = float_values_ ? ell_product_bytes(ef_, skip_padding, opt.k, opt.precision)
-                                      : ell_product_bytes(e_, skip_padding, opt.k, opt.precision);
-    const auto t1 = std::chrono::steady_clock::now();
     const VariantChoice choice = parse_variant(skip_padding ? "ell-rowlen" : "ell", ell_variants(), opt.kernel.variant);
+    unpadded_ = choice["storage"] == "unpadded";
+    if (unpadded_ && !skip_padding)
+      throw Unsupported("ell multiplies its padding: storage without it is ell-rowlen's (--kernel ell-rowlen "
+                        "--variant unpadded)");
+    const auto t0 = std::chrono::steady_clock::now();
+    if (unpadded_) {
+      if (float_values_)
+        rf_ = Ragged<float>(a);
+      else
+        r_ = Ragged<double>(a);
+      stored_entries = a.nnz();
+      bytes_per_product = (4 + value_bytes(opt.precision)) * a.nnz() + 8 * (offset_t{rows_} + 1) +
+                          vector_bytes(opt.precision) * (offset_t{cols_} + rows_) * opt.k;
+    } else {
+      if (float_values_)
+        ef_ = csr_to_ell<float>(a, Layout::RowMajor, convert_options(opt));
+      else
+        e_ = csr_to_ell(a, Layout::RowMajor, convert_options(opt));
+      stored_entries = float_values_ ? ef_.slots() : e_.slots();
+      bytes_per_product = float_values_ ? ell_product_bytes(ef_, skip_padding, opt.k, opt.precision)
+                                        : ell_product_bytes(e_, skip_padding, opt.k, opt.precision);
+    }
+    convert_seconds = seconds_since(t0);
+    const auto t1 = std::chrono::steady_clock::now();
     const RowVariant v = row_variant(choice);
     by_elements_ = k_ > 1 && choice["spmm"] == "elements";
     if (by_elements_) {
@@ -54,6 +71,7 @@ class OmpEll final : public CpuPlan {
     }
     if (chunk_rows_ > 0)
       detail += fmt::format("{}schedule=dynamic chunk_rows={}", detail.empty() ? "" : " ", chunk_rows_);
+    if (unpadded_) detail += std::string(detail.empty() ? "" : " ") + "storage=unpadded";
     setup_seconds = seconds_since(t1);
     note_fewer_threads(detail, planned_threads(), threads_, fmt::format("{} row{}", rows_, rows_ == 1 ? "" : "s"));
   }
@@ -62,13 +80,36 @@ class OmpEll final : public CpuPlan {
 
  protected:
   void product() override {
-    if (float_values_)
+    if (unpadded_ && float_values_)
+      product_with(rf_.rows());
+    else if (unpadded_)
+      product_with(r_.rows());
+    else if (float_values_)
       product_format(ef_);
     else
       product_format(e_);
   }
 
  private:
+  // 004's unpadded ELL: each row's entries at start[r], its length start[r + 1] - start[r] (the
+  // lengths' running sum, made once).
+  template <class V>
+  struct Ragged {
+    Ragged() = default;
+    explicit Ragged(const CsrView& a)
+        : start(static_cast<std::size_t>(a.rows) + 1),
+          col(a.col.begin(), a.col.begin() + a.nnz()),
+          val(static_cast<std::size_t>(a.nnz())) {
+      for (index_t r = 0; r < a.rows; ++r) start[r + 1] = start[r] + a.row_length(r);
+      for (std::size_t i = 0; i < val.size(); ++i)
+        val[i] = a.values_in_float() ? static_cast<V>(a.val_f32[i]) : static_cast<V>(a.val[i]);
+    }
+    CsrRows<offset_t, V> rows() const { return {start.data(), col.data(), val.data()}; }
+    std::vector<offset_t> start;
+    std::vector<index_t> col;
+    std::vector<V> val;
+  };
+
   template <class V>
   void product_format(const BasicEll<V>& e) {
     if (skip_padding_)
@@ -138,6 +179,9 @@ class OmpEll final : public CpuPlan {
 
   Ell e_;
   EllFloat ef_;  // single and mixed precision
+  Ragged<double> r_;
+  Ragged<float> rf_;
+  bool unpadded_ = false;
   bool skip_padding_;
   int threads_;
   index_t chunk_rows_;  // > 0: a dynamic schedule of chunks of this many rows
@@ -154,6 +198,9 @@ std::vector<VariantGroup> ell_variants() {
                {"rows", "elements"},
                "SpMM: a row's K results together, or each result its own dot product over rows x K collapsed "
                "(004's)"});
+  g.push_back({"storage",
+               {"padded", "unpadded"},
+               "ell-rowlen: rows padded to the width, or stored without padding, back to back (004's)"});
   return g;
 }
 

@@ -5,7 +5,8 @@
 // block of its own that runs CSR-vector over the whole block; a row longer than a piece (the larger
 // of NZ_PER_BLOCK and 8 entries per thread) is cut into pieces of a block each, and the last piece
 // to finish adds the partials in piece order: one launch, the same bits on every run.
-// Empty rows inside a block sum an empty slice: y = 0.
+// Empty rows inside a block sum an empty slice: y = 0. SpMM (K right-hand sides, 004's CSR-Adaptive
+// SpMM) runs K blocks per row block, one per column of Y.
 #include "cuda/csr_device.cuh"
 #include "cuda/cuda_kernels.hpp"
 
@@ -21,15 +22,33 @@ namespace {
 // Block descriptor (int4): rows [x, y); a long row is cut into w pieces of `piece_len` entries,
 // this block computing piece number z.
 
-// MV: the matrix's value type, VV: x's, y's and the sums' (the shared products too).
-template <class MV, class VV, typename OffT>
+// Where X and Y are for SpMM (004's CSR-Adaptive SpMM): K blocks per row block, one per column of
+// Y (the columns fastest, so a row block's K blocks run together and share X's lines); element
+// (i, c) of X at x[i * xr + c * xc], of Y at y[i * yr + c * yc]. SpMV: k = 1, xr = yr = 1.
+template <class VV>
+struct Columns {
+  int k;
+  long long xr, xc, yr, yc;
+};
+
+// MV: the matrix's value type, VV: x's, y's and the sums' (the shared products too). Multi: SpMM
+// (Columns' strides; SpMV's code has none).
+template <class MV, class VV, typename OffT, bool Multi>
 __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long piece_len, const OffT* __restrict__ rp,
                                     const index_t* __restrict__ col, const MV* __restrict__ val,
-                                    const VV* __restrict__ x, VV* __restrict__ y, VV* __restrict__ partial,
-                                    int* __restrict__ arrived, Epilogue<VV> ep) {
+                                    const VV* __restrict__ x, VV* __restrict__ y, Columns<VV> cs,
+                                    VV* __restrict__ partial, int* __restrict__ arrived, Epilogue<VV> ep) {
   VV* prod = dynamic_shared<VV>();
   __shared__ bool last;
-  const int4 d = blocks[blockIdx.x];
+  const int k = Multi ? cs.k : 1;
+  const unsigned bi = Multi ? blockIdx.x / k : blockIdx.x;  // the row block
+  const int c = Multi ? static_cast<int>(blockIdx.x - bi * k) : 0;
+  const long long xr = Multi ? cs.xr : 1, yr = Multi ? cs.yr : 1;
+  if constexpr (Multi) {
+    x += c * cs.xc;
+    y += c * cs.yc;
+  }
+  const int4 d = blocks[bi];
   const index_t r0 = d.x, r1 = d.y;
   const int nr = r1 - r0;
   const int tid = threadIdx.x, nt = blockDim.x;
@@ -40,7 +59,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
     const OffT pe = d.w == 1 ? e : min(e, static_cast<OffT>(ps + piece_len));
     VV sum = 0;
 #pragma unroll 4
-    for (OffT p = ps + tid; p < pe; p += nt) sum += static_cast<VV>(__ldg(val + p)) * __ldg(x + __ldg(col + p));
+    for (OffT p = ps + tid; p < pe; p += nt) sum += static_cast<VV>(__ldg(val + p)) * __ldg(x + __ldg(col + p) * xr);
     sum = group_sum(sum, 32);
     if ((tid & 31) == 0) prod[tid >> 5] = sum;
     __syncthreads();
@@ -50,24 +69,24 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
       w = group_sum(w, 32);
     }
     if (d.w == 1) {
-      if (tid == 0) ep.put(y, r0, w);
+      if (tid == 0) ep.put(y, r0 * yr, w);
       return;
     }
     // Pieces of a long row: the last piece to finish adds all partials in piece order, so the
-    // result does not depend on which block finished last.
-    const unsigned first = blockIdx.x - d.z;
+    // result does not depend on which block finished last. Partials and counters per column.
+    const unsigned first = bi - d.z;
     if (tid == 0) {
-      partial[blockIdx.x] = w;
-      last = count_arrival(arrived[first]) == d.w - 1;  // publishes this piece's partial
+      partial[static_cast<long long>(bi) * k + c] = w;
+      last = count_arrival(arrived[static_cast<long long>(first) * k + c]) == d.w - 1;  // publishes the partial
     }
     __syncthreads();
     if (last && tid < 32) {
       VV t = 0;
-      for (int j = tid; j < d.w; j += 32) t += __ldcg(partial + first + j);
+      for (int j = tid; j < d.w; j += 32) t += __ldcg(partial + static_cast<long long>(first + j) * k + c);
       t = group_sum(t, 32);
       if (tid == 0) {
-        ep.put(y, r0, t);
-        arrived[first] = 0;  // ready for the next product
+        ep.put(y, r0 * yr, t);
+        arrived[static_cast<long long>(first) * k + c] = 0;  // ready for the next product
       }
     }
     return;
@@ -75,7 +94,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
   // CSR-stream: products into shared memory, coalesced over the block's contiguous entries.
   const int n = static_cast<int>(e - s);
 #pragma unroll 4
-  for (int i = tid; i < n; i += nt) prod[i] = static_cast<VV>(__ldg(val + s + i)) * __ldg(x + __ldg(col + s + i));
+  for (int i = tid; i < n; i += nt) prod[i] = static_cast<VV>(__ldg(val + s + i)) * __ldg(x + __ldg(col + s + i) * xr);
   __syncthreads();
   // As many lanes per row as the block allows (a power of two, at most a warp).
   int tpr = 1;
@@ -87,7 +106,7 @@ __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long p
     for (int i = b + l; i < en; i += tpr) sum += prod[i];
   }
   sum = group_sum(sum, tpr);
-  if (g < nr && l == 0) ep.put(y, r0 + g, sum);
+  if (g < nr && l == 0) ep.put(y, (r0 + g) * yr, sum);
 }
 
 // Row blocks are built greedily in independent spans of rows (a block never crosses a span's
@@ -156,6 +175,7 @@ class CsrAdaptive final : public CsrDevicePlan {
  public:
   CsrAdaptive(const CsrView& a, const PlanOptions& opt, SharedDeviceCsr dev = nullptr)
       : CsrDevicePlan(a, opt, std::move(dev)) {
+    device_transpose_ = false;  // SpMM reads X and writes Y in either layout through strides
     const auto t0 = std::chrono::steady_clock::now();
     const auto& p = tuning::csr_adaptive;
     nz_per_block_ =
@@ -169,31 +189,40 @@ class CsrAdaptive final : public CsrDevicePlan {
       build_blocks(m_.rp64.data());
     else
       build_blocks(m_.rp32.data());
-    partial_.resize(n_blocks_);
-    arrived_.resize(n_blocks_);
-    if (n_blocks_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, n_blocks_ * sizeof(int)));
+    const std::size_t per_column = static_cast<std::size_t>(n_blocks_) * k_;
+    if (per_column >= static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw Unsupported("csr-adaptive: row blocks x k over a grid's 2^31 blocks");
+    partial_.resize(per_column);
+    arrived_.resize(per_column);
+    if (per_column) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, per_column * sizeof(int)));
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     setup_seconds += seconds_since(t0);
-    bytes_per_product += 16 * static_cast<offset_t>(n_blocks_);  // the descriptors
+    bytes_per_product += 16 * static_cast<offset_t>(n_blocks_) * k_;  // the descriptors, read per column
     detail = "nz_per_block=" + std::to_string(nz_per_block_) + " row_blocks=" + std::to_string(n_blocks_);
+    if (k_ > 1) detail += " spmm=block_per_element layout=" + std::string(layout_ == Layout::RowMajor ? "row" : "col");
   }
 
  protected:
   void launch(const Launch& l) override {
     if (trivial()) return zero_y(l);
     with_types(prec_, [&]<class MV, class VV>() {
-      const std::size_t shmem = std::max<std::size_t>(nz_per_block_, 32) * sizeof(VV);
-      VV* partial = reinterpret_cast<VV*>(partial_.data());  // a double array holds as many floats
       if (m_.wide)
-        csr_adaptive_kernel<<<n_blocks_, block_, shmem, l.stream>>>(desc(), piece_len_, m_.rp64.data(), m_.col.data(),
-                                                                    m_.val.data<MV>(), l.xv<VV>(), l.yv<VV>(), partial,
-                                                                    arrived_.data(), l.ep<VV>());
+        launch_with<MV, VV>(m_.rp64.data(), l);
       else
-        csr_adaptive_kernel<<<n_blocks_, block_, shmem, l.stream>>>(desc(), piece_len_, m_.rp32.data(), m_.col.data(),
-                                                                    m_.val.data<MV>(), l.xv<VV>(), l.yv<VV>(), partial,
-                                                                    arrived_.data(), l.ep<VV>());
+        launch_with<MV, VV>(m_.rp32.data(), l);
     });
     SPMV_CUDA_CHECK_LAUNCH();
+  }
+  template <class MV, class VV, typename OffT>
+  void launch_with(const OffT* rp, const Launch& l) {
+    const std::size_t shmem = std::max<std::size_t>(nz_per_block_, 32) * sizeof(VV);
+    VV* partial = reinterpret_cast<VV*>(partial_.data());  // a double array holds as many floats
+    const bool rm = layout_ == Layout::RowMajor;
+    const Columns<VV> cs{k_, rm ? k_ : 1, rm ? 1 : cols_, rm ? k_ : 1, rm ? 1 : rows_};
+    const auto kernel = k_ > 1 ? csr_adaptive_kernel<MV, VV, OffT, true> : csr_adaptive_kernel<MV, VV, OffT, false>;
+    kernel<<<n_blocks_* static_cast<unsigned>(k_), block_, shmem, l.stream>>>(desc(), piece_len_, rp, m_.col.data(),
+                                                                              m_.val.data<MV>(), l.xv<VV>(), l.yv<VV>(),
+                                                                              cs, partial, arrived_.data(), l.ep<VV>());
   }
   // The row blocks into blocks_ (one synchronisation: the count, for the launch's grid).
   template <typename OffT>
@@ -239,7 +268,10 @@ void register_csr_adaptive() {
   add_kernel({.name = "csr-adaptive",
               .backend = Backend::Cuda,
               .format = "csr",
-              .description = "CSR-adaptive: CSR-stream row blocks of NZ_PER_BLOCK entries, CSR-vector for long rows",
+              .description = "CSR-adaptive: CSR-stream row blocks of NZ_PER_BLOCK entries, CSR-vector for long rows; "
+                             "SpMM as 004's CSR-Adaptive SpMM (a block per row block and column of Y, X and Y in "
+                             "either layout)",
+              .spmm = true,
               .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
               .params = {"block_size", "nz_per_block"},
               .make = [](const CsrView& a, const PlanOptions& o) { return make_csr_adaptive(a, o, nullptr); }});

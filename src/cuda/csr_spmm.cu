@@ -19,7 +19,9 @@
 // both kernels can take the rows longest first (within windows of rows) through a permutation
 // ("sorted"), so that the rows of a warp have about the same length. The shape is chosen per
 // matrix, K and layout by a short timed trial among a few candidates near the model's
-// (tuning::csr_spmm_*), or narrowed by the variant's words (spmm_variants: c<C>:w<W> names one shape). K = 1 never comes here: the
+// (tuning::csr_spmm_*), or narrowed by the variant's words (csr_spmm_variants: c<C>:w<W> names one
+// shape, k<N> its lanes along K, so 004's CSR_Vector_by_row is c1:w32:k8; "blocks" sends every row
+// to the block-per-piece kernel, 004's CSR_Adaptive_sub_blocks). K = 1 never comes here: the
 // "csr" kernel runs its SpMV choice instead, so one right-hand side costs what SpMV costs.
 #include <algorithm>
 #include <cstdio>
@@ -38,13 +40,14 @@ namespace {
 
 // One shape of the row-major or column-major kernel.
 struct Shape {
-  Shape(int rhs = 1, int lanes = 32, bool transposed = false, bool sorted = false, bool x_only = false)
-      : c(rhs), w(lanes), t(transposed), s(sorted), x(x_only) {}
+  Shape(int rhs = 1, int lanes = 32, bool transposed = false, bool sorted = false, bool x_only = false, int k_lanes = 0)
+      : c(rhs), w(lanes), t(transposed), s(sorted), x(x_only), kl(k_lanes) {}
   int c;   // right-hand sides per lane
   int w;   // lanes per row (a power of two <= 32)
   bool t;  // column-major X and Y through device transposes and the row-major kernel
   bool s;  // rows taken longest first (order_), so that a warp's rows have about the same length
   bool x;  // column-major X through a device transpose, the row-major kernel writing column-major Y
+  int kl;  // row-major kernel: lanes along K (a power of two <= w); 0: enough for K / c, at most w
   double seconds = 0;
 };
 
@@ -267,8 +270,13 @@ class CsrSpmm final : public CsrDevicePlan {
     const auto t0 = std::chrono::steady_clock::now();
     mean_ = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
     std::vector<Shape> cands = candidates(mean_, opt.kernel.variant);
+    const VariantChoice words = parse_variant("csr", csr_spmm_variants(), opt.kernel.variant);
+    // Every row to the block-per-piece kernel (004's CSR_Adaptive_sub_blocks): the row kernel is
+    // left the empty rows, so its shape is not tried.
+    const bool block_rows = words.given("rows");
+    if (block_rows) cands.resize(1);
     // Long rows: from the shape the model prefers (the candidates' first), for all of them.
-    long_row_ = tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean_);
+    long_row_ = block_rows ? 0 : tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean_);
     // Pieces of the rows past long_row: the short class first, then the long one (one descriptor
     // list, two launches).
     std::vector<int> desc;
@@ -290,8 +298,7 @@ class CsrSpmm final : public CsrDevicePlan {
     arrived_.resize(n_short_ + n_long_);
     if (n_short_ + n_long_) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, (n_short_ + n_long_) * sizeof(int)));
     // Rows of very different lengths: the two best shapes are tried again on the rows longest first.
-    const VariantChoice words = parse_variant("csr", csr_spmm_variants(), opt.kernel.variant);
-    const bool one_shape = words.given("columns") && words.given("lanes");
+    const bool one_shape = block_rows || (words.given("columns") && words.given("lanes"));
     const bool try_sorted = !one_shape && !words.given("order") && tuning::csr_spmm_sorts_rows(analyze(a).cv());
     if (try_sorted || std::any_of(cands.begin(), cands.end(), [](const Shape& s) { return s.s; })) sort_rows(a);
     std::string trial;
@@ -312,7 +319,7 @@ class CsrSpmm final : public CsrDevicePlan {
         std::sort(cands.begin(), cands.end(), faster);
         const std::size_t n = std::min<std::size_t>(2, cands.size());
         for (std::size_t i = 0; i < n; ++i)
-          cands.push_back(Shape{cands[i].c, cands[i].w, cands[i].t, true, cands[i].x});
+          cands.push_back(Shape{cands[i].c, cands[i].w, cands[i].t, true, cands[i].x, cands[i].kl});
         time_shapes(cands.end() - static_cast<std::ptrdiff_t>(n), cands.end());
       }
     }
@@ -321,6 +328,7 @@ class CsrSpmm final : public CsrDevicePlan {
     setup_seconds += seconds_since(t0);
     detail = std::string("kernel=csr-spmm layout=") + (row_major_ ? "row" : "col") +
              " rhs_per_lane=" + std::to_string(shape_.c) + " lanes_per_row=" + std::to_string(shape_.w) +
+             (shape_.kl ? " lanes_along_k=" + std::to_string(shape_.kl) : "") + (block_rows ? " rows=blocks" : "") +
              (shape_.t ? " transposed" : "") + (shape_.x ? " x_transposed" : "") +
              (shape_.s ? " longest_rows_first" : "") + " long_rows=" + std::to_string(n_rows) + " (over " +
              std::to_string(long_row_) + ")" + " pieces=" + std::to_string(n_short_) + "+" + std::to_string(n_long_);
@@ -341,8 +349,8 @@ class CsrSpmm final : public CsrDevicePlan {
  private:
   // The shape in the variant's words.
   static std::string name(const Shape& s) {
-    return "c" + std::to_string(s.c) + ":w" + std::to_string(s.w) + (s.t ? ":transpose" : "") +
-           (s.x ? ":transpose-x" : "") + (s.s ? ":sorted" : "");
+    return "c" + std::to_string(s.c) + ":w" + std::to_string(s.w) + (s.kl ? ":k" + std::to_string(s.kl) : "") +
+           (s.t ? ":transpose" : "") + (s.x ? ":transpose-x" : "") + (s.s ? ":sorted" : "");
   }
   // order_: the rows up to long_row_ entries, longest first within each window of
   // tuning::csr_spmm_sort_window rows (stable within a length), so that rows near each other in the
@@ -368,7 +376,7 @@ class CsrSpmm final : public CsrDevicePlan {
   bool rows_kernel(const Shape& s) const { return row_major_ || s.t || s.x; }
   // Entry groups of a shape: lanes working along a row's entries.
   int entry_groups(const Shape& s) const { return rows_kernel(s) ? s.w / lanes_k(s) : s.w; }
-  int lanes_k(const Shape& s) const { return std::min(s.w, pow2_at_least((k_ + s.c - 1) / s.c)); }
+  int lanes_k(const Shape& s) const { return s.kl ? s.kl : std::min(s.w, pow2_at_least((k_ + s.c - 1) / s.c)); }
 
   // The model's shape first, then its neighbours for the trial: those the variant's words allow, or
   // the one shape it names (columns and lanes both given).
@@ -378,14 +386,19 @@ class CsrSpmm final : public CsrDevicePlan {
     const std::string_view via = v["column-major"];
     const bool sorted = v.given("order");
     if (v.given("columns") && v.given("lanes")) {
-      const Shape s{number("columns"), number("lanes"), via == "transpose", sorted, via == "transpose-x"};
+      const Shape s{number("columns"),    number("lanes"),
+                    via == "transpose",   sorted,
+                    via == "transpose-x", v.given("k-lanes") ? number("k-lanes") : 0};
       if (!valid(s))
         throw Unsupported("csr variant '" + variant + "': no such shape for k = " + std::to_string(k_) + " " +
                           (row_major_ ? "row-major" : "column-major") +
                           " (c1, c2, c4 dividing k for the row-major kernel, c8 too for the column-major one; "
-                          "transpose and transpose-x for column-major X and Y only)");
+                          "transpose and transpose-x for column-major X and Y only; k<N> lanes along K, at most "
+                          "w, for the row-major kernel)");
       return {s};
     }
+    if (v.given("k-lanes"))
+      throw Unsupported("csr variant '" + variant + "': lanes along K (k<N>) need the shape's c<C>:w<W> too");
     std::vector<Shape> kept;
     for (Shape s : model_candidates(mean)) {
       if ((v.given("columns") && s.c != number("columns")) || (v.given("lanes") && s.w != number("lanes")) ||
@@ -429,6 +442,7 @@ class CsrSpmm final : public CsrDevicePlan {
   bool valid(const Shape& s) const {
     const bool w_ok = s.w >= 1 && s.w <= 32 && (s.w & (s.w - 1)) == 0;
     if ((s.t || s.x) && row_major_) return false;
+    if (s.kl && (!rows_kernel(s) || s.kl > s.w || (s.kl & (s.kl - 1)) != 0)) return false;
     if (s.t && s.x) return false;
     if (!rows_kernel(s)) return w_ok && (s.c == 1 || s.c == 2 || s.c == 4 || s.c == 8);
     return w_ok && (s.c == 1 || s.c == 2 || s.c == 4) && k_ % s.c == 0;
@@ -536,7 +550,15 @@ const std::vector<VariantGroup>& csr_spmm_variants() {
       {"columns", {"c1", "c2", "c4", "c8"}, "SpMM: right-hand sides a lane keeps"},
       {"lanes", {"w1", "w2", "w4", "w8", "w16", "w32"}, "SpMM: lanes per row"},
       {"column-major", {"native", "transpose", "transpose-x"}, "SpMM: X and Y in place, both transposed, or X alone"},
-      {"order", {"sorted"}, "SpMM: rows longest first"}};
+      {"order", {"sorted"}, "SpMM: rows longest first"},
+      {"k-lanes",
+       {"k1", "k2", "k4", "k8", "k16", "k32"},
+       "SpMM, row-major kernel: lanes along K of a row's w (the rest along its entries; 004's CSR_Vector_by_row "
+       "is c1:w32:k8)"},
+      {"rows",
+       {"blocks"},
+       "SpMM: every row to the block-per-row kernel, lanes along K times groups along the row (004's "
+       "CSR_Adaptive_sub_blocks)"}};
   return v;
 }
 

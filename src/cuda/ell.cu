@@ -154,7 +154,7 @@ class EllPlan final : public PaddedSpmmPlan {
     with_types(prec_, [&]<class MV, class VV>() {
       const MV* val = val_.data<MV>();
       if (k_ > 1)
-        launch_padded_spmm<VV>(EllRows{rows_, width_}, k_, block_, col_.data(), val, l, x_rows(), per_element());
+        launch_padded_spmm<VV>(EllRows{rows_, width_}, k_, block_, col_.data(), val, l, x_rows(), mapping());
       else if (lengths_)
         ell_lengths_kernel<<<grid_for(rows_, block_), block_, 0, l.stream>>>(rows_, len_.data(), col_.data(), val,
                                                                              l.xv<VV>(), l.yv<VV>(), l.ep<VV>());

@@ -194,7 +194,7 @@ class HllPlan final : public PaddedSpmmPlan {
     with_types(prec_, [&]<class MV, class VV>() {
       if (k_ > 1)
         launch_padded_spmm<VV>(HllRows{rows_, hack_, offset_, len_}, k_, block_, col_.data(), val_.data<MV>(), l,
-                               x_rows(), per_element());
+                               x_rows(), mapping());
       else
         switch (lanes_) {
           case 1: go<1, MV, VV>(l); break;

@@ -5,9 +5,11 @@
 // and written in place (C loads at X's column stride) or transposed around the row-major kernel by
 // CudaPlan, as PaddedSpmmPlan's trial finds faster. The lanes of a row load the same slot (one broadcast) and
 // the rows of a warp are consecutive, so with column-major slots a warp's slot loads are one run.
-// KL = 1, C = K is the report's thread per row; C = 1, KL = K its thread per element of Y.
+// KL = 1, C = K is the report's thread per row; C = 1, KL = K its thread per element of Y; two
+// lanes per element, each taking every other slot of the row, its ELLPACK_Sub_warp.
 #include <spmv/params.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -109,42 +111,57 @@ __device__ __forceinline__ void load_x(const T* __restrict__ x, long long ci, in
   }
 }
 
+// How a padded SpMM maps threads to Y: lanes keeping 4, 2 or 1 columns of a row (C the widest
+// dividing K), a thread per element of Y (004's ELLPACK_kernel), or two threads per element
+// splitting the row's slots (004's ELLPACK_Sub_warp).
+enum class SpmmMapping { Lanes, Elements, Subwarp };
+
 // Rows: a device-copyable description with `index_t rows` and `PaddedRow row(index_t r) const`.
-// Col: X (x_rows rows) and Y column-major, read and written in place. MV: the matrix's value
-// type, VV: X's, Y's and the sums'.
+// kl lanes along K times sl (1, 2, 4, ...) along the row's slots, joined by shuffles, so kl * sl
+// divides 32. Col: X (x_rows rows) and Y column-major, read and written in place. MV: the
+// matrix's value type, VV: X's, Y's and the sums'.
 template <int C, bool Col, class MV, class VV, typename Rows>
-__global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __restrict__ col,
+__global__ void padded_spmm_kernel(Rows rows, int k, int kl, int sl, const index_t* __restrict__ col,
                                    const MV* __restrict__ val, const VV* __restrict__ x, long long x_rows,
                                    VV* __restrict__ y, Epilogue<VV> ep) {
   const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long r = t / kl;
-  if (r >= rows.rows) return;
-  const int lane = static_cast<int>(t - r * kl);
-  const PaddedRow row = rows.row(static_cast<index_t>(r));
-  for (int c = lane * C; c < k; c += kl * C) {
+  const int group = kl * sl;
+  const long long r = t / group;
+  const bool live = r < rows.rows;
+  if (!live && sl == 1) return;  // no shuffles to join
+  const int lane = static_cast<int>(t - r * group), kpos = lane / sl, s = lane % sl;
+  const PaddedRow row = live ? rows.row(static_cast<index_t>(r)) : PaddedRow{0, 0, 0};
+  for (int c0 = 0; c0 < k; c0 += kl * C) {  // the same trip count on every lane of a warp
+    const int c = c0 + kpos * C;
     VV acc[C] = {};
-    index_t j = 0;
-    for (; j + kUnroll - 1 < row.n; j += kUnroll) {  // kUnroll entries a step: their loads in flight together
-      VV v[kUnroll], xs[kUnroll][C];
+    if (c < k) {
+      index_t j = s;
+      for (; j + (kUnroll - 1) * sl < row.n; j += kUnroll * sl) {  // kUnroll entries a step: loads in flight together
+        VV v[kUnroll], xs[kUnroll][C];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const long long p = row.base + static_cast<long long>(j + u) * row.stride;
-        v[u] = static_cast<VV>(__ldg(val + p));
-        load_x<C, Col>(x, __ldg(col + p), c, k, x_rows, xs[u]);
+        for (int u = 0; u < kUnroll; ++u) {
+          const long long p = row.base + static_cast<long long>(j + u * sl) * row.stride;
+          v[u] = static_cast<VV>(__ldg(val + p));
+          load_x<C, Col>(x, __ldg(col + p), c, k, x_rows, xs[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+          for (int i = 0; i < C; ++i) acc[i] += v[u] * xs[u][i];
       }
+      for (; j < row.n; j += sl) {
+        const long long p = row.base + static_cast<long long>(j) * row.stride;
+        const VV v = static_cast<VV>(__ldg(val + p));
+        VV xr[C];
+        load_x<C, Col>(x, __ldg(col + p), c, k, x_rows, xr);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-        for (int i = 0; i < C; ++i) acc[i] += v[u] * xs[u][i];
+        for (int i = 0; i < C; ++i) acc[i] += v * xr[i];
+      }
     }
-    for (; j < row.n; ++j) {
-      const long long p = row.base + static_cast<long long>(j) * row.stride;
-      const VV v = static_cast<VV>(__ldg(val + p));
-      VV xr[C];
-      load_x<C, Col>(x, __ldg(col + p), c, k, x_rows, xr);
+    for (int off = 1; off < sl; off *= 2)
 #pragma unroll
-      for (int i = 0; i < C; ++i) acc[i] += v * xr[i];
-    }
+      for (int i = 0; i < C; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], off);
+    if (!live || s != 0 || c >= k) continue;
     if constexpr (Col) {
 #pragma unroll
       for (int i = 0; i < C; ++i) ep.put(y, (c + i) * static_cast<long long>(rows.rows) + r, acc[i]);
@@ -154,23 +171,24 @@ __global__ void padded_spmm_kernel(Rows rows, int k, int kl, const index_t* __re
   }
 }
 
-// C: 4, 2 or 1 (the widest dividing k), or 1 where per_element; KL: enough lanes for k / C columns, at most 32. x_rows: 0
-// for row-major X and Y, else the rows of column-major X (read in place, Y written column-major).
-// VV: the vectors' type (l's).
-// per_element: C = 1, a thread per element of Y (K <= 32; past 32 a lane takes every 32nd column).
+// C: 4, 2 or 1 (the widest dividing k) for Lanes, else 1; lanes along K: enough for k / C columns,
+// at most 32 / sl (past them a lane takes every kl-th block of columns). x_rows: 0 for row-major X
+// and Y, else the rows of column-major X (read in place, Y written column-major). VV: the
+// vectors' type (l's).
 template <class VV, class MV, typename Rows>
 void launch_padded_spmm(const Rows& rows, int k, int block, const index_t* col, const MV* val, const Launch& l,
-                        long long x_rows = 0, bool per_element = false) {
-  const int c = per_element ? 1 : k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1;
+                        long long x_rows = 0, SpmmMapping mapping = SpmmMapping::Lanes) {
+  const int c = mapping != SpmmMapping::Lanes ? 1 : k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1;
+  const int sl = mapping == SpmmMapping::Subwarp ? 2 : 1;
   int kl = 1;
-  while (kl < 32 && kl * c < k) kl *= 2;
-  const unsigned grid = grid_for(static_cast<offset_t>(rows.rows) * kl, block);
+  while (kl * sl < 32 && kl * c < k) kl *= 2;
+  const unsigned grid = grid_for(static_cast<offset_t>(rows.rows) * kl * sl, block);
   const bool cm = x_rows > 0;
   const auto kernel =
       c == 4   ? (cm ? padded_spmm_kernel<4, true, MV, VV, Rows> : padded_spmm_kernel<4, false, MV, VV, Rows>)
       : c == 2 ? (cm ? padded_spmm_kernel<2, true, MV, VV, Rows> : padded_spmm_kernel<2, false, MV, VV, Rows>)
                : (cm ? padded_spmm_kernel<1, true, MV, VV, Rows> : padded_spmm_kernel<1, false, MV, VV, Rows>);
-  kernel<<<grid, block, 0, l.stream>>>(rows, k, kl, col, val, l.xv<VV>(), x_rows, l.yv<VV>(), l.ep<VV>());
+  kernel<<<grid, block, 0, l.stream>>>(rows, k, kl, sl, col, val, l.xv<VV>(), x_rows, l.yv<VV>(), l.ep<VV>());
 }
 
 // The padded formats' variant words.
@@ -180,30 +198,39 @@ inline const std::vector<VariantGroup>& padded_variants() {
        {"native", "transpose"},
        "SpMM: X and Y read in place, or transposed around the row-major kernel"},
       {"spmm",
-       {"lanes", "elements"},
-       "SpMM: a lane keeps 4, 2 or 1 columns of its Y row (the widest dividing K), or a thread per element "
-       "of Y (004's ELLPACK_kernel; K <= 32)"}};
+       {"lanes", "elements", "subwarp"},
+       "SpMM: a lane keeps 4, 2 or 1 columns of its Y row (the widest dividing K), a thread per element of Y "
+       "(004's ELLPACK_kernel), or two threads per element splitting the row's slots (004's ELLPACK_Sub_warp); "
+       "without the word a trial picks"}};
   return v;
 }
 
-// A padded format's plan. Column-major X and Y (k > 1) are read in place ("native") or transposed
-// on the device around the row-major kernel ("transpose": X's row of k in one sector, against k
-// sectors an entry where the columns scatter); variant "auto" (or empty) times both (a warm-up,
-// then three products each) and keeps the faster.
+// A padded format's plan, for SpMM (k > 1). Column-major X and Y are read in place ("native") or
+// transposed on the device around the row-major kernel ("transpose": X's row of k in one sector,
+// against k sectors an entry where the columns scatter); then the mapping (SpmmMapping). Where the
+// variant names neither, a trial (a warm-up, then three products each) keeps the fastest: on the
+// H200 at k = 8 a thread per element was 1.6-1.75x the lanes on bcsstk28 and rajat14, the lanes
+// ahead where a lane's C columns share a vector load.
 class PaddedSpmmPlan : public CudaPlan {
  public:
   using CudaPlan::CudaPlan;
 
  protected:
-  // Once the format is built.
-  // groups: the kernel's variant words (padded_variants() and any of its own).
-  // Also reads the spmm word (per_element()).
+  // Once the format is built. groups: the kernel's variant words (padded_variants() and any of
+  // its own).
   void choose_column_major(const PlanOptions& opt, const std::vector<VariantGroup>& groups = padded_variants()) {
     const VariantChoice words = parse_variant("ell and hll", groups, opt.kernel.variant);
-    per_element_ = k_ > 1 && words["spmm"] == "elements";
-    if (per_element_) detail += " spmm=elements";
-    if (k_ == 1 || layout_ != Layout::ColMajor || rows_ == 0) return;
-    const std::string_view v = words["column-major"];
+    if (k_ == 1) return;
+    if (layout_ == Layout::ColMajor && rows_ > 0) choose_path(words["column-major"]);
+    choose_mapping(words["spmm"]);
+  }
+  // launch_padded_spmm's x_rows and mapping.
+  long long x_rows() const { return native_ ? cols_ : 0; }
+  SpmmMapping mapping() const { return mapping_; }
+
+ private:
+  static constexpr const char* kMappingWords[] = {"lanes", "elements", "subwarp"};
+  void choose_path(std::string_view v) {
     if (!v.empty()) {
       use(v == "native");
       detail += v == "native" ? " column-major native" : " column-major transposed";
@@ -223,17 +250,32 @@ class PaddedSpmmPlan : public CudaPlan {
                   native_ ? "native" : "transposed", t[0] * 1e6, t[1] * 1e6);
     detail += buf;
   }
-  // launch_padded_spmm's x_rows and per_element.
-  long long x_rows() const { return native_ ? cols_ : 0; }
-  bool per_element() const { return per_element_; }
-
- private:
+  void choose_mapping(std::string_view v) {
+    if (!v.empty()) {
+      mapping_ = v == "elements" ? SpmmMapping::Elements : v == "subwarp" ? SpmmMapping::Subwarp : SpmmMapping::Lanes;
+      detail += std::string(" spmm=") + kMappingWords[static_cast<int>(mapping_)];
+      return;
+    }
+    if (rows_ == 0) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    double t[3];
+    for (int m = 0; m < 3; ++m) {
+      mapping_ = static_cast<SpmmMapping>(m);
+      t[m] = trial_product_seconds();
+    }
+    mapping_ = static_cast<SpmmMapping>(std::min_element(t, t + 3) - t);
+    setup_seconds += seconds_since(t0);
+    char buf[128];
+    std::snprintf(buf, sizeof buf, " spmm=%s (trial us: lanes %.1f, elements %.1f, subwarp %.1f)",
+                  kMappingWords[static_cast<int>(mapping_)], t[0] * 1e6, t[1] * 1e6, t[2] * 1e6);
+    detail += buf;
+  }
   void use(bool native) {
     native_ = native;
     device_transpose_ = !native;
   }
   bool native_ = false;
-  bool per_element_ = false;
+  SpmmMapping mapping_ = SpmmMapping::Lanes;
 };
 
 }  // namespace spmv::cuda

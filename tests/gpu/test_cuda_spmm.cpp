@@ -3,8 +3,8 @@
 // and column-major through device transposes around the row-major kernel (both, or X alone with Y
 // written column-major), on the edge cases and a dc1-like matrix whose long rows take the
 // block-per-piece kernel; ELL and HLL with column-major X and Y in place or transposed; the
-// shape the trial keeps is one of its candidates; cuSPARSE's SpMM algorithms in both layouts, a
-// refusal accepted only as "does not support" a layout.
+// shape the trial keeps is one of its candidates; the SpMM report's kernels by their words;
+// cuSPARSE's SpMM algorithms in both layouts, a refusal accepted only as "does not support" a layout.
 #include <gtest/gtest.h>
 #include <spmv/device.hpp>
 #include <spmv/spmv.hpp>
@@ -186,6 +186,73 @@ TEST(CudaSpmm, TrialTriesTheRowsLongestFirstWhereLengthsVary) {
   const auto sorted = make_plan(a, Backend::Cuda, "csr", {.k = 8, .kernel = {.variant = "sorted:w8:c2"}});
   EXPECT_NE(sorted->detail.find("rhs_per_lane=2 lanes_per_row=8 longest_rows_first"), std::string::npos)
       << sorted->detail;
+}
+
+// The SpMM report's (004) CUDA kernels by their words, against the reference on the edge cases and
+// a dc1-like matrix (rows cut into pieces), both layouts, K up to past a warp: ELL and HLL by lanes,
+// a thread per element (ELLPACK_kernel) or two (ELLPACK_Sub_warp); CSR with its lanes along K named
+// (CSR_Vector_by_row: c1:w32:k8), every row a block (CSR_Adaptive_sub_blocks), and CSR-adaptive's
+// block per row block and column (CSR-Adaptive SpMM) at several row-block sizes.
+TEST(CudaSpmm, TheSpmmReportsKernelsByTheirWords) {
+  require_gpu();
+  auto cases = test::edge_cases();
+  cases.emplace_back("dc1_like", test::csr_from_lengths(
+                                     [] {
+                                       std::vector<offset_t> l(3000, 3);
+                                       l[5] = 40000;
+                                       l[2000] = 1500;
+                                       return l;
+                                     }(),
+                                     45000, 4));
+  int runs = 0;
+  const auto expect = [&](const Csr& a, const char* kernel, const PlanOptions& o, const std::string& name) {
+    try {
+      EXPECT_EQ(check(a, kernel, o, name), "");
+      ++runs;
+    } catch (const Unsupported& e) {  // only ELL's padding past its memory limit (one dominant row)
+      EXPECT_EQ(std::string(kernel) + std::string(e.what()).substr(0, 14), "ellELL would need") << e.what();
+    }
+  };
+  for (const auto& [name, a] : cases)
+    for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
+      for (const int k : {2, 3, 8, 33}) {
+        for (const char* kernel : {"ell", "hll"})
+          for (const char* mapping : {"lanes", "elements", "subwarp"})
+            expect(a, kernel, {.k = k, .layout = layout, .kernel = {.variant = mapping}}, name);
+        expect(a, "csr", {.k = k, .layout = layout, .kernel = {.variant = "blocks"}}, name);
+        for (const int nz : {0, 1, 7})
+          for (const int block : {32, 256})
+            expect(a, "csr-adaptive", {.k = k, .layout = layout, .kernel = {.block_size = block, .nz_per_block = nz}},
+                   name);
+        if (layout == Layout::RowMajor)
+          for (const char* shape : {"c1:w32:k8", "c1:w8:k2", "c1:w4:k1"})
+            expect(a, "csr", {.k = k, .kernel = {.variant = shape}}, name);
+      }
+  EXPECT_GT(runs, 1000);
+
+  // The plans say what they run; without a word the padded formats' trial picks the mapping.
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(20000, 12), 20000, 9);
+  const auto by_row = make_plan(a, Backend::Cuda, "csr", {.k = 16, .kernel = {.variant = "c1:w32:k8"}});
+  EXPECT_NE(by_row->detail.find("rhs_per_lane=1 lanes_per_row=32 lanes_along_k=8"), std::string::npos)
+      << by_row->detail;
+  const auto blocks = make_plan(a, Backend::Cuda, "csr", {.k = 4, .kernel = {.variant = "blocks"}});
+  EXPECT_NE(blocks->detail.find("rows=blocks long_rows=20000 (over 0)"), std::string::npos) << blocks->detail;
+  const auto adaptive = make_plan(a, Backend::Cuda, "csr-adaptive", {.k = 4, .layout = Layout::ColMajor});
+  EXPECT_NE(adaptive->detail.find("spmm=block_per_element layout=col"), std::string::npos) << adaptive->detail;
+  for (const char* kernel : {"ell", "hll"}) {
+    const auto trial = make_plan(a, Backend::Cuda, kernel, {.k = 8});
+    EXPECT_NE(trial->detail.find("(trial us: lanes "), std::string::npos) << trial->detail;
+    EXPECT_EQ(check(a, kernel, {.k = 8}, "trial"), "");
+    const auto forced = make_plan(a, Backend::Cuda, kernel, {.k = 8, .kernel = {.variant = "subwarp"}});
+    EXPECT_NE(forced->detail.find("spmm=subwarp"), std::string::npos) << forced->detail;
+    EXPECT_EQ(forced->detail.find("trial us: lanes"), std::string::npos) << forced->detail;
+  }
+  // Lanes along K need the shape, fit in its lanes, and are the row-major kernel's.
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .kernel = {.variant = "k8"}}), Unsupported);
+  EXPECT_THROW(make_plan(a, Backend::Cuda, "csr", {.k = 8, .kernel = {.variant = "c1:w8:k16"}}), Unsupported);
+  EXPECT_THROW(
+      make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .kernel = {.variant = "c1:w8:k4"}}),
+      Unsupported);
 }
 
 TEST(CudaSpmm, CusparseSpmmAlgorithmsBothLayouts) {
