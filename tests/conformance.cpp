@@ -59,7 +59,8 @@ struct Sweep {
 
 // The kernel's variant group of that name ("inner": the CPU row kernels'), or null.
 const VariantGroup* group(const KernelSpec& k, std::string_view name) {
-  const auto g = std::find_if(k.variants.begin(), k.variants.end(), [&](const VariantGroup& g) { return g.name == name; });
+  const auto g =
+      std::find_if(k.variants.begin(), k.variants.end(), [&](const VariantGroup& g) { return g.name == name; });
   return g == k.variants.end() ? nullptr : &*g;
 }
 bool has_group(const KernelSpec& k, std::string_view name) { return group(k, name) != nullptr; }

@@ -31,8 +31,9 @@ class OmpEll final : public CpuPlan {
     const VariantChoice choice = parse_variant(skip_padding ? "ell-rowlen" : "ell", ell_variants(), opt.kernel.variant);
     unpadded_ = choice["storage"] == "unpadded";
     if (unpadded_ && !skip_padding)
-      throw Unsupported("ell multiplies its padding: storage without it is ell-rowlen's (--kernel ell-rowlen "
-                        "--variant unpadded)");
+      throw Unsupported(
+          "ell multiplies its padding: storage without it is ell-rowlen's (--kernel ell-rowlen "
+          "--variant unpadded)");
     const auto t0 = std::chrono::steady_clock::now();
     if (unpadded_) {
       if (float_values_)
