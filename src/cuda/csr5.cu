@@ -188,14 +188,17 @@ const std::vector<VariantGroup>& variants() {
   return v;
 }
 
+// Whether sigma follows the paper's rule: no csr5_sigma given, and the variant's word "paper".
+bool paper_sigma(const PlanOptions& opt) {
+  return opt.kernel.csr5_sigma == 0 && parse_variant("csr5", variants(), opt.kernel.variant)["sigma"] == "paper";
+}
+
 int chosen_sigma(const CsrView& a, const PlanOptions& opt) {
   const int omega = opt.kernel.csr5_omega > 0 ? opt.kernel.csr5_omega : tuning::csr5_omega;
   if (omega != 32) throw Unsupported("csr5 on CUDA: omega must be 32 (a warp), got " + std::to_string(omega));
   if (opt.kernel.csr5_sigma > 0) return opt.kernel.csr5_sigma;
   // Ours by default, not the paper's (4-7 for short rows, 26 for stencil27): see tuning::csr5_sigma.
-  const VariantChoice v = parse_variant("csr5", variants(), opt.kernel.variant);
-  if (v.given("sigma") && v["sigma"] == "paper")
-    return tuning::csr5_sigma_paper(a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0);
+  if (paper_sigma(opt)) return tuning::csr5_sigma_paper(a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0);
   return tuning::csr5_sigma(a);
 }
 
@@ -264,8 +267,7 @@ class Csr5Plan final : public CudaPlan {
     detail = "omega=32 sigma=" + std::to_string(f.sigma) + " tiles=" + std::to_string(f.tiles) +
              " block=" + std::to_string(block_) + " batch=" + std::to_string(v_.batch) + " " +
              kModeName[static_cast<int>(v_.mode)] + fallback_ + " device-conversion";
-    if (opt.kernel.csr5_sigma == 0 && parse_variant("csr5", variants(), opt.kernel.variant)["sigma"] == "paper")
-      detail += " sigma_rule=paper";
+    if (paper_sigma(opt)) detail += " sigma_rule=paper";
   }
 
  protected:

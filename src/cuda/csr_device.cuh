@@ -28,6 +28,13 @@ inline int checked_block_size(const PlanOptions& opt) {
   return b;
 }
 
+// len[r] = row r's length, from a row pointer on the device (ELL's lengths, HLL's hack widths).
+template <typename OffT>
+__global__ void row_lengths_kernel(index_t rows, const OffT* __restrict__ rp, index_t* __restrict__ len) {
+  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < rows) len[r] = static_cast<index_t>(rp[r + 1] - rp[r]);
+}
+
 inline unsigned grid_for(offset_t work_items, int per_block) {
   return static_cast<unsigned>((work_items + per_block - 1) / per_block);
 }

@@ -39,12 +39,6 @@ __global__ void ell_lengths_kernel(index_t rows, const index_t* __restrict__ len
              0, len[r], 1, [=](index_t j) { return static_cast<long long>(j) * rows + r; }, col, val, x));
 }
 
-template <typename OffT>
-__global__ void row_lengths_kernel(index_t rows, const OffT* __restrict__ rp, index_t* __restrict__ len) {
-  const index_t r = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < rows) len[r] = static_cast<index_t>(rp[r + 1] - rp[r]);
-}
-
 const std::vector<VariantGroup>& ell_variants() {
   static const std::vector<VariantGroup> v = [] {
     std::vector<VariantGroup> g = padded_variants();

@@ -69,12 +69,6 @@ struct HllRows {
 
 // The layout on the device: row lengths (a thread per row), then each hack's slots, its longest
 // row times its rows (a thread per hack), which an exclusive scan turns into offsets.
-template <typename RpT>
-__global__ void hll_row_lengths(index_t rows, const RpT* __restrict__ rp, index_t* __restrict__ len) {
-  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < rows) len[r] = static_cast<index_t>(rp[r + 1] - rp[r]);
-}
-
 __global__ void hll_hack_slots(index_t rows, int hack, long long hacks, const index_t* __restrict__ len,
                                long long* __restrict__ slots) {
   const long long h = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -168,7 +162,7 @@ class HllPlan final : public PaddedSpmmPlan {
     layout_.resize(off_bytes + len_bytes + temp_bytes);
     offset_ = reinterpret_cast<long long*>(layout_.data());
     len_ = reinterpret_cast<index_t*>(layout_.data() + off_bytes);
-    hll_row_lengths<<<grid_for(rows_, tuning::setup_block), tuning::setup_block>>>(rows_, rp, len_);
+    row_lengths_kernel<<<grid_for(rows_, tuning::setup_block), tuning::setup_block>>>(rows_, rp, len_);
     SPMV_CUDA_CHECK_LAUNCH();
     SPMV_CUDA_CHECK(cudaMemsetAsync(offset_ + hacks, 0, sizeof(long long)));
     hll_hack_slots<<<grid_for(hacks, tuning::setup_block), tuning::setup_block>>>(rows_, hack_, hacks, len_, offset_);

@@ -59,6 +59,11 @@ struct DistributedPlan::Impl {
     for (std::size_t q = 0; q < to.size(); ++q)
       mpi::isend(out + out_seg[q] * k, (out_seg[q + 1] - out_seg[q]) * k, to[q], comm, requests);
   }
+  // A x: the halo received into `halo` from the ranks owning it, x's entries they need sent from
+  // `out`. A^T x: the reverse, the contributions in `halo` sent back to their owners, theirs to
+  // this rank's rows received into `back`.
+  void post_halo(double* halo, const double* out) { post(halo, recv_from, recv_seg, out, send_to, send_seg); }
+  void post_back(double* back, const double* halo) { post(back, send_to, send_seg, halo, recv_from, recv_seg); }
   void wait() {
     if (!requests.empty())
       mpi::check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
@@ -101,7 +106,7 @@ struct DistributedPlan::Impl {
     const auto lap = [&watch](double& into) { watch.lap(into); };
     if (!transpose) {
       gather_send(x);
-      post(halo_buf.data(), recv_from, recv_seg, send_buf.data(), send_to, send_seg);
+      post_halo(halo_buf.data(), send_buf.data());
       lap(timings.pack);
       local->multiply(std::span<const double>(x, nx), std::span<double>(y, ny), alpha, beta);
       lap(timings.local);
@@ -124,7 +129,7 @@ struct DistributedPlan::Impl {
         remote->multiply(std::span<const double>(rows_buf), std::span<double>(halo_buf), alpha, 0.0);
       }
       lap(timings.remote);
-      post(send_buf.data(), send_to, send_seg, halo_buf.data(), recv_from, recv_seg);
+      post_back(send_buf.data(), halo_buf.data());
       lap(timings.pack);
       local->multiply(std::span<const double>(x, nx), std::span<double>(y, ny), alpha, beta);
       lap(timings.local);
@@ -144,9 +149,9 @@ struct DistributedPlan::Impl {
   void host_exchange(const double* x) {
     if (!transpose) {
       gather_send(x);
-      post(halo_buf.data(), recv_from, recv_seg, send_buf.data(), send_to, send_seg);
+      post_halo(halo_buf.data(), send_buf.data());
     } else {
-      post(send_buf.data(), send_to, send_seg, halo_buf.data(), recv_from, recv_seg);
+      post_back(send_buf.data(), halo_buf.data());
     }
     wait();
   }
@@ -168,7 +173,7 @@ struct DistributedPlan::Impl {
       local->multiply(xs, ys, alpha, beta, s);
       lap(timings.local);
       staging->finish_host();
-      post(staging->halo_host(), recv_from, recv_seg, staging->send_host(), send_to, send_seg);
+      post_halo(staging->halo_host(), staging->send_host());
       lap(timings.pack);
       wait();
       lap(timings.wait);
@@ -199,7 +204,7 @@ struct DistributedPlan::Impl {
       local->multiply(xs, ys, alpha, beta, s);
       lap(timings.local);
       staging->finish_host();
-      post(staging->send_host(), send_to, send_seg, staging->halo_host(), recv_from, recv_seg);
+      post_back(staging->send_host(), staging->halo_host());
       lap(timings.pack);
       wait();
       lap(timings.wait);
@@ -211,19 +216,29 @@ struct DistributedPlan::Impl {
     ++timings.products;
   }
 
+  // Host x of a GPU plan on the plan's own device vectors (made at the first call): its device copy.
+  const double* upload_x(std::span<const double> x) {
+    if (!xd) {
+      xd = std::make_unique<DeviceVector<double>>(x_values());
+      yd = std::make_unique<DeviceVector<double>>(y_values());
+    }
+    xd->upload(x);
+    return xd->data();
+  }
+
   void device_exchange(const double* x, CudaStream s) {
     if (!send_idx.empty() || !part.halo.empty()) staging->wait_previous();
     staging->begin(s);
     if (!transpose) {
       staging->gather(x);
       staging->finish_host();
-      post(staging->halo_host(), recv_from, recv_seg, staging->send_host(), send_to, send_seg);
+      post_halo(staging->halo_host(), staging->send_host());
       wait();
       if (remote) staging->halo_to_device(s);
     } else {
       if (remote) staging->halo_to_host();
       staging->finish_host();
-      post(staging->send_host(), send_to, send_seg, staging->halo_host(), recv_from, recv_seg);
+      post_back(staging->send_host(), staging->halo_host());
       wait();
     }
     staging->mark(s);
@@ -371,17 +386,12 @@ std::unique_ptr<DistributedPlan> DistributedPlan::make(MPI_Comm comm_in, const R
 
 void DistributedPlan::multiply(std::span<const double> x, std::span<double> y, double alpha, double beta) {
   Impl& m = *impl_;
-  const std::size_t nx = m.x_values(), ny = m.y_values();
   m.check_sizes(x.size(), y.size());
 #if SPMV_HAVE_CUDA
   if (m.staging) {  // host vectors on a GPU plan: through device vectors of its own
-    if (!m.xd) {
-      m.xd = std::make_unique<DeviceVector<double>>(nx);
-      m.yd = std::make_unique<DeviceVector<double>>(ny);
-    }
-    m.xd->upload(x);
+    const double* xd = m.upload_x(x);
     if (beta != 0) m.yd->upload(y);
-    m.device_product(m.xd->data(), m.yd->data(), alpha, beta, nullptr);
+    m.device_product(xd, m.yd->data(), alpha, beta, nullptr);
     m.yd->download(y);
     return;
   }
@@ -407,12 +417,7 @@ void DistributedPlan::exchange(std::span<const double> x) {
   m.check_sizes(x.size(), m.y_values());
 #if SPMV_HAVE_CUDA
   if (m.staging) {
-    if (!m.xd) {
-      m.xd = std::make_unique<DeviceVector<double>>(m.x_values());
-      m.yd = std::make_unique<DeviceVector<double>>(m.y_values());
-    }
-    m.xd->upload(x);
-    m.device_exchange(m.xd->data(), nullptr);
+    m.device_exchange(m.upload_x(x), nullptr);
     return;
   }
 #endif
