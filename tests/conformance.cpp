@@ -96,7 +96,7 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
     for (const auto& [shape, kl] : {std::pair{"c1:w32:k8", "8"}, {"c1:w8:k2", "2"}, {"c2:w16:k4", "4"}})
       v.push_back({.s = {.opt = {.kernel = {.variant = shape}}, .detail_has = std::string("lanes_along_k=") + kl},
                    .ks = {4, 8, 20}});
-  if (has_group(k, "rows"))  // CUDA CSR SpMM: every row a block (004's CSR_Adaptive_sub_blocks)
+  if (has_group(k, "block-rows"))  // CUDA CSR SpMM: every row a block (004's CSR_Adaptive_sub_blocks)
     for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
       v.push_back({.s = {.opt = {.layout = layout, .kernel = {.variant = "blocks"}}, .detail_has = "rows=blocks"},
                    .ks = {2, 5, 40}});

@@ -273,7 +273,7 @@ class CsrSpmm final : public CsrDevicePlan {
     const VariantChoice words = parse_variant("csr", csr_spmm_variants(), opt.kernel.variant);
     // Every row to the block-per-piece kernel (004's CSR_Adaptive_sub_blocks): the row kernel is
     // left the empty rows, so its shape is not tried.
-    const bool block_rows = words.given("rows");
+    const bool block_rows = words.given("block-rows");
     if (block_rows) cands.resize(1);
     // Long rows: from the shape the model prefers (the candidates' first), for all of them.
     long_row_ = block_rows ? 0 : tuning::csr_spmm_long_row(entry_groups(cands.front()), a.rows, mean_);
@@ -555,7 +555,7 @@ const std::vector<VariantGroup>& csr_spmm_variants() {
        {"k1", "k2", "k4", "k8", "k16", "k32"},
        "SpMM, row-major kernel: lanes along K of a row's w (the rest along its entries; 004's CSR_Vector_by_row "
        "is c1:w32:k8)"},
-      {"rows",
+      {"block-rows",
        {"blocks"},
        "SpMM: every row to the block-per-row kernel, lanes along K times groups along the row (004's "
        "CSR_Adaptive_sub_blocks)"}};
