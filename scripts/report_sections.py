@@ -60,6 +60,55 @@ def precision_section(rows, matrices, out, written):
     return "".join(md)
 
 
+# 004's SpMM kernels by their names: (backend, kernel, variant words) -> name. CUDA csr-adaptive at
+# k > 1 is its CSR-Adaptive SpMM whatever its words.
+SEED_SPMM_KERNELS = {
+    ("cuda", "ell", "elements"): "ELLPACK_kernel (thread per element)",
+    ("cuda", "hll", "elements"): "ELLPACK_kernel on HLL",
+    ("cuda", "ell", "subwarp"): "ELLPACK_Sub_warp (2 threads an element)",
+    ("cuda", "hll", "subwarp"): "ELLPACK_Sub_warp on HLL",
+    ("cuda", "csr", "c1:w32:k8"): "CSR_Vector_by_row (8 sub-warps x 4)",
+    ("cuda", "csr", "blocks"): "CSR_Adaptive_sub_blocks (a block a row)",
+    ("omp", "ell", "elements"): "OpenMP ELLPACK, collapse(2)",
+    ("omp", "ell-rowlen", "elements"): "OpenMP ELLPACK to each row's length, collapse(2)",
+    ("omp", "ell-rowlen", "unpadded"): "OpenMP ELLPACK without padding in storage",
+    ("omp", "ell-rowlen", "unpadded:elements"): "OpenMP ELLPACK without padding, collapse(2)",
+}
+
+
+def seed_spmm_name(r):
+    """004's name of an SpMM row's kernel, or None."""
+    m = re.search(r"(?:^| )variant=(\S+)", r.get("settings") or "")
+    if r["backend"] == "cuda" and r["kernel"] == "csr-adaptive" and r["k"] > 1:
+        return "CSR-Adaptive SpMM (a block an element)"
+    return SEED_SPMM_KERNELS.get((r["backend"], r["kernel"], m.group(1))) if m else None
+
+
+def seed_spmm_table(sel, best, matrices):
+    """004's kernels that ran (bench --variant), each beside auto and our best on its matrix, k and
+    layout; "" when none ran."""
+    named = {}
+    for r in sel:
+        if name := seed_spmm_name(r):
+            key = (r["matrix"], int(r["k"]), r.get("layout", "row"), name)
+            if key not in named or r["gflops"] > named[key]["gflops"]:
+                named[key] = r
+    if not named:
+        return ""
+    lines = []
+    for m in matrices:
+        for key in sorted(k for k in named if k[0] == m):
+            r, d = named[key], best.get(key[:3], {})
+            a, o = d.get("auto"), d.get("ours")
+            lines.append([shown(m), str(key[1]), key[2], key[3], f'{r["kernel"]} {r["settings"] or ""}'.strip(), f'{r["gflops"]:.4g}',
+                          f'{a["gflops"]:.4g}' if a else "-", f'{o["gflops"]:.4g} ({o["kernel"]})' if o else "-",
+                          f'{r["gflops"] / a["gflops"]:.2f}' if a else "-"])
+    return ("\n004's kernels by their names (`spmv bench --k K --variant auto,elements,subwarp,c1:w32:k8,blocks,"
+            "unpadded`; best setting each), beside auto and our fastest kernel (the same rows' best, 004's included):"
+            "\n\n" + md_table(["matrix", "k", "layout", "004's kernel", "ours as", "GFLOPS", "auto GFLOPS",
+                                "our best", "kernel / auto"], lines))
+
+
 def spmm_section(rows, matrices, out, written):
     """SpMM (k > 1): per backend, matrix, k and layout auto, our best and the best baseline (table),
     and GFLOPS against k per matrix class (regular or irregular rows, report_common.is_regular), the
@@ -98,6 +147,7 @@ def spmm_section(rows, matrices, out, written):
                               f"{ratio:.2f}" if ratio else "-", err("max_rel_error"), err("mean_rel_error")])
         md.append(f"\n### {side}\n\n" + md_table(["matrix", "k", "layout", "auto GFLOPS", "ours", "best baseline", "auto / baseline",
                                                    "max rel. error", "mean rel. error"], lines))
+        md.append(seed_spmm_table(sel, best, matrices))
         if ratios:
             md.append("\n" + "; ".join(
                 f"k={k} {l}: geometric mean {statistics.geometric_mean(v):.2f}x, lowest {min(v):.2f}x ({len(v)} matrices)"

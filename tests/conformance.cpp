@@ -86,7 +86,7 @@ std::vector<Sweep> param_sweeps(const KernelSpec& k) {
           v.push_back({.s = {.opt = {.threads = t, .layout = layout, .kernel = {.variant = word}},
                              .detail_has = k.backend == Backend::Cuda ? "spmm=" + word : ""},
                        .ks = {2, 5, 40}});
-  if (has_group(k, "storage") && k.name == "ell-rowlen")  // OpenMP: 004's ELL without padding in storage
+  if (has_group(k, "storage"))  // OpenMP ell-rowlen: 004's ELL without padding in storage
     for (const int t : threads)
       for (const auto& [words, chunk] : {std::pair{"unpadded", 0}, {"unpadded:elements", 0}, {"unpadded:scalar", 3}})
         v.push_back({.s = {.opt = {.threads = t, .kernel = {.chunk_rows = chunk, .variant = words}},

@@ -91,6 +91,37 @@ TEST(Bench, SweepsLayoutsForSeveralRightHandSides) {
   EXPECT_EQ(col, 2);
 }
 
+// --variant: a kernel runs each variant it knows (auto: its own choice), the rest are not its
+// configurations; the row's settings name the words and the plan ran them.
+TEST(Bench, SweepsTheVariantsEachKernelKnows) {
+  SweepConfig cfg;
+  cfg.backends = {Backend::Omp};
+  cfg.kernels = {"ell", "ell-rowlen"};
+  cfg.variants = {"auto", "elements", "unpadded", "no-such-word"};
+  cfg.sweep["threads"] = {2};
+  cfg.ks = {3};
+  cfg.baselines = false;
+  cfg.repeat = 3;
+  cfg.min_sample_seconds = 0.001;
+  cfg.max_config_seconds = 0.02;
+  cfg.duel_rounds = 0;
+  cfg.noise_threshold = 0;
+  const Csr a = test::csr_from_lengths(std::vector<offset_t>(400, 6), 300, 3);
+  const auto rows = bench_matrix(a, source("m"), cfg, Ceilings{10e9, 2, 0});
+  std::multiset<std::string> ran;
+  for (const Row& r : rows) {
+    EXPECT_TRUE(r.usable()) << r.kernel << " " << r.settings << ": " << r.status << " " << r.detail;
+    ran.insert(r.backend + "/" + r.kernel + " " + r.settings);
+    if (r.settings.find("variant=elements") != std::string::npos)
+      EXPECT_NE(r.detail.find("spmm=elements"), std::string::npos) << r.detail;
+    if (r.settings.find("variant=unpadded") != std::string::npos)
+      EXPECT_NE(r.detail.find("storage=unpadded"), std::string::npos) << r.detail;
+  }
+  // The serial CSR reference at its default; ell without the storage word ell-rowlen alone has.
+  EXPECT_EQ(ran, (std::multiset<std::string>{"serial/csr ", "omp/ell ", "omp/ell variant=elements", "omp/ell-rowlen ",
+                                             "omp/ell-rowlen variant=elements", "omp/ell-rowlen variant=unpadded"}));
+}
+
 TEST(Bench, WrongKernelIsMarkedFailedAndExcluded) {
   const auto rows = quick_rows(500, 7, 2, "tiny");
   const Row* wrong = find_row(rows, "fake-wrong");

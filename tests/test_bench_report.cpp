@@ -291,6 +291,41 @@ TEST(Bench, ReportSetsCsr5sAutomaticSigmaBesideTheBest) {
       << s;
 }
 
+// 004's SpMM kernels under their names in the SpMM section, each beside auto and our best on its
+// matrix, k and layout: ELL's sub-warp word, CSR's by-row shape and CSR-adaptive at k > 1; a
+// variant without a name of 004's and the default rows stay out of that table.
+TEST(Bench, ReportNamesTheSpmmReportsKernels) {
+  std::vector<Row> rows;
+  const auto add = [&](const std::string& kernel, const std::string& settings, double gflops) {
+    rows.push_back(omp_row(kernel, kernel == "csr-adaptive" ? "csr" : kernel, 0, gflops));
+    Row& r = rows.back();
+    r.backend = "cuda";
+    r.k = 4;
+    r.settings = settings;
+  };
+  add("auto", "", 140);
+  add("ell", "", 100);
+  add("ell", "variant=subwarp", 150);
+  add("csr", "variant=c1:w32:k8", 80);
+  add("csr", "variant=c2:w8", 90);
+  add("csr-adaptive", "", 60);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  write_csv(dir + "/spmm.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
+  const std::string s = run_report(dir, dir + "/spmm.csv", "spmm");
+  EXPECT_NE(s.find("| m | 4 | row | ELLPACK_Sub_warp (2 threads an element) | ell variant=subwarp | 150 | 140 | "
+                   "150 (ell) | 1.07 |"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("| m | 4 | row | CSR_Vector_by_row (8 sub-warps x 4) | csr variant=c1:w32:k8 | 80 | 140 |"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("| m | 4 | row | CSR-Adaptive SpMM (a block an element) | csr-adaptive | 60 | 140 |"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(s.find("variant=c2:w8 |"), std::string::npos) << s;
+}
+
 // A noisy run: a kernel whose every configuration stayed noisy shows its fastest median as ~value
 // (indicative) instead of a dash, and the summary gives a verdict with what to do about it.
 TEST(Bench, ReportMarksNoisyFiguresAndGivesAVerdict) {

@@ -68,8 +68,27 @@ std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, i
   return v;
 }
 
+// The sweep's variants (cfg.variants) the kernel knows, each a full word list it accepts; its
+// default ("auto") where it knows none of them or none were given.
+std::vector<std::string> variants_of(const KernelSpec& k, const SweepConfig& cfg) {
+  std::vector<std::string> v;
+  for (const std::string& words : cfg.variants) {
+    if (std::find(v.begin(), v.end(), words) != v.end()) continue;
+    if (words == "auto") {
+      v.push_back(words);
+      continue;
+    }
+    try {
+      parse_variant(k.name, k.variants, words);
+      v.push_back(words);
+    } catch (const Unsupported&) {}
+  }
+  if (v.empty()) v.push_back(KernelSettings{}.variant);
+  return v;
+}
+
 // The settings a kernel takes that have no CSV column of their own and differ from the default,
-// "subwarp=4 csr5_sigma=8" style; CUDA CSR5's "atomic" variant as csr5_atomic.
+// "subwarp=4 csr5_sigma=8 variant=elements" style; CUDA CSR5's "atomic" variant as csr5_atomic.
 std::string settings_text(const KernelSpec& k, const PlanOptions& o) {
   static const std::vector<std::string> columns = {"threads", "block_size", "hack", "nz_per_block"};
   std::string s;
@@ -79,6 +98,8 @@ std::string settings_text(const KernelSpec& k, const PlanOptions& o) {
       s += fmt::format("{}{}={}", s.empty() ? "" : " ", p.name, p.get(o));
   if (k.backend == Backend::Cuda && k.name == "csr5" && o.kernel.variant == "atomic")
     s += (s.empty() ? "" : " ") + std::string("csr5_atomic");
+  else if (o.kernel.variant != KernelSettings{}.variant)
+    s += (s.empty() ? "" : " ") + std::string("variant=") + o.kernel.variant;
   return s;
 }
 
@@ -113,12 +134,15 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
           if (base && (rhs == 1 || base->spmm)) v.push_back({base, bo});
           for (const KernelSpec& k : registry(cfg)) {
             if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm) || (rhs == 1 && k.for_spmm)) continue;
-            for (PlanOptions o : settings(k, cfg, rhs)) {
-              o.layout = layout;
-              o.precision = p;
-              o.operation = op;
-              v.push_back({&k, o});
-            }
+            const bool given = !cfg.variants.empty();
+            for (const std::string& words : variants_of(k, cfg))
+              for (PlanOptions o : settings(k, cfg, rhs)) {
+                o.layout = layout;
+                o.precision = p;
+                o.operation = op;
+                if (given) o.kernel.variant = words;
+                v.push_back({&k, o});
+              }
           }
         }
   return v;

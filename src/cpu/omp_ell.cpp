@@ -15,8 +15,9 @@
 
 namespace spmv::cpu {
 
-// The row kernels' words and ELL's own: spmm rows|elements.
-std::vector<VariantGroup> ell_variants();
+// The row kernels' words and ELL's own: spmm rows|elements; ell-rowlen's (skip_padding) storage
+// padded|unpadded too.
+std::vector<VariantGroup> ell_variants(bool skip_padding);
 
 namespace {
 
@@ -28,12 +29,9 @@ class OmpEll final : public CpuPlan {
         threads_(plan_threads(opt)),
         chunk_rows_(opt.kernel.chunk_rows),
         float_values_(opt.precision != Precision::Double) {
-    const VariantChoice choice = parse_variant(skip_padding ? "ell-rowlen" : "ell", ell_variants(), opt.kernel.variant);
+    const VariantChoice choice =
+        parse_variant(skip_padding ? "ell-rowlen" : "ell", ell_variants(skip_padding), opt.kernel.variant);
     unpadded_ = choice["storage"] == "unpadded";
-    if (unpadded_ && !skip_padding)
-      throw Unsupported(
-          "ell multiplies its padding: storage without it is ell-rowlen's (--kernel ell-rowlen "
-          "--variant unpadded)");
     const auto t0 = std::chrono::steady_clock::now();
     if (unpadded_) {
       if (float_values_)
@@ -193,15 +191,16 @@ class OmpEll final : public CpuPlan {
 
 }  // namespace
 
-std::vector<VariantGroup> ell_variants() {
+std::vector<VariantGroup> ell_variants(bool skip_padding) {
   std::vector<VariantGroup> g = row_variants(false);
   g.push_back({"spmm",
                {"rows", "elements"},
                "SpMM: a row's K results together, or each result its own dot product over rows x K collapsed "
                "(004's)"});
-  g.push_back({"storage",
-               {"padded", "unpadded"},
-               "ell-rowlen: rows padded to the width, or stored without padding, back to back (004's)"});
+  if (skip_padding)  // ell multiplies its padding: storage without it is ell-rowlen's
+    g.push_back({"storage",
+                 {"padded", "unpadded"},
+                 "rows padded to the width, or stored without padding, back to back (004's)"});
   return g;
 }
 
@@ -234,7 +233,7 @@ void register_omp_ell() {
                 .spmm = true,
                 .precisions = {Precision::Double, Precision::Single, Precision::Mixed},
                 .params = {"threads", "chunk_rows"},
-                .variants = ell_variants(),
+                .variants = ell_variants(skip),
                 .make = [skip](const CsrView& a, const PlanOptions& o) -> std::unique_ptr<Plan> {
                   return make_ell_plan(a, o, skip);
                 }});

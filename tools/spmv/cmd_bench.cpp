@@ -17,7 +17,7 @@ namespace spmv::cli {
 namespace {
 
 struct BenchArgs {
-  std::vector<std::string> paths, backends, formats, kernel_names;
+  std::vector<std::string> paths, backends, formats, kernel_names, variants;
   std::vector<int> ks;
   std::vector<std::string> layouts{"row"};
   std::vector<std::string> precisions{"double"};
@@ -71,6 +71,7 @@ spmv::bench::SweepConfig sweep_config(BenchArgs& a, const spmv::bench::MachineIn
   }
   cfg.formats = a.formats;
   cfg.kernels = a.kernel_names;
+  cfg.variants = a.variants;
   // The course reports' CSR-Vector is a warp per row (000): timed beside our sub-warp choice, for
   // its column of the seed tables.
   if (a.seed_suite && m.gpus > 0) cfg.sweep["subwarp"] = {0, 32};
@@ -342,6 +343,11 @@ void add_bench(CLI::App& app, Action& action) {
   list("--kernel", "--kernels", a->kernel_names, "Only these kernels (default: all; `spmv kernels` lists them)",
        CLI::IsMember(kernel_names()));
   a->kernel_settings.add_options(cmd, true);
+  cmd->add_option("--variant", a->variants,
+                  "Variant words swept, a comma list (`spmv kernels` lists each kernel's; auto: its own choice): a "
+                  "kernel runs each one it knows, its default where it knows none. 004's SpMM kernels: --k 8 "
+                  "--variant auto,elements,subwarp,c1:w32:k8,blocks")
+      ->delimiter(',');
   cmd->add_option("--k", a->ks, "Right-hand sides (k > 1: SpMM kernels only; default 1)")
       ->delimiter(',')
       ->check(positive_int());

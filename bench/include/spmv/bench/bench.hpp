@@ -88,6 +88,9 @@ struct SweepConfig {
   // ones are set over them. Omega reaches the CPU's CSR5 only (CUDA's is a warp), the variant and
   // determinism CUDA's CSR5 only (its "atomic").
   PlanOptions fixed;
+  // Variant words swept (KernelSpec::variants; "auto": the kernel's own choice): a kernel runs each
+  // one it knows, its default where it knows none of them; empty: every kernel its default.
+  std::vector<std::string> variants;
   std::vector<int> ks{1};                         // right-hand sides; k > 1 only for spmm kernels
   std::vector<Layout> layouts{Layout::RowMajor};  // of X and Y, each swept when k > 1
   // Arithmetic swept for every kernel and setting; a kernel that lacks one (KernelSpec::precisions)
