@@ -137,6 +137,18 @@ def gflops_table(rows, matrices, side_gpu):
 
 
 
+def commits_text(rows):
+    """The commit the rows were measured at, or, for a CSV joined from several runs, each commit
+    with its rows in the order they first appear."""
+    counts = OrderedDict()
+    for r in rows:
+        c = r.get("git_commit") or "unknown"
+        counts[c] = counts.get(c, 0) + 1
+    if len(counts) == 1:
+        return f"commit {next(iter(counts))}"
+    return "commits " + ", ".join(f"{c} ({n} row{'' if n == 1 else 's'})" for c, n in counts.items())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
@@ -404,7 +416,7 @@ def main():
               f'{int(first.get("cores", 0) or 0)} cores; device: {first.get("device") or "no CUDA device: CPU only"}; '
               f'compiler: {first.get("compiler", "")}'
               + (f'; SIMD: {first["simd"]}' if first.get("simd") else "")
-              + f'; commit {first.get("git_commit", "")}'
+              + f"; {commits_text(rows)}"
               + (f"; {pinning(first)}" if pinning(first) else "") + ".  \n"
               f'Ceilings measured in the same run: STREAM triad {triad:.1f} GB/s{spread("cpu_triad")}'
               + (f", GPU device copy {copy:.0f} GB/s{spread('gpu_copy')}" if copy else "") + "."

@@ -326,6 +326,28 @@ TEST(Bench, ReportNamesTheSpmmReportsKernels) {
   EXPECT_EQ(s.find("variant=c2:w8 |"), std::string::npos) << s;
 }
 
+// A CSV joined from runs at two commits (the seed suite's CPU and GPU sides) says both in the
+// report's header, each with its rows, not the first row's alone.
+TEST(Bench, ReportNamesEveryCommitOfAJoinedCsv) {
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  MachineInfo mi = machine_info();
+  std::string joined;
+  for (const auto& [commit, rows] : {std::pair{"aaaaaaa", 2}, {"bbbbbbb", 1}}) {
+    mi.git_commit = commit;
+    std::vector<Row> v;
+    for (int i = 0; i < rows; ++i) v.push_back(omp_row("csr", "csr", i + 1, 1.0 + i));
+    write_csv(dir + "/part.csv", v, mi, Ceilings{10e9, 2, 0});
+    std::stringstream text;
+    text << std::ifstream(dir + "/part.csv").rdbuf();
+    const std::string t = text.str();
+    joined += joined.empty() ? t : t.substr(t.find('\n') + 1);  // the header once
+  }
+  std::ofstream(dir + "/joined.csv") << joined;
+  const std::string s = run_report(dir, dir + "/joined.csv", "joined");
+  EXPECT_NE(s.find("; commits aaaaaaa (2 rows), bbbbbbb (1 row);"), std::string::npos) << s.substr(0, 600);
+}
+
 // A noisy run: a kernel whose every configuration stayed noisy shows its fastest median as ~value
 // (indicative) instead of a dash, and the summary gives a verdict with what to do about it.
 TEST(Bench, ReportMarksNoisyFiguresAndGivesAVerdict) {

@@ -173,7 +173,8 @@ TEST(CudaSpmm, TrialTriesTheRowsLongestFirstWhereLengthsVary) {
   l[77] = 5000;
   const Csr a = test::csr_from_lengths(l, 30000, 13);
   for (const Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
-    const auto plan = make_plan(a, Backend::Cuda, "csr", {.k = 4, .layout = layout});
+    // No trial against CSR-adaptive (CsrSpmm.IrregularRowsTryCsrAdaptive): the CSR SpMM kernel's.
+    const auto plan = make_plan(a, Backend::Cuda, "csr", {.k = 4, .layout = layout, .trial = false});
     const std::string trial = plan->detail.substr(plan->detail.find("trial us:"));
     EXPECT_NE(trial.find(":sorted "), std::string::npos) << plan->detail;
     EXPECT_EQ(check(a, "csr", {.k = 4, .layout = layout}, "sorted trial"), "");
@@ -253,6 +254,32 @@ TEST(CudaSpmm, TheSpmmReportsKernelsByTheirWords) {
   EXPECT_THROW(
       make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = Layout::ColMajor, .kernel = {.variant = "c1:w8:k4"}}),
       Unsupported);
+}
+
+// "csr" at k > 1 on irregular rows (a few rows of thousands beside rows of one): the CSR SpMM
+// kernel and CSR-adaptive are timed, the faster kept and said, its product right in both layouts;
+// regular rows, variant words or no trial: the CSR SpMM kernel alone.
+TEST(CudaSpmm, IrregularRowsTryCsrAdaptive) {
+  require_gpu();
+  std::vector<offset_t> l(30000, 1);
+  for (std::size_t i = 0; i < l.size(); i += 997) l[i] = 3000;
+  const Csr a = test::csr_from_lengths(l, 30000, 21);
+  for (const Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
+    const auto plan = make_plan(a, Backend::Cuda, "csr", {.k = 8, .layout = layout});
+    EXPECT_NE(plan->detail.find("(trial us: csr-spmm "), std::string::npos) << plan->detail;
+    const bool adaptive = plan->detail.starts_with("kernel=csr-adaptive ");
+    EXPECT_NE(plan->detail.find(adaptive ? "spmm=block_per_element" : "kernel=csr-spmm"), std::string::npos)
+        << plan->detail;
+    EXPECT_EQ(check(a, "csr", {.k = 8, .layout = layout}, "irregular"), "");
+  }
+  const Csr regular = test::csr_from_lengths(std::vector<offset_t>(20000, 12), 20000, 9);
+  for (const auto& [m, o] : {std::pair{&regular, PlanOptions{.k = 8}},
+                             {&a, PlanOptions{.k = 8, .kernel = {.variant = "c1:w8"}}},
+                             {&a, PlanOptions{.k = 8, .trial = false}}}) {
+    const auto plan = make_plan(*m, Backend::Cuda, "csr", o);
+    EXPECT_TRUE(plan->detail.starts_with("kernel=csr-spmm")) << plan->detail;
+    EXPECT_EQ(plan->detail.find("csr-adaptive"), std::string::npos) << plan->detail;
+  }
 }
 
 TEST(CudaSpmm, CusparseSpmmAlgorithmsBothLayouts) {
