@@ -158,10 +158,13 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   };
   const std::string bs = r.base.kernel.block_size ? fmt::format(" bs={}", r.base.kernel.block_size) : "";
   if (r.base.k > 1) {
-    // CSR SpMM; on irregular rows "csr" also times CSR-adaptive's SpMM (csr_auto.cu), whose pieces
-    // leave no row longer than a block's share: no long-row term there.
-    const bool irregular = cuda::tuning::csr_prefers_adaptive(f.max_row, f.mean);
-    r.add("csr", "csr" + bs, predict(m.vector, by.csr, irregular ? 0 : longest / 32), 0);
+    r.add("csr", "csr" + bs, predict(m.vector, by.csr, longest / 32), 0);  // CSR SpMM
+    // Irregular rows: CSR-adaptive's SpMM (a block per row block and column of Y, long rows in
+    // pieces) too; on the H200 at k = 8 it ran 1.4-4.5x the CSR SpMM kernel on 11 of 12 shared
+    // matrices with such rows (bench/results/README.md, issue 52). Its model is SpMV's, A read
+    // once: optimistic, so the trial decides.
+    if (cuda::tuning::csr_prefers_adaptive(f.max_row, f.mean))
+      r.add("csr-adaptive", "csr-adaptive" + bs, predict(m.adaptive, by.csr, 0), 0, {}, m.adaptive_blocks_us);
     r.add(
         "hll", "hll hack=32" + bs, predict(m.hll_spmm, by.hll[1], longest), m.convert_hll,
         [](PlanOptions& o) { o.kernel.hack = 32; }, m.convert_hll_fixed_us);
