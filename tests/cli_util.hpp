@@ -76,6 +76,7 @@ inline Peak run_for_peak(const std::vector<std::string>& args, const std::vector
     if (null >= 0) {
       dup2(null, 1);
       dup2(null, 2);
+      if (null > 2) close(null);
     }
     execve(SPMV_CLI, argv.data(), envp.data());
     _exit(127);

@@ -121,6 +121,7 @@ TEST_F(Cli, BadValuesExitTwoWithAPlainMessage) {
       {"run " + kSmall + " -o y.spmvbin", "a binary cache (.spmvbin) holds a sparse matrix"},
       {"generate --like cage4 --scale nan -o x.mtx", "--scale: must be a number in (0, 1]"},
       {"bench " + kSmall + " --backends foo", "--backends: foo not in {serial,omp,cuda}"},
+      {"bench " + kSmall + " --variant auto,elemnts", "--variant elemnts: no kernel has these words"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);

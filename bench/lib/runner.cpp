@@ -140,7 +140,8 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
                 o.layout = layout;
                 o.precision = p;
                 o.operation = op;
-                if (given) o.kernel.variant = words;
+                if (given && words != KernelSettings{}.variant)
+                  o.kernel.variant = words;  // auto: as settings() left it
                 v.push_back({&k, o});
               }
           }

@@ -21,16 +21,27 @@ namespace {
 // (004's CSR-Adaptive SpMM), whichever a trial (a warm-up, then three products each) finds faster:
 // on the H200 at k = 8, rajat14's few long rows ran 4.3 GFLOPS in CSR-adaptive against 1.8 in
 // the CSR SpMM kernel's best shape. Variant words are the CSR SpMM kernel's: given, no trial.
+// The two share one upload of the matrix; where CSR-adaptive cannot be made or run (a grid past
+// 2^31 blocks, its buffers past the device's memory), the CSR SpMM kernel stays.
 std::unique_ptr<Plan> spmm_on_irregular_rows(const CsrView& a, const PlanOptions& opt) {
+  if (!opt.trial || (!opt.kernel.variant.empty() && opt.kernel.variant != "auto") || a.nnz() == 0)
+    return make_csr_spmm(a, opt);
   const auto t0 = std::chrono::steady_clock::now();
-  auto spmm = make_csr_spmm(a, opt);
-  if (!opt.trial || (!opt.kernel.variant.empty() && opt.kernel.variant != "auto") || a.nnz() == 0) return spmm;
-  auto adaptive = make_csr_adaptive(a, opt);
+  SharedDeviceCsr dev;
+  auto spmm = make_sharing_upload(a, "csr", opt, dev, nullptr);
+  std::unique_ptr<Plan> adaptive;
   double t[2];
-  for (int i = 0; i < 2; ++i) {
-    Plan& p = i == 0 ? *spmm : *adaptive;
-    p.time_runs(1);
-    t[i] = p.time_runs(3) / 3;
+  try {
+    adaptive = make_sharing_upload(a, "csr-adaptive", opt, dev, nullptr);
+    for (int i = 0; i < 2; ++i) {
+      Plan& p = i == 0 ? *spmm : *adaptive;
+      p.time_runs(1);
+      t[i] = p.time_runs(3) / 3;
+    }
+  } catch (const std::exception&) {
+    adaptive.reset();
+    spmm->setup_seconds = seconds_since(t0) - spmm->convert_seconds;
+    return spmm;
   }
   auto kept = t[1] < t[0] ? std::move(adaptive) : std::move(spmm);
   char trial[80];

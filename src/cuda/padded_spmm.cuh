@@ -221,8 +221,10 @@ class PaddedSpmmPlan : public CudaPlan {
   void choose_column_major(const PlanOptions& opt, const std::vector<VariantGroup>& groups = padded_variants()) {
     const VariantChoice words = parse_variant("ell and hll", groups, opt.kernel.variant);
     if (k_ == 1) return;
+    const std::string_view mapping = words["spmm"];
+    if (!mapping.empty()) choose_mapping(mapping);  // named: the path's trial times it
     if (layout_ == Layout::ColMajor && rows_ > 0) choose_path(words["column-major"]);
-    choose_mapping(words["spmm"]);
+    if (mapping.empty()) choose_mapping(mapping);  // the trial, on the path kept
   }
   // launch_padded_spmm's x_rows and mapping.
   long long x_rows() const { return native_ ? cols_ : 0; }

@@ -2,6 +2,7 @@
 #include <spmv/bench/budget.hpp>
 #include <spmv/timing.hpp>
 #include <spmv/device.hpp>
+#include <spmv/params.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -72,6 +73,19 @@ spmv::bench::SweepConfig sweep_config(BenchArgs& a, const spmv::bench::MachineIn
   cfg.formats = a.formats;
   cfg.kernels = a.kernel_names;
   cfg.variants = a.variants;
+  for (const std::string& words : a.variants) {  // a word no kernel has is a typo, not a sweep
+    const auto knows = [&](const KernelSpec& k) {
+      try {
+        parse_variant(k.name, k.variants, words);
+        return true;
+      } catch (const Unsupported&) {
+        return false;
+      }
+    };
+    if (words != "auto" && std::none_of(kernels().begin(), kernels().end(), knows))
+      throw UsageError(
+          fmt::format("--variant {}: no kernel has these words (`spmv kernels` lists each kernel's)", words));
+  }
   // The course reports' CSR-Vector is a warp per row (000): timed beside our sub-warp choice, for
   // its column of the seed tables.
   if (a.seed_suite && m.gpus > 0) cfg.sweep["subwarp"] = {0, 32};
