@@ -19,6 +19,7 @@ Needs matplotlib (Debian: python3-matplotlib); nothing else beyond the standard 
 import argparse
 import math
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict, OrderedDict
@@ -147,6 +148,21 @@ def commits_text(rows):
     if len(counts) == 1:
         return f"commit {next(iter(counts))}"
     return "commits " + ", ".join(f"{c} ({n} row{'' if n == 1 else 's'})" for c, n in counts.items())
+
+
+def earlier_plots(out, written):
+    """The plots the report.md already in `out` names that this report did not draw again (an
+    earlier run's pages, kernels or sections): left there they would pass for this run's. Only
+    files that report named, inside `out`."""
+    try:
+        with open(os.path.join(out, "report.md")) as f:
+            named = set(re.findall(r"\(([^()\s]+\.png)\)|`([^`\s]+\.png)`", f.read()))
+    except OSError:
+        return []
+    names = {a or b for a, b in named}
+    keep = set(written)
+    return sorted(n for n in names if n not in keep and not os.path.isabs(n) and ".." not in n.split("/")
+                  and os.path.isfile(os.path.join(out, n)))
 
 
 def main():
@@ -575,9 +591,13 @@ def main():
                   "over the threads: 001's eq. 3).\n\n"
                   + "".join(f"- [{w}]({w})\n" for w in pages))
     md.append("\n## Plots\n\n" + "".join(f"![{w}]({w})\n" for w in written if not w.startswith("per_matrix/")))
+    stale = earlier_plots(out, written)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(md))
-    print(f"wrote {os.path.join(out, 'report.md')} and {len(written)} plots in {out}")
+    for name in stale:
+        os.remove(os.path.join(out, name))
+    print(f"wrote {os.path.join(out, 'report.md')} and {len(written)} plots in {out}"
+          + (f" (removed {len(stale)} an earlier report there drew and this one does not)" if stale else ""))
 
 
 if __name__ == "__main__":

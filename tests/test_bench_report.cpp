@@ -326,6 +326,31 @@ TEST(Bench, ReportNamesTheSpmmReportsKernels) {
   EXPECT_EQ(s.find("variant=c2:w8 |"), std::string::npos) << s;
 }
 
+// A report written again into the same folder removes the plots the earlier report there drew and
+// this one does not (they would pass for this run's); a PNG no report named stays.
+TEST(Bench, ReportAgainRemovesTheEarlierReportsPlotsOnly) {
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.str();
+  std::vector<Row> rows;
+  for (const char* kernel : {"csr", "hll"})
+    for (const int t : {1, 2}) rows.push_back(omp_row(kernel, kernel, t, 1.0 + t));
+  write_csv(dir + "/both.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
+  ASSERT_NE(run_report(dir, dir + "/both.csv", "r"), "");
+  const std::string hll = dir + "/r/gflops_vs_threads_omp_hll.png", csr = dir + "/r/gflops_vs_threads_omp_csr.png";
+  ASSERT_TRUE(fs::exists(hll));
+  std::ofstream(dir + "/r/mine.png") << "not the report's";
+  rows.resize(2);  // csr only
+  write_csv(dir + "/csr.csv", rows, machine_info(), Ceilings{10e9, 2, 0});
+  const std::string s = run_report(dir, dir + "/csr.csv", "r");
+  EXPECT_NE(s, "");
+  EXPECT_FALSE(fs::exists(hll)) << "the earlier report's hll plot left beside this one's";
+  EXPECT_TRUE(fs::exists(csr));
+  EXPECT_TRUE(fs::exists(dir + "/r/mine.png"));
+  std::stringstream log;
+  log << std::ifstream(dir + "/log").rdbuf();
+  EXPECT_NE(log.str().find("an earlier report there drew and this one does not"), std::string::npos) << log.str();
+}
+
 // A CSV joined from runs at two commits (the seed suite's CPU and GPU sides) says both in the
 // report's header, each with its rows, not the first row's alone.
 TEST(Bench, ReportNamesEveryCommitOfAJoinedCsv) {
