@@ -92,14 +92,15 @@ TEST(Bench, SweepsLayoutsForSeveralRightHandSides) {
 }
 
 // --variant: a kernel runs each variant it knows (auto: its own choice), the rest are not its
-// configurations; the row's settings name the words and the plan ran them.
+// configurations, and with one right-hand side not those only SpMM reads (they would repeat the
+// default's row); the row's settings name the words and the plan ran them.
 TEST(Bench, SweepsTheVariantsEachKernelKnows) {
   SweepConfig cfg;
   cfg.backends = {Backend::Omp};
   cfg.kernels = {"ell", "ell-rowlen"};
   cfg.variants = {"auto", "elements", "unpadded", "no-such-word"};
   cfg.sweep["threads"] = {2};
-  cfg.ks = {3};
+  cfg.ks = {1, 3};
   cfg.baselines = false;
   cfg.repeat = 3;
   cfg.min_sample_seconds = 0.001;
@@ -111,15 +112,17 @@ TEST(Bench, SweepsTheVariantsEachKernelKnows) {
   std::multiset<std::string> ran;
   for (const Row& r : rows) {
     EXPECT_TRUE(r.usable()) << r.kernel << " " << r.settings << ": " << r.status << " " << r.detail;
-    ran.insert(r.backend + "/" + r.kernel + " " + r.settings);
+    ran.insert(fmt::format("k={} {}/{} {}", r.k, r.backend, r.kernel, r.settings));
     if (r.settings.find("variant=elements") != std::string::npos)
       EXPECT_NE(r.detail.find("spmm=elements"), std::string::npos) << r.detail;
     if (r.settings.find("variant=unpadded") != std::string::npos)
       EXPECT_NE(r.detail.find("storage=unpadded"), std::string::npos) << r.detail;
   }
   // The serial CSR reference at its default; ell without the storage word ell-rowlen alone has.
-  EXPECT_EQ(ran, (std::multiset<std::string>{"serial/csr ", "omp/ell ", "omp/ell variant=elements", "omp/ell-rowlen ",
-                                             "omp/ell-rowlen variant=elements", "omp/ell-rowlen variant=unpadded"}));
+  EXPECT_EQ(ran, (std::multiset<std::string>{
+                     "k=1 serial/csr ", "k=1 omp/ell ", "k=1 omp/ell-rowlen ", "k=1 omp/ell-rowlen variant=unpadded",
+                     "k=3 serial/csr ", "k=3 omp/ell ", "k=3 omp/ell variant=elements", "k=3 omp/ell-rowlen ",
+                     "k=3 omp/ell-rowlen variant=elements", "k=3 omp/ell-rowlen variant=unpadded"}));
 }
 
 TEST(Bench, WrongKernelIsMarkedFailedAndExcluded) {

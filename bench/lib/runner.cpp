@@ -69,8 +69,9 @@ std::vector<PlanOptions> settings(const KernelSpec& k, const SweepConfig& cfg, i
 }
 
 // The sweep's variants (cfg.variants) the kernel knows, each a full word list it accepts; its
-// default ("auto") where it knows none of them or none were given.
-std::vector<std::string> variants_of(const KernelSpec& k, const SweepConfig& cfg) {
+// default ("auto") where it knows none of them or none were given. With one right-hand side, words
+// only SpMM reads (VariantGroup::spmm_only) would repeat the default's row: left out.
+std::vector<std::string> variants_of(const KernelSpec& k, const SweepConfig& cfg, int rhs) {
   std::vector<std::string> v;
   for (const std::string& words : cfg.variants) {
     if (std::find(v.begin(), v.end(), words) != v.end()) continue;
@@ -79,8 +80,10 @@ std::vector<std::string> variants_of(const KernelSpec& k, const SweepConfig& cfg
       continue;
     }
     try {
-      parse_variant(k.name, k.variants, words);
-      v.push_back(words);
+      const VariantChoice c = parse_variant(k.name, k.variants, words);
+      if (rhs > 1 || std::any_of(k.variants.begin(), k.variants.end(),
+                                 [&](const VariantGroup& g) { return !g.spmm_only && c.given(g.name); }))
+        v.push_back(words);
     } catch (const Unsupported&) {}
   }
   if (v.empty()) v.push_back(KernelSettings{}.variant);
@@ -135,7 +138,7 @@ std::vector<Job> jobs(const SweepConfig& cfg) {
           for (const KernelSpec& k : registry(cfg)) {
             if (&k == base || !selected(k, cfg) || (rhs > 1 && !k.spmm) || (rhs == 1 && k.for_spmm)) continue;
             const bool given = !cfg.variants.empty();
-            for (const std::string& words : variants_of(k, cfg))
+            for (const std::string& words : variants_of(k, cfg, rhs))
               for (PlanOptions o : settings(k, cfg, rhs)) {
                 o.layout = layout;
                 o.precision = p;

@@ -204,6 +204,7 @@ struct VariantGroup {
   std::string name;
   std::vector<std::string> words;
   std::string help = {};
+  bool spmm_only = false;  ///< read only with several right-hand sides (k > 1)
 };
 
 struct KernelSpec {

@@ -196,7 +196,8 @@ std::vector<VariantGroup> ell_variants(bool skip_padding) {
   g.push_back({"spmm",
                {"rows", "elements"},
                "SpMM: a row's K results together, or each result its own dot product over rows x K collapsed "
-               "(004's)"});
+               "(004's)",
+               true});
   if (skip_padding)  // ell multiplies its padding: storage without it is ell-rowlen's
     g.push_back({"storage",
                  {"padded", "unpadded"},

@@ -55,7 +55,8 @@ inline std::vector<VariantGroup> row_variants(bool schedule) {
   std::vector<VariantGroup> g;
   if (schedule) g.push_back({"schedule", {"dynamic", "balanced"}, "rows dealt in chunks, or split by nonzeros"});
   g.push_back({"inner", {"simd", "scalar"}, "the SpMV inner loop"});
-  g.push_back({"column-major", {"native", "transpose"}, "column-major SpMM: X read in place, or copied row-major"});
+  g.push_back(
+      {"column-major", {"native", "transpose"}, "column-major SpMM: X read in place, or copied row-major", true});
   return g;
 }
 struct RowVariant {

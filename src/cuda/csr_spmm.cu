@@ -547,18 +547,23 @@ class CsrSpmm final : public CsrDevicePlan {
 
 const std::vector<VariantGroup>& csr_spmm_variants() {
   static const std::vector<VariantGroup> v = {
-      {"columns", {"c1", "c2", "c4", "c8"}, "SpMM: right-hand sides a lane keeps"},
-      {"lanes", {"w1", "w2", "w4", "w8", "w16", "w32"}, "SpMM: lanes per row"},
-      {"column-major", {"native", "transpose", "transpose-x"}, "SpMM: X and Y in place, both transposed, or X alone"},
-      {"order", {"sorted"}, "SpMM: rows longest first"},
+      {"columns", {"c1", "c2", "c4", "c8"}, "SpMM: right-hand sides a lane keeps", true},
+      {"lanes", {"w1", "w2", "w4", "w8", "w16", "w32"}, "SpMM: lanes per row", true},
+      {"column-major",
+       {"native", "transpose", "transpose-x"},
+       "SpMM: X and Y in place, both transposed, or X alone",
+       true},
+      {"order", {"sorted"}, "SpMM: rows longest first", true},
       {"k-lanes",
        {"k1", "k2", "k4", "k8", "k16", "k32"},
        "SpMM, row-major kernel: lanes along K of a row's w (the rest along its entries; 004's CSR_Vector_by_row "
-       "is c1:w32:k8)"},
+       "is c1:w32:k8)",
+       true},
       {"block-rows",
        {"blocks"},
        "SpMM: every row to the block-per-row kernel, lanes along K times groups along the row (004's "
-       "CSR_Adaptive_sub_blocks)"}};
+       "CSR_Adaptive_sub_blocks)",
+       true}};
   return v;
 }
 

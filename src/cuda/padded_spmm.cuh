@@ -196,12 +196,14 @@ inline const std::vector<VariantGroup>& padded_variants() {
   static const std::vector<VariantGroup> v = {
       {"column-major",
        {"native", "transpose"},
-       "SpMM: X and Y read in place, or transposed around the row-major kernel"},
+       "SpMM: X and Y read in place, or transposed around the row-major kernel",
+       true},
       {"spmm",
        {"lanes", "elements", "subwarp"},
        "SpMM: a lane keeps 4, 2 or 1 columns of its Y row (the widest dividing K), a thread per element of Y "
        "(004's ELLPACK_kernel), or two threads per element splitting the row's slots (004's ELLPACK_Sub_warp); "
-       "without the word a trial picks"}};
+       "without the word a trial picks",
+       true}};
   return v;
 }
 
