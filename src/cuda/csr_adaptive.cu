@@ -197,7 +197,9 @@ class CsrAdaptive final : public CsrDevicePlan {
     if (per_column) SPMV_CUDA_CHECK(cudaMemset(arrived_.data(), 0, per_column * sizeof(int)));
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     setup_seconds += seconds_since(t0);
-    bytes_per_product += 16 * static_cast<offset_t>(n_blocks_) * k_;  // the descriptors, read per column
+    // The descriptors, once, as A: the minimal traffic (SpMM's K blocks of a row block share them
+    // and A's lines in the L2).
+    bytes_per_product += 16 * static_cast<offset_t>(n_blocks_);
     detail = "nz_per_block=" + std::to_string(nz_per_block_) + " row_blocks=" + std::to_string(n_blocks_);
     if (k_ > 1) detail += " spmm=block_per_element layout=" + std::string(layout_ == Layout::RowMajor ? "row" : "col");
   }
