@@ -106,6 +106,15 @@ def variant(r):
     return s
 
 
+def settings_value(r, name):
+    """A setting of the CSV's `settings` column ("subwarp=32 variant=elements"), or None."""
+    for word in (r.get("settings") or "").split():
+        key, _, value = word.partition("=")
+        if key == name:
+            return value
+    return None
+
+
 def is_gpu(r):
     return r["backend"] == "cuda"
 

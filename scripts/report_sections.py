@@ -8,7 +8,7 @@ from collections import defaultdict
 import matplotlib.ticker
 
 from report_common import (plt, usable, is_noisy, label, is_gpu, is_auto, is_regular, regular_rule, fmt, md_table,
-                           save, shown, best_by, grouped_bars, setting, COLORS, PRECISIONS)
+                           save, shown, best_by, grouped_bars, setting, settings_value, COLORS, PRECISIONS)
 
 
 def precision_section(rows, matrices, out, written):
@@ -78,10 +78,9 @@ SEED_SPMM_KERNELS = {
 
 def seed_spmm_name(r):
     """004's name of an SpMM row's kernel, or None."""
-    m = re.search(r"(?:^| )variant=(\S+)", r.get("settings") or "")
     if r["backend"] == "cuda" and r["kernel"] == "csr-adaptive" and r["k"] > 1:
         return "CSR-Adaptive SpMM (a block an element)"
-    return SEED_SPMM_KERNELS.get((r["backend"], r["kernel"], m.group(1))) if m else None
+    return SEED_SPMM_KERNELS.get((r["backend"], r["kernel"], settings_value(r, "variant")))
 
 
 def seed_spmm_table(sel, best, matrices):
@@ -312,16 +311,15 @@ def csr5_sigma_section(rows, matrices):
     """003's Fig. 17: CSR5 with its sigma chosen automatically (no csr5_sigma setting) against the
     best sigma swept (`--csr5-sigma 0,4,8,...`), per matrix and backend, each at its best thread
     count or block size. Empty where no sigma was swept."""
-    sigma_of = lambda r: re.search(r"(?:^| )csr5_sigma=(\d+)", r.get("settings") or "")
+    sigma_of = lambda r: settings_value(r, "csr5_sigma")
     sel = [r for r in rows if r["kernel"] == "csr5" and r["k"] == 1 and usable(r)]
     if not any(sigma_of(r) for r in sel):
         return ""
     auto, swept = {}, defaultdict(dict)
     for r in sel:
         key = (r["matrix"], r["backend"])
-        m = sigma_of(r)
-        if m:
-            s = int(m.group(1))
+        if (m := sigma_of(r)) is not None:
+            s = int(m)
             if s not in swept[key] or r["gflops"] > swept[key][s]["gflops"]:
                 swept[key][s] = r
         elif key not in auto or r["gflops"] > auto[key]["gflops"]:

@@ -10,7 +10,7 @@ import statistics
 from collections import defaultdict
 
 from report_common import (usable, is_gpu, is_auto, is_regular, regular_rule, display_name, serial_times, md_table,
-                           grouped_bars)
+                           grouped_bars, settings_value)
 
 FORMATS = ("csr", "ell", "hll", "csr5")
 
@@ -53,7 +53,7 @@ def _kernel(r):
 def _gpu_kernel(r):
     """A CUDA kernel's column: CSR-vector at a warp per row (000's CSR-Vector) apart from ours,
     whose sub-warp follows the mean row length."""
-    warp = r["kernel"] == "csr-vector" and "subwarp=32" in (r.get("settings") or "")
+    warp = r["kernel"] == "csr-vector" and settings_value(r, "subwarp") == "32"
     return r["kernel"] + (" subwarp=32" if warp else "")
 
 

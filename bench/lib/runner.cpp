@@ -79,12 +79,10 @@ std::vector<std::string> variants_of(const KernelSpec& k, const SweepConfig& cfg
       v.push_back(words);
       continue;
     }
-    try {
-      const VariantChoice c = parse_variant(k.name, k.variants, words);
-      if (rhs > 1 || std::any_of(k.variants.begin(), k.variants.end(),
-                                 [&](const VariantGroup& g) { return !g.spmm_only && c.given(g.name); }))
-        v.push_back(words);
-    } catch (const Unsupported&) {}
+    const std::optional<VariantChoice> c = read_variant(k, words);
+    if (c && (rhs > 1 || std::any_of(k.variants.begin(), k.variants.end(),
+                                     [&](const VariantGroup& g) { return !g.spmm_only && c->given(g.name); })))
+      v.push_back(words);
   }
   if (v.empty()) v.push_back(KernelSettings{}.variant);
   return v;
@@ -265,6 +263,14 @@ void fill_matrix(Row& r, const MatrixSource& src) {
 }  // namespace
 
 std::size_t count_configs(const SweepConfig& cfg) { return jobs(cfg).size(); }
+
+std::optional<VariantChoice> read_variant(const KernelSpec& k, const std::string& words) {
+  try {
+    return parse_variant(k.name, k.variants, words);
+  } catch (const Unsupported&) {
+    return std::nullopt;
+  }
+}
 
 Row unavailable_row(const MatrixSource& src, const std::string& status) {
   Row r;

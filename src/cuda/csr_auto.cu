@@ -18,9 +18,9 @@ namespace spmv::cuda {
 namespace {
 
 // SpMM on irregular rows: the CSR SpMM kernel or CSR-adaptive's block per row block and column
-// (004's CSR-Adaptive SpMM), whichever a trial (a warm-up, then three products each) finds faster:
-// on the H200 at k = 8, rajat14's few long rows ran 4.3 GFLOPS in CSR-adaptive against 1.8 in
-// the CSR SpMM kernel's best shape. Variant words are the CSR SpMM kernel's: given, no trial.
+// (004's CSR-Adaptive SpMM), whichever a trial (trial_seconds) finds faster: where a few rows are
+// far longer than the rest, either may lead (bench/results/README.md, issue 52). Variant words
+// are the CSR SpMM kernel's: given, no trial.
 // The two share one upload of the matrix; where CSR-adaptive cannot be made or run (a grid past
 // 2^31 blocks, its buffers past the device's memory), the CSR SpMM kernel stays.
 std::unique_ptr<Plan> spmm_on_irregular_rows(const CsrView& a, const PlanOptions& opt) {
@@ -33,11 +33,8 @@ std::unique_ptr<Plan> spmm_on_irregular_rows(const CsrView& a, const PlanOptions
   double t[2];
   try {
     adaptive = make_sharing_upload(a, "csr-adaptive", opt, dev, nullptr);
-    for (int i = 0; i < 2; ++i) {
-      Plan& p = i == 0 ? *spmm : *adaptive;
-      p.time_runs(1);
-      t[i] = p.time_runs(3) / 3;
-    }
+    t[0] = trial_seconds(*spmm);
+    t[1] = trial_seconds(*adaptive);
   } catch (const std::exception&) {
     adaptive.reset();
     spmm->setup_seconds = seconds_since(t0) - spmm->convert_seconds;

@@ -25,6 +25,13 @@
 
 namespace spmv::cuda {
 
+// A trial's time of one of the plan's products: a warm-up, then the mean of three (the plans'
+// trials among their modes, and among plans).
+inline double trial_seconds(Plan& p) {
+  p.time_runs(1);
+  return p.time_runs(3) / 3;
+}
+
 // The store of every kernel: y[i] = alpha * s + beta * y[i] (VV: the vectors' type). put() stores a
 // row's sum (beta == 0 does not read y, so NaN there is overwritten); empty() puts an empty row's
 // 0; add() adds a further part of a row already put (rows that kernels finish in two passes).
@@ -205,11 +212,8 @@ class CudaPlan : public Plan {
     else
       scale_async(l.yv<double>(), n, l.beta, l.stream);
   }
-  // A trial's time of one product in the current mode: a warm-up, then the mean of three.
-  double trial_product_seconds() {
-    time_runs(1);
-    return time_runs(3) / 3;
-  }
+  // A trial's time of one product in the current mode.
+  double trial_product_seconds() { return trial_seconds(*this); }
   // After a trial among modes: frees the transposed copies the kept mode does not use.
   void release_unused_transposes() {
     if (!device_transpose_) xt_ = DeviceBuffer<double>(), xtf_ = DeviceBuffer<float>();

@@ -210,9 +210,9 @@ inline const std::vector<VariantGroup>& padded_variants() {
 // A padded format's plan, for SpMM (k > 1). Column-major X and Y are read in place ("native") or
 // transposed on the device around the row-major kernel ("transpose": X's row of k in one sector,
 // against k sectors an entry where the columns scatter); then the mapping (SpmmMapping). Where the
-// variant names neither, a trial (a warm-up, then three products each) keeps the fastest: on the
-// H200 at k = 8 a thread per element was 1.6-1.75x the lanes on bcsstk28 and rajat14, the lanes
-// ahead where a lane's C columns share a vector load.
+// variant names neither, a trial (a warm-up, then three products each) keeps the fastest: the
+// lanes lead where a row holds many slots (its C columns share a vector load, A read once a row),
+// two threads an element on small matrices (bench/results/README.md, issue 52).
 class PaddedSpmmPlan : public CudaPlan {
  public:
   using CudaPlan::CudaPlan;
@@ -256,7 +256,8 @@ class PaddedSpmmPlan : public CudaPlan {
   }
   void choose_mapping(std::string_view v) {
     if (!v.empty()) {
-      mapping_ = v == "elements" ? SpmmMapping::Elements : v == "subwarp" ? SpmmMapping::Subwarp : SpmmMapping::Lanes;
+      mapping_ = static_cast<SpmmMapping>(std::find(std::begin(kMappingWords), std::end(kMappingWords), v) -
+                                          std::begin(kMappingWords));
       detail += std::string(" spmm=") + kMappingWords[static_cast<int>(mapping_)];
       return;
     }

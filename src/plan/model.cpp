@@ -160,9 +160,8 @@ void cuda_candidates(const MatrixFeatures& f, Ranked& r) {
   if (r.base.k > 1) {
     r.add("csr", "csr" + bs, predict(m.vector, by.csr, longest / 32), 0);  // CSR SpMM
     // Irregular rows: CSR-adaptive's SpMM (a block per row block and column of Y, long rows in
-    // pieces) too; on the H200 at k = 8 it ran 1.4-4.5x the CSR SpMM kernel on 11 of 12 shared
-    // matrices with such rows (bench/results/README.md, issue 52). Its model is SpMV's, A read
-    // once: optimistic, so the trial decides.
+    // pieces) too, which leads on most such matrices (bench/results/README.md, issue 52). Its model
+    // is SpMV's, A read once: optimistic, so the trial decides.
     if (cuda::tuning::csr_prefers_adaptive(f.max_row, f.mean))
       r.add("csr-adaptive", "csr-adaptive" + bs, predict(m.adaptive, by.csr, 0), 0, {}, m.adaptive_blocks_us);
     r.add(

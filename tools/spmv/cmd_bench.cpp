@@ -2,7 +2,6 @@
 #include <spmv/bench/budget.hpp>
 #include <spmv/timing.hpp>
 #include <spmv/device.hpp>
-#include <spmv/params.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -74,14 +73,7 @@ spmv::bench::SweepConfig sweep_config(BenchArgs& a, const spmv::bench::MachineIn
   cfg.kernels = a.kernel_names;
   cfg.variants = a.variants;
   for (const std::string& words : a.variants) {  // a word no kernel has is a typo, not a sweep
-    const auto knows = [&](const KernelSpec& k) {
-      try {
-        parse_variant(k.name, k.variants, words);
-        return true;
-      } catch (const Unsupported&) {
-        return false;
-      }
-    };
+    const auto knows = [&](const KernelSpec& k) { return spmv::bench::read_variant(k, words).has_value(); };
     if (words != "auto" && std::none_of(kernels().begin(), kernels().end(), knows))
       throw UsageError(
           fmt::format("--variant {}: no kernel has these words (`spmv kernels` lists each kernel's)", words));

@@ -3,6 +3,7 @@
 // each configuration checked against the reference product before it is timed, with measured
 // bandwidth ceilings, baselines in the same run, and CSV/JSON/summary output.
 #include <spmv/bench/generate.hpp>
+#include <spmv/params.hpp>
 #include <spmv/plan.hpp>
 
 #include <chrono>
@@ -216,6 +217,9 @@ struct Progress {
 
 // Number of configurations bench_matrix will run for a matrix (for progress/ETA).
 std::size_t count_configs(const SweepConfig& cfg);
+// Variant words ("elements", "c1:w32:k8") as the kernel reads them; nothing where it has no such
+// words (SweepConfig::variants: the kernels that run them).
+std::optional<VariantChoice> read_variant(const KernelSpec& k, const std::string& words);
 // Benchmarks one matrix: serial CSR first (the speedup baseline), then every selected kernel
 // and setting. Failures never abort: they become rows.
 std::vector<Row> bench_matrix(const CsrView& a, const MatrixSource& src, const SweepConfig& cfg, const Ceilings& ceil,
