@@ -36,19 +36,21 @@ std::string check(const Csr& a, const std::string& kernel, PlanOptions o, const 
                                 o.layout == Layout::RowMajor ? "row" : "col", o.kernel.variant, c.message);
 }
 
+// The edge cases and a dc1-like matrix whose long rows take the block-per-piece kernel in pieces.
+std::vector<std::pair<std::string, Csr>> spmm_cases() {
+  auto cases = test::edge_cases();
+  std::vector<offset_t> l(3000, 3);
+  l[5] = 40000;  // pieces of the long-row kernel
+  l[2000] = 1500;
+  cases.emplace_back("dc1_like", test::csr_from_lengths(l, 45000, 4));
+  return cases;
+}
+
 }  // namespace
 
 TEST(CudaSpmm, EveryShapeBothLayouts) {
   require_gpu();
-  auto cases = test::edge_cases();
-  cases.emplace_back("dc1_like", test::csr_from_lengths(
-                                     [] {
-                                       std::vector<offset_t> l(3000, 3);
-                                       l[5] = 40000;  // pieces of the long-row kernel
-                                       l[2000] = 1500;
-                                       return l;
-                                     }(),
-                                     45000, 4));
+  const auto cases = spmm_cases();
   int runs = 0;
   for (const auto& [name, a] : cases)
     for (const int k : {2, 3, 4, 5, 16, 33, 64}) {  // 2-4: the skinny transposes
@@ -196,15 +198,7 @@ TEST(CudaSpmm, TrialTriesTheRowsLongestFirstWhereLengthsVary) {
 // block per row block and column (CSR-Adaptive SpMM) at several row-block sizes.
 TEST(CudaSpmm, TheSpmmReportsKernelsByTheirWords) {
   require_gpu();
-  auto cases = test::edge_cases();
-  cases.emplace_back("dc1_like", test::csr_from_lengths(
-                                     [] {
-                                       std::vector<offset_t> l(3000, 3);
-                                       l[5] = 40000;
-                                       l[2000] = 1500;
-                                       return l;
-                                     }(),
-                                     45000, 4));
+  const auto cases = spmm_cases();
   int runs = 0;
   const auto expect = [&](const Csr& a, const char* kernel, const PlanOptions& o, const std::string& name) {
     try {
