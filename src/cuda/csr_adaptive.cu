@@ -25,7 +25,6 @@ namespace {
 // Where X and Y are for SpMM (004's CSR-Adaptive SpMM): K blocks per row block, one per column of
 // Y (the columns fastest, so a row block's K blocks run together and share X's lines); element
 // (i, c) of X at x[i * xr + c * xc], of Y at y[i * yr + c * yc]. SpMV: k = 1, xr = yr = 1.
-template <class VV>
 struct Columns {
   int k;
   long long xr, xc, yr, yc;
@@ -36,8 +35,8 @@ struct Columns {
 template <class MV, class VV, typename OffT, bool Multi>
 __global__ void csr_adaptive_kernel(const int4* __restrict__ blocks, long long piece_len, const OffT* __restrict__ rp,
                                     const index_t* __restrict__ col, const MV* __restrict__ val,
-                                    const VV* __restrict__ x, VV* __restrict__ y, Columns<VV> cs,
-                                    VV* __restrict__ partial, int* __restrict__ arrived, Epilogue<VV> ep) {
+                                    const VV* __restrict__ x, VV* __restrict__ y, Columns cs, VV* __restrict__ partial,
+                                    int* __restrict__ arrived, Epilogue<VV> ep) {
   VV* prod = dynamic_shared<VV>();
   __shared__ bool last;
   const int k = Multi ? cs.k : 1;
@@ -220,7 +219,7 @@ class CsrAdaptive final : public CsrDevicePlan {
     const std::size_t shmem = std::max<std::size_t>(nz_per_block_, 32) * sizeof(VV);
     VV* partial = reinterpret_cast<VV*>(partial_.data());  // a double array holds as many floats
     const bool rm = layout_ == Layout::RowMajor;
-    const Columns<VV> cs{k_, rm ? k_ : 1, rm ? 1 : cols_, rm ? k_ : 1, rm ? 1 : rows_};
+    const Columns cs{k_, rm ? k_ : 1, rm ? 1 : cols_, rm ? k_ : 1, rm ? 1 : rows_};
     const auto kernel = k_ > 1 ? csr_adaptive_kernel<MV, VV, OffT, true> : csr_adaptive_kernel<MV, VV, OffT, false>;
     kernel<<<n_blocks_* static_cast<unsigned>(k_), block_, shmem, l.stream>>>(desc(), piece_len_, rp, m_.col.data(),
                                                                               m_.val.data<MV>(), l.xv<VV>(), l.yv<VV>(),
